@@ -1,0 +1,86 @@
+// File input and output.
+//  * LineReader streams lines from a plain or gzip file (zlib detects which),
+//    in large blocks, without copying each line.
+//  * AtomicFile writes to "<path>.tmp.<pid>" and renames over <path> on Commit(),
+//    so a reader never sees a half-written output and a failed run leaves the old
+//    file untouched. "-" means standard output (written on Commit()).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace orrery {
+
+class LineReader {
+ public:
+  static Result<std::unique_ptr<LineReader>> Open(const std::string& path);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // Reads the next line (without '\n' and a trailing '\r'). Returns false at end of
+  // input or on a read error (check error()). The view stays valid until the next call.
+  bool Next(std::string_view* line);
+  // 1-based number of the line last returned.
+  uint64_t line_number() const { return line_no_; }
+  const std::string& path() const { return path_; }
+  // Empty unless reading failed (corrupt gzip stream, I/O error).
+  const std::string& error() const { return error_; }
+  uint64_t bytes_read() const { return bytes_; }
+
+ private:
+  LineReader() = default;
+  bool Fill();
+  void* gz_ = nullptr;
+  std::string path_;
+  std::vector<char> buf_;
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  uint64_t line_no_ = 0;
+  uint64_t bytes_ = 0;
+  std::string error_;
+};
+
+class AtomicFile {
+ public:
+  static Result<std::unique_ptr<AtomicFile>> Create(const std::string& path);
+  ~AtomicFile();  // removes the temp file unless committed
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void Write(std::string_view s) {
+    buf_.append(s.data(), s.size());
+    if (buf_.size() >= (1u << 20)) Flush();
+  }
+  void Put(char c) {
+    buf_.push_back(c);
+  }
+  std::string& buffer() { return buf_; }  // append directly, then MaybeFlush()
+  void MaybeFlush() {
+    if (buf_.size() >= (1u << 20)) Flush();
+  }
+  // Flushes, fsyncs and renames into place. After a failure the target is untouched.
+  Status Commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  AtomicFile() = default;
+  void Flush();
+  std::string path_, tmp_;
+  FILE* f_ = nullptr;
+  bool to_stdout_ = false, committed_ = false, failed_ = false;
+  std::string buf_;
+};
+
+// Reads a whole (plain or gzip) file into memory.
+Result<std::string> ReadFile(const std::string& path);
+// Writes a whole file atomically.
+Status WriteFileAtomic(const std::string& path, std::string_view content);
+
+}  // namespace orrery

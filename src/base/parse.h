@@ -1,0 +1,69 @@
+// Located parsing of delimited text. A FieldCursor knows the file, line and the
+// column of every field, so each failure reads
+//   "file:line:col: field 'gpus': expected a non-negative integer, got \"abc\"".
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace orrery {
+
+struct SourcePos {
+  std::string_view file;
+  uint64_t line = 0;
+  uint32_t col = 0;  // 1-based byte column
+};
+
+inline std::string FormatPos(const SourcePos& p) {
+  return std::string(p.file) + ":" + std::to_string(p.line) + ":" + std::to_string(p.col);
+}
+
+// Shortens a value for an error message.
+inline std::string Quote(std::string_view v) {
+  std::string s = v.size() > 60 ? std::string(v.substr(0, 57)) + "..." : std::string(v);
+  return "\"" + s + "\"";
+}
+
+// "file:line:col: field 'name': expected X, got "v""
+inline Error FieldError(const SourcePos& p, std::string_view field, std::string_view expected, std::string_view got) {
+  return MakeError(FormatPos(p) + ": field '" + std::string(field) + "': expected " + std::string(expected) +
+                   ", got " + Quote(got));
+}
+
+struct Field {
+  std::string_view text;
+  uint32_t col = 1;  // 1-based column of the field's first byte in the line
+};
+
+// Splits one line on `delim`. Supports RFC 4180 double quotes within a line
+// ("a,b" and "" escapes); quoted fields are unescaped into `scratch` storage.
+// Returns false (and sets *bad_col) on an unterminated quote.
+bool SplitLine(std::string_view line, char delim, std::vector<Field>* out, std::vector<std::string>* scratch,
+               uint32_t* bad_col);
+
+// Splits on runs of spaces/tabs (SWF).
+void SplitWhitespace(std::string_view line, std::vector<Field>* out);
+
+inline std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Integer parsing; accepts an optional leading '-' and, if allow_float_zero, a
+// trailing ".0..." fraction of zeros (Philly writes "66.0").
+bool ParseI64(std::string_view s, int64_t* out);
+bool ParseI64Lenient(std::string_view s, int64_t* out);  // also "12.0", "1e3"-free, rounds "12.7" -> error
+bool ParseF64(std::string_view s, double* out);
+
+// Parses "YYYY-MM-DD HH:MM:SS" (or 'T' separator) as UTC seconds since 1970.
+bool ParseDateTime(std::string_view s, int64_t* out);
+// Formats seconds since 1970 (UTC) as "YYYY-MM-DD HH:MM:SS".
+std::string FormatDateTime(int64_t unix_seconds);
+
+}  // namespace orrery

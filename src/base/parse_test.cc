@@ -1,0 +1,48 @@
+#include "base/parse.h"
+
+#include <gtest/gtest.h>
+
+namespace orrery {
+namespace {
+
+TEST(ParseTest, SplitLineHandlesQuotesAndEmptyFields) {
+  std::vector<Field> f;
+  std::vector<std::string> scratch;
+  uint32_t bad = 0;
+  ASSERT_TRUE(SplitLine(R"(a,"b,c",,"d""e",)", ',', &f, &scratch, &bad));
+  ASSERT_EQ(f.size(), 5u);
+  EXPECT_EQ(f[0].text, "a");
+  EXPECT_EQ(f[1].text, "b,c");
+  EXPECT_EQ(f[1].col, 3u);
+  EXPECT_EQ(f[2].text, "");
+  EXPECT_EQ(f[3].text, "d\"e");
+  EXPECT_EQ(f[4].text, "");
+  EXPECT_FALSE(SplitLine(R"(a,"bc)", ',', &f, &scratch, &bad));
+  EXPECT_EQ(bad, 3u);
+}
+
+TEST(ParseTest, Integers) {
+  int64_t v = 0;
+  EXPECT_TRUE(ParseI64("-42", &v));
+  EXPECT_EQ(v, -42);
+  EXPECT_FALSE(ParseI64("4x", &v));
+  EXPECT_FALSE(ParseI64("", &v));
+  EXPECT_FALSE(ParseI64("99999999999999999999", &v));  // overflow is an error, not a wrap
+  EXPECT_TRUE(ParseI64Lenient("66.0", &v));
+  EXPECT_EQ(v, 66);
+  EXPECT_FALSE(ParseI64Lenient("66.5", &v));
+}
+
+TEST(ParseTest, DateTimeRoundTrip) {
+  int64_t t = 0;
+  ASSERT_TRUE(ParseDateTime("2017-10-09 07:01:55", &t));
+  EXPECT_EQ(t, 1507532515);  // date -u -d '2017-10-09 07:01:55' +%s
+  EXPECT_EQ(FormatDateTime(t), "2017-10-09 07:01:55");
+  ASSERT_TRUE(ParseDateTime("2020-02-29T23:59:59", &t));
+  EXPECT_EQ(FormatDateTime(t), "2020-02-29 23:59:59");
+  EXPECT_FALSE(ParseDateTime("2017-13-01 00:00:00", &t));
+  EXPECT_FALSE(ParseDateTime("2017/10/09 07:01:55", &t));
+}
+
+}  // namespace
+}  // namespace orrery

@@ -1,0 +1,14 @@
+// Subcommands of the `orrery` executable. Each Register* adds one subcommand to
+// `app`; when the user selects it, its callback runs the command and stores the
+// process exit status in *exit_code (see base/result.h for the codes).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace orrery::cli {
+
+void RegisterImport(CLI::App& app, int* exit_code);    // import_cmd.cc
+void RegisterGenerate(CLI::App& app, int* exit_code);  // generate_cmd.cc
+void RegisterSimulate(CLI::App& app, int* exit_code);  // simulate_cmd.cc
+
+}  // namespace orrery::cli

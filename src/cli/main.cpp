@@ -1,0 +1,21 @@
+// orrery: GPU-cluster workload manager. Thin entry point; commands live in cli/.
+#include <cstdio>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate)"};
+  app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  orrery::cli::RegisterImport(app, &exit_code);
+  orrery::cli::RegisterGenerate(app, &exit_code);
+  orrery::cli::RegisterSimulate(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,26 @@
+// A workload: jobs plus the string tables their ids point into. Produced by
+// trace importers and the workload generator; consumed by the simulator, the
+// analyzers and the live driver's replay.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/string_pool.h"
+#include "model/job.h"
+
+namespace orrery {
+
+struct Trace {
+  std::vector<Job> jobs;   // jobs[i].id == JobId(i); sorted by (submit, id) after Finalize
+  StringPool users;        // UserId -> name
+  StringPool vcs;          // VcId -> name
+  StringPool names;        // NameId -> job name
+  StringPool gpu_types;    // GpuTypeId -> GPU model (bit index in Job::gpu_types)
+  std::vector<std::string> source_ids;  // optional: the source's own job id per job ("" if none)
+  int64_t epoch_unix = 0;  // absolute time (UTC seconds) of submit == 0; 0 if unknown
+  bool epoch_known = false;
+  std::string origin;      // importer / generator that produced it, e.g. "philly"
+};
+
+}  // namespace orrery
