@@ -1,0 +1,19 @@
+// Orrery's canonical trace format (docs/formats/trace.md): CSV with '#' metadata lines,
+// one job per row, lossless for model::Job. import → canonical → import is identity.
+#pragma once
+
+#include <string>
+
+#include "base/result.h"
+#include "model/trace.h"
+#include "trace/import.h"
+
+namespace orrery {
+
+// Writes atomically (temp file + rename). "-" writes to stdout.
+Status WriteCanonicalTrace(const Trace& trace, const std::string& path);
+// Serialises into a string (tests, small traces).
+std::string CanonicalTraceToString(const Trace& trace);
+Result<Trace> ReadCanonicalTrace(const std::string& path, const ImportOptions& options, ImportReport* report);
+
+}  // namespace orrery
