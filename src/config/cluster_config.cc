@@ -1,0 +1,562 @@
+#include "config/cluster_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string_view>
+#include <unordered_map>
+
+#include <toml.hpp>
+
+#include "base/io.h"
+#include "base/parse.h"
+
+namespace orrery {
+
+const PowerModel& ClusterSpec::node_power(NodeId n) const {
+  static const PowerModel kNone;
+  for (const auto& g : groups)
+    if (n.value() >= g.first_node && n.value() - g.first_node < g.count) return g.power;
+  return kNone;
+}
+
+PowerModel DefaultPowerModel(const std::string& gpu_type, uint32_t gpus) {
+  // Engineering estimates for DGX-class 8-GPU servers (see docs/formats/cluster.md):
+  // idle = host + 8 idle GPUs; busy_watts_per_gpu = GPU board power under training load
+  // minus its idle power.
+  PowerModel p;
+  if (gpus != 8) return p;
+  if (gpu_type == "V100") {
+    p.idle_watts = 800;
+    p.busy_watts_per_gpu = 260;
+  } else if (gpu_type == "A100") {
+    p.idle_watts = 1500;
+    p.busy_watts_per_gpu = 350;
+  } else if (gpu_type == "H100") {
+    p.idle_watts = 2000;
+    p.busy_watts_per_gpu = 630;
+  } else {
+    return p;
+  }
+  p.source = "default:" + gpu_type;
+  return p;
+}
+
+namespace {
+
+using TV = toml::value;
+
+// Keys accepted in each table.
+const std::vector<std::string> kRootKeys = {"name", "single_pool", "defaults", "vc", "node_group"};
+const std::vector<std::string> kDefaultsKeys = {"gpus_per_node", "gpu_type", "cpu_milli",
+                                                "mem_mib", "idle_watts", "busy_watts_per_gpu"};
+const std::vector<std::string> kVcKeys = {"name",    "nodes",      "gpus_per_node",     "gpu_type",
+                                          "cpu_milli", "mem_mib", "idle_watts", "busy_watts_per_gpu"};
+const std::vector<std::string> kGroupKeys = {"count",   "gpus",        "gpu_type",   "cpu_milli",         "mem_mib",
+                                             "vc",      "name_prefix", "idle_watts", "busy_watts_per_gpu"};
+
+constexpr const char* kPoolVcName = "default";
+
+std::string JoinKeys(const std::vector<std::string>& keys) {
+  std::string s;
+  for (size_t i = 0; i < keys.size(); ++i) s += (i ? ", " : "") + keys[i];
+  return s;
+}
+
+// Source text of a value (exactly as written), when it lies on one line.
+std::string RawToken(const TV& v) {
+  auto loc = v.location();
+  const std::string& line = loc.line_str();
+  size_t b = loc.column() ? loc.column() - 1 : 0;
+  if (b >= line.size()) return "";
+  std::string tok = line.substr(b, loc.region());
+  if (tok.size() > 60) tok = tok.substr(0, 57) + "...";
+  return tok;
+}
+
+// "what was found", e.g. `-3`, `a string "64"`, `a table`.
+std::string Got(const TV& v) {
+  switch (v.type()) {
+    case toml::value_t::integer:
+    case toml::value_t::floating: {
+      std::string tok = RawToken(v);
+      if (!tok.empty()) return tok;
+      char buf[64];
+      if (v.is_integer())
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.as_integer()));
+      else
+        std::snprintf(buf, sizeof buf, "%g", v.as_floating());
+      return buf;
+    }
+    case toml::value_t::boolean:
+      return std::string("a boolean ") + (v.as_boolean() ? "true" : "false");
+    case toml::value_t::string:
+      return "a string " + Quote(v.as_string().str);
+    case toml::value_t::table:
+      return "a table";
+    case toml::value_t::array:
+      return "an array";
+    case toml::value_t::offset_datetime:
+    case toml::value_t::local_datetime:
+    case toml::value_t::local_date:
+    case toml::value_t::local_time:
+      return "a date/time " + RawToken(v);
+    default:
+      return "an empty value";
+  }
+}
+
+struct Ctx {
+  std::string file;
+
+  std::string Pos(uint32_t line, uint32_t col) const {
+    return file + ":" + std::to_string(line) + ":" + std::to_string(col);
+  }
+  Error At(const TV& v, const std::string& msg) const {
+    auto loc = v.location();
+    return MakeError(Pos(loc.line(), loc.column()) + ": " + msg);
+  }
+  // Located at the key of a `key = value` pair when it can be found on the value's line.
+  Error AtKey(const TV& v, const std::string& key, const std::string& msg) const {
+    auto loc = v.location();
+    uint32_t col = loc.column();
+    if (!v.is_table() && !v.is_array()) {
+      const std::string& line = loc.line_str();
+      size_t limit = std::min<size_t>(line.size(), col ? col - 1 : 0);
+      size_t p = line.rfind(key, limit);
+      if (p != std::string::npos && p < limit) col = static_cast<uint32_t>(p + 1);
+    }
+    return MakeError(Pos(loc.line(), col) + ": " + msg);
+  }
+};
+
+// Table entries sorted by source position (toml11's table is unordered).
+std::vector<std::pair<std::string, const TV*>> SortedEntries(const TV& tbl) {
+  std::vector<std::pair<std::string, const TV*>> out;
+  for (const auto& [k, v] : tbl.as_table()) out.emplace_back(k, &v);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    auto la = a.second->location(), lb = b.second->location();
+    if (la.line() != lb.line()) return la.line() < lb.line();
+    if (la.column() != lb.column()) return la.column() < lb.column();
+    return a.first < b.first;
+  });
+  return out;
+}
+
+Status CheckKeys(const Ctx& c, const TV& tbl, const std::string& where, const std::vector<std::string>& allowed) {
+  for (const auto& [k, v] : SortedEntries(tbl)) {
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      return c.AtKey(*v, k, "unknown key '" + k + "' in " + where + ": expected one of " + JoinKeys(allowed));
+  }
+  return Status::Ok();
+}
+
+const TV* Find(const TV& tbl, const std::string& key) {
+  const auto& t = tbl.as_table();
+  auto it = t.find(key);
+  return it == t.end() ? nullptr : &it->second;
+}
+
+std::string KeyIn(const std::string& key, const std::string& where) { return "key '" + key + "' in " + where; }
+
+// Integer in [min, max]; absent -> nullopt.
+Result<std::optional<int64_t>> GetInt(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where,
+                                      int64_t min, int64_t max) {
+  const TV* v = Find(tbl, key);
+  if (!v) return std::optional<int64_t>();
+  std::string expected = min == 1 ? "a positive integer" : min == 0 ? "a non-negative integer" : "an integer";
+  if (!v->is_integer()) return c.At(*v, KeyIn(key, where) + ": expected " + expected + ", got " + Got(*v));
+  // toml11 saturates out-of-range literals at INT64_MIN/MAX; the raw token is reported then.
+  int64_t x = v->as_integer();
+  if (x < min) return c.At(*v, KeyIn(key, where) + ": expected " + expected + ", got " + Got(*v));
+  if (x > max)
+    return c.At(*v, KeyIn(key, where) + ": expected " + expected + " no greater than " + std::to_string(max) +
+                        ", got " + Got(*v));
+  return std::optional<int64_t>(x);
+}
+
+Result<std::optional<double>> GetWatts(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where) {
+  const TV* v = Find(tbl, key);
+  if (!v) return std::optional<double>();
+  const char* expected = "a non-negative number of watts below 1e9";
+  double x;
+  if (v->is_integer())
+    x = static_cast<double>(v->as_integer());
+  else if (v->is_floating())
+    x = v->as_floating();
+  else
+    return c.At(*v, KeyIn(key, where) + ": expected " + expected + ", got " + Got(*v));
+  if (!std::isfinite(x) || x < 0 || x >= 1e9)
+    return c.At(*v, KeyIn(key, where) + ": expected " + expected + ", got " + Got(*v));
+  return std::optional<double>(x);
+}
+
+Result<std::optional<std::string>> GetString(const Ctx& c, const TV& tbl, const std::string& key,
+                                             const std::string& where) {
+  const TV* v = Find(tbl, key);
+  if (!v) return std::optional<std::string>();
+  if (!v->is_string() || v->as_string().str.empty())
+    return c.At(*v, KeyIn(key, where) + ": expected a non-empty string, got " +
+                        (v->is_string() ? std::string("an empty string") : Got(*v)));
+  const std::string& s = v->as_string().str;
+  for (unsigned char ch : s)
+    if (ch < 0x20 || ch == 0x7f || ch == ',')
+      return c.At(*v, KeyIn(key, where) + ": expected a name without commas or control characters, got " + Got(*v));
+  return std::optional<std::string>(s);
+}
+
+// The optional node-shape keys shared by [defaults], [[vc]] and [[node_group]].
+struct Shape {
+  std::optional<int64_t> gpus, cpu_milli, mem_mib;
+  std::optional<std::string> gpu_type;
+  std::optional<double> idle_watts, busy_watts_per_gpu;
+};
+
+Status ReadShape(const Ctx& c, const TV& tbl, const std::string& where, const char* gpus_key, Shape* s) {
+  {
+    ORR_ASSIGN_OR_RETURN(auto g, GetInt(c, tbl, gpus_key, where, 0, 65535));
+    if (g) s->gpus = g;
+  }
+  {
+    ORR_ASSIGN_OR_RETURN(auto t, GetString(c, tbl, "gpu_type", where));
+    if (t) s->gpu_type = t;
+  }
+  {
+    ORR_ASSIGN_OR_RETURN(auto x, GetInt(c, tbl, "cpu_milli", where, 0, UINT32_MAX));
+    if (x) s->cpu_milli = x;
+  }
+  {
+    ORR_ASSIGN_OR_RETURN(auto x, GetInt(c, tbl, "mem_mib", where, 0, UINT32_MAX));
+    if (x) s->mem_mib = x;
+  }
+  {
+    ORR_ASSIGN_OR_RETURN(auto x, GetWatts(c, tbl, "idle_watts", where));
+    if (x) s->idle_watts = x;
+  }
+  {
+    ORR_ASSIGN_OR_RETURN(auto x, GetWatts(c, tbl, "busy_watts_per_gpu", where));
+    if (x) s->busy_watts_per_gpu = x;
+  }
+  return Status::Ok();
+}
+
+Shape Merge(const Shape& d, const Shape& s) {
+  Shape m = s;
+  if (!m.gpus) m.gpus = d.gpus;
+  if (!m.gpu_type) m.gpu_type = d.gpu_type;
+  if (!m.cpu_milli) m.cpu_milli = d.cpu_milli;
+  if (!m.mem_mib) m.mem_mib = d.mem_mib;
+  if (!m.idle_watts) m.idle_watts = d.idle_watts;
+  if (!m.busy_watts_per_gpu) m.busy_watts_per_gpu = d.busy_watts_per_gpu;
+  return m;
+}
+
+// A group before node ids are assigned.
+struct PendingGroup {
+  NodeGroupSpec spec;
+  std::string name_prefix;  // empty: "<vc>-<index in vc>"
+  size_t vc_index = 0;
+};
+
+Result<const toml::array*> GetTableArray(const Ctx& c, const TV& root, const std::string& key) {
+  const TV* v = Find(root, key);
+  if (!v) return static_cast<const toml::array*>(nullptr);
+  bool ok = v->is_array();
+  if (ok)
+    for (const auto& e : v->as_array()) ok = ok && e.is_table();
+  if (!ok)
+    return c.AtKey(*v, key, "key '" + key + "': expected an array of tables ([[" + key + "]]), got " + Got(*v));
+  return &v->as_array();
+}
+
+Status FinishGroup(const Ctx& c, const TV& tbl, const std::string& where, const char* gpus_key, const Shape& merged,
+                   NodeGroupSpec* g) {
+  if (!merged.gpus)
+    return c.At(tbl, where + " has no GPU count: expected key '" + gpus_key + "' here" +
+                         (std::string(gpus_key) == "gpus" ? " or 'gpus_per_node' in [defaults]" : " or in [defaults]") +
+                         ", found neither");
+  g->gpus = static_cast<uint16_t>(*merged.gpus);
+  g->gpu_type = merged.gpu_type.value_or("");
+  g->cpu_milli = static_cast<uint32_t>(merged.cpu_milli.value_or(0));
+  g->mem_mib = static_cast<uint32_t>(merged.mem_mib.value_or(0));
+  if (merged.idle_watts.has_value() != merged.busy_watts_per_gpu.has_value()) {
+    const char* given = merged.idle_watts ? "idle_watts" : "busy_watts_per_gpu";
+    const char* missing = merged.idle_watts ? "busy_watts_per_gpu" : "idle_watts";
+    return c.At(tbl, where + ": expected both idle_watts and busy_watts_per_gpu (here or in [defaults]), got only " +
+                         std::string(given) + " (missing " + missing + ")");
+  }
+  if (merged.idle_watts) {
+    g->power.idle_watts = *merged.idle_watts;
+    g->power.busy_watts_per_gpu = *merged.busy_watts_per_gpu;
+    g->power.source = "config";
+  } else {
+    g->power = DefaultPowerModel(g->gpu_type, g->gpus);
+  }
+  g->decl_line = tbl.location().line();
+  return Status::Ok();
+}
+
+// Builds the Cluster from groups (assigns dense node ids in VC order).
+Result<ClusterSpec> Build(const Ctx& c, const TV& root, std::string name, bool single_pool,
+                          const std::vector<std::string>& vc_names, std::vector<PendingGroup> groups) {
+  ClusterSpec out;
+  Cluster& cl = out.cluster;
+  cl.name = std::move(name);
+  cl.single_pool = single_pool;
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const PendingGroup& a, const PendingGroup& b) { return a.vc_index < b.vc_index; });
+  uint64_t total = 0;
+  for (const auto& g : groups) total += g.spec.count;
+  if (total == 0) return c.At(root, "cluster '" + cl.name + "' has no nodes: expected [[vc]] or [[node_group]] tables");
+  cl.nodes.reserve(total);
+  cl.vcs.resize(vc_names.size());
+  for (size_t i = 0; i < vc_names.size(); ++i) {
+    cl.vcs[i].id = VcId(static_cast<uint16_t>(i));
+    cl.vcs[i].name = vc_names[i];
+  }
+  std::vector<uint32_t> per_vc(vc_names.size(), 0);
+  for (auto& pg : groups) {
+    auto& g = pg.spec;
+    g.first_node = static_cast<uint32_t>(cl.nodes.size());
+    GpuTypeId type;
+    if (!g.gpu_type.empty()) {
+      if (cl.gpu_types.Find(g.gpu_type) == UINT32_MAX && cl.gpu_types.size() >= kMaxGpuTypes)
+        return MakeError(c.Pos(g.decl_line, 1) + ": too many GPU types: expected at most " +
+                         std::to_string(kMaxGpuTypes) + ", got another one, " + Quote(g.gpu_type));
+      type = GpuTypeId(static_cast<uint8_t>(cl.gpu_types.Intern(g.gpu_type)));
+    }
+    auto& vc = cl.vcs[pg.vc_index];
+    for (uint32_t i = 0; i < g.count; ++i) {
+      Node n;
+      n.id = NodeId(static_cast<uint32_t>(cl.nodes.size()));
+      n.vc = vc.id;
+      n.gpu_type = type;
+      n.gpus = g.gpus;
+      n.cpu_milli = g.cpu_milli;
+      n.mem_mib = g.mem_mib;
+      n.name = pg.name_prefix.empty() ? vc.name + "-" + std::to_string(per_vc[pg.vc_index])
+                                      : pg.name_prefix + std::to_string(i);
+      ++per_vc[pg.vc_index];
+      vc.nodes.push_back(n.id);
+      vc.gpus += n.gpus;
+      cl.nodes.push_back(std::move(n));
+    }
+    out.groups.push_back(std::move(g));
+  }
+  return out;
+}
+
+// toml11 annotates the offending spot as
+//    " 12 | text"
+//    "    |      ^--- note"
+// The last annotated line and column is more precise than exception::location().
+bool AnnotatedPos(const std::string& what, uint32_t* line_out, uint32_t* col_out) {
+  bool found = false;
+  long cur_line = -1;
+  size_t pos = 0;
+  while (pos < what.size()) {
+    size_t e = what.find('\n', pos);
+    if (e == std::string::npos) e = what.size();
+    std::string_view line(what.data() + pos, e - pos);
+    pos = e + 1;
+    size_t bar = line.find(" | ");
+    if (bar == std::string_view::npos) {
+      continue;
+    }
+    std::string_view gutter = Trim(line.substr(0, bar));
+    std::string_view body = line.substr(bar + 3);
+    if (!gutter.empty()) {
+      int64_t n = 0;
+      cur_line = ParseI64(gutter, &n) && n > 0 ? n : -1;
+      continue;
+    }
+    size_t m = body.find_first_not_of(' ');
+    if (cur_line > 0 && m != std::string_view::npos && (body[m] == '^' || body[m] == '~')) {
+      *line_out = static_cast<uint32_t>(cur_line);
+      *col_out = static_cast<uint32_t>(m + 1);
+      found = true;
+    }
+  }
+  return found;
+}
+
+std::string SyntaxMessage(const std::string& what) {
+  // toml11 writes "[error] toml::parse_xxx: message\n --> file\n ... | ^--- note".
+  std::string first = what.substr(0, what.find('\n'));
+  if (first.rfind("[error] ", 0) == 0) first = first.substr(8);
+  if (first.rfind("toml::", 0) == 0) {
+    size_t p = first.find(": ");
+    if (p != std::string::npos) first = first.substr(p + 2);
+  }
+  std::string note;
+  size_t pos = 0;
+  while (pos < what.size()) {
+    size_t e = what.find('\n', pos);
+    if (e == std::string::npos) e = what.size();
+    std::string_view line(what.data() + pos, e - pos);
+    for (std::string_view mark : {"^--- ", "~~~ "}) {
+      size_t m = line.find(mark);
+      if (m != std::string_view::npos) note = std::string(line.substr(m + mark.size()));
+    }
+    pos = e + 1;
+  }
+  while (!first.empty() && (first.back() == ' ' || first.back() == '.')) first.pop_back();
+  while (!note.empty() && (note.back() == ' ' || note.back() == '.')) note.pop_back();
+  if (!note.empty() && note != first) first += " (" + note + ")";
+  return first;
+}
+
+Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) {
+  Ctx c{file};
+  TV root;
+  try {
+    std::istringstream in(text);
+    root = toml::parse(in, file);
+  } catch (const toml::exception& e) {
+    auto loc = e.location();
+    uint32_t line = loc.line(), col = loc.column();
+    AnnotatedPos(e.what(), &line, &col);
+    return MakeError(c.Pos(line, col) + ": TOML syntax error: " + SyntaxMessage(e.what()));
+  } catch (const std::exception& e) {
+    return MakeError(file + ": TOML syntax error: " + SyntaxMessage(e.what()));
+  }
+  if (!root.is_table()) return MakeError(c.Pos(1, 1) + ": expected a TOML table at top level");
+  const std::string top = "the top-level table";
+  ORR_RETURN_IF_ERROR(CheckKeys(c, root, top, kRootKeys));
+
+  ORR_ASSIGN_OR_RETURN(auto name, GetString(c, root, "name", top));
+  if (!name) return MakeError(c.Pos(1, 1) + ": missing required key 'name' in the top-level table (a non-empty string)");
+
+  bool single_pool = false;
+  if (const TV* sp = Find(root, "single_pool")) {
+    if (!sp->is_boolean()) return c.At(*sp, KeyIn("single_pool", top) + ": expected true or false, got " + Got(*sp));
+    single_pool = sp->as_boolean();
+  }
+
+  Shape defaults;
+  if (const TV* d = Find(root, "defaults")) {
+    if (!d->is_table())
+      return c.AtKey(*d, "defaults", "key 'defaults': expected a table ([defaults]), got " + Got(*d));
+    ORR_RETURN_IF_ERROR(CheckKeys(c, *d, "[defaults]", kDefaultsKeys));
+    ORR_RETURN_IF_ERROR(ReadShape(c, *d, "[defaults]", "gpus_per_node", &defaults));
+  }
+
+  std::vector<std::string> vc_names;
+  std::unordered_map<std::string, std::pair<size_t, uint32_t>> vc_index;  // name -> (index, line)
+  std::vector<PendingGroup> groups;
+  uint64_t total_nodes = 0;
+  auto add_nodes = [&](const TV& v, const std::string& key, const std::string& where, int64_t n) -> Status {
+    total_nodes += static_cast<uint64_t>(n);
+    if (total_nodes > kMaxConfigNodes)
+      return c.At(v, KeyIn(key, where) + ": expected at most " + std::to_string(kMaxConfigNodes) +
+                         " nodes in the cluster, got " + std::to_string(total_nodes) + " so far");
+    return Status::Ok();
+  };
+  auto new_vc = [&](const std::string& vname, uint32_t line) -> size_t {
+    vc_index.emplace(vname, std::make_pair(vc_names.size(), line));
+    vc_names.push_back(vname);
+    return vc_names.size() - 1;
+  };
+
+  ORR_ASSIGN_OR_RETURN(const toml::array* vcs, GetTableArray(c, root, "vc"));
+  ORR_ASSIGN_OR_RETURN(const toml::array* ngs, GetTableArray(c, root, "node_group"));
+  if (single_pool && vcs && !vcs->empty())
+    return c.At(vcs->front(), "[[vc]] tables are not allowed when single_pool = true (all nodes form one pool "
+                              "'default'): expected [[node_group]] tables without 'vc', got [[vc]]");
+  if (single_pool) new_vc(kPoolVcName, 0);
+
+  if (vcs) {
+    for (size_t i = 0; i < vcs->size(); ++i) {
+      const TV& t = (*vcs)[i];
+      std::string where = "[[vc]] #" + std::to_string(i + 1);
+      ORR_RETURN_IF_ERROR(CheckKeys(c, t, where, kVcKeys));
+      ORR_ASSIGN_OR_RETURN(auto vname, GetString(c, t, "name", where));
+      if (!vname) return c.At(t, where + " is missing required key 'name' (a non-empty string)");
+      where += " '" + *vname + "'";
+      ORR_ASSIGN_OR_RETURN(auto nodes, GetInt(c, t, "nodes", where, 1, kMaxConfigNodes));
+      if (!nodes) return c.At(t, where + " is missing required key 'nodes' (a positive integer)");
+      ORR_RETURN_IF_ERROR(add_nodes(*Find(t, "nodes"), "nodes", where, *nodes));
+      auto it = vc_index.find(*vname);
+      if (it != vc_index.end())
+        return c.At(*Find(t, "name"), KeyIn("name", where) + ": expected a unique VC name, got " + Quote(*vname) +
+                                          " again (first declared at line " + std::to_string(it->second.second) + ")");
+      if (vc_names.size() >= VcId::kInvalid)
+        return c.At(t, where + ": expected at most " + std::to_string(VcId::kInvalid - 1) + " VCs, got more");
+      Shape s;
+      ORR_RETURN_IF_ERROR(ReadShape(c, t, where, "gpus_per_node", &s));
+      PendingGroup pg;
+      pg.vc_index = new_vc(*vname, t.location().line());
+      pg.spec.vc = *vname;
+      pg.spec.count = static_cast<uint32_t>(*nodes);
+      ORR_RETURN_IF_ERROR(FinishGroup(c, t, where, "gpus_per_node", Merge(defaults, s), &pg.spec));
+      groups.push_back(std::move(pg));
+    }
+  }
+  if (ngs) {
+    for (size_t i = 0; i < ngs->size(); ++i) {
+      const TV& t = (*ngs)[i];
+      std::string where = "[[node_group]] #" + std::to_string(i + 1);
+      ORR_RETURN_IF_ERROR(CheckKeys(c, t, where, kGroupKeys));
+      ORR_ASSIGN_OR_RETURN(auto count, GetInt(c, t, "count", where, 1, kMaxConfigNodes));
+      if (!count) return c.At(t, where + " is missing required key 'count' (a positive integer)");
+      ORR_RETURN_IF_ERROR(add_nodes(*Find(t, "count"), "count", where, *count));
+      ORR_ASSIGN_OR_RETURN(auto vname, GetString(c, t, "vc", where));
+      PendingGroup pg;
+      if (single_pool) {
+        if (vname)
+          return c.AtKey(*Find(t, "vc"), "vc",
+                         KeyIn("vc", where) + ": expected no 'vc' when single_pool = true (all nodes form one pool), "
+                                              "got " + Quote(*vname));
+        pg.vc_index = 0;
+        pg.spec.vc = kPoolVcName;
+      } else {
+        if (!vname)
+          return c.At(t, where + " is missing required key 'vc' (the owning VC's name; or set single_pool = true)");
+        auto it = vc_index.find(*vname);
+        if (it == vc_index.end()) {
+          if (vc_names.size() >= VcId::kInvalid)
+            return c.At(t, where + ": expected at most " + std::to_string(VcId::kInvalid - 1) + " VCs, got more");
+          pg.vc_index = new_vc(*vname, t.location().line());
+        } else {
+          pg.vc_index = it->second.first;
+        }
+        pg.spec.vc = *vname;
+      }
+      ORR_ASSIGN_OR_RETURN(auto prefix, GetString(c, t, "name_prefix", where));
+      if (prefix) pg.name_prefix = *prefix;
+      Shape s;
+      ORR_RETURN_IF_ERROR(ReadShape(c, t, where, "gpus", &s));
+      pg.spec.count = static_cast<uint32_t>(*count);
+      ORR_RETURN_IF_ERROR(FinishGroup(c, t, where, "gpus", Merge(defaults, s), &pg.spec));
+      groups.push_back(std::move(pg));
+    }
+  }
+  return Build(c, root, *name, single_pool, vc_names, std::move(groups));
+}
+
+}  // namespace
+
+Result<ClusterSpec> ParseClusterSpecString(const std::string& text, const std::string& name) {
+  return ParseImpl(text, name);
+}
+
+Result<ClusterSpec> LoadClusterSpec(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.error().With("while loading cluster config");
+  return ParseImpl(*text, path);
+}
+
+Result<Cluster> ParseClusterConfigString(const std::string& text, const std::string& name) {
+  ORR_ASSIGN_OR_RETURN(ClusterSpec spec, ParseClusterSpecString(text, name));
+  return std::move(spec.cluster);
+}
+
+Result<Cluster> LoadClusterConfig(const std::string& path) {
+  ORR_ASSIGN_OR_RETURN(ClusterSpec spec, LoadClusterSpec(path));
+  return std::move(spec.cluster);
+}
+
+}  // namespace orrery

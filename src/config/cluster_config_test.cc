@@ -1,0 +1,418 @@
+#include "config/cluster_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <tuple>
+
+namespace orrery {
+namespace {
+
+const std::string kSource = ORRERY_SOURCE_DIR;
+const std::string kShared = ORRERY_SHARED_DIR;
+
+std::string ConfigPath(const std::string& name) { return kSource + "/configs/" + name; }
+
+// Error message of parsing `text` as "t.toml" (empty when it parsed).
+std::string Err(const std::string& text) {
+  auto r = ParseClusterConfigString(text, "t.toml");
+  return r.ok() ? std::string() : r.error().message;
+}
+
+void ExpectTotals(const Cluster& c, size_t nodes, uint64_t gpus, size_t vcs) {
+  EXPECT_EQ(c.nodes.size(), nodes);
+  EXPECT_EQ(c.total_gpus(), gpus);
+  EXPECT_EQ(c.vcs.size(), vcs);
+  // Node ids dense and in VC order; VC node lists ascending; VC GPU sums consistent.
+  uint64_t vc_gpu_sum = 0;
+  for (size_t i = 0; i < c.nodes.size(); ++i) {
+    EXPECT_EQ(c.nodes[i].id.value(), i);
+    if (i > 0) {
+      EXPECT_LE(c.nodes[i - 1].vc.value(), c.nodes[i].vc.value());
+    }
+  }
+  for (size_t v = 0; v < c.vcs.size(); ++v) {
+    const auto& vc = c.vcs[v];
+    EXPECT_EQ(vc.id.value(), v);
+    EXPECT_FALSE(vc.nodes.empty()) << vc.name;
+    EXPECT_TRUE(std::is_sorted(vc.nodes.begin(), vc.nodes.end()));
+    uint64_t g = 0;
+    for (NodeId n : vc.nodes) {
+      EXPECT_EQ(c.nodes[n.value()].vc, vc.id);
+      g += c.nodes[n.value()].gpus;
+    }
+    EXPECT_EQ(g, vc.gpus);
+    vc_gpu_sum += vc.gpus;
+  }
+  EXPECT_EQ(vc_gpu_sum, gpus);
+}
+
+TEST(ClusterConfigTest, PhillyMatchesHeliosVcList) {
+  auto r = LoadClusterConfig(ConfigPath("philly.toml"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectTotals(*r, 352, 2816, 11);
+  EXPECT_EQ(r->name, "philly");
+  EXPECT_FALSE(r->single_pool);
+  const std::vector<std::pair<std::string, size_t>> want = {
+      {"6214e9", 64}, {"7f04ca", 32}, {"11cb48", 16}, {"b436b2", 64}, {"ee9e8c", 64}, {"e13805", 16},
+      {"6c71a0", 32}, {"2869ce", 16}, {"ed69ec", 8},  {"103959", 8},  {"0e4a51", 32}};
+  ASSERT_EQ(r->vcs.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(r->vcs[i].name, want[i].first);
+    EXPECT_EQ(r->vcs[i].nodes.size(), want[i].second);
+  }
+  EXPECT_EQ(r->nodes[0].name, "6214e9-0");
+  EXPECT_EQ(r->nodes[64].name, "7f04ca-0");
+  EXPECT_FALSE(r->nodes[0].gpu_type.valid());
+}
+
+TEST(ClusterConfigTest, PhillyVcCountsEqualTheSharedCsv) {
+  std::ifstream in(kShared + "/traces/philly-pollux/philly_vc.csv");
+  if (!in) GTEST_SKIP() << "shared traces not found at " << kShared << " (set -DORRERY_SHARED_DIR)";
+  auto r = LoadClusterConfig(ConfigPath("philly.toml"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::string line;
+  std::getline(in, line);  // header "vc,node num"
+  size_t i = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto comma = line.find(',');
+    ASSERT_LT(i, r->vcs.size());
+    EXPECT_EQ(r->vcs[i].name, line.substr(0, comma));
+    EXPECT_EQ(r->vcs[i].nodes.size(), std::stoul(line.substr(comma + 1)));
+    ++i;
+  }
+  EXPECT_EQ(i, r->vcs.size());
+}
+
+TEST(ClusterConfigTest, PhillyHalfIsCeilOfHalf) {
+  auto full = LoadClusterConfig(ConfigPath("philly.toml"));
+  auto half = LoadClusterConfig(ConfigPath("philly-half.toml"));
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  ASSERT_TRUE(half.ok()) << half.error().message;
+  ExpectTotals(*half, 176, 1408, 11);
+  for (size_t i = 0; i < full->vcs.size(); ++i) {
+    EXPECT_EQ(half->vcs[i].name, full->vcs[i].name);
+    EXPECT_EQ(half->vcs[i].nodes.size(), (full->vcs[i].nodes.size() + 1) / 2);
+  }
+}
+
+TEST(ClusterConfigTest, HeliosVenus) {
+  auto r = LoadClusterConfig(ConfigPath("helios-venus.toml"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectTotals(*r, 135, 1080, 15);
+  EXPECT_EQ(r->vcs.front().name, "vcEwI");
+  EXPECT_EQ(r->vcs.front().nodes.size(), 9u);
+  EXPECT_EQ(r->vcs.back().name, "vcgkz");
+  EXPECT_EQ(r->vcs.back().nodes.size(), 1u);
+  ASSERT_EQ(r->gpu_types.size(), 1u);
+  EXPECT_EQ(r->gpu_types.Get(0), "V100");
+  EXPECT_EQ(r->nodes[7].gpu_type, GpuTypeId(0));
+  const VirtualCluster* vc = r->FindVc("vcJsw");
+  ASSERT_NE(vc, nullptr);
+  EXPECT_EQ(vc->gpus, 256u);
+}
+
+TEST(ClusterConfigTest, HeliosVenusPowerDefaults) {
+  auto r = LoadClusterSpec(ConfigPath("helios-venus.toml"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const PowerModel& p = r->node_power(NodeId(0));
+  EXPECT_EQ(p.source, "default:V100");
+  EXPECT_DOUBLE_EQ(p.idle_watts, 800);
+  EXPECT_DOUBLE_EQ(p.busy_watts_per_gpu, 260);
+  EXPECT_EQ(r->groups.size(), 15u);
+  EXPECT_EQ(r->groups[1].first_node, 9u);
+}
+
+TEST(ClusterConfigTest, HeliosVenusVcCountsEqualTheSharedCsv) {
+  std::ifstream in(kShared + "/traces/helios-aggregates/vc_config.csv");
+  if (!in) GTEST_SKIP() << "shared traces not found at " << kShared << " (set -DORRERY_SHARED_DIR)";
+  auto r = LoadClusterConfig(ConfigPath("helios-venus.toml"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::string line;
+  std::getline(in, line);
+  size_t i = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto comma = line.find(',');
+    ASSERT_LT(i, r->vcs.size());
+    EXPECT_EQ(r->vcs[i].name, line.substr(0, comma));
+    EXPECT_EQ(r->vcs[i].nodes.size(), std::stoul(line.substr(comma + 1)));
+    ++i;
+  }
+  EXPECT_EQ(i, 15u);
+}
+
+TEST(ClusterConfigTest, EmbeddedDefaultIsHeliosVenus) {
+  std::ifstream in(ConfigPath("helios-venus.toml"));
+  ASSERT_TRUE(in);
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(std::string(EmbeddedDefaultClusterToml()), file);
+  auto r = DefaultCluster();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectTotals(*r, 135, 1080, 15);
+  EXPECT_EQ(r->name, "helios-venus");
+}
+
+// (model, gpus, cpu_milli, mem_mib) -> node count.
+std::map<std::tuple<std::string, int, uint32_t, uint32_t>, int> Shapes(const Cluster& c) {
+  std::map<std::tuple<std::string, int, uint32_t, uint32_t>, int> m;
+  for (const auto& n : c.nodes)
+    ++m[{n.gpu_type.valid() ? c.gpu_types.Get(n.gpu_type.value()) : "", n.gpus, n.cpu_milli, n.mem_mib}];
+  return m;
+}
+
+TEST(ClusterConfigTest, AlibabaOpenb) {
+  auto r = LoadClusterConfig(ConfigPath("alibaba-openb.toml"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectTotals(*r, 1213, 6212, 1);
+  EXPECT_TRUE(r->single_pool);
+  EXPECT_EQ(r->vcs[0].name, "default");
+  std::map<std::pair<std::string, int>, int> mix;
+  for (const auto& n : r->nodes) ++mix[{r->gpu_types.Get(n.gpu_type.value()), n.gpus}];
+  const std::map<std::pair<std::string, int>, int> want = {
+      {{"G2", 8}, 549},      {{"T4", 2}, 387},      {{"P100", 2}, 131},    {{"G3", 8}, 39},
+      {{"V100M16", 4}, 28},  {{"V100M32", 8}, 21},  {{"V100M16", 1}, 19},  {{"T4", 4}, 17},
+      {{"V100M32", 4}, 9},   {{"V100M16", 8}, 8},   {{"P100", 1}, 3},      {{"A10", 1}, 2}};
+  EXPECT_EQ(mix, want);
+  EXPECT_EQ(r->gpu_types.size(), 7u);
+  EXPECT_EQ(r->nodes[0].name, "g2x8-0");
+}
+
+TEST(ClusterConfigTest, AlibabaOpenbEqualsTheNodeListCsv) {
+  std::string csv = kShared + "/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "shared trace not found: " << csv << " (set -DORRERY_SHARED_DIR)";
+  auto from_csv = LoadOpenbNodeList(csv);
+  ASSERT_TRUE(from_csv.ok()) << from_csv.error().message;
+  ExpectTotals(*from_csv, 1213, 6212, 1);
+  EXPECT_TRUE(from_csv->single_pool);
+  EXPECT_EQ(from_csv->name, "openb_node_list_gpu_node");
+  EXPECT_EQ(from_csv->nodes[0].name, "openb-node-0000");
+  auto from_toml = LoadClusterConfig(ConfigPath("alibaba-openb.toml"));
+  ASSERT_TRUE(from_toml.ok()) << from_toml.error().message;
+  EXPECT_EQ(Shapes(*from_csv), Shapes(*from_toml));
+}
+
+TEST(ClusterConfigTest, OpenbAllNodesIncludesCpuOnlyNodes) {
+  std::string csv = kShared + "/traces/alibaba-gpu-v2023/openb_node_list_all_node.csv";
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "shared trace not found: " << csv << " (set -DORRERY_SHARED_DIR)";
+  auto r = LoadOpenbNodeList(csv);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectTotals(*r, 1523, 6212, 1);
+  size_t untyped = 0;
+  for (const auto& n : r->nodes) untyped += !n.gpu_type.valid();
+  EXPECT_EQ(untyped, 310u);
+}
+
+TEST(ClusterConfigTest, ScaleAndHpc2n) {
+  auto s = LoadClusterConfig(ConfigPath("scale-1024x8.toml"));
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ExpectTotals(*s, 1024, 8192, 1);
+  EXPECT_TRUE(s->single_pool);
+  auto h = LoadClusterConfig(ConfigPath("hpc2n.toml"));
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  ExpectTotals(*h, 120, 240, 1);
+  EXPECT_TRUE(h->single_pool);
+  EXPECT_EQ(h->nodes[0].mem_mib, 1024u);
+  EXPECT_EQ(h->nodes[119].name, "seth-119");
+}
+
+TEST(ClusterConfigTest, EveryShippedConfigLoads) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/configs")) {
+    if (e.path().extension() != ".toml") continue;
+    auto r = LoadClusterConfig(e.path().string());
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    ++n;
+  }
+  EXPECT_GE(n, 6u);
+}
+
+TEST(ClusterConfigTest, HeterogeneousVcsAndNodeGroups) {
+  auto r = ParseClusterSpecString(R"(name = "mixed"
+[defaults]
+gpus_per_node = 8
+gpu_type = "A100"
+
+[[vc]]
+name = "train"
+nodes = 2
+
+[[vc]]
+name = "small"
+nodes = 3
+gpus_per_node = 4
+gpu_type = "T4"
+cpu_milli = 32000
+mem_mib = 131072
+idle_watts = 300
+busy_watts_per_gpu = 60.5
+
+[[node_group]]
+count = 2
+gpus = 8
+gpu_type = "H100"
+vc = "infer"
+
+[[node_group]]
+count = 1
+vc = "train"
+name_prefix = "extra-"
+)",
+                                  "mixed.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Cluster& c = r->cluster;
+  ExpectTotals(c, 8, 3 * 8 + 3 * 4 + 2 * 8, 3);
+  EXPECT_EQ(c.vcs[0].name, "train");
+  EXPECT_EQ(c.vcs[1].name, "small");
+  EXPECT_EQ(c.vcs[2].name, "infer");
+  // train: 2 from [[vc]] + 1 from the node group, contiguous ids 0..2.
+  EXPECT_EQ(c.vcs[0].nodes, (std::vector<NodeId>{NodeId(0), NodeId(1), NodeId(2)}));
+  EXPECT_EQ(c.nodes[2].name, "extra-0");
+  EXPECT_EQ(c.nodes[3].name, "small-0");
+  EXPECT_EQ(c.nodes[3].cpu_milli, 32000u);
+  EXPECT_EQ(c.gpu_types.Get(c.nodes[0].gpu_type.value()), "A100");
+  EXPECT_EQ(c.gpu_types.Get(c.nodes[3].gpu_type.value()), "T4");
+  EXPECT_EQ(c.gpu_types.Get(c.nodes[7].gpu_type.value()), "H100");
+  EXPECT_EQ(c.gpu_types.size(), 3u);
+  EXPECT_EQ(r->node_power(NodeId(0)).source, "default:A100");
+  EXPECT_EQ(r->node_power(NodeId(3)).source, "config");
+  EXPECT_DOUBLE_EQ(r->node_power(NodeId(3)).busy_watts_per_gpu, 60.5);
+  EXPECT_EQ(r->node_power(NodeId(6)).source, "default:H100");
+  EXPECT_DOUBLE_EQ(r->node_power(NodeId(6)).idle_watts, 2000);
+}
+
+TEST(ClusterConfigTest, PowerDefaultsOnlyForEightGpuV100A100H100) {
+  EXPECT_EQ(DefaultPowerModel("V100", 8).source, "default:V100");
+  EXPECT_EQ(DefaultPowerModel("A100", 8).source, "default:A100");
+  EXPECT_EQ(DefaultPowerModel("H100", 8).source, "default:H100");
+  EXPECT_FALSE(DefaultPowerModel("V100", 4).known());
+  EXPECT_FALSE(DefaultPowerModel("T4", 8).known());
+}
+
+TEST(ClusterConfigTest, MissingFileIsAnError) {
+  auto r = LoadClusterConfig("/nonexistent/x.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("/nonexistent/x.toml"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().exit_code, kExitBadInput);
+}
+
+struct BadCase {
+  const char* text;
+  const char* message;
+};
+
+class BadConfigTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadConfigTest, GivesTheExactLocatedMessage) {
+  EXPECT_EQ(Err(GetParam().text), GetParam().message) << GetParam().text;
+}
+
+const char kVcPrefix[] = "name = \"c\"\n[defaults]\ngpus_per_node = 8\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadConfigTest,
+    ::testing::Values(
+        BadCase{"name = \"c\"\nnodes = 3\n",
+                "t.toml:2:1: unknown key 'nodes' in the top-level table: expected one of name, single_pool, defaults, vc, "
+                "node_group"},
+        BadCase{"name = \"c\"\n[defaults]\ngpu_per_node = 8\n",
+                "t.toml:3:1: unknown key 'gpu_per_node' in [defaults]: expected one of gpus_per_node, gpu_type, "
+                "cpu_milli, mem_mib, idle_watts, busy_watts_per_gpu"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = 2\n  colour = \"red\"\n",
+                "t.toml:7:3: unknown key 'colour' in [[vc]] #1: expected one of name, nodes, gpus_per_node, gpu_type, "
+                "cpu_milli, mem_mib, idle_watts, busy_watts_per_gpu"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = -3\n",
+                "t.toml:6:9: key 'nodes' in [[vc]] #1 'a': expected a positive integer, got -3"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = 0\n",
+                "t.toml:6:9: key 'nodes' in [[vc]] #1 'a': expected a positive integer, got 0"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = \"64\"\n",
+                "t.toml:6:9: key 'nodes' in [[vc]] #1 'a': expected a positive integer, got a string \"64\""},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = 2.0\n",
+                "t.toml:6:9: key 'nodes' in [[vc]] #1 'a': expected a positive integer, got 2.0"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = 99999999999999999999\n",
+                "t.toml:6:9: key 'nodes' in [[vc]] #1 'a': expected a positive integer no greater than 1000000, got "
+                "99999999999999999999"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = -8\n",
+                "t.toml:3:17: key 'gpus_per_node' in [defaults]: expected a non-negative integer, got -8"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 70000\n",
+                "t.toml:3:17: key 'gpus_per_node' in [defaults]: expected a non-negative integer no greater than "
+                "65535, got 70000"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\ncpu_milli = true\n",
+                "t.toml:4:13: key 'cpu_milli' in [defaults]: expected a non-negative integer, got a boolean true"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\nmem_mib = [1, 2]\n",
+                "t.toml:4:11: key 'mem_mib' in [defaults]: expected a non-negative integer, got an array"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\ngpu_type = 100\n",
+                "t.toml:4:12: key 'gpu_type' in [defaults]: expected a non-empty string, got 100"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\ngpu_type = \"\"\n",
+                "t.toml:4:12: key 'gpu_type' in [defaults]: expected a non-empty string, got an empty string"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\nidle_watts = -1.5\nbusy_watts_per_gpu = 10\n",
+                "t.toml:4:14: key 'idle_watts' in [defaults]: expected a non-negative number of watts below 1e9, got "
+                "-1.5"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\nidle_watts = nan\nbusy_watts_per_gpu = 10\n",
+                "t.toml:4:14: key 'idle_watts' in [defaults]: expected a non-negative number of watts below 1e9, got "
+                "nan"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\nidle_watts = 500\n[[vc]]\nname = \"a\"\nnodes = 1\n",
+                "t.toml:5:1: [[vc]] #1 'a': expected both idle_watts and busy_watts_per_gpu (here or in [defaults]), "
+                "got only idle_watts (missing busy_watts_per_gpu)"},
+        BadCase{"name = \"c\"\n[[vc]]\nname = \"a\"\nnodes = 1\n",
+                "t.toml:2:1: [[vc]] #1 'a' has no GPU count: expected key 'gpus_per_node' here or in [defaults], "
+                "found neither"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nnodes = 1\n",
+                "t.toml:4:1: [[vc]] #1 is missing required key 'name' (a non-empty string)"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\n",
+                "t.toml:4:1: [[vc]] #1 'a' is missing required key 'nodes' (a positive integer)"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = 1\n[[vc]]\nname = "
+                "\"a\"\nnodes = 2\n",
+                "t.toml:8:8: key 'name' in [[vc]] #2 'a': expected a unique VC name, got \"a\" again (first declared "
+                "at line 4)"},
+        BadCase{"name = \"c\"\n[vc]\nname = \"a\"\nnodes = 1\n",
+                "t.toml:2:1: key 'vc': expected an array of tables ([[vc]]), got a table"},
+        BadCase{"name = \"c\"\ndefaults = 8\n",
+                "t.toml:2:1: key 'defaults': expected a table ([defaults]), got 8"},
+        BadCase{"single_pool = true\n",
+                "t.toml:1:1: missing required key 'name' in the top-level table (a non-empty string)"},
+        BadCase{"name = \"c\"\nsingle_pool = \"yes\"\n",
+                "t.toml:2:15: key 'single_pool' in the top-level table: expected true or false, got a string \"yes\""},
+        BadCase{"name = \"c\"\n", "t.toml:1:1: cluster 'c' has no nodes: expected [[vc]] or [[node_group]] tables"},
+        BadCase{"name = \"c\"\n[[node_group]]\ncount = 2\ngpus = 8\n",
+                "t.toml:2:1: [[node_group]] #1 is missing required key 'vc' (the owning VC's name; or set single_pool "
+                "= true)"},
+        BadCase{"name = \"c\"\nsingle_pool = true\n[[node_group]]\ncount = 2\ngpus = 8\nvc = \"a\"\n",
+                "t.toml:6:1: key 'vc' in [[node_group]] #1: expected no 'vc' when single_pool = true (all nodes form "
+                "one pool), got \"a\""},
+        BadCase{"name = \"c\"\nsingle_pool = true\n[[vc]]\nname = \"a\"\nnodes = 1\n",
+                "t.toml:3:1: [[vc]] tables are not allowed when single_pool = true (all nodes form one pool "
+                "'default'): expected [[node_group]] tables without 'vc', got [[vc]]"},
+        BadCase{"name = \"c\"\nsingle_pool = true\n[[node_group]]\ngpus = 8\n",
+                "t.toml:3:1: [[node_group]] #1 is missing required key 'count' (a positive integer)"},
+        BadCase{"name = \"c\"\nsingle_pool = true\n[[node_group]]\ncount = -1\ngpus = 8\n",
+                "t.toml:4:9: key 'count' in [[node_group]] #1: expected a positive integer, got -1"},
+        BadCase{"name = \"c\"\nsingle_pool = true\n[[node_group]]\ncount = 1\n",
+                "t.toml:3:1: [[node_group]] #1 has no GPU count: expected key 'gpus' here or 'gpus_per_node' in "
+                "[defaults], found neither"},
+        BadCase{"name = \"c\"\nsingle_pool = true\n[[node_group]]\ncount = 600000\ngpus = 1\n[[node_group]]\ncount "
+                "= 600000\ngpus = 1\n",
+                "t.toml:7:9: key 'count' in [[node_group]] #2: expected at most 1000000 nodes in the cluster, got "
+                "1200000 so far"},
+        BadCase{"name = \"c\"\nsingle_pool = true\n[[node_group]]\ncount = 1\ngpus = 1\ncolor = 1\n",
+                "t.toml:6:1: unknown key 'color' in [[node_group]] #1: expected one of count, gpus, gpu_type, "
+                "cpu_milli, mem_mib, vc, name_prefix, idle_watts, busy_watts_per_gpu"},
+        BadCase{"name = \"c\"\nname = \"d\"\n",
+                "t.toml:2:8: TOML syntax error: value (\"name\") already exists (value defined twice)"},
+        BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[defaults]\n",
+                "t.toml:4:1: TOML syntax error: table (\"defaults\") already exists (table defined twice)"},
+        BadCase{"name = \"c\nx = 1\n",
+                "t.toml:1:8: TOML syntax error: the next token is not a valid string (here)"},
+        BadCase{"name = \"c\"\n[[vc]\n",
+                "t.toml:2:1: TOML syntax error: an invalid key appeared (is not a valid key)"},
+        BadCase{"name = \"c\" 2\n",
+                "t.toml:1:12: TOML syntax error: invalid line format (expected newline, but got '2')"},
+        BadCase{"name = \"a,b\"\n",
+                "t.toml:1:8: key 'name' in the top-level table: expected a name without commas or control characters, got "
+                "a string \"a,b\""}));
+
+}  // namespace
+}  // namespace orrery
