@@ -1,0 +1,81 @@
+// Duration estimators: predict a job's run time at submit time from what is known
+// then, and learn online as jobs finish. Used by QSSF, EASY backfill (instead of
+// walltimes), and later by Lucid, SchedMate and the live daemon.
+// Contract: Estimate() must be deterministic given the same sequence of calls.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "base/time.h"
+#include "model/job.h"
+
+namespace orrery {
+
+class DurationEstimator {
+ public:
+  virtual ~DurationEstimator() = default;
+  virtual std::string_view name() const = 0;
+  // Predicted run time in seconds (may be ≤ 0 for noisy estimators; callers clamp if needed).
+  virtual Duration Estimate(const Job& job, Time now) = 0;
+  // Called when a job finishes with its actual run time.
+  virtual void Observe(const Job& job, Duration actual) {}
+  // True when Estimate() reads the job's true duration (oracle); such policies are labelled so.
+  virtual bool is_oracle() const { return false; }
+};
+
+// The true recorded duration.
+class OracleEstimator final : public DurationEstimator {
+ public:
+  std::string_view name() const override { return "oracle"; }
+  Duration Estimate(const Job& job, Time) override { return job.duration; }
+  bool is_oracle() const override { return true; }
+};
+
+// The user's walltime request; jobs without one get `fallback` seconds.
+class WalltimeEstimator final : public DurationEstimator {
+ public:
+  explicit WalltimeEstimator(Duration fallback) : fallback_(fallback) {}
+  std::string_view name() const override { return "walltime"; }
+  Duration Estimate(const Job& job, Time) override { return job.walltime > 0 ? job.walltime : fallback_; }
+
+ private:
+  Duration fallback_;
+};
+
+// Helios' Philly noisy oracle: true duration times (1 ± e) with e drawn from the
+// Helios estimator's error CDF: 10 % of jobs |e| < 0.1, 40 % in [0.1, 0.5), 20 % in
+// [0.5, 1), 20 % in [1, 10), 10 % in [10, 100), random sign. Deterministic per
+// (seed, job id), independent of call order.
+class NoisyOracleEstimator final : public DurationEstimator {
+ public:
+  explicit NoisyOracleEstimator(uint64_t seed) : seed_(seed) {}
+  std::string_view name() const override { return "noisy-oracle"; }
+  Duration Estimate(const Job& job, Time) override;
+  bool is_oracle() const override { return true; }  // reads the true duration
+
+ private:
+  uint64_t seed_;
+};
+
+// Estimates looked up by job index (e.g. the reference run's qssf_estimates.csv).
+class TableEstimator final : public DurationEstimator {
+ public:
+  explicit TableEstimator(std::vector<Duration> by_job) : by_job_(std::move(by_job)) {}
+  std::string_view name() const override { return "table"; }
+  Duration Estimate(const Job& job, Time) override {
+    return job.id.v < by_job_.size() ? by_job_[job.id.v] : job.duration;
+  }
+
+ private:
+  std::vector<Duration> by_job_;
+};
+
+// Builds an estimator by name: "oracle", "walltime", "noisy-oracle", "table:<csv>" (job_id,estimate).
+Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed);
+
+}  // namespace orrery

@@ -1,0 +1,128 @@
+// Free resources of a cluster, indexed for fast placement. This is the snapshot
+// every placement plugin reads; the scheduler applies Allocations to it ("assume")
+// and the driver confirms them. Same type in the simulator and the live daemon.
+//
+// Indexing: for each VC, nodes are numbered locally 0..n-1 (ascending NodeId) and
+// kept in buckets by their number of wholly free GPUs, one bitset per count, so a
+// best-fit lookup costs O(buckets × n/64) word operations, never a scan of jobs.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "base/ids.h"
+#include "model/cluster.h"
+#include "model/job.h"
+
+namespace orrery {
+
+// Bitset over the VC-local node indices of one VC.
+class NodeMask {
+ public:
+  NodeMask() = default;
+  explicit NodeMask(size_t n) : words_((n + 63) / 64, 0), n_(n) {}
+  void Set(size_t i) { words_[i >> 6] |= (1ULL << (i & 63)); }
+  void Clear(size_t i) { words_[i >> 6] &= ~(1ULL << (i & 63)); }
+  bool Test(size_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
+  void Reset() { std::fill(words_.begin(), words_.end(), 0); }
+  size_t size() const { return n_; }
+  const std::vector<uint64_t>& words() const { return words_; }
+  std::vector<uint64_t>& words() { return words_; }
+
+ private:
+  std::vector<uint64_t> words_;
+  size_t n_ = 0;
+};
+
+// One node's share of an allocation.
+struct Slot {
+  NodeId node;
+  uint16_t gpus = 0;        // GPUs on this node
+  uint16_t milli = 1000;    // share of each GPU (1000 = whole)
+  uint32_t gpu_mask = 0;    // which GPUs (bit i = GPU i of the node); 0 when GPUs are not tracked
+  uint32_t cpu_milli = 0;
+  uint32_t mem_mib = 0;
+};
+using Allocation = std::vector<Slot>;
+
+class ClusterState {
+ public:
+  // track_gpus: keep per-GPU free shares (needed for fractional jobs); otherwise only counts.
+  // model_cpu_mem: check and account CPU and memory where nodes declare them.
+  ClusterState(const Cluster& cluster, bool track_gpus, bool model_cpu_mem);
+
+  const Cluster& cluster() const { return *cluster_; }
+  size_t num_vcs() const { return vcs_.size(); }
+
+  // --- node queries
+  uint16_t free_gpus(NodeId n) const { return free_[n.v]; }     // wholly free GPUs
+  uint16_t total_gpus(NodeId n) const { return total_[n.v]; }
+  uint32_t free_cpu(NodeId n) const { return cpu_free_[n.v]; }
+  uint32_t free_mem(NodeId n) const { return mem_free_[n.v]; }
+  uint16_t gpu_free_milli(NodeId n, int gpu) const { return milli_[gpu_base_[n.v] + gpu]; }
+  bool tracks_gpus() const { return track_gpus_; }
+  bool models_cpu_mem() const { return model_cpu_mem_; }
+  // True when `job` fits node n's CPU and memory (always true when not modelled).
+  bool CpuMemFits(NodeId n, uint32_t cpu_milli, uint32_t mem_mib) const {
+    if (!model_cpu_mem_) return true;
+    return (cpu_total_[n.v] == 0 || cpu_free_[n.v] >= cpu_milli) && (mem_total_[n.v] == 0 || mem_free_[n.v] >= mem_mib);
+  }
+
+  // --- VC queries
+  const std::vector<NodeId>& vc_nodes(VcId vc) const { return vcs_[vc.v].nodes; }
+  uint64_t vc_free_gpus(VcId vc) const { return vcs_[vc.v].free_gpus; }
+  uint64_t vc_total_gpus(VcId vc) const { return vcs_[vc.v].total_gpus; }
+  uint16_t vc_max_node_gpus(VcId vc) const { return vcs_[vc.v].max_node_gpus; }
+  // Bitset (VC-local indices) of nodes with exactly k wholly free GPUs.
+  const NodeMask& bucket(VcId vc, uint16_t k) const { return vcs_[vc.v].buckets[k]; }
+  // Bitset of nodes accepting a GPU-type mask (cluster type ids); nullptr = all nodes.
+  const NodeMask* TypeFilter(VcId vc, GpuTypeMask mask) const;
+  uint32_t local_index(NodeId n) const { return local_[n.v]; }
+
+  uint64_t busy_gpu_milli() const { return busy_milli_; }  // allocated milli-GPUs, cluster-wide
+  uint64_t total_gpus_all() const { return total_all_; }
+
+  // --- mutation
+  void Apply(const Allocation& a);
+  void Release(const Allocation& a);
+
+ private:
+  struct VcIndex {
+    std::vector<NodeId> nodes;
+    std::vector<NodeMask> buckets;  // [0..max_node_gpus]
+    std::vector<NodeMask> type_masks;  // per cluster GPU type id
+    uint64_t free_gpus = 0, total_gpus = 0;
+    uint16_t max_node_gpus = 0;
+  };
+  void Move(NodeId n, uint16_t from, uint16_t to);
+
+  const Cluster* cluster_;
+  bool track_gpus_, model_cpu_mem_;
+  std::vector<uint16_t> free_, total_;
+  std::vector<uint32_t> cpu_free_, mem_free_, cpu_total_, mem_total_;
+  std::vector<uint32_t> gpu_base_;  // offset of node's GPUs in milli_
+  std::vector<uint16_t> milli_;     // free milli per GPU (track_gpus_ only)
+  std::vector<uint32_t> local_;
+  std::vector<VcIndex> vcs_;
+  uint64_t busy_milli_ = 0, total_all_ = 0;
+};
+
+// Iterates set bits of (a & ~b) in ascending order; b may be null.
+template <class F>
+inline bool ForEachSet(const NodeMask& a, const NodeMask* allowed, const NodeMask* blocked, F&& f) {
+  const auto& w = a.words();
+  for (size_t i = 0; i < w.size(); ++i) {
+    uint64_t x = w[i];
+    if (allowed) x &= allowed->words()[i];
+    if (blocked) x &= ~blocked->words()[i];
+    while (x) {
+      int b = std::countr_zero(x);
+      if (f(i * 64 + b)) return true;  // stop
+      x &= x - 1;
+    }
+  }
+  return false;
+}
+
+}  // namespace orrery

@@ -1,0 +1,102 @@
+// Scheduling framework: the extension points every policy is assembled from.
+//
+//   Admit        (at submit)      may this job ever run here? quota / feasibility
+//   QueueSort    (exactly one)    the order pending jobs are considered in (a cached key)
+//   Place        (filter + score) which nodes/GPUs a job gets now, or why none
+//   PostFilter   (when the job under consideration cannot be placed)
+//                                 backfill around it (with a reservation) or preempt for it
+//
+// Plugins never see the driver: they read a ClusterState snapshot, the scheduler's
+// pending/running views, an injected clock value and estimators, and return
+// outcomes that say why (PluginStatus carries a static reason and the plugin name,
+// so "why is job X pending" is answerable without formatting strings in the hot path).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/time.h"
+#include "model/job.h"
+#include "predict/estimator.h"
+#include "sched/framework/cluster_state.h"
+
+namespace orrery {
+
+enum class Code : uint8_t {
+  kOk = 0,
+  kUnschedulable,         // not now; may fit later
+  kUnschedulableForever,  // can never run on this cluster
+  kError,                 // plugin fault
+};
+
+struct PluginStatus {
+  Code code = Code::kOk;
+  const char* reason = "";   // static string: never allocated per call
+  std::string_view plugin;   // stamped by the framework
+  bool ok() const { return code == Code::kOk; }
+  static PluginStatus Ok() { return {}; }
+  static PluginStatus Unschedulable(const char* why) { return {Code::kUnschedulable, why, {}}; }
+  static PluginStatus Never(const char* why) { return {Code::kUnschedulableForever, why, {}}; }
+};
+
+// The scheduler's view of one active (pending or running) job.
+struct SchedJob {
+  const Job* job = nullptr;
+  VcId vc;                    // cluster VC it runs in
+  GpuTypeMask types = 0;      // accepted GPU types, in the cluster's type ids (0 = any)
+  uint32_t seq = 0;           // tie-break order among equal keys (trace order unless overridden)
+  Duration remaining = 0;     // true remaining work (oracle; the simulator's truth)
+  Duration estimate = -1;     // estimator output at submit (cached), -1 = not computed
+  Time enqueued = 0;          // time it last entered the queue
+  Time started = kNoTime;     // start of the current running segment
+  Time est_end = 0;           // when the scheduler believes it ends (start + estimated remaining)
+  Time true_end = 0;          // when it really ends (oracle; for preemption ordering)
+  int64_t key1 = 0, key2 = 0; // cached queue-sort key
+  uint32_t preemptions = 0;
+  Duration attained = 0;      // GPU-seconds of service received so far
+  Allocation alloc;
+  bool running = false;
+};
+
+struct SortKey {
+  int64_t k1 = 0, k2 = 0;
+};
+
+// Read-only context for one cycle.
+struct CycleContext {
+  Time now = 0;
+  const ClusterState* state = nullptr;
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view name() const = 0;
+};
+
+class AdmitPlugin : public virtual Plugin {
+ public:
+  // Ok, or UnschedulableForever with the reason (the job is rejected, never lost).
+  virtual PluginStatus Admit(const SchedJob& j, const ClusterState& state) = 0;
+};
+
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  // Key computed when the job (re-)enters the queue; smaller runs first; ties by (seq).
+  virtual SortKey Key(const SchedJob& j, Time now) = 0;
+  // Whether the policy may preempt running jobs (SRTF, Tiresias): enables the PostFilter preemption path.
+  virtual bool wants_oracle() const { return false; }
+};
+
+class PlacePlugin : public virtual Plugin {
+ public:
+  // Chooses nodes/GPUs for j among the VC's nodes, avoiding `blocked` (VC-local indices;
+  // may be null). On success fills *out and returns Ok; never mutates state.
+  virtual PluginStatus Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked,
+                             Allocation* out) = 0;
+};
+
+}  // namespace orrery

@@ -1,0 +1,170 @@
+// The decision core. One Scheduler serves both drivers: the simulator feeds it
+// submissions and completions and applies its decisions in simulated time; the live
+// daemon does the same against Slurm. It keeps the pending queues (one per VC,
+// ordered by the QueueSort key) and the running sets, and runs a cycle over each VC
+// touched since the last cycle:
+//
+//   walk the queue in order → Place → on success Start
+//                          → on failure PostFilter (backfill or preemption), then
+//                             stop (blocking policies) or go on (greedy policies)
+//
+// Work per cycle is bounded (max_examined): no per-event scan of the whole queue.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "sched/framework/plugin.h"
+
+namespace orrery {
+
+struct Decision {
+  enum Kind : uint8_t { kStart, kPreempt };
+  Kind kind;
+  uint32_t slot;  // SchedJob slot (stable while the job is active)
+};
+
+class Scheduler;
+
+// What a PostFilter plugin may see and do during a cycle (Kubernetes' framework.Handle).
+class SchedulerHandle {
+ public:
+  virtual ~SchedulerHandle() = default;
+  virtual Time now() const = 0;
+  virtual ClusterState& state() = 0;  // tentative Release/Apply must be undone before returning
+  virtual PlacePlugin& placer() = 0;
+  virtual SchedJob& job(uint32_t slot) = 0;
+  // Pending jobs of `vc` after `slot` in queue order, at most `limit`.
+  virtual void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) = 0;
+  // Running jobs of `vc` ordered by est_end (ascending) or true_end (descending, for preemption).
+  virtual void RunningByEstEnd(VcId vc, std::vector<uint32_t>* out) = 0;
+  virtual void RunningByTrueEndDesc(VcId vc, std::vector<uint32_t>* out) = 0;
+  virtual void Start(uint32_t slot, Allocation alloc) = 0;
+  virtual void Preempt(uint32_t slot) = 0;
+  virtual DurationEstimator* estimator() = 0;
+  // Jobs enqueued since this VC's last cycle (new arrivals and requeued jobs).
+  virtual const std::vector<uint32_t>& fresh(VcId vc) = 0;
+  // Counter bumped by every Apply/Release in the VC (lets plugins cache per state).
+  virtual uint64_t version(VcId vc) const = 0;
+};
+
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  enum class Next { kStop, kContinue };
+  // Called when pending job `slot` cannot be placed now. May start other jobs (backfill) or
+  // preempt running ones and start `slot` (*placed = true).
+  virtual Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) = 0;
+};
+
+struct PolicyParts {
+  std::string name;                        // as requested, e.g. "easy"
+  std::unique_ptr<QueueSortPlugin> sort;
+  std::unique_ptr<PostFilterPlugin> post;  // may be null
+  std::unique_ptr<DurationEstimator> estimator;  // may be null
+  bool blocking = true;                    // stop at the first job that cannot be placed
+  bool preemptive = false;
+};
+
+struct SchedulerOptions {
+  size_t max_examined = 100000;  // pending jobs examined per VC per cycle (greedy policies)
+};
+
+class Scheduler final : private SchedulerHandle {
+ public:
+  Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem, PolicyParts policy,
+            std::unique_ptr<PlacePlugin> placer, SchedulerOptions opts = {});
+
+  // A job arrives. Returns its slot, or UnschedulableForever (never enqueued) with the reason.
+  Result<uint32_t> Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now);
+  // A running job finished (the driver decides when). Frees its resources.
+  void Finish(uint32_t slot, Time now);
+  // Runs a cycle over every VC touched since the last call; appends Start/Preempt decisions.
+  void Schedule(Time now, std::vector<Decision>* out);
+
+  const SchedJob& view(uint32_t slot) const { return pool_[slot]; }
+  const ClusterState& cluster_state() const { return state_; }
+  size_t pending(VcId vc) const { return vcs_[vc.v].queue.size(); }
+  size_t pending_total() const { return pending_total_; }
+  uint64_t pending_gpu_milli() const { return pending_milli_; }
+  size_t running_total() const { return running_total_; }
+  const PolicyParts& policy() const { return policy_; }
+  // Why the head of `vc`'s queue is waiting (last cycle's placement result).
+  PluginStatus last_block(VcId vc) const { return vcs_[vc.v].last_block; }
+  // Re-submits a job after preemption is done internally; exposed for tests.
+  void Release(uint32_t slot);  // frees a slot after the driver recorded the outcome
+
+ private:
+  struct QEntry {
+    int64_t k1, k2;
+    uint32_t seq, slot;
+    bool operator<(const QEntry& o) const {
+      if (k1 != o.k1) return k1 < o.k1;
+      if (k2 != o.k2) return k2 < o.k2;
+      return seq < o.seq;
+    }
+  };
+  struct REntry {
+    Time end;
+    uint32_t seq, slot;
+    bool operator<(const REntry& o) const {
+      if (end != o.end) return end < o.end;
+      return seq < o.seq;
+    }
+  };
+  struct VcQueues {
+    std::set<QEntry> queue;
+    std::set<REntry> running_est;   // by est_end
+    std::set<REntry> running_true;  // by true_end
+    std::vector<uint32_t> fresh;
+    uint64_t version = 0;
+    bool dirty = false;
+    PluginStatus last_block;
+  };
+
+  void Enqueue(uint32_t slot, Time now);
+  void CycleVc(VcId vc, Time now);
+
+  // SchedulerHandle
+  Time now() const override { return now_; }
+  ClusterState& state() override { return state_; }
+  PlacePlugin& placer() override { return *placer_; }
+  SchedJob& job(uint32_t slot) override { return pool_[slot]; }
+  void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) override;
+  void RunningByEstEnd(VcId vc, std::vector<uint32_t>* out) override;
+  void RunningByTrueEndDesc(VcId vc, std::vector<uint32_t>* out) override;
+  void Start(uint32_t slot, Allocation alloc) override;
+  void Preempt(uint32_t slot) override;
+  DurationEstimator* estimator() override { return policy_.estimator.get(); }
+  const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
+  uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
+
+  QEntry KeyOf(uint32_t slot) const {
+    const SchedJob& j = pool_[slot];
+    return QEntry{j.key1, j.key2, j.seq, slot};
+  }
+
+  ClusterState state_;
+  PolicyParts policy_;
+  std::unique_ptr<PlacePlugin> placer_;
+  SchedulerOptions opts_;
+  std::vector<SchedJob> pool_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<VcQueues> vcs_;
+  std::vector<uint16_t> dirty_list_;
+  std::vector<Decision>* out_ = nullptr;
+  Time now_ = 0;
+  size_t pending_total_ = 0, running_total_ = 0;
+  uint64_t pending_milli_ = 0;
+  Allocation scratch_;
+};
+
+// Checkpoint/restart overhead charged to a preempted job (Helios SRTF): 7 s for 1 GPU,
+// 30 s for ≤ 8 GPUs, 60 s above.
+Duration PreemptionOverhead(uint32_t gpus);
+
+}  // namespace orrery

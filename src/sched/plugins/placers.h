@@ -1,0 +1,54 @@
+// Placement plugins (filter + score in one pass over the bucket index).
+//
+//  consolidate  Helios' rules: VC free < demand → fail; demand ≤ node size: best fit
+//               (fewest free GPUs that still fit, lowest index); larger: ⌊d/G⌋ wholly
+//               idle nodes + the next node in descending-free order for the remainder.
+//  first-fit    lowest-index node that fits; larger jobs: lowest-index idle nodes.
+//  spread       node with the most free GPUs (worst fit); larger jobs as consolidate.
+//  random       uniformly random feasible node (seeded stream "placer/random").
+// All placers honour: GPU-type constraints, CPU/memory where modelled, a blocked-node
+// mask (reservations), an explicit node count (gpus split evenly), fractional GPUs
+// (gpus == 1, milli < 1000: one GPU with enough free share; best fit for consolidate).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "sched/framework/plugin.h"
+
+namespace orrery {
+
+enum class PlaceStrategy { kConsolidate, kFirstFit, kSpread, kRandom };
+
+class Placer final : public PlacePlugin {
+ public:
+  Placer(PlaceStrategy s, uint64_t seed);
+  std::string_view name() const override;
+  PluginStatus Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked, Allocation* out) override;
+
+ private:
+  // Returns local index of the chosen node for a single-node request of `need` whole GPUs, or -1.
+  int64_t PickSingle(const SchedJob& j, const ClusterState& st, const NodeMask* allowed, const NodeMask* blocked,
+                     uint16_t need, uint32_t cpu, uint32_t mem);
+  PluginStatus PlaceFractional(const SchedJob& j, const ClusterState& st, const NodeMask* allowed,
+                               const NodeMask* blocked, Allocation* out);
+  PluginStatus PlaceCpuOnly(const SchedJob& j, const ClusterState& st, const NodeMask* allowed,
+                            const NodeMask* blocked, Allocation* out);
+  PluginStatus PlaceMulti(const SchedJob& j, const ClusterState& st, const NodeMask* allowed, const NodeMask* blocked,
+                          Allocation* out);
+  PluginStatus PlaceNodes(const SchedJob& j, const ClusterState& st, const NodeMask* allowed,
+                          const NodeMask* blocked, Allocation* out);
+  std::vector<size_t>& scratch_idle() { return idle_; }
+  PlaceStrategy strategy_;
+  uint64_t rng_state_;
+  std::vector<size_t> idle_;
+};
+
+Result<std::unique_ptr<Placer>> MakePlacer(const std::string& name, uint64_t seed);
+
+// Lowest-index wholly free GPUs of node n (bit mask), when the state tracks GPUs; else 0.
+uint32_t PickWholeGpus(const ClusterState& st, NodeId n, uint16_t count);
+
+}  // namespace orrery

@@ -1,0 +1,292 @@
+#include "sched/plugins/policies.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+
+#include "base/parse.h"
+
+namespace orrery {
+
+namespace {
+
+// ---------------- QueueSort plugins
+
+class FifoSort final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "fifo"; }
+  SortKey Key(const SchedJob& j, Time) override { return {j.job->submit, 0}; }
+};
+
+class SjfSort final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "sjf"; }
+  SortKey Key(const SchedJob& j, Time) override { return {j.job->duration, j.job->submit}; }
+  bool wants_oracle() const override { return true; }
+};
+
+class SrtfSort final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "srtf"; }
+  SortKey Key(const SchedJob& j, Time) override { return {j.remaining, j.job->submit}; }
+  bool wants_oracle() const override { return true; }
+};
+
+// Estimated GPU-time; ties by GPU count (Helios sorts by GPUs first, stably).
+class QssfSort final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "qssf"; }
+  SortKey Key(const SchedJob& j, Time) override {
+    return {j.estimate * static_cast<int64_t>(j.job->gpus), static_cast<int64_t>(j.job->gpus)};
+  }
+};
+
+// ---------------- PostFilter: EASY backfill
+
+class EasyBackfill final : public PostFilterPlugin {
+ public:
+  explicit EasyBackfill(size_t max_test) : max_test_(max_test) {}
+  std::string_view name() const override { return "easy-backfill"; }
+
+  Next Run(SchedulerHandle& h, uint32_t head_slot, bool* placed) override {
+    *placed = false;
+    SchedJob& head = h.job(head_slot);
+    const VcId vc = head.vc;
+    // 1. Reservation for the head: shadow time and the nodes it would take then.
+    //    Cached while the head and the VC's resources are unchanged.
+    bool same_state = cache_valid_ && cached_head_ == head_slot && cached_vc_ == vc && cached_version_ == h.version(vc);
+    if (!same_state) {
+      ComputeShadow(h, head_slot);
+      cached_head_ = head_slot;
+      cached_vc_ = vc;
+      cached_version_ = h.version(vc);
+      cache_valid_ = true;
+      candidates_from_fresh_ = false;
+    } else {
+      candidates_from_fresh_ = true;  // only jobs that arrived since can newly fit
+    }
+    // 2. Backfill: later jobs that fit now without delaying the head.
+    if (candidates_from_fresh_) {
+      cand_.clear();
+      for (uint32_t s : h.fresh(vc))
+        if (s != head_slot && !h.job(s).running && h.job(s).job) cand_.push_back(s);
+    } else {
+      h.PendingAfter(vc, head_slot, max_test_, &cand_);
+    }
+    for (uint32_t s : cand_) {
+      SchedJob& j = h.job(s);
+      if (j.running) continue;
+      Duration est = j.estimate >= 0 ? j.estimate : j.remaining;
+      bool ends_before_shadow = shadow_ != kNoTime && h.now() + std::max<Duration>(1, est) <= shadow_;
+      const NodeMask* blocked = (shadow_ == kNoTime || ends_before_shadow) ? nullptr : &reserved_;
+      if (shadow_ == kNoTime) continue;  // head can never start with current knowledge: do not backfill
+      PluginStatus st = h.placer().Place(j, h.state(), blocked, &alloc_);
+      if (!st.ok()) continue;
+      h.Start(s, std::move(alloc_));
+      alloc_.clear();
+      cached_version_ = h.version(vc);  // our own starts keep the reservation valid
+    }
+    return Next::kStop;
+  }
+
+ private:
+  void ComputeShadow(SchedulerHandle& h, uint32_t head_slot) {
+    SchedJob& head = h.job(head_slot);
+    const VcId vc = head.vc;
+    ClusterState& st = h.state();
+    reserved_ = NodeMask(st.vc_nodes(vc).size());
+    shadow_ = kNoTime;
+    h.RunningByEstEnd(vc, &running_);
+    size_t released = 0;
+    for (size_t i = 0; i < running_.size(); ++i) {
+      SchedJob& r = h.job(running_[i]);
+      st.Release(r.alloc);
+      released = i + 1;
+      // Release every job ending at the same time before testing.
+      if (i + 1 < running_.size() && h.job(running_[i + 1]).est_end == r.est_end) continue;
+      if (st.vc_free_gpus(vc) < head.job->gpus && head.job->gpus > 0 && !head.job->is_fractional()) continue;
+      if (h.placer().Place(head, st, nullptr, &alloc_).ok()) {
+        shadow_ = std::max(r.est_end, h.now() + 1);
+        for (const Slot& sl : alloc_) reserved_.Set(st.local_index(sl.node));
+        alloc_.clear();
+        break;
+      }
+    }
+    for (size_t i = released; i-- > 0;) st.Apply(h.job(running_[i]).alloc);
+  }
+
+  size_t max_test_;
+  bool cache_valid_ = false, candidates_from_fresh_ = false;
+  uint32_t cached_head_ = 0;
+  VcId cached_vc_;
+  uint64_t cached_version_ = 0;
+  Time shadow_ = kNoTime;
+  NodeMask reserved_;
+  std::vector<uint32_t> running_, cand_;
+  Allocation alloc_;
+};
+
+// ---------------- PostFilter: preemption by remaining time (SRTF)
+
+class PreemptLonger final : public PostFilterPlugin {
+ public:
+  std::string_view name() const override { return "preempt-longer-remaining"; }
+
+  Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) override {
+    *placed = false;
+    SchedJob& j = h.job(slot);
+    const VcId vc = j.vc;
+    ClusterState& st = h.state();
+    h.RunningByTrueEndDesc(vc, &running_);
+    const Time now = h.now();
+    // Victims: running jobs whose remaining time exceeds j's, longest first.
+    victims_.clear();
+    uint64_t freed = st.vc_free_gpus(vc);
+    bool ok = false;
+    for (uint32_t r : running_) {
+      SchedJob& rj = h.job(r);
+      if (rj.true_end - now <= j.remaining) break;
+      victims_.push_back(r);
+      st.Release(rj.alloc);
+      freed += rj.job->gpus;
+      if (freed < j.job->gpus) continue;
+      if (h.placer().Place(j, st, nullptr, &alloc_).ok()) {
+        ok = true;
+        break;
+      }
+    }
+    if (!ok) {
+      for (size_t i = victims_.size(); i-- > 0;) st.Apply(h.job(victims_[i]).alloc);
+      // Nothing can be preempted and nothing is free: later (longer) jobs cannot run either.
+      if (st.vc_free_gpus(vc) == 0 && (running_.empty() || h.job(running_.front()).true_end - now <= j.remaining))
+        return Next::kStop;
+      return Next::kContinue;
+    }
+    // Put back victims that do not overlap the new allocation (shortest remaining first).
+    st.Apply(alloc_);
+    std::vector<uint32_t> really;
+    for (size_t i = victims_.size(); i-- > 0;) {
+      SchedJob& v = h.job(victims_[i]);
+      if (CanApply(st, v.alloc)) {
+        st.Apply(v.alloc);
+      } else {
+        really.push_back(victims_[i]);
+      }
+    }
+    // Restore the state exactly as the handle expects: undo the tentative changes, then
+    // preempt for real and start j through the handle (which applies and records).
+    for (size_t i = 0; i < victims_.size(); ++i) {
+      uint32_t v = victims_[i];
+      if (std::find(really.begin(), really.end(), v) == really.end()) st.Release(h.job(v).alloc);
+    }
+    st.Release(alloc_);
+    for (size_t i = victims_.size(); i-- > 0;) st.Apply(h.job(victims_[i]).alloc);
+    for (uint32_t v : really) h.Preempt(v);
+    h.Start(slot, std::move(alloc_));
+    alloc_.clear();
+    *placed = true;
+    return Next::kContinue;
+  }
+
+ private:
+  static bool CanApply(const ClusterState& st, const Allocation& a) {
+    for (const Slot& s : a) {
+      if (st.tracks_gpus()) {
+        uint32_t m = s.gpu_mask;
+        while (m) {
+          int g = std::countr_zero(m);
+          m &= m - 1;
+          if (st.gpu_free_milli(s.node, g) < s.milli) return false;
+        }
+      } else if (st.free_gpus(s.node) < s.gpus) {
+        return false;
+      }
+      if (!st.CpuMemFits(s.node, s.cpu_milli, s.mem_mib)) return false;
+    }
+    return true;
+  }
+  std::vector<uint32_t> running_, victims_;
+  Allocation alloc_;
+};
+
+struct Params {
+  std::map<std::string, std::string> kv;
+  std::string policy;
+};
+
+Result<Params> ParseSpec(const std::string& spec) {
+  Params p;
+  size_t colon = spec.find(':');
+  p.policy = spec.substr(0, colon);
+  if (colon == std::string::npos) return p;
+  std::string rest = spec.substr(colon + 1);
+  size_t pos = 0;
+  while (pos <= rest.size()) {
+    size_t comma = rest.find(',', pos);
+    std::string item = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return MakeError("policy '" + spec + "': expected key=value parameters, got \"" + item + "\"");
+    p.kv[item.substr(0, eq)] = item.substr(eq + 1);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return p;
+}
+
+Result<bool> ParseBool(const std::string& spec, const std::string& key, const std::string& v) {
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  return MakeError("policy '" + spec + "': parameter '" + key + "': expected true or false, got \"" + v + "\"");
+}
+
+}  // namespace
+
+std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy"}; }
+
+Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed) {
+  ORR_ASSIGN_OR_RETURN(Params p, ParseSpec(spec));
+  PolicyParts parts;
+  parts.name = spec;
+  std::map<std::string, std::string> kv = p.kv;
+  auto take = [&](const std::string& key, const std::string& def) {
+    auto it = kv.find(key);
+    if (it == kv.end()) return def;
+    std::string v = it->second;
+    kv.erase(it);
+    return v;
+  };
+  if (p.policy == "fifo") {
+    parts.sort = std::make_unique<FifoSort>();
+  } else if (p.policy == "sjf") {
+    parts.sort = std::make_unique<SjfSort>();
+  } else if (p.policy == "srtf") {
+    parts.sort = std::make_unique<SrtfSort>();
+    parts.post = std::make_unique<PreemptLonger>();
+    parts.blocking = false;
+    parts.preemptive = true;
+  } else if (p.policy == "qssf") {
+    parts.sort = std::make_unique<QssfSort>();
+    ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "noisy-oracle"), seed));
+  } else if (p.policy == "easy") {
+    parts.sort = std::make_unique<FifoSort>();
+    ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "walltime"), seed));
+    std::string n = take("bf_max_job_test", "1000");
+    int64_t v = 0;
+    if (!ParseI64(n, &v) || v < 1 || v > 10000000)
+      return MakeError("policy '" + spec + "': parameter 'bf_max_job_test': expected an integer in [1, 10000000], got \"" +
+                       n + "\"");
+    parts.post = std::make_unique<EasyBackfill>(static_cast<size_t>(v));
+  } else {
+    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy)");
+  }
+  if (kv.count("blocking")) {
+    ORR_ASSIGN_OR_RETURN(parts.blocking, ParseBool(spec, "blocking", take("blocking", "")));
+  }
+  if (!kv.empty()) {
+    return MakeError("policy '" + spec + "': unknown parameter '" + kv.begin()->first + "' for policy '" + p.policy + "'");
+  }
+  return parts;
+}
+
+}  // namespace orrery

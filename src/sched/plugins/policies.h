@@ -1,0 +1,28 @@
+// Policy registry: a policy is a named assembly of plugins at the framework's
+// extension points, built from a spec "name[:key=value,...]" with validated parameters.
+//
+//   fifo    QueueSort submit time; blocking (head-of-line)
+//   sjf     QueueSort true duration (oracle); blocking
+//   srtf    QueueSort true remaining time (oracle); greedy; PostFilter preempts running
+//           jobs with longer remaining time; checkpoint overhead 7/30/60 s per preemption
+//   qssf    QueueSort estimated GPU-time (estimate × GPUs, ties by GPUs); blocking;
+//           estimator=noisy-oracle (default) | oracle | walltime | table:<csv>
+//   easy    QueueSort submit time; PostFilter EASY backfill: reservation for the head
+//           job at its shadow time, backfill jobs that end before it (by estimate) or
+//           avoid its reserved nodes; estimator=walltime (default) | oracle | ...;
+//           bf_max_job_test=N (default 1000) jobs examined per backfill pass
+// Common parameters: blocking=true|false (override head-of-line blocking).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "sched/framework/scheduler.h"
+
+namespace orrery {
+
+Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed);
+std::vector<std::string> PolicyNames();
+
+}  // namespace orrery

@@ -1,0 +1,279 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <numeric>
+#include <queue>
+
+#include "sched/framework/scheduler.h"
+#include "sched/plugins/placers.h"
+#include "sched/plugins/policies.h"
+
+namespace orrery {
+
+namespace {
+
+struct Completion {
+  Time t;
+  uint64_t seq;
+  uint32_t slot;
+  uint32_t gen;
+  bool operator>(const Completion& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+// Maps trace VCs and GPU types onto the cluster's.
+struct Mapping {
+  std::vector<int32_t> vc;          // trace vc id -> cluster vc id (-1 = none)
+  std::vector<int32_t> type;        // trace type id -> cluster type id (-1 = none)
+};
+
+Mapping BuildMapping(const Trace& trace, const Cluster& cluster) {
+  Mapping m;
+  bool pool = cluster.single_pool || cluster.vcs.size() == 1;
+  m.vc.assign(trace.vcs.size(), pool ? 0 : -1);
+  if (!pool) {
+    for (size_t i = 0; i < trace.vcs.size(); ++i) {
+      for (size_t v = 0; v < cluster.vcs.size(); ++v)
+        if (cluster.vcs[v].name == trace.vcs.Get(static_cast<uint32_t>(i))) m.vc[i] = static_cast<int32_t>(v);
+    }
+  }
+  m.type.assign(trace.gpu_types.size(), -1);
+  for (size_t i = 0; i < trace.gpu_types.size(); ++i) {
+    uint32_t c = cluster.gpu_types.Find(trace.gpu_types.Get(static_cast<uint32_t>(i)));
+    if (c != UINT32_MAX) m.type[i] = static_cast<int32_t>(c);
+  }
+  return m;
+}
+
+}  // namespace
+
+Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg) {
+  if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(cfg.policy, cfg.seed));
+  ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(cfg.placer, cfg.seed));
+  if (!cfg.tie_order.empty() && cfg.tie_order.size() != trace.jobs.size())
+    return MakeError("tie order has " + std::to_string(cfg.tie_order.size()) + " entries for " +
+                     std::to_string(trace.jobs.size()) + " jobs");
+
+  SimResult r;
+  r.policy = cfg.policy;
+  r.placer = cfg.placer;
+  r.oracle = (policy.estimator && policy.estimator->is_oracle()) || policy.sort->wants_oracle();
+  r.total_gpus = cluster.total_gpus();
+  for (const auto& v : cluster.vcs) r.vc_names.push_back(v.name);
+  bool fractional = false;
+  for (const Job& j : trace.jobs) fractional |= j.is_fractional();
+  Scheduler sched(cluster, fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer));
+
+  const size_t n = trace.jobs.size();
+  r.outcomes.resize(n);
+  auto reason_id = [&](std::string_view why) -> uint8_t {
+    for (size_t i = 0; i < r.reasons.size(); ++i)
+      if (r.reasons[i] == why) return static_cast<uint8_t>(i);
+    r.reasons.emplace_back(why);
+    return static_cast<uint8_t>(r.reasons.size() - 1);
+  };
+
+  // Arrival order: (submit, tie order).
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  auto seq_of = [&](uint32_t i) { return cfg.tie_order.empty() ? i : cfg.tie_order[i]; };
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; ++i) {
+    const Job &a = trace.jobs[order[i - 1]], &b = trace.jobs[order[i]];
+    sorted = a.submit < b.submit || (a.submit == b.submit && seq_of(order[i - 1]) < seq_of(order[i]));
+  }
+  if (!sorted) {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const Job &ja = trace.jobs[a], &jb = trace.jobs[b];
+      return ja.submit != jb.submit ? ja.submit < jb.submit : seq_of(a) < seq_of(b);
+    });
+  }
+
+  Mapping map = BuildMapping(trace, cluster);
+  std::vector<uint32_t> slot_job;   // slot -> job index
+  std::vector<uint32_t> slot_gen;   // slot -> generation (lazy cancellation of completions)
+  std::vector<Time> pending_since;  // per slot
+  std::vector<Time> seg_start;      // per slot: start of the current running segment
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> heap;
+  uint64_t cseq = 0;
+  std::vector<Decision> decisions;
+  size_t next = 0;
+  uint64_t done = 0;
+  uint64_t progress_step = std::max<uint64_t>(1, n / 100);
+  Time next_sample = kNoTime;
+  Time last_t = kNoTime;
+  uint64_t busy_milli = 0;
+  r.first_submit = n ? trace.jobs[order[0]].submit : 0;
+  if (cfg.sample_interval > 0 && n) next_sample = r.first_submit - (r.first_submit % cfg.sample_interval);
+
+  auto finish_outcome = [&](uint32_t idx) {
+    ++done;
+    if (cfg.progress && done % progress_step == 0) cfg.progress(done, n);
+  };
+
+  // Pre-pass: jobs that can never be simulated.
+  auto admit_static = [&](const Job& j, JobOutcome& o) -> bool {
+    if (j.duration < 0) {
+      o.status = OutcomeStatus::kSkipped;
+      o.reject_reason = reason_id("duration unknown in the trace");
+      return false;
+    }
+    if (j.gpus == 0 && !cfg.run_cpu_jobs) {
+      o.status = OutcomeStatus::kSkipped;
+      o.reject_reason = reason_id("CPU-only job (use --cpu-jobs to simulate)");
+      return false;
+    }
+    return true;
+  };
+
+  while (next < n || !heap.empty()) {
+    Time t = next < n ? trace.jobs[order[next]].submit : INT64_MAX;
+    if (!heap.empty()) t = std::min(t, heap.top().t);
+    // Samples strictly before t see the state as it was since the previous instant.
+    while (next_sample != kNoTime && next_sample < t) {
+      r.samples.push_back(TimeSample{next_sample, busy_milli, static_cast<uint32_t>(sched.running_total()),
+                                     static_cast<uint32_t>(sched.pending_total()), sched.pending_gpu_milli()});
+      next_sample += cfg.sample_interval;
+    }
+    if (last_t != kNoTime) r.gpu_seconds_busy += static_cast<double>(busy_milli) / 1000.0 * static_cast<double>(t - last_t);
+    last_t = t;
+    // 1. Completions.
+    while (!heap.empty() && heap.top().t == t) {
+      Completion c = heap.top();
+      heap.pop();
+      if (slot_gen[c.slot] != c.gen) continue;  // cancelled by a preemption
+      ++r.events;
+      uint32_t idx = slot_job[c.slot];
+      const SchedJob& sj = sched.view(c.slot);
+      JobOutcome& o = r.outcomes[idx];
+      o.end = t;
+      o.run += t - seg_start[c.slot];
+      (void)sj;
+      busy_milli -= trace.jobs[idx].gpu_milli_total();
+      sched.Finish(c.slot, t);
+      sched.Release(c.slot);
+      r.last_end = std::max(r.last_end, t);
+      finish_outcome(idx);
+    }
+    // 2. Arrivals.
+    while (next < n && trace.jobs[order[next]].submit == t) {
+      uint32_t idx = order[next++];
+      ++r.events;
+      const Job& j = trace.jobs[idx];
+      JobOutcome& o = r.outcomes[idx];
+      o.job = JobId(idx);
+      o.gpus = j.gpus;
+      o.gpu_milli = j.gpu_milli;
+      o.submit = j.submit;
+      if (!admit_static(j, o)) {
+        finish_outcome(idx);
+        continue;
+      }
+      int32_t vc = j.vc.valid() && j.vc.v < map.vc.size() ? map.vc[j.vc.v] : (map.vc.empty() ? -1 : map.vc[0]);
+      if (!j.vc.valid() && (cluster.single_pool || cluster.vcs.size() == 1)) vc = 0;
+      if (vc < 0) {
+        o.status = OutcomeStatus::kRejected;
+        o.reject_reason = reason_id("job's VC is not in the cluster");
+        finish_outcome(idx);
+        continue;
+      }
+      o.vc = VcId(static_cast<uint16_t>(vc));
+      GpuTypeMask types = 0;
+      bool had_types = j.gpu_types != 0;
+      for (uint32_t m = j.gpu_types; m; m &= m - 1) {
+        int tt = std::countr_zero(m);
+        if (tt < static_cast<int>(map.type.size()) && map.type[tt] >= 0) types |= 1u << map.type[tt];
+      }
+      if (had_types && types == 0) {
+        o.status = OutcomeStatus::kRejected;
+        o.reject_reason = reason_id("no accepted GPU type exists in the cluster");
+        finish_outcome(idx);
+        continue;
+      }
+      auto slot = sched.Submit(&j, o.vc, types, seq_of(idx), t);
+      if (!slot.ok()) {
+        o.status = OutcomeStatus::kRejected;
+        o.reject_reason = reason_id(slot.error().message);
+        finish_outcome(idx);
+        continue;
+      }
+      uint32_t s = *slot;
+      if (slot_job.size() <= s) {
+        slot_job.resize(s + 1);
+        slot_gen.resize(s + 1, 0);
+        pending_since.resize(s + 1);
+        seg_start.resize(s + 1);
+      }
+      slot_job[s] = idx;
+      ++slot_gen[s];
+      pending_since[s] = t;
+    }
+    // 3. One scheduling cycle.
+    decisions.clear();
+    sched.Schedule(t, &decisions);
+    for (const Decision& d : decisions) {
+      uint32_t idx = slot_job[d.slot];
+      JobOutcome& o = r.outcomes[idx];
+      const SchedJob& sj = sched.view(d.slot);
+      if (d.kind == Decision::kStart) {
+        if (o.start == kNoTime) o.start = t;
+        seg_start[d.slot] = t;
+        o.wait += t - pending_since[d.slot];
+        busy_milli += trace.jobs[idx].gpu_milli_total();
+        heap.push(Completion{t + sj.remaining, cseq++, d.slot, slot_gen[d.slot]});
+      } else {  // preempted: its completion event is void; it waits again from now
+        ++slot_gen[d.slot];
+        ++o.preemptions;
+        o.run += t - seg_start[d.slot];
+        busy_milli -= trace.jobs[idx].gpu_milli_total();
+        pending_since[d.slot] = t;
+      }
+    }
+    // A job started and preempted in the same cycle produced both decisions in order; the
+    // completion pushed for the earlier start carries a stale generation and is skipped.
+  }
+  // Final sample at the last instant.
+  if (next_sample != kNoTime && next_sample <= last_t) {
+    r.samples.push_back(TimeSample{next_sample, busy_milli, 0, 0, 0});
+  }
+  if (sched.running_total() != 0 || sched.pending_total() != 0) {
+    return MakeError("simulation ended with " + std::to_string(sched.running_total()) + " running and " +
+                         std::to_string(sched.pending_total()) + " pending jobs",
+                     kExitRuntime);
+  }
+  return r;
+}
+
+Status CheckConservation(const Trace& trace, const SimResult& r) {
+  if (r.outcomes.size() != trace.jobs.size())
+    return MakeError("conservation: " + std::to_string(trace.jobs.size()) + " jobs submitted, " +
+                         std::to_string(r.outcomes.size()) + " accounted for",
+                     kExitRuntime);
+  double gpu_seconds = 0;
+  for (size_t i = 0; i < r.outcomes.size(); ++i) {
+    const JobOutcome& o = r.outcomes[i];
+    const Job& j = trace.jobs[i];
+    if (o.status != OutcomeStatus::kFinished) continue;
+    if (o.start == kNoTime || o.end == kNoTime || o.start < o.submit || o.end < o.start)
+      return MakeError("conservation: job " + std::to_string(i) + " finished with inconsistent times", kExitRuntime);
+    if (o.run < j.duration)
+      return MakeError("conservation: job " + std::to_string(i) + " ran " + std::to_string(o.run) + " s of its " +
+                           std::to_string(j.duration) + " s",
+                       kExitRuntime);
+    if (o.end - o.submit != o.wait + o.run)
+      return MakeError("conservation: job " + std::to_string(i) + " wait + run != end - submit", kExitRuntime);
+    gpu_seconds += static_cast<double>(o.run) * j.gpus * j.gpu_milli / 1000.0;
+  }
+  double capacity = static_cast<double>(r.total_gpus) * static_cast<double>(std::max<Time>(0, r.last_end - r.first_submit));
+  if (gpu_seconds > capacity * (1 + 1e-9) + 1e-6)
+    return MakeError("conservation: " + std::to_string(gpu_seconds) + " GPU-seconds used > capacity " +
+                         std::to_string(capacity),
+                     kExitRuntime);
+  if (std::abs(gpu_seconds - r.gpu_seconds_busy) > 1e-6 * std::max(1.0, gpu_seconds))
+    return MakeError("conservation: integrated busy GPU-seconds " + std::to_string(r.gpu_seconds_busy) +
+                         " != sum over jobs " + std::to_string(gpu_seconds),
+                     kExitRuntime);
+  return Status::Ok();
+}
+
+}  // namespace orrery
