@@ -25,6 +25,17 @@ Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path) {
   return r;
 }
 
+std::unique_ptr<LineReader> LineReader::FromString(std::string_view data, std::string name) {
+  std::unique_ptr<LineReader> r(new LineReader());
+  r->path_ = std::move(name);
+  r->buf_.resize(data.size() + 1);  // +1: data() is never null
+  if (!data.empty()) std::memcpy(r->buf_.data(), data.data(), data.size());
+  r->end_ = data.size();
+  r->bytes_ = data.size();
+  r->eof_ = true;
+  return r;
+}
+
 LineReader::~LineReader() {
   if (gz_ != nullptr) gzclose(static_cast<gzFile>(gz_));
 }

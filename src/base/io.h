@@ -20,6 +20,9 @@ namespace orrery {
 class LineReader {
  public:
   static Result<std::unique_ptr<LineReader>> Open(const std::string& path);
+  // Reads lines from an in-memory copy of `data` (tests, fuzzers, in-memory parsing);
+  // `name` stands in for the path in messages. Not gzip-aware.
+  static std::unique_ptr<LineReader> FromString(std::string_view data, std::string name = "<memory>");
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;

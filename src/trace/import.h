@@ -16,6 +16,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,9 @@ std::string_view TraceFormatName(TraceFormat f);
 
 struct ImportOptions {
   bool skip_bad_rows = false;  // skip malformed rows instead of failing
+  // SWF: treat each allocated processor as one GPU (gpus = procs, cpu_milli = 0) instead
+  // of a CPU workload (gpus = 0, cpu_milli = procs * 1000), so HPC logs can drive GPU simulations.
+  bool swf_procs_as_gpus = false;
 };
 
 struct ImportReport {
@@ -57,6 +62,15 @@ struct ImportReport {
 // for kAlibabaOpenb only pod lists are jobs (node lists are cluster configs, see config/).
 Result<Trace> ImportTrace(TraceFormat format, const std::vector<std::string>& inputs, const ImportOptions& options,
                           ImportReport* report);
+
+// Same as ImportTrace for one in-memory input; `name` stands in for the file name in
+// messages (tests, fuzzers). gzip is not decoded here.
+Result<Trace> ImportTraceFromString(TraceFormat format, std::string_view data, const std::string& name,
+                                    const ImportOptions& options, ImportReport* report);
+
+// Helios cluster_gpu_number.csv ("date,<vc>...,total"): GPUs per VC on `date`
+// ("YYYY-MM-DD"); the "total" column is not a VC and is left out.
+Result<std::map<std::string, int>> ReadHeliosVcGpus(const std::string& path, const std::string& date);
 
 // Detects the format of `path` from its first non-comment line.
 Result<TraceFormat> DetectTraceFormat(const std::string& path);

@@ -1,0 +1,257 @@
+// Canonical trace format: writer (hand-formatted, no iostreams) and reader.
+// docs/formats/trace.md describes it column by column.
+#include "trace/canonical.h"
+
+#include <charconv>
+#include <cstring>
+#include <unordered_map>
+
+#include "base/io.h"
+#include "trace/import_internal.h"
+
+namespace orrery {
+
+namespace {
+
+constexpr std::string_view kMagic = "#orrery-trace v1";
+constexpr std::string_view kHeader =
+    "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,nodes,cpu_milli,mem_mib,"
+    "state";
+constexpr int kCols = 17;
+
+// RFC 4180 quoting when the value holds ',' or '"' (or starts with a space or '#', to be safe).
+std::string QuoteCsv(std::string_view s) {
+  bool need = s.find_first_of(",\"") != std::string_view::npos;
+  if (!need) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+inline void PutInt(std::string& b, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  b.append(buf, r.ptr);
+}
+
+std::vector<std::string> QuotedPool(const StringPool& p) {
+  std::vector<std::string> out;
+  out.reserve(p.size());
+  for (const auto& s : p.all()) out.push_back(QuoteCsv(s));
+  return out;
+}
+
+// Writes the whole trace to `sink`, calling flush(b) whenever the buffer is large.
+template <class Flush>
+void Serialise(const Trace& t, std::string& b, Flush&& flush) {
+  b.append(kMagic);
+  b.append("\n#origin=");
+  b.append(t.origin);
+  b.append("\n#epoch_unix=");
+  if (t.epoch_known) PutInt(b, t.epoch_unix);
+  b.push_back('\n');
+  b.append(kHeader);
+  b.push_back('\n');
+  const auto users = QuotedPool(t.users), vcs = QuotedPool(t.vcs), names = QuotedPool(t.names);
+  std::unordered_map<GpuTypeMask, std::string> masks;
+  auto mask_text = [&](GpuTypeMask m) -> const std::string& {
+    auto it = masks.find(m);
+    if (it != masks.end()) return it->second;
+    std::string s;
+    for (uint32_t i = 0; i < 32; ++i) {
+      if (!(m & (1u << i)) || i >= t.gpu_types.size()) continue;
+      if (!s.empty()) s.push_back('|');
+      s.append(t.gpu_types.Get(i));
+    }
+    return masks.emplace(m, QuoteCsv(s)).first->second;
+  };
+  const bool ids = !t.source_ids.empty();
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    const Job& j = t.jobs[i];
+    PutInt(b, j.id.value());
+    b.push_back(',');
+    if (ids && i < t.source_ids.size()) {
+      const std::string& s = t.source_ids[i];
+      if (s.find_first_of(",\"") == std::string::npos) b.append(s);
+      else b.append(QuoteCsv(s));
+    }
+    b.push_back(',');
+    if (j.user.valid() && j.user.value() < users.size()) b.append(users[j.user.value()]);
+    b.push_back(',');
+    if (j.vc.valid() && j.vc.value() < vcs.size()) b.append(vcs[j.vc.value()]);
+    b.push_back(',');
+    if (j.name.valid() && j.name.value() < names.size()) b.append(names[j.name.value()]);
+    b.push_back(',');
+    PutInt(b, j.submit);
+    b.push_back(',');
+    if (j.duration >= 0) PutInt(b, j.duration);
+    b.push_back(',');
+    if (j.walltime >= 0) PutInt(b, j.walltime);
+    b.push_back(',');
+    if (j.start != kNoTime) PutInt(b, j.start);
+    b.push_back(',');
+    if (j.end != kNoTime) PutInt(b, j.end);
+    b.push_back(',');
+    PutInt(b, j.gpus);
+    b.push_back(',');
+    PutInt(b, j.gpu_milli);
+    b.push_back(',');
+    if (j.gpu_types != 0) b.append(mask_text(j.gpu_types));
+    b.push_back(',');
+    PutInt(b, j.nodes);
+    b.push_back(',');
+    PutInt(b, j.cpu_milli);
+    b.push_back(',');
+    PutInt(b, j.mem_mib);
+    b.push_back(',');
+    b.append(JobStateName(j.state));
+    b.push_back('\n');
+    if (b.size() >= (1u << 20)) flush(b);
+  }
+}
+
+}  // namespace
+
+Status WriteCanonicalTrace(const Trace& trace, const std::string& path) {
+  ORR_ASSIGN_OR_RETURN(auto f, AtomicFile::Create(path));
+  std::string& b = f->buffer();
+  b.reserve(1u << 21);
+  Serialise(trace, b, [&](std::string&) { f->MaybeFlush(); });
+  return f->Commit();
+}
+
+std::string CanonicalTraceToString(const Trace& trace) {
+  std::string b;
+  b.reserve(128 + trace.jobs.size() * 64);
+  Serialise(trace, b, [](std::string&) {});
+  return b;
+}
+
+namespace trace_internal {
+
+Status ReadCanonical(LineReader& r, TraceBuilder& b) {
+  const std::string& file = r.path();
+  const uint32_t fidx = b.current_file();
+  b.set_has_ids(true);
+  b.set_time_base(TraceBuilder::TimeBase::kRelative);
+  std::string_view line;
+  if (!NextNonBlank(r, &line)) return Status::Ok();
+  if (StripBom(line) != kMagic)
+    return MakeError(file + ":" + std::to_string(r.line_number()) + ": expected '" + std::string(kMagic) +
+                     "' as the first line of a canonical trace, got " + Quote(line));
+  bool have_origin = false, have_epoch = false;
+  std::optional<int64_t> epoch;
+  std::string origin;
+  for (;;) {
+    if (!r.Next(&line)) return MakeError(file + ": missing header line '" + std::string(kHeader) + "'");
+    if (line.empty() || line[0] != '#') break;
+    std::string_view kv = line.substr(1);
+    if (kv.rfind("origin=", 0) == 0) {
+      origin.assign(kv.substr(7));
+      have_origin = true;
+    } else if (kv.rfind("epoch_unix=", 0) == 0) {
+      std::string_view v = kv.substr(11);
+      int64_t e;
+      if (!v.empty()) {
+        if (!ParseI64(v, &e) || e < -kMaxSeconds || e > kMaxSeconds)
+          return MakeError(file + ":" + std::to_string(r.line_number()) +
+                           ": '#epoch_unix=': expected an integer (UTC seconds) or nothing, got " + Quote(v));
+        epoch = e;
+      }
+      have_epoch = true;
+    }  // other '#key=value' lines: ignored (forward compatible)
+  }
+  if (!have_origin || !have_epoch)
+    return MakeError(file + ": missing metadata line '" + std::string(have_origin ? "#epoch_unix=" : "#origin=") +
+                     "' before the header");
+  if (line != kHeader)
+    return MakeError(file + ":" + std::to_string(r.line_number()) + ": expected the header '" + std::string(kHeader) +
+                     "', got " + Quote(line));
+  if (fidx == 0) {
+    b.trace().origin = origin;
+    b.set_epoch(epoch);
+  } else if (b.epoch() != epoch) {
+    return MakeError(file + ": cannot combine canonical traces with different epochs");
+  }
+  uint64_t id_mismatch = 0;
+  uint64_t expected_id = b.trace().jobs.size();
+  Status st = ForEachRow(r, b, ',', kCols, kHeader, [&](Row& row, uint64_t ln) {
+    Job j;
+    int64_t id, submit, dur, wall, start, end, gpus, milli, nodes, cpu, mem;
+    if (!row.OptInt(0, "id", 0, UINT32_MAX - 1, -1, &id) ||
+        !row.Int(5, "submit", -kMaxSeconds, kMaxSeconds, &submit) ||
+        !row.OptInt(6, "duration", 0, kMaxSeconds, -1, &dur) || !row.OptInt(7, "walltime", 0, kMaxSeconds, -1, &wall) ||
+        !row.OptInt(8, "start", -kMaxSeconds, kMaxSeconds, kNoTime, &start) ||
+        !row.OptInt(9, "end", -kMaxSeconds, kMaxSeconds, kNoTime, &end) ||
+        !row.Int(10, "gpus", 0, kMaxGpus, &gpus) || !row.Int(11, "gpu_milli", 0, 1000, &milli) ||
+        !row.Int(13, "nodes", 0, 65535, &nodes) || !row.Int(14, "cpu_milli", 0, UINT32_MAX, &cpu) ||
+        !row.Int(15, "mem_mib", 0, UINT32_MAX, &mem))
+      return false;
+    if (start != kNoTime && end != kNoTime && end < start)
+      return row.Fail(9, "end", "a time not before start " + std::to_string(start), "end before start");
+    if (!ParseJobState(row.text(16), &j.state))
+      return row.Fail(16, "state", "one of UNKNOWN, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, RUNNING, PENDING, PREEMPTED");
+    if (!b.Vc(row.text(3), &j.vc)) return row.Fail(3, "vc", "at most 65535 distinct VCs", "too many VCs");
+    if (!b.GpuTypes(row.text(12), &j.gpu_types))
+      return row.Fail(12, "gpu_types", "at most 32 distinct GPU models", "too many GPU models");
+    if (id != static_cast<int64_t>(expected_id)) ++id_mismatch;
+    ++expected_id;
+    j.user = b.User(row.text(2));
+    j.name = b.Name(row.text(4));
+    j.submit = submit;
+    j.duration = dur;
+    j.walltime = wall;
+    j.start = start;
+    j.end = end;
+    j.gpus = static_cast<uint32_t>(gpus);
+    j.gpu_milli = static_cast<uint16_t>(milli);
+    j.nodes = static_cast<uint16_t>(nodes);
+    j.cpu_milli = static_cast<uint32_t>(cpu);
+    j.mem_mib = static_cast<uint32_t>(mem);
+    b.AddJob(j, row.text(1), RowLoc{fidx, ln});
+    return true;
+  });
+  if (id_mismatch > 0)
+    b.Warn(file + ": " + std::to_string(id_mismatch) + " rows have an id other than their row index; jobs were renumbered");
+  return st;
+}
+
+}  // namespace trace_internal
+
+Result<Trace> ReadCanonicalTrace(const std::string& path, const ImportOptions& options, ImportReport* report) {
+  return ImportTrace(TraceFormat::kCanonical, {path}, options, report);
+}
+
+bool TracesEqual(const Trace& a, const Trace& b, std::string* diff) {
+  auto fail = [&](std::string what) {
+    if (diff) *diff = std::move(what);
+    return false;
+  };
+  if (a.origin != b.origin) return fail("origin: " + a.origin + " vs " + b.origin);
+  if (a.epoch_known != b.epoch_known || a.epoch_unix != b.epoch_unix)
+    return fail("epoch: " + std::to_string(a.epoch_unix) + " vs " + std::to_string(b.epoch_unix));
+  if (a.users.all() != b.users.all()) return fail("users table differs");
+  if (a.vcs.all() != b.vcs.all()) return fail("vcs table differs");
+  if (a.names.all() != b.names.all()) return fail("names table differs");
+  if (a.gpu_types.all() != b.gpu_types.all()) return fail("gpu_types table differs");
+  if (a.source_ids != b.source_ids) return fail("source_ids differ");
+  if (a.jobs.size() != b.jobs.size())
+    return fail("job count: " + std::to_string(a.jobs.size()) + " vs " + std::to_string(b.jobs.size()));
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    const Job &x = a.jobs[i], &y = b.jobs[i];
+    if (x.id != y.id || x.user != y.user || x.vc != y.vc || x.name != y.name || x.submit != y.submit ||
+        x.duration != y.duration || x.walltime != y.walltime || x.start != y.start || x.end != y.end ||
+        x.gpus != y.gpus || x.gpu_milli != y.gpu_milli || x.nodes != y.nodes || x.cpu_milli != y.cpu_milli ||
+        x.mem_mib != y.mem_mib || x.gpu_types != y.gpu_types || x.state != y.state)
+      return fail("job " + std::to_string(i) + " differs");
+  }
+  return true;
+}
+
+}  // namespace orrery

@@ -1,0 +1,537 @@
+// Import dispatch, format detection, and the shared finalize step (TraceBuilder).
+#include "trace/import.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "trace/canonical.h"
+#include "trace/import_internal.h"
+
+namespace orrery {
+
+namespace ti = trace_internal;
+
+namespace {
+constexpr std::string_view kFormatNames[] = {"auto", "canonical", "helios", "philly", "openb", "swf", "sacct", "acme"};
+}  // namespace
+
+Result<TraceFormat> ParseTraceFormat(std::string_view name) {
+  for (size_t i = 0; i < std::size(kFormatNames); ++i)
+    if (name == kFormatNames[i]) return static_cast<TraceFormat>(i);
+  if (name == "alibaba" || name == "alibaba-openb") return TraceFormat::kAlibabaOpenb;
+  return MakeError("unknown trace format '" + std::string(name) +
+                   "' (expected one of: auto, canonical, helios, philly, openb, swf, sacct, acme)");
+}
+
+std::string_view TraceFormatName(TraceFormat f) { return kFormatNames[static_cast<int>(f)]; }
+
+namespace trace_internal {
+
+// ---------------------------------------------------------------- TraceBuilder
+
+TraceBuilder::TraceBuilder(const ImportOptions& options, ImportReport* report, std::string origin)
+    : options_(options), report_(report), users_(&trace_.users), vcs_(&trace_.vcs), names_(&trace_.names) {
+  trace_.origin = std::move(origin);
+}
+
+uint32_t TraceBuilder::AddFile(const std::string& path) {
+  files_.push_back(path);
+  return static_cast<uint32_t>(files_.size() - 1);
+}
+
+Status TraceBuilder::BadRow(std::string_view reason, Error err) {
+  if (!options_.skip_bad_rows) return err;
+  ++report_->rows_skipped;
+  ++report_->skipped_by_reason[std::string(reason)];
+  if (examples_ < 5) {
+    ++examples_;
+    report_->warnings.push_back("skipped: " + err.message);
+  }
+  return Status::Ok();
+}
+
+void TraceBuilder::SkipRow(std::string_view reason) {
+  ++report_->rows_skipped;
+  ++report_->skipped_by_reason[std::string(reason)];
+}
+
+void TraceBuilder::Warn(std::string msg) { report_->warnings.push_back(std::move(msg)); }
+
+bool TraceBuilder::Vc(std::string_view s, VcId* out) {
+  if (s.empty()) {
+    *out = VcId();
+    return true;
+  }
+  uint32_t id = vcs_.Intern(s);
+  if (id >= VcId::kInvalid) return false;
+  *out = VcId(static_cast<uint16_t>(id));
+  return true;
+}
+
+bool TraceBuilder::GpuType(std::string_view s, GpuTypeMask* mask) {
+  if (s.empty()) return true;
+  uint32_t id = trace_.gpu_types.Intern(s);
+  if (id >= 32) return false;
+  *mask |= (1u << id);
+  return true;
+}
+
+bool TraceBuilder::GpuTypes(std::string_view list, GpuTypeMask* mask) {
+  *mask = 0;
+  while (!list.empty()) {
+    size_t p = list.find('|');
+    std::string_view t = list.substr(0, p);
+    if (!GpuType(t, mask)) return false;
+    if (p == std::string_view::npos) break;
+    list.remove_prefix(p + 1);
+  }
+  return true;
+}
+
+void TraceBuilder::AddJob(const Job& job, std::string_view source_id, RowLoc loc) {
+  trace_.jobs.push_back(job);
+  locs_.push_back(loc);
+  if (has_ids_) {
+    id_arena_.append(source_id);
+    id_off_.push_back(static_cast<uint32_t>(id_arena_.size()));
+  }
+}
+
+Result<Trace> TraceBuilder::Finish() {
+  std::vector<Job>& jobs = trace_.jobs;
+  const size_t n = jobs.size();
+  std::vector<uint8_t> drop;
+  size_t dropped = 0;
+  auto sid = [&](size_t i) {
+    return std::string_view(id_arena_).substr(id_off_[i], id_off_[i + 1] - id_off_[i]);
+  };
+  // Duplicate source ids: the first occurrence (by file, line) wins.
+  if (has_ids_ && n > 0) {
+    std::vector<uint32_t> idx;
+    idx.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      if (!sid(i).empty()) idx.push_back(static_cast<uint32_t>(i));
+    std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
+      auto sa = sid(a), sb = sid(b);
+      if (sa != sb) return sa < sb;
+      return a < b;  // input order == (file, line) order
+    });
+    for (size_t k = 1; k < idx.size(); ++k) {
+      if (sid(idx[k]) != sid(idx[k - 1])) continue;
+      size_t first = k - 1;
+      while (first > 0 && sid(idx[first - 1]) == sid(idx[k])) --first;
+      const RowLoc& a = locs_[idx[first]];
+      const RowLoc& d = locs_[idx[k]];
+      Error e = MakeError(files_[d.file] + ":" + std::to_string(d.line) + ": duplicate job id " + Quote(sid(idx[k])) +
+                          " (first seen at " + files_[a.file] + ":" + std::to_string(a.line) + ")");
+      if (!options_.skip_bad_rows) {
+        // Report the earliest duplicate in input order for a stable message.
+        return e;
+      }
+      ORR_RETURN_IF_ERROR(BadRow("duplicate job id", e));
+      if (drop.empty()) drop.assign(n, 0);
+      drop[idx[k]] = 1;
+      ++dropped;
+    }
+  }
+  report_->jobs_imported = n - dropped;
+  if (n - dropped == 0) {
+    std::string names;
+    for (size_t i = 0; i < files_.size(); ++i) names += (i ? ", " : "") + files_[i];
+    return MakeError(names + ": no jobs" +
+                     (report_->rows_read == 0 ? std::string(" (empty input or header only)")
+                                              : " (all " + std::to_string(report_->rows_read) + " rows skipped)"));
+  }
+  // Order: stable by submit; ties keep input order.
+  std::vector<uint32_t> perm;
+  perm.reserve(n - dropped);
+  for (size_t i = 0; i < n; ++i)
+    if (drop.empty() || !drop[i]) perm.push_back(static_cast<uint32_t>(i));
+  size_t out_of_order = 0;
+  for (size_t k = 1; k < perm.size(); ++k)
+    if (jobs[perm[k]].submit < jobs[perm[k - 1]].submit) ++out_of_order;
+  if (out_of_order > 0) {
+    Warn("input was not sorted by submit time (" + std::to_string(out_of_order) +
+         " rows earlier than their predecessor); jobs were stable-sorted by submit");
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&](uint32_t a, uint32_t b) { return jobs[a].submit < jobs[b].submit; });
+  }
+  Trace out;
+  out.origin = trace_.origin;
+  out.users = std::move(trace_.users);
+  out.vcs = std::move(trace_.vcs);
+  out.names = std::move(trace_.names);
+  out.gpu_types = std::move(trace_.gpu_types);
+  out.jobs.resize(perm.size());
+  bool any_id = false;
+  if (has_ids_) out.source_ids.resize(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k) {
+    out.jobs[k] = jobs[perm[k]];
+    out.jobs[k].id = JobId(static_cast<uint32_t>(k));
+    if (has_ids_) {
+      auto s = sid(perm[k]);
+      if (!s.empty()) any_id = true;
+      out.source_ids[k].assign(s);
+    }
+  }
+  if (!any_id) out.source_ids.clear();
+  std::vector<Job>().swap(jobs);
+  // Epoch.
+  if (time_base_ == TimeBase::kAbsolute) {
+    int64_t epoch = epoch_ ? *epoch_ : out.jobs.front().submit;
+    for (Job& j : out.jobs) {
+      j.submit -= epoch;
+      if (j.start != kNoTime) j.start -= epoch;
+      if (j.end != kNoTime) j.end -= epoch;
+    }
+    out.epoch_unix = epoch;
+    out.epoch_known = true;
+  } else if (epoch_) {
+    out.epoch_unix = *epoch_;
+    out.epoch_known = true;
+  }
+  CanonicaliseTables(&out);
+  return out;
+}
+
+void CanonicaliseTables(Trace* t) {
+  auto remap = [&](StringPool& pool, auto get, auto set) {
+    std::vector<uint32_t> map(pool.size(), UINT32_MAX);
+    StringPool fresh;
+    for (Job& j : t->jobs) {
+      auto id = get(j);
+      if (!id.valid()) continue;
+      uint32_t& m = map[id.value()];
+      if (m == UINT32_MAX) m = fresh.Intern(pool.Get(id.value()));
+      set(j, m);
+    }
+    pool = std::move(fresh);
+  };
+  remap(t->users, [](const Job& j) { return j.user; }, [](Job& j, uint32_t v) { j.user = UserId(v); });
+  remap(t->vcs, [](const Job& j) { return j.vc; }, [](Job& j, uint32_t v) { j.vc = VcId(static_cast<uint16_t>(v)); });
+  remap(t->names, [](const Job& j) { return j.name; }, [](Job& j, uint32_t v) { j.name = NameId(v); });
+  {
+    std::vector<int> map(t->gpu_types.size(), -1);
+    StringPool fresh;
+    for (Job& j : t->jobs) {
+      if (j.gpu_types == 0) continue;
+      GpuTypeMask m = 0;
+      for (uint32_t b = 0; b < 32; ++b) {
+        if (!(j.gpu_types & (1u << b))) continue;
+        if (b >= map.size()) continue;  // dangling bit: dropped
+        if (map[b] < 0) map[b] = static_cast<int>(fresh.Intern(t->gpu_types.Get(b)));
+        m |= 1u << map[b];
+      }
+      j.gpu_types = m;
+    }
+    t->gpu_types = std::move(fresh);
+  }
+  bool any = false;
+  for (const auto& s : t->source_ids) any = any || !s.empty();
+  if (!any) t->source_ids.clear();
+  if (!t->epoch_known) t->epoch_unix = 0;
+}
+
+// ---------------------------------------------------------------- Row
+
+namespace {
+std::string Range(int64_t lo, int64_t hi) {
+  if (lo == 0 && hi == INT64_MAX) return "a non-negative integer";
+  return "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+// Distinguishes "not a number" from "a number out of range".
+bool LooksNumeric(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  if (s.empty()) return false;
+  bool dot = false;
+  for (char c : s) {
+    if (c == '.' && !dot) {
+      dot = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool Row::Fail(int i, const char* name, std::string_view expected, std::string reason) {
+  if (err_) return false;
+  err_ = FieldError(pos(i), name, expected, i < 0 ? std::string_view() : f_[i].text);
+  reason_ = reason.empty() ? "bad value in field '" + std::string(name) + "'" : std::move(reason);
+  return false;
+}
+
+bool Row::FailRow(std::string reason, std::string message) {
+  if (err_) return false;
+  err_ = MakeError(std::string(file_) + ":" + std::to_string(line_) + ": " + message);
+  reason_ = std::move(reason);
+  return false;
+}
+
+bool Row::Int(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, bool lenient) {
+  std::string_view s = f_[i].text;
+  int64_t v;
+  bool ok = lenient ? ParseI64Lenient(s, &v) : ParseI64(s, &v);
+  if (ok && v >= lo && v <= hi) {
+    *out = v;
+    return true;
+  }
+  if ((ok || LooksNumeric(s)) && !s.empty() && s.find('.') == std::string_view::npos) {
+    return Fail(i, name, Range(lo, hi) + " (value out of range)", "value out of range in field '" + std::string(name) + "'");
+  }
+  if (ok) return Fail(i, name, Range(lo, hi) + " (value out of range)", "value out of range in field '" + std::string(name) + "'");
+  return Fail(i, name, Range(lo, hi));
+}
+
+bool Row::OptInt(int i, const char* name, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out, bool lenient) {
+  if (i < 0 || Trim(f_[i].text).empty()) {
+    *out = if_empty;
+    return true;
+  }
+  return Int(i, name, lo, hi, out, lenient);
+}
+
+bool Row::DateTime(int i, const char* name, int64_t* out) {
+  if (ParseTimestamp(f_[i].text, out)) return true;
+  return Fail(i, name, "a date-time \"YYYY-MM-DD HH:MM:SS\"");
+}
+
+bool Row::OptDateTime(int i, const char* name, int64_t* out) {
+  if (i < 0 || f_[i].text.empty()) {
+    *out = kNoTime;
+    return true;
+  }
+  return DateTime(i, name, out);
+}
+
+bool ParseTimestamp(std::string_view s, int64_t* out) {
+  if (s.size() == 19 || s.size() == 10) return ParseDateTime(s, out);
+  if (s.size() < 19) return false;
+  int64_t base;
+  if (!ParseDateTime(s.substr(0, 19), &base)) return false;
+  std::string_view rest = s.substr(19);
+  if (!rest.empty() && rest[0] == '.') {
+    size_t k = 1;
+    while (k < rest.size() && rest[k] >= '0' && rest[k] <= '9') ++k;
+    if (k == 1) return false;
+    rest.remove_prefix(k);
+  }
+  if (rest.empty() || rest == "Z") {
+    *out = base;
+    return true;
+  }
+  if (rest[0] != '+' && rest[0] != '-') return false;
+  int sign = rest[0] == '-' ? -1 : 1;
+  rest.remove_prefix(1);
+  auto two = [](std::string_view d, int* v) {
+    if (d.size() != 2 || d[0] < '0' || d[0] > '9' || d[1] < '0' || d[1] > '9') return false;
+    *v = (d[0] - '0') * 10 + (d[1] - '0');
+    return true;
+  };
+  int hh, mm = 0;
+  if (rest.size() == 5 && rest[2] == ':') {
+    if (!two(rest.substr(0, 2), &hh) || !two(rest.substr(3, 2), &mm)) return false;
+  } else if (rest.size() == 4) {
+    if (!two(rest.substr(0, 2), &hh) || !two(rest.substr(2, 2), &mm)) return false;
+  } else if (rest.size() == 2) {
+    if (!two(rest, &hh)) return false;
+  } else {
+    return false;
+  }
+  if (hh > 23 || mm > 59) return false;
+  *out = base - sign * (hh * 3600 + mm * 60);
+  return true;
+}
+
+// ---------------------------------------------------------------- headers
+
+std::string JoinColumns(const std::vector<std::string_view>& cols, char delim) {
+  std::string s;
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (i) s.push_back(delim);
+    s.append(cols[i]);
+  }
+  return s;
+}
+
+namespace {
+std::string DelimName(char d) {
+  switch (d) {
+    case '\t': return "tab";
+    case ';': return "';'";
+    case '|': return "'|'";
+    case ',': return "','";
+    default: return std::string("'") + d + "'";
+  }
+}
+std::vector<std::string_view> SplitSimple(std::string_view s, char d) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    size_t p = s.find(d);
+    out.push_back(Trim(s.substr(0, p)));
+    if (p == std::string_view::npos) break;
+    s.remove_prefix(p + 1);
+  }
+  return out;
+}
+}  // namespace
+
+Result<std::vector<int>> MapHeader(const HeaderSpec& spec, std::string_view line, std::string_view file) {
+  line = StripBom(line);
+  const std::string expected = "'" + JoinColumns(spec.columns, spec.delim) + "'";
+  auto map_with = [&](char d, std::vector<int>* idx, std::string* missing) {
+    auto names = SplitSimple(line, d);
+    idx->assign(spec.columns.size(), -1);
+    int found = 0;
+    for (size_t c = 0; c < spec.columns.size(); ++c) {
+      for (size_t k = 0; k < names.size(); ++k) {
+        if (names[k] == spec.columns[c]) {
+          (*idx)[c] = static_cast<int>(k);
+          ++found;
+          break;
+        }
+      }
+      if ((*idx)[c] < 0 && spec.required[c]) {
+        if (!missing->empty()) *missing += ", ";
+        *missing += "'" + std::string(spec.columns[c]) + "'";
+      }
+    }
+    return found;
+  };
+  std::vector<int> idx;
+  std::string missing;
+  int found = map_with(spec.delim, &idx, &missing);
+  if (missing.empty()) return idx;
+  // Wrong delimiter? Try the usual suspects.
+  for (char d : {',', ';', '\t', '|'}) {
+    if (d == spec.delim || line.find(d) == std::string_view::npos) continue;
+    std::vector<int> idx2;
+    std::string missing2;
+    int found2 = map_with(d, &idx2, &missing2);
+    if (found2 > found && found2 >= 2) {
+      return MakeError(std::string(file) + ":1: the header is separated by " + DelimName(d) + ", but the " +
+                       std::string(spec.format) + " format uses " + DelimName(spec.delim) + " (expected header " +
+                       expected + ", got " + Quote(line) + ")");
+    }
+  }
+  return MakeError(std::string(file) + ":1: not a " + std::string(spec.format) + " header: expected " + expected +
+                   " (missing column" + (missing.find(',') != std::string::npos ? "s " : " ") + missing + "), got " +
+                   Quote(line));
+}
+
+// ---------------------------------------------------------------- dispatch
+
+Result<Trace> ImportFromReaders(TraceFormat format, std::vector<std::unique_ptr<LineReader>>& readers,
+                                const ImportOptions& options, ImportReport* report) {
+  ImportReport local;
+  if (report == nullptr) report = &local;
+  if (readers.empty()) return MakeError("no input files");
+  if (format == TraceFormat::kAuto) return MakeError("internal: format not resolved");
+  TraceBuilder b(options, report, std::string(TraceFormatName(format)));
+  Status (*reader)(LineReader&, TraceBuilder&) = nullptr;
+  switch (format) {
+    case TraceFormat::kCanonical: reader = ReadCanonical; break;
+    case TraceFormat::kHelios: reader = ReadHelios; break;
+    case TraceFormat::kPhilly: reader = ReadPhilly; break;
+    case TraceFormat::kAlibabaOpenb: reader = ReadOpenb; break;
+    case TraceFormat::kSwf: reader = ReadSwf; break;
+    case TraceFormat::kSacct: reader = ReadSacct; break;
+    case TraceFormat::kAcme: reader = ReadAcme; break;
+    case TraceFormat::kAuto: break;
+  }
+  for (auto& r : readers) {
+    b.AddFile(r->path());
+    Status s = reader(*r, b);
+    report->bytes_read += r->bytes_read();
+    if (!s.ok()) return s.error();
+    if (!r->error().empty()) return MakeError(r->error());
+  }
+  return b.Finish();
+}
+
+}  // namespace trace_internal
+
+Result<Trace> ImportTrace(TraceFormat format, const std::vector<std::string>& inputs, const ImportOptions& options,
+                          ImportReport* report) {
+  if (inputs.empty()) return MakeError("import: no input files");
+  if (format == TraceFormat::kAuto) {
+    ORR_ASSIGN_OR_RETURN(format, DetectTraceFormat(inputs.front()));
+  }
+  std::vector<std::unique_ptr<LineReader>> readers;
+  for (const auto& in : inputs) {
+    ORR_ASSIGN_OR_RETURN(auto r, LineReader::Open(in));
+    readers.push_back(std::move(r));
+  }
+  return ti::ImportFromReaders(format, readers, options, report);
+}
+
+Result<Trace> ImportTraceFromString(TraceFormat format, std::string_view data, const std::string& name,
+                                    const ImportOptions& options, ImportReport* report) {
+  std::vector<std::unique_ptr<LineReader>> readers;
+  readers.push_back(LineReader::FromString(data, name));
+  if (format == TraceFormat::kAuto) return MakeError(name + ": ImportTraceFromString needs an explicit format");
+  return ti::ImportFromReaders(format, readers, options, report);
+}
+
+namespace {
+bool Has(const std::vector<std::string_view>& cols, std::string_view c) {
+  return std::find(cols.begin(), cols.end(), c) != cols.end();
+}
+// Format implied by a list of header names, or kAuto when none matches.
+TraceFormat FromColumns(const std::vector<std::string_view>& c) {
+  if (c.empty()) return TraceFormat::kAuto;
+  if (Has(c, "timestamp") && Has(c, "num_gpus") && Has(c, "gpu_time")) return TraceFormat::kPhilly;
+  if (Has(c, "vc") && Has(c, "node num")) return TraceFormat::kPhilly;  // philly_vc.csv (config)
+  if (Has(c, "pod_phase") || (Has(c, "num_gpu") && Has(c, "gpu_milli"))) return TraceFormat::kAlibabaOpenb;
+  if (Has(c, "sn") && Has(c, "model")) return TraceFormat::kAlibabaOpenb;  // node list (config)
+  if (Has(c, "job_id") && Has(c, "vc") && Has(c, "gpu_num")) return TraceFormat::kHelios;
+  if (Has(c, "job_id") && Has(c, "type") && Has(c, "gpu_num")) return TraceFormat::kAcme;
+  if (c.front() == "date") return TraceFormat::kHelios;  // cluster_gpu_number.csv
+  if (Has(c, "JobID") || Has(c, "JobIDRaw")) return TraceFormat::kSacct;
+  if (Has(c, "id") && Has(c, "gpu_milli") && Has(c, "state")) return TraceFormat::kCanonical;
+  return TraceFormat::kAuto;
+}
+}  // namespace
+
+Result<TraceFormat> DetectTraceFormat(const std::string& path) {
+  ORR_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
+  std::string_view line;
+  while (r->Next(&line)) {
+    line = ti::StripBom(line);
+    if (ti::IsBlank(line)) continue;
+    if (line.rfind("#orrery-trace", 0) == 0) return TraceFormat::kCanonical;
+    if (line[0] == ';') return TraceFormat::kSwf;
+    if (line[0] == '#') continue;
+    if (line.find('|') != std::string_view::npos && line.find("JobID") != std::string_view::npos)
+      return TraceFormat::kSacct;
+    TraceFormat f = FromColumns(ti::SplitSimple(line, ','));
+    if (f != TraceFormat::kAuto) return f;
+    for (char d : {';', '\t'}) {
+      TraceFormat g = FromColumns(ti::SplitSimple(line, d));
+      if (g != TraceFormat::kAuto)
+        return MakeError(path + ":" + std::to_string(r->line_number()) + ": looks like a " +
+                         std::string(TraceFormatName(g)) + " file separated by " + ti::DelimName(d) +
+                         ", but that format uses " + (g == TraceFormat::kSacct ? "'|'" : "','"));
+    }
+    std::vector<Field> ws;
+    SplitWhitespace(line, &ws);
+    if (ws.size() == 18) {
+      bool numeric = true;
+      for (const auto& f : ws) numeric = numeric && ti::LooksNumeric(f.text);
+      if (numeric) return TraceFormat::kSwf;
+    }
+    return MakeError(path + ":" + std::to_string(r->line_number()) + ": cannot detect the trace format from " +
+                     Quote(line) + "; pass the format explicitly (--from)");
+  }
+  if (!r->error().empty()) return MakeError(r->error());
+  return MakeError(path + ": empty file: cannot detect the trace format");
+}
+
+Result<Trace> LoadTrace(const std::string& path, TraceFormat format, const ImportOptions& options,
+                        ImportReport* report) {
+  return ImportTrace(format, {path}, options, report);
+}
+
+}  // namespace orrery

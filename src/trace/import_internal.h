@@ -1,0 +1,231 @@
+// Internals shared by the importers (not part of the public API): the TraceBuilder
+// that collects jobs, handles bad rows (fail or skip + count), detects duplicate ids,
+// sorts and finalises; and located field parsing helpers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/io.h"
+#include "base/parse.h"
+#include "base/result.h"
+#include "model/trace.h"
+#include "trace/import.h"
+
+namespace orrery::trace_internal {
+
+// Bounds that keep all time arithmetic far from int64 overflow (~31,700 years).
+inline constexpr int64_t kMaxSeconds = 1'000'000'000'000LL;
+inline constexpr int64_t kMaxGpus = 1'000'000;
+
+// Where a job row came from (for duplicate-id messages).
+struct RowLoc {
+  uint32_t file = 0;
+  uint64_t line = 0;
+};
+
+// Interns into a StringPool with a one-entry cache (consecutive rows often repeat a value).
+class CachedPool {
+ public:
+  explicit CachedPool(StringPool* pool) : pool_(pool) {}
+  uint32_t Intern(std::string_view s) {
+    if (has_last_ && s == last_) return last_id_;
+    last_id_ = pool_->Intern(s);
+    last_.assign(s);
+    has_last_ = true;
+    return last_id_;
+  }
+  size_t size() const { return pool_->size(); }
+
+ private:
+  StringPool* pool_;
+  std::string last_;
+  uint32_t last_id_ = 0;
+  bool has_last_ = false;
+};
+
+class TraceBuilder {
+ public:
+  TraceBuilder(const ImportOptions& options, ImportReport* report, std::string origin);
+
+  // Registers an input file; returns its index.
+  uint32_t AddFile(const std::string& path);
+  const std::string& file(uint32_t i) const { return files_[i]; }
+  uint32_t current_file() const { return static_cast<uint32_t>(files_.size() - 1); }
+
+  // A bad row: with skip_bad_rows counts it under `reason` and returns Ok (the caller
+  // drops the row); otherwise returns `err` (the import fails).
+  Status BadRow(std::string_view reason, Error err);
+  // A row skipped by design (e.g. a Slurm job step); never an error.
+  void SkipRow(std::string_view reason);
+  void Warn(std::string msg);
+
+  // Interning; an empty string gives an invalid id. Returns false when the id space
+  // is exhausted (VCs: 65,535; GPU types: 32).
+  UserId User(std::string_view s) { return s.empty() ? UserId() : UserId(users_.Intern(s)); }
+  NameId Name(std::string_view s) { return s.empty() ? NameId() : NameId(names_.Intern(s)); }
+  bool Vc(std::string_view s, VcId* out);
+  bool GpuType(std::string_view s, GpuTypeMask* mask);
+  // Splits "A|B" into a mask; false if more than 32 distinct types.
+  bool GpuTypes(std::string_view list, GpuTypeMask* mask);
+
+  // Adds a job (times absolute or relative per time_base). id is ignored (renumbered).
+  void AddJob(const Job& job, std::string_view source_id, RowLoc loc);
+  void set_has_ids(bool v) { has_ids_ = v; }
+
+  // How Finish() sets the epoch:
+  //  kRelative: times are already relative; epoch_unix = epoch (if known) else unknown.
+  //  kAbsolute: times are absolute UTC seconds; epoch = `epoch` if set, else the first submit.
+  enum class TimeBase { kRelative, kAbsolute };
+  void set_time_base(TimeBase t) { time_base_ = t; }
+  void set_epoch(std::optional<int64_t> e) { epoch_ = e; }
+  std::optional<int64_t> epoch() const { return epoch_; }
+
+  // Duplicate ids, sorting, epoch, renumbering, canonical string-table order.
+  Result<Trace> Finish();
+
+  ImportReport& report() { return *report_; }
+  const ImportOptions& options() const { return options_; }
+  Trace& trace() { return trace_; }
+
+ private:
+  ImportOptions options_;
+  ImportReport* report_;
+  Trace trace_;
+  CachedPool users_, vcs_, names_;
+  std::vector<std::string> files_;
+  std::vector<RowLoc> locs_;
+  std::string id_arena_;
+  std::vector<uint32_t> id_off_{0};
+  bool has_ids_ = false;
+  TimeBase time_base_ = TimeBase::kRelative;
+  std::optional<int64_t> epoch_;
+  uint64_t examples_ = 0;
+};
+
+// Renumbers string tables of `t` in order of first use by jobs[0..n) (gpu types: bits in
+// ascending old id), drops unused entries, clears all-empty source_ids. Idempotent.
+void CanonicaliseTables(Trace* t);
+
+// Located parsing of one split row. Each getter returns false after recording the
+// error (message + reason) in the row; the importer then calls Reject().
+class Row {
+ public:
+  Row(std::string_view file, uint64_t line, const std::vector<Field>& fields) : file_(file), line_(line), f_(fields) {}
+
+  const Field& field(int i) const { return f_[i]; }
+  std::string_view text(int i) const { return i < 0 ? std::string_view() : f_[i].text; }
+
+  // Integer in [lo, hi]; `lenient` also accepts "12.0".
+  bool Int(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, bool lenient = false);
+  // Like Int, but an empty field (or one of `missing`, e.g. "-1" handled by the caller) gives `if_empty`.
+  bool OptInt(int i, const char* name, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out, bool lenient = false);
+  // "YYYY-MM-DD HH:MM:SS" (or 'T'; optional fraction and Z/+HH:MM offset) as UTC seconds.
+  bool DateTime(int i, const char* name, int64_t* out);
+  bool OptDateTime(int i, const char* name, int64_t* out);  // empty -> kNoTime
+
+  bool Fail(int i, const char* name, std::string_view expected, std::string reason = {});
+  bool FailRow(std::string reason, std::string message);  // whole-row problem: "file:line: message"
+
+  bool failed() const { return err_.has_value(); }
+  const Error& error() const { return *err_; }
+  const std::string& reason() const { return reason_; }
+  SourcePos pos(int i) const { return SourcePos{file_, line_, i < 0 ? 1u : f_[i].col}; }
+
+ private:
+  std::string_view file_;
+  uint64_t line_;
+  const std::vector<Field>& f_;
+  std::optional<Error> err_;
+  std::string reason_;
+};
+
+// Flexible timestamp: "YYYY-MM-DD[ T]HH:MM:SS[.fff][Z|±HH:MM|±HHMM]" or "YYYY-MM-DD".
+bool ParseTimestamp(std::string_view s, int64_t* out);
+
+// Header handling for delimited formats whose columns are found by name.
+struct HeaderSpec {
+  std::string_view format;            // "philly"
+  std::vector<std::string_view> columns;  // expected columns, in documented order
+  std::vector<bool> required;         // same size as columns
+  char delim = ',';
+};
+// Maps the header line to column indices (-1 = absent). Errors name the expected header,
+// missing columns, and a wrong delimiter (';', tab, '|' or ',') when that is the cause.
+Result<std::vector<int>> MapHeader(const HeaderSpec& spec, std::string_view line, std::string_view file);
+std::string JoinColumns(const std::vector<std::string_view>& cols, char delim);
+
+// Strips a UTF-8 byte order mark.
+inline std::string_view StripBom(std::string_view s) {
+  if (s.size() >= 3 && s.substr(0, 3) == "\xEF\xBB\xBF") s.remove_prefix(3);
+  return s;
+}
+inline bool IsBlank(std::string_view s) { return Trim(s).empty(); }
+
+// Next non-blank line; false at end of input.
+inline bool NextNonBlank(LineReader& r, std::string_view* line) {
+  while (r.Next(line))
+    if (!IsBlank(*line)) return true;
+  return false;
+}
+
+// Data-row loop shared by the delimited formats: skips blank lines, counts rows, splits
+// on `delim`, rejects unterminated quotes and wrong field counts (a trailing empty
+// field is tolerated), and hands each row to fn(Row&, line) -> bool (false = bad row).
+template <class Fn>
+Status ForEachRow(LineReader& r, TraceBuilder& b, char delim, size_t ncols, std::string_view columns, Fn&& fn) {
+  std::vector<Field> f;
+  f.reserve(ncols + 2);
+  std::vector<std::string> scratch;
+  std::string_view line;
+  ImportReport& rep = b.report();
+  const std::string& file = r.path();
+  while (r.Next(&line)) {
+    if (line.empty() || IsBlank(line)) continue;
+    ++rep.rows_read;
+    const uint64_t ln = r.line_number();
+    uint32_t bad_col = 0;
+    if (!SplitLine(line, delim, &f, &scratch, &bad_col)) {
+      ORR_RETURN_IF_ERROR(b.BadRow("unterminated quote", MakeError(file + ":" + std::to_string(ln) + ":" +
+                                                                   std::to_string(bad_col) + ": unterminated quote")));
+      continue;
+    }
+    if (f.size() == ncols + 1 && f.back().text.empty()) f.pop_back();
+    Row row(file, ln, f);
+    if (f.size() != ncols) {
+      row.FailRow("wrong number of fields", "expected " + std::to_string(ncols) + " fields (" + std::string(columns) +
+                                                "), got " + std::to_string(f.size()));
+    } else {
+      fn(row, ln);
+    }
+    if (row.failed()) ORR_RETURN_IF_ERROR(b.BadRow(row.reason(), row.error()));
+  }
+  return Status::Ok();
+}
+
+// Number of fields in a header line.
+inline size_t CountFields(std::string_view line, char delim) {
+  std::vector<Field> f;
+  std::vector<std::string> s;
+  uint32_t bad;
+  SplitLine(StripBom(line), delim, &f, &s, &bad);
+  return f.size();
+}
+
+// Per-format readers: read all rows of one input into the builder.
+Status ReadPhilly(LineReader& r, TraceBuilder& b);
+Status ReadHelios(LineReader& r, TraceBuilder& b);
+Status ReadOpenb(LineReader& r, TraceBuilder& b);
+Status ReadSwf(LineReader& r, TraceBuilder& b);
+Status ReadSacct(LineReader& r, TraceBuilder& b);
+Status ReadAcme(LineReader& r, TraceBuilder& b);
+Status ReadCanonical(LineReader& r, TraceBuilder& b);
+
+// Imports from already-open readers (files or memory).
+Result<Trace> ImportFromReaders(TraceFormat format, std::vector<std::unique_ptr<LineReader>>& readers,
+                                const ImportOptions& options, ImportReport* report);
+
+}  // namespace orrery::trace_internal
