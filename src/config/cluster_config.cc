@@ -409,8 +409,70 @@ std::string SyntaxMessage(const std::string& what) {
   return first;
 }
 
+// toml11 parses nested arrays and inline tables recursively, so very deep nesting would
+// overflow the stack. Reject it before parsing: a lexical scan that skips comments and
+// strings (basic, literal, multi-line) and tracks the depth of [ and {.
+constexpr int kMaxNesting = 64;
+
+Status CheckNesting(const Ctx& c, const std::string& text) {
+  int depth = 0;
+  uint32_t line = 1, col = 0;
+  size_t n = text.size();
+  for (size_t i = 0; i < n; ++i) {
+    char ch = text[i];
+    ++col;
+    if (ch == '\n') {
+      ++line;
+      col = 0;
+      continue;
+    }
+    if (ch == '#') {
+      while (i + 1 < n && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (ch == '"' || ch == '\'') {
+      bool multi = i + 2 < n && text[i + 1] == ch && text[i + 2] == ch;
+      size_t j = i + (multi ? 3 : 1);
+      for (; j < n; ++j) {
+        if (text[j] == '\n') {
+          if (!multi) break;  // a single-line string cannot span lines
+          ++line;
+          col = 0;
+          continue;
+        }
+        ++col;
+        if (ch == '"' && text[j] == '\\') {
+          ++j;
+          ++col;
+          continue;
+        }
+        if (text[j] == ch) {
+          if (!multi) break;
+          if (j + 2 < n && text[j + 1] == ch && text[j + 2] == ch) {
+            j += 2;
+            col += 2;
+            break;
+          }
+        }
+      }
+      if (j < n && text[j] == '\n') --j;  // let the outer loop count the newline
+      i = j < n ? j : n;
+      continue;
+    }
+    if (ch == '[' || ch == '{') {
+      if (++depth > kMaxNesting)
+        return MakeError(c.Pos(line, col) + ": expected arrays and inline tables nested at most " +
+                         std::to_string(kMaxNesting) + " deep, got deeper nesting");
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return Status::Ok();
+}
+
 Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) {
   Ctx c{file};
+  ORR_RETURN_IF_ERROR(CheckNesting(c, text));
   TV root;
   try {
     std::istringstream in(text);
