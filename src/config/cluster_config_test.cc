@@ -294,9 +294,9 @@ TEST(ClusterConfigTest, PowerDefaultsOnlyForEightGpuV100A100H100) {
 
 TEST(ClusterConfigTest, DeepNestingIsRejectedBeforeParsing) {
   std::string deep = "name = \"c\"\n# [[[[ in a comment\ns = \"[[[[\"\na = " + std::string(100000, '[');
-  EXPECT_EQ(Err(deep), "t.toml:4:68: expected arrays and inline tables nested at most 64 deep, got deeper nesting");
+  EXPECT_EQ(Err(deep), "t.toml:4:69: expected arrays and inline tables nested at most 64 deep, got deeper nesting");
   EXPECT_EQ(Err("name = \"c\"\na = " + std::string(50000, '{') ),
-            "t.toml:2:68: expected arrays and inline tables nested at most 64 deep, got deeper nesting");
+            "t.toml:2:69: expected arrays and inline tables nested at most 64 deep, got deeper nesting");
 }
 
 TEST(ClusterConfigTest, MissingFileIsAnError) {
