@@ -1,5 +1,6 @@
 #include "predict/estimator.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/io.h"
@@ -39,25 +40,36 @@ Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec
     std::string_view line;
     std::vector<Field> f;
     std::vector<std::string> scratch;
+    // Header-aware: id column "job_id" or "jobname", value column "estimate" or "priority";
+    // otherwise the first two columns.
+    size_t id_col = 0, val_col = 1, ncols = 2;
     bool header = true;
     while (reader->Next(&line)) {
-      if (header) {
-        header = false;
-        continue;
-      }
       uint32_t bad = 0;
       SourcePos pos{path, reader->line_number(), 1};
-      if (!SplitLine(line, ',', &f, &scratch, &bad) || f.size() < 2) {
-        return FieldError(pos, "job_id,estimate", "two comma-separated integers", line);
+      if (!SplitLine(line, ',', &f, &scratch, &bad)) return FieldError(pos, "row", "CSV", line);
+      if (header) {
+        header = false;
+        ncols = f.size();
+        for (size_t i = 0; i < f.size(); ++i) {
+          if (f[i].text == "job_id" || f[i].text == "jobname") id_col = i;
+          if (f[i].text == "estimate" || f[i].text == "priority") val_col = i;
+        }
+        if (std::max(id_col, val_col) >= ncols)
+          return FieldError(pos, "header", "a job id and an estimate column", line);
+        continue;
+      }
+      if (f.size() != ncols) {
+        return FieldError(pos, "row", std::to_string(ncols) + " comma-separated fields", line);
       }
       int64_t id = 0, est = 0;
-      if (!ParseI64(f[0].text, &id) || id < 0 || id > 100000000) {
-        pos.col = f[0].col;
-        return FieldError(pos, "job_id", "a job index", f[0].text);
+      if (!ParseI64(f[id_col].text, &id) || id < 0 || id > 100000000) {
+        pos.col = f[id_col].col;
+        return FieldError(pos, "job_id", "a job index in [0, 100000000]", f[id_col].text);
       }
-      if (!ParseI64Lenient(f[1].text, &est)) {
-        pos.col = f[1].col;
-        return FieldError(pos, "estimate", "an integer number of seconds", f[1].text);
+      if (!ParseI64Lenient(f[val_col].text, &est)) {
+        pos.col = f[val_col].col;
+        return FieldError(pos, "estimate", "an integer number of seconds", f[val_col].text);
       }
       if (table.size() <= static_cast<size_t>(id)) table.resize(id + 1, -1);
       table[id] = est;
