@@ -101,6 +101,8 @@ Result<std::map<std::string, int>> ReadHeliosVcGpus(const std::string& path, con
   if (!NextNonBlank(*r, &line)) return MakeError(path + ": empty file, expected a cluster_gpu_number.csv header");
   std::vector<Field> hf, f;
   std::vector<std::string> hs, s;
+  hs.reserve(4096);  // SplitLine keeps views into these strings
+  s.reserve(4096);
   uint32_t bad;
   std::string header(StripBom(line));
   if (!SplitLine(header, ',', &hf, &hs, &bad) || hf.empty() || Trim(hf[0].text) != "date")

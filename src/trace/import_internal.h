@@ -179,7 +179,10 @@ template <class Fn>
 Status ForEachRow(LineReader& r, TraceBuilder& b, char delim, size_t ncols, std::string_view columns, Fn&& fn) {
   std::vector<Field> f;
   f.reserve(ncols + 2);
+  // SplitLine keeps views into `scratch` strings: reserve so that they never move
+  // (rows with more fields than this are rejected without reading their fields).
   std::vector<std::string> scratch;
+  scratch.reserve(ncols + 256);
   std::string_view line;
   ImportReport& rep = b.report();
   const std::string& file = r.path();
