@@ -1,0 +1,360 @@
+#include "workload/generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <unordered_set>
+
+#include "base/result.h"
+#include "base/rng.h"
+
+namespace orrery::workload {
+namespace {
+
+constexpr uint8_t kCpuClass = 255;
+
+// Generic deep-learning job stems (model_dataset) for classes without their own list.
+const char* const kGenericStems[] = {
+    "resnet50_imagenet",  "resnet101_imagenet", "vgg16_imagenet",     "mobilenetv2_imagenet",
+    "efficientnet_b0_imagenet", "vit_b16_imagenet", "swin_t_imagenet", "inception_v3_imagenet",
+    "resnet18_cifar10",   "wrn28_cifar100",     "densenet121_cifar10", "yolov5s_coco",
+    "maskrcnn_r50_coco",  "fasterrcnn_coco",    "deeplabv3_cityscapes", "unet_kits19",
+    "pointnet_modelnet40", "bert_base_squad",   "bert_large_wiki",    "roberta_glue",
+    "gpt2_openwebtext",   "transformer_wmt16",  "t5_small_c4",        "lstm_ptb",
+    "conformer_librispeech", "wav2vec2_librispeech", "ncf_movielens", "dlrm_criteo",
+    "moco_v2_imagenet",   "simclr_imagenet",    "nas_darts_cifar10",  "gan_celeba",
+    "stylegan2_ffhq",     "ppo_atari",          "face_recog_ms1m",    "reid_market1501",
+};
+const char* const kCpuStems[] = {"preprocess", "tokenize", "eval_metrics", "data_convert", "pack_shards",
+                                 "compute_stats", "copy_ckpt", "tensorboard"};
+const uint32_t kBatch[] = {16, 32, 64, 128, 256, 512, 1024};
+const char* const kLr[] = {"0.1", "0.05", "0.01", "0.001", "3e-4", "1e-4", "2e-5"};
+
+// Slurm-style round walltime requests (seconds).
+const double kWalltimeSteps[] = {300, 600, 900, 1800, 3600, 7200, 14400, 21600, 28800, 43200,
+                                 86400, 172800, 259200, 432000, 604800, 1209600, 2592000};
+
+struct UserRec {
+  uint16_t vc = 0;
+  uint32_t first = 0, count = 0;          // GPU templates
+  uint32_t cpu_first = 0, cpu_count = 0;  // CPU templates
+  double walltime_factor = 1;
+};
+
+struct Template {
+  uint32_t user = 0;
+  uint32_t name = 0;
+  uint32_t gpus = 0;
+  uint8_t cls = 0;
+  double log_typical = 0;  // log of the typical duration (seconds)
+};
+
+// Index of the first cumulative value > x (cdf ascending, last = total).
+uint32_t PickCdf(const std::vector<double>& cdf, size_t n, double x) {
+  size_t i = std::upper_bound(cdf.begin(), cdf.begin() + n, x) - cdf.begin();
+  return static_cast<uint32_t>(std::min(i, n - 1));
+}
+
+}  // namespace
+
+struct WorkloadGenerator::Impl {
+  WorkloadSpec spec;
+  Trace header;
+  Rng arrivals, jobs;
+  std::vector<UserRec> users;
+  std::vector<double> user_cdf;      // cumulative activity
+  std::vector<double> zipf_prefix;   // prefix sums of 1/k^template_zipf
+  std::vector<Template> templates;
+  std::vector<double> class_state_cdf;  // 3 per class (+ CPU class at the end)
+  std::array<double, 168> rate_per_s{};  // arrival rate per hour of week
+  double t = 0;           // current time (s since epoch_unix)
+  double horizon = 0;     // seconds (when spec.jobs == 0)
+  uint64_t produced = 0;
+  double cpu_share = 0;
+
+  Impl(const WorkloadSpec& s, uint64_t seed)
+      : spec(s), arrivals(seed, "workload/arrivals"), jobs(seed, "workload/jobs") {
+    BuildRates();
+    BuildUsers(seed);
+    BuildTemplates(seed);
+    header.epoch_unix = spec.epoch_unix;
+    header.epoch_known = true;
+    header.origin = "generate:" + spec.name;
+    horizon = spec.days * 86400.0;
+  }
+
+  void BuildRates() {
+    cpu_share = spec.include_cpu_jobs ? std::clamp(spec.cpu_job_share, 0.0, 0.99) : 0.0;
+    double mean = 0;
+    for (double v : spec.hour_of_week) mean += v;
+    mean /= 168.0;
+    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share);
+    for (int h = 0; h < 168; ++h) rate_per_s[h] = mean > 0 ? base * spec.hour_of_week[h] / mean : base;
+  }
+
+  void BuildUsers(uint64_t seed) {
+    Rng rng(seed, "workload/users");
+    const uint32_t n = spec.users;
+    std::vector<double> act(n);
+    double total = 0;
+    for (uint32_t k = 0; k < n; ++k) total += act[k] = 1.0 / std::pow(k + 1.0, spec.user_zipf);
+    user_cdf.resize(n);
+    double c = 0;
+    for (uint32_t k = 0; k < n; ++k) user_cdf[k] = (c += act[k] / total);
+    // Home VC: users in decreasing activity go to the VC with the largest remaining
+    // capacity deficit, so expected job shares per VC follow VC capacity.
+    const auto& vcs = spec.vcs;
+    double cap_total = 0;
+    for (const auto& v : vcs) cap_total += v.gpus;
+    std::vector<double> deficit(vcs.size());
+    for (size_t i = 0; i < vcs.size(); ++i) deficit[i] = vcs[i].gpus / cap_total;
+    users.resize(n);
+    for (size_t i = 0; i < vcs.size(); ++i) header.vcs.Intern(vcs[i].name);
+    for (uint32_t k = 0; k < n; ++k) {
+      size_t best = std::max_element(deficit.begin(), deficit.end()) - deficit.begin();
+      deficit[best] -= act[k] / total;
+      users[k].vc = static_cast<uint16_t>(best);
+      users[k].walltime_factor =
+          1.0 + rng.LogNormal(std::log(std::max(0.05, spec.walltime_over_median - 1.0)), spec.walltime_over_sigma);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "user%03u", k);
+      header.users.Intern(buf);
+    }
+    zipf_prefix.resize(1);
+    zipf_prefix[0] = 0;
+  }
+
+  double ZipfPrefix(uint32_t k) {  // sum_{i=1..k} 1/i^s, extended lazily
+    while (zipf_prefix.size() <= k) {
+      double i = static_cast<double>(zipf_prefix.size());
+      zipf_prefix.push_back(zipf_prefix.back() + 1.0 / std::pow(i, spec.template_zipf));
+    }
+    return zipf_prefix[k];
+  }
+
+  std::string MakeName(Rng& rng, const JobClass& cls, bool cpu) {
+    std::string name;
+    if (cpu) {
+      name = kCpuStems[rng.Below(std::size(kCpuStems))];
+      name += "_" + std::string(kGenericStems[rng.Below(std::size(kGenericStems))]);
+      return name;
+    }
+    if (!cls.name_stems.empty()) {
+      name = cls.name_stems[rng.Below(cls.name_stems.size())];
+    } else {
+      name = kGenericStems[rng.Below(std::size(kGenericStems))];
+    }
+    if (rng.Uniform() < 0.6) name += "_bs" + std::to_string(kBatch[rng.Below(std::size(kBatch))]);
+    if (rng.Uniform() < 0.5) name += std::string("_lr") + kLr[rng.Below(std::size(kLr))];
+    return name;
+  }
+
+  uint32_t DrawGpus(Rng& rng, const JobClass& cls, uint32_t cap) {
+    double total = 0;
+    for (const auto& b : cls.gpus)
+      if (b.gpus <= cap) total += b.weight;
+    if (total <= 0) return std::max<uint32_t>(1, std::min<uint32_t>(cap, 1));
+    double x = rng.Uniform() * total;
+    for (const auto& b : cls.gpus) {
+      if (b.gpus > cap) continue;
+      if (x < b.weight) return b.gpus;
+      x -= b.weight;
+    }
+    for (auto it = cls.gpus.rbegin(); it != cls.gpus.rend(); ++it)
+      if (it->gpus <= cap) return it->gpus;
+    return 1;
+  }
+
+  double DrawLogTypical(Rng& rng, const JobClass& cls, uint32_t gpus) {
+    double lg = gpus > 1 ? std::log2(static_cast<double>(gpus)) : 0.0;
+    double p_tail = std::min(0.98, cls.tail_prob * (1.0 + cls.tail_gpu_slope * lg));
+    bool tail = rng.Uniform() < p_tail;
+    double med = tail ? cls.tail_median_s : cls.body_median_s;
+    double sigma = tail ? cls.tail_sigma : cls.body_sigma;
+    double s2 = sigma * sigma - spec.run_noise_sigma * spec.run_noise_sigma;
+    double st = s2 > 0 ? std::sqrt(s2) : 0.0;
+    return std::log(med) + cls.gpu_duration_exponent * std::log(std::max(1u, gpus)) + st * rng.Normal();
+  }
+
+  void BuildTemplates(uint64_t seed) {
+    Rng rng(seed, "workload/templates");
+    const uint32_t n = spec.users;
+    double cls_total = 0;
+    for (const auto& c : spec.classes) cls_total += c.weight;
+    std::unordered_set<std::string> seen;  // per user, construction only
+    for (uint32_t k = 0; k < n; ++k) {
+      UserRec& u = users[k];
+      double share = user_cdf[k] - (k ? user_cdf[k - 1] : 0.0);
+      u.first = static_cast<uint32_t>(templates.size());
+      u.count = std::max<uint32_t>(2, static_cast<uint32_t>(std::lround(spec.templates * share)));
+      uint32_t cap = spec.vcs[u.vc].gpus;
+      seen.clear();
+      for (uint32_t i = 0; i < u.count; ++i) {
+        Template t;
+        t.user = k;
+        double x = rng.Uniform() * cls_total;
+        uint8_t ci = 0;
+        for (; ci + 1u < spec.classes.size(); ++ci) {
+          if (x < spec.classes[ci].weight) break;
+          x -= spec.classes[ci].weight;
+        }
+        const JobClass& cls = spec.classes[ci];
+        t.cls = ci;
+        t.gpus = DrawGpus(rng, cls, cap);
+        t.log_typical = DrawLogTypical(rng, cls, t.gpus);
+        std::string name = MakeName(rng, cls, false);
+        // Numbered runs / variants of a name the user already has.
+        if (!seen.insert(name).second) {
+          for (int run = 2;; ++run) {
+            std::string v = name + "_run" + std::to_string(run);
+            if (seen.insert(v).second) {
+              name = v;
+              break;
+            }
+          }
+        }
+        t.name = header.names.Intern(name);
+        templates.push_back(t);
+      }
+      if (cpu_share > 0) {
+        u.cpu_first = static_cast<uint32_t>(templates.size());
+        u.cpu_count = std::max<uint32_t>(1, u.count / 4);
+        for (uint32_t i = 0; i < u.cpu_count; ++i) {
+          Template t;
+          t.user = k;
+          t.cls = kCpuClass;
+          t.gpus = 0;
+          t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1);
+          std::string name = MakeName(rng, spec.cpu_class, true);
+          if (!seen.insert(name).second) name += "_" + std::to_string(i);
+          seen.insert(name);
+          t.name = header.names.Intern(name);
+          templates.push_back(t);
+        }
+      }
+    }
+    auto add_states = [&](const StateMix& m) {
+      double tot = m.completed + m.cancelled + m.failed;
+      class_state_cdf.push_back(m.completed / tot);
+      class_state_cdf.push_back((m.completed + m.cancelled) / tot);
+      class_state_cdf.push_back(1.0);
+    };
+    for (const auto& c : spec.classes) add_states(c.states);
+    add_states(spec.cpu_class.states);
+    uint32_t max_count = 0;
+    for (const auto& u : users) max_count = std::max({max_count, u.count, u.cpu_count});
+    ZipfPrefix(max_count);
+  }
+
+  // Advances t to the next arrival; false at the horizon.
+  bool NextArrival() {
+    for (;;) {
+      double abs = static_cast<double>(spec.epoch_unix) + t;
+      double hour_start = std::floor(abs / 3600.0) * 3600.0;
+      double hour_end = hour_start + 3600.0;
+      int64_t hour_index = static_cast<int64_t>(hour_start / 3600.0);
+      int64_t day = hour_index >= 0 ? hour_index / 24 : (hour_index - 23) / 24;
+      int dow = static_cast<int>(((day + 3) % 7 + 7) % 7);  // 1970-01-01 was a Thursday
+      int how = dow * 24 + static_cast<int>(hour_index - day * 24);
+      double rate = rate_per_s[how];
+      double end_rel = hour_end - static_cast<double>(spec.epoch_unix);
+      if (spec.jobs == 0 && t >= horizon) return false;
+      if (rate > 0) {
+        double dt = arrivals.Exponential(rate);
+        if (t + dt < end_rel) {
+          t += dt;
+          return spec.jobs != 0 || t < horizon;
+        }
+      }
+      t = end_rel;
+    }
+  }
+
+  bool Next(Job* job) {
+    if (spec.jobs != 0 && produced >= spec.jobs) return false;
+    if (!NextArrival()) return false;
+    Job j;
+    j.id = JobId(static_cast<uint32_t>(produced));
+    j.submit = static_cast<Time>(std::floor(t));
+    bool cpu = cpu_share > 0 && jobs.Uniform() < cpu_share;
+    // User by activity, then one of the user's templates by Zipf popularity.
+    uint32_t uid = PickCdf(user_cdf, user_cdf.size(), jobs.Uniform());
+    const UserRec& u = users[uid];
+    uint32_t cnt = cpu ? u.cpu_count : u.count;
+    double r = jobs.Uniform() * zipf_prefix[cnt];
+    uint32_t k = PickCdf(zipf_prefix, cnt + 1, r);  // zipf_prefix[0] = 0 -> k in [1, cnt]
+    if (k == 0) k = 1;
+    const Template& tp = templates[(cpu ? u.cpu_first : u.first) + k - 1];
+    const JobClass& cls = cpu ? spec.cpu_class : spec.classes[tp.cls];
+    size_t ci = cpu ? spec.classes.size() : tp.cls;
+    double su = jobs.Uniform();
+    JobState st = su < class_state_cdf[3 * ci]       ? JobState::kCompleted
+                  : su < class_state_cdf[3 * ci + 1] ? JobState::kCancelled
+                                                     : JobState::kFailed;
+    double dur = std::exp(tp.log_typical + spec.run_noise_sigma * jobs.Normal());
+    if (st == JobState::kCancelled) {
+      dur *= spec.cancelled_factor;
+    } else if (st == JobState::kFailed) {
+      dur *= spec.failed_scale * std::pow(jobs.Uniform(), spec.failed_shape);
+    }
+    (void)cls;
+    dur = std::clamp(std::round(dur), 1.0, spec.max_duration_s);
+    j.duration = static_cast<Duration>(dur);
+    // Walltime request: duration x user factor, rounded up to a Slurm-style step.
+    double want = dur * u.walltime_factor;
+    double wt = kWalltimeSteps[std::size(kWalltimeSteps) - 1];
+    for (double s : kWalltimeSteps)
+      if (s >= want) {
+        wt = s;
+        break;
+      }
+    wt = std::min(wt, spec.max_walltime_s);
+    wt = std::max(wt, dur);
+    j.walltime = static_cast<Duration>(wt);
+    j.user = UserId(uid);
+    j.vc = VcId(u.vc);
+    j.name = NameId(tp.name);
+    j.gpus = tp.gpus;
+    if (cpu) {
+      j.gpu_milli = 0;
+      j.nodes = 1;
+      j.cpu_milli = spec.cpu_milli_cpu_job;
+      j.mem_mib = spec.mem_mib_cpu_job;
+    } else {
+      j.nodes = static_cast<uint16_t>((tp.gpus + spec.gpus_per_node - 1) / spec.gpus_per_node);
+      j.cpu_milli = tp.gpus * spec.cpu_milli_per_gpu;
+      j.mem_mib = tp.gpus * spec.mem_mib_per_gpu;
+    }
+    j.state = st;
+    *job = j;
+    ++produced;
+    return true;
+  }
+};
+
+WorkloadGenerator::WorkloadGenerator(const WorkloadSpec& spec, uint64_t seed)
+    : impl_(std::make_unique<Impl>(spec, seed)) {}
+WorkloadGenerator::~WorkloadGenerator() = default;
+const Trace& WorkloadGenerator::header() const { return impl_->header; }
+Trace WorkloadGenerator::TakeHeader() { return std::move(impl_->header); }
+bool WorkloadGenerator::Next(Job* job) { return impl_->Next(job); }
+uint64_t WorkloadGenerator::ExpectedJobs() const {
+  const auto& s = impl_->spec;
+  if (s.jobs) return s.jobs;
+  double per_day = s.gpu_jobs_per_day * s.load / (1.0 - impl_->cpu_share);
+  return static_cast<uint64_t>(per_day * s.days * 1.02 + 16);
+}
+
+Trace GenerateWorkload(const WorkloadSpec& spec, uint64_t seed) {
+  ORR_CHECK(ValidateSpec(spec).ok());
+  WorkloadGenerator gen(spec, seed);
+  std::vector<Job> jobs;
+  jobs.reserve(gen.ExpectedJobs());
+  Job j;
+  while (gen.Next(&j)) jobs.push_back(j);
+  Trace trace = gen.TakeHeader();
+  trace.jobs = std::move(jobs);
+  return trace;
+}
+
+}  // namespace orrery::workload
