@@ -135,6 +135,10 @@ std::string CanonicalTraceToString(const Trace& trace) {
 
 namespace trace_internal {
 
+// Times in a canonical file: importers produce at most a few kMaxSeconds after the
+// epoch shift; allow 10x, still far from int64 overflow.
+constexpr int64_t kMaxT = 10 * kMaxSeconds;
+
 Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   const std::string& file = r.path();
   const uint32_t fidx = b.current_file();
@@ -184,11 +188,9 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   Status st = ForEachRow(r, b, ',', kCols, kHeader, [&](Row& row, uint64_t ln) {
     Job j;
     int64_t id, submit, dur, wall, start, end, gpus, milli, nodes, cpu, mem;
-    if (!row.OptInt(0, "id", 0, UINT32_MAX - 1, -1, &id) ||
-        !row.Int(5, "submit", -kMaxSeconds, kMaxSeconds, &submit) ||
-        !row.OptInt(6, "duration", 0, kMaxSeconds, -1, &dur) || !row.OptInt(7, "walltime", 0, kMaxSeconds, -1, &wall) ||
-        !row.OptInt(8, "start", -kMaxSeconds, kMaxSeconds, kNoTime, &start) ||
-        !row.OptInt(9, "end", -kMaxSeconds, kMaxSeconds, kNoTime, &end) ||
+    if (!row.OptInt(0, "id", 0, UINT32_MAX - 1, -1, &id) || !row.Int(5, "submit", -kMaxT, kMaxT, &submit) ||
+        !row.OptInt(6, "duration", 0, kMaxT, -1, &dur) || !row.OptInt(7, "walltime", 0, kMaxT, -1, &wall) ||
+        !row.OptInt(8, "start", -kMaxT, kMaxT, kNoTime, &start) || !row.OptInt(9, "end", -kMaxT, kMaxT, kNoTime, &end) ||
         !row.Int(10, "gpus", 0, kMaxGpus, &gpus) || !row.Int(11, "gpu_milli", 0, 1000, &milli) ||
         !row.Int(13, "nodes", 0, 65535, &nodes) || !row.Int(14, "cpu_milli", 0, UINT32_MAX, &cpu) ||
         !row.Int(15, "mem_mib", 0, UINT32_MAX, &mem))

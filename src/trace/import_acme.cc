@@ -1,5 +1,6 @@
 // Acme (Shanghai AI Lab) trace_seren.csv / trace_kalos.csv.
 // See docs/formats/importers.md#acme.
+#include <algorithm>
 #include <cmath>
 
 #include "trace/import_internal.h"
@@ -38,7 +39,9 @@ Status ReadAcme(LineReader& r, TraceBuilder& b) {
       double gb;
       if (!ParseF64(row.text(c[13]), &gb) || gb < 0 || gb * 1024.0 * std::max<int64_t>(nodes, 1) > UINT32_MAX)
         return row.Fail(c[13], "mem_per_pod_GB", "a non-negative number of GB");
-      j.mem_mib = static_cast<uint32_t>(std::llround(gb * 1024.0) * std::max<int64_t>(nodes, 1));
+      int64_t mib = std::llround(gb * 1024.0) * std::max<int64_t>(nodes, 1);
+      if (mib > UINT32_MAX) return row.Fail(c[13], "mem_per_pod_GB", "a non-negative number of GB");
+      j.mem_mib = static_cast<uint32_t>(mib);
     }
     j.user = b.User(row.text(c[1]));
     j.name = b.Name(row.text(c[5]));  // job type (Pretrain/SFT/Eval/MLLM/Debug/Other): Acme has no job name

@@ -219,7 +219,8 @@ Status ReadSacct(LineReader& r, TraceBuilder& b) {
     if (start != kNoTime && end != kNoTime) dur = end - start;
     else if (start != kNoTime && elapsed >= 0) dur = elapsed;  // still running: time so far
     else if (start == kNoTime && c[kStart] < 0 && elapsed >= 0) dur = elapsed;
-    if (start == kNoTime && j.state != JobState::kPending && c[kStart] >= 0 && elapsed > 0 && end != kNoTime) {
+    if (start == kNoTime && j.state != JobState::kPending && c[kStart] >= 0 && elapsed > 0 && end != kNoTime &&
+        end - elapsed >= submit) {
       start = end - elapsed;
       dur = elapsed;
     }
