@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Include-graph lint: every `#include "<folder>/..."` in src/<folder> must name the folder
+# itself or one of its allowed dependencies (ARCHITECTURE.md; mirrors the orrery_module
+# DEPS in CMakeLists.txt). Prints each violation as file:line and exits 1 if any.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+declare -A ALLOWED=(
+  [base]=""
+  [model]="base"
+  [trace]="model base"
+  [config]="model base"
+  [workload]="trace model base"
+  [predict]="model base"
+  [sched/framework]="predict model base"
+  [sched/plugins]="sched/framework predict model base"
+  [sim]="sched/framework sched/plugins predict trace config model base"
+  [analysis]="trace model base"
+  [cli]="sim analysis workload config trace sched/framework sched/plugins predict model base"
+)
+# Longest prefixes first so sched/framework wins over a bare "sched".
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim analysis cli)
+
+folder_of() {  # path relative to src/ -> module folder, or empty
+  local p=$1 f
+  for f in "${FOLDERS[@]}"; do
+    if [[ $p == "$f/"* ]]; then echo "$f"; return; fi
+  done
+}
+
+violations=0
+checked=0
+while IFS= read -r -d '' file; do
+  rel=${file#src/}
+  from=$(folder_of "$rel")
+  [[ -n $from ]] || { echo "check-deps: $file is in no known module folder" >&2; violations=$((violations + 1)); continue; }
+  while IFS=: read -r line inc; do
+    to=$(folder_of "$inc")
+    [[ -n $to ]] || continue  # system or third-party header
+    checked=$((checked + 1))
+    [[ $to == "$from" ]] && continue
+    ok=0
+    for a in ${ALLOWED[$from]}; do [[ $a == "$to" ]] && ok=1; done
+    if [[ $ok -eq 0 ]]; then
+      echo "$file:$line: $from may not include $to (\"$inc\"); allowed: ${ALLOWED[$from]:-(std only)}"
+      violations=$((violations + 1))
+    fi
+  done < <(grep -n -o -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]+"' "$file" |
+           sed -E 's/^([0-9]+):.*"([^"]+)"$/\1:\2/')
+done < <(find src -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
+
+if [[ $violations -gt 0 ]]; then
+  echo "check-deps: $violations forbidden include(s)"
+  exit 1
+fi
+echo "check-deps: $checked project includes checked, dependency direction respected"

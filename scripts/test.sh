@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The CI entry point (.ci/run). Stages:
+#   0. scripts/check-deps.sh      include-graph lint                       (1 result)
+#   1. Release build in build/     + ctest                                  (1 result per test)
+#   2. ASan+UBSan build in build-asan/ + ctest, tests named *Slow* excluded (1 result per test)
+#   3. clang libFuzzer build in build-fuzz/, every *_fuzz target run for
+#      FUZZ_SECONDS (default 20) s                                          (1 result per target)
+# A build failure counts as one failed result of its stage. The last line is
+# "N passed, N failed"; the exit status is non-zero if anything failed.
+#
+# Environment: JOBS (default nproc), FUZZ_SECONDS (default 20), ORRERY_TEST_STAGES
+# (default "deps release asan fuzz": run a subset, e.g. "release").
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+STAGES=${ORRERY_TEST_STAGES:-"deps release asan fuzz"}
+PASSED=0
+FAILED=0
+FAILURES=()
+START=$SECONDS
+
+stage() { echo; echo "=== [$(( SECONDS - START ))s] $* ==="; }
+fail() { FAILED=$((FAILED + 1)); FAILURES+=("$1"); echo "FAILED: $1"; }
+pass() { PASSED=$((PASSED + 1)); }
+want() { [[ " $STAGES " == *" $1 "* ]]; }
+
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+
+# Adds ctest's counts from the log in $1 (summary "NN% tests passed, F tests failed out of T").
+count_ctest() {
+  local log=$1 stage=$2 summary total failed
+  summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  if [[ -z $summary ]]; then
+    if grep -q 'No tests were found' "$log"; then return 0; fi
+    fail "$stage: ctest produced no summary"
+    return 0
+  fi
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
+  failed=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$summary")
+  PASSED=$((PASSED + total - failed))
+  FAILED=$((FAILED + failed))
+  if [[ $failed -gt 0 ]]; then
+    FAILURES+=("$stage: $failed test(s)")
+  fi
+}
+
+stage "install dependencies"
+if ! bash scripts/install-deps.sh; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+if want deps; then
+  stage "stage 0: include-graph lint (scripts/check-deps.sh)"
+  if bash scripts/check-deps.sh; then pass; else fail "check-deps"; fi
+fi
+
+if want release; then
+  stage "stage 1: Release build (build/) + ctest"
+  if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" &&
+     cmake --build build -j "$JOBS"; then
+    log=build/ctest-release.log
+    (cd build && ctest --output-on-failure -j2 --timeout 900) 2>&1 | tee "$log"
+    count_ctest "$log" "release"
+  else
+    fail "release build"
+  fi
+fi
+
+if want asan; then
+  stage "stage 2: ASan+UBSan build (build-asan/) + ctest, excluding tests named *Slow*"
+  if cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+       -DORRERY_SANITIZE=ON -DORRERY_BENCH=OFF "${launcher[@]}" &&
+     cmake --build build-asan -j "$JOBS"; then
+    log=build-asan/ctest-asan.log
+    (cd build-asan &&
+     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+       ctest --output-on-failure -j2 --timeout 900 -E 'Slow') 2>&1 | tee "$log"
+    count_ctest "$log" "asan"
+  else
+    fail "asan build"
+  fi
+fi
+
+if want fuzz; then
+  stage "stage 3: libFuzzer build (build-fuzz/) + ${FUZZ_SECONDS}s per *_fuzz target"
+  if CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+       -DORRERY_FUZZ=ON -DORRERY_TESTS=OFF -DORRERY_BENCH=OFF "${launcher[@]}"; then
+    mapfile -t targets < <(ninja -C build-fuzz -t targets all 2>/dev/null |
+                           sed -nE 's/^([A-Za-z0-9_]+_fuzz): CXX_EXECUTABLE_LINKER.*/\1/p' | sort -u)
+    if [[ ${#targets[@]} -eq 0 ]]; then
+      echo "no *_fuzz targets"
+    elif ! cmake --build build-fuzz -j "$JOBS" --target "${targets[@]}"; then
+      fail "fuzz build"
+    else
+      for t in "${targets[@]}"; do
+        # Seeds: tests/fixtures/fuzz/<target>/, tests/fixtures/<target minus _fuzz>/, and
+        # configs/ for config parsers. The corpus is a copy under build-fuzz/.
+        corpus=build-fuzz/corpus/$t
+        mkdir -p "$corpus" build-fuzz/artifacts/$t
+        for seeds in "tests/fixtures/fuzz/$t" "tests/fixtures/${t%_fuzz}"; do
+          [[ -d $seeds ]] && find "$seeds" -maxdepth 1 -type f -size -1M -exec cp -n {} "$corpus/" \;
+        done
+        if [[ $t == *config* ]]; then cp -n configs/*.toml "$corpus/" 2>/dev/null; fi
+        echo "--- $t ($(ls "$corpus" | wc -l) seeds)"
+        if "build-fuzz/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=25 \
+             -max_len=65536 -print_final_stats=1 -artifact_prefix="$ROOT/build-fuzz/artifacts/$t/" \
+             > "build-fuzz/$t.log" 2>&1; then
+          tail -n 3 "build-fuzz/$t.log"
+          pass
+        else
+          tail -n 60 "build-fuzz/$t.log"
+          fail "fuzz $t (log build-fuzz/$t.log, crash input in build-fuzz/artifacts/$t/)"
+        fi
+      done
+    fi
+  else
+    fail "fuzz configure (needs clang and libclang-rt-14-dev)"
+  fi
+fi
+
+echo
+echo "=== done in $(( SECONDS - START ))s ==="
+for f in "${FAILURES[@]+"${FAILURES[@]}"}"; do echo "failed: $f"; done
+echo "$PASSED passed, $FAILED failed"
+[[ $FAILED -eq 0 ]]
