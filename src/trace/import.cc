@@ -5,6 +5,8 @@
 #include <cstring>
 #include <numeric>
 
+#include <sys/stat.h>
+
 #include "trace/canonical.h"
 #include "trace/import_internal.h"
 
@@ -89,6 +91,17 @@ bool TraceBuilder::GpuTypes(std::string_view list, GpuTypeMask* mask) {
   return true;
 }
 
+void TraceBuilder::ReserveFor(const std::string& path) {
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) return;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || st.st_size <= 0) return;
+  // ~40 bytes per row in the densest formats; reserved pages are only touched when used.
+  size_t rows = static_cast<size_t>(st.st_size) / 40 + 16;
+  if (rows > (64u << 20)) rows = 64u << 20;
+  trace_.jobs.reserve(trace_.jobs.size() + rows);
+  locs_.reserve(locs_.size() + rows);
+}
+
 void TraceBuilder::AddJob(const Job& job, std::string_view source_id, RowLoc loc) {
   trace_.jobs.push_back(job);
   locs_.push_back(loc);
@@ -108,15 +121,28 @@ Result<Trace> TraceBuilder::Finish() {
   };
   // Duplicate source ids: the first occurrence (by file, line) wins.
   if (has_ids_ && n > 0) {
-    std::vector<uint32_t> idx;
-    idx.reserve(n);
-    for (size_t i = 0; i < n; ++i)
-      if (!sid(i).empty()) idx.push_back(static_cast<uint32_t>(i));
-    std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
-      auto sa = sid(a), sb = sid(b);
+    // Sort (hash, id string, input index): integer compares except on hash ties.
+    struct HKey {
+      uint64_t h;
+      uint32_t idx;
+    };
+    std::vector<HKey> hk;
+    hk.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      auto s = sid(i);
+      if (s.empty()) continue;
+      uint64_t h = 0xcbf29ce484222325ULL;
+      for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+      hk.push_back(HKey{h, static_cast<uint32_t>(i)});
+    }
+    std::sort(hk.begin(), hk.end(), [&](const HKey& a, const HKey& b) {
+      if (a.h != b.h) return a.h < b.h;
+      auto sa = sid(a.idx), sb = sid(b.idx);
       if (sa != sb) return sa < sb;
-      return a < b;  // input order == (file, line) order
+      return a.idx < b.idx;  // input order == (file, line) order
     });
+    std::vector<uint32_t> idx(hk.size());
+    for (size_t k = 0; k < hk.size(); ++k) idx[k] = hk[k].idx;
     for (size_t k = 1; k < idx.size(); ++k) {
       if (sid(idx[k]) != sid(idx[k - 1])) continue;
       size_t first = k - 1;
@@ -154,8 +180,16 @@ Result<Trace> TraceBuilder::Finish() {
   if (out_of_order > 0) {
     Warn("input was not sorted by submit time (" + std::to_string(out_of_order) +
          " rows earlier than their predecessor); jobs were stable-sorted by submit");
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](uint32_t a, uint32_t b) { return jobs[a].submit < jobs[b].submit; });
+    // Stable sort as a plain sort on (submit, input index): contiguous keys, no indirection.
+    struct Key {
+      int64_t submit;
+      uint32_t idx;
+    };
+    std::vector<Key> keys(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) keys[k] = Key{jobs[perm[k]].submit, perm[k]};
+    std::sort(keys.begin(), keys.end(),
+              [](const Key& a, const Key& b) { return a.submit != b.submit ? a.submit < b.submit : a.idx < b.idx; });
+    for (size_t k = 0; k < perm.size(); ++k) perm[k] = keys[k].idx;
   }
   Trace out;
   out.origin = trace_.origin;
@@ -163,11 +197,16 @@ Result<Trace> TraceBuilder::Finish() {
   out.vcs = std::move(trace_.vcs);
   out.names = std::move(trace_.names);
   out.gpu_types = std::move(trace_.gpu_types);
-  out.jobs.resize(perm.size());
   bool any_id = false;
   if (has_ids_) out.source_ids.resize(perm.size());
+  const bool identity = out_of_order == 0 && perm.size() == n;
+  if (identity) {
+    out.jobs = std::move(jobs);
+  } else {
+    out.jobs.resize(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) out.jobs[k] = jobs[perm[k]];
+  }
   for (size_t k = 0; k < perm.size(); ++k) {
-    out.jobs[k] = jobs[perm[k]];
     out.jobs[k].id = JobId(static_cast<uint32_t>(k));
     if (has_ids_) {
       auto s = sid(perm[k]);
@@ -270,9 +309,39 @@ bool Row::FailRow(std::string reason, std::string message) {
   return false;
 }
 
+namespace {
+// Fast path for the common case: optional '-', 1..18 digits, and (lenient) ".000".
+// Returns false for anything else; the caller falls back to the general parser.
+inline bool FastInt(std::string_view s, bool lenient, int64_t* out) {
+  const char* p = s.data();
+  const char* e = p + s.size();
+  bool neg = false;
+  if (p != e && *p == '-') {
+    neg = true;
+    ++p;
+  }
+  const char* d0 = p;
+  uint64_t v = 0;
+  while (p != e && static_cast<unsigned>(*p - '0') < 10) v = v * 10 + static_cast<unsigned>(*p++ - '0');
+  size_t nd = static_cast<size_t>(p - d0);
+  if (nd == 0 || nd > 18) return false;
+  if (p != e) {
+    if (!lenient || *p != '.') return false;
+    for (++p; p != e; ++p)
+      if (*p != '0') return false;
+  }
+  *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+}  // namespace
+
 bool Row::Int(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, bool lenient) {
   std::string_view s = f_[i].text;
   int64_t v;
+  if (FastInt(s, lenient, &v) && v >= lo && v <= hi) {
+    *out = v;
+    return true;
+  }
   bool ok = lenient ? ParseI64Lenient(s, &v) : ParseI64(s, &v);
   if (ok && v >= lo && v <= hi) {
     *out = v;
@@ -443,6 +512,7 @@ Result<Trace> ImportFromReaders(TraceFormat format, std::vector<std::unique_ptr<
   }
   for (auto& r : readers) {
     b.AddFile(r->path());
+    b.ReserveFor(r->path());
     Status s = reader(*r, b);
     report->bytes_read += r->bytes_read();
     if (!s.ok()) return s.error();

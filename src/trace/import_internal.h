@@ -75,6 +75,8 @@ class TraceBuilder {
   // Adds a job (times absolute or relative per time_base). id is ignored (renumbered).
   void AddJob(const Job& job, std::string_view source_id, RowLoc loc);
   void set_has_ids(bool v) { has_ids_ = v; }
+  // Reserves job storage from the size of a plain input file (no-op for gzip/memory).
+  void ReserveFor(const std::string& path);
 
   // How Finish() sets the epoch:
   //  kRelative: times are already relative; epoch_unix = epoch (if known) else unknown.

@@ -505,7 +505,7 @@ TEST(Canonical, BadRows) {
             "t.csv:5:27: field 'state': expected one of UNKNOWN, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, "
             "RUNNING, PENDING, PREEMPTED, got \"DONE\"");
   EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, head + "0,,,,,0,-3,,,,1,1000,,0,0,0,UNKNOWN\n"),
-            "t.csv:5:9: field 'duration': expected an integer in [0, 1000000000000] (value out of range), got \"-3\"");
+            "t.csv:5:9: field 'duration': expected an integer in [0, 10000000000000] (value out of range), got \"-3\"");
   EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, head + "0,a,,,,0,,,,,1,1000,,0,0,0,UNKNOWN\n1,a,,,,0,,,,,1,1000,,0,0,0,UNKNOWN\n"),
             "t.csv:6: duplicate job id \"a\" (first seen at t.csv:5)");
   EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, "#orrery-trace v1\n#origin=x\nid\n"),
