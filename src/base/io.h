@@ -1,6 +1,7 @@
 // File input and output.
-//  * LineReader streams lines from a plain or gzip file (zlib detects which),
-//    in large blocks, without copying each line.
+//  * LineReader streams lines from a plain or gzip file (gzip magic decides), in
+//    blocks, without copying each line: plain files with read(2) into a buffer sized
+//    to the file (at most 256 KiB, so it stays in L2), gzip files through zlib.
 //  * AtomicFile writes to "<path>.tmp.<pid>" and renames over <path> on Commit(),
 //    so a reader never sees a half-written output and a failed run leaves the old
 //    file untouched. "-" means standard output (written on Commit()).
@@ -40,9 +41,13 @@ class LineReader {
  private:
   LineReader() = default;
   bool Fill();
-  void* gz_ = nullptr;
+  void Reserve(size_t cap);  // grows buf_ to cap bytes, keeping [0, end_)
+  void* gz_ = nullptr;        // gzip (or stdin) input via zlib
+  int fd_ = -1;               // plain file input via read(2)
   std::string path_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;  // not value-initialised: no memset of a fresh block
+  size_t cap_ = 0;
+  size_t block_ = 0;             // bytes asked for per read (at least)
   size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
   uint64_t line_no_ = 0;

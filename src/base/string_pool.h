@@ -1,12 +1,16 @@
 // Interns strings to dense 32-bit ids. Used for users, VC names, job names and
 // GPU models so that a Job stays a small fixed-size value.
+//
+// The index is an open-addressing hash table (linear probing, load <= 1/2) of
+// 8-byte slots {32-bit hash tag, id + 1}: a lookup touches one or two slots and
+// compares the string bytes only when the tags match. Strings are compared against
+// strings_[id], so the table holds no pointers and a pool copies and moves freely.
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <cstring>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace orrery {
@@ -15,31 +19,92 @@ class StringPool {
  public:
   // Returns the id of s, adding it if new. Ids are assigned 0, 1, 2, ... in first-seen order.
   uint32_t Intern(std::string_view s) {
-    auto it = index_.find(s);
-    if (it != index_.end()) return it->second;
-    uint32_t id = static_cast<uint32_t>(strings_.size());
+    if (slots_.empty()) Rehash(16);
+    const uint64_t h = Hash(s);
+    const uint32_t tag = static_cast<uint32_t>(h >> 32);
+    size_t i = static_cast<size_t>(h) & mask_;
+    for (;;) {
+      const Slot& sl = slots_[i];
+      if (sl.id1 == 0) break;
+      if (sl.tag == tag && std::string_view(strings_[sl.id1 - 1]) == s) return sl.id1 - 1;
+      i = (i + 1) & mask_;
+    }
+    const uint32_t id = static_cast<uint32_t>(strings_.size());
     strings_.emplace_back(s);
-    // Key views into the deque-like stable storage: strings_ may reallocate, so
-    // we store an owned copy in keys_ whose buffers never move (std::string in a
-    // vector may move on reallocation, but small-string buffers move with it), hence
-    // we keep a separate list of heap strings.
-    keys_.push_back(std::make_unique<std::string>(s));
-    index_.emplace(std::string_view(*keys_.back()), id);
+    slots_[i] = Slot{tag, id + 1};
+    if (strings_.size() * 2 > slots_.size()) Rehash(slots_.size() * 2);
     return id;
   }
   // Returns the id of s or UINT32_MAX when absent.
   uint32_t Find(std::string_view s) const {
-    auto it = index_.find(s);
-    return it == index_.end() ? UINT32_MAX : it->second;
+    if (slots_.empty()) return UINT32_MAX;
+    const uint64_t h = Hash(s);
+    const uint32_t tag = static_cast<uint32_t>(h >> 32);
+    size_t i = static_cast<size_t>(h) & mask_;
+    for (;;) {
+      const Slot& sl = slots_[i];
+      if (sl.id1 == 0) return UINT32_MAX;
+      if (sl.tag == tag && std::string_view(strings_[sl.id1 - 1]) == s) return sl.id1 - 1;
+      i = (i + 1) & mask_;
+    }
   }
   const std::string& Get(uint32_t id) const { return strings_[id]; }
   size_t size() const { return strings_.size(); }
   const std::vector<std::string>& all() const { return strings_; }
 
+  // 64-bit hash of a byte string (multiply-mix over 8-byte words; not for adversarial keys).
+  static uint64_t Hash(std::string_view s) {
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
+    size_t n = s.size();
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(n) * 0xA0761D6478BD642FULL);
+    while (n > 8) {
+      h = Mix(h ^ Load64(p), 0xE7037ED1A0B428DBULL);
+      p += 8;
+      n -= 8;
+    }
+    uint64_t a = 0, b = 0;
+    if (n >= 4) {
+      a = Load32(p);
+      b = Load32(p + n - 4);
+    } else if (n > 0) {
+      a = (static_cast<uint64_t>(p[0]) << 16) | (static_cast<uint64_t>(p[n >> 1]) << 8) | p[n - 1];
+    }
+    return Mix(h ^ a ^ (b << 32), 0x8EBC6AF09C88C6E3ULL);
+  }
+
  private:
+  struct Slot {
+    uint32_t tag = 0;
+    uint32_t id1 = 0;  // id + 1; 0 = empty
+  };
+  static uint64_t Load64(const unsigned char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  static uint64_t Load32(const unsigned char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  static uint64_t Mix(uint64_t a, uint64_t b) {
+    unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
+    return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+  }
+  void Rehash(size_t n) {
+    slots_.assign(n, Slot{});
+    mask_ = n - 1;
+    for (uint32_t id = 0; id < strings_.size(); ++id) {
+      const uint64_t h = Hash(strings_[id]);
+      size_t i = static_cast<size_t>(h) & mask_;
+      while (slots_[i].id1 != 0) i = (i + 1) & mask_;
+      slots_[i] = Slot{static_cast<uint32_t>(h >> 32), id + 1};
+    }
+  }
+
   std::vector<std::string> strings_;
-  std::vector<std::unique_ptr<std::string>> keys_;
-  std::unordered_map<std::string_view, uint32_t> index_;
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
 };
 
 }  // namespace orrery

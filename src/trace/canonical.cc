@@ -185,6 +185,8 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   }
   uint64_t id_mismatch = 0;
   uint64_t expected_id = b.trace().jobs.size();
+  std::string last_state_text = "\x01";  // one-entry cache for ParseJobState (never a valid state)
+  JobState last_state = JobState::kUnknown;
   Status st = ForEachRow(r, b, ',', kCols, kHeader, [&](Row& row, uint64_t ln) {
     Job j;
     int64_t id, submit, dur, wall, start, end, gpus, milli, nodes, cpu, mem;
@@ -197,8 +199,14 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
       return false;
     if (start != kNoTime && end != kNoTime && end < start)
       return row.Fail(9, "end", "a time not before start " + std::to_string(start), "end before start");
-    if (!ParseJobState(row.text(16), &j.state))
+    if (row.text(16) == last_state_text) {
+      j.state = last_state;
+    } else if (ParseJobState(row.text(16), &j.state)) {
+      last_state_text.assign(row.text(16));
+      last_state = j.state;
+    } else {
       return row.Fail(16, "state", "one of UNKNOWN, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, RUNNING, PENDING, PREEMPTED");
+    }
     if (!b.Vc(row.text(3), &j.vc)) return row.Fail(3, "vc", "at most 65535 distinct VCs", "too many VCs");
     if (!b.GpuTypes(row.text(12), &j.gpu_types))
       return row.Fail(12, "gpu_types", "at most 32 distinct GPU models", "too many GPU models");

@@ -80,6 +80,23 @@ bool TraceBuilder::GpuType(std::string_view s, GpuTypeMask* mask) {
 }
 
 bool TraceBuilder::GpuTypes(std::string_view list, GpuTypeMask* mask) {
+  if (list.empty()) {
+    *mask = 0;
+    return true;
+  }
+  // Rows tend to repeat the last list; a list's mask never changes once interned.
+  if (gpu_list_cached_ && list == last_gpu_list_) {
+    *mask = last_gpu_mask_;
+    return true;
+  }
+  if (!GpuTypesUncached(list, mask)) return false;
+  last_gpu_list_.assign(list);
+  last_gpu_mask_ = *mask;
+  gpu_list_cached_ = true;
+  return true;
+}
+
+bool TraceBuilder::GpuTypesUncached(std::string_view list, GpuTypeMask* mask) {
   *mask = 0;
   while (!list.empty()) {
     size_t p = list.find('|');
@@ -111,6 +128,52 @@ void TraceBuilder::AddJob(const Job& job, std::string_view source_id, RowLoc loc
   }
 }
 
+bool TraceBuilder::IdsDistinct() const {
+  const size_t n = id_off_.size() - 1;
+  auto sid = [&](size_t i) {
+    return std::string_view(id_arena_).substr(id_off_[i], id_off_[i + 1] - id_off_[i]);
+  };
+  // 1. Ids strictly increasing in (length, bytes) order -- numbered rows, e.g. "9" < "10" --
+  //    are distinct. One sequential pass.
+  {
+    std::string_view prev;
+    bool have = false, increasing = true;
+    for (size_t i = 0; i < n && increasing; ++i) {
+      std::string_view s = sid(i);
+      if (s.empty()) continue;
+      if (have && !(prev.size() < s.size() || (prev.size() == s.size() && prev < s))) increasing = false;
+      prev = s;
+      have = true;
+    }
+    if (increasing) return true;
+  }
+  // 2. Otherwise a hash set of the non-empty ids (open addressing, cached hashes).
+  size_t cap = 16;
+  while (cap < 2 * n) cap <<= 1;
+  struct Slot {
+    uint64_t h;
+    uint32_t idx1;  // index + 1; 0 = empty
+  };
+  std::vector<Slot> t(cap, Slot{0, 0});
+  const size_t mask = cap - 1;
+  for (size_t i = 0; i < n; ++i) {
+    std::string_view s = sid(i);
+    if (s.empty()) continue;
+    const uint64_t h = StringPool::Hash(s);
+    size_t j = static_cast<size_t>(h) & mask;
+    for (;;) {
+      Slot& sl = t[j];
+      if (sl.idx1 == 0) {
+        sl = Slot{h, static_cast<uint32_t>(i + 1)};
+        break;
+      }
+      if (sl.h == h && sid(sl.idx1 - 1) == s) return false;
+      j = (j + 1) & mask;
+    }
+  }
+  return true;
+}
+
 Result<Trace> TraceBuilder::Finish() {
   std::vector<Job>& jobs = trace_.jobs;
   const size_t n = jobs.size();
@@ -119,8 +182,9 @@ Result<Trace> TraceBuilder::Finish() {
   auto sid = [&](size_t i) {
     return std::string_view(id_arena_).substr(id_off_[i], id_off_[i + 1] - id_off_[i]);
   };
-  // Duplicate source ids: the first occurrence (by file, line) wins.
-  if (has_ids_ && n > 0) {
+  // Duplicate source ids: the first occurrence (by file, line) wins. Usually there are
+  // none, which IdsDistinct() proves in O(n); only then is the sort below needed.
+  if (has_ids_ && n > 0 && !IdsDistinct()) {
     // Sort (hash, id string, input index): integer compares except on hash ties.
     struct HKey {
       uint64_t h;
@@ -187,8 +251,42 @@ Result<Trace> TraceBuilder::Finish() {
     };
     std::vector<Key> keys(perm.size());
     for (size_t k = 0; k < perm.size(); ++k) keys[k] = Key{jobs[perm[k]].submit, perm[k]};
-    std::sort(keys.begin(), keys.end(),
-              [](const Key& a, const Key& b) { return a.submit != b.submit ? a.submit < b.submit : a.idx < b.idx; });
+    if (keys.size() < 1024) {
+      std::sort(keys.begin(), keys.end(),
+                [](const Key& a, const Key& b) { return a.submit != b.submit ? a.submit < b.submit : a.idx < b.idx; });
+    } else {
+      // LSD radix sort on submit - min (11-bit digits). Stable, and keys start in input
+      // order, so ties keep input order: the same result as the (submit, idx) sort.
+      int64_t mn = keys[0].submit, mx = keys[0].submit;
+      for (const Key& k : keys) {
+        mn = std::min(mn, k.submit);
+        mx = std::max(mx, k.submit);
+      }
+      const uint64_t range = static_cast<uint64_t>(mx) - static_cast<uint64_t>(mn);
+      int passes = 0;
+      for (uint64_t r = range; r != 0; r >>= 11) ++passes;
+      constexpr size_t kBuckets = 1 << 11;
+      std::vector<uint32_t> count(static_cast<size_t>(passes) * kBuckets, 0);
+      for (Key& k : keys) {
+        uint64_t v = static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn);
+        for (int p = 0; p < passes; ++p) ++count[p * kBuckets + ((v >> (11 * p)) & (kBuckets - 1))];
+      }
+      std::vector<Key> tmp(keys.size());
+      for (int p = 0; p < passes; ++p) {
+        uint32_t* c = &count[p * kBuckets];
+        uint32_t sum = 0;
+        for (size_t b = 0; b < kBuckets; ++b) {
+          uint32_t x = c[b];
+          c[b] = sum;
+          sum += x;
+        }
+        for (const Key& k : keys) {
+          uint64_t v = static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn);
+          tmp[c[(v >> (11 * p)) & (kBuckets - 1)]++] = k;
+        }
+        keys.swap(tmp);
+      }
+    }
     for (size_t k = 0; k < perm.size(); ++k) perm[k] = keys[k].idx;
   }
   Trace out;
@@ -199,22 +297,41 @@ Result<Trace> TraceBuilder::Finish() {
   out.gpu_types = std::move(trace_.gpu_types);
   bool any_id = false;
   if (has_ids_) out.source_ids.resize(perm.size());
-  const bool identity = out_of_order == 0 && perm.size() == n;
-  if (identity) {
-    out.jobs = std::move(jobs);
-  } else {
-    out.jobs.resize(perm.size());
-    for (size_t k = 0; k < perm.size(); ++k) out.jobs[k] = jobs[perm[k]];
-  }
-  for (size_t k = 0; k < perm.size(); ++k) {
-    out.jobs[k].id = JobId(static_cast<uint32_t>(k));
-    if (has_ids_) {
+  if (has_ids_) {
+    for (size_t k = 0; k < perm.size(); ++k) {
       auto s = sid(perm[k]);
       if (!s.empty()) any_id = true;
       out.source_ids[k].assign(s);
     }
   }
   if (!any_id) out.source_ids.clear();
+  if (perm.size() == n) {
+    // A permutation of all jobs: apply it in place, cycle by cycle (no second job array
+    // to allocate and fault in). Afterwards perm[k] == k.
+    out.jobs = std::move(jobs);
+    if (out_of_order > 0) {
+      Job* a = out.jobs.data();
+      for (size_t k = 0; k < n; ++k) {
+        if (perm[k] == k) continue;
+        Job tmp = a[k];
+        size_t cur = k;
+        for (;;) {
+          size_t next = perm[cur];
+          perm[cur] = static_cast<uint32_t>(cur);
+          if (next == k) {
+            a[cur] = tmp;
+            break;
+          }
+          a[cur] = a[next];
+          cur = next;
+        }
+      }
+    }
+  } else {
+    out.jobs.resize(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) out.jobs[k] = jobs[perm[k]];
+  }
+  for (size_t k = 0; k < out.jobs.size(); ++k) out.jobs[k].id = JobId(static_cast<uint32_t>(k));
   std::vector<Job>().swap(jobs);
   // Epoch.
   if (time_base_ == TimeBase::kAbsolute) {
@@ -236,15 +353,25 @@ Result<Trace> TraceBuilder::Finish() {
 
 void CanonicaliseTables(Trace* t) {
   auto remap = [&](StringPool& pool, auto get, auto set) {
+    // New id = rank of first use (pool strings are distinct, so interning them in that
+    // order would give exactly these ids).
     std::vector<uint32_t> map(pool.size(), UINT32_MAX);
-    StringPool fresh;
+    std::vector<uint32_t> order;
+    bool identity = true;
     for (Job& j : t->jobs) {
       auto id = get(j);
       if (!id.valid()) continue;
       uint32_t& m = map[id.value()];
-      if (m == UINT32_MAX) m = fresh.Intern(pool.Get(id.value()));
+      if (m == UINT32_MAX) {
+        m = static_cast<uint32_t>(order.size());
+        order.push_back(id.value());
+        identity = identity && m == id.value();
+      }
       set(j, m);
     }
+    if (identity && order.size() == pool.size()) return;  // already canonical
+    StringPool fresh;
+    for (uint32_t old : order) fresh.Intern(pool.Get(old));
     pool = std::move(fresh);
   };
   remap(t->users, [](const Job& j) { return j.user; }, [](Job& j, uint32_t v) { j.user = UserId(v); });

@@ -32,19 +32,16 @@ class CachedPool {
  public:
   explicit CachedPool(StringPool* pool) : pool_(pool) {}
   uint32_t Intern(std::string_view s) {
-    if (has_last_ && s == last_) return last_id_;
+    // Compare with the pool's own copy of the last value: no per-miss string copy.
+    if (last_id_ != UINT32_MAX && std::string_view(pool_->Get(last_id_)) == s) return last_id_;
     last_id_ = pool_->Intern(s);
-    last_.assign(s);
-    has_last_ = true;
     return last_id_;
   }
   size_t size() const { return pool_->size(); }
 
  private:
   StringPool* pool_;
-  std::string last_;
-  uint32_t last_id_ = 0;
-  bool has_last_ = false;
+  uint32_t last_id_ = UINT32_MAX;
 };
 
 class TraceBuilder {
@@ -94,6 +91,13 @@ class TraceBuilder {
   Trace& trace() { return trace_; }
 
  private:
+  // True when the non-empty source ids are pairwise distinct (the common case).
+  bool IdsDistinct() const;
+  bool GpuTypesUncached(std::string_view list, GpuTypeMask* mask);
+  std::string last_gpu_list_;
+  GpuTypeMask last_gpu_mask_ = 0;
+  bool gpu_list_cached_ = false;
+
   ImportOptions options_;
   ImportReport* report_;
   Trace trace_;
