@@ -114,7 +114,7 @@ bool LineReader::Fill() {
   return true;
 }
 
-bool LineReader::Next(std::string_view* line) {
+bool LineReader::NextSlow(std::string_view* line) {
   for (;;) {
     const char* start = buf_.get() + begin_;
     const void* nl = std::memchr(start, '\n', end_ - begin_);

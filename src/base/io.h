@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,7 +31,17 @@ class LineReader {
 
   // Reads the next line (without '\n' and a trailing '\r'). Returns false at end of
   // input or on a read error (check error()). The view stays valid until the next call.
-  bool Next(std::string_view* line);
+  bool Next(std::string_view* line) {
+    const char* start = buf_.get() + begin_;
+    const void* nl = end_ > begin_ ? std::memchr(start, '\n', end_ - begin_) : nullptr;
+    if (nl == nullptr) return NextSlow(line);
+    size_t len = static_cast<size_t>(static_cast<const char*>(nl) - start);
+    begin_ += len + 1;
+    if (len > 0 && start[len - 1] == '\r') --len;
+    *line = std::string_view(start, len);
+    ++line_no_;
+    return true;
+  }
   // 1-based number of the line last returned.
   uint64_t line_number() const { return line_no_; }
   const std::string& path() const { return path_; }
@@ -41,6 +52,7 @@ class LineReader {
  private:
   LineReader() = default;
   bool Fill();
+  bool NextSlow(std::string_view* line);  // refills the buffer; the last line
   void Reserve(size_t cap);  // grows buf_ to cap bytes, keeping [0, end_)
   void* gz_ = nullptr;        // gzip (or stdin) input via zlib
   int fd_ = -1;               // plain file input via read(2)

@@ -110,6 +110,38 @@ bool SplitLine(std::string_view line, char delim, std::vector<Field>* out, std::
 void SplitWhitespace(std::string_view line, std::vector<Field>* out) {
   out->clear();
   size_t i = 0, n = line.size();
+#if defined(__SSE2__)
+  // 16 bytes at a time: a bit mask of non-blank bytes; field starts and ends are its
+  // 0->1 and 1->0 transitions (carrying the last bit of the previous block).
+  {
+    const char* p = line.data();
+    const __m128i vs = _mm_set1_epi8(' '), vt = _mm_set1_epi8('\t');
+    unsigned in = 0;  // 1 when the previous byte was non-blank
+    size_t s = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      const unsigned blank =
+          static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, vs), _mm_cmpeq_epi8(x, vt))));
+      const unsigned nb = ~blank & 0xFFFFu;
+      const unsigned prev = ((nb << 1) | in) & 0xFFFFu;
+      unsigned ev = (nb ^ prev) & 0xFFFFu;  // starts (nb & ~prev) and ends (~nb & prev), alternating
+      while (ev != 0) {
+        const size_t pos = i + static_cast<size_t>(__builtin_ctz(ev));
+        if (p[pos] != ' ' && p[pos] != '\t') {
+          s = pos;
+        } else {
+          out->push_back(Field{line.substr(s, pos - s), static_cast<uint32_t>(s + 1)});
+        }
+        ev &= ev - 1;
+      }
+      in = nb >> 15;
+    }
+    if (in) {  // a field runs into the scalar tail
+      while (i < n && line[i] != ' ' && line[i] != '\t') ++i;
+      out->push_back(Field{line.substr(s, i - s), static_cast<uint32_t>(s + 1)});
+    }
+  }
+#endif
   while (i < n) {
     while (i < n && (line[i] == ' ' || line[i] == '\t')) ++i;
     if (i >= n) break;
@@ -156,30 +188,29 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
-bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
-  if (pos + n > s.size()) return false;
-  int v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    v = v * 10 + (s[i] - '0');
-  }
-  *out = v;
-  return true;
-}
 }  // namespace
 
 bool ParseDateTime(std::string_view s, int64_t* out) {
-  int y, mo, d, h = 0, mi = 0, se = 0;
   if (s.size() != 19 && s.size() != 10) return false;
-  if (!Digits(s, 0, 4, &y) || s[4] != '-' || !Digits(s, 5, 2, &mo) || s[7] != '-' || !Digits(s, 8, 2, &d))
-    return false;
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
+  // Digit positions of "YYYY-MM-DD HH:MM:SS"; all checked at once.
+  auto d = [&](size_t i) { return static_cast<unsigned>(p[i]) - '0'; };
+  auto nd = [&](size_t i) { return d(i) > 9; };  // not a digit
+  bool bad = nd(0) | nd(1) | nd(2) | nd(3) | nd(5) | nd(6) | nd(8) | nd(9);
+  if (bad || p[4] != '-' || p[7] != '-') return false;
+  const int y = static_cast<int>(d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3));
+  const int mo = static_cast<int>(d(5) * 10 + d(6));
+  const int dd = static_cast<int>(d(8) * 10 + d(9));
+  int h = 0, mi = 0, se = 0;
   if (s.size() == 19) {
-    if ((s[10] != ' ' && s[10] != 'T') || !Digits(s, 11, 2, &h) || s[13] != ':' || !Digits(s, 14, 2, &mi) ||
-        s[16] != ':' || !Digits(s, 17, 2, &se))
-      return false;
+    bad = nd(11) | nd(12) | nd(14) | nd(15) | nd(17) | nd(18);
+    if ((p[10] != ' ' && p[10] != 'T') || bad || p[13] != ':' || p[16] != ':') return false;
+    h = static_cast<int>(d(11) * 10 + d(12));
+    mi = static_cast<int>(d(14) * 10 + d(15));
+    se = static_cast<int>(d(17) * 10 + d(18));
   }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
-  *out = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 + mi * 60 + se;
+  if (mo < 1 || mo > 12 || dd < 1 || dd > 31 || h > 23 || mi > 59 || se > 60) return false;
+  *out = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(dd)) * 86400 + h * 3600 + mi * 60 + se;
   return true;
 }
 

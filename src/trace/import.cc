@@ -436,39 +436,9 @@ bool Row::FailRow(std::string reason, std::string message) {
   return false;
 }
 
-namespace {
-// Fast path for the common case: optional '-', 1..18 digits, and (lenient) ".000".
-// Returns false for anything else; the caller falls back to the general parser.
-inline bool FastInt(std::string_view s, bool lenient, int64_t* out) {
-  const char* p = s.data();
-  const char* e = p + s.size();
-  bool neg = false;
-  if (p != e && *p == '-') {
-    neg = true;
-    ++p;
-  }
-  const char* d0 = p;
-  uint64_t v = 0;
-  while (p != e && static_cast<unsigned>(*p - '0') < 10) v = v * 10 + static_cast<unsigned>(*p++ - '0');
-  size_t nd = static_cast<size_t>(p - d0);
-  if (nd == 0 || nd > 18) return false;
-  if (p != e) {
-    if (!lenient || *p != '.') return false;
-    for (++p; p != e; ++p)
-      if (*p != '0') return false;
-  }
-  *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-  return true;
-}
-}  // namespace
-
-bool Row::Int(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, bool lenient) {
+bool Row::IntSlow(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, bool lenient) {
   std::string_view s = f_[i].text;
   int64_t v;
-  if (FastInt(s, lenient, &v) && v >= lo && v <= hi) {
-    *out = v;
-    return true;
-  }
   bool ok = lenient ? ParseI64Lenient(s, &v) : ParseI64(s, &v);
   if (ok && v >= lo && v <= hi) {
     *out = v;
@@ -479,14 +449,6 @@ bool Row::Int(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, boo
   }
   if (ok) return Fail(i, name, Range(lo, hi) + " (value out of range)", "value out of range in field '" + std::string(name) + "'");
   return Fail(i, name, Range(lo, hi));
-}
-
-bool Row::OptInt(int i, const char* name, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out, bool lenient) {
-  if (i < 0 || Trim(f_[i].text).empty()) {
-    *out = if_empty;
-    return true;
-  }
-  return Int(i, name, lo, hi, out, lenient);
 }
 
 bool Row::DateTime(int i, const char* name, int64_t* out) {

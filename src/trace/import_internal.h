@@ -125,10 +125,46 @@ class Row {
   const Field& field(int i) const { return f_[i]; }
   std::string_view text(int i) const { return i < 0 ? std::string_view() : f_[i].text; }
 
-  // Integer in [lo, hi]; `lenient` also accepts "12.0".
-  bool Int(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, bool lenient = false);
+  // Integer in [lo, hi]; `lenient` also accepts "12.0". The common case (plain digits,
+  // in range) is inline; everything else goes to IntSlow.
+  bool Int(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, bool lenient = false) {
+    int64_t v;
+    if (FastInt(f_[i].text, lenient, &v) && v >= lo && v <= hi) {
+      *out = v;
+      return true;
+    }
+    return IntSlow(i, name, lo, hi, out, lenient);
+  }
+  // Fast path: optional '-', 1..18 digits, and (lenient) ".000". False for anything else.
+  static bool FastInt(std::string_view s, bool lenient, int64_t* out) {
+    const char* p = s.data();
+    const char* e = p + s.size();
+    bool neg = false;
+    if (p != e && *p == '-') {
+      neg = true;
+      ++p;
+    }
+    const char* d0 = p;
+    uint64_t v = 0;
+    while (p != e && static_cast<unsigned>(*p - '0') < 10) v = v * 10 + static_cast<unsigned>(*p++ - '0');
+    size_t nd = static_cast<size_t>(p - d0);
+    if (nd == 0 || nd > 18) return false;
+    if (p != e) {
+      if (!lenient || *p != '.') return false;
+      for (++p; p != e; ++p)
+        if (*p != '0') return false;
+    }
+    *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    return true;
+  }
   // Like Int, but an empty field (or one of `missing`, e.g. "-1" handled by the caller) gives `if_empty`.
-  bool OptInt(int i, const char* name, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out, bool lenient = false);
+  bool OptInt(int i, const char* name, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out, bool lenient = false) {
+    if (i < 0 || Trim(f_[i].text).empty()) {
+      *out = if_empty;
+      return true;
+    }
+    return Int(i, name, lo, hi, out, lenient);
+  }
   // "YYYY-MM-DD HH:MM:SS" (or 'T'; optional fraction and Z/+HH:MM offset) as UTC seconds.
   bool DateTime(int i, const char* name, int64_t* out);
   bool OptDateTime(int i, const char* name, int64_t* out);  // empty -> kNoTime
@@ -142,6 +178,8 @@ class Row {
   SourcePos pos(int i) const { return SourcePos{file_, line_, i < 0 ? 1u : f_[i].col}; }
 
  private:
+  bool IntSlow(int i, const char* name, int64_t lo, int64_t hi, int64_t* out, bool lenient);
+
   std::string_view file_;
   uint64_t line_;
   const std::vector<Field>& f_;

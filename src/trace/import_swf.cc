@@ -35,6 +35,10 @@ Status ReadSwf(LineReader& r, TraceBuilder& b) {
   ImportReport& rep = b.report();
   bool in_header = true;
   std::string tmp;
+  int64_t last_user_num = -1, last_name_num = -1, last_queue_num = -1;  // -1: none cached
+  UserId last_user;
+  NameId last_name;
+  VcId last_queue;
   auto begin_data = [&]() -> Status {
     in_header = false;
     // Time base: absolute (UnixStartTime) or relative; all inputs must agree.
@@ -124,18 +128,31 @@ Status ReadSwf(LineReader& r, TraceBuilder& b) {
         ORR_RETURN_IF_ERROR(b.BadRow(row.reason(), row.error()));
         continue;
     }
+    // Consecutive rows repeat user/executable/queue numbers: remember the last id per column.
     if (v[11] >= 0) {
-      AppendNum(&tmp, 'u', v[11]);
-      j.user = b.User(tmp);
+      if (v[11] != last_user_num) {
+        AppendNum(&tmp, 'u', v[11]);
+        last_user = b.User(tmp);
+        last_user_num = v[11];
+      }
+      j.user = last_user;
     }
     if (v[13] >= 0) {
-      AppendNum(&tmp, 'x', v[13]);
-      j.name = b.Name(tmp);
+      if (v[13] != last_name_num) {
+        AppendNum(&tmp, 'x', v[13]);
+        last_name = b.Name(tmp);
+        last_name_num = v[13];
+      }
+      j.name = last_name;
     }
     bool vc_ok = true;
     if (v[14] >= 0) {
-      AppendNum(&tmp, 'q', v[14]);
-      vc_ok = b.Vc(tmp, &j.vc);
+      if (v[14] != last_queue_num) {
+        AppendNum(&tmp, 'q', v[14]);
+        vc_ok = b.Vc(tmp, &last_queue);
+        last_queue_num = vc_ok ? v[14] : -1;
+      }
+      j.vc = last_queue;
     } else if (v[15] >= 0) {
       auto it = partitions.find(v[15]);
       if (it != partitions.end()) {
