@@ -196,21 +196,39 @@ bool ParseDateTime(std::string_view s, int64_t* out) {
   // Digit positions of "YYYY-MM-DD HH:MM:SS"; all checked at once.
   auto d = [&](size_t i) { return static_cast<unsigned>(p[i]) - '0'; };
   auto nd = [&](size_t i) { return d(i) > 9; };  // not a digit
-  bool bad = nd(0) | nd(1) | nd(2) | nd(3) | nd(5) | nd(6) | nd(8) | nd(9);
-  if (bad || p[4] != '-' || p[7] != '-') return false;
-  const int y = static_cast<int>(d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3));
-  const int mo = static_cast<int>(d(5) * 10 + d(6));
-  const int dd = static_cast<int>(d(8) * 10 + d(9));
+  // Rows in a trace mostly share the date of the previous row: remember the last valid
+  // "YYYY-MM-DD" and its day number (its validity depends on those 10 bytes only).
+  struct DateCache {
+    char ymd[10];
+    int64_t days;
+    bool valid;
+  };
+  thread_local DateCache cache{{}, 0, false};
+  int64_t days;
+  if (cache.valid && std::memcmp(cache.ymd, p, 10) == 0) {
+    days = cache.days;
+  } else {
+    bool bad = nd(0) | nd(1) | nd(2) | nd(3) | nd(5) | nd(6) | nd(8) | nd(9);
+    if (bad || p[4] != '-' || p[7] != '-') return false;
+    const int y = static_cast<int>(d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3));
+    const int mo = static_cast<int>(d(5) * 10 + d(6));
+    const int dd = static_cast<int>(d(8) * 10 + d(9));
+    if (mo < 1 || mo > 12 || dd < 1 || dd > 31) return false;
+    days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(dd));
+    std::memcpy(cache.ymd, p, 10);
+    cache.days = days;
+    cache.valid = true;
+  }
   int h = 0, mi = 0, se = 0;
   if (s.size() == 19) {
-    bad = nd(11) | nd(12) | nd(14) | nd(15) | nd(17) | nd(18);
+    const bool bad = nd(11) | nd(12) | nd(14) | nd(15) | nd(17) | nd(18);
     if ((p[10] != ' ' && p[10] != 'T') || bad || p[13] != ':' || p[16] != ':') return false;
     h = static_cast<int>(d(11) * 10 + d(12));
     mi = static_cast<int>(d(14) * 10 + d(15));
     se = static_cast<int>(d(17) * 10 + d(18));
   }
-  if (mo < 1 || mo > 12 || dd < 1 || dd > 31 || h > 23 || mi > 59 || se > 60) return false;
-  *out = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(dd)) * 86400 + h * 3600 + mi * 60 + se;
+  if (h > 23 || mi > 59 || se > 60) return false;
+  *out = days * 86400 + h * 3600 + mi * 60 + se;
   return true;
 }
 
