@@ -255,8 +255,9 @@ Result<Trace> TraceBuilder::Finish() {
       std::sort(keys.begin(), keys.end(),
                 [](const Key& a, const Key& b) { return a.submit != b.submit ? a.submit < b.submit : a.idx < b.idx; });
     } else {
-      // LSD radix sort on submit - min (11-bit digits). Stable, and keys start in input
-      // order, so ties keep input order: the same result as the (submit, idx) sort.
+      // LSD radix sort of (submit - min) << 32 | input index, 11-bit digits over the
+      // submit part only: stable, and the index makes ties keep input order -- the same
+      // result as the (submit, idx) sort. Wider ranges sort 16-byte keys the same way.
       int64_t mn = keys[0].submit, mx = keys[0].submit;
       for (const Key& k : keys) {
         mn = std::min(mn, k.submit);
@@ -267,12 +268,7 @@ Result<Trace> TraceBuilder::Finish() {
       for (uint64_t r = range; r != 0; r >>= 11) ++passes;
       constexpr size_t kBuckets = 1 << 11;
       std::vector<uint32_t> count(static_cast<size_t>(passes) * kBuckets, 0);
-      for (Key& k : keys) {
-        uint64_t v = static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn);
-        for (int p = 0; p < passes; ++p) ++count[p * kBuckets + ((v >> (11 * p)) & (kBuckets - 1))];
-      }
-      std::vector<Key> tmp(keys.size());
-      for (int p = 0; p < passes; ++p) {
+      auto prefix = [&](int p) {
         uint32_t* c = &count[p * kBuckets];
         uint32_t sum = 0;
         for (size_t b = 0; b < kBuckets; ++b) {
@@ -280,11 +276,36 @@ Result<Trace> TraceBuilder::Finish() {
           c[b] = sum;
           sum += x;
         }
-        for (const Key& k : keys) {
-          uint64_t v = static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn);
-          tmp[c[(v >> (11 * p)) & (kBuckets - 1)]++] = k;
+        return c;
+      };
+      if (range <= UINT32_MAX) {
+        std::vector<uint64_t> pk(keys.size()), tmp(keys.size());
+        for (size_t i = 0; i < keys.size(); ++i) {
+          const uint64_t v = static_cast<uint64_t>(keys[i].submit) - static_cast<uint64_t>(mn);
+          pk[i] = v << 32 | keys[i].idx;
+          for (int p = 0; p < passes; ++p) ++count[p * kBuckets + ((v >> (11 * p)) & (kBuckets - 1))];
         }
-        keys.swap(tmp);
+        for (int p = 0; p < passes; ++p) {
+          uint32_t* c = prefix(p);
+          const int shift = 32 + 11 * p;
+          for (uint64_t x : pk) tmp[c[(x >> shift) & (kBuckets - 1)]++] = x;
+          pk.swap(tmp);
+        }
+        for (size_t i = 0; i < keys.size(); ++i) keys[i].idx = static_cast<uint32_t>(pk[i]);
+      } else {
+        for (Key& k : keys) {
+          uint64_t v = static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn);
+          for (int p = 0; p < passes; ++p) ++count[p * kBuckets + ((v >> (11 * p)) & (kBuckets - 1))];
+        }
+        std::vector<Key> tmp(keys.size());
+        for (int p = 0; p < passes; ++p) {
+          uint32_t* c = prefix(p);
+          for (const Key& k : keys) {
+            uint64_t v = static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn);
+            tmp[c[(v >> (11 * p)) & (kBuckets - 1)]++] = k;
+          }
+          keys.swap(tmp);
+        }
       }
     }
     for (size_t k = 0; k < perm.size(); ++k) perm[k] = keys[k].idx;
