@@ -10,5 +10,6 @@ namespace orrery::cli {
 void RegisterImport(CLI::App& app, int* exit_code);    // import_cmd.cc
 void RegisterGenerate(CLI::App& app, int* exit_code);  // generate_cmd.cc
 void RegisterSimulate(CLI::App& app, int* exit_code);  // simulate_cmd.cc
+void RegisterPredict(CLI::App& app, int* exit_code);   // predict_cmd.cc
 
 }  // namespace orrery::cli

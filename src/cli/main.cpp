@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterImport(app, &exit_code);
   orrery::cli::RegisterGenerate(app, &exit_code);
   orrery::cli::RegisterSimulate(app, &exit_code);
+  orrery::cli::RegisterPredict(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,10 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "base/io.h"
 #include "base/parse.h"
 #include "base/rng.h"
+#include "model/trace.h"
+#include "predict/blend.h"
+#include "predict/history.h"
+#include "predict/user_stats.h"
+#include "predict/xgb.h"
 
 namespace orrery {
 
@@ -30,6 +37,160 @@ Duration NoisyOracleEstimator::Estimate(const Job& job, Time) {
 }
 
 Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed) {
+  return MakeEstimator(spec, seed, nullptr);
+}
+
+namespace {
+
+// "name:k=v,k=v" -> options; every key must be consumed (Check()).
+class SpecOptions {
+ public:
+  static Result<SpecOptions> Parse(const std::string& spec, std::string* name) {
+    SpecOptions o;
+    o.spec_ = spec;
+    size_t colon = spec.find(':');
+    *name = spec.substr(0, colon);
+    if (colon == std::string::npos) return o;
+    std::string_view rest(spec);
+    rest.remove_prefix(colon + 1);
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string_view kv = rest.substr(0, comma);
+      size_t eq = kv.find('=');
+      if (eq == std::string_view::npos || eq == 0) {
+        return MakeError("estimator '" + spec + "': expected key=value, got '" + std::string(kv) + "'");
+      }
+      o.kv_.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    return o;
+  }
+  // Reads a number option; false (with *err) when present but malformed or out of [lo, hi].
+  bool Num(const std::string& key, double lo, double hi, double* out, std::string* err) {
+    for (auto& [k, v] : kv_) {
+      if (k != key) continue;
+      used_.push_back(k);
+      char* end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(x >= lo && x <= hi)) {
+        *err = "estimator '" + spec_ + "': " + key + " must be a number in [" + Fmt(lo) + ", " + Fmt(hi) + "], got '" + v + "'";
+        return false;
+      }
+      *out = x;
+    }
+    return true;
+  }
+  bool Str(const std::string& key, std::string* out) {
+    for (auto& [k, v] : kv_) {
+      if (k == key) {
+        used_.push_back(k);
+        *out = v;
+      }
+    }
+    return true;
+  }
+  std::string Unused() const {
+    for (auto& [k, v] : kv_) {
+      if (std::find(used_.begin(), used_.end(), k) == used_.end()) return k;
+    }
+    return "";
+  }
+
+ private:
+  static std::string Fmt(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
+  }
+  std::string spec_;
+  std::vector<std::pair<std::string, std::string>> kv_;
+  std::vector<std::string> used_;
+};
+
+Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed) {
+  XgbEstimator::Options o;
+  std::string err;
+  double rounds = o.rounds, depth = o.max_depth, eta = o.eta, threads = o.nthread, min_train = o.min_train,
+         retrain_jobs = o.retrain_jobs, retrain_days = static_cast<double>(o.retrain_seconds) / 86400.0,
+         max_rows = o.max_rows, fallback = static_cast<double>(o.fallback);
+  if (!so.Num("rounds", 1, 10000, &rounds, &err) || !so.Num("depth", 1, 20, &depth, &err) ||
+      !so.Num("eta", 1e-6, 1, &eta, &err) || !so.Num("threads", 1, 256, &threads, &err) ||
+      !so.Num("min-train", 1, 1e9, &min_train, &err) || !so.Num("retrain-jobs", 0, 1e9, &retrain_jobs, &err) ||
+      !so.Num("retrain-days", 0, 1e6, &retrain_days, &err) || !so.Num("max-rows", 1, 1e9, &max_rows, &err) ||
+      !so.Num("fallback", 1, 1e9, &fallback, &err)) {
+    return MakeError(err);
+  }
+  o.rounds = static_cast<int>(rounds);
+  o.max_depth = static_cast<int>(depth);
+  o.eta = eta;
+  o.nthread = static_cast<int>(threads);
+  o.min_train = static_cast<uint32_t>(min_train);
+  o.retrain_jobs = static_cast<uint32_t>(retrain_jobs);
+  o.retrain_seconds = static_cast<int64_t>(std::llround(retrain_days * 86400.0));
+  o.max_rows = static_cast<uint32_t>(max_rows);
+  o.fallback = static_cast<Duration>(fallback);
+  o.seed = static_cast<int>(seed & 0x7fffffff);
+  return o;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed, const Trace* trace) {
+  if ((spec.rfind("table:", 0) != 0 && spec.find(':') != std::string::npos) || spec == "history" ||
+      spec == "user-stats" || spec == "xgboost" || spec == "blend") {
+    std::string name;
+    ORR_ASSIGN_OR_RETURN(SpecOptions so, SpecOptions::Parse(spec, &name));
+    std::string err;
+    std::unique_ptr<DurationEstimator> out;
+    if (name == "history") {
+      if (!trace) return MakeError("estimator 'history' needs the trace (job names)");
+      double fallback = 3600;
+      if (!so.Num("fallback", 1, 1e9, &fallback, &err)) return MakeError(err);
+      out.reset(new HeliosHistoryEstimator(trace, static_cast<Duration>(fallback)));
+    } else if (name == "user-stats") {
+      UserStatsEstimator::Options o;
+      std::string stat = "median";
+      double k = o.k, ewma = o.ewma_alpha, by_name = 0, fallback = static_cast<double>(o.fallback);
+      so.Str("stat", &stat);
+      if (!so.Num("k", 1, 1e6, &k, &err) || !so.Num("ewma", 1e-6, 1, &ewma, &err) ||
+          !so.Num("name", 0, 1, &by_name, &err) || !so.Num("fallback", 1, 1e9, &fallback, &err)) {
+        return MakeError(err);
+      }
+      if (stat == "mean") {
+        o.stat = UserStatsEstimator::Stat::kMean;
+      } else if (stat == "median") {
+        o.stat = UserStatsEstimator::Stat::kMedian;
+      } else if (stat == "ewma") {
+        o.stat = UserStatsEstimator::Stat::kEwma;
+      } else {
+        return MakeError("estimator '" + spec + "': stat must be mean, median or ewma, got '" + stat + "'");
+      }
+      o.k = static_cast<uint32_t>(k);
+      o.ewma_alpha = ewma;
+      o.by_name = by_name >= 0.5;
+      o.fallback = static_cast<Duration>(fallback);
+      out.reset(new UserStatsEstimator(o));
+    } else if (name == "xgboost") {
+      ORR_ASSIGN_OR_RETURN(XgbEstimator::Options o, XgbOptions(so, seed));
+      out.reset(new XgbEstimator(trace, o));
+    } else if (name == "blend") {
+      if (!trace) return MakeError("estimator 'blend' needs the trace (job names)");
+      double alpha = 0.1;
+      if (!so.Num("alpha", 0, 1, &alpha, &err)) return MakeError(err);
+      ORR_ASSIGN_OR_RETURN(XgbEstimator::Options o, XgbOptions(so, seed));
+      o.zero_when_untrained = true;
+      out.reset(new BlendEstimator(std::make_unique<HeliosHistoryEstimator>(trace, o.fallback),
+                                   std::make_unique<XgbEstimator>(trace, o), alpha));
+    } else {
+      return MakeError("unknown estimator '" + spec +
+                       "' (expected oracle, walltime, noisy-oracle, table:<csv>, history, user-stats, xgboost or blend)");
+    }
+    if (std::string k = so.Unused(); !k.empty()) {
+      return MakeError("estimator '" + spec + "': unknown option '" + k + "'");
+    }
+    return out;
+  }
   if (spec == "oracle") return std::unique_ptr<DurationEstimator>(new OracleEstimator());
   if (spec == "walltime") return std::unique_ptr<DurationEstimator>(new WalltimeEstimator(3600));
   if (spec == "noisy-oracle") return std::unique_ptr<DurationEstimator>(new NoisyOracleEstimator(seed));
@@ -77,7 +238,8 @@ Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec
     if (!reader->error().empty()) return MakeError(reader->error());
     return std::unique_ptr<DurationEstimator>(new TableEstimator(std::move(table)));
   }
-  return MakeError("unknown estimator '" + spec + "' (expected oracle, walltime, noisy-oracle or table:<csv>)");
+  return MakeError("unknown estimator '" + spec +
+                   "' (expected oracle, walltime, noisy-oracle, table:<csv>, history, user-stats, xgboost or blend)");
 }
 
 }  // namespace orrery

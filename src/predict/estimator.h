@@ -76,6 +76,17 @@ class TableEstimator final : public DurationEstimator {
 };
 
 // Builds an estimator by name: "oracle", "walltime", "noisy-oracle", "table:<csv>" (job_id,estimate).
+// Same as MakeEstimator(spec, seed, nullptr): the estimators that need the trace fail.
 Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed);
+
+struct Trace;
+// Also builds the learning estimators (docs/predict.md), "NAME[:key=value,...]":
+//   "history[:fallback=3600]"                       Helios' history estimator (needs trace)
+//   "user-stats[:stat=median|mean|ewma,k=10,ewma=0.3,name=0,fallback=3600]"
+//   "xgboost[:rounds=100,depth=6,eta=0.1,threads=1,min-train=200,retrain-jobs=0,
+//             retrain-days=7,max-rows=200000]"  gradient-boosted model (trace optional)
+//   "blend[:alpha=0.1,<xgboost keys>]"              α·history + (1−α)·xgboost (needs trace)
+// `trace` (may be null) must outlive the estimator; it supplies names, users, the epoch.
+Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed, const Trace* trace);
 
 }  // namespace orrery

@@ -1,0 +1,326 @@
+#include "predict/xgb.h"
+
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "base/rng.h"
+
+namespace orrery {
+
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr size_t kUserWindow = 20;
+
+const std::vector<std::string> kFeatureNames = {
+    "gpus",              // 0
+    "cpus",              // 1
+    "nodes",             // 2
+    "mem_gib",           // 3
+    "log_walltime",      // 4  NaN when no walltime
+    "vc",                // 5  VC id (NaN if none)
+    "hour",              // 6  hour of day (UTC of the trace epoch)
+    "weekday",           // 7
+    "user_bucket",       // 8  hash(user) mod 4096
+    "user_count",        // 9  finished jobs of the user so far
+    "user_mean_log",     // 10
+    "user_median_log",   // 11 median of the user's last 20
+    "user_last_log",     // 12
+    "user_ewma_log",     // 13
+    "user_gpus_mean_log",// 14
+    "user_gpus_count",   // 15
+    "name_mean_log",     // 16 all users' jobs with this exact name
+    "name_count",        // 17
+    "user_name_mean_log",// 18
+    "user_name_count",   // 19
+    "user_name_last_log",// 20
+    "stem_mean_log",     // 21 name with digits removed
+    "user_stem_mean_log",// 22
+    "user_stem_count",   // 23
+    "token_mean_log",    // 24 first name token
+    "token_bucket",      // 25 hash(first token) mod 4096
+    "name_len",          // 26
+    "name_digits",       // 27
+    "vc_mean_log",       // 28
+    "log_since_user_submit",  // 29 seconds since the user's previous submission
+    "global_mean_log",   // 30
+};
+
+uint64_t Mix(uint64_t a, uint64_t b) {
+  uint64_t x = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+  return SplitMix64(x);
+}
+
+float Log(double seconds) { return static_cast<float>(std::log(std::max(seconds, 1.0))); }
+
+std::string ParamStr(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+uint64_t NameStemHash(std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : name) {
+    if (c >= '0' && c <= '9') continue;
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+uint64_t NameFirstTokenHash(std::string_view name) {
+  size_t i = 0;
+  auto alnum = [](unsigned char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80; };
+  while (i < name.size() && !alnum(name[i])) ++i;
+  size_t j = i;
+  while (j < name.size() && alnum(name[j])) ++j;
+  return Fnv1a64(name.substr(i, j - i));
+}
+
+const std::vector<std::string>& XgbEstimator::FeatureNames() { return kFeatureNames; }
+int XgbEstimator::NumFeatures() { return static_cast<int>(kFeatureNames.size()); }
+
+void XgbEstimator::Running::Add(double l) {
+  ewma_log = n == 0 ? l : 0.3 * l + 0.7 * ewma_log;
+  ++n;
+  sum_log += l;
+  last_log = l;
+}
+
+float XgbEstimator::Running::Mean() const { return n ? static_cast<float>(sum_log / static_cast<double>(n)) : kNaN; }
+
+XgbEstimator::XgbEstimator(const Trace* trace, Options o) : trace_(trace), o_(o) {}
+
+XgbEstimator::~XgbEstimator() {
+  if (booster_) XGBoosterFree(booster_);
+}
+
+std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
+  std::vector<float> f(kFeatureNames.size(), kNaN);
+  f[0] = static_cast<float>(job.gpus) * static_cast<float>(job.gpu_milli) / 1000.0f;
+  f[1] = job.cpu_milli ? static_cast<float>(job.cpu_milli) / 1000.0f : kNaN;
+  f[2] = job.nodes ? static_cast<float>(job.nodes) : kNaN;
+  f[3] = job.mem_mib ? static_cast<float>(job.mem_mib) / 1024.0f : kNaN;
+  f[4] = job.walltime > 0 ? Log(static_cast<double>(job.walltime)) : kNaN;
+  f[5] = job.vc.valid() ? static_cast<float>(job.vc.v) : kNaN;
+  const int64_t abs_t = (trace_ ? trace_->epoch_unix : 0) + job.submit;
+  const int64_t day = abs_t >= 0 ? abs_t / 86400 : (abs_t - 86399) / 86400;
+  f[6] = static_cast<float>((abs_t - day * 86400) / 3600);
+  f[7] = static_cast<float>(((day % 7) + 7 + 3) % 7);  // 1970-01-01 was a Thursday; 0 = Monday
+  f[30] = global_.Mean();
+  if (job.user.valid()) {
+    if (trace_ && job.user.v < trace_->users.size()) {
+      f[8] = static_cast<float>(Fnv1a64(trace_->users.Get(job.user.v)) % 4096);
+    } else {
+      f[8] = static_cast<float>(job.user.v % 4096);
+    }
+    auto it = user_.find(job.user.v);
+    if (it != user_.end()) {
+      const UserState& us = it->second;
+      f[9] = static_cast<float>(us.all.n);
+      f[10] = us.all.Mean();
+      if (!us.last.empty()) {
+        std::vector<double> v(us.last.begin(), us.last.end());
+        std::sort(v.begin(), v.end());
+        size_t n = v.size();
+        double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        f[11] = Log(med);
+      }
+      if (us.all.n) {
+        f[12] = static_cast<float>(us.all.last_log);
+        f[13] = static_cast<float>(us.all.ewma_log);
+      }
+    } else {
+      f[9] = 0;
+    }
+    const uint64_t u = static_cast<uint64_t>(job.user.v) << 32;
+    auto ug = user_gpus_.find(u | job.gpus);
+    f[15] = ug == user_gpus_.end() ? 0.0f : static_cast<float>(ug->second.n);
+    if (ug != user_gpus_.end()) f[14] = ug->second.Mean();
+    auto ls = user_last_submit_.find(job.user.v);
+    if (ls != user_last_submit_.end()) f[29] = Log(static_cast<double>(job.submit - ls->second) + 1.0);
+    user_last_submit_[job.user.v] = job.submit;
+  }
+  if (job.name.valid() && trace_ && job.name.v < trace_->names.size()) {
+    const std::string& nm = trace_->names.Get(job.name.v);
+    auto [st, fresh] = stem_of_name_.try_emplace(job.name.v, 0);
+    if (fresh) {
+      st->second = NameStemHash(nm);
+      token_of_name_[job.name.v] = NameFirstTokenHash(nm);
+    }
+    const uint64_t stem = st->second, token = token_of_name_[job.name.v];
+    auto nit = name_.find(job.name.v);
+    f[17] = nit == name_.end() ? 0.0f : static_cast<float>(nit->second.n);
+    if (nit != name_.end()) f[16] = nit->second.Mean();
+    if (auto s = stem_.find(stem); s != stem_.end()) f[21] = s->second.Mean();
+    if (auto t = token_.find(token); t != token_.end()) f[24] = t->second.Mean();
+    f[25] = static_cast<float>(token % 4096);
+    f[26] = static_cast<float>(nm.size());
+    f[27] = static_cast<float>(std::count_if(nm.begin(), nm.end(), [](char c) { return c >= '0' && c <= '9'; }));
+    if (job.user.valid()) {
+      auto un = user_name_.find((static_cast<uint64_t>(job.user.v) << 32) | job.name.v);
+      f[19] = un == user_name_.end() ? 0.0f : static_cast<float>(un->second.n);
+      if (un != user_name_.end()) {
+        f[18] = un->second.Mean();
+        f[20] = static_cast<float>(un->second.last_log);
+      }
+      auto us = user_stem_.find(Mix(job.user.v, stem));
+      f[23] = us == user_stem_.end() ? 0.0f : static_cast<float>(us->second.n);
+      if (us != user_stem_.end()) f[22] = us->second.Mean();
+    }
+  }
+  if (job.vc.valid()) {
+    if (auto v = vc_.find(job.vc.v); v != vc_.end()) f[28] = v->second.Mean();
+  }
+  (void)now;
+  return f;
+}
+
+void XgbEstimator::Update(const Job& job, double l) {
+  global_.Add(l);
+  if (job.user.valid()) {
+    UserState& us = user_[job.user.v];
+    us.all.Add(l);
+    us.last.push_back(std::exp(l));
+    if (us.last.size() > kUserWindow) us.last.pop_front();
+    user_gpus_[(static_cast<uint64_t>(job.user.v) << 32) | job.gpus].Add(l);
+  }
+  if (job.name.valid() && trace_ && job.name.v < trace_->names.size()) {
+    auto [st, fresh] = stem_of_name_.try_emplace(job.name.v, 0);
+    if (fresh) {
+      const std::string& nm = trace_->names.Get(job.name.v);
+      st->second = NameStemHash(nm);
+      token_of_name_[job.name.v] = NameFirstTokenHash(nm);
+    }
+    const uint64_t stem = st->second, token = token_of_name_[job.name.v];
+    name_[job.name.v].Add(l);
+    stem_[stem].Add(l);
+    token_[token].Add(l);
+    if (job.user.valid()) {
+      user_name_[(static_cast<uint64_t>(job.user.v) << 32) | job.name.v].Add(l);
+      user_stem_[Mix(job.user.v, stem)].Add(l);
+    }
+  }
+  if (job.vc.valid()) vc_[job.vc.v].Add(l);
+}
+
+void XgbEstimator::Observe(const Job& job, Duration actual) {
+  if (actual < 0) return;
+  auto it = pending_.find(job.id.v);
+  std::vector<float> row;
+  if (it != pending_.end()) {
+    row = std::move(it->second);
+    pending_.erase(it);
+  } else {
+    row = Features(job, job.submit);
+  }
+  const double l = Log(static_cast<double>(actual));
+  x_.insert(x_.end(), row.begin(), row.end());
+  y_.push_back(static_cast<float>(l));
+  Update(job, l);
+}
+
+bool XgbEstimator::ShouldTrain(Time now) const {
+  const size_t rows = y_.size();
+  if (rows < o_.min_train) return false;
+  if (!booster_) return rows_at_last_train_ == 0 || rows >= 2 * rows_at_last_train_;  // retry a failed first training later
+  if (rows == rows_at_last_train_) return false;
+  if (o_.retrain_jobs > 0 && rows - rows_at_last_train_ >= o_.retrain_jobs) return true;
+  if (o_.retrain_seconds > 0 && now - last_train_time_ >= o_.retrain_seconds) return true;
+  return false;
+}
+
+#define ORR_XGB(call)                                                     \
+  do {                                                                    \
+    if ((call) != 0) {                                                    \
+      error_ = std::string("xgboost: ") + #call + ": " + XGBGetLastError(); \
+      return MakeError(error_);                                           \
+    }                                                                     \
+  } while (0)
+
+Status XgbEstimator::Train() {
+  auto t0 = std::chrono::steady_clock::now();
+  const size_t nf = kFeatureNames.size();
+  const size_t rows = y_.size();
+  const size_t first = rows > o_.max_rows ? rows - o_.max_rows : 0;
+  const size_t n = rows - first;
+  if (n == 0) return MakeError("xgboost: no training rows");
+  DMatrixHandle dm = nullptr;
+  ORR_XGB(XGDMatrixCreateFromMat(x_.data() + first * nf, n, nf, kNaN, &dm));
+  std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
+  ORR_XGB(XGDMatrixSetFloatInfo(dm, "label", y_.data() + first, n));
+  BoosterHandle b = nullptr;
+  ORR_XGB(XGBoosterCreate(&dm, 1, &b));
+  std::unique_ptr<void, int (*)(BoosterHandle)> b_guard(b, XGBoosterFree);
+  const std::pair<const char*, std::string> params[] = {
+      {"verbosity", "0"},
+      {"nthread", std::to_string(o_.nthread)},
+      {"seed", std::to_string(o_.seed)},
+      {"objective", "reg:squarederror"},
+      {"tree_method", "hist"},
+      {"max_depth", std::to_string(o_.max_depth)},
+      {"eta", ParamStr(o_.eta)},
+      {"min_child_weight", ParamStr(o_.min_child_weight)},
+      {"lambda", ParamStr(o_.lambda)},
+      {"subsample", "1"},
+      {"colsample_bytree", "1"},
+  };
+  for (const auto& [k, v] : params) ORR_XGB(XGBoosterSetParam(b, k, v.c_str()));
+  for (int it = 0; it < o_.rounds; ++it) ORR_XGB(XGBoosterUpdateOneIter(b, it, dm));
+  if (booster_) XGBoosterFree(booster_);
+  booster_ = b_guard.release();
+  ++trainings_;
+  rows_at_last_train_ = rows;
+  train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return Status::Ok();
+}
+
+Result<double> XgbEstimator::PredictLog(const std::vector<float>& row) {
+  if (!booster_) return MakeError("xgboost: no model");
+  DMatrixHandle dm = nullptr;
+  ORR_XGB(XGDMatrixCreateFromMat(row.data(), 1, row.size(), kNaN, &dm));
+  std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
+  bst_ulong len = 0;
+  const float* out = nullptr;
+  ORR_XGB(XGBoosterPredict(booster_, dm, 0, 0, 0, &len, &out));
+  if (len != 1) return MakeError("xgboost: unexpected prediction length");
+  return static_cast<double>(out[0]);
+}
+
+double XgbEstimator::FallbackLog(const Job& job) const {
+  if (job.user.valid()) {
+    auto it = user_.find(job.user.v);
+    if (it != user_.end() && it->second.all.n) return it->second.all.sum_log / static_cast<double>(it->second.all.n);
+  }
+  if (global_.n) return global_.sum_log / static_cast<double>(global_.n);
+  return std::log(static_cast<double>(std::max<Duration>(o_.fallback, 1)));
+}
+
+Duration XgbEstimator::Estimate(const Job& job, Time now) {
+  auto it = pending_.find(job.id.v);
+  if (it == pending_.end()) it = pending_.emplace(job.id.v, Features(job, now)).first;
+  if (ShouldTrain(now)) {
+    Status st = Train();
+    last_train_time_ = now;
+    if (!st.ok() && trainings_ == 0) rows_at_last_train_ = y_.size();  // don't retry every call
+  }
+  double l;
+  if (booster_) {
+    Result<double> p = PredictLog(it->second);
+    l = p.ok() ? *p : FallbackLog(job);
+  } else {
+    if (o_.zero_when_untrained) return 0;
+    l = FallbackLog(job);
+  }
+  l = std::clamp(l, 0.0, 40.0);
+  return std::max<Duration>(1, static_cast<Duration>(std::llround(std::exp(l))));
+}
+
+}  // namespace orrery

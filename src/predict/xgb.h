@@ -1,0 +1,118 @@
+// Gradient-boosted duration model through XGBoost's C API (Debian libxgboost-dev 1.7).
+//
+// Features are computed at submit time (the first Estimate() of a job) from the job's
+// request and from statistics of the jobs that have finished so far (no look-ahead):
+// see FeatureNames() and docs/predict.md. Target = log(max(duration, 1)); prediction =
+// exp(margin), rounded, ≥ 1 s.
+//
+// Training is online: every Observe()d job becomes a training row (with the features it
+// had at submit; a job observed without a prior Estimate() gets features computed at
+// observe time). The booster is (re)trained from scratch on all rows so far (the newest
+// max_rows) when an Estimate() finds: no model yet and ≥ min_train rows; or ≥
+// retrain_jobs new rows (when retrain_jobs > 0); or ≥ retrain_seconds of simulated time
+// since the last training with new rows present. Until the first model exists the
+// estimate is the smoothed user/global mean (or 0 with zero_when_untrained, which the
+// blend uses to fall back to history).
+//
+// Determinism: nthread (default 1), seed, tree_method=hist, no subsampling → the same
+// call sequence gives the same predictions.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "model/trace.h"
+#include "predict/estimator.h"
+
+namespace orrery {
+
+class XgbEstimator final : public DurationEstimator {
+ public:
+  struct Options {
+    int rounds = 100;
+    int max_depth = 6;
+    double eta = 0.1;
+    double min_child_weight = 1;
+    double lambda = 1;
+    int nthread = 1;
+    int seed = 0;
+    uint32_t min_train = 200;
+    uint32_t retrain_jobs = 0;                 // 0 = off
+    int64_t retrain_seconds = 7 * 86400;       // 0 = off
+    uint32_t max_rows = 200000;
+    bool zero_when_untrained = false;
+    Duration fallback = 3600;                  // no history at all
+  };
+
+  // `trace` (may be null) supplies names, users and the epoch for calendar features.
+  XgbEstimator(const Trace* trace, Options o);
+  ~XgbEstimator() override;
+  XgbEstimator(const XgbEstimator&) = delete;
+  XgbEstimator& operator=(const XgbEstimator&) = delete;
+
+  std::string_view name() const override { return "xgboost"; }
+  Duration Estimate(const Job& job, Time now) override;
+  void Observe(const Job& job, Duration actual) override;
+
+  bool trained() const { return booster_ != nullptr; }
+  int trainings() const { return trainings_; }
+  double train_seconds() const { return train_seconds_; }
+  const std::string& last_error() const { return error_; }
+  static const std::vector<std::string>& FeatureNames();
+  static int NumFeatures();
+
+  // Trains now on the rows so far (normally triggered by Estimate()).
+  Status Train();
+  // Raw model output (log-duration) for a feature row; for tests.
+  Result<double> PredictLog(const std::vector<float>& row);
+  std::vector<float> Features(const Job& job, Time now);
+
+ private:
+  struct Running {  // statistics of a key's finished jobs (log durations)
+    uint64_t n = 0;
+    double sum_log = 0;
+    double last_log = 0;
+    double ewma_log = 0;
+    void Add(double l);
+    float Mean() const;
+  };
+  struct UserState {
+    Running all;
+    std::deque<double> last;  // last 20 durations (seconds) for the median
+    Time last_submit = kNoTime;
+  };
+  void Update(const Job& job, double log_d);
+  bool ShouldTrain(Time now) const;
+  double FallbackLog(const Job& job) const;
+
+  const Trace* trace_;
+  Options o_;
+  void* booster_ = nullptr;  // BoosterHandle
+  int trainings_ = 0;
+  double train_seconds_ = 0;
+  std::string error_;
+  Time last_train_time_ = kNoTime;
+  size_t rows_at_last_train_ = 0;
+
+  std::vector<float> x_;       // row-major training features
+  std::vector<float> y_;       // labels (log seconds)
+  std::unordered_map<uint32_t, std::vector<float>> pending_;  // job id -> submit-time features
+
+  Running global_;
+  std::unordered_map<uint32_t, UserState> user_;
+  std::unordered_map<uint64_t, Running> user_gpus_, name_, user_name_, stem_, user_stem_, token_, vc_;
+  std::unordered_map<uint32_t, Time> user_last_submit_;
+  std::unordered_map<uint32_t, uint64_t> stem_of_name_, token_of_name_;  // NameId -> hash
+};
+
+// Hash of a job name with digits removed ("train_resnet50_run2" -> "train_resnet_run").
+uint64_t NameStemHash(std::string_view name);
+// Hash of the first token (split at non-alphanumerics).
+uint64_t NameFirstTokenHash(std::string_view name);
+
+}  // namespace orrery
