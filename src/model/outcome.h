@@ -31,4 +31,13 @@ struct JobOutcome {
   uint8_t reject_reason = 0;  // index into the run's reason table when rejected
 };
 
+// The cluster at one instant of a run (sampled every SimConfig::sample_interval seconds).
+struct TimeSample {
+  Time t = 0;
+  uint64_t busy_gpu_milli = 0;   // allocated GPU share (milli-GPUs)
+  uint32_t running = 0;
+  uint32_t pending = 0;
+  uint64_t pending_gpu_milli = 0;
+};
+
 }  // namespace orrery

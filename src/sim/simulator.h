@@ -30,14 +30,6 @@ struct SimConfig {
   std::function<void(uint64_t, uint64_t)> progress;
 };
 
-struct TimeSample {
-  Time t = 0;
-  uint64_t busy_gpu_milli = 0;   // allocated GPU share (milli-GPUs)
-  uint32_t running = 0;
-  uint32_t pending = 0;
-  uint64_t pending_gpu_milli = 0;
-};
-
 struct SimResult {
   std::string policy, placer;
   std::vector<JobOutcome> outcomes;  // one per trace job, in trace order

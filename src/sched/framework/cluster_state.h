@@ -7,6 +7,7 @@
 // best-fit lookup costs O(buckets × n/64) word operations, never a scan of jobs.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -26,6 +27,16 @@ class NodeMask {
   void Clear(size_t i) { words_[i >> 6] &= ~(1ULL << (i & 63)); }
   bool Test(size_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
   void Reset() { std::fill(words_.begin(), words_.end(), 0); }
+  bool Any() const {
+    for (uint64_t w : words_)
+      if (w) return true;
+    return false;
+  }
+  uint64_t Count() const {
+    uint64_t c = 0;
+    for (uint64_t w : words_) c += static_cast<uint64_t>(std::popcount(w));
+    return c;
+  }
   size_t size() const { return n_; }
   const std::vector<uint64_t>& words() const { return words_; }
   std::vector<uint64_t>& words() { return words_; }

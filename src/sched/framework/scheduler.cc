@@ -19,30 +19,50 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
       policy_(std::move(policy)),
       placer_(std::move(placer)),
       opts_(opts),
-      vcs_(cluster.vcs.size()) {}
+      vcs_(cluster.vcs.size()) {
+  // Running sets ordered by end time are needed only by PostFilter plugins.
+  track_running_ = policy_.post != nullptr;
+  for (size_t v = 0; v < vcs_.size(); ++v) {
+    vcs_[v].classes.resize(static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2);
+  }
+}
+
+size_t Scheduler::ClassOf(const SchedJob& j) const {
+  const Job& job = *j.job;
+  if (job.gpus == 0 || job.is_fractional()) return 0;
+  uint16_t g = state_.vc_max_node_gpus(j.vc);
+  if (job.nodes > 1 || job.gpus > g) return static_cast<size_t>(g) + 1;
+  return job.gpus;
+}
+
+uint64_t Scheduler::FittingClasses(VcId vc) const {
+  const uint16_t g = state_.vc_max_node_gpus(vc);
+  uint64_t mask = 1;  // class 0: fractional / CPU-only jobs are always examined
+  if (state_.vc_free_gpus(vc) == 0) return mask;
+  int max_free = 0;
+  for (int k = g; k > 0; --k) {
+    if (state_.bucket(vc, static_cast<uint16_t>(k)).Any()) {
+      max_free = k;
+      break;
+    }
+  }
+  if (max_free > 0) mask |= ((max_free >= 63 ? ~0ULL : ((1ULL << (max_free + 1)) - 1)) & ~1ULL);
+  if (max_free == g) mask |= 1ULL << (g + 1);  // an idle node exists: larger jobs may fit
+  return mask;
+}
 
 Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now) {
-  // Admission: may this job ever run in its VC?
-  const auto& nodes = state_.vc_nodes(vc);
-  uint64_t gpus_ok = 0;
-  bool type_ok = types == 0, cpu_ok = job->cpu_milli == 0 || !state_.models_cpu_mem();
-  uint16_t max_node = 0;
-  for (NodeId n : nodes) {
-    const Node& nd = state_.cluster().nodes[n.v];
-    bool t = types == 0 || (nd.gpu_type.valid() && (types >> nd.gpu_type.v) & 1);
-    if (!t) continue;
-    type_ok = true;
-    gpus_ok += nd.gpus;
-    max_node = std::max(max_node, nd.gpus);
-    if (!cpu_ok && (nd.cpu_milli == 0 || nd.cpu_milli >= job->cpu_milli / std::max<uint32_t>(1, job->nodes)))
-      cpu_ok = true;
-  }
-  if (!type_ok) return MakeError(kNoTypeInVc);
-  if (gpus_ok < job->gpus) return MakeError(kTooLargeForVc);
-  if (job->gpus > 0 && job->nodes > 1 && job->gpus % job->nodes == 0 && job->gpus / job->nodes > max_node)
+  // Admission: may this job ever run in its VC? Capacities per (VC, type mask) are
+  // computed once and cached, so admission costs O(1) per job.
+  const Feasibility& fz = FeasibilityOf(vc, types);
+  if (!fz.type_ok) return MakeError(kNoTypeInVc);
+  if (fz.gpus < job->gpus) return MakeError(kTooLargeForVc);
+  if (job->gpus > 0 && job->nodes > 1 && job->gpus % job->nodes == 0 && job->gpus / job->nodes > fz.max_node)
     return MakeError(kTooLargeForNode);
-  if (job->gpus == 1 && max_node == 0) return MakeError(kTooLargeForNode);
-  if (!cpu_ok) return MakeError(kNoCpuMemNode);
+  if (job->gpus == 1 && fz.max_node == 0) return MakeError(kTooLargeForNode);
+  if (state_.models_cpu_mem() && job->cpu_milli > 0 && fz.max_cpu > 0 &&
+      fz.max_cpu < job->cpu_milli / std::max<uint32_t>(1, std::max<uint32_t>(job->nodes, (job->gpus + 7) / 8)))
+    return MakeError(kNoCpuMemNode);
 
   uint32_t slot;
   if (!free_slots_.empty()) {
@@ -64,6 +84,24 @@ Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, u
   return slot;
 }
 
+const Scheduler::Feasibility& Scheduler::FeasibilityOf(VcId vc, GpuTypeMask types) {
+  uint64_t key = (static_cast<uint64_t>(vc.v) << 32) | types;
+  auto it = feasibility_.find(key);
+  if (it != feasibility_.end()) return it->second;
+  Feasibility fz;
+  fz.type_ok = types == 0;
+  for (NodeId n : state_.vc_nodes(vc)) {
+    const Node& nd = state_.cluster().nodes[n.v];
+    bool t = types == 0 || (nd.gpu_type.valid() && ((types >> nd.gpu_type.v) & 1));
+    if (!t) continue;
+    fz.type_ok = true;
+    fz.gpus += nd.gpus;
+    fz.max_node = std::max(fz.max_node, nd.gpus);
+    fz.max_cpu = std::max(fz.max_cpu, nd.cpu_milli);
+  }
+  return feasibility_.emplace(key, fz).first->second;
+}
+
 void Scheduler::Enqueue(uint32_t slot, Time now) {
   SchedJob& j = pool_[slot];
   SortKey k = policy_.sort->Key(j, now);
@@ -72,7 +110,8 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   j.enqueued = now;
   j.running = false;
   VcQueues& q = vcs_[j.vc.v];
-  q.queue.insert(KeyOf(slot));
+  q.classes[ClassOf(j)].insert(KeyOf(slot));
+  ++q.size;
   q.fresh.push_back(slot);
   ++pending_total_;
   pending_milli_ += j.job->gpu_milli_total();
@@ -87,8 +126,10 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   ORR_CHECK(j.running);
   VcQueues& q = vcs_[j.vc.v];
   state_.Release(j.alloc);
-  q.running_est.erase(REntry{j.est_end, j.seq, slot});
-  q.running_true.erase(REntry{j.true_end, j.seq, slot});
+  if (track_running_) {
+    q.running_est.erase(REntry{j.est_end, j.seq, slot});
+    q.running_true.erase(REntry{j.true_end, j.seq, slot});
+  }
   ++q.version;
   --running_total_;
   j.running = false;
@@ -110,7 +151,8 @@ void Scheduler::Release(uint32_t slot) {
 void Scheduler::Start(uint32_t slot, Allocation alloc) {
   SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
-  q.queue.erase(KeyOf(slot));
+  q.classes[ClassOf(j)].erase(KeyOf(slot));
+  --q.size;
   --pending_total_;
   pending_milli_ -= j.job->gpu_milli_total();
   state_.Apply(alloc);
@@ -122,8 +164,10 @@ void Scheduler::Start(uint32_t slot, Allocation alloc) {
   Duration est = j.estimate >= 0 ? j.estimate : j.remaining;
   if (j.preemptions > 0 && policy_.estimator && policy_.estimator->is_oracle()) est = j.remaining;
   j.est_end = now_ + std::max<Duration>(1, est);
-  q.running_est.insert(REntry{j.est_end, j.seq, slot});
-  q.running_true.insert(REntry{j.true_end, j.seq, slot});
+  if (track_running_) {
+    q.running_est.insert(REntry{j.est_end, j.seq, slot});
+    q.running_true.insert(REntry{j.true_end, j.seq, slot});
+  }
   ++running_total_;
   out_->push_back(Decision{Decision::kStart, slot});
 }
@@ -148,20 +192,33 @@ void Scheduler::Preempt(uint32_t slot) {
 
 void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) {
   out->clear();
-  const auto& queue = vcs_[vc.v].queue;
-  auto it = queue.upper_bound(KeyOf(slot));
-  for (; it != queue.end() && out->size() < limit; ++it) out->push_back(it->slot);
+  VcQueues& q = vcs_[vc.v];
+  const size_t k = q.classes.size();
+  uint64_t fit = FittingClasses(vc);
+  QEntry from = KeyOf(slot);
+  cursors_.resize(k);
+  for (size_t c = 0; c < k; ++c) cursors_[c] = q.classes[c].upper_bound(from);
+  while (out->size() < limit) {
+    int best = -1;
+    for (size_t c = 0; c < k; ++c) {
+      if (!((fit >> c) & 1) || cursors_[c] == q.classes[c].end()) continue;
+      if (best < 0 || *cursors_[c] < *cursors_[best]) best = static_cast<int>(c);
+    }
+    if (best < 0) break;
+    out->push_back(cursors_[best]->slot);
+    ++cursors_[best];
+  }
 }
 
-void Scheduler::RunningByEstEnd(VcId vc, std::vector<uint32_t>* out) {
-  out->clear();
-  for (const REntry& e : vcs_[vc.v].running_est) out->push_back(e.slot);
+void Scheduler::ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) {
+  for (const REntry& e : vcs_[vc.v].running_est)
+    if (!fn(e.slot)) return;
 }
 
-void Scheduler::RunningByTrueEndDesc(VcId vc, std::vector<uint32_t>* out) {
-  out->clear();
+void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) {
   const auto& r = vcs_[vc.v].running_true;
-  for (auto it = r.rbegin(); it != r.rend(); ++it) out->push_back(it->slot);
+  for (auto it = r.rbegin(); it != r.rend(); ++it)
+    if (!fn(it->slot)) return;
 }
 
 void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
@@ -181,16 +238,42 @@ void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
 
 void Scheduler::CycleVc(VcId vc, Time now) {
   VcQueues& q = vcs_[vc.v];
-  size_t examined = 0;
   q.last_block = PluginStatus::Ok();
-  auto it = q.queue.begin();
-  while (it != q.queue.end() && examined < opts_.max_examined) {
+  if (q.size == 0) return;
+  const size_t k = q.classes.size();
+  std::vector<std::set<QEntry>::iterator> cur(k);
+  for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
+  uint64_t fit = FittingClasses(vc);
+  uint64_t fit_version = q.version;
+  size_t examined = 0;
+  while (examined < opts_.max_examined) {
+    if (q.version != fit_version) {
+      fit = FittingClasses(vc);
+      fit_version = q.version;
+    }
+    // Global head (smallest key over all classes) and the smallest job that may fit.
+    int head = -1, best_fit = -1;
+    for (size_t c = 0; c < k; ++c) {
+      if (cur[c] == q.classes[c].end()) continue;
+      if (head < 0 || *cur[c] < *cur[head]) head = static_cast<int>(c);
+      if (((fit >> c) & 1) && (best_fit < 0 || *cur[c] < *cur[best_fit])) best_fit = static_cast<int>(c);
+    }
+    if (head < 0) break;
+    int pick = head;
+    if (!policy_.blocking && head != best_fit &&
+        !(policy_.post && policy_.post->MayPlaceUnfitting(*this, cur[head]->slot))) {
+      // The head cannot fit and no plugin can make room for it: greedy policies go on with
+      // the first job of a size that may fit, skipping sizes that cannot.
+      if (best_fit < 0) break;
+      pick = best_fit;
+    }
     ++examined;
-    uint32_t slot = it->slot;
+    QEntry here = *cur[pick];
+    uint32_t slot = here.slot;
     SchedJob& j = pool_[slot];
     PluginStatus st = placer_->Place(j, state_, nullptr, &scratch_);
     if (st.ok()) {
-      ++it;  // Start erases the current entry
+      ++cur[pick];  // Start erases the current entry
       Start(slot, std::move(scratch_));
       scratch_.clear();
       continue;
@@ -198,14 +281,22 @@ void Scheduler::CycleVc(VcId vc, Time now) {
     st.plugin = placer_->name();
     q.last_block = st;
     if (policy_.post) {
+      // The plugin may start (erase) or requeue jobs: remember each cursor's key and re-seek.
+      saved_.resize(k);
+      for (size_t c = 0; c < k; ++c) {
+        saved_[c].first = cur[c] != q.classes[c].end();
+        if (saved_[c].first) saved_[c].second = *cur[c];
+      }
       bool placed = false;
-      QEntry here = *it;
       PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
       if (next == PostFilterPlugin::Next::kStop) return;
-      it = q.queue.upper_bound(here);  // the queue may have changed around `here`
+      for (size_t c = 0; c < k; ++c) {
+        if (static_cast<int>(c) == pick) cur[c] = q.classes[c].upper_bound(here);
+        else cur[c] = saved_[c].first ? q.classes[c].lower_bound(saved_[c].second) : q.classes[c].end();
+      }
       if (placed) continue;
     } else {
-      ++it;
+      ++cur[pick];
     }
     if (policy_.blocking) return;
   }

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,12 @@ class SchedulerHandle {
   virtual ClusterState& state() = 0;  // tentative Release/Apply must be undone before returning
   virtual PlacePlugin& placer() = 0;
   virtual SchedJob& job(uint32_t slot) = 0;
-  // Pending jobs of `vc` after `slot` in queue order, at most `limit`.
+  // Pending jobs of `vc` after `slot` in queue order that could fit the VC's free GPUs now
+  // (jobs of sizes that cannot fit are not visited), at most `limit`.
   virtual void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) = 0;
-  // Running jobs of `vc` ordered by est_end (ascending) or true_end (descending, for preemption).
-  virtual void RunningByEstEnd(VcId vc, std::vector<uint32_t>* out) = 0;
-  virtual void RunningByTrueEndDesc(VcId vc, std::vector<uint32_t>* out) = 0;
+  // Visits running jobs of `vc` by est_end ascending / true_end descending until fn returns false.
+  virtual void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
+  virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void Start(uint32_t slot, Allocation alloc) = 0;
   virtual void Preempt(uint32_t slot) = 0;
   virtual DurationEstimator* estimator() = 0;
@@ -59,6 +61,9 @@ class PostFilterPlugin : public virtual Plugin {
   // Called when pending job `slot` cannot be placed now. May start other jobs (backfill) or
   // preempt running ones and start `slot` (*placed = true).
   virtual Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) = 0;
+  // Whether Run could place `slot` although it does not fit the free resources (e.g. by
+  // preempting). Greedy cycles skip jobs of sizes that cannot fit unless this says yes.
+  virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
 };
 
 struct PolicyParts {
@@ -88,7 +93,7 @@ class Scheduler final : private SchedulerHandle {
 
   const SchedJob& view(uint32_t slot) const { return pool_[slot]; }
   const ClusterState& cluster_state() const { return state_; }
-  size_t pending(VcId vc) const { return vcs_[vc.v].queue.size(); }
+  size_t pending(VcId vc) const { return vcs_[vc.v].size; }
   size_t pending_total() const { return pending_total_; }
   uint64_t pending_gpu_milli() const { return pending_milli_; }
   size_t running_total() const { return running_total_; }
@@ -116,8 +121,12 @@ class Scheduler final : private SchedulerHandle {
       return seq < o.seq;
     }
   };
+  // Pending jobs are kept in one ordered set per size class (class 0: fractional and
+  // CPU-only jobs; 1..G: whole-GPU single-node jobs of that many GPUs; G+1: larger jobs),
+  // so a cycle visits only jobs of sizes that can fit, in global key order (k-way merge).
   struct VcQueues {
-    std::set<QEntry> queue;
+    std::vector<std::set<QEntry>> classes;
+    size_t size = 0;
     std::set<REntry> running_est;   // by est_end
     std::set<REntry> running_true;  // by true_end
     std::vector<uint32_t> fresh;
@@ -126,6 +135,13 @@ class Scheduler final : private SchedulerHandle {
     PluginStatus last_block;
   };
 
+  struct Feasibility {
+    uint64_t gpus = 0;
+    uint16_t max_node = 0;
+    uint32_t max_cpu = 0;
+    bool type_ok = false;
+  };
+  const Feasibility& FeasibilityOf(VcId vc, GpuTypeMask types);
   void Enqueue(uint32_t slot, Time now);
   void CycleVc(VcId vc, Time now);
 
@@ -135,14 +151,17 @@ class Scheduler final : private SchedulerHandle {
   PlacePlugin& placer() override { return *placer_; }
   SchedJob& job(uint32_t slot) override { return pool_[slot]; }
   void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) override;
-  void RunningByEstEnd(VcId vc, std::vector<uint32_t>* out) override;
-  void RunningByTrueEndDesc(VcId vc, std::vector<uint32_t>* out) override;
+  void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
+  void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void Start(uint32_t slot, Allocation alloc) override;
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
 
+  size_t ClassOf(const SchedJob& j) const;
+  // Bit mask of classes whose jobs could fit the VC's current free resources.
+  uint64_t FittingClasses(VcId vc) const;
   QEntry KeyOf(uint32_t slot) const {
     const SchedJob& j = pool_[slot];
     return QEntry{j.key1, j.key2, j.seq, slot};
@@ -161,6 +180,10 @@ class Scheduler final : private SchedulerHandle {
   size_t pending_total_ = 0, running_total_ = 0;
   uint64_t pending_milli_ = 0;
   Allocation scratch_;
+  bool track_running_ = true;
+  std::vector<std::set<QEntry>::iterator> cursors_;
+  std::vector<std::pair<bool, QEntry>> saved_;
+  std::unordered_map<uint64_t, Feasibility> feasibility_;
 };
 
 // Checkpoint/restart overhead charged to a preempted job (Helios SRTF): 7 s for 1 GPU,

@@ -36,6 +36,29 @@ uint32_t PickWholeGpus(const ClusterState& st, NodeId n, uint16_t count) {
   return mask;
 }
 
+bool QuickFit(const SchedJob& j, const ClusterState& st) {
+  const Job& job = *j.job;
+  if (job.gpus == 0 || job.is_fractional()) return true;
+  const VcId vc = j.vc;
+  if (st.vc_free_gpus(vc) < job.gpus) return false;
+  const uint16_t g = st.vc_max_node_gpus(vc);
+  auto nodes_with = [&](uint16_t per) {
+    uint64_t n = 0;
+    for (uint16_t k = per; k <= g; ++k) n += st.bucket(vc, k).Count();
+    return n;
+  };
+  if (job.nodes > 1 && job.gpus % job.nodes == 0) {
+    uint32_t per = job.gpus / job.nodes;
+    return per <= g && nodes_with(static_cast<uint16_t>(per)) >= job.nodes;
+  }
+  if (job.gpus <= g) {
+    for (uint16_t k = g; k >= job.gpus && k > 0; --k)
+      if (st.bucket(vc, k).Any()) return true;
+    return false;
+  }
+  return st.bucket(vc, g).Count() >= job.gpus / g;
+}
+
 Placer::Placer(PlaceStrategy s, uint64_t seed) : strategy_(s), rng_state_(seed ^ Fnv1a64("placer/random")) {}
 
 std::string_view Placer::name() const {

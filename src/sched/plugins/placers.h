@@ -48,6 +48,10 @@ class Placer final : public PlacePlugin {
 
 Result<std::unique_ptr<Placer>> MakePlacer(const std::string& name, uint64_t seed);
 
+// Cheap necessary condition for `j` to fit the VC's free GPUs now (bucket counts only,
+// ignoring types, CPU/memory and blocked nodes): false means Place would fail.
+bool QuickFit(const SchedJob& j, const ClusterState& st);
+
 // Lowest-index wholly free GPUs of node n (bit mask), when the state tracks GPUs; else 0.
 uint32_t PickWholeGpus(const ClusterState& st, NodeId n, uint16_t count);
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "base/parse.h"
+#include "sched/plugins/placers.h"
 
 namespace orrery {
 
@@ -73,46 +74,71 @@ class EasyBackfill final : public PostFilterPlugin {
     } else {
       h.PendingAfter(vc, head_slot, max_test_, &cand_);
     }
+    ClusterState& st = h.state();
+    const uint16_t maxg = st.vc_max_node_gpus(vc);
+    uint16_t max_free = MaxFree(st, vc);
     for (uint32_t s : cand_) {
       SchedJob& j = h.job(s);
       if (j.running) continue;
+      // Cheap necessary conditions before a placement attempt (whole-GPU jobs).
+      if (!j.job->is_fractional() && j.job->gpus > 0) {
+        if (st.vc_free_gpus(vc) == 0) break;
+        if (j.job->gpus <= maxg ? j.job->gpus > max_free
+                                : (j.job->gpus > st.vc_free_gpus(vc) || Idle(st, vc) < j.job->gpus / maxg))
+          continue;
+      }
       Duration est = j.estimate >= 0 ? j.estimate : j.remaining;
       bool ends_before_shadow = shadow_ != kNoTime && h.now() + std::max<Duration>(1, est) <= shadow_;
       const NodeMask* blocked = (shadow_ == kNoTime || ends_before_shadow) ? nullptr : &reserved_;
       if (shadow_ == kNoTime) continue;  // head can never start with current knowledge: do not backfill
-      PluginStatus st = h.placer().Place(j, h.state(), blocked, &alloc_);
-      if (!st.ok()) continue;
+      if (!h.placer().Place(j, st, blocked, &alloc_).ok()) continue;
       h.Start(s, std::move(alloc_));
       alloc_.clear();
       cached_version_ = h.version(vc);  // our own starts keep the reservation valid
+      max_free = MaxFree(st, vc);
     }
     return Next::kStop;
   }
 
  private:
+  static uint16_t MaxFree(const ClusterState& st, VcId vc) {
+    for (int k = st.vc_max_node_gpus(vc); k > 0; --k)
+      if (st.bucket(vc, static_cast<uint16_t>(k)).Any()) return static_cast<uint16_t>(k);
+    return 0;
+  }
+  static uint64_t Idle(const ClusterState& st, VcId vc) {
+    return st.bucket(vc, st.vc_max_node_gpus(vc)).Count();
+  }
+
   void ComputeShadow(SchedulerHandle& h, uint32_t head_slot) {
     SchedJob& head = h.job(head_slot);
     const VcId vc = head.vc;
     ClusterState& st = h.state();
     reserved_ = NodeMask(st.vc_nodes(vc).size());
     shadow_ = kNoTime;
-    h.RunningByEstEnd(vc, &running_);
-    size_t released = 0;
-    for (size_t i = 0; i < running_.size(); ++i) {
-      SchedJob& r = h.job(running_[i]);
-      st.Release(r.alloc);
-      released = i + 1;
-      // Release every job ending at the same time before testing.
-      if (i + 1 < running_.size() && h.job(running_[i + 1]).est_end == r.est_end) continue;
-      if (st.vc_free_gpus(vc) < head.job->gpus && head.job->gpus > 0 && !head.job->is_fractional()) continue;
-      if (h.placer().Place(head, st, nullptr, &alloc_).ok()) {
-        shadow_ = std::max(r.est_end, h.now() + 1);
-        for (const Slot& sl : alloc_) reserved_.Set(st.local_index(sl.node));
-        alloc_.clear();
-        break;
+    running_.clear();
+    Time pending_end = kNoTime;  // release every job ending at the same time before testing
+    auto try_place = [&](Time at) {
+      if (!QuickFit(head, st) || !h.placer().Place(head, st, nullptr, &alloc_).ok()) return false;
+      shadow_ = std::max(at, h.now() + 1);
+      for (const Slot& sl : alloc_) reserved_.Set(st.local_index(sl.node));
+      alloc_.clear();
+      return true;
+    };
+    bool found = false;
+    h.ForEachRunningByEstEnd(vc, [&](uint32_t s) {
+      SchedJob& r = h.job(s);
+      if (pending_end != kNoTime && r.est_end != pending_end && try_place(pending_end)) {
+        found = true;
+        return false;
       }
-    }
-    for (size_t i = released; i-- > 0;) st.Apply(h.job(running_[i]).alloc);
+      st.Release(r.alloc);
+      running_.push_back(s);
+      pending_end = r.est_end;
+      return true;
+    });
+    if (!found && pending_end != kNoTime) try_place(pending_end);
+    for (size_t i = running_.size(); i-- > 0;) st.Apply(h.job(running_[i]).alloc);
   }
 
   size_t max_test_;
@@ -132,34 +158,43 @@ class PreemptLonger final : public PostFilterPlugin {
  public:
   std::string_view name() const override { return "preempt-longer-remaining"; }
 
+  bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) override {
+    const SchedJob& j = h.job(slot);
+    bool longer = false;
+    const Time now = h.now();
+    h.ForEachRunningByTrueEndDesc(j.vc, [&](uint32_t r) {
+      longer = h.job(r).true_end - now > j.remaining;
+      return false;  // only the longest-remaining job matters
+    });
+    return longer;
+  }
+
   Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) override {
     *placed = false;
     SchedJob& j = h.job(slot);
     const VcId vc = j.vc;
     ClusterState& st = h.state();
-    h.RunningByTrueEndDesc(vc, &running_);
     const Time now = h.now();
+    if (!EnoughIfAllPreempted(h, j)) return Next::kContinue;
     // Victims: running jobs whose remaining time exceeds j's, longest first.
     victims_.clear();
     uint64_t freed = st.vc_free_gpus(vc);
     bool ok = false;
-    for (uint32_t r : running_) {
+    h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r) {
       SchedJob& rj = h.job(r);
-      if (rj.true_end - now <= j.remaining) break;
+      if (rj.true_end - now <= j.remaining) return false;
       victims_.push_back(r);
       st.Release(rj.alloc);
       freed += rj.job->gpus;
-      if (freed < j.job->gpus) continue;
+      if (freed < j.job->gpus || !QuickFit(j, st)) return true;
       if (h.placer().Place(j, st, nullptr, &alloc_).ok()) {
         ok = true;
-        break;
+        return false;
       }
-    }
+      return true;
+    });
     if (!ok) {
       for (size_t i = victims_.size(); i-- > 0;) st.Apply(h.job(victims_[i]).alloc);
-      // Nothing can be preempted and nothing is free: later (longer) jobs cannot run either.
-      if (st.vc_free_gpus(vc) == 0 && (running_.empty() || h.job(running_.front()).true_end - now <= j.remaining))
-        return Next::kStop;
       return Next::kContinue;
     }
     // Put back victims that do not overlap the new allocation (shortest remaining first).
@@ -189,6 +224,52 @@ class PreemptLonger final : public PostFilterPlugin {
   }
 
  private:
+  // Dry run without touching the cluster state: would preempting every candidate victim
+  // free enough whole GPUs on the right nodes? (Necessary condition, O(victims).)
+  bool EnoughIfAllPreempted(SchedulerHandle& h, const SchedJob& j) {
+    const Job& job = *j.job;
+    if (job.gpus == 0 || job.is_fractional()) return true;
+    const ClusterState& st = h.state();
+    const VcId vc = j.vc;
+    const uint16_t g = st.vc_max_node_gpus(vc);
+    if (extra_.size() < st.cluster().nodes.size()) extra_.assign(st.cluster().nodes.size(), 0);
+    touched_.clear();
+    uint64_t freed = st.vc_free_gpus(vc);
+    const Time now = h.now();
+    h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r) {
+      const SchedJob& rj = h.job(r);
+      if (rj.true_end - now <= j.remaining) return false;
+      for (const Slot& sl : rj.alloc) {
+        if (sl.milli != 1000) continue;  // a shared GPU frees no whole GPU by itself
+        if (extra_[sl.node.v] == 0) touched_.push_back(sl.node.v);
+        extra_[sl.node.v] = static_cast<uint16_t>(extra_[sl.node.v] + sl.gpus);
+        freed += sl.gpus;
+      }
+      return true;
+    });
+    bool ok = freed >= job.gpus;
+    if (ok) {
+      uint32_t per = job.gpus <= g ? job.gpus : g;
+      uint64_t need = 1;
+      if (job.nodes > 1 && job.gpus % job.nodes == 0) {
+        per = job.gpus / job.nodes;
+        need = job.nodes;
+      } else if (job.gpus > g) {
+        need = job.gpus / g;
+      }
+      // Nodes that would have ≥ per free GPUs: touched ones, plus untouched ones already there.
+      uint64_t have = 0;
+      for (uint16_t k = static_cast<uint16_t>(per); k <= g; ++k) have += st.bucket(vc, k).Count();
+      for (uint32_t n : touched_) {
+        NodeId id(n);
+        if (st.free_gpus(id) < per && st.free_gpus(id) + extra_[n] >= per) ++have;
+      }
+      ok = have >= need;
+    }
+    for (uint32_t n : touched_) extra_[n] = 0;
+    return ok;
+  }
+
   static bool CanApply(const ClusterState& st, const Allocation& a) {
     for (const Slot& s : a) {
       if (st.tracks_gpus()) {
@@ -205,7 +286,8 @@ class PreemptLonger final : public PostFilterPlugin {
     }
     return true;
   }
-  std::vector<uint32_t> running_, victims_;
+  std::vector<uint32_t> running_, victims_, touched_;
+  std::vector<uint16_t> extra_;
   Allocation alloc_;
 };
 

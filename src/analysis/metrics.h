@@ -1,0 +1,64 @@
+// Metrics of a run, computed only from the documented per-job records (JobOutcome)
+// and samples, so simulated and live runs are measured the same way.
+//
+// Definitions (docs/formats/sim-output.md):
+//   queueing delay = time pending (summed over pending periods; = start − submit
+//                    without preemption);   JCT = end − submit;
+//   bounded slowdown = max(1, JCT / max(run, τ)) with τ = 10 s;
+//   makespan = last end − first submit;
+//   GPU utilisation = ∫ allocated GPUs dt / (cluster GPUs × makespan).
+// Percentiles use the nearest-rank method on finished jobs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/outcome.h"
+#include "model/trace.h"
+
+namespace orrery {
+
+struct Distribution {
+  double mean = 0, median = 0, p95 = 0, p99 = 0, p999 = 0, max = 0;
+};
+
+struct GroupStats {
+  std::string name;
+  uint64_t jobs = 0;  // finished jobs in the group
+  Distribution jct, wait, slowdown;
+  double gpu_hours = 0;
+};
+
+struct RunSummary {
+  std::string policy, placer;
+  uint64_t jobs = 0, finished = 0, rejected = 0, skipped = 0, unfinished = 0;
+  uint64_t preemptions = 0;
+  Distribution jct, wait, slowdown;
+  Time makespan = 0;
+  double gpu_utilization = 0;   // 0..1
+  double gpu_hours = 0;
+  uint64_t total_gpus = 0;
+  GroupStats small, large;      // ≤ 8 GPUs, > 8 GPUs
+  std::vector<GroupStats> per_vc;
+  std::vector<std::pair<std::string, uint64_t>> not_run_reasons;  // reason -> jobs
+  bool oracle = false;
+};
+
+inline constexpr Duration kSlowdownTau = 10;
+
+struct RunData {
+  std::string policy, placer;
+  const std::vector<JobOutcome>* outcomes = nullptr;
+  const std::vector<std::string>* vc_names = nullptr;
+  const std::vector<std::string>* reasons = nullptr;
+  uint64_t total_gpus = 0;
+  Time first_submit = 0, last_end = 0;
+  double gpu_seconds_busy = 0;
+  bool oracle = false;
+};
+
+RunSummary Summarize(const RunData& run);
+Distribution Describe(std::vector<double>& values);  // sorts `values`
+
+}  // namespace orrery

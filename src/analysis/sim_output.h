@@ -1,0 +1,28 @@
+// Writers for the documented outputs of a run (docs/formats/sim-output.md):
+//   jobs.csv        one row per trace job
+//   timeseries.csv  one row per sample (60 s by default)
+//   summary.json    RunSummary of every policy of the invocation
+// and the readable side-by-side table printed on stdout. All files are written
+// atomically; numbers are formatted deterministically (same run → same bytes).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/metrics.h"
+#include "base/result.h"
+
+namespace orrery {
+
+Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vector<JobOutcome>& outcomes,
+                    const std::vector<std::string>& vc_names, const std::vector<std::string>& reasons);
+Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>& samples, uint64_t total_gpus);
+nlohmann::ordered_json SummaryToJson(const RunSummary& s);
+// Side-by-side table of the headline metrics, one column per run.
+std::string FormatSummaryTable(const std::vector<RunSummary>& runs);
+// Per-VC table of one run.
+std::string FormatVcTable(const RunSummary& run);
+
+}  // namespace orrery
