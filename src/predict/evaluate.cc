@@ -153,8 +153,8 @@ PredictionMetrics ComputeMetrics(const std::vector<double>& actual, const std::v
   return m;
 }
 
-Result<std::vector<EvalResult>> EvaluateEstimators(const Trace& trace, const std::vector<std::string>& specs,
-                                                   const EvalOptions& options, bool keep_predictions) {
+Result<EvalResult> EvaluateEstimator(const Trace& trace, DurationEstimator* est, const EvalOptions& options,
+                                     bool keep_predictions) {
   if (!(options.train_fraction >= 0 && options.train_fraction < 1)) {
     return MakeError("train fraction must be in [0, 1)");
   }
@@ -167,60 +167,68 @@ Result<std::vector<EvalResult>> EvaluateEstimators(const Trace& trace, const std
     return trace.jobs[a].submit < trace.jobs[b].submit;
   });
   const size_t split = static_cast<size_t>(std::floor(options.train_fraction * static_cast<double>(order.size())));
-  if (split >= order.size()) return MakeError("no test jobs (trace has " + std::to_string(order.size()) + " jobs with a duration)");
+  if (split >= order.size()) {
+    return MakeError("no test jobs (trace has " + std::to_string(order.size()) + " jobs with a duration)");
+  }
   std::vector<double> actual;
   actual.reserve(order.size() - split);
   for (size_t k = split; k < order.size(); ++k) actual.push_back(static_cast<double>(trace.jobs[order[k]].duration));
 
+  EvalResult r;
+  r.name = std::string(est->name());
+  r.train_jobs = split;
+  r.test_jobs = order.size() - split;
+  auto t0 = std::chrono::steady_clock::now();
+  using Fin = std::pair<Time, uint32_t>;  // (finish time, job id)
+  std::priority_queue<Fin, std::vector<Fin>, std::greater<Fin>> finishing;
+  std::vector<double> pred;
+  pred.reserve(r.test_jobs);
+  HeliosHistoryEstimator* hist = dynamic_cast<HeliosHistoryEstimator*>(est);
+  XgbEstimator* xgb = dynamic_cast<XgbEstimator*>(est);
+  if (auto* blend = dynamic_cast<BlendEstimator*>(est)) {
+    hist = dynamic_cast<HeliosHistoryEstimator*>(blend->history());
+    xgb = dynamic_cast<XgbEstimator*>(blend->model());
+  }
+  std::array<uint64_t, HeliosHistoryEstimator::kNumBranches> branches_at_split{};
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Job& job = trace.jobs[order[k]];
+    while (!finishing.empty() && finishing.top().first <= job.submit) {
+      const Job& done = trace.jobs[finishing.top().second];
+      finishing.pop();
+      est->Observe(done, done.duration);
+    }
+    if (k == split && hist) branches_at_split = hist->branch_counts();
+    const Duration e = est->Estimate(job, job.submit);
+    if (k >= split) pred.push_back(static_cast<double>(e));
+    finishing.emplace(job.submit + job.duration, job.id.v);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.metrics = ComputeMetrics(actual, pred);
+  if (hist) {
+    const auto& bc = hist->branch_counts();
+    for (int b = 0; b < HeliosHistoryEstimator::kNumBranches; ++b) {
+      r.details[std::string("history.") +
+                std::string(HeliosHistoryEstimator::BranchName(static_cast<HeliosHistoryEstimator::Branch>(b)))] =
+          static_cast<double>(bc[b] - branches_at_split[b]) / static_cast<double>(r.test_jobs);
+    }
+    r.details["history.distinct_names"] = static_cast<double>(hist->distinct_names());
+    r.details["history.ratio_calls"] = static_cast<double>(hist->ratio_calls());
+  }
+  if (xgb) {
+    r.details["xgboost.trainings"] = xgb->trainings();
+    r.details["xgboost.train_seconds"] = xgb->train_seconds();
+  }
+  if (keep_predictions) r.predictions = std::move(pred);
+  return r;
+}
+
+Result<std::vector<EvalResult>> EvaluateEstimators(const Trace& trace, const std::vector<std::string>& specs,
+                                                   const EvalOptions& options, bool keep_predictions) {
   std::vector<EvalResult> results;
   for (const std::string& spec : specs) {
     ORR_ASSIGN_OR_RETURN(auto est, MakeEstimator(spec, options.seed, &trace));
-    EvalResult r;
+    ORR_ASSIGN_OR_RETURN(EvalResult r, EvaluateEstimator(trace, est.get(), options, keep_predictions));
     r.spec = spec;
-    r.name = std::string(est->name());
-    r.train_jobs = split;
-    r.test_jobs = order.size() - split;
-    auto t0 = std::chrono::steady_clock::now();
-    using Fin = std::pair<Time, uint32_t>;  // (finish time, job id)
-    std::priority_queue<Fin, std::vector<Fin>, std::greater<Fin>> finishing;
-    std::vector<double> pred;
-    pred.reserve(r.test_jobs);
-    HeliosHistoryEstimator* hist = dynamic_cast<HeliosHistoryEstimator*>(est.get());
-    XgbEstimator* xgb = dynamic_cast<XgbEstimator*>(est.get());
-    if (auto* blend = dynamic_cast<BlendEstimator*>(est.get())) {
-      hist = dynamic_cast<HeliosHistoryEstimator*>(blend->history());
-      xgb = dynamic_cast<XgbEstimator*>(blend->model());
-    }
-    std::array<uint64_t, HeliosHistoryEstimator::kNumBranches> branches_at_split{};
-    for (size_t k = 0; k < order.size(); ++k) {
-      const Job& job = trace.jobs[order[k]];
-      while (!finishing.empty() && finishing.top().first <= job.submit) {
-        const Job& done = trace.jobs[finishing.top().second];
-        finishing.pop();
-        est->Observe(done, done.duration);
-      }
-      if (k == split && hist) branches_at_split = hist->branch_counts();
-      const Duration e = est->Estimate(job, job.submit);
-      if (k >= split) pred.push_back(static_cast<double>(e));
-      finishing.emplace(job.submit + job.duration, job.id.v);
-    }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.metrics = ComputeMetrics(actual, pred);
-    if (hist) {
-      const auto& bc = hist->branch_counts();
-      for (int b = 0; b < HeliosHistoryEstimator::kNumBranches; ++b) {
-        r.details[std::string("history.") + std::string(HeliosHistoryEstimator::BranchName(
-                                                 static_cast<HeliosHistoryEstimator::Branch>(b)))] =
-            static_cast<double>(bc[b] - branches_at_split[b]) / static_cast<double>(r.test_jobs);
-      }
-      r.details["history.distinct_names"] = static_cast<double>(hist->distinct_names());
-      r.details["history.ratio_calls"] = static_cast<double>(hist->ratio_calls());
-    }
-    if (xgb) {
-      r.details["xgboost.trainings"] = xgb->trainings();
-      r.details["xgboost.train_seconds"] = xgb->train_seconds();
-    }
-    if (keep_predictions) r.predictions = std::move(pred);
     results.push_back(std::move(r));
   }
   return results;

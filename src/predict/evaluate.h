@@ -19,6 +19,7 @@
 
 #include "base/result.h"
 #include "model/trace.h"
+#include "predict/estimator.h"
 
 namespace orrery {
 
@@ -54,6 +55,10 @@ struct EvalResult {
   std::map<std::string, double> details;  // estimator-specific (history branches, xgboost trainings)
   std::vector<double> predictions;        // per test job, in test order (if keep_predictions)
 };
+
+// Replays `trace` through one estimator (the protocol above); spec/name are left empty.
+Result<EvalResult> EvaluateEstimator(const Trace& trace, DurationEstimator* estimator, const EvalOptions& options,
+                                     bool keep_predictions = false);
 
 // Evaluates each spec (MakeEstimator(spec, seed, &trace)) on `trace`.
 Result<std::vector<EvalResult>> EvaluateEstimators(const Trace& trace, const std::vector<std::string>& specs,

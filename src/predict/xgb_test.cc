@@ -1,0 +1,122 @@
+#include "predict/xgb.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "base/rng.h"
+#include "predict/evaluate.h"
+#include "predict/test_trace.h"
+
+namespace orrery {
+namespace {
+
+using predict_test::MakeJob;
+
+// duration = 100 × gpus × (1 ± 10 %): the model must recover the relation.
+Trace SyntheticTrace(int n, uint64_t seed) {
+  Trace t;
+  Rng rng(seed, "xgb-test");
+  const uint32_t gpus[] = {1, 2, 4, 8, 16};
+  for (int i = 0; i < n; ++i) {
+    uint32_t g = gpus[rng.NextU64() % 5];
+    double noise = 1.0 + 0.2 * (rng.Uniform() - 0.5);
+    MakeJob(t, "u" + std::to_string(rng.NextU64() % 7), "job" + std::to_string(rng.NextU64() % 30), g,
+            static_cast<Duration>(std::llround(100.0 * g * noise)), i * 60);
+  }
+  return t;
+}
+
+XgbEstimator::Options FastOptions() {
+  XgbEstimator::Options o;
+  o.rounds = 40;
+  o.max_depth = 4;
+  o.eta = 0.3;
+  o.min_train = 100;
+  o.retrain_seconds = 0;
+  return o;
+}
+
+TEST(Xgb, LearnsSyntheticRelation) {
+  Trace t = SyntheticTrace(1500, 1);
+  XgbEstimator::Options o = FastOptions();
+  o.min_train = 1000000;  // train explicitly below
+  XgbEstimator est(&t, o);
+  for (int i = 0; i < 1000; ++i) {
+    const Job& j = t.jobs[i];
+    est.Estimate(j, j.submit);
+    est.Observe(j, j.duration);
+  }
+  ASSERT_TRUE(est.Train().ok()) << est.last_error();
+  std::vector<double> actual, pred;
+  for (size_t i = 1000; i < t.jobs.size(); ++i) {
+    actual.push_back(static_cast<double>(t.jobs[i].duration));
+    pred.push_back(static_cast<double>(est.Estimate(t.jobs[i], t.jobs[i].submit)));
+  }
+  PredictionMetrics m = ComputeMetrics(actual, pred);
+  EXPECT_GT(m.r2, 0.9);
+  EXPECT_GT(m.r2_log, 0.9);
+  EXPECT_LT(m.mape, 10.0);
+  EXPECT_EQ(est.trainings(), 1);
+}
+
+TEST(Xgb, OnlineTrainingAndDeterminism) {
+  Trace t = SyntheticTrace(600, 2);
+  auto run = [&] {
+    XgbEstimator::Options o = FastOptions();
+    o.retrain_jobs = 200;
+    XgbEstimator est(&t, o);
+    std::vector<Duration> out;
+    for (const Job& j : t.jobs) {
+      out.push_back(est.Estimate(j, j.submit));
+      est.Observe(j, j.duration);
+    }
+    EXPECT_EQ(est.trainings(), 3);  // at 100 rows, then after +200 and +200 more
+    return out;
+  };
+  std::vector<Duration> a = run(), b = run();
+  EXPECT_EQ(a, b);
+  EXPECT_GT(a.back(), 0);
+}
+
+TEST(Xgb, UntrainedFallbacks) {
+  Trace t;
+  XgbEstimator::Options o = FastOptions();
+  o.fallback = 1234;
+  XgbEstimator est(&t, o);
+  Job q = MakeJob(t, "u", "n", 1, 10);
+  EXPECT_EQ(est.Estimate(q, 0), 1234);  // nothing seen
+  est.Observe(MakeJob(t, "u", "n", 1, 100), 100);
+  est.Observe(MakeJob(t, "u", "n", 1, 400), 400);
+  EXPECT_EQ(est.Estimate(MakeJob(t, "u", "n", 1, 10), 0), 200);  // user's geometric mean
+  o.zero_when_untrained = true;
+  XgbEstimator zero(&t, o);
+  EXPECT_EQ(zero.Estimate(q, 0), 0);
+  EXPECT_FALSE(zero.trained());
+}
+
+TEST(Xgb, FeaturesUseOnlyFinishedJobs) {
+  Trace t;
+  t.epoch_unix = 0;
+  XgbEstimator est(&t, FastOptions());
+  Job a = MakeJob(t, "u", "train_x1", 2, 100, 3600 * 5);
+  std::vector<float> f = est.Features(a, a.submit);
+  ASSERT_EQ(static_cast<int>(f.size()), XgbEstimator::NumFeatures());
+  EXPECT_EQ(f[0], 2.0f);
+  EXPECT_EQ(f[6], 5.0f);   // hour
+  EXPECT_EQ(f[7], 3.0f);   // 1970-01-01: Thursday (Monday = 0)
+  EXPECT_EQ(f[9], 0.0f);   // no finished job of the user yet
+  EXPECT_TRUE(std::isnan(f[10]));
+  est.Observe(a, 100);
+  Job b = MakeJob(t, "u", "train_x2", 2, 100, 3600 * 6);
+  f = est.Features(b, b.submit);
+  EXPECT_EQ(f[9], 1.0f);
+  EXPECT_NEAR(f[10], std::log(100.0), 1e-5);
+  EXPECT_NEAR(f[21], std::log(100.0), 1e-5);  // same stem "train_x"
+  EXPECT_TRUE(std::isnan(f[16]));              // different exact name
+  EXPECT_EQ(NameStemHash("train_x1"), NameStemHash("train_x22"));
+  EXPECT_EQ(NameFirstTokenHash("bert-base_1"), NameFirstTokenHash("bert"));
+}
+
+}  // namespace
+}  // namespace orrery
