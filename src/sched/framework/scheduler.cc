@@ -22,9 +22,35 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
       vcs_(cluster.vcs.size()) {
   // Running sets ordered by end time are needed only by PostFilter plugins.
   track_running_ = policy_.post != nullptr;
+  track_node_ends_ = policy_.preemptive;
+  if (track_node_ends_) node_ends_.resize(cluster.nodes.size());
   for (size_t v = 0; v < vcs_.size(); ++v) {
     vcs_[v].classes.resize(static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2);
   }
+}
+
+void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
+  if (!track_node_ends_) return;
+  VcQueues& q = vcs_[j.vc.v];
+  for (const Slot& sl : j.alloc) {
+    auto& ends = node_ends_[sl.node.v];
+    if (!ends.empty()) q.busy_by_min_end.erase({*ends.begin(), sl.node.v});
+    if (add) {
+      ends.insert(j.true_end);
+    } else {
+      auto it = ends.find(j.true_end);
+      ORR_CHECK(it != ends.end());
+      ends.erase(it);
+    }
+    if (!ends.empty()) q.busy_by_min_end.insert({*ends.begin(), sl.node.v});
+  }
+}
+
+uint64_t Scheduler::NodesIdleIfPreemptedAfter(VcId vc, Time t) {
+  const VcQueues& q = vcs_[vc.v];
+  uint64_t busy = q.busy_by_min_end.size();
+  uint64_t ending_by_t = q.busy_by_min_end.order_of_key({t + 1, 0});  // min end ≤ t: not all victims
+  return (state_.vc_nodes(vc).size() - busy) + (busy - ending_by_t);
 }
 
 size_t Scheduler::ClassOf(const SchedJob& j) const {
@@ -126,6 +152,7 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   ORR_CHECK(j.running);
   VcQueues& q = vcs_[j.vc.v];
   state_.Release(j.alloc);
+  TrackNodeEnds(j, false);
   if (track_running_) {
     q.running_est.erase(REntry{j.est_end, j.seq, slot});
     q.running_true.erase(REntry{j.true_end, j.seq, slot});
@@ -164,6 +191,7 @@ void Scheduler::Start(uint32_t slot, Allocation alloc) {
   Duration est = j.estimate >= 0 ? j.estimate : j.remaining;
   if (j.preemptions > 0 && policy_.estimator && policy_.estimator->is_oracle()) est = j.remaining;
   j.est_end = now_ + std::max<Duration>(1, est);
+  TrackNodeEnds(j, true);
   if (track_running_) {
     q.running_est.insert(REntry{j.est_end, j.seq, slot});
     q.running_true.insert(REntry{j.true_end, j.seq, slot});
@@ -177,6 +205,7 @@ void Scheduler::Preempt(uint32_t slot) {
   ORR_CHECK(j.running);
   VcQueues& q = vcs_[j.vc.v];
   state_.Release(j.alloc);
+  TrackNodeEnds(j, false);
   ++q.version;
   q.running_est.erase(REntry{j.est_end, j.seq, slot});
   q.running_true.erase(REntry{j.true_end, j.seq, slot});

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 #include <set>
 #include <unordered_map>
 #include <string>
@@ -49,6 +51,9 @@ class SchedulerHandle {
   virtual void Start(uint32_t slot, Allocation alloc) = 0;
   virtual void Preempt(uint32_t slot) = 0;
   virtual DurationEstimator* estimator() = 0;
+  // Nodes of `vc` that are idle now or would be if every running job ending after `t`
+  // were preempted (O(log n); maintained only for preemptive policies).
+  virtual uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) = 0;
   // Jobs enqueued since this VC's last cycle (new arrivals and requeued jobs).
   virtual const std::vector<uint32_t>& fresh(VcId vc) = 0;
   // Counter bumped by every Apply/Release in the VC (lets plugins cache per state).
@@ -131,6 +136,10 @@ class Scheduler final : private SchedulerHandle {
     std::set<REntry> running_true;  // by true_end
     std::vector<uint32_t> fresh;
     uint64_t version = 0;
+    // Preemptive policies: busy nodes ordered by the earliest true end of their jobs.
+    __gnu_pbds::tree<std::pair<Time, uint32_t>, __gnu_pbds::null_type, std::less<>, __gnu_pbds::rb_tree_tag,
+                     __gnu_pbds::tree_order_statistics_node_update>
+        busy_by_min_end;
     bool dirty = false;
     PluginStatus last_block;
   };
@@ -157,6 +166,8 @@ class Scheduler final : private SchedulerHandle {
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
+  uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
+  void TrackNodeEnds(const SchedJob& j, bool add);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
 
   size_t ClassOf(const SchedJob& j) const;
@@ -181,6 +192,8 @@ class Scheduler final : private SchedulerHandle {
   uint64_t pending_milli_ = 0;
   Allocation scratch_;
   bool track_running_ = true;
+  bool track_node_ends_ = false;
+  std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs
   std::vector<std::set<QEntry>::iterator> cursors_;
   std::vector<std::pair<bool, QEntry>> saved_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;

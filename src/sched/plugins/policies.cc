@@ -232,8 +232,35 @@ class PreemptLonger final : public PostFilterPlugin {
     const ClusterState& st = h.state();
     const VcId vc = j.vc;
     const uint16_t g = st.vc_max_node_gpus(vc);
+    // Whole-node demands: exact in O(log n) from the busy-nodes-by-earliest-end index.
+    if (job.gpus >= g && job.nodes <= 1 && job.gpus % g == 0)
+      return h.NodesIdleIfPreemptedAfter(vc, h.now() + j.remaining) >= job.gpus / g;
+    if (job.gpus > g && job.nodes <= 1 &&
+        h.NodesIdleIfPreemptedAfter(vc, h.now() + j.remaining) < job.gpus / g)
+      return false;
+    // Within one cycle (same instant and VC), jobs are visited in ascending remaining time:
+    // a later job of the same shape and at least the same size has fewer candidate victims
+    // and needs more, so once a size failed, larger sizes fail too.
+    const bool multi = job.gpus > g || job.nodes > 1;
+    if (memo_now_ != h.now() || memo_vc_ != vc) {
+      memo_now_ = h.now();
+      memo_vc_ = vc;
+      memo_failed_[0] = memo_failed_[1] = UINT32_MAX;
+    }
+    if (job.gpus >= memo_failed_[multi]) return false;
+    const bool ok = DryRun(h, j, g);
+    if (!ok) memo_failed_[multi] = std::min(memo_failed_[multi], job.gpus);
+    return ok;
+  }
+
+  bool DryRun(SchedulerHandle& h, const SchedJob& j, uint16_t g) {
+    const Job& job = *j.job;
+    const ClusterState& st = h.state();
+    const VcId vc = j.vc;
     if (extra_.size() < st.cluster().nodes.size()) extra_.assign(st.cluster().nodes.size(), 0);
     touched_.clear();
+    const bool single = job.gpus <= g && job.nodes <= 1;
+    bool early = false;
     uint64_t freed = st.vc_free_gpus(vc);
     const Time now = h.now();
     h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r) {
@@ -244,9 +271,14 @@ class PreemptLonger final : public PostFilterPlugin {
         if (extra_[sl.node.v] == 0) touched_.push_back(sl.node.v);
         extra_[sl.node.v] = static_cast<uint16_t>(extra_[sl.node.v] + sl.gpus);
         freed += sl.gpus;
+        if (single && st.free_gpus(sl.node) + extra_[sl.node.v] >= job.gpus) early = true;
       }
-      return true;
+      return !early;  // a single-node job needs just one node with room
     });
+    if (early) {
+      for (uint32_t n : touched_) extra_[n] = 0;
+      return true;
+    }
     bool ok = freed >= job.gpus;
     if (ok) {
       uint32_t per = job.gpus <= g ? job.gpus : g;
@@ -288,6 +320,9 @@ class PreemptLonger final : public PostFilterPlugin {
   }
   std::vector<uint32_t> running_, victims_, touched_;
   std::vector<uint16_t> extra_;
+  Time memo_now_ = kNoTime;
+  VcId memo_vc_;
+  uint32_t memo_failed_[2] = {UINT32_MAX, UINT32_MAX};
   Allocation alloc_;
 };
 
