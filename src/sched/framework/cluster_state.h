@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "base/ids.h"
@@ -55,7 +56,60 @@ struct Slot {
   uint32_t cpu_milli = 0;
   uint32_t mem_mib = 0;
 };
-using Allocation = std::vector<Slot>;
+// The slots of one job. Most jobs use one or two nodes, so up to two slots live inline
+// and need no heap allocation (the simulator starts millions of jobs).
+class Allocation {
+ public:
+  Allocation() = default;
+  Allocation(std::initializer_list<Slot> init) {
+    for (const Slot& s : init) push_back(s);
+  }
+  Allocation(const Allocation& o) { *this = o; }
+  Allocation(Allocation&& o) noexcept { *this = std::move(o); }
+  Allocation& operator=(const Allocation& o) {
+    if (this == &o) return *this;
+    clear();
+    for (const Slot& s : o) push_back(s);
+    return *this;
+  }
+  Allocation& operator=(Allocation&& o) noexcept {
+    if (this == &o) return *this;
+    heap_ = std::move(o.heap_);
+    size_ = o.size_;
+    for (size_t i = 0; i < kInline && i < size_; ++i) inline_[i] = o.inline_[i];
+    o.size_ = 0;
+    o.heap_.clear();
+    return *this;
+  }
+  void push_back(const Slot& s) {
+    if (size_ < kInline) {
+      inline_[size_] = s;
+    } else {
+      if (size_ == kInline) heap_.assign(inline_, inline_ + kInline);
+      heap_.push_back(s);
+    }
+    ++size_;
+  }
+  void clear() {
+    size_ = 0;
+    heap_.clear();
+  }
+  void shrink_to_fit() { heap_.shrink_to_fit(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Slot* begin() const { return size_ > kInline ? heap_.data() : inline_; }
+  const Slot* end() const { return begin() + size_; }
+  Slot* begin() { return size_ > kInline ? heap_.data() : inline_; }
+  Slot* end() { return begin() + size_; }
+  const Slot& operator[](size_t i) const { return begin()[i]; }
+  Slot& operator[](size_t i) { return begin()[i]; }
+
+ private:
+  static constexpr size_t kInline = 2;
+  Slot inline_[kInline];
+  std::vector<Slot> heap_;  // all slots once there are more than kInline
+  uint32_t size_ = 0;
+};
 
 class ClusterState {
  public:

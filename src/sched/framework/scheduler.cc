@@ -19,13 +19,20 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
       policy_(std::move(policy)),
       placer_(std::move(placer)),
       opts_(opts),
-      vcs_(cluster.vcs.size()) {
+      vcs_() {
+  vcs_.reserve(cluster.vcs.size());
+  for (size_t v = 0; v < cluster.vcs.size(); ++v) {
+    vcs_.emplace_back();
+    vcs_.back().running_est = std::pmr::set<REntry>(pool_resource_.get());
+    vcs_.back().running_true = std::pmr::set<REntry>(pool_resource_.get());
+  }
   // Running sets ordered by end time are needed only by PostFilter plugins.
   track_running_ = policy_.post != nullptr;
   track_node_ends_ = policy_.preemptive;
   if (track_node_ends_) node_ends_.resize(cluster.nodes.size());
   for (size_t v = 0; v < vcs_.size(); ++v) {
-    vcs_[v].classes.resize(static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2);
+    size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
+    for (size_t c = 0; c < k; ++c) vcs_[v].classes.emplace_back(pool_resource_.get());
   }
 }
 
@@ -270,7 +277,7 @@ void Scheduler::CycleVc(VcId vc, Time now) {
   q.last_block = PluginStatus::Ok();
   if (q.size == 0) return;
   const size_t k = q.classes.size();
-  std::vector<std::set<QEntry>::iterator> cur(k);
+  std::vector<std::pmr::set<QEntry>::iterator> cur(k);
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
   uint64_t fit = FittingClasses(vc);
   uint64_t fit_version = q.version;

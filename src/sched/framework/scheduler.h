@@ -16,6 +16,7 @@
 #include <memory>
 #include <ext/pb_ds/assoc_container.hpp>
 #include <ext/pb_ds/tree_policy.hpp>
+#include <memory_resource>
 #include <set>
 #include <unordered_map>
 #include <string>
@@ -130,10 +131,10 @@ class Scheduler final : private SchedulerHandle {
   // CPU-only jobs; 1..G: whole-GPU single-node jobs of that many GPUs; G+1: larger jobs),
   // so a cycle visits only jobs of sizes that can fit, in global key order (k-way merge).
   struct VcQueues {
-    std::vector<std::set<QEntry>> classes;
+    std::vector<std::pmr::set<QEntry>> classes;
     size_t size = 0;
-    std::set<REntry> running_est;   // by est_end
-    std::set<REntry> running_true;  // by true_end
+    std::pmr::set<REntry> running_est;   // by est_end
+    std::pmr::set<REntry> running_true;  // by true_end
     std::vector<uint32_t> fresh;
     uint64_t version = 0;
     // Preemptive policies: busy nodes ordered by the earliest true end of their jobs.
@@ -178,6 +179,9 @@ class Scheduler final : private SchedulerHandle {
     return QEntry{j.key1, j.key2, j.seq, slot};
   }
 
+  // Node pool for the queue and running sets: millions of inserts/erases without malloc.
+  std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_resource_ =
+      std::make_unique<std::pmr::unsynchronized_pool_resource>();
   ClusterState state_;
   PolicyParts policy_;
   std::unique_ptr<PlacePlugin> placer_;
@@ -194,7 +198,7 @@ class Scheduler final : private SchedulerHandle {
   bool track_running_ = true;
   bool track_node_ends_ = false;
   std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs
-  std::vector<std::set<QEntry>::iterator> cursors_;
+  std::vector<std::pmr::set<QEntry>::iterator> cursors_;
   std::vector<std::pair<bool, QEntry>> saved_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
 };
