@@ -104,12 +104,12 @@ int RunEvaluate(const PredictArgs& a) {
     std::printf("train jobs %zu, test jobs %zu (train fraction %.2f; online, no queueing)\n", rs[0].train_jobs,
                 rs[0].test_jobs, a.train_fraction);
   }
-  std::printf("%-28s %10s %8s %7s %7s %7s %8s %8s %7s\n", "estimator", "MAE(s)", "MAPE%", "R2", "R2log", "in2x",
-              "spearman", "kendall", "time(s)");
+  std::printf("%-28s %10s %9s %7s %7s %7s %7s %8s %8s %7s\n", "estimator", "MAE(s)", "MAPE%", "MdAPE%", "R2",
+              "R2log", "in2x", "spearman", "kendall", "time(s)");
   for (const auto& r : rs) {
     const auto& m = r.metrics;
-    std::printf("%-28s %10.0f %8.1f %7.3f %7.3f %7.3f %8.3f %8.3f %7.2f\n", r.spec.c_str(), m.mae, m.mape, m.r2,
-                m.r2_log, m.within_2x, m.spearman, m.kendall, r.seconds);
+    std::printf("%-28s %10.0f %9.1f %7.1f %7.3f %7.3f %7.3f %8.3f %8.3f %7.2f\n", r.spec.c_str(), m.mae, m.mape,
+                m.mdape, m.r2, m.r2_log, m.within_2x, m.spearman, m.kendall, r.seconds);
   }
   for (const auto& r : rs) {
     if (r.details.empty()) continue;
@@ -134,6 +134,7 @@ int RunEvaluate(const PredictArgs& a) {
       e["test_jobs"] = r.test_jobs;
       e["mae_s"] = m.mae;
       e["mape_pct"] = m.mape;
+      e["mdape_pct"] = m.mdape;
       e["r2"] = m.r2;
       e["r2_log"] = m.r2_log;
       e["within_2x"] = m.within_2x;

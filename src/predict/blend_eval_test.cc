@@ -44,6 +44,8 @@ TEST(Metrics, HandComputed) {
   PredictionMetrics m = ComputeMetrics({100, 200}, {150, 100});
   EXPECT_DOUBLE_EQ(m.mae, 75);
   EXPECT_DOUBLE_EQ(m.mape, 50);
+  EXPECT_DOUBLE_EQ(m.mdape, 50);
+  EXPECT_DOUBLE_EQ(ComputeMetrics({100, 100, 100}, {110, 300, 100}).mdape, 10);
   EXPECT_DOUBLE_EQ(m.r2, -1.5);  // 1 − 12500 / 5000
   EXPECT_DOUBLE_EQ(m.within_2x, 1.0);
   PredictionMetrics p = ComputeMetrics({1, 2, 3, 4}, {1, 2, 3, 4});

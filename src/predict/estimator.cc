@@ -113,14 +113,15 @@ Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed) {
   std::string err;
   double rounds = o.rounds, depth = o.max_depth, eta = o.eta, threads = o.nthread, min_train = o.min_train,
          retrain_jobs = o.retrain_jobs, retrain_days = static_cast<double>(o.retrain_seconds) / 86400.0,
-         max_rows = o.max_rows, fallback = static_cast<double>(o.fallback);
+         max_rows = o.max_rows, fallback = static_cast<double>(o.fallback), walltime = 1;
   if (!so.Num("rounds", 1, 10000, &rounds, &err) || !so.Num("depth", 1, 20, &depth, &err) ||
       !so.Num("eta", 1e-6, 1, &eta, &err) || !so.Num("threads", 1, 256, &threads, &err) ||
       !so.Num("min-train", 1, 1e9, &min_train, &err) || !so.Num("retrain-jobs", 0, 1e9, &retrain_jobs, &err) ||
       !so.Num("retrain-days", 0, 1e6, &retrain_days, &err) || !so.Num("max-rows", 1, 1e9, &max_rows, &err) ||
-      !so.Num("fallback", 1, 1e9, &fallback, &err)) {
+      !so.Num("fallback", 1, 1e9, &fallback, &err) || !so.Num("walltime", 0, 1, &walltime, &err)) {
     return MakeError(err);
   }
+  o.use_walltime = walltime >= 0.5;
   o.rounds = static_cast<int>(rounds);
   o.max_depth = static_cast<int>(depth);
   o.eta = eta;

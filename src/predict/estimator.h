@@ -84,7 +84,8 @@ struct Trace;
 //   "history[:fallback=3600]"                       Helios' history estimator (needs trace)
 //   "user-stats[:stat=median|mean|ewma,k=10,ewma=0.3,name=0,fallback=3600]"
 //   "xgboost[:rounds=100,depth=6,eta=0.1,threads=1,min-train=200,retrain-jobs=0,
-//             retrain-days=7,max-rows=200000]"  gradient-boosted model (trace optional)
+//             retrain-days=7,max-rows=200000,walltime=1]"  gradient-boosted model (trace optional;
+//             walltime=0 leaves the requested walltime out of the features)
 //   "blend[:alpha=0.1,<xgboost keys>]"              α·history + (1−α)·xgboost (needs trace)
 // `trace` (may be null) must outlive the estimator; it supplies names, users, the epoch.
 Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed, const Trace* trace);

@@ -122,11 +122,15 @@ PredictionMetrics ComputeMetrics(const std::vector<double>& actual, const std::v
   for (size_t i = 0; i < n; ++i) p[i] = std::max(predicted_in[i], 1.0);
   double sum_abs = 0, sum_ape = 0, mean_a = 0, mean_la = 0, mean_p = 0;
   size_t n_ape = 0, within = 0;
+  std::vector<double> apes;
   std::vector<double> la(n), lp(n);
   for (size_t i = 0; i < n; ++i) {
     const double a = actual[i];
     sum_abs += std::fabs(p[i] - a);
-    if (a > 0) sum_ape += std::fabs(p[i] - a) / a, ++n_ape;
+    if (a > 0) {
+      sum_ape += std::fabs(p[i] - a) / a, ++n_ape;
+      apes.push_back(100.0 * std::fabs(p[i] - a) / a);
+    }
     const double ratio = p[i] / std::max(a, 1.0);
     if (ratio >= 0.5 && ratio <= 2.0) ++within;
     la[i] = std::log(std::max(a, 1.0));
@@ -143,6 +147,11 @@ PredictionMetrics ComputeMetrics(const std::vector<double>& actual, const std::v
   }
   m.mae = sum_abs / static_cast<double>(n);
   m.mape = n_ape ? 100.0 * sum_ape / static_cast<double>(n_ape) : 0;
+  if (!apes.empty()) {
+    std::sort(apes.begin(), apes.end());
+    const size_t h = apes.size() / 2;
+    m.mdape = apes.size() % 2 ? apes[h] : 0.5 * (apes[h - 1] + apes[h]);
+  }
   m.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 0;
   m.r2_log = ss_tot_l > 0 ? 1 - ss_res_l / ss_tot_l : 0;
   m.within_2x = static_cast<double>(within) / static_cast<double>(n);

@@ -27,6 +27,7 @@ struct PredictionMetrics {
   size_t n = 0;
   double mae = 0;         // mean |p − a| (seconds)
   double mape = 0;        // mean |p − a| / a × 100 over a > 0 (percent)
+  double mdape = 0;       // median of the same (robust to a few tiny durations)
   double r2 = 0;          // 1 − SS_res / SS_tot on raw seconds
   double r2_log = 0;      // same on ln(max(·, 1))
   double within_2x = 0;   // fraction with max(p,1)/max(a,1) in [0.5, 2]

@@ -108,7 +108,7 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
   f[1] = job.cpu_milli ? static_cast<float>(job.cpu_milli) / 1000.0f : kNaN;
   f[2] = job.nodes ? static_cast<float>(job.nodes) : kNaN;
   f[3] = job.mem_mib ? static_cast<float>(job.mem_mib) / 1024.0f : kNaN;
-  f[4] = job.walltime > 0 ? Log(static_cast<double>(job.walltime)) : kNaN;
+  f[4] = (o_.use_walltime && job.walltime > 0) ? Log(static_cast<double>(job.walltime)) : kNaN;
   f[5] = job.vc.valid() ? static_cast<float>(job.vc.v) : kNaN;
   const int64_t abs_t = (trace_ ? trace_->epoch_unix : 0) + job.submit;
   const int64_t day = abs_t >= 0 ? abs_t / 86400 : (abs_t - 86399) / 86400;

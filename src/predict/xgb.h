@@ -46,6 +46,7 @@ class XgbEstimator final : public DurationEstimator {
     int64_t retrain_seconds = 7 * 86400;       // 0 = off
     uint32_t max_rows = 200000;
     bool zero_when_untrained = false;
+    bool use_walltime = true;                  // false: the walltime feature is left out (NaN)
     Duration fallback = 3600;                  // no history at all
   };
 
