@@ -58,7 +58,11 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
     b.push_back(',');
     if (i < trace.source_ids.size()) AppendCsvField(b, trace.source_ids[i]);
     b.push_back(',');
-    if (o.vc.valid() && o.vc.v < vc_names.size()) AppendCsvField(b, vc_names[o.vc.v]);
+    if (o.vc.valid() && o.vc.v < vc_names.size()) {
+      AppendCsvField(b, vc_names[o.vc.v]);
+    } else if (i < trace.jobs.size() && trace.jobs[i].vc.valid() && trace.jobs[i].vc.v < trace.vcs.size()) {
+      AppendCsvField(b, trace.vcs.Get(trace.jobs[i].vc.v));  // not run: the trace's own VC label
+    }
     b.push_back(',');
     AppendInt(b, o.gpus);
     b.push_back(',');

@@ -4,6 +4,7 @@
 // scenario (a generated Helios-Venus-like month on the Venus cluster, five policies).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -208,6 +209,7 @@ int Run(const Options& o) {
   all["runs"] = nlohmann::ordered_json::array();
   Progress progress(!o.quiet);
   std::vector<double> wall;
+  std::vector<std::string> used_dirs;
   for (const std::string& p : policies) {
     SimConfig cfg;
     cfg.policy = p;
@@ -233,7 +235,11 @@ int Run(const Options& o) {
     wall.push_back(secs);
     if (!o.no_output) {
       std::error_code ec;
-      std::string dir = o.out_dir + "/" + Slug(p);
+      std::string slug = Slug(p);
+      for (int k = 2; std::find(used_dirs.begin(), used_dirs.end(), slug) != used_dirs.end(); ++k)
+        slug = Slug(p) + "-" + std::to_string(k);  // two specs with the same slug never share a folder
+      used_dirs.push_back(slug);
+      std::string dir = o.out_dir + "/" + slug;
       std::filesystem::create_directories(dir, ec);
       if (ec) return fail(MakeError(dir + ": cannot create directory: " + ec.message(), kExitRuntime));
       Status w = WriteJobsCsv(dir + "/jobs.csv", trace, r->outcomes, r->vc_names, r->reasons);

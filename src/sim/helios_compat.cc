@@ -29,7 +29,7 @@ Result<SimResult> SimulateHeliosCompat(const Trace& trace, const Cluster& cluste
   else if (base == "qssf") mode = Mode::kQssf;
   else return MakeError("Helios-compatible mode supports fifo, sjf and qssf, not '" + base + "'");
   if (cfg.placer != "consolidate") return MakeError("Helios-compatible mode uses the consolidate placer only");
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(cfg.policy, cfg.seed));
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(cfg.policy, cfg.seed, &trace));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer("consolidate", cfg.seed));
   const size_t n = trace.jobs.size();
   if (!cfg.tie_order.empty() && cfg.tie_order.size() != n) return MakeError("tie order size does not match the trace");
@@ -71,7 +71,11 @@ Result<SimResult> SimulateHeliosCompat(const Trace& trace, const Cluster& cluste
   Time last_t = kNoTime;
   size_t next = 0;
   r.first_submit = n ? trace.jobs[order[0]].submit : 0;
-  Time next_sample = cfg.sample_interval > 0 && n ? r.first_submit - r.first_submit % cfg.sample_interval : kNoTime;
+  Time next_sample = kNoTime;
+  if (cfg.sample_interval > 0 && n) {
+    Time m = r.first_submit % cfg.sample_interval;
+    next_sample = r.first_submit - (m < 0 ? m + cfg.sample_interval : m);
+  }
   size_t pending = 0, nrunning = 0;
   uint64_t pending_milli = 0;
 
@@ -119,6 +123,7 @@ Result<SimResult> SimulateHeliosCompat(const Trace& trace, const Cluster& cluste
       JobOutcome& o = r.outcomes[j];
       o.job = JobId(j);
       o.gpus = job.gpus;
+      o.gpu_milli = job.gpu_milli;
       o.submit = job.submit;
       ++r.events;
       int32_t v = job.vc.valid() && job.vc.v < vcmap.size() ? vcmap[job.vc.v] : -1;

@@ -48,7 +48,7 @@ Mapping BuildMapping(const Trace& trace, const Cluster& cluster) {
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg) {
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(cfg.policy, cfg.seed));
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(cfg.policy, cfg.seed, &trace));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(cfg.placer, cfg.seed));
   if (!cfg.tie_order.empty() && cfg.tie_order.size() != trace.jobs.size())
     return MakeError("tie order has " + std::to_string(cfg.tie_order.size()) + " entries for " +
@@ -104,7 +104,10 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   Time last_t = kNoTime;
   uint64_t busy_milli = 0;
   r.first_submit = n ? trace.jobs[order[0]].submit : 0;
-  if (cfg.sample_interval > 0 && n) next_sample = r.first_submit - (r.first_submit % cfg.sample_interval);
+  if (cfg.sample_interval > 0 && n) {
+    Time m = r.first_submit % cfg.sample_interval;
+    next_sample = r.first_submit - (m < 0 ? m + cfg.sample_interval : m);  // floor to the period
+  }
 
   auto finish_outcome = [&](uint32_t idx) {
     ++done;

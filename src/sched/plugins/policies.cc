@@ -361,7 +361,7 @@ Result<bool> ParseBool(const std::string& spec, const std::string& key, const st
 
 std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy"}; }
 
-Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed) {
+Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace) {
   ORR_ASSIGN_OR_RETURN(Params p, ParseSpec(spec));
   PolicyParts parts;
   parts.name = spec;
@@ -384,10 +384,10 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed) {
     parts.preemptive = true;
   } else if (p.policy == "qssf") {
     parts.sort = std::make_unique<QssfSort>();
-    ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "noisy-oracle"), seed));
+    ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "noisy-oracle"), seed, trace));
   } else if (p.policy == "easy") {
     parts.sort = std::make_unique<FifoSort>();
-    ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "walltime"), seed));
+    ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "walltime"), seed, trace));
     std::string n = take("bf_max_job_test", "1000");
     int64_t v = 0;
     if (!ParseI64(n, &v) || v < 1 || v > 10000000)

@@ -6,7 +6,8 @@
 //   srtf    QueueSort true remaining time (oracle); greedy; PostFilter preempts running
 //           jobs with longer remaining time; checkpoint overhead 7/30/60 s per preemption
 //   qssf    QueueSort estimated GPU-time (estimate × GPUs, ties by GPUs); blocking;
-//           estimator=noisy-oracle (default) | oracle | walltime | table:<csv>
+//           estimator=noisy-oracle (default) | oracle | walltime | history | user-stats |
+//           xgboost | blend | table:<csv> (see predict/estimator.h)
 //   easy    QueueSort submit time; PostFilter EASY backfill: reservation for the head
 //           job at its shadow time, backfill jobs that end before it (by estimate) or
 //           avoid its reserved nodes; estimator=walltime (default) | oracle | ...;
@@ -18,11 +19,14 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/trace.h"
 #include "sched/framework/scheduler.h"
 
 namespace orrery {
 
-Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed);
+// `trace` (may be null) is handed to estimators that learn from job names and users
+// (history, user-stats, xgboost, blend).
+Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace = nullptr);
 std::vector<std::string> PolicyNames();
 
 }  // namespace orrery
