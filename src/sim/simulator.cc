@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "sched/framework/scheduler.h"
+#include "sim/event_queue.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
 
@@ -13,11 +14,8 @@ namespace orrery {
 namespace {
 
 struct Completion {
-  Time t;
-  uint64_t seq;
   uint32_t slot;
-  uint32_t gen;
-  bool operator>(const Completion& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  uint32_t gen;  // lazy cancellation: stale when the slot's generation moved on
 };
 
 // Maps trace VCs and GPU types onto the cluster's.
@@ -94,8 +92,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   std::vector<uint32_t> slot_gen;   // slot -> generation (lazy cancellation of completions)
   std::vector<Time> pending_since;  // per slot
   std::vector<Time> seg_start;      // per slot: start of the current running segment
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> heap;
-  uint64_t cseq = 0;
+  EventQueue<Completion> heap;
   std::vector<Decision> decisions;
   size_t next = 0;
   uint64_t done = 0;
@@ -131,7 +128,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
 
   while (next < n || !heap.empty()) {
     Time t = next < n ? trace.jobs[order[next]].submit : INT64_MAX;
-    if (!heap.empty()) t = std::min(t, heap.top().t);
+    if (!heap.empty()) t = std::min(t, heap.Top().t);
     // Samples strictly before t see the state as it was since the previous instant.
     while (next_sample != kNoTime && next_sample < t) {
       r.samples.push_back(TimeSample{next_sample, busy_milli, static_cast<uint32_t>(sched.running_total()),
@@ -141,9 +138,8 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     if (last_t != kNoTime) r.gpu_seconds_busy += static_cast<double>(busy_milli) / 1000.0 * static_cast<double>(t - last_t);
     last_t = t;
     // 1. Completions.
-    while (!heap.empty() && heap.top().t == t) {
-      Completion c = heap.top();
-      heap.pop();
+    while (!heap.empty() && heap.Top().t == t) {
+      Completion c = heap.Pop().payload;
       if (slot_gen[c.slot] != c.gen) continue;  // cancelled by a preemption
       ++r.events;
       uint32_t idx = slot_job[c.slot];
@@ -223,7 +219,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         seg_start[d.slot] = t;
         o.wait += t - pending_since[d.slot];
         busy_milli += trace.jobs[idx].gpu_milli_total();
-        heap.push(Completion{t + sj.remaining, cseq++, d.slot, slot_gen[d.slot]});
+        heap.Push(t + sj.remaining, Completion{d.slot, slot_gen[d.slot]});
       } else {  // preempted: its completion event is void; it waits again from now
         ++slot_gen[d.slot];
         ++o.preemptions;
