@@ -11,5 +11,7 @@ void RegisterImport(CLI::App& app, int* exit_code);    // import_cmd.cc
 void RegisterGenerate(CLI::App& app, int* exit_code);  // generate_cmd.cc
 void RegisterSimulate(CLI::App& app, int* exit_code);  // simulate_cmd.cc
 void RegisterPredict(CLI::App& app, int* exit_code);   // predict_cmd.cc
+void RegisterAnalyze(CLI::App& app, int* exit_code);   // analyze_cmd.cc
+void RegisterReport(CLI::App& app, int* exit_code);    // report_cmd.cc
 
 }  // namespace orrery::cli

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterGenerate(app, &exit_code);
   orrery::cli::RegisterSimulate(app, &exit_code);
   orrery::cli::RegisterPredict(app, &exit_code);
+  orrery::cli::RegisterAnalyze(app, &exit_code);
+  orrery::cli::RegisterReport(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

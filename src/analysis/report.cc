@@ -1,0 +1,386 @@
+#include "analysis/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "base/io.h"
+
+namespace orrery {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::vector<std::string> SplitCsv(std::string_view line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool q = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (q) {
+      if (ch == '"') {
+        if (i + 1 < line.size() && line[i + 1] == '"') {
+          cur += '"';
+          ++i;
+        } else {
+          q = false;
+        }
+      } else {
+        cur += ch;
+      }
+    } else if (ch == '"') {
+      q = true;
+    } else if (ch == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ch != '\r') {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// Reads a CSV file with a header; calls row(fields) with columns found by name.
+Status ReadCsv(const std::string& path, const std::vector<std::string>& want,
+               const std::function<Status(const std::vector<std::string>&)>& row) {
+  auto text = ReadFile(path);
+  if (!text) return text.error();
+  std::string_view s = *text;
+  size_t pos = 0, line_no = 0;
+  std::vector<int> idx;
+  while (pos < s.size()) {
+    size_t nl = s.find('\n', pos);
+    if (nl == std::string_view::npos) nl = s.size();
+    std::string_view line = s.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    auto f = SplitCsv(line);
+    if (idx.empty()) {
+      for (const auto& w : want) {
+        auto it = std::find(f.begin(), f.end(), w);
+        if (it == f.end()) return Error{path + ": header has no column '" + w + "'"};
+        idx.push_back(static_cast<int>(it - f.begin()));
+      }
+      continue;
+    }
+    std::vector<std::string> v;
+    for (int i : idx) {
+      if (static_cast<size_t>(i) >= f.size()) return Error{path + ":" + std::to_string(line_no) + ": too few fields"};
+      v.push_back(f[i]);
+    }
+    if (Status st = row(v); !st.ok()) return Error{path + ":" + std::to_string(line_no) + ": " + st.error().message};
+  }
+  if (idx.empty()) return Error{path + ": empty file"};
+  return Status::Ok();
+}
+
+bool ToDouble(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(s.c_str(), &end);
+  return end && *end == '\0';
+}
+
+std::string Base(const std::string& dir) {
+  std::filesystem::path p(dir);
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+}  // namespace
+
+std::string PolicySlug(const std::string& policy) {
+  std::string out;
+  for (char ch : policy) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_')
+      out += ch;
+    else if (ch == ':' || ch == ',' || ch == '=')
+      out += '_';
+    if (out.size() == 60) break;
+  }
+  return out;
+}
+
+Result<std::vector<LoadedRun>> LoadRuns(const std::vector<std::string>& dirs, const RunReportOptions& opt) {
+  std::vector<LoadedRun> runs;
+  for (const auto& dir : dirs) {
+    auto text = ReadFile(dir + "/summary.json");
+    if (!text) return Error{dir + ": not a simulation output folder (no readable summary.json): " + text.error().message};
+    json sum;
+    try {
+      sum = json::parse(*text);
+    } catch (const std::exception& e) {
+      return Error{dir + "/summary.json: " + e.what()};
+    }
+    if (!sum.contains("runs") || !sum["runs"].is_array()) return Error{dir + "/summary.json: no \"runs\" array"};
+    for (const auto& r : sum["runs"]) {
+      LoadedRun run;
+      run.summary = r;
+      run.scenario = sum.value("scenario", "");
+      run.cluster = sum.value("cluster", "");
+      std::string policy = r.value("policy", "");
+      run.label = dirs.size() > 1 ? Base(dir) + ": " + policy : policy;
+      std::string spec = policy;
+      const std::string compat = " (helios-compat)";
+      if (spec.size() > compat.size() && spec.compare(spec.size() - compat.size(), compat.size(), compat) == 0)
+        spec.resize(spec.size() - compat.size());
+      run.dir = dir + "/" + PolicySlug(spec);
+      Status st = ReadCsv(run.dir + "/jobs.csv", {"gpus", "jct", "queue_delay", "status"},
+                          [&](const std::vector<std::string>& f) -> Status {
+                            if (f[3] != "finished") return Status::Ok();
+                            double g, jct, q;
+                            if (!ToDouble(f[0], &g) || !ToDouble(f[1], &jct) || !ToDouble(f[2], &q))
+                              return Error{"bad number in a finished job's row"};
+                            run.jct.push_back(jct);
+                            run.queue.push_back(q);
+                            (g > 8 ? run.jct_large : run.jct_small).push_back(jct);
+                            return Status::Ok();
+                          });
+      if (!st.ok()) return st.error();
+      std::vector<RunTimePoint> raw;
+      st = ReadCsv(run.dir + "/timeseries.csv", {"time", "busy_gpus", "utilization", "pending_jobs", "pending_gpus"},
+                   [&](const std::vector<std::string>& f) -> Status {
+                     RunTimePoint p;
+                     if (!ToDouble(f[0], &p.time) || !ToDouble(f[1], &p.busy_gpus) || !ToDouble(f[2], &p.utilization) ||
+                         !ToDouble(f[3], &p.pending_jobs) || !ToDouble(f[4], &p.pending_gpus))
+                       return Error{"bad number"};
+                     raw.push_back(p);
+                     return Status::Ok();
+                   });
+      if (!st.ok()) return st.error();
+      // Downsample: average consecutive samples into at most max_time_points bins.
+      const size_t per = std::max<size_t>(1, (raw.size() + opt.max_time_points - 1) / std::max<size_t>(1, opt.max_time_points));
+      for (size_t i = 0; i < raw.size(); i += per) {
+        RunTimePoint a;
+        a.time = raw[i].time;
+        const size_t n = std::min(per, raw.size() - i);
+        for (size_t k = i; k < i + n; ++k) {
+          a.busy_gpus += raw[k].busy_gpus / static_cast<double>(n);
+          a.utilization += raw[k].utilization / static_cast<double>(n);
+          a.pending_gpus += raw[k].pending_gpus / static_cast<double>(n);
+          a.pending_jobs += raw[k].pending_jobs / static_cast<double>(n);
+        }
+        run.series.push_back(a);
+      }
+      for (auto* v : {&run.jct, &run.queue, &run.jct_small, &run.jct_large}) std::sort(v->begin(), v->end());
+      runs.push_back(std::move(run));
+    }
+  }
+  if (runs.empty()) return Error{"no runs found in the given folders"};
+  return runs;
+}
+
+report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOptions& opt) {
+  using report::Chart;
+  using report::FormatPercent;
+  using report::FormatSeconds;
+  using report::Section;
+  using report::Table;
+  report::Page page;
+  page.title = "Scheduling policy comparison";
+  std::set<std::string> scen, clus;
+  for (const auto& r : runs) {
+    scen.insert(r.scenario);
+    clus.insert(r.cluster);
+  }
+  auto join = [](const std::set<std::string>& s) {
+    std::string out;
+    for (const auto& x : s) out += (out.empty() ? "" : "; ") + x;
+    return out;
+  };
+  page.facts.push_back({"workload", join(scen)});
+  page.facts.push_back({"cluster", join(clus)});
+  page.facts.push_back({"runs", std::to_string(runs.size())});
+  json order = json::array();
+  for (const auto& r : runs) order.push_back(r.label);
+  auto dist = [](const json& run, const char* key, const char* stat) {
+    return run.contains(key) && run[key].contains(stat) ? run[key][stat].get<double>() : 0.0;
+  };
+
+  // Headline table.
+  {
+    Section s;
+    s.title = "Summary";
+    s.text = "From summary.json. Statistics over finished jobs; * = the policy read true job durations (oracle).";
+    Table t{"summary", "Headline metrics", {"metric"}, {}};
+    for (const auto& r : runs) t.header.push_back(r.label + (r.summary.value("uses_oracle_durations", false) ? " *" : ""));
+    auto add = [&](const std::string& name, auto fn) {
+      std::vector<std::string> row{name};
+      for (const auto& r : runs) row.push_back(fn(r.summary));
+      t.rows.push_back(row);
+    };
+    add("jobs finished", [](const json& j) { return std::to_string(j["jobs"].value("finished", 0ull)); });
+    add("not run (rejected + skipped)", [](const json& j) {
+      return std::to_string(j["jobs"].value("rejected", 0ull) + j["jobs"].value("skipped", 0ull));
+    });
+    add("avg JCT", [&](const json& j) { return FormatSeconds(dist(j, "jct_s", "mean")); });
+    add("median JCT", [&](const json& j) { return FormatSeconds(dist(j, "jct_s", "median")); });
+    add("p99 JCT", [&](const json& j) { return FormatSeconds(dist(j, "jct_s", "p99")); });
+    add("avg queueing delay", [&](const json& j) { return FormatSeconds(dist(j, "queue_delay_s", "mean")); });
+    add("p99 queueing delay", [&](const json& j) { return FormatSeconds(dist(j, "queue_delay_s", "p99")); });
+    add("avg bounded slowdown", [&](const json& j) { return report::FormatFixed(dist(j, "bounded_slowdown", "mean"), 2); });
+    add("GPU utilization", [](const json& j) { return FormatPercent(j.value("gpu_utilization", 0.0)); });
+    add("makespan", [](const json& j) { return FormatSeconds(j.value("makespan_s", 0.0)); });
+    add("preemptions", [](const json& j) { return std::to_string(j.value("preemptions", 0ull)); });
+    s.tables.push_back(t);
+    page.sections.push_back(s);
+  }
+
+  // CDFs.
+  {
+    Section s;
+    s.title = "Job completion time and queueing delay";
+    s.text = "Empirical CDFs over finished jobs (read from each run's jobs.csv); further left and higher is better.";
+    std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> jct, q;
+    for (const auto& r : runs) {
+      jct.push_back({r.label, report::Cdf(r.jct, opt.max_points)});
+      q.push_back({r.label, report::Cdf(r.queue, opt.max_points)});
+    }
+    s.charts.push_back(report::CdfChart("jct_cdf", "JCT CDF", "job completion time (s, log scale)", true, jct, "policy",
+                                        "JCT = end − submit."));
+    s.charts.push_back(report::CdfChart("queue_cdf", "Queueing delay CDF", "queueing delay (s, log scale)", true, q,
+                                        "policy", "Delays below 1 s (including 0) are drawn at 1 s."));
+    std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> sl;
+    for (const auto& r : runs) {
+      if (!r.jct_small.empty()) sl.push_back({r.label + " · ≤8 GPUs", report::Cdf(r.jct_small, opt.max_points)});
+      if (!r.jct_large.empty()) sl.push_back({r.label + " · >8 GPUs", report::Cdf(r.jct_large, opt.max_points)});
+    }
+    Chart c = report::CdfChart("jct_cdf_small_large", "JCT CDF: small (≤ 8 GPUs) vs large (> 8 GPUs) jobs",
+                               "job completion time (s, log scale)", true, sl, "policy · size",
+                               "Solid: small jobs; dashed: large jobs.");
+    for (auto& row : c.data) {
+      const std::string sname = row["series"];
+      row["policy"] = sname.substr(0, sname.rfind(" · "));
+      row["size"] = sname.find(">8") != std::string::npos ? "large (> 8 GPUs)" : "small (≤ 8 GPUs)";
+    }
+    c.spec["encoding"]["color"] = {{"field", "policy"}, {"type", "nominal"}, {"title", "policy"}, {"sort", order}};
+    c.spec["encoding"]["strokeDash"] = {{"field", "size"}, {"type", "nominal"}, {"title", "job size"}};
+    c.spec["encoding"]["detail"] = {{"field", "series"}};
+    s.charts.push_back(c);
+    page.sections.push_back(s);
+  }
+
+  // Small vs large averages.
+  {
+    Section s;
+    s.title = "Small vs large jobs";
+    Chart c;
+    c.id = "small_large";
+    c.title = "Average queueing delay and JCT by job size";
+    for (const auto& r : runs)
+      for (const char* g : {"small_jobs", "large_jobs"}) {
+        if (!r.summary.contains(g)) continue;
+        const json& grp = r.summary[g];
+        const std::string size = std::string(g) == "small_jobs" ? "small (≤ 8 GPUs)" : "large (> 8 GPUs)";
+        c.data.push_back(json{{"policy", r.label}, {"size", size}, {"metric", "avg queueing delay (h)"},
+                              {"hours", dist(grp, "queue_delay_s", "mean") / 3600.0}, {"jobs", grp.value("jobs", 0ull)}});
+        c.data.push_back(json{{"policy", r.label}, {"size", size}, {"metric", "avg JCT (h)"},
+                              {"hours", dist(grp, "jct_s", "mean") / 3600.0}, {"jobs", grp.value("jobs", 0ull)}});
+      }
+    c.spec = {{"mark", {{"type", "bar"}}},
+              {"width", 300},
+              {"height", 240},
+              {"encoding",
+               {{"column", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}, {"sort", {"avg queueing delay (h)", "avg JCT (h)"}}}},
+                {"x", {{"field", "size"}, {"type", "nominal"}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
+                {"xOffset", {{"field", "policy"}, {"sort", order}}},
+                {"y", {{"field", "hours"}, {"type", "quantitative"}, {"title", "hours"}}},
+                {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
+                {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "size"}}, json{{"field", "metric"}},
+                                         json{{"field", "hours"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}},
+              {"resolve", {{"scale", {{"y", "independent"}}}}}};
+    s.charts.push_back(c);
+    page.sections.push_back(s);
+  }
+
+  // Time series.
+  {
+    Section s;
+    s.title = "Cluster state over time";
+    s.text = "From timeseries.csv, averaged into at most " + std::to_string(opt.max_time_points) + " points per run.";
+    Chart u, p;
+    u.id = "utilization_over_time";
+    u.title = "GPU utilization over time";
+    p.id = "pending_over_time";
+    p.title = "Pending GPU demand over time";
+    for (const auto& r : runs)
+      for (const auto& t : r.series) {
+        u.data.push_back(json{{"policy", r.label}, {"day", t.time / 86400.0}, {"utilization", t.utilization},
+                              {"busy_gpus", t.busy_gpus}});
+        p.data.push_back(json{{"policy", r.label}, {"day", t.time / 86400.0}, {"pending_gpus", t.pending_gpus},
+                              {"pending_jobs", t.pending_jobs}});
+      }
+    auto line = [&](const char* field, json ytitle, json axis) {
+      json y = {{"field", field}, {"type", "quantitative"}, {"title", ytitle}};
+      if (!axis.is_null()) y["axis"] = axis;
+      return json{{"mark", {{"type", "line"}, {"strokeWidth", 1.3}, {"interpolate", "step-after"}}},
+                  {"width", 1100},
+                  {"height", 260},
+                  {"encoding",
+                   {{"x", {{"field", "day"}, {"type", "quantitative"}, {"title", "time (days, trace clock)"}}},
+                    {"y", y},
+                    {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
+                    {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "day"}, {"format", ".2f"}},
+                                             json{{"field", field}, {"format", ",.3f"}}})}}}};
+    };
+    u.spec = line("utilization", "GPU utilization (busy / cluster GPUs)", json{{"format", ".0%"}});
+    p.spec = line("pending_gpus", "GPUs requested by pending jobs", nullptr);
+    s.charts.push_back(u);
+    s.charts.push_back(p);
+    page.sections.push_back(s);
+  }
+
+  // Per VC.
+  {
+    Section s;
+    s.title = "Per virtual cluster";
+    Chart c;
+    c.id = "vc_queue";
+    c.title = "Average queueing delay per VC";
+    std::vector<std::string> vcs;
+    for (const auto& r : runs)
+      if (r.summary.contains("per_vc"))
+        for (const auto& g : r.summary["per_vc"]) {
+          const std::string name = g.value("name", "");
+          if (std::find(vcs.begin(), vcs.end(), name) == vcs.end()) vcs.push_back(name);
+          c.data.push_back(json{{"vc", name}, {"policy", r.label}, {"avg_queue_h", dist(g, "queue_delay_s", "mean") / 3600.0},
+                                {"avg_jct_h", dist(g, "jct_s", "mean") / 3600.0}, {"jobs", g.value("jobs", 0ull)}});
+        }
+    c.spec = {{"mark", {{"type", "bar"}}},
+              {"width", std::max<int>(520, static_cast<int>(vcs.size() * runs.size() * 9))},
+              {"encoding",
+               {{"x", {{"field", "vc"}, {"type", "nominal"}, {"title", "virtual cluster"}, {"sort", vcs}}},
+                {"xOffset", {{"field", "policy"}, {"sort", order}}},
+                {"y", {{"field", "avg_queue_h"}, {"type", "quantitative"}, {"title", "average queueing delay (h)"}}},
+                {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
+                {"tooltip", json::array({json{{"field", "vc"}}, json{{"field", "policy"}},
+                                         json{{"field", "avg_queue_h"}, {"format", ",.2f"}},
+                                         json{{"field", "avg_jct_h"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}}};
+    s.charts.push_back(c);
+    Table t{"per_vc", "Per-VC average JCT / average queueing delay (finished jobs)", {"VC", "jobs"}, {}};
+    for (const auto& r : runs) t.header.push_back(r.label);
+    for (const auto& vc : vcs) {
+      std::vector<std::string> row{vc, ""};
+      for (const auto& r : runs) {
+        std::string cell = "—";
+        if (r.summary.contains("per_vc"))
+          for (const auto& g : r.summary["per_vc"])
+            if (g.value("name", "") == vc) {
+              row[1] = std::to_string(g.value("jobs", 0ull));
+              cell = FormatSeconds(dist(g, "jct_s", "mean")) + " / " + FormatSeconds(dist(g, "queue_delay_s", "mean"));
+            }
+        row.push_back(cell);
+      }
+      t.rows.push_back(row);
+    }
+    s.tables.push_back(t);
+    page.sections.push_back(s);
+  }
+  return page;
+}
+
+}  // namespace orrery

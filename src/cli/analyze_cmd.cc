@@ -1,0 +1,74 @@
+// `orrery analyze TRACE [--out DIR] [--cluster CONFIG]`: workload characterization of any
+// supported trace as an offline HTML report plus JSON and CSV (docs/reports.md).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "analysis/characterize.h"
+#include "analysis/report_html.h"
+#include "cli/commands.h"
+#include "config/cluster_config.h"
+#include "trace/import.h"
+
+namespace orrery::cli {
+namespace {
+
+struct AnalyzeArgs {
+  std::string trace;
+  std::string format = "auto";
+  std::string out = "orrery-analysis";
+  std::string cluster;
+  bool skip_bad_rows = false;
+  bool quiet = false;
+};
+
+int Fail(const Error& e) {
+  std::fprintf(stderr, "orrery analyze: %s\n", e.message.c_str());
+  return e.exit_code;
+}
+
+int Run(const AnalyzeArgs& a) {
+  auto fmt = ParseTraceFormat(a.format);
+  if (!fmt) return Fail(fmt.error());
+  ImportOptions io;
+  io.skip_bad_rows = a.skip_bad_rows;
+  ImportReport rep;
+  auto trace = LoadTrace(a.trace, *fmt, io, &rep);
+  if (!trace) return Fail(trace.error());
+  CharacterizeOptions opt;
+  if (!a.cluster.empty()) {
+    // A TOML cluster config, or an Alibaba openb node list (.csv).
+    auto cl = a.cluster.size() > 4 && a.cluster.substr(a.cluster.size() - 4) == ".csv" ? LoadOpenbNodeList(a.cluster)
+                                                                                      : LoadClusterConfig(a.cluster);
+    if (!cl) return Fail(cl.error());
+    for (const auto& vc : cl->vcs) opt.vc_gpus[vc.name] += vc.gpus;
+  }
+  const Characterization c = Characterize(*trace, opt);
+  const report::Page page = CharacterizationPage(c, a.trace);
+  if (Status st = report::WriteReport(page, a.out); !st.ok()) return Fail(st.error());
+  if (!a.quiet) {
+    std::printf("%s: %llu jobs (%llu GPU, %llu CPU), %.0f GPU-hours\n", a.trace.c_str(),
+                static_cast<unsigned long long>(c.jobs), static_cast<unsigned long long>(c.gpu_jobs),
+                static_cast<unsigned long long>(c.cpu_jobs), c.total_gpu_seconds / 3600.0);
+    for (const auto& m : c.missing) std::printf("  not available: %s\n", m.c_str());
+    std::printf("wrote %s/report.html, report.json, csv/\n", a.out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterAnalyze(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  auto* cmd = app.add_subcommand("analyze", "Characterize a trace: HTML report (offline) + JSON + CSV");
+  cmd->add_option("trace", args->trace, "Trace file (any supported format, .gz ok)")->required();
+  cmd->add_option("--format", args->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
+  cmd->add_option("--out", args->out, "Output directory (default orrery-analysis)");
+  cmd->add_option("--cluster", args->cluster,
+                  "Cluster config (TOML, or an openb node list .csv) giving VC sizes, for VC utilization");
+  cmd->add_flag("--skip-bad-rows", args->skip_bad_rows, "Skip malformed trace rows instead of failing");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");
+  cmd->callback([args, exit_code] { *exit_code = Run(*args); });
+}
+
+}  // namespace orrery::cli

@@ -1,0 +1,46 @@
+// `orrery report RUN_DIR... [--out DIR]`: compares simulation runs (folders written by
+// `orrery simulate --out-dir`) in an offline HTML report plus JSON and CSV (docs/reports.md).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/report.h"
+#include "cli/commands.h"
+
+namespace orrery::cli {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> dirs;
+  std::string out;
+  bool quiet = false;
+};
+
+int Run(const ReportArgs& a) {
+  auto runs = LoadRuns(a.dirs);
+  if (!runs) {
+    std::fprintf(stderr, "orrery report: %s\n", runs.error().message.c_str());
+    return runs.error().exit_code;
+  }
+  const std::string out = a.out.empty() ? a.dirs.front() + "/report" : a.out;
+  if (Status st = report::WriteReport(RunReportPage(*runs), out); !st.ok()) {
+    std::fprintf(stderr, "orrery report: %s\n", st.error().message.c_str());
+    return st.error().exit_code;
+  }
+  if (!a.quiet) std::printf("%zu runs; wrote %s/report.html, report.json, csv/\n", runs->size(), out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void RegisterReport(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ReportArgs>();
+  auto* cmd = app.add_subcommand("report", "Compare simulation runs: HTML report (offline) + JSON + CSV");
+  cmd->add_option("run_dirs", args->dirs, "Folders written by `orrery simulate --out-dir`")->required();
+  cmd->add_option("--out", args->out, "Output directory (default <first RUN_DIR>/report)");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");
+  cmd->callback([args, exit_code] { *exit_code = Run(*args); });
+}
+
+}  // namespace orrery::cli
