@@ -1,0 +1,122 @@
+// End-to-end tests of the `orrery` binary: the README main job, determinism of the
+// written outputs, bad input (exit status 2, file:line:col message, nothing written).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Out {
+  int status = -1;
+  std::string text;  // stdout + stderr
+};
+
+Out RunCmd(const std::string& args) {
+  std::string cmd = std::string(ORRERY_BINARY) + " " + args + " 2>&1";
+  Out o;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
+  int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+fs::path TempDir(const std::string& tag) {
+  fs::path d = fs::temp_directory_path() / ("orrery_cli_" + tag + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(CliTest, DefaultScenarioRunsAndPrintsTheTable) {
+  Out o = RunCmd("simulate --no-output");
+  ASSERT_EQ(o.status, 0) << o.text;
+  for (const char* want : {"helios-venus", "avg JCT", "avg queueing delay", "fifo", "sjf", "srtf", "qssf", "easy",
+                           "GPU utilization"})
+    EXPECT_NE(o.text.find(want), std::string::npos) << "missing '" << want << "' in\n" << o.text;
+}
+
+TEST(CliTest, SameInputsAndSeedGiveByteIdenticalOutputs) {
+  fs::path a = TempDir("a"), b = TempDir("b");
+  const std::string args = " --generate helios-venus --days 5 --seed 7 --policy fifo,srtf,easy -q --out-dir ";
+  ASSERT_EQ(RunCmd("simulate" + args + a.string()).status, 0);
+  ASSERT_EQ(RunCmd("simulate" + args + b.string()).status, 0);
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(a)) {
+    if (!e.is_regular_file()) continue;
+    fs::path rel = fs::relative(e.path(), a);
+    EXPECT_EQ(Slurp(e.path()), Slurp(b / rel)) << rel;
+    ++files;
+  }
+  EXPECT_EQ(files, 7);  // summary.json + 3 × (jobs.csv, timeseries.csv)
+  // A different seed gives a different workload.
+  fs::path c = TempDir("c");
+  ASSERT_EQ(RunCmd("simulate --generate helios-venus --days 5 --seed 8 --policy fifo -q --out-dir " + c.string()).status, 0);
+  EXPECT_NE(Slurp(a / "fifo" / "jobs.csv"), Slurp(c / "fifo" / "jobs.csv"));
+  fs::remove_all(a);
+  fs::remove_all(b);
+  fs::remove_all(c);
+}
+
+TEST(CliTest, BadTraceFailsWithLocationAndWritesNothing) {
+  fs::path d = TempDir("bad");
+  std::ofstream(d / "bad.csv") << "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                                  "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
+                                  "2017-10-09 07:02:55,abc,1,66.0,11cb48\n";
+  Out o = RunCmd("simulate " + (d / "bad.csv").string() + " --format philly --out-dir " + (d / "out").string());
+  EXPECT_EQ(o.status, 2) << o.text;
+  EXPECT_NE(o.text.find("bad.csv:3:"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("duration"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(d / "out" / "summary.json"));
+  // import: same error, no output file, exit 2.
+  Out i = RunCmd("import --from philly " + (d / "bad.csv").string() + " --out " + (d / "x.csv").string());
+  EXPECT_EQ(i.status, 2) << i.text;
+  EXPECT_FALSE(fs::exists(d / "x.csv"));
+  fs::remove_all(d);
+}
+
+TEST(CliTest, BadFlagsAndPoliciesAreRejected) {
+  EXPECT_EQ(RunCmd("simulate --policy nosuch --no-output").status, 2);
+  EXPECT_EQ(RunCmd("simulate --policy easy:bf_max_job_test=0 --no-output").status, 2);
+  EXPECT_EQ(RunCmd("simulate --policy fifo:colour=red --no-output").status, 2);
+  EXPECT_EQ(RunCmd("simulate --placer nosuch --no-output").status, 2);
+  EXPECT_EQ(RunCmd("simulate --cluster /nonexistent.toml --no-output").status, 2);
+  EXPECT_EQ(RunCmd("simulate --no-such-flag").status, 2);
+}
+
+TEST(CliTest, ImportRoundTripThroughTheCanonicalFormat) {
+  const std::string philly = std::string(ORRERY_SHARED_DIR) +
+                             "/traces/philly-pollux/philly.part-A.submit-before-2017-11-01.csv";
+  if (!fs::exists(philly)) GTEST_SKIP() << "../shared traces absent: " << philly;
+  fs::path d = TempDir("rt");
+  ASSERT_EQ(RunCmd("import --from philly " + philly + " --out " + (d / "a.csv").string()).status, 0);
+  ASSERT_EQ(RunCmd("import --from canonical " + (d / "a.csv").string() + " --out " + (d / "b.csv").string()).status, 0);
+  EXPECT_EQ(Slurp(d / "a.csv"), Slurp(d / "b.csv"));
+  // And it simulates on the shipped Philly config: the 8 jobs of VC 23dbec are rejected.
+  Out o = RunCmd("simulate " + (d / "a.csv").string() + " --cluster " + std::string(ORRERY_SOURCE_DIR) +
+                 "/configs/philly.toml --policy fifo --out-dir " + (d / "out").string());
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("52841"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("8/0"), std::string::npos) << o.text;
+  fs::remove_all(d);
+}
+
+}  // namespace
