@@ -8,6 +8,7 @@ PACKAGES=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev pkg-config
   libxgboost-dev
+  chromium
 )
 
 missing=()
@@ -15,6 +16,8 @@ for p in "${PACKAGES[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
+# npm vendors Vega-Lite for the HTML reports at build time (web/); any npm on PATH will do.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"

@@ -405,8 +405,10 @@ report::Page CharacterizationPage(const Characterization& c, const std::string& 
              "start minus submit.";
     Table t{"overview", "Summary", {"quantity", "GPU jobs", "CPU jobs"}, {}};
     t.rows.push_back({"jobs", std::to_string(c.gpu_jobs), std::to_string(c.cpu_jobs)});
-    t.rows.push_back({"duration mean / median / p99", DistRow(c.duration_gpu), DistRow(c.duration_cpu)});
-    t.rows.push_back({"queueing mean / median / p99", DistRow(c.queue_gpu), DistRow(c.queue_cpu)});
+    const bool dg = !c.duration_cdf_gpu.empty(), dc = !c.duration_cdf_cpu.empty();
+    const bool qg = !c.queue_cdf_gpu.empty(), qc = !c.queue_cdf_cpu.empty();
+    t.rows.push_back({"duration mean / median / p99", dg ? DistRow(c.duration_gpu) : "n/a", dc ? DistRow(c.duration_cpu) : "n/a"});
+    t.rows.push_back({"queueing mean / median / p99", qg ? DistRow(c.queue_gpu) : "n/a", qc ? DistRow(c.queue_cpu) : "n/a"});
     s.tables.push_back(t);
     for (const auto& m : c.missing)
       if (m.rfind("everything", 0) == 0) s.missing.push_back(m);
@@ -577,7 +579,7 @@ report::Page CharacterizationPage(const Characterization& c, const std::string& 
       const bool util = c.vc_capacity_known;
       Chart ch;
       ch.id = "vc_over_time";
-      ch.title = util ? "VC utilization over time"
+      ch.title = util ? (c.vc_series_is_allocation ? "VC utilization over time" : "GPU demand relative to VC size over time")
                       : (c.vc_series_is_allocation ? "GPUs in use over time per VC" : "GPU demand over time per VC");
       ch.caption = "Mean over each " + FormatSeconds(static_cast<double>(c.bin_width)) + " bin" +
                    (util ? "; utilization = GPUs in use / VC GPUs (VCs without a size in the config are left out)." : ".");
@@ -598,7 +600,7 @@ report::Page CharacterizationPage(const Characterization& c, const std::string& 
       json x = c.absolute_calendar
                    ? json{{"field", "time"}, {"type", "temporal"}, {"scale", {{"type", "utc"}}}, {"title", "date (UTC)"}}
                    : json{{"field", "day"}, {"type", "quantitative"}, {"title", "days since first submission"}};
-      json y = util ? json{{"field", "utilization"}, {"type", "quantitative"}, {"title", "GPU utilization"},
+      json y = util ? json{{"field", "utilization"}, {"type", "quantitative"}, {"title", c.vc_series_is_allocation ? "GPU utilization" : "GPU demand / VC GPUs"},
                            {"axis", {{"format", ".0%"}}}}
                     : json{{"field", "gpus"}, {"type", "quantitative"}, {"title", "GPUs"}};
       ch.spec = {{"mark", {{"type", "line"}, {"strokeWidth", 1.2}}},
