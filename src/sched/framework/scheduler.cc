@@ -287,22 +287,19 @@ void Scheduler::CycleVc(VcId vc, Time now) {
       fit = FittingClasses(vc);
       fit_version = q.version;
     }
-    // Global head (smallest key over all classes) and the smallest job that may fit.
-    int head = -1, best_fit = -1;
+    // Blocking policies consider only the global head (smallest key over all classes).
+    // Greedy ones take the smallest key among classes whose head may fit the free
+    // resources or that a PostFilter plugin could make room for (e.g. by preemption);
+    // later jobs of a class that is neither cannot be placed either (same size, larger key).
+    int pick = -1;
     for (size_t c = 0; c < k; ++c) {
       if (cur[c] == q.classes[c].end()) continue;
-      if (head < 0 || *cur[c] < *cur[head]) head = static_cast<int>(c);
-      if (((fit >> c) & 1) && (best_fit < 0 || *cur[c] < *cur[best_fit])) best_fit = static_cast<int>(c);
+      if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
+      bool eligible = policy_.blocking || ((fit >> c) & 1) ||
+                      (policy_.post && policy_.post->MayPlaceUnfitting(*this, cur[c]->slot));
+      if (eligible) pick = static_cast<int>(c);
     }
-    if (head < 0) break;
-    int pick = head;
-    if (!policy_.blocking && head != best_fit &&
-        !(policy_.post && policy_.post->MayPlaceUnfitting(*this, cur[head]->slot))) {
-      // The head cannot fit and no plugin can make room for it: greedy policies go on with
-      // the first job of a size that may fit, skipping sizes that cannot.
-      if (best_fit < 0) break;
-      pick = best_fit;
-    }
+    if (pick < 0) break;
     ++examined;
     QEntry here = *cur[pick];
     uint32_t slot = here.slot;

@@ -217,6 +217,8 @@ class PreemptLonger final : public PostFilterPlugin {
     st.Release(alloc_);
     for (size_t i = victims_.size(); i-- > 0;) st.Apply(h.job(victims_[i]).alloc);
     for (uint32_t v : really) h.Preempt(v);
+    // Preempted victims may free more than j takes: earlier failures no longer bound later jobs.
+    memo_failed_[0] = memo_failed_[1] = UINT32_MAX;
     h.Start(slot, std::move(alloc_));
     alloc_.clear();
     *placed = true;
