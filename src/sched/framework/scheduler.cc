@@ -262,9 +262,9 @@ void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
   out_ = out;
   // Deterministic VC order: ascending VC id.
   std::sort(dirty_list_.begin(), dirty_list_.end());
-  std::vector<uint16_t> list;
-  list.swap(dirty_list_);
-  for (uint16_t v : list) {
+  cycle_list_.swap(dirty_list_);  // VCs dirtied during the cycles go to the next call
+  dirty_list_.clear();
+  for (uint16_t v : cycle_list_) {
     vcs_[v].dirty = false;
     CycleVc(VcId(v), now);
     vcs_[v].fresh.clear();
@@ -277,13 +277,15 @@ void Scheduler::CycleVc(VcId vc, Time now) {
   q.last_block = PluginStatus::Ok();
   if (q.size == 0) return;
   const size_t k = q.classes.size();
-  std::vector<std::pmr::set<QEntry>::iterator> cur(k);
+  auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle
+  cur.resize(k);
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
-  uint64_t fit = FittingClasses(vc);
+  // Blocking policies look only at the global head: no need for the fitting classes.
+  uint64_t fit = policy_.blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
   size_t examined = 0;
   while (examined < opts_.max_examined) {
-    if (q.version != fit_version) {
+    if (!policy_.blocking && q.version != fit_version) {
       fit = FittingClasses(vc);
       fit_version = q.version;
     }

@@ -198,7 +198,8 @@ class Scheduler final : private SchedulerHandle {
   bool track_running_ = true;
   bool track_node_ends_ = false;
   std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs
-  std::vector<std::pmr::set<QEntry>::iterator> cursors_;
+  std::vector<std::pmr::set<QEntry>::iterator> cursors_, cycle_cursors_;
+  std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
 };
