@@ -26,27 +26,36 @@ Distribution Describe(std::vector<double>& v) {
 }
 
 namespace {
-struct Acc {
-  std::vector<double> jct, wait, slow;
+
+double Jct(const JobOutcome& o) { return static_cast<double>(o.end - o.submit); }
+double Wait(const JobOutcome& o) { return static_cast<double>(o.wait); }
+double Slowdown(const JobOutcome& o) {
+  return std::max(1.0, Jct(o) / static_cast<double>(std::max<Duration>(o.run, kSlowdownTau)));
+}
+
+// Statistics of the finished jobs selected by `in`, computed with one reused buffer
+// (8 bytes per job at most, whatever the number of groups).
+template <class Pred>
+GroupStats Group(const std::vector<JobOutcome>& outcomes, const std::string& name, Pred in, std::vector<double>& buf) {
+  GroupStats g;
+  g.name = name;
   double gpu_seconds = 0;
-  void Add(const JobOutcome& o) {
-    double jct_s = static_cast<double>(o.end - o.submit);
-    jct.push_back(jct_s);
-    wait.push_back(static_cast<double>(o.wait));
-    slow.push_back(std::max(1.0, jct_s / static_cast<double>(std::max<Duration>(o.run, kSlowdownTau))));
-    gpu_seconds += static_cast<double>(o.run) * o.gpus * o.gpu_milli / 1000.0;
-  }
-  GroupStats Finish(const std::string& name) {
-    GroupStats g;
-    g.name = name;
-    g.jobs = jct.size();
-    g.jct = Describe(jct);
-    g.wait = Describe(wait);
-    g.slowdown = Describe(slow);
-    g.gpu_hours = gpu_seconds / 3600.0;
-    return g;
-  }
-};
+  auto fill = [&](auto metric) {
+    buf.clear();
+    for (const JobOutcome& o : outcomes)
+      if (o.status == OutcomeStatus::kFinished && in(o)) buf.push_back(metric(o));
+    return Describe(buf);
+  };
+  g.jct = fill(Jct);
+  g.jobs = buf.size();
+  g.wait = fill(Wait);
+  g.slowdown = fill(Slowdown);
+  for (const JobOutcome& o : outcomes)
+    if (o.status == OutcomeStatus::kFinished && in(o)) gpu_seconds += static_cast<double>(o.run) * o.gpus * o.gpu_milli / 1000.0;
+  g.gpu_hours = gpu_seconds / 3600.0;
+  return g;
+}
+
 }  // namespace
 
 RunSummary Summarize(const RunData& run) {
@@ -55,31 +64,30 @@ RunSummary Summarize(const RunData& run) {
   s.placer = run.placer;
   s.total_gpus = run.total_gpus;
   s.oracle = run.oracle;
-  Acc all, small, large;
-  std::vector<Acc> vcs(run.vc_names ? run.vc_names->size() : 0);
+  const auto& outs = *run.outcomes;
   std::map<uint8_t, uint64_t> reasons;
-  for (const JobOutcome& o : *run.outcomes) {
+  for (const JobOutcome& o : outs) {
     ++s.jobs;
     switch (o.status) {
-      case OutcomeStatus::kFinished: break;
-      case OutcomeStatus::kRejected: ++s.rejected; ++reasons[o.reject_reason]; continue;
-      case OutcomeStatus::kSkipped: ++s.skipped; ++reasons[o.reject_reason]; continue;
-      case OutcomeStatus::kUnfinished: ++s.unfinished; continue;
+      case OutcomeStatus::kFinished: ++s.finished; s.preemptions += o.preemptions; break;
+      case OutcomeStatus::kRejected: ++s.rejected; ++reasons[o.reject_reason]; break;
+      case OutcomeStatus::kSkipped: ++s.skipped; ++reasons[o.reject_reason]; break;
+      case OutcomeStatus::kUnfinished: ++s.unfinished; break;
     }
-    ++s.finished;
-    s.preemptions += o.preemptions;
-    all.Add(o);
-    (o.gpus <= 8 ? small : large).Add(o);
-    if (o.vc.valid() && o.vc.v < vcs.size()) vcs[o.vc.v].Add(o);
   }
-  s.gpu_hours = all.gpu_seconds / 3600.0;
-  GroupStats a = all.Finish("all");
+  std::vector<double> buf;
+  buf.reserve(s.finished);
+  GroupStats a = Group(outs, "all", [](const JobOutcome&) { return true; }, buf);
+  s.gpu_hours = a.gpu_hours;
   s.jct = a.jct;
   s.wait = a.wait;
   s.slowdown = a.slowdown;
-  s.small = small.Finish("small (<= 8 GPUs)");
-  s.large = large.Finish("large (> 8 GPUs)");
-  for (size_t v = 0; v < vcs.size(); ++v) s.per_vc.push_back(vcs[v].Finish((*run.vc_names)[v]));
+  s.small = Group(outs, "small (<= 8 GPUs)", [](const JobOutcome& o) { return o.gpus <= 8; }, buf);
+  s.large = Group(outs, "large (> 8 GPUs)", [](const JobOutcome& o) { return o.gpus > 8; }, buf);
+  const size_t nvc = run.vc_names ? run.vc_names->size() : 0;
+  for (size_t v = 0; v < nvc; ++v)
+    s.per_vc.push_back(Group(outs, (*run.vc_names)[v],
+                             [v](const JobOutcome& o) { return o.vc.valid() && o.vc.v == v; }, buf));
   s.makespan = std::max<Time>(0, run.last_end - run.first_submit);
   if (s.makespan > 0 && run.total_gpus > 0)
     s.gpu_utilization = run.gpu_seconds_busy / (static_cast<double>(run.total_gpus) * static_cast<double>(s.makespan));
