@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -149,6 +150,18 @@ Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) 
     f->to_stdout_ = true;
     return f;
   }
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return MakeError(path + ": cannot write: it is a directory");
+    if (!S_ISREG(st.st_mode)) {
+      // A device or FIFO (/dev/null, a pipe): write straight into it. Renaming a temp file
+      // over it would replace the device node itself.
+      f->special_ = true;
+      f->f_ = std::fopen(path.c_str(), "wb");
+      if (f->f_ == nullptr) return MakeError(path + ": cannot open for writing: " + std::strerror(errno));
+      return f;
+    }
+  }
   f->tmp_ = path + ".tmp." + std::to_string(getpid());
   f->f_ = std::fopen(f->tmp_.c_str(), "wb");
   if (f->f_ == nullptr) {
@@ -179,6 +192,12 @@ Status AtomicFile::Commit() {
   }
   Flush();
   if (std::fflush(f_) != 0 || failed_) return MakeError(path_ + ": write failed: " + std::strerror(errno), kExitRuntime);
+  if (special_) {
+    std::fclose(f_);
+    f_ = nullptr;
+    committed_ = true;
+    return Status::Ok();
+  }
   fsync(fileno(f_));
   std::fclose(f_);
   f_ = nullptr;

@@ -95,6 +95,7 @@ class AtomicFile {
   std::string path_, tmp_;
   FILE* f_ = nullptr;
   bool to_stdout_ = false, committed_ = false, failed_ = false;
+  bool special_ = false;  // target is a device or FIFO: written in place, never renamed over
   std::string buf_;
 };
 
