@@ -119,10 +119,11 @@ Diff Compare(const Reference& ref, const SimResult& r, const std::string& policy
   for (size_t i = 0; i < r.outcomes.size(); ++i) {
     const JobOutcome& o = r.outcomes[i];
     if (o.start != want[i].first || o.end != want[i].second) ++d.mismatched;
-    d.avg_jct += static_cast<double>(o.end - o.submit);
-    d.avg_wait += static_cast<double>(o.start - o.submit);
-    d.ref_jct += static_cast<double>(want[i].second - o.submit);
-    d.ref_wait += static_cast<double>(want[i].first - o.submit);
+    const Time submit = ref.trace.jobs[i].submit;
+    d.avg_jct += static_cast<double>(o.end - submit);
+    d.avg_wait += static_cast<double>(o.start - submit);
+    d.ref_jct += static_cast<double>(want[i].second - submit);
+    d.ref_wait += static_cast<double>(want[i].first - submit);
   }
   double n = static_cast<double>(r.outcomes.size());
   d.avg_jct /= n, d.avg_wait /= n, d.ref_jct /= n, d.ref_wait /= n;

@@ -27,7 +27,7 @@ Distribution Describe(std::vector<double>& v) {
 
 namespace {
 
-double Jct(const JobOutcome& o) { return static_cast<double>(o.end - o.submit); }
+double Jct(const JobOutcome& o) { return static_cast<double>(o.jct()); }
 double Wait(const JobOutcome& o) { return static_cast<double>(o.wait); }
 double Slowdown(const JobOutcome& o) {
   return std::max(1.0, Jct(o) / static_cast<double>(std::max<Duration>(o.run, kSlowdownTau)));

@@ -68,7 +68,8 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
     b.push_back(',');
     AppendInt(b, o.gpu_milli);
     b.push_back(',');
-    AppendInt(b, o.submit);
+    const Time submit = i < trace.jobs.size() ? trace.jobs[i].submit : 0;
+    AppendInt(b, submit);
     b.push_back(',');
     if (o.status == OutcomeStatus::kFinished) {
       AppendInt(b, o.start);
@@ -77,9 +78,9 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
       b.push_back(',');
       AppendInt(b, o.wait);
       b.push_back(',');
-      AppendInt(b, o.end - o.submit);
+      AppendInt(b, o.end - submit);
       b.push_back(',');
-      AppendFixed(b, std::max(1.0, static_cast<double>(o.end - o.submit) /
+      AppendFixed(b, std::max(1.0, static_cast<double>(o.end - submit) /
                                        static_cast<double>(std::max<Duration>(o.run, kSlowdownTau))),
                   4);
       b.push_back(',');

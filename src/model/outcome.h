@@ -16,20 +16,23 @@ enum class OutcomeStatus : uint8_t {
   kSkipped,         // not simulated: the trace lacks its duration
 };
 
+// 48 bytes: the simulator keeps one per trace job. The submit time is the trace's
+// (Job::submit); JCT = wait + run = end − submit for finished jobs.
 struct JobOutcome {
   JobId job;
-  VcId vc;               // the VC it ran in (cluster's VC id)
   uint32_t gpus = 0;
+  VcId vc;               // the VC it ran in (cluster's VC id)
   uint16_t gpu_milli = 1000;
-  Time submit = 0;
+  uint16_t preemptions = 0;   // saturates at 65,535
+  OutcomeStatus status = OutcomeStatus::kFinished;
+  uint8_t reject_reason = 0;  // index into the run's reason table when rejected/skipped
   Time start = kNoTime;  // first start
   Time end = kNoTime;
   Duration run = 0;      // seconds actually running (sum over segments, incl. checkpoint overheads)
   Duration wait = 0;     // seconds pending (sum over all pending periods) = queueing delay
-  uint32_t preemptions = 0;
-  OutcomeStatus status = OutcomeStatus::kFinished;
-  uint8_t reject_reason = 0;  // index into the run's reason table when rejected
+  Duration jct() const { return wait + run; }
 };
+static_assert(sizeof(JobOutcome) == 48);
 
 // The cluster at one instant of a run (sampled every SimConfig::sample_interval seconds).
 struct TimeSample {

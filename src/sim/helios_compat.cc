@@ -124,7 +124,6 @@ Result<SimResult> SimulateHeliosCompat(const Trace& trace, const Cluster& cluste
       o.job = JobId(j);
       o.gpus = job.gpus;
       o.gpu_milli = job.gpu_milli;
-      o.submit = job.submit;
       ++r.events;
       int32_t v = job.vc.valid() && job.vc.v < vcmap.size() ? vcmap[job.vc.v] : -1;
       if (job.duration < 0) {
@@ -198,7 +197,7 @@ Result<SimResult> SimulateHeliosCompat(const Trace& trace, const Cluster& cluste
         JobOutcome& o = r.outcomes[j];
         o.start = t;
         o.end = t + trace.jobs[j].duration;
-        o.wait = t - o.submit;
+        o.wait = t - trace.jobs[j].submit;
         o.run = trace.jobs[j].duration;
         busy += trace.jobs[j].gpus;
         ++nrunning;

@@ -166,7 +166,6 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       o.job = JobId(idx);
       o.gpus = j.gpus;
       o.gpu_milli = j.gpu_milli;
-      o.submit = j.submit;
       if (!admit_static(j, o)) {
         finish_outcome(idx);
         continue;
@@ -225,7 +224,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         heap.Push(t + sj.remaining, Completion{d.slot, slot_gen[d.slot]});
       } else {  // preempted: its completion event is void; it waits again from now
         ++slot_gen[d.slot];
-        ++o.preemptions;
+        if (o.preemptions < UINT16_MAX) ++o.preemptions;
         o.run += t - seg_start[d.slot];
         busy_milli -= trace.jobs[idx].gpu_milli_total();
         pending_since[d.slot] = t;
@@ -256,13 +255,13 @@ Status CheckConservation(const Trace& trace, const SimResult& r) {
     const JobOutcome& o = r.outcomes[i];
     const Job& j = trace.jobs[i];
     if (o.status != OutcomeStatus::kFinished) continue;
-    if (o.start == kNoTime || o.end == kNoTime || o.start < o.submit || o.end < o.start)
+    if (o.start == kNoTime || o.end == kNoTime || o.start < j.submit || o.end < o.start)
       return MakeError("conservation: job " + std::to_string(i) + " finished with inconsistent times", kExitRuntime);
     if (o.run < j.duration)
       return MakeError("conservation: job " + std::to_string(i) + " ran " + std::to_string(o.run) + " s of its " +
                            std::to_string(j.duration) + " s",
                        kExitRuntime);
-    if (o.end - o.submit != o.wait + o.run)
+    if (o.end - j.submit != o.wait + o.run)
       return MakeError("conservation: job " + std::to_string(i) + " wait + run != end - submit", kExitRuntime);
     gpu_seconds += static_cast<double>(o.run) * j.gpus * j.gpu_milli / 1000.0;
   }
