@@ -231,9 +231,12 @@ PluginStatus Placer::PlaceMulti(const SchedJob& j, const ClusterState& st, const
   // free order, ties by index; random picks uniformly among idle nodes.
   std::vector<size_t>& idle = scratch_idle();
   idle.clear();
+  // Deterministic strategies need only the first full + 1 idle nodes (the extra one may
+  // take the remainder); random samples among all of them.
+  const size_t want = (strategy_ == PlaceStrategy::kRandom || st.models_cpu_mem()) ? SIZE_MAX : full + 1;
   ForEachSet(st.bucket(vc, g), allowed, blocked, [&](size_t li) {
     if (st.total_gpus(nodes[li]) == g) idle.push_back(li);
-    return false;
+    return idle.size() >= want;
   });
   if (strategy_ == PlaceStrategy::kRandom) {
     for (size_t i = idle.size(); i > 1; --i) std::swap(idle[i - 1], idle[NextRand(rng_state_) % i]);
