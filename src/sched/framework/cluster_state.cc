@@ -53,22 +53,19 @@ const NodeMask* ClusterState::TypeFilter(VcId vc, GpuTypeMask mask) const {
   if (mask == 0) return nullptr;
   const VcIndex& vi = vcs_[vc.v];
   // Single-type masks (the common case) need no allocation.
-  if (std::has_single_bit(mask)) {
-    int t = std::countr_zero(mask);
-    static const NodeMask kEmpty;
-    return t < static_cast<int>(vi.type_masks.size()) ? &vi.type_masks[t] : nullptr;
-  }
-  // Multi-type masks: union cached per (vc, mask).
-  static thread_local std::vector<std::pair<std::pair<const VcIndex*, GpuTypeMask>, NodeMask>> cache;
-  for (auto& [k, m] : cache)
-    if (k.first == &vi && k.second == mask) return &m;
-  NodeMask u(vi.nodes.size());
+  if (std::has_single_bit(mask) && std::countr_zero(mask) < static_cast<int>(vi.type_masks.size()))
+    return &vi.type_masks[std::countr_zero(mask)];
+  // Other masks: the union (empty for types this cluster lacks), cached per (VC, mask) in
+  // this instance; entries are heap-allocated so returned pointers stay valid.
+  for (const auto& e : type_cache_)
+    if (e.vc == vc.v && e.mask == mask) return e.nodes.get();
+  auto u = std::make_unique<NodeMask>(vi.nodes.size());
   for (size_t t = 0; t < vi.type_masks.size(); ++t) {
     if (!(mask & (1u << t))) continue;
-    for (size_t w = 0; w < u.words().size(); ++w) u.words()[w] |= vi.type_masks[t].words()[w];
+    for (size_t w = 0; w < u->words().size(); ++w) u->words()[w] |= vi.type_masks[t].words()[w];
   }
-  cache.emplace_back(std::make_pair(&vi, mask), std::move(u));
-  return &cache.back().second;
+  type_cache_.push_back(TypeCacheEntry{vc.v, mask, std::move(u)});
+  return type_cache_.back().nodes.get();
 }
 
 void ClusterState::Move(NodeId n, uint16_t from, uint16_t to) {

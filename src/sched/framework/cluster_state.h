@@ -11,6 +11,7 @@
 #include <bit>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <vector>
 
 #include "base/ids.h"
@@ -162,6 +163,12 @@ class ClusterState {
   };
   void Move(NodeId n, uint16_t from, uint16_t to);
 
+  struct TypeCacheEntry {
+    uint16_t vc;
+    GpuTypeMask mask;
+    std::unique_ptr<NodeMask> nodes;
+  };
+  mutable std::vector<TypeCacheEntry> type_cache_;
   const Cluster* cluster_;
   bool track_gpus_, model_cpu_mem_;
   std::vector<uint16_t> free_, total_;

@@ -87,7 +87,7 @@ class QueueSortPlugin : public virtual Plugin {
  public:
   // Key computed when the job (re-)enters the queue; smaller runs first; ties by (seq).
   virtual SortKey Key(const SchedJob& j, Time now) = 0;
-  // Whether the policy may preempt running jobs (SRTF, Tiresias): enables the PostFilter preemption path.
+  // Whether the key reads true durations (SJF, SRTF): such runs are labelled "oracle".
   virtual bool wants_oracle() const { return false; }
 };
 

@@ -8,7 +8,8 @@
 //                          → on failure PostFilter (backfill or preemption), then
 //                             stop (blocking policies) or go on (greedy policies)
 //
-// Work per cycle is bounded (max_examined): no per-event scan of the whole queue.
+// Pending jobs are kept per size class, so a cycle visits only jobs of sizes that can fit
+// (or that a PostFilter can make room for); work per cycle is also bounded (max_examined).
 #pragma once
 
 #include <cstdint>
@@ -106,8 +107,8 @@ class Scheduler final : private SchedulerHandle {
   const PolicyParts& policy() const { return policy_; }
   // Why the head of `vc`'s queue is waiting (last cycle's placement result).
   PluginStatus last_block(VcId vc) const { return vcs_[vc.v].last_block; }
-  // Re-submits a job after preemption is done internally; exposed for tests.
-  void Release(uint32_t slot);  // frees a slot after the driver recorded the outcome
+  // Frees a finished job's slot once the driver has recorded its outcome (slots are reused).
+  void Release(uint32_t slot);
 
  private:
   struct QEntry {

@@ -169,6 +169,18 @@ TEST(PlacerTest, GpuTypeConstraint) {
   EXPECT_EQ(Nodes(a), (NV{{1, 2}}));
   ASSERT_TRUE((*p)->Place(f.Make(2, 1000, 0, 0), st, nullptr, &a).ok());  // any → node0
   EXPECT_EQ(Nodes(a), (NV{{0, 2}}));
+  // Two accepted types (V100 | T4): best fit over both → node0 (lowest index, both 4 free).
+  ASSERT_TRUE((*p)->Place(f.Make(2, 1000, 0, 0b11), st, nullptr, &a).ok());
+  EXPECT_EQ(Nodes(a), (NV{{0, 2}}));
+  st.Apply(a);
+  // Now node0 has 2 free: a 3-GPU job accepting both types goes to node1; V100 only fails.
+  ASSERT_TRUE((*p)->Place(f.Make(3, 1000, 0, 0b11), st, nullptr, &a).ok());
+  EXPECT_EQ(Nodes(a), (NV{{1, 3}}));
+  EXPECT_FALSE((*p)->Place(f.Make(3, 1000, 0, 0b01), st, nullptr, &a).ok());
+  // A second ClusterState (a later run in the same process) must not see the first's cache.
+  ClusterState fresh(f.cluster, false, false);
+  ASSERT_TRUE((*p)->Place(f.Make(4, 1000, 0, 0b11), fresh, nullptr, &a).ok());
+  EXPECT_EQ(Nodes(a), (NV{{0, 4}}));
 }
 
 }  // namespace
