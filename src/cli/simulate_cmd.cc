@@ -14,6 +14,8 @@
 #include "base/parse.h"
 #include "cli/commands.h"
 #include "config/cluster_config.h"
+#include "sched/plugins/placers.h"
+#include "sched/plugins/policies.h"
 #include "sim/helios_compat.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
@@ -193,6 +195,13 @@ int Run(const Options& o) {
   }
   std::vector<std::string> policies = SplitPolicies(o.policies.empty() ? std::vector<std::string>{kDefaultPolicies} : o.policies);
   if (policies.empty()) return fail(MakeError("no policy given"));
+
+  // Validate every policy and the placer before any work or output.
+  for (const std::string& p : policies) {
+    auto parts = MakePolicy(p, o.seed, &trace);
+    if (!parts.ok()) return fail(parts.error().With("policy " + p));
+  }
+  if (auto pl = MakePlacer(o.placer, o.seed); !pl.ok()) return fail(pl.error());
 
   if (!o.quiet) {
     std::printf("Orrery simulate: %s\n", scenario.c_str());

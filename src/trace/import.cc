@@ -715,7 +715,7 @@ Result<TraceFormat> DetectTraceFormat(const std::string& path) {
       if (numeric) return TraceFormat::kSwf;
     }
     return MakeError(path + ":" + std::to_string(r->line_number()) + ": cannot detect the trace format from " +
-                     Quote(line) + "; pass the format explicitly (--from)");
+                     Quote(line) + "; name the format explicitly (--from for import, --format for the other commands)");
   }
   if (!r->error().empty()) return MakeError(r->error());
   return MakeError(path + ": empty file: cannot detect the trace format");
