@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <tuple>
 
 #include "base/parse.h"
 #include "sched/plugins/placers.h"
@@ -218,7 +219,7 @@ class PreemptLonger final : public PostFilterPlugin {
     for (size_t i = victims_.size(); i-- > 0;) st.Apply(h.job(victims_[i]).alloc);
     for (uint32_t v : really) h.Preempt(v);
     // Preempted victims may free more than j takes: earlier failures no longer bound later jobs.
-    memo_failed_[0] = memo_failed_[1] = UINT32_MAX;
+    memo_failed_.clear();
     h.Start(slot, std::move(alloc_));
     alloc_.clear();
     *placed = true;
@@ -240,18 +241,28 @@ class PreemptLonger final : public PostFilterPlugin {
     if (job.gpus > g && job.nodes <= 1 &&
         h.NodesIdleIfPreemptedAfter(vc, h.now() + j.remaining) < job.gpus / g)
       return false;
-    // Within one cycle (same instant and VC), jobs are visited in ascending remaining time:
-    // a later job of the same shape and at least the same size has fewer candidate victims
-    // and needs more, so once a size failed, larger sizes fail too.
-    const bool multi = job.gpus > g || job.nodes > 1;
+    // Within one cycle (same instant and VC), jobs are visited in ascending remaining time
+    // and, until a preemption succeeds, resources only shrink: a later job has fewer
+    // candidate victims. A demand of `need` nodes with `per` free GPUs each that failed
+    // therefore bounds every later demand that needs at least as many nodes with at least
+    // as many GPUs (the dry run's own (per, need) shape).
+    uint32_t per = job.gpus <= g ? job.gpus : g;
+    uint64_t need = 1;
+    if (job.nodes > 1 && job.gpus % job.nodes == 0) {
+      per = job.gpus / job.nodes;
+      need = job.nodes;
+    } else if (job.gpus > g) {
+      need = job.gpus / g;
+    }
     if (memo_now_ != h.now() || memo_vc_ != vc) {
       memo_now_ = h.now();
       memo_vc_ = vc;
-      memo_failed_[0] = memo_failed_[1] = UINT32_MAX;
+      memo_failed_.clear();
     }
-    if (job.gpus >= memo_failed_[multi]) return false;
+    for (const auto& [fp, fn, fg] : memo_failed_)
+      if (per >= fp && need >= fn && job.gpus >= fg) return false;
     const bool ok = DryRun(h, j, g);
-    if (!ok) memo_failed_[multi] = std::min(memo_failed_[multi], job.gpus);
+    if (!ok && memo_failed_.size() < 64) memo_failed_.push_back({per, need, job.gpus});
     return ok;
   }
 
@@ -324,7 +335,7 @@ class PreemptLonger final : public PostFilterPlugin {
   std::vector<uint16_t> extra_;
   Time memo_now_ = kNoTime;
   VcId memo_vc_;
-  uint32_t memo_failed_[2] = {UINT32_MAX, UINT32_MAX};
+  std::vector<std::tuple<uint32_t, uint64_t, uint32_t>> memo_failed_;  // failed (per, need, gpus)
   Allocation alloc_;
 };
 
