@@ -227,6 +227,16 @@ class PreemptLonger final : public PostFilterPlugin {
   }
 
  private:
+  // The whole-GPU demand as (free GPUs needed per node, nodes needed), on nodes of g GPUs:
+  // a single-node job needs one node with `gpus`; an explicit node count splits evenly; a
+  // larger job needs ⌊gpus/g⌋ idle nodes (its remainder node is not counted: a necessary
+  // condition only).
+  static std::pair<uint32_t, uint64_t> NodeShape(const Job& job, uint16_t g) {
+    if (job.nodes > 1 && job.gpus % job.nodes == 0) return {job.gpus / job.nodes, job.nodes};
+    if (job.gpus > g) return {g, job.gpus / g};
+    return {job.gpus, 1};
+  }
+
   // Dry run without touching the cluster state: would preempting every candidate victim
   // free enough whole GPUs on the right nodes? (Necessary condition, O(victims).)
   bool EnoughIfAllPreempted(SchedulerHandle& h, const SchedJob& j) {
@@ -246,14 +256,7 @@ class PreemptLonger final : public PostFilterPlugin {
     // candidate victims. A demand of `need` nodes with `per` free GPUs each that failed
     // therefore bounds every later demand that needs at least as many nodes with at least
     // as many GPUs (the dry run's own (per, need) shape).
-    uint32_t per = job.gpus <= g ? job.gpus : g;
-    uint64_t need = 1;
-    if (job.nodes > 1 && job.gpus % job.nodes == 0) {
-      per = job.gpus / job.nodes;
-      need = job.nodes;
-    } else if (job.gpus > g) {
-      need = job.gpus / g;
-    }
+    const auto [per, need] = NodeShape(job, g);
     if (memo_now_ != h.now() || memo_vc_ != vc) {
       memo_now_ = h.now();
       memo_vc_ = vc;
@@ -294,14 +297,7 @@ class PreemptLonger final : public PostFilterPlugin {
     }
     bool ok = freed >= job.gpus;
     if (ok) {
-      uint32_t per = job.gpus <= g ? job.gpus : g;
-      uint64_t need = 1;
-      if (job.nodes > 1 && job.gpus % job.nodes == 0) {
-        per = job.gpus / job.nodes;
-        need = job.nodes;
-      } else if (job.gpus > g) {
-        need = job.gpus / g;
-      }
+      const auto [per, need] = NodeShape(job, g);
       // Nodes that would have ≥ per free GPUs: touched ones, plus untouched ones already there.
       uint64_t have = 0;
       for (uint16_t k = static_cast<uint16_t>(per); k <= g; ++k) have += st.bucket(vc, k).Count();
