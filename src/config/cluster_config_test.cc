@@ -299,6 +299,18 @@ TEST(ClusterConfigTest, DeepNestingIsRejectedBeforeParsing) {
             "t.toml:2:69: expected arrays and inline tables nested at most 64 deep, got deeper nesting");
 }
 
+TEST(ClusterConfigTest, InvalidUtf8AndNulAreRejectedBeforeParsing) {
+  // Regression (cluster_config_fuzz): invalid UTF-8 in a literal-string key made toml11
+  // read past its buffer while reporting the error.
+  EXPECT_EQ(Err("name = \"c\"\n' shared/t\xff\xff\xffbs' = 1\n"),
+            "t.toml:2:11: expected UTF-8 text without NUL bytes, got byte 0xFF");
+  EXPECT_EQ(Err(std::string("name = \"c\"\n# a\0b\n", 17)),
+            "t.toml:2:4: expected UTF-8 text without NUL bytes, got byte 0x00");
+  EXPECT_EQ(Err("name = \"\xc0\xaf\"\n"), "t.toml:1:9: expected UTF-8 text without NUL bytes, got byte 0xC0");
+  // Valid multi-byte UTF-8 passes the check (and then the usual validation applies).
+  EXPECT_EQ(Err("name = \"caf\xc3\xa9\"\nsingle_pool = true\n[[node_group]]\ncount = 1\ngpus = 8\n"), "");
+}
+
 TEST(ClusterConfigTest, MissingFileIsAnError) {
   auto r = LoadClusterConfig("/nonexistent/x.toml");
   ASSERT_FALSE(r.ok());
