@@ -394,17 +394,28 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
   } else if (p.policy == "qssf") {
     parts.sort = std::make_unique<QssfSort>();
     ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "noisy-oracle"), seed, trace));
-  } else if (p.policy == "easy") {
+  } else if (p.policy == "easy") {  // = fifo with backfill=easy and walltime estimates
     parts.sort = std::make_unique<FifoSort>();
     ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "walltime"), seed, trace));
+  } else {
+    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy)");
+  }
+  // EASY backfill behind any non-preemptive order: the head of each VC's queue gets a
+  // reservation from the running jobs' estimated ends (the policy's estimator, else the
+  // true remaining time), later jobs start if they do not delay it.
+  const std::string backfill = take("backfill", p.policy == "easy" ? "easy" : "none");
+  if (backfill == "easy") {
+    if (parts.preemptive)
+      return MakeError("policy '" + spec + "': parameter 'backfill': not available for the preemptive policy '" +
+                       p.policy + "'");
     std::string n = take("bf_max_job_test", "1000");
     int64_t v = 0;
     if (!ParseI64(n, &v) || v < 1 || v > 10000000)
       return MakeError("policy '" + spec + "': parameter 'bf_max_job_test': expected an integer in [1, 10000000], got \"" +
                        n + "\"");
     parts.post = std::make_unique<EasyBackfill>(static_cast<size_t>(v));
-  } else {
-    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy)");
+  } else if (backfill != "none") {
+    return MakeError("policy '" + spec + "': parameter 'backfill': expected easy or none, got \"" + backfill + "\"");
   }
   if (kv.count("blocking")) {
     ORR_ASSIGN_OR_RETURN(parts.blocking, ParseBool(spec, "blocking", take("blocking", "")));

@@ -12,7 +12,10 @@
 //           job at its shadow time, backfill jobs that end before it (by estimate) or
 //           avoid its reserved nodes; estimator=walltime (default) | oracle | ...;
 //           bf_max_job_test=N (default 1000) jobs examined per backfill pass
-// Common parameters: blocking=true|false (override head-of-line blocking).
+//           (= fifo with backfill=easy)
+// Common parameters: blocking=true|false (override head-of-line blocking);
+// backfill=easy|none (non-preemptive policies: EASY backfill behind the policy's own
+// order, with bf_max_job_test; default none, easy for `easy`).
 #pragma once
 
 #include <string>
