@@ -155,7 +155,7 @@ TEST(GoldenTest, BackfillEasyBehindAnyOrder) {
 TEST(GoldenTest, BackfillParameterErrors) {
   Trace t = MakeTrace({{0, 10, 1}});
   SimConfig cfg;
-  for (const char* bad : {"srtf:backfill=easy", "fifo:backfill=conservative", "qssf:bf_max_job_test=5"}) {
+  for (const char* bad : {"srtf:backfill=easy", "tiresias:backfill=easy", "fifo:backfill=conservative", "qssf:bf_max_job_test=5"}) {
     cfg.policy = bad;
     auto r = Simulate(t, TwoByFour(), cfg);
     ASSERT_FALSE(r.ok()) << bad;
