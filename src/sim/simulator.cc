@@ -61,6 +61,15 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   bool fractional = false;
   for (const Job& j : trace.jobs) fractional |= j.is_fractional();
   Scheduler sched(cluster, fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer));
+  // --- explain: one watched job (SimConfig::watch_job)
+  const bool watching = cfg.watch_job >= 0 && static_cast<size_t>(cfg.watch_job) < trace.jobs.size() && cfg.watch_notes;
+  uint32_t watch_slot = UINT32_MAX;
+  std::string last_block_text;
+  bool watch_done = false;
+  auto note = [&](Time t, const char* kind, std::string text) {
+    cfg.watch_notes->push_back(ExplainNote{t, "simulator", kind, std::move(text), {}});
+  };
+  if (watching) sched.Watch(&trace.jobs[static_cast<size_t>(cfg.watch_job)], cfg.watch_notes);
 
   const size_t n = trace.jobs.size();
   r.outcomes.resize(n);
@@ -170,6 +179,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       (void)sj;
       busy_milli -= trace.jobs[idx].gpu_milli_total();
       sched.Finish(c.slot, t);
+      if (watching && c.slot == watch_slot) {
+        note(t, "finished", "finished: waited " + std::to_string(o.wait) + " s, ran " + std::to_string(o.run) +
+                                " s, JCT " + std::to_string(t - trace.jobs[idx].submit) + " s");
+        watch_slot = UINT32_MAX;
+        watch_done = true;
+      }
       sched.Release(c.slot);
       r.last_end = std::max(r.last_end, t);
       finish_outcome(idx);
@@ -208,6 +223,10 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         finish_outcome(idx);
         continue;
       }
+      const bool watched_now = watching && idx == static_cast<uint32_t>(cfg.watch_job);
+      if (watched_now)
+        note(t, "submitted", "submitted to VC " + cluster.vcs[o.vc.v].name + " (" + std::to_string(j.gpus) + " GPUs, " +
+                                 std::to_string(j.duration) + " s of work)");
       auto slot = sched.Submit(&j, o.vc, types, seq_of(idx), t);
       if (!slot.ok()) {
         o.status = OutcomeStatus::kRejected;
@@ -225,6 +244,16 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       slot_job[s] = idx;
       ++slot_gen[s];
       pending_since[s] = t;
+      if (watched_now) {
+        watch_slot = s;
+        sched.Describe(s, t, cfg.watch_notes);
+      }
+    }
+    if (watching && !watch_done && watch_slot == UINT32_MAX &&
+        r.outcomes[static_cast<size_t>(cfg.watch_job)].status != OutcomeStatus::kFinished) {
+      const JobOutcome& wo = r.outcomes[static_cast<size_t>(cfg.watch_job)];
+      note(t, "rejected", "not simulated: " + r.reasons[wo.reject_reason]);
+      watch_done = true;
     }
     // 3. One scheduling cycle (periodic policies: only at ticks, unless tick_and_events).
     decisions.clear();
@@ -242,6 +271,23 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       sched.MarkPendingVcsDirty();
     }
     if (cycle) sched.Schedule(t, &decisions);
+    if (watching && watch_slot != UINT32_MAX && cycle) {
+      const SchedJob& w = sched.view(watch_slot);
+      bool touched = false;
+      for (const Decision& d : decisions) touched |= d.slot == watch_slot;
+      if (touched) sched.Describe(watch_slot, t, cfg.watch_notes);
+      if (!w.running) {
+        PluginStatus b = sched.last_block(w.vc);
+        std::string why = b.ok() ? "no blocking reason recorded (the jobs ahead of it were placed, skipped or kept running)"
+                                 : std::string(b.reason) + " [" + std::string(b.plugin) + "]";
+        if (why != last_block_text) {
+          note(t, "pending", "pending; the VC's last cycle stopped because: " + why);
+          last_block_text = why;
+        }
+      } else {
+        last_block_text.clear();
+      }
+    }
     // Periodic policies: a tick that changes nothing with nothing left to happen would repeat forever.
     if (at_tick && decisions.empty() && heap.empty() && next == n && sched.running_total() == 0) break;
     for (const Decision& d : decisions) {
@@ -264,6 +310,10 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     }
     // A job started and preempted in the same cycle produced both decisions in order; the
     // completion pushed for the earlier start carries a stale generation and is skipped.
+    if (watch_done && cfg.stop_after_watch) {
+      r.stopped_early = true;
+      return r;
+    }
   }
   // Final sample at the last instant.
   if (next_sample != kNoTime && next_sample <= last_t) {

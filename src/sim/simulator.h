@@ -16,6 +16,8 @@
 
 namespace orrery {
 
+struct ExplainNote;  // sched/framework/plugin.h
+
 struct SimConfig {
   std::string policy = "fifo";          // MakePolicy spec
   std::string placer = "consolidate";   // MakePlacer name
@@ -28,6 +30,13 @@ struct SimConfig {
   std::vector<uint32_t> tie_order;
   // Called every ~1 % of jobs with (jobs done, total) for a progress bar; may be empty.
   std::function<void(uint64_t, uint64_t)> progress;
+  // Explain (`orrery explain`): watch trace job `watch_job` (-1 = none); the framework's and
+  // plugins' notes about it (submit, estimate, queue, blocking reasons when they change,
+  // starts, preemptions, completion) are appended to *watch_notes. With stop_after_watch the
+  // run ends once that job has finished or been rejected (SimResult::stopped_early).
+  int64_t watch_job = -1;
+  std::vector<ExplainNote>* watch_notes = nullptr;
+  bool stop_after_watch = false;
 };
 
 struct SimResult {
@@ -41,6 +50,7 @@ struct SimResult {
   Time first_submit = 0, last_end = 0;
   double gpu_seconds_busy = 0;       // ∫ busy GPUs dt
   bool oracle = false;               // the policy read true durations
+  bool stopped_early = false;        // SimConfig::stop_after_watch ended the run
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);

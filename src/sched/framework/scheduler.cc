@@ -113,6 +113,7 @@ Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, u
   j.seq = seq;
   j.remaining = job->duration;
   if (policy_.estimator) j.estimate = policy_.estimator->Estimate(*job, now);
+  if (policy_.estimator && watched(slot)) ExplainEstimate(slot, now);
   Enqueue(slot, now);
   return slot;
 }
@@ -236,6 +237,21 @@ void Scheduler::Preempt(uint32_t slot) {
                            {{"overhead_s", static_cast<double>(overhead)},
                             {"remaining_s", static_cast<double>(j.remaining)}}});
   Enqueue(slot, now_);
+}
+
+void Scheduler::ExplainEstimate(uint32_t slot, Time now) {
+  const SchedJob& j = pool_[slot];
+  ExplainNote n{now, std::string(policy_.estimator->name()), "estimate",
+                "estimated duration " + std::to_string(j.estimate) + " s by " + std::string(policy_.estimator->name()),
+                {{"estimate_s", static_cast<double>(j.estimate)}}};
+  EstimateExplanation ex;
+  if (policy_.estimator->Explain(*j.job, now, &ex)) {
+    n.text += " = exp(" + std::string(ex.scale == "log-seconds" ? "" : ex.scale + ": ") + "base + sum of terms)";
+    if (!ex.note.empty()) n.text += "; " + ex.note;
+    n.fields.push_back({"base", ex.base});
+    for (auto& [name, v] : ex.terms) n.fields.push_back({name, v});
+  }
+  Note(slot, std::move(n));
 }
 
 void Scheduler::MarkPendingVcsDirty() {

@@ -215,6 +215,7 @@ class Scheduler final : private SchedulerHandle {
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
   void TrackNodeEnds(const SchedJob& j, bool add);
+  void ExplainEstimate(uint32_t slot, Time now);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
   void ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) override;
   bool MinPendingKey(VcId vc, SortKey* out) const override;
