@@ -109,6 +109,9 @@ class Scheduler final : private SchedulerHandle {
   PluginStatus last_block(VcId vc) const { return vcs_[vc.v].last_block; }
   // Frees a finished job's slot once the driver has recorded its outcome (slots are reused).
   void Release(uint32_t slot);
+  // Energy saving: powers node n down (it must be idle) or makes it available again (boot
+  // finished). Marks its VC for the next cycle.
+  void SetNodePowered(NodeId n, bool on);
 
  private:
   struct QEntry {
