@@ -102,12 +102,13 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
 }
 
 Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>& samples, uint64_t total_gpus,
-                          bool powered_nodes) {
+                          const std::vector<uint32_t>* powered_nodes) {
   ORR_ASSIGN_OR_RETURN(auto f, AtomicFile::Create(path));
   std::string& b = f->buffer();
   b += powered_nodes ? "time,busy_gpus,utilization,running_jobs,pending_jobs,pending_gpus,powered_nodes\n"
                      : "time,busy_gpus,utilization,running_jobs,pending_jobs,pending_gpus\n";
-  for (const TimeSample& s : samples) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const TimeSample& s = samples[i];
     AppendInt(b, s.t);
     b.push_back(',');
     AppendFixed(b, static_cast<double>(s.busy_gpu_milli) / 1000.0, 3);
@@ -121,7 +122,7 @@ Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>
     AppendFixed(b, static_cast<double>(s.pending_gpu_milli) / 1000.0, 3);
     if (powered_nodes) {
       b.push_back(',');
-      AppendInt(b, s.powered_nodes);
+      AppendInt(b, i < powered_nodes->size() ? (*powered_nodes)[i] : 0);
     }
     b.push_back('\n');
     f->MaybeFlush();

@@ -18,9 +18,9 @@ namespace orrery {
 
 Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vector<JobOutcome>& outcomes,
                     const std::vector<std::string>& vc_names, const std::vector<std::string>& reasons);
-// powered_nodes: add the powered_nodes column (energy-saving runs).
+// powered_nodes (energy-saving runs, one per sample): adds the powered_nodes column.
 Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>& samples, uint64_t total_gpus,
-                          bool powered_nodes = false);
+                          const std::vector<uint32_t>* powered_nodes = nullptr);
 nlohmann::ordered_json SummaryToJson(const RunSummary& s);
 // The "energy" object of an energy-saving run (docs/formats/sim-output.md).
 nlohmann::ordered_json EnergyToJson(const EnergyStats& e);

@@ -286,7 +286,7 @@ int Run(const Options& o) {
       if (ec) return fail(MakeError(dir + ": cannot create directory: " + ec.message(), kExitRuntime));
       Status w = WriteJobsCsv(dir + "/jobs.csv", trace, r->outcomes, r->vc_names, r->reasons);
       if (!w.ok()) return fail(w.error());
-      w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus, r->has_energy);
+      w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus, r->has_energy ? &r->powered_samples : nullptr);
       if (!w.ok()) return fail(w.error());
     }
   }

@@ -41,7 +41,6 @@ struct TimeSample {
   uint32_t running = 0;
   uint32_t pending = 0;
   uint64_t pending_gpu_milli = 0;
-  uint32_t powered_nodes = 0;    // nodes on or booting (energy-saving runs only; else 0)
 };
 
 }  // namespace orrery

@@ -38,6 +38,7 @@ PowerSim::PowerSim(const Cluster& cluster, std::unique_ptr<PowerPlugin> plugin, 
   Time m = first_submit % P;
   next_tick_ = first_submit - (m < 0 ? m + P : m) + P;  // first bin boundary after the first submit
   snap_.cluster = &cluster;
+  for (NodeInfo& ni : nodes_) ni.idle_since = first_submit;
 }
 
 Time PowerSim::NextEvent(bool work_left) const {
@@ -88,6 +89,7 @@ void PowerSim::FinishBoots(Time t, Scheduler& sched) {
     }
     ni.state = PowerState::kOn;
     ni.ready_at = t;
+    ni.idle_since = t;
     sched.SetNodePowered(NodeId(n), true);
   }
 }
@@ -138,7 +140,8 @@ void PowerSim::AfterCycle(Time t, Scheduler& sched) {
     next_tick_ += plugin_->period();
     snap_.now = t;
     snap_.nodes.resize(nodes_.size());
-    for (size_t n = 0; n < nodes_.size(); ++n) snap_.nodes[n] = NodePowerView{nodes_[n].state, nodes_[n].jobs > 0};
+    for (size_t n = 0; n < nodes_.size(); ++n)
+      snap_.nodes[n] = NodePowerView{nodes_[n].state, nodes_[n].jobs > 0, nodes_[n].idle_since};
     snap_.used_peak = vc_used_peak_;
     snap_.used_now = vc_used_;
     snap_.demand_wakes = vc_demand_wakes_;
@@ -230,10 +233,13 @@ void PowerSim::OnStart(uint32_t slot, const SchedJob& j, Time submit, Time t) {
   }
 }
 
-void PowerSim::OnStop(uint32_t slot, const SchedJob& j, bool requeued) {
+void PowerSim::OnStop(uint32_t slot, const SchedJob& j, bool requeued, Time t) {
   for (const Slot& s : slot_alloc_[slot]) {
     NodeInfo& ni = nodes_[s.node.v];
-    if (--ni.jobs == 0) --vc_used_[cluster_.nodes[s.node.v].vc.v];
+    if (--ni.jobs == 0) {
+      --vc_used_[cluster_.nodes[s.node.v].vc.v];
+      ni.idle_since = t;
+    }
     busy_w_ -= power_[s.node.v].busy_watts_per_gpu * s.gpus * s.milli / 1000.0;
   }
   slot_alloc_[slot].clear();

@@ -40,7 +40,7 @@ class PowerSim {
   // Job bookkeeping (slot = scheduler slot).
   void OnSubmit(const SchedJob& j);
   void OnStart(uint32_t slot, const SchedJob& j, Time submit, Time t);
-  void OnStop(uint32_t slot, const SchedJob& j, bool requeued);  // finished or preempted
+  void OnStop(uint32_t slot, const SchedJob& j, bool requeued, Time t);  // finished or preempted
 
   EnergyStats Finish(Time first, Time last);
 
@@ -51,6 +51,7 @@ class PowerSim {
     Time unavailable_since = 0;  // last power-down
     Time ready_at = INT64_MIN;   // last time it became available after a power-down
     Time boot_end = 0;
+    Time idle_since = 0;         // last time jobs dropped to 0 (or it came up)
   };
   void PowerUp(NodeId n, Time t, Scheduler& sched, bool demand);
   void PowerDown(NodeId n, Time t, Scheduler& sched);

@@ -76,6 +76,14 @@ TEST(PowerSimTest, HandComputedEnergyAndWakeDelay) {
   EXPECT_DOUBLE_EQ(e.delay_sum_s, 300);
   EXPECT_EQ(e.min_powered, 1u);
   EXPECT_EQ(e.max_powered, 2u);
+  // powered_nodes at the 60-s samples: 2 until the power-down at 600, then 1, 2 again from
+  // the wake-up at 1000 (booting counts as powered).
+  ASSERT_EQ(r->powered_samples.size(), r->samples.size());
+  EXPECT_EQ(r->samples[10].t, 600);
+  EXPECT_EQ(r->powered_samples[9], 2u);
+  EXPECT_EQ(r->powered_samples[10], 1u);
+  EXPECT_EQ(r->powered_samples[16], 1u);
+  EXPECT_EQ(r->powered_samples[17], 2u);
   // Node utilisation: 2500 busy node-s over 3600 powered (on + booting) vs 4000 in all.
   EXPECT_DOUBLE_EQ(e.node_util_powered(), 2500.0 / 3600.0);
   EXPECT_DOUBLE_EQ(e.node_util_all(), 2500.0 / 4000.0);
@@ -191,7 +199,7 @@ TEST(PowerSimTest, OffByDefaultAndOutputsUnchanged) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->has_energy);
   EXPECT_EQ(r->outcomes[1].start, 1000);
-  for (const auto& s : r->samples) EXPECT_EQ(s.powered_nodes, 0u);
+  EXPECT_TRUE(r->powered_samples.empty());
 }
 
 TEST(PowerSimTest, BadSpecsAreErrors) {

@@ -151,8 +151,8 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     // Samples strictly before t see the state as it was since the previous instant.
     while (next_sample != kNoTime && next_sample < t) {
       r.samples.push_back(TimeSample{next_sample, busy_milli, static_cast<uint32_t>(sched.running_total()),
-                                     static_cast<uint32_t>(sched.pending_total()), sched.pending_gpu_milli(),
-                                     power ? power->powered() : 0});
+                                     static_cast<uint32_t>(sched.pending_total()), sched.pending_gpu_milli()});
+      if (power) r.powered_samples.push_back(power->powered());
       next_sample += cfg.sample_interval;
     }
     if (last_t != kNoTime) r.gpu_seconds_busy += static_cast<double>(busy_milli) / 1000.0 * static_cast<double>(t - last_t);
@@ -170,7 +170,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       o.run += t - seg_start[c.slot];
       (void)sj;
       busy_milli -= trace.jobs[idx].gpu_milli_total();
-      if (power) power->OnStop(c.slot, sj, false);
+      if (power) power->OnStop(c.slot, sj, false, t);
       sched.Finish(c.slot, t);
       sched.Release(c.slot);
       r.last_end = std::max(r.last_end, t);
@@ -251,7 +251,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         o.run += t - seg_start[d.slot];
         busy_milli -= trace.jobs[idx].gpu_milli_total();
         pending_since[d.slot] = t;
-        if (power) power->OnStop(d.slot, sj, true);
+        if (power) power->OnStop(d.slot, sj, true, t);
       }
     }
     // A job started and preempted in the same cycle produced both decisions in order; the
@@ -261,7 +261,8 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   }
   // Final sample at the last instant.
   if (next_sample != kNoTime && next_sample <= last_t) {
-    r.samples.push_back(TimeSample{next_sample, busy_milli, 0, 0, 0, power ? power->powered() : 0});
+    r.samples.push_back(TimeSample{next_sample, busy_milli, 0, 0, 0});
+    if (power) r.powered_samples.push_back(power->powered());
   }
   if (power) {
     r.has_energy = true;

@@ -51,6 +51,7 @@ struct SimResult {
   bool oracle = false;               // the policy read true durations
   bool has_energy = false;           // SimConfig::energy was set
   EnergyStats energy;
+  std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);

@@ -28,6 +28,7 @@ enum class PowerState : uint8_t { kOn = 0, kOff, kBooting };
 struct NodePowerView {
   PowerState state = PowerState::kOn;
   bool busy = false;  // holds at least one running job (any GPU share, CPU-only jobs included)
+  Time idle_since = 0;  // when it last became idle (or powered on); meaningful when !busy
 };
 
 // What a PowerPlugin sees each control period. Per-VC vectors are indexed by the cluster's

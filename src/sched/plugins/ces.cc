@@ -74,7 +74,9 @@ class CesController final : public PowerPlugin {
         const double hist_drop = hmean - used;
         const double fut_drop = used - mean_pred(p_.future);
         const bool rising = mean_pred(p_.future) < mean_pred(2 * p_.future);
-        if (hist_drop >= p_.his_thr && fut_drop >= p_.fut_thr && i >= keep_until_[v] && !rising) {
+        // Never take capacity from a VC whose queue waits (its jobs wait for those nodes).
+        if (hist_drop >= p_.his_thr && fut_drop >= p_.fut_thr && i >= keep_until_[v] && !rising &&
+            s.pending[v] == 0) {
           int cand = std::min(target, used + buffer);
           if (target - cand >= p_.de_thr) target = cand;
         }
@@ -93,7 +95,7 @@ class CesController final : public PowerPlugin {
         int down = active - target;
         for (auto it = nodes.rbegin(); it != nodes.rend() && down > 0; ++it) {
           const NodePowerView& nv2 = s.nodes[it->v];
-          if (nv2.state == PowerState::kOn && !nv2.busy) {
+          if (nv2.state == PowerState::kOn && !nv2.busy && s.now - nv2.idle_since >= p_.idle) {
             out->push_back({PowerDecision::kPowerDown, *it});
             --down;
           }
@@ -185,11 +187,12 @@ Result<CesParams> ParseCesSpec(const std::string& spec) {
     else if (k == "min_spare") ORR_RETURN_IF_ERROR(int_in(0, 1000000, &p.min_spare));
     else if (k == "lead") ORR_RETURN_IF_ERROR(int_in(1, 1000, &p.lead));
     else if (k == "keep") ORR_RETURN_IF_ERROR(int_in(0, 100000, &p.keep));
+    else if (k == "idle") ORR_RETURN_IF_ERROR(int_in(0, 30 * 86400, &p.idle));
     else if (k == "forecaster") p.forecaster = v;
     else
       return MakeError("energy policy '" + spec + "': unknown parameter '" + k +
                        "' (expected period, history, future, his_thr, fut_thr, de_thr, buffer, buffer_frac, "
-                       "min_spare, lead, keep, forecaster)");
+                       "min_spare, lead, keep, idle, forecaster)");
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }

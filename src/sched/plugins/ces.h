@@ -32,14 +32,15 @@ struct CesParams {
   Duration period = 600;  // control step = forecast bin (s)
   int history = 3;        // steps in the "demand is falling" mean
   int future = 18;        // forecast steps in the decrease rule (3 h)
-  double his_thr = 0.5;
-  double fut_thr = 1;
+  double his_thr = 0;     // Helios Venus: 0.5 (decrease only while demand falls)
+  double fut_thr = 0;     // Helios Venus: 1
   double de_thr = 2;      // smallest decrease worth making (nodes)
   int buffer = 1;         // spare powered nodes per VC (at least)
-  double buffer_frac = 0.1;  // ... or this share of the VC's nodes, whichever is larger
-  int min_spare = 1;      // raise when fewer spare powered nodes than this remain
-  int lead = 1;           // forecast bins covered by the increase rule (≥ wake-up latency)
+  double buffer_frac = 0.3;  // ... or this share of the VC's nodes, whichever is larger
+  int min_spare = 6;      // raise when fewer spare powered nodes than this remain
+  int lead = 6;           // forecast bins covered by the increase rule (≥ wake-up latency)
   int keep = 12;          // keep-alive: steps without decrease after an increase (2 h)
+  Duration idle = 0;      // per-node keep-alive: power down only nodes idle for ≥ this (s)
   std::string forecaster = "seasonal-daily";
 };
 
