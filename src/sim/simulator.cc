@@ -7,7 +7,9 @@
 #include "sched/framework/scheduler.h"
 #include "sim/event_queue.h"
 #include "sched/plugins/placers.h"
+#include "sched/plugins/ces.h"
 #include "sched/plugins/policies.h"
+#include "sim/power_sim.h"
 
 namespace orrery {
 
@@ -48,6 +50,13 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
   ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(cfg.policy, cfg.seed, &trace));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(cfg.placer, cfg.seed));
+  std::unique_ptr<PowerPlugin> power_plugin;
+  if (!cfg.energy.empty()) {
+    ORR_ASSIGN_OR_RETURN(power_plugin, MakePowerPlugin(cfg.energy, cfg.seed, trace.epoch_unix));
+    if (!(cfg.resume_failure >= 0 && cfg.resume_failure <= 0.9))
+      return MakeError("resume failure probability must be in [0, 0.9], got " + std::to_string(cfg.resume_failure));
+    if (cfg.wake_latency < 0) return MakeError("wake-up latency must be ≥ 0 s");
+  }
   if (!cfg.tie_order.empty() && cfg.tie_order.size() != trace.jobs.size())
     return MakeError("tie order has " + std::to_string(cfg.tie_order.size()) + " entries for " +
                      std::to_string(trace.jobs.size()) + " jobs");
@@ -118,6 +127,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     next_sample = r.first_submit - (m < 0 ? m + cfg.sample_interval : m);  // floor to the period
   }
 
+  // Energy saving (null when off: the loop below is then exactly the plain simulator's).
+  std::unique_ptr<PowerSim> power;
+  if (power_plugin)
+    power = std::make_unique<PowerSim>(cluster, std::move(power_plugin), cfg.node_power, cfg.wake_latency,
+                                       cfg.resume_failure, cfg.seed, r.first_submit);
+
   auto finish_outcome = [&](uint32_t idx) {
     ++done;
     if (cfg.progress && done % progress_step == 0) cfg.progress(done, n);
@@ -145,7 +160,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   const ReschedulePlugin* resched = sched.policy().reschedule.get();
   Time next_tick = kNoTime;
   auto ceil_tick = [&](Time x) { Time m = x % tick; return m == 0 ? x : x + (m < 0 ? -m : tick - m); };
-  while (next < n || !heap.empty() || (tick > 0 && sched.pending_total() > 0)) {
+  while (next < n || !heap.empty() || (tick > 0 && sched.pending_total() > 0) || (power && power->booting())) {
     Time t = next < n ? trace.jobs[order(next)].submit : INT64_MAX;
     if (!heap.empty()) t = std::min(t, heap.Top().t);
     Time wake = kNoTime;
@@ -158,13 +173,16 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       wake = resched->NextWakeup();
       if (wake != kNoTime && (last_t == kNoTime || wake > last_t)) t = std::min(t, wake);
     }
+    if (power) t = std::min(t, power->NextEvent(next < n || !heap.empty() || sched.pending_total() > 0));
     // Samples strictly before t see the state as it was since the previous instant.
     while (next_sample != kNoTime && next_sample < t) {
       r.samples.push_back(TimeSample{next_sample, busy_milli, static_cast<uint32_t>(sched.running_total()),
                                      static_cast<uint32_t>(sched.pending_total()), sched.pending_gpu_milli()});
+      if (power) r.powered_samples.push_back(power->powered());
       next_sample += cfg.sample_interval;
     }
     if (last_t != kNoTime) r.gpu_seconds_busy += static_cast<double>(busy_milli) / 1000.0 * static_cast<double>(t - last_t);
+    if (power && last_t != kNoTime) power->Advance(last_t, t, busy_milli);
     last_t = t;
     // 1. Completions.
     while (!heap.empty() && heap.Top().t == t) {
@@ -178,6 +196,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       o.run += t - seg_start[c.slot];
       (void)sj;
       busy_milli -= trace.jobs[idx].gpu_milli_total();
+      if (power) power->OnStop(c.slot, sj, false, t);
       sched.Finish(c.slot, t);
       if (watching && c.slot == watch_slot) {
         note(t, "finished", "finished: waited " + std::to_string(o.wait) + " s, ran " + std::to_string(o.run) +
@@ -189,6 +208,8 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       r.last_end = std::max(r.last_end, t);
       finish_outcome(idx);
     }
+    // 1b. Boots that end now (the nodes join this instant's cycle).
+    if (power) power->FinishBoots(t, sched);
     // 2. Arrivals.
     while (next < n && trace.jobs[order(next)].submit == t) {
       uint32_t idx = order(next++);
@@ -248,6 +269,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         watch_slot = s;
         sched.Describe(s, t, cfg.watch_notes);
       }
+      if (power) power->OnSubmit(sched.view(s));
     }
     if (watching && !watch_done && watch_slot == UINT32_MAX &&
         r.outcomes[static_cast<size_t>(cfg.watch_job)].status != OutcomeStatus::kFinished) {
@@ -289,7 +311,9 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       }
     }
     // Periodic policies: a tick that changes nothing with nothing left to happen would repeat forever.
-    if (at_tick && decisions.empty() && heap.empty() && next == n && sched.running_total() == 0) break;
+    if (at_tick && decisions.empty() && heap.empty() && next == n && sched.running_total() == 0 &&
+        !(power && power->booting()))
+      break;
     for (const Decision& d : decisions) {
       uint32_t idx = slot_job[d.slot];
       JobOutcome& o = r.outcomes[idx];
@@ -300,16 +324,20 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         o.wait += t - pending_since[d.slot];
         busy_milli += trace.jobs[idx].gpu_milli_total();
         heap.Push(t + sj.remaining, Completion{d.slot, slot_gen[d.slot]});
+        if (power) power->OnStart(d.slot, sj, trace.jobs[idx].submit, t);
       } else {  // preempted: its completion event is void; it waits again from now
         ++slot_gen[d.slot];
         if (o.preemptions < UINT16_MAX) ++o.preemptions;
         o.run += t - seg_start[d.slot];
         busy_milli -= trace.jobs[idx].gpu_milli_total();
         pending_since[d.slot] = t;
+        if (power) power->OnStop(d.slot, sj, true, t);
       }
     }
     // A job started and preempted in the same cycle produced both decisions in order; the
     // completion pushed for the earlier start carries a stale generation and is skipped.
+    // 4. Energy saving: the control step (when due) and wake-ups for jobs left pending.
+    if (power) power->AfterCycle(t, sched);
     if (watch_done && cfg.stop_after_watch) {
       r.stopped_early = true;
       return r;
@@ -318,6 +346,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   // Final sample at the last instant.
   if (next_sample != kNoTime && next_sample <= last_t) {
     r.samples.push_back(TimeSample{next_sample, busy_milli, 0, 0, 0});
+    if (power) r.powered_samples.push_back(power->powered());
+  }
+  if (power) {
+    r.has_energy = true;
+    r.energy = power->Finish(r.first_submit, last_t);
+    r.energy.spec = cfg.energy;
   }
   if (sched.running_total() != 0 || sched.pending_total() != 0) {
     return MakeError("simulation ended with " + std::to_string(sched.running_total()) + " running and " +

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "base/result.h"
+#include "config/cluster_config.h"
 #include "model/cluster.h"
+#include "model/energy.h"
 #include "model/outcome.h"
 #include "model/trace.h"
 
@@ -28,6 +30,12 @@ struct SimConfig {
   // Optional tie order: seq[job index] orders same-second arrivals and equal keys
   // (e.g. the Helios reference's order). Empty = trace order.
   std::vector<uint32_t> tie_order;
+  // Energy saving (docs/energy.md). Empty = off: every node stays on and nothing below runs
+  // (outputs are exactly those of a run without it).
+  std::string energy;                 // PowerPlugin spec, e.g. "ces:buffer=1"
+  Duration wake_latency = 300;        // s a powered-up node boots before it takes jobs
+  double resume_failure = 0;          // probability that a boot fails (stream "power/resume")
+  std::vector<PowerModel> node_power; // per node id (ClusterSpec::node_power); empty = no energy figures
   // Called every ~1 % of jobs with (jobs done, total) for a progress bar; may be empty.
   std::function<void(uint64_t, uint64_t)> progress;
   // Explain (`orrery explain`): watch trace job `watch_job` (-1 = none); the framework's and
@@ -51,6 +59,9 @@ struct SimResult {
   double gpu_seconds_busy = 0;       // ∫ busy GPUs dt
   bool oracle = false;               // the policy read true durations
   bool stopped_early = false;        // SimConfig::stop_after_watch ended the run
+  bool has_energy = false;           // SimConfig::energy was set
+  EnergyStats energy;
+  std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);

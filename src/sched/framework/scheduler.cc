@@ -178,6 +178,17 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   }
 }
 
+void Scheduler::SetNodePowered(NodeId n, bool on) {
+  state_.SetPowered(n, on);
+  const VcId vc = state_.cluster().nodes[n.v].vc;
+  VcQueues& q = vcs_[vc.v];
+  ++q.version;
+  if (!q.dirty) {
+    q.dirty = true;
+    dirty_list_.push_back(vc.v);
+  }
+}
+
 void Scheduler::Release(uint32_t slot) {
   pool_[slot].alloc.clear();
   pool_[slot].alloc.shrink_to_fit();

@@ -154,6 +154,9 @@ class Scheduler final : private SchedulerHandle {
   void Watch(const Job* job, std::vector<ExplainNote>* sink) { watch_job_ = job; watch_sink_ = sink; }
   // Policy explanation of a job's current state (its queue, priority...): plugins' Describe.
   void Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out) const;
+  // Energy saving: powers node n down (it must be idle) or makes it available again (boot
+  // finished). Marks its VC for the next cycle.
+  void SetNodePowered(NodeId n, bool on);
 
  private:
   struct QEntry {
