@@ -109,6 +109,11 @@ class Scheduler final : private SchedulerHandle {
   PluginStatus last_block(VcId vc) const { return vcs_[vc.v].last_block; }
   // Frees a finished job's slot once the driver has recorded its outcome (slots are reused).
   void Release(uint32_t slot);
+  // Live driver: pending job `slot` already runs where the resource manager put it (found
+  // running after a restart, started outside the policy, or a decision awaiting Slurm's
+  // confirmation). Like a Start at `started` with `alloc`, but no decision is emitted. An
+  // empty allocation withdraws a job that left the queue (then Finish + Release it).
+  void Adopt(uint32_t slot, Allocation alloc, Time started);
 
  private:
   struct QEntry {
