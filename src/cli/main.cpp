@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterPredict(app, &exit_code);
   orrery::cli::RegisterAnalyze(app, &exit_code);
   orrery::cli::RegisterReport(app, &exit_code);
+  orrery::cli::RegisterServe(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -397,6 +397,10 @@ Result<std::string> ExecSlurmClient::Run(const std::string& tool, std::vector<st
   if (r.exit_code != 0) {
     std::string err = Trim(r.err);
     if (err.empty()) err = Trim(r.out);
+    if (err.find("Access/permission denied") != std::string::npos || err.find("Invalid user") != std::string::npos)
+      err += " (orrery serve needs Slurm operator rights for priority/hold/release/requeue and administrator "
+             "rights for node power; run it as root or SlurmUser, or give its user AdminLevel=Operator/Admin "
+             "with sacctmgr)";
     return MakeError("slurm: `" + cmdline + "` exited " + std::to_string(r.exit_code) + ": " + err, kExitRuntime);
   }
   return std::move(r.out);
