@@ -14,5 +14,6 @@ void RegisterPredict(CLI::App& app, int* exit_code);   // predict_cmd.cc
 void RegisterAnalyze(CLI::App& app, int* exit_code);   // analyze_cmd.cc
 void RegisterReport(CLI::App& app, int* exit_code);    // report_cmd.cc
 void RegisterExplain(CLI::App& app, int* exit_code);   // explain_cmd.cc
+void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mode)
 
 }  // namespace orrery::cli

@@ -223,6 +223,18 @@ void Scheduler::Start(uint32_t slot, Allocation alloc) {
   if (watched(slot)) Note(slot, ExplainNote{now_, "scheduler", "started", "started", {{"gpus", j.job->gpus}}});
 }
 
+void Scheduler::Adopt(uint32_t slot, Allocation alloc, Time started) {
+  ORR_CHECK(!pool_[slot].running);
+  std::vector<Decision> sink;
+  std::vector<Decision>* saved_out = out_;
+  Time saved_now = now_;
+  out_ = &sink;
+  now_ = started;
+  Start(slot, std::move(alloc));
+  out_ = saved_out;
+  now_ = saved_now;
+}
+
 void Scheduler::Preempt(uint32_t slot) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);

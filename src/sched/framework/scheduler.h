@@ -157,6 +157,11 @@ class Scheduler final : private SchedulerHandle {
   // Energy saving: powers node n down (it must be idle) or makes it available again (boot
   // finished). Marks its VC for the next cycle.
   void SetNodePowered(NodeId n, bool on);
+  // Live driver: pending job `slot` already runs where the resource manager put it (found
+  // running after a restart, started outside the policy, or a decision awaiting Slurm's
+  // confirmation). Like a Start at `started` with `alloc`, but no decision is emitted. An
+  // empty allocation withdraws a job that left the queue (then Finish + Release it).
+  void Adopt(uint32_t slot, Allocation alloc, Time started);
 
  private:
   struct QEntry {
