@@ -319,7 +319,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--cluster", opts->cluster,
                   "Cluster config (TOML, see configs/) or an openb node list CSV; default: embedded helios-venus");
   cmd->add_option("--policy", opts->policies,
-                  "Policies, comma-separated, each name[:key=value,...]: fifo, sjf, srtf, qssf, easy "
+                  "Policies, comma-separated, each name[:key=value,...]: fifo, sjf, srtf, qssf, easy, tiresias "
                   "(default: fifo,sjf,srtf,qssf,easy)");
   cmd->add_option("--placer", opts->placer, "consolidate (default), first-fit, spread, random");
   cmd->add_option("--seed", opts->seed, "Seed for generators, noisy estimators and the random placer (default 1)");

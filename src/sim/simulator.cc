@@ -155,7 +155,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
 
   // Periodic decisions (PolicyParts::tick): cycles only at multiples of the tick while
   // jobs are pending. Event-driven policies with time-driven changes (ReschedulePlugin::
-  // NextWakeup, e.g. Tiresias' queue demotions) get a cycle at the wake-up time.
+  // NextWakeup, e.g. Tiresias' queue demotions) get a Schedule call at the wake-up time.
   const Duration tick = sched.policy().tick;
   const ReschedulePlugin* resched = sched.policy().reschedule.get();
   Time next_tick = kNoTime;
@@ -289,8 +289,6 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         next_tick = t + tick;
       }
       cycle = at_tick || sched.policy().tick_and_events;
-    } else if (wake != kNoTime && wake == t) {
-      sched.MarkPendingVcsDirty();
     }
     if (cycle) sched.Schedule(t, &decisions);
     if (watching && watch_slot != UINT32_MAX && cycle) {

@@ -372,11 +372,11 @@ void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(ui
 void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
   now_ = now;
   out_ = out;
+  if (policy_.reschedule) policy_.reschedule->Advance(*this);
   // Deterministic VC order: ascending VC id.
   std::sort(dirty_list_.begin(), dirty_list_.end());
   cycle_list_.swap(dirty_list_);  // VCs dirtied during the cycles go to the next call
   dirty_list_.clear();
-  if (policy_.reschedule) policy_.reschedule->Advance(*this);
   for (uint16_t v : cycle_list_) {
     vcs_[v].dirty = false;
     CycleVc(VcId(v), now);

@@ -111,12 +111,17 @@ class TiresiasResched final : public ReschedulePlugin {
       SchedJob& j = h.job(tm.slot);
       if (!j.job || j.seq != tm.seq) continue;
       if (tm.demote) {
-        if (j.running && j.started == tm.stamp) Rekey(h, tm.slot);
+        if (j.running && j.started == tm.stamp) {
+          const RunEntry before = cur_[tm.slot];
+          Rekey(h, tm.slot);
+          if (cur_[tm.slot].k1 != before.k1 || cur_[tm.slot].k2 != before.k2) h.MarkDirty(j.vc);
+        }
       } else if (!j.running && j.enqueued == tm.stamp && c_->Queue(c_->Service(j, now)) > 0) {
         const int q = c_->Queue(c_->Service(j, now));
         const int64_t exec = c_->Executed(j);
         j.policy_aux = j.attained;  // executed service reset: back to Q0
         h.Rekey(tm.slot);
+        h.MarkDirty(j.vc);
         if (h.watched(tm.slot))
           h.Note(tm.slot, {now, "tiresias", "promoted",
                            "starvation promotion: pending " + std::to_string(now - j.enqueued) + " s >= knob x executed " +
@@ -131,6 +136,9 @@ class TiresiasResched final : public ReschedulePlugin {
     VcState& v = V(j.vc);
     v.used_milli += static_cast<int64_t>(j.job->gpu_milli_total());
     Insert(h, slot);
+    // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
+    // the running key differs, the order changed: decide again at the next Schedule call.
+    if (cur_[slot].k1 != j.key1 || cur_[slot].k2 != j.key2) h.MarkDirty(j.vc);
   }
 
   void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) override {
