@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <queue>
 
@@ -47,7 +48,16 @@ Mapping BuildMapping(const Trace& trace, const Cluster& cluster) {
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg) {
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
   ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(cfg.policy, cfg.seed, &trace));
+  return Simulate(trace, cluster, cfg, std::move(policy));
+}
+
+Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg, PolicyParts policy) {
+  if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(cfg.placer, cfg.seed));
+  // GPU sharing: the true co-located speeds come from the policy's interference context.
+  const std::shared_ptr<const ColocationContext> coloc = policy.share ? policy.colocation : nullptr;
+  if (policy.share && (!coloc || coloc->job_workload.size() != trace.jobs.size()))
+    return MakeError("policy '" + cfg.policy + "' shares GPUs but supplies no per-job interference data");
   if (!cfg.tie_order.empty() && cfg.tie_order.size() != trace.jobs.size())
     return MakeError("tie order has " + std::to_string(cfg.tie_order.size()) + " entries for " +
                      std::to_string(trace.jobs.size()) + " jobs");
@@ -57,6 +67,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   r.placer = cfg.placer;
   r.oracle = (policy.estimator && policy.estimator->is_oracle()) || policy.sort->wants_oracle();
   r.total_gpus = cluster.total_gpus();
+  if (coloc) {
+    r.shared_run.assign(trace.jobs.size(), 0);
+    r.workload_assignment = "seeded: each job gets one of the " + std::to_string(coloc->n()) +
+                            " workloads of " + coloc->source + " uniformly (seed " + std::to_string(coloc->seed) +
+                            "); the trace has no model/batch/utilization columns";
+  }
   for (const auto& v : cluster.vcs) r.vc_names.push_back(v.name);
   bool fractional = false;
   for (const Job& j : trace.jobs) fractional |= j.is_fractional();
@@ -95,6 +111,11 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   std::vector<uint32_t> slot_gen;   // slot -> generation (lazy cancellation of completions)
   std::vector<Time> pending_since;  // per slot
   std::vector<Time> seg_start;      // per slot: start of the current running segment
+  // Sharing only (coloc): per slot, work left in seconds of exclusive running, the current
+  // progress rate (1 alone, the interference truth while sharing) and since when.
+  std::vector<double> work_left;
+  std::vector<float> rate;
+  std::vector<Time> rate_since, shared_since;
   EventQueue<Completion> heap;
   std::vector<Decision> decisions;
   size_t next = 0;
@@ -108,6 +129,17 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     Time m = r.first_submit % cfg.sample_interval;
     next_sample = r.first_submit - (m < 0 ? m + cfg.sample_interval : m);  // floor to the period
   }
+
+  // Re-times a running job whose rate changes at t to `new_rate`: its completion event
+  // is re-pushed (the old one becomes stale through the slot generation).
+  auto retime = [&](uint32_t s, Time t, float new_rate) {
+    work_left[s] = std::max(0.0, work_left[s] - static_cast<double>(rate[s]) * static_cast<double>(t - rate_since[s]));
+    rate[s] = new_rate;
+    rate_since[s] = t;
+    ++slot_gen[s];
+    Time end = t + static_cast<Time>(std::ceil(work_left[s] / new_rate - 1e-6));
+    heap.Push(end, Completion{s, slot_gen[s]});
+  };
 
   auto finish_outcome = [&](uint32_t idx) {
     ++done;
@@ -150,9 +182,14 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       JobOutcome& o = r.outcomes[idx];
       o.end = t;
       o.run += t - seg_start[c.slot];
-      (void)sj;
-      busy_milli -= trace.jobs[idx].gpu_milli_total();
+      const uint32_t partner = sj.partner;
+      if (partner == kNoSlot) busy_milli -= trace.jobs[idx].gpu_milli_total();  // else the partner keeps the GPUs
       sched.Finish(c.slot, t);
+      if (partner != kNoSlot) {  // the partner runs alone again, at full speed
+        r.shared_run[idx] += t - shared_since[c.slot];
+        r.shared_run[slot_job[partner]] += t - shared_since[partner];
+        retime(partner, t, 1.0f);
+      }
       sched.Release(c.slot);
       r.last_end = std::max(r.last_end, t);
       finish_outcome(idx);
@@ -204,6 +241,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         slot_gen.resize(s + 1, 0);
         pending_since.resize(s + 1);
         seg_start.resize(s + 1);
+        if (coloc) {
+          work_left.resize(s + 1);
+          rate.resize(s + 1);
+          rate_since.resize(s + 1);
+          shared_since.resize(s + 1);
+        }
       }
       slot_job[s] = idx;
       ++slot_gen[s];
@@ -220,8 +263,26 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         if (o.start == kNoTime) o.start = t;
         seg_start[d.slot] = t;
         o.wait += t - pending_since[d.slot];
-        busy_milli += trace.jobs[idx].gpu_milli_total();
-        heap.Push(t + sj.remaining, Completion{d.slot, slot_gen[d.slot]});
+        if (sj.partner == kNoSlot || sj.owns_gpus) {
+          busy_milli += trace.jobs[idx].gpu_milli_total();
+          if (coloc) {
+            work_left[d.slot] = static_cast<double>(sj.remaining);
+            rate[d.slot] = 1.0f;
+            rate_since[d.slot] = t;
+          }
+          heap.Push(t + sj.remaining, Completion{d.slot, slot_gen[d.slot]});
+        } else {  // packed onto a running partner's GPUs: both slow down
+          ++r.packed_starts;
+          const uint32_t p = sj.partner;
+          r.packs.emplace_back(idx, slot_job[p]);
+          const uint16_t wa = coloc->workload(JobId(idx)), wb = coloc->workload(JobId(slot_job[p]));
+          work_left[d.slot] = static_cast<double>(sj.remaining);
+          rate[d.slot] = 1.0f;
+          rate_since[d.slot] = t;
+          retime(d.slot, t, coloc->TrueSpeed(wa, wb));
+          retime(p, t, coloc->TrueSpeed(wb, wa));
+          shared_since[d.slot] = shared_since[p] = t;
+        }
       } else {  // preempted: its completion event is void; it waits again from now
         ++slot_gen[d.slot];
         if (o.preemptions < UINT16_MAX) ++o.preemptions;
@@ -236,6 +297,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   // Final sample at the last instant.
   if (next_sample != kNoTime && next_sample <= last_t) {
     r.samples.push_back(TimeSample{next_sample, busy_milli, 0, 0, 0});
+  }
+  if (cfg.explain && sched.policy().share) {
+    for (size_t i = 0; i < n; ++i) {
+      std::string why = sched.policy().share->Explain(JobId(static_cast<uint32_t>(i)));
+      if (!why.empty()) r.explain.emplace_back(static_cast<uint32_t>(i), std::move(why));
+    }
   }
   if (sched.running_total() != 0 || sched.pending_total() != 0) {
     return MakeError("simulation ended with " + std::to_string(sched.running_total()) + " running and " +
@@ -263,7 +330,11 @@ Status CheckConservation(const Trace& trace, const SimResult& r) {
                        kExitRuntime);
     if (o.end - j.submit != o.wait + o.run)
       return MakeError("conservation: job " + std::to_string(i) + " wait + run != end - submit", kExitRuntime);
-    gpu_seconds += static_cast<double>(o.run) * j.gpus * j.gpu_milli / 1000.0;
+    // A GPU shared by two jobs is busy once: each partner's shared seconds count half.
+    const double shared = r.shared_run.empty() ? 0.0 : static_cast<double>(r.shared_run[i]);
+    if (shared > static_cast<double>(o.run))
+      return MakeError("conservation: job " + std::to_string(i) + " shared its GPUs longer than it ran", kExitRuntime);
+    gpu_seconds += (static_cast<double>(o.run) - shared / 2) * j.gpus * j.gpu_milli / 1000.0;
   }
   double capacity = static_cast<double>(r.total_gpus) * static_cast<double>(std::max<Time>(0, r.last_end - r.first_submit));
   if (gpu_seconds > capacity * (1 + 1e-9) + 1e-6)

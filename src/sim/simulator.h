@@ -28,6 +28,8 @@ struct SimConfig {
   std::vector<uint32_t> tie_order;
   // Called every ~1 % of jobs with (jobs done, total) for a progress bar; may be empty.
   std::function<void(uint64_t, uint64_t)> progress;
+  // Sharing policies: collect each job's packing explanation (SimResult::explain).
+  bool explain = true;
 };
 
 struct SimResult {
@@ -41,9 +43,18 @@ struct SimResult {
   Time first_submit = 0, last_end = 0;
   double gpu_seconds_busy = 0;       // ∫ busy GPUs dt
   bool oracle = false;               // the policy read true durations
+  // GPU sharing (policies with a SharePlugin, e.g. lucid); all empty/zero otherwise.
+  std::vector<Duration> shared_run;  // per trace job: seconds it ran sharing its GPUs
+  uint64_t packed_starts = 0;        // jobs started on a running partner's GPUs
+  std::vector<std::pair<uint32_t, uint32_t>> packs;  // (job, partner job) per packed start, in order
+  std::string workload_assignment;   // how jobs got model/batch/utilization attributes
+  std::vector<std::pair<uint32_t, std::string>> explain;  // (job, why packed / not packed)
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);
+// Same with a policy assembled by the caller (config.policy is then only its label).
+struct PolicyParts;
+Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config, PolicyParts policy);
 
 // Checks the conservation laws of a finished run: every job finished, rejected or
 // skipped (none lost, none running), times ordered, GPU-seconds ≤ capacity. Returns the

@@ -42,6 +42,9 @@ struct PluginStatus {
   static PluginStatus Never(const char* why) { return {Code::kUnschedulableForever, why, {}}; }
 };
 
+// "No job" for slot references (e.g. no GPU-sharing partner).
+inline constexpr uint32_t kNoSlot = UINT32_MAX;
+
 // The scheduler's view of one active (pending or running) job.
 struct SchedJob {
   const Job* job = nullptr;
@@ -59,6 +62,11 @@ struct SchedJob {
   Duration attained = 0;      // GPU-seconds of service received so far
   Allocation alloc;
   bool running = false;
+  // GPU sharing (SharePlugin): the running job this one shares its GPUs with, and whether
+  // this job holds the GPUs in the ClusterState (the one that started first; ownership
+  // passes to the partner when the owner finishes, so the GPUs stay taken until both end).
+  bool owns_gpus = true;
+  uint32_t partner = kNoSlot;
 };
 
 struct SortKey {

@@ -29,6 +29,8 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
   // Running sets ordered by end time are needed only by PostFilter plugins.
   track_running_ = policy_.post != nullptr;
   track_node_ends_ = policy_.preemptive;
+  ORR_CHECK(!(policy_.share && policy_.preemptive));
+  for (size_t c = 1; c <= 8; ++c) share_classes_ |= 1ULL << c;
   if (track_node_ends_) node_ends_.resize(cluster.nodes.size());
   for (size_t v = 0; v < vcs_.size(); ++v) {
     size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
@@ -113,6 +115,7 @@ Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, u
   j.seq = seq;
   j.remaining = job->duration;
   if (policy_.estimator) j.estimate = policy_.estimator->Estimate(*job, now);
+  if (policy_.share) policy_.share->OnSubmit(j, slot, now);
   Enqueue(slot, now);
   return slot;
 }
@@ -158,7 +161,15 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
   VcQueues& q = vcs_[j.vc.v];
-  state_.Release(j.alloc);
+  if (j.partner != kNoSlot) {  // the partner keeps the GPUs (and now holds them)
+    SchedJob& p = pool_[j.partner];
+    p.partner = kNoSlot;
+    if (j.owns_gpus) p.owns_gpus = true;
+    j.partner = kNoSlot;
+  } else {
+    state_.Release(j.alloc);
+  }
+  j.owns_gpus = true;
   TrackNodeEnds(j, false);
   if (track_running_) {
     q.running_est.erase(REntry{j.est_end, j.seq, slot});
@@ -169,6 +180,7 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   j.running = false;
   j.remaining = 0;
   if (policy_.estimator) policy_.estimator->Observe(*j.job, now - j.started);
+  if (policy_.share) policy_.share->OnRunning(*this, slot, false);
   if (!q.dirty) {
     q.dirty = true;
     dirty_list_.push_back(j.vc.v);
@@ -190,8 +202,30 @@ void Scheduler::Start(uint32_t slot, Allocation alloc) {
   --pending_total_;
   pending_milli_ -= j.job->gpu_milli_total();
   state_.Apply(alloc);
-  ++q.version;
   j.alloc = std::move(alloc);
+  MarkRunning(slot);
+}
+
+void Scheduler::StartShared(uint32_t slot, uint32_t partner) {
+  SchedJob& j = pool_[slot];
+  SchedJob& p = pool_[partner];
+  ORR_CHECK(p.running && p.partner == kNoSlot && p.vc == j.vc && !j.running);
+  VcQueues& q = vcs_[j.vc.v];
+  q.classes[ClassOf(j)].erase(KeyOf(slot));
+  --q.size;
+  --pending_total_;
+  pending_milli_ -= j.job->gpu_milli_total();
+  j.alloc = p.alloc;  // the same GPUs; the ClusterState is unchanged
+  j.owns_gpus = false;
+  j.partner = partner;
+  p.partner = slot;
+  MarkRunning(slot);
+}
+
+void Scheduler::MarkRunning(uint32_t slot) {
+  SchedJob& j = pool_[slot];
+  VcQueues& q = vcs_[j.vc.v];
+  ++q.version;
   j.running = true;
   j.started = now_;
   j.true_end = now_ + j.remaining;
@@ -205,11 +239,13 @@ void Scheduler::Start(uint32_t slot, Allocation alloc) {
   }
   ++running_total_;
   out_->push_back(Decision{Decision::kStart, slot});
+  if (policy_.share) policy_.share->OnRunning(*this, slot, true);
 }
 
 void Scheduler::Preempt(uint32_t slot) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
+  ORR_CHECK(j.partner == kNoSlot);  // sharing policies are not preemptive
   VcQueues& q = vcs_[j.vc.v];
   state_.Release(j.alloc);
   TrackNodeEnds(j, false);
@@ -280,13 +316,17 @@ void Scheduler::CycleVc(VcId vc, Time now) {
   auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle
   cur.resize(k);
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
+  // While sharing is active the cycle is greedy and sizes a partner could host are examined.
+  const bool sharing = policy_.share && policy_.share->Active(*this);
+  const bool blocking = policy_.blocking && !sharing;
+  const uint64_t extra = sharing ? share_classes_ : 0;
   // Blocking policies look only at the global head: no need for the fitting classes.
-  uint64_t fit = policy_.blocking ? ~0ULL : FittingClasses(vc);
+  uint64_t fit = blocking ? ~0ULL : (FittingClasses(vc) | extra);
   uint64_t fit_version = q.version;
   size_t examined = 0;
   while (examined < opts_.max_examined) {
-    if (!policy_.blocking && q.version != fit_version) {
-      fit = FittingClasses(vc);
+    if (!blocking && q.version != fit_version) {
+      fit = FittingClasses(vc) | extra;
       fit_version = q.version;
     }
     // Blocking policies consider only the global head (smallest key over all classes).
@@ -297,7 +337,7 @@ void Scheduler::CycleVc(VcId vc, Time now) {
     for (size_t c = 0; c < k; ++c) {
       if (cur[c] == q.classes[c].end()) continue;
       if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
-      bool eligible = policy_.blocking || ((fit >> c) & 1) ||
+      bool eligible = blocking || ((fit >> c) & 1) ||
                       (policy_.post && policy_.post->MayPlaceUnfitting(*this, cur[c]->slot));
       if (eligible) pick = static_cast<int>(c);
     }
@@ -306,6 +346,14 @@ void Scheduler::CycleVc(VcId vc, Time now) {
     QEntry here = *cur[pick];
     uint32_t slot = here.slot;
     SchedJob& j = pool_[slot];
+    if (sharing) {
+      uint32_t partner = policy_.share->FindPartner(*this, slot);
+      if (partner != kNoSlot) {
+        ++cur[pick];  // StartShared erases the current entry
+        StartShared(slot, partner);
+        continue;
+      }
+    }
     PluginStatus st = placer_->Place(j, state_, nullptr, &scratch_);
     if (st.ok()) {
       ++cur[pick];  // Start erases the current entry
@@ -333,7 +381,7 @@ void Scheduler::CycleVc(VcId vc, Time now) {
     } else {
       ++cur[pick];
     }
-    if (policy_.blocking) return;
+    if (blocking) return;
   }
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "predict/interference.h"
 #include "sched/framework/plugin.h"
 
 namespace orrery {
@@ -73,6 +74,25 @@ class PostFilterPlugin : public virtual Plugin {
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
 };
 
+// Optional GPU sharing (Lucid's packing; at most two jobs per GPU). While Active() says so,
+// a cycle is greedy (a job that cannot be placed is skipped, never blocks) and, before
+// exclusive placement, FindPartner may name a running job whose GPUs the pending job then
+// shares: it takes no new GPUs, and both run at the speeds the driver's interference truth
+// gives. While inactive, the policy's blocking setting applies and nothing is packed.
+class SharePlugin : public virtual Plugin {
+ public:
+  virtual bool Active(SchedulerHandle& h) = 0;
+  // A running job of the same VC to share GPUs with, or kNoSlot.
+  virtual uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) = 0;
+  // Notifications: a job was submitted (with its slot); a job started (exclusively or
+  // packed) or stopped running.
+  virtual void OnSubmit(const SchedJob& j, uint32_t slot, Time now) {}
+  virtual void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) {}
+  // Why `job` was or was not packed (one line; empty if never considered). The hook
+  // `orrery explain` and the simulator's packing.csv read.
+  virtual std::string Explain(JobId job) const { return {}; }
+};
+
 struct PolicyParts {
   std::string name;                        // as requested, e.g. "easy"
   std::unique_ptr<QueueSortPlugin> sort;
@@ -80,6 +100,9 @@ struct PolicyParts {
   std::unique_ptr<DurationEstimator> estimator;  // may be null
   bool blocking = true;                    // stop at the first job that cannot be placed
   bool preemptive = false;
+  std::unique_ptr<SharePlugin> share;      // GPU sharing (may be null; never with preemptive)
+  // Interference data for sharing policies: the driver reads the true co-located speeds here.
+  std::shared_ptr<const ColocationContext> colocation;
 };
 
 struct SchedulerOptions {
@@ -165,6 +188,8 @@ class Scheduler final : private SchedulerHandle {
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void Start(uint32_t slot, Allocation alloc) override;
+  void StartShared(uint32_t slot, uint32_t partner);
+  void MarkRunning(uint32_t slot);  // bookkeeping shared by Start and StartShared
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
@@ -203,6 +228,7 @@ class Scheduler final : private SchedulerHandle {
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
+  uint64_t share_classes_ = 0;  // size classes a partner can make room for (1..8 GPUs)
 };
 
 // Checkpoint/restart overhead charged to a preempted job (Helios SRTF): 7 s for 1 GPU,

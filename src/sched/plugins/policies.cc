@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "base/parse.h"
+#include "sched/plugins/lucid.h"
 #include "sched/plugins/placers.h"
 
 namespace orrery {
@@ -368,7 +369,7 @@ Result<bool> ParseBool(const std::string& spec, const std::string& key, const st
 
 }  // namespace
 
-std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy"}; }
+std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy", "lucid"}; }
 
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace) {
   ORR_ASSIGN_OR_RETURN(Params p, ParseSpec(spec));
@@ -403,8 +404,11 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
       return MakeError("policy '" + spec + "': parameter 'bf_max_job_test': expected an integer in [1, 10000000], got \"" +
                        n + "\"");
     parts.post = std::make_unique<EasyBackfill>(static_cast<size_t>(v));
+  } else if (p.policy == "lucid") {
+    ORR_ASSIGN_OR_RETURN(parts, MakeLucidPolicy(spec, seed, trace, take));
+    parts.name = spec;
   } else {
-    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy)");
+    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy, lucid)");
   }
   if (kv.count("blocking")) {
     ORR_ASSIGN_OR_RETURN(parts.blocking, ParseBool(spec, "blocking", take("blocking", "")));

@@ -12,6 +12,8 @@
 //           job at its shadow time, backfill jobs that end before it (by estimate) or
 //           avoid its reserved nodes; estimator=walltime (default) | oracle | ...;
 //           bf_max_job_test=N (default 1000) jobs examined per backfill pass
+//   lucid   Lucid: QueueSort estimated GPU-time; indolent GPU packing with an interference
+//           model, PAS and a threshold tuner (sched/plugins/lucid.h for parameters)
 // Common parameters: blocking=true|false (override head-of-line blocking).
 #pragma once
 

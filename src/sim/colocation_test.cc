@@ -1,0 +1,279 @@
+// GPU sharing in the simulator and Lucid's packing rules: hand-computed schedules with a
+// hand-made interference context (no shared data needed), and a property test over a
+// generated workload.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "base/rng.h"
+#include "sched/framework/test_util.h"
+#include "sched/plugins/lucid.h"
+#include "sim/simulator.h"
+
+namespace orrery {
+namespace {
+
+using testing::AddVc;
+using testing::JobSpec;
+using testing::MakeTrace;
+
+struct Wl {
+  float gmem = 1000;
+  uint8_t ss = 0;
+};
+
+// A context with the given workloads; truth[a][b] = predicted[a][b] = speed(a, b).
+std::shared_ptr<ColocationContext> Ctx(const std::vector<Wl>& wl, const std::map<std::pair<int, int>, float>& speed,
+                                       std::vector<uint8_t> job_workload,
+                                       const std::map<std::pair<int, int>, float>& predicted = {}) {
+  auto c = std::make_shared<ColocationContext>();
+  std::vector<Workload> w(wl.size());
+  for (size_t i = 0; i < wl.size(); ++i) {
+    w[i].model = "W" + std::to_string(i);
+    w[i].gmem = wl[i].gmem;
+  }
+  c->table = ColocationTable::FromParts(std::move(w), {});
+  const size_t n = wl.size();
+  c->truth.assign(n * n, 1.0f);
+  std::vector<float> pred(n * n, 1.0f);
+  for (const auto& [k, v] : speed) {
+    c->truth[k.first * n + k.second] = v;
+    pred[k.first * n + k.second] = v;
+  }
+  for (const auto& [k, v] : predicted) pred[k.first * n + k.second] = v;
+  c->model = InterferenceModel::FromMatrix(n, pred);
+  for (const Wl& x : wl) c->sharing_score.push_back(x.ss);
+  c->mean_speed.assign(n, 1.0f);
+  c->job_workload = std::move(job_workload);
+  c->source = "test";
+  return c;
+}
+
+SimResult RunShared(const Cluster& cl, const Trace& t, std::shared_ptr<ColocationContext> ctx,
+              const std::string& spec = "lucid:estimator=oracle,pas=false") {
+  SimConfig cfg;
+  cfg.policy = spec;
+  auto parts = MakeLucidPolicy(spec, 1, &t, ctx);
+  EXPECT_TRUE(parts.ok()) << (parts.ok() ? "" : parts.error().message);
+  auto r = Simulate(t, cl, cfg, std::move(*parts));
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  Status cons = CheckConservation(t, *r);
+  EXPECT_TRUE(cons.ok()) << (cons.ok() ? "" : cons.error().message);
+  return std::move(*r);
+}
+
+std::string ExplainOf(const SimResult& r, uint32_t job) {
+  for (const auto& [j, s] : r.explain)
+    if (j == job) return s;
+  return "";
+}
+
+Cluster OneNode(uint16_t gpus) {
+  Cluster c;
+  AddVc(&c, "a", 1, gpus);
+  return c;
+}
+
+// The policy decides on predicted speeds (0.9 / 0.9 here: admitted); the simulator runs the
+// true ones (0.5 / 0.8).
+const std::map<std::pair<int, int>, float> kPredictOk = {{{0, 1}, 0.9f}, {{1, 0}, 0.9f}};
+
+TEST(ColocationTest, PartnerArrivalAndDepartureRetimeBothJobs) {
+  // One GPU. A (1000 s of work, w0) starts at 0. B (1000 s, w1) arrives at 100 and packs onto
+  // A's GPU: A runs at 0.5, B at 0.8. B needs 1000/0.8 = 1250 s → ends 1350. A did 100 s alone
+  // plus 1250 × 0.5 = 625 s shared: 275 s left, alone → ends 1625.
+  Trace t = MakeTrace({{0, 1000, 1}, {100, 1000, 1}});
+  SimResult r = RunShared(OneNode(1), t, Ctx({{}, {}}, {{{0, 1}, 0.5f}, {{1, 0}, 0.8f}}, {0, 1}, kPredictOk));
+  ASSERT_EQ(r.outcomes.size(), 2u);
+  EXPECT_EQ(r.outcomes[0].start, 0);
+  EXPECT_EQ(r.outcomes[0].end, 1625);
+  EXPECT_EQ(r.outcomes[1].start, 100);
+  EXPECT_EQ(r.outcomes[1].end, 1350);
+  EXPECT_EQ(r.outcomes[1].wait, 0);
+  EXPECT_EQ(r.shared_run[0], 1250);
+  EXPECT_EQ(r.shared_run[1], 1250);
+  EXPECT_EQ(r.packed_starts, 1u);
+  ASSERT_EQ(r.packs.size(), 1u);
+  EXPECT_EQ(r.packs[0], (std::pair<uint32_t, uint32_t>{1, 0}));
+  // The GPU is busy once over [0, 1625].
+  EXPECT_DOUBLE_EQ(r.gpu_seconds_busy, 1625.0);
+  EXPECT_NE(ExplainOf(r, 1).find("packed with job 0"), std::string::npos) << ExplainOf(r, 1) << " / " << ExplainOf(r, 0);
+}
+
+TEST(ColocationTest, TwoSuccessivePartnersAndRoundingUp) {
+  // A (1000 s, w0) at 0; B (200 s, w1) at 100 packs: B ends 100 + 200/0.8 = 350; A did 100 +
+  // 125 → 775 left at 350. C (100 s, w1) at 500 packs: A has 625 left; C ends 500 + 125 = 625;
+  // A did 62.5 more → 562.5 left, alone → ends 625 + ⌈562.5⌉ = 1188.
+  Trace t = MakeTrace({{0, 1000, 1}, {100, 200, 1}, {500, 100, 1}});
+  SimResult r = RunShared(OneNode(1), t, Ctx({{}, {}}, {{{0, 1}, 0.5f}, {{1, 0}, 0.8f}}, {0, 1, 1}, kPredictOk));
+  EXPECT_EQ(r.outcomes[1].end, 350);
+  EXPECT_EQ(r.outcomes[2].start, 500);
+  EXPECT_EQ(r.outcomes[2].end, 625);
+  EXPECT_EQ(r.outcomes[0].end, 1188);
+  EXPECT_EQ(r.shared_run[0], 250 + 125);
+  EXPECT_EQ(r.packed_starts, 2u);
+}
+
+// Rule scenarios: A (1 GPU unless stated, 1000 s, w0) runs from 0 on a 1-node VC whose other
+// GPUs (if any) are taken; B arrives at 10. Packed ⇔ B starts at 10.
+struct RuleCase {
+  Wl a, b;
+  float speed_ab = 0.9f, speed_ba = 0.9f;
+  Duration b_duration = 1000;
+};
+SimResult RunRule(const RuleCase& c, double min_speed = 0.8) {
+  Trace t = MakeTrace({{0, 1000, 1}, {10, c.b_duration, 1}});
+  char spec[128];
+  std::snprintf(spec, sizeof spec, "lucid:estimator=oracle,pas=false,min_speed=%g", min_speed);
+  return RunShared(OneNode(1), t, Ctx({c.a, c.b}, {{{0, 1}, c.speed_ab}, {{1, 0}, c.speed_ba}}, {0, 1}), spec);
+}
+bool Packed(const SimResult& r) { return r.outcomes[1].start == 10; }
+
+TEST(LucidRulesTest, MemoryLimitIsStrict) {
+  // (iii) P.gmem < 24576 − J.gmem: 12000 < 24576 − 12575 = 12001 packs; with 12576 it is equal: no.
+  EXPECT_TRUE(Packed(RunRule({{12000, 0}, {12575, 0}})));
+  SimResult r = RunRule({{12000, 0}, {12576, 0}});
+  EXPECT_FALSE(Packed(r));
+  EXPECT_EQ(r.outcomes[1].start, 1000);
+  EXPECT_NE(ExplainOf(r, 1).find("1 GPU memory over the limit"), std::string::npos) << ExplainOf(r, 1);
+}
+
+TEST(LucidRulesTest, SharingScoresMustSumToAtMostTwo) {
+  // (iv) SS(J) + SS(P) ≤ 2.
+  EXPECT_TRUE(Packed(RunRule({{1000, 1}, {1000, 1}})));
+  EXPECT_TRUE(Packed(RunRule({{1000, 0}, {1000, 2}})));
+  SimResult r = RunRule({{1000, 2}, {1000, 1}});
+  EXPECT_FALSE(Packed(r));
+  EXPECT_NE(ExplainOf(r, 1).find("sharing scores sum > 2"), std::string::npos) << ExplainOf(r, 1);
+}
+
+TEST(LucidRulesTest, PriorityAtMostTwiceThePartners) {
+  // (v) J.priority ≤ 2 × P.priority; priority = duration × GPUs (oracle): P = 1000.
+  EXPECT_TRUE(Packed(RunRule({{}, {}, 0.9f, 0.9f, 2000})));
+  SimResult r = RunRule({{}, {}, 0.9f, 0.9f, 2001});
+  EXPECT_FALSE(Packed(r));
+  EXPECT_NE(ExplainOf(r, 1).find("priority more than ratio"), std::string::npos) << ExplainOf(r, 1);
+}
+
+TEST(LucidRulesTest, InterferenceModelRejectionIsNeverOverridden) {
+  // (vi) both predicted speeds ≥ min_speed (0.8): 0.8 / 0.8 packs; 0.79 for either side does not.
+  EXPECT_TRUE(Packed(RunRule({{}, {}, 0.8f, 0.8f})));
+  SimResult r = RunRule({{}, {}, 0.8f, 0.79f});
+  EXPECT_FALSE(Packed(r));
+  EXPECT_NE(ExplainOf(r, 1).find("predicted speeds 0.790 / 0.800 < 0.80"), std::string::npos) << ExplainOf(r, 1);
+  EXPECT_FALSE(Packed(RunRule({{}, {}, 0.79f, 0.8f})));
+  // With the limit at 0.7 the same pair packs.
+  EXPECT_TRUE(Packed(RunRule({{}, {}, 0.8f, 0.79f}, 0.7)));
+}
+
+TEST(LucidRulesTest, AtMostTwoJobsPerGpuAndSameGpuCount) {
+  // (i) A and B share the only GPU from 10; C (1 GPU) at 20 finds no unshared partner and
+  // waits until B ends (B: 100 s at 0.9 → ends 10 + ⌈111.1⌉ = 122), then packs onto A at 122.
+  Trace t = MakeTrace({{0, 1000, 1}, {10, 100, 1}, {20, 100, 1}});
+  SimResult r = RunShared(OneNode(1), t, Ctx({{}, {}}, {{{0, 1}, 0.9f}, {{1, 0}, 0.9f}}, {0, 1, 1}));
+  EXPECT_EQ(r.outcomes[1].start, 10);
+  EXPECT_EQ(r.outcomes[1].end, 122);
+  EXPECT_EQ(r.outcomes[2].start, 122);
+  EXPECT_NE(ExplainOf(r, 2).find("packed with job 0"), std::string::npos);
+  // (ii) A takes both GPUs of the node; B (1 GPU) may not share A's 2 GPUs: it waits for A.
+  Trace t2 = MakeTrace({{0, 1000, 2}, {10, 100, 1}});
+  SimResult r2 = RunShared(OneNode(2), t2, Ctx({{}, {}}, {}, {0, 1}));
+  EXPECT_EQ(r2.outcomes[1].start, 1000);
+  EXPECT_EQ(r2.packed_starts, 0u);
+  // Jobs over 8 GPUs never pack.
+  Cluster two;
+  AddVc(&two, "a", 2, 8);
+  Trace t3 = MakeTrace({{0, 1000, 16}, {10, 100, 16}});
+  SimResult r3 = RunShared(two, t3, Ctx({{}, {}}, {}, {0, 1}));
+  EXPECT_EQ(r3.outcomes[1].start, 1000);
+  EXPECT_NE(ExplainOf(r3, 1).find("more than 8 GPUs"), std::string::npos);
+}
+
+TEST(LucidRulesTest, PackingOffBlocksAtTheHeadLikeLucid) {
+  // pack=false: exclusive placement in priority order, stopping at the first job that does not
+  // fit. One GPU: B waits for A; nothing is shared.
+  Trace t = MakeTrace({{0, 1000, 1}, {10, 100, 1}});
+  SimResult r = RunShared(OneNode(1), t, Ctx({{}, {}}, {}, {0, 1}), "lucid:estimator=oracle,pack=false");
+  EXPECT_EQ(r.outcomes[1].start, 1000);
+  EXPECT_EQ(r.packed_starts, 0u);
+  EXPECT_TRUE(r.shared_run.empty());
+}
+
+TEST(LucidForecastTest, LevelTimeOfDayAndPercentile) {
+  SubmissionForecaster f;
+  // Day 0: 6 jobs in bin 0 (t 0..599), 3 in bin 1. Day 1 at the same bins: 2 and 1.
+  for (int i = 0; i < 6; ++i) f.Observe(10);
+  for (int i = 0; i < 3; ++i) f.Observe(700);
+  for (int i = 0; i < 2; ++i) f.Observe(86400 + 5);
+  f.Observe(86400 + 601);
+  bool known = false;
+  EXPECT_DOUBLE_EQ(f.TimeOfDay(2 * 86400, &known), (6 + 2) / 2.0);
+  EXPECT_TRUE(known);
+  // Level at t = 86400 + 1200: bins 144..145 (counts 2, 1) and the 4 empty bins before them.
+  EXPECT_DOUBLE_EQ(f.Level(86400 + 1200), 3 / 6.0);
+  // Forecast at 2 days + 0: ½ level + ½ time of day for each of 5 bins.
+  double level = f.Level(2 * 86400);
+  double expect = 0;
+  for (int k = 0; k < 5; ++k) {
+    double tod = f.TimeOfDay(2 * 86400 + k * 600, &known);
+    expect += known ? 0.5 * level + 0.5 * tod : level;
+  }
+  EXPECT_DOUBLE_EQ(f.PredictMean(2 * 86400, 5), expect / 5);
+  EXPECT_DOUBLE_EQ(f.CountPercentile(86400 + 1200, 1.0), 6);
+  EXPECT_DOUBLE_EQ(f.CountPercentile(86400 + 1200, 0.0), 0);
+}
+
+TEST(ColocationPropertyTest, NoRejectedPackingIsEverTakenOverAGeneratedWorkload) {
+  // 12 random workloads, random (asymmetric) speeds in [0.4, 1], memory and scores; 600 jobs of
+  // 1..4 GPUs on 2 nodes × 4 GPUs. Every packed start must satisfy every rule.
+  Rng rng(42, "coloc-property");
+  const int n = 12;
+  std::vector<Wl> wl(n);
+  std::map<std::pair<int, int>, float> speed;
+  for (int i = 0; i < n; ++i) wl[i] = {static_cast<float>(2000 + rng.Below(16000)), static_cast<uint8_t>(rng.Below(3))};
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) speed[{a, b}] = static_cast<float>(0.4 + 0.6 * rng.Uniform());
+  std::vector<JobSpec> specs;
+  std::vector<uint8_t> jw;
+  Time t = 0;
+  for (int i = 0; i < 600; ++i) {
+    t += static_cast<Time>(rng.Below(120));
+    specs.push_back({t, static_cast<Duration>(60 + rng.Below(3000)), static_cast<uint32_t>(1u << rng.Below(3))});
+    jw.push_back(static_cast<uint8_t>(rng.Below(n)));
+  }
+  Trace tr = MakeTrace(specs);
+  Cluster cl;
+  AddVc(&cl, "a", 2, 4);
+  auto ctx = Ctx(wl, speed, jw);
+  SimResult r = RunShared(cl, tr, ctx, "lucid:estimator=oracle,pas=false,min_speed=0.7");
+  ASSERT_GT(r.packed_starts, 20u);
+  for (const auto& [j, p] : r.packs) {
+    const uint16_t a = ctx->workload(JobId(j)), b = ctx->workload(JobId(p));
+    EXPECT_GE(ctx->PredictedSpeed(a, b), 0.7f);
+    EXPECT_GE(ctx->PredictedSpeed(b, a), 0.7f);
+    EXPECT_EQ(tr.jobs[j].gpus, tr.jobs[p].gpus);
+    EXPECT_LT(wl[b].gmem, 24576 - wl[a].gmem);
+    EXPECT_LE(wl[a].ss + wl[b].ss, 2);
+    // The partner was running and not yet finished when j started.
+    EXPECT_LE(r.outcomes[p].start, r.outcomes[j].start);
+    EXPECT_GT(r.outcomes[p].end, r.outcomes[j].start);
+  }
+  // At most two jobs on any GPU: the partner of a packed start is never itself packed-with at
+  // an overlapping time by a third job (checked structurally by the scheduler) — here: no job
+  // is the partner of two packed starts whose runs overlap.
+  std::map<uint32_t, std::vector<uint32_t>> by_partner;
+  for (const auto& [j, p] : r.packs) by_partner[p].push_back(j);
+  for (const auto& [p, js] : by_partner)
+    for (size_t x = 0; x < js.size(); ++x)
+      for (size_t y = x + 1; y < js.size(); ++y) {
+        const auto &ox = r.outcomes[js[x]], &oy = r.outcomes[js[y]];
+        EXPECT_TRUE(ox.end <= oy.start || oy.end <= ox.start) << "jobs " << js[x] << " and " << js[y] << " shared " << p;
+      }
+  // Determinism: the same inputs give the same schedule.
+  SimResult r2 = RunShared(cl, tr, ctx, "lucid:estimator=oracle,pas=false,min_speed=0.7");
+  for (size_t i = 0; i < r.outcomes.size(); ++i) EXPECT_EQ(r.outcomes[i].end, r2.outcomes[i].end);
+}
+
+}  // namespace
+}  // namespace orrery
