@@ -51,7 +51,7 @@ std::shared_ptr<ColocationContext> Ctx(const std::vector<Wl>& wl, const std::map
 }
 
 SimResult RunShared(const Cluster& cl, const Trace& t, std::shared_ptr<ColocationContext> ctx,
-              const std::string& spec = "lucid:estimator=oracle,pas=false") {
+              const std::string& spec = "lucid:estimator=oracle,pas=false,profiler=false") {
   SimConfig cfg;
   cfg.policy = spec;
   auto parts = MakeLucidPolicy(spec, 1, &t, ctx);
@@ -125,7 +125,7 @@ struct RuleCase {
 SimResult RunRule(const RuleCase& c, double min_speed = 0.8) {
   Trace t = MakeTrace({{0, 1000, 1}, {10, c.b_duration, 1}});
   char spec[128];
-  std::snprintf(spec, sizeof spec, "lucid:estimator=oracle,pas=false,min_speed=%g", min_speed);
+  std::snprintf(spec, sizeof spec, "lucid:estimator=oracle,pas=false,profiler=false,min_speed=%g", min_speed);
   return RunShared(OneNode(1), t, Ctx({c.a, c.b}, {{{0, 1}, c.speed_ab}, {{1, 0}, c.speed_ba}}, {0, 1}), spec);
 }
 bool Packed(const SimResult& r) { return r.outcomes[1].start == 10; }
@@ -194,10 +194,34 @@ TEST(LucidRulesTest, PackingOffBlocksAtTheHeadLikeLucid) {
   // pack=false: exclusive placement in priority order, stopping at the first job that does not
   // fit. One GPU: B waits for A; nothing is shared.
   Trace t = MakeTrace({{0, 1000, 1}, {10, 100, 1}});
-  SimResult r = RunShared(OneNode(1), t, Ctx({{}, {}}, {}, {0, 1}), "lucid:estimator=oracle,pack=false");
+  SimResult r = RunShared(OneNode(1), t, Ctx({{}, {}}, {}, {0, 1}), "lucid:estimator=oracle,pack=false,profiler=false");
   EXPECT_EQ(r.outcomes[1].start, 1000);
   EXPECT_EQ(r.packed_starts, 0u);
   EXPECT_TRUE(r.shared_run.empty());
+}
+
+TEST(LucidProfilerTest, ShortJobsFinishThereOthersAreHandedOverKeepingTheirWork) {
+  // VC a: 2 nodes × 1 GPU; the profiler takes one (a keeps a-0). Limit 200 s.
+  // J0 (100 s) and J1 (500 s) arrive at 0 and queue in the profiler (least-GPU-first, then
+  // submit, then trace order): J0 runs 0..100 there and is done. J1 runs 100..300 there, is
+  // handed over with 300 s left and runs on a-0 300..600. J2 (16 GPUs) skips the profiler and
+  // is rejected: a has 1 GPU left. J3 (1 GPU, 50 s) at 10 waits behind J1 in the profiler:
+  // 300..350.
+  Cluster c;
+  AddVc(&c, "a", 2, 1);
+  Trace t = MakeTrace({{0, 100, 1}, {0, 500, 1}, {0, 10, 16}, {10, 50, 1}});
+  SimResult r = RunShared(c, t, nullptr, "lucid:estimator=oracle,pack=false,profiler_nodes=1,profiler_limit=200");
+  EXPECT_EQ(r.outcomes[0].start, 0);
+  EXPECT_EQ(r.outcomes[0].end, 100);
+  EXPECT_EQ(r.outcomes[1].start, 100);
+  EXPECT_EQ(r.outcomes[1].end, 600);
+  EXPECT_EQ(r.outcomes[1].wait, 100);
+  EXPECT_EQ(r.outcomes[1].run, 500);
+  EXPECT_EQ(r.outcomes[2].status, OutcomeStatus::kRejected);
+  EXPECT_EQ(r.outcomes[3].start, 300);
+  EXPECT_EQ(r.outcomes[3].end, 350);
+  EXPECT_EQ(r.profiled, 3u);
+  EXPECT_EQ(r.done_in_profiler, 2u);
 }
 
 TEST(LucidForecastTest, LevelTimeOfDayAndPercentile) {
@@ -246,7 +270,7 @@ TEST(ColocationPropertyTest, NoRejectedPackingIsEverTakenOverAGeneratedWorkload)
   Cluster cl;
   AddVc(&cl, "a", 2, 4);
   auto ctx = Ctx(wl, speed, jw);
-  SimResult r = RunShared(cl, tr, ctx, "lucid:estimator=oracle,pas=false,min_speed=0.7");
+  SimResult r = RunShared(cl, tr, ctx, "lucid:estimator=oracle,pas=false,profiler=false,min_speed=0.7");
   ASSERT_GT(r.packed_starts, 20u);
   for (const auto& [j, p] : r.packs) {
     const uint16_t a = ctx->workload(JobId(j)), b = ctx->workload(JobId(p));
@@ -271,8 +295,43 @@ TEST(ColocationPropertyTest, NoRejectedPackingIsEverTakenOverAGeneratedWorkload)
         EXPECT_TRUE(ox.end <= oy.start || oy.end <= ox.start) << "jobs " << js[x] << " and " << js[y] << " shared " << p;
       }
   // Determinism: the same inputs give the same schedule.
-  SimResult r2 = RunShared(cl, tr, ctx, "lucid:estimator=oracle,pas=false,min_speed=0.7");
+  SimResult r2 = RunShared(cl, tr, ctx, "lucid:estimator=oracle,pas=false,profiler=false,min_speed=0.7");
   for (size_t i = 0; i < r.outcomes.size(); ++i) EXPECT_EQ(r.outcomes[i].end, r2.outcomes[i].end);
+}
+
+}  // namespace
+}  // namespace orrery
+
+namespace orrery {
+namespace {
+
+TEST(FragmentationTest, HandComputedFgdRatio) {
+  // One node, 2 GPUs. J0 (0.6 GPU) and J1 (1 GPU) run 0..1000: GPU0 has 400 milli free, GPU1 none.
+  // Demand mix: (1 × 600), (1 × 1000), (1 × 300), each 1/3 (J2, 0.3 GPU, comes at 2000).
+  // Whole-GPU task: no wholly free GPU → all 400 free is a fragment; 600-milli task: 400 < 600 →
+  // 400; 300-milli task: fits → 0. Expected fragment = 800/3 milli = 0.2667 GPUs of 0.4 free.
+  Cluster c;
+  testing::AddVc(&c, "a", 1, 2);
+  Trace t = testing::MakeTrace({{0, 1000, 1, "a", 600}, {0, 1000, 1}, {2000, 10, 1, "a", 300}});
+  SimConfig cfg;
+  cfg.policy = "fifo";
+  cfg.frag_interval = 500;
+  auto r = Simulate(t, c, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GE(r->fragmentation.size(), 3u);
+  EXPECT_EQ(r->fragmentation[0].t, 0);
+  EXPECT_NEAR(r->fragmentation[0].free_gpus, 0.4, 1e-9);
+  EXPECT_NEAR(r->fragmentation[0].fragmented_gpus, 0.8 / 3, 1e-9);
+  EXPECT_NEAR(r->fragmentation[1].ratio(), 2.0 / 3, 1e-9);
+  // From 1000 the node is idle: 2 GPUs free, wholly free, nothing fragmented.
+  EXPECT_EQ(r->fragmentation[2].t, 1000);
+  EXPECT_NEAR(r->fragmentation[2].free_gpus, 2.0, 1e-9);
+  EXPECT_NEAR(r->fragmentation[2].ratio(), 0.0, 1e-9);
+  // Whole-GPU traces skip the measure.
+  Trace w = testing::MakeTrace({{0, 1000, 1}});
+  auto r2 = Simulate(w, c, cfg);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_TRUE(r2->fragmentation.empty());
 }
 
 }  // namespace

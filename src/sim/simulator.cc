@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <queue>
 
@@ -43,6 +44,101 @@ Mapping BuildMapping(const Trace& trace, const Cluster& cluster) {
   return m;
 }
 
+// Moves `spec.nodes` nodes into a new last VC "profiler": one node (the highest-numbered)
+// from each donor VC in turn (spec.donor_vcs, else the VCs with the most nodes, ties by id);
+// a VC keeps at least one node.
+Result<Cluster> CarveProfiler(const Cluster& in, const ProfilerSpec& spec) {
+  Cluster c = in;
+  std::vector<size_t> donors;
+  if (!spec.donor_vcs.empty()) {
+    for (const std::string& name : spec.donor_vcs) {
+      size_t k = c.vcs.size();
+      for (size_t v = 0; v < c.vcs.size(); ++v)
+        if (c.vcs[v].name == name) k = v;
+      if (k == c.vcs.size()) return MakeError("profiler: donor VC '" + name + "' is not in cluster '" + c.name + "'");
+      donors.push_back(k);
+    }
+  } else {
+    for (size_t v = 0; v < c.vcs.size(); ++v) donors.push_back(v);
+    std::stable_sort(donors.begin(), donors.end(),
+                     [&](size_t a, size_t b) { return c.vcs[a].nodes.size() > c.vcs[b].nodes.size(); });
+  }
+  VirtualCluster pv;
+  pv.id = VcId(static_cast<uint16_t>(c.vcs.size()));
+  pv.name = "profiler";
+  for (int taken = 0, round = 0; taken < spec.nodes && round < spec.nodes + 1; ++round) {
+    bool any = false;
+    for (size_t k : donors) {
+      if (taken >= spec.nodes) break;
+      VirtualCluster& v = c.vcs[k];
+      if (v.nodes.size() < 2) continue;
+      NodeId nid = v.nodes.back();
+      v.nodes.pop_back();
+      v.gpus -= c.nodes[nid.v].gpus;
+      c.nodes[nid.v].vc = pv.id;
+      pv.nodes.push_back(nid);
+      pv.gpus += c.nodes[nid.v].gpus;
+      ++taken;
+      any = true;
+    }
+    if (!any) break;
+  }
+  if (static_cast<int>(pv.nodes.size()) < spec.nodes)
+    return MakeError("profiler: cluster '" + c.name + "' cannot spare " + std::to_string(spec.nodes) + " nodes");
+  std::sort(pv.nodes.begin(), pv.nodes.end());
+  c.vcs.push_back(pv);
+  c.single_pool = false;
+  return c;
+}
+
+// The trace's demand mix: (GPUs, milli per GPU) → probability, over jobs with GPUs.
+std::vector<std::pair<std::pair<uint32_t, uint16_t>, double>> DemandMix(const Trace& trace) {
+  std::map<std::pair<uint32_t, uint16_t>, uint64_t> counts;
+  uint64_t total = 0;
+  for (const Job& j : trace.jobs) {
+    if (j.gpus == 0) continue;
+    ++counts[{j.gpus, j.gpu_milli}];
+    ++total;
+  }
+  std::vector<std::pair<std::pair<uint32_t, uint16_t>, double>> mix;
+  for (const auto& [k, c] : counts) mix.push_back({k, static_cast<double>(c) / static_cast<double>(total)});
+  return mix;
+}
+
+FragSample Fragmentation(const ClusterState& st, Time t,
+                         const std::vector<std::pair<std::pair<uint32_t, uint16_t>, double>>& mix) {
+  FragSample f;
+  f.t = t;
+  const auto& nodes = st.cluster().nodes;
+  uint16_t free_milli[64];
+  for (const Node& nd : nodes) {
+    const int g = std::min<int>(nd.gpus, 64);
+    double node_free = 0, partial_free = 0;
+    for (int i = 0; i < g; ++i) {
+      free_milli[i] = st.gpu_free_milli(nd.id, i);
+      node_free += free_milli[i];
+      if (free_milli[i] < 1000) partial_free += free_milli[i];
+    }
+    if (node_free == 0) continue;
+    const uint16_t whole = st.free_gpus(nd.id);
+    double frag = 0;
+    for (const auto& [demand, p] : mix) {
+      const auto [k, m] = demand;
+      if (m >= 1000) {
+        frag += p * (whole >= std::min<uint32_t>(k, static_cast<uint32_t>(g)) ? partial_free : node_free);
+      } else {
+        double unusable = 0;
+        for (int i = 0; i < g; ++i)
+          if (free_milli[i] < m) unusable += free_milli[i];
+        frag += p * unusable;
+      }
+    }
+    f.free_gpus += node_free / 1000.0;
+    f.fragmented_gpus += frag / 1000.0;
+  }
+  return f;
+}
+
 }  // namespace
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg) {
@@ -76,7 +172,29 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   for (const auto& v : cluster.vcs) r.vc_names.push_back(v.name);
   bool fractional = false;
   for (const Job& j : trace.jobs) fractional |= j.is_fractional();
-  Scheduler sched(cluster, fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer));
+  // Lucid's profiler: a staging VC carved out of the cluster (the scheduler sees the derived
+  // cluster; trace VCs still map onto the original VC ids, which the derived one keeps).
+  const ProfilerSpec prof = policy.profiler;
+  Cluster derived;
+  VcId prof_vc;
+  if (prof.enabled) {
+    ORR_ASSIGN_OR_RETURN(derived, CarveProfiler(cluster, prof));
+    prof_vc = VcId(static_cast<uint16_t>(derived.vcs.size() - 1));
+  }
+  const Cluster& sched_cluster = prof.enabled ? derived : cluster;
+  GpuTypeMask prof_types = 0;  // GPU types present in the profiler
+  uint64_t prof_gpus = 0;
+  if (prof.enabled) {
+    for (NodeId nid : derived.vcs.back().nodes) {
+      const Node& nd = derived.nodes[nid.v];
+      if (nd.gpu_type.valid()) prof_types |= 1u << nd.gpu_type.v;
+      prof_gpus += nd.gpus;
+    }
+  }
+  Scheduler sched(sched_cluster, fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer));
+  const bool measure_frag = fractional && cfg.frag_interval > 0;
+  const auto mix = measure_frag ? DemandMix(trace) : decltype(DemandMix(trace)){};
+  Time next_frag = kNoTime;
 
   const size_t n = trace.jobs.size();
   r.outcomes.resize(n);
@@ -165,6 +283,13 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     Time t = next < n ? trace.jobs[order(next)].submit : INT64_MAX;
     if (!heap.empty()) t = std::min(t, heap.Top().t);
     // Samples strictly before t see the state as it was since the previous instant.
+    if (measure_frag && t != INT64_MAX) {  // the state since the previous instant, sampled on the grid
+      if (next_frag == kNoTime) next_frag = t - (t % cfg.frag_interval + cfg.frag_interval) % cfg.frag_interval;
+      while (next_frag < t) {
+        if (last_t != kNoTime) r.fragmentation.push_back(Fragmentation(sched.cluster_state(), next_frag, mix));
+        next_frag += cfg.frag_interval;
+      }
+    }
     while (next_sample != kNoTime && next_sample < t) {
       r.samples.push_back(TimeSample{next_sample, busy_milli, static_cast<uint32_t>(sched.running_total()),
                                      static_cast<uint32_t>(sched.pending_total()), sched.pending_gpu_milli()});
@@ -180,6 +305,18 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       uint32_t idx = slot_job[c.slot];
       const SchedJob& sj = sched.view(c.slot);
       JobOutcome& o = r.outcomes[idx];
+      if (sj.home_vc.valid() && sj.remaining > t - sj.started) {  // profiling over, work left: hand over
+        o.run += t - seg_start[c.slot];
+        busy_milli -= trace.jobs[idx].gpu_milli_total();
+        sched.Handover(c.slot, t);
+        pending_since[c.slot] = t;
+        ++r.profiled;
+        continue;
+      }
+      if (sj.home_vc.valid()) {
+        ++r.profiled;
+        ++r.done_in_profiler;
+      }
       o.end = t;
       o.run += t - seg_start[c.slot];
       const uint32_t partner = sj.partner;
@@ -228,7 +365,11 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         finish_outcome(idx);
         continue;
       }
-      auto slot = sched.Submit(&j, o.vc, types, seq_of(idx), t);
+      // Profiler: jobs of at most max_gpus GPUs that fit it (and accept its GPU types) go there first.
+      const bool stage = prof.enabled && j.gpus > 0 && j.gpus <= prof.max_gpus && j.gpus <= prof_gpus &&
+                         j.nodes <= prof.nodes && (types == 0 || prof_types == 0 || (types & prof_types) == prof_types);
+      auto slot = stage ? sched.SubmitStaged(&j, o.vc, prof_vc, types, seq_of(idx), t)
+                        : sched.Submit(&j, o.vc, types, seq_of(idx), t);
       if (!slot.ok()) {
         o.status = OutcomeStatus::kRejected;
         o.reject_reason = reason_id(slot.error().message);
@@ -270,7 +411,8 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
             rate[d.slot] = 1.0f;
             rate_since[d.slot] = t;
           }
-          heap.Push(t + sj.remaining, Completion{d.slot, slot_gen[d.slot]});
+          const Duration seg = sj.home_vc.valid() ? std::min(sj.remaining, prof.time_limit) : sj.remaining;
+          heap.Push(t + seg, Completion{d.slot, slot_gen[d.slot]});
         } else {  // packed onto a running partner's GPUs: both slow down
           ++r.packed_starts;
           const uint32_t p = sj.partner;

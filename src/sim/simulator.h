@@ -30,6 +30,20 @@ struct SimConfig {
   std::function<void(uint64_t, uint64_t)> progress;
   // Sharing policies: collect each job's packing explanation (SimResult::explain).
   bool explain = true;
+  // Fractional-GPU traces: period (s) of the fragmentation measure (0 = off).
+  Duration frag_interval = 3600;
+};
+
+// FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the
+// free GPU capacity that a task drawn from the trace's demand mix could not use, averaged
+// over that mix: for a whole-GPU task of k GPUs a node's free share on partly used GPUs is a
+// fragment (all of its free share if fewer than k GPUs are wholly free); for a fractional task
+// of m milli-GPUs the free share of GPUs with less than m free is.
+struct FragSample {
+  Time t = 0;
+  double free_gpus = 0;        // free GPU capacity (GPUs)
+  double fragmented_gpus = 0;  // expected unusable part of it (GPUs)
+  double ratio() const { return free_gpus > 0 ? fragmented_gpus / free_gpus : 0; }
 };
 
 struct SimResult {
@@ -46,9 +60,11 @@ struct SimResult {
   // GPU sharing (policies with a SharePlugin, e.g. lucid); all empty/zero otherwise.
   std::vector<Duration> shared_run;  // per trace job: seconds it ran sharing its GPUs
   uint64_t packed_starts = 0;        // jobs started on a running partner's GPUs
+  uint64_t profiled = 0, done_in_profiler = 0;  // Lucid's profiler: jobs run there / finished there
   std::vector<std::pair<uint32_t, uint32_t>> packs;  // (job, partner job) per packed start, in order
   std::string workload_assignment;   // how jobs got model/batch/utilization attributes
   std::vector<std::pair<uint32_t, std::string>> explain;  // (job, why packed / not packed)
+  std::vector<FragSample> fragmentation;  // fractional-GPU traces, every frag_interval seconds
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);

@@ -67,6 +67,9 @@ struct SchedJob {
   // passes to the partner when the owner finishes, so the GPUs stay taken until both end).
   bool owns_gpus = true;
   uint32_t partner = kNoSlot;
+  // Staged jobs (Lucid's profiler): queued and run in a staging VC (`vc`) first, then
+  // handed over to `home_vc`; invalid when the job is not (or no longer) staged.
+  VcId home_vc;
 };
 
 struct SortKey {

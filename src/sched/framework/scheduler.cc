@@ -86,6 +86,38 @@ uint64_t Scheduler::FittingClasses(VcId vc) const {
   return mask;
 }
 
+Result<uint32_t> Scheduler::SubmitStaged(const Job* job, VcId vc, VcId stage, GpuTypeMask types, uint32_t seq,
+                                         Time now) {
+  staging_ = stage;
+  auto r = Submit(job, vc, types, seq, now);
+  staging_ = VcId();
+  return r;
+}
+
+void Scheduler::Handover(uint32_t slot, Time now) {
+  SchedJob& j = pool_[slot];
+  ORR_CHECK(j.running && j.home_vc.valid() && j.partner == kNoSlot);
+  VcQueues& q = vcs_[j.vc.v];
+  state_.Release(j.alloc);
+  TrackNodeEnds(j, false);
+  if (track_running_) {
+    q.running_est.erase(REntry{j.est_end, j.seq, slot});
+    q.running_true.erase(REntry{j.true_end, j.seq, slot});
+  }
+  ++q.version;
+  if (!q.dirty) {
+    q.dirty = true;
+    dirty_list_.push_back(j.vc.v);
+  }
+  --running_total_;
+  if (policy_.share) policy_.share->OnRunning(*this, slot, false);
+  j.alloc.clear();
+  j.remaining = std::max<Duration>(0, j.remaining - (now - j.started));
+  j.vc = j.home_vc;
+  j.home_vc = VcId();
+  Enqueue(slot, now);
+}
+
 Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now) {
   // Admission: may this job ever run in its VC? Capacities per (VC, type mask) are
   // computed once and cached, so admission costs O(1) per job.
@@ -111,6 +143,10 @@ Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, u
   SchedJob& j = pool_[slot];
   j.job = job;
   j.vc = vc;
+  if (staging_.valid()) {
+    j.home_vc = vc;
+    j.vc = staging_;
+  }
   j.types = types;
   j.seq = seq;
   j.remaining = job->duration;

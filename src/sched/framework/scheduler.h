@@ -93,6 +93,18 @@ class SharePlugin : public virtual Plugin {
   virtual std::string Explain(JobId job) const { return {}; }
 };
 
+// A staging partition (Lucid's profiler): jobs of at most `max_gpus` GPUs first run there for
+// up to `time_limit` seconds; a job that ends within it is done, the others are handed over
+// to their own VC with the work done so far kept. The driver carves `nodes` nodes out of the
+// cluster (one from each of `donor_vcs`, default: the VCs with the most nodes).
+struct ProfilerSpec {
+  bool enabled = false;
+  int nodes = 2;
+  Duration time_limit = 200;
+  uint32_t max_gpus = 8;
+  std::vector<std::string> donor_vcs;
+};
+
 struct PolicyParts {
   std::string name;                        // as requested, e.g. "easy"
   std::unique_ptr<QueueSortPlugin> sort;
@@ -103,6 +115,7 @@ struct PolicyParts {
   std::unique_ptr<SharePlugin> share;      // GPU sharing (may be null; never with preemptive)
   // Interference data for sharing policies: the driver reads the true co-located speeds here.
   std::shared_ptr<const ColocationContext> colocation;
+  ProfilerSpec profiler;
 };
 
 struct SchedulerOptions {
@@ -116,6 +129,11 @@ class Scheduler final : private SchedulerHandle {
 
   // A job arrives. Returns its slot, or UnschedulableForever (never enqueued) with the reason.
   Result<uint32_t> Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now);
+  // Same, but the job is queued in `stage` first (admission is checked against `vc`).
+  Result<uint32_t> SubmitStaged(const Job* job, VcId vc, VcId stage, GpuTypeMask types, uint32_t seq, Time now);
+  // A staged running job leaves its staging VC (resources freed, work done so far kept) and
+  // is queued in its home VC.
+  void Handover(uint32_t slot, Time now);
   // A running job finished (the driver decides when). Frees its resources.
   void Finish(uint32_t slot, Time now);
   // Runs a cycle over every VC touched since the last call; appends Start/Preempt decisions.
@@ -228,7 +246,8 @@ class Scheduler final : private SchedulerHandle {
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
-  uint64_t share_classes_ = 0;  // size classes a partner can make room for (1..8 GPUs)
+  uint64_t share_classes_ = 0;
+  VcId staging_;  // set during SubmitStaged  // size classes a partner can make room for (1..8 GPUs)
 };
 
 // Checkpoint/restart overhead charged to a preempted job (Helios SRTF): 7 s for 1 GPU,

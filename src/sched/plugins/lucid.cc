@@ -115,6 +115,8 @@ class LucidSort final : public QueueSortPlugin {
  public:
   std::string_view name() const override { return "lucid"; }
   SortKey Key(const SchedJob& j, Time) override {
+    // In the profiler: least-GPU-first, then submit time.
+    if (j.home_vc.valid()) return {static_cast<int64_t>(j.job->gpus), j.job->submit};
     Duration est = j.estimate > 0 ? j.estimate : kNegativeEstimate;
     return {est * static_cast<int64_t>(std::max<uint32_t>(1, j.job->gpus)), static_cast<int64_t>(j.job->gpus)};
   }
@@ -122,6 +124,7 @@ class LucidSort final : public QueueSortPlugin {
 
 struct LucidOptions {
   bool pack = true, pas = true, tune = true;
+  ProfilerSpec profiler;
   double pas_threshold = 2, min_speed = 0.8, gpu_mem = 24576, ratio = 2;
   int64_t tune_days = 7;
 };
@@ -159,6 +162,7 @@ class LucidShare final : public SharePlugin {
   void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) override {
     const SchedJob& j = h.job(slot);
     failed_.clear();  // the candidate set changed
+    if (j.home_vc.valid()) return;  // profiling runs are never partners
     if (j.job->gpus == 0 || j.job->gpus > 8 || j.job->is_fractional()) return;
     auto& set = Candidates(j.vc, j.job->gpus);
     if (running) {
@@ -177,6 +181,7 @@ class LucidShare final : public SharePlugin {
     const SchedJob& j = h.job(slot);
     const Job& job = *j.job;
     PackNote* note = job.id.v < notes_.size() ? &notes_[job.id.v] : nullptr;
+    if (j.home_vc.valid()) return kNoSlot;  // in the profiler: exclusive, least-GPU-first
     if (job.gpus == 0 || job.gpus > 8 || job.is_fractional()) {
       if (note) note->outcome = PackNote::kTooLarge;
       return kNoSlot;
@@ -325,6 +330,19 @@ Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, cons
   ORR_ASSIGN_OR_RETURN(o.ratio, Num(spec, "ratio", take("ratio", "2"), 0, 1e9));
   ORR_ASSIGN_OR_RETURN(double days, Num(spec, "tune_days", take("tune_days", "7"), 1, 3650));
   o.tune_days = static_cast<int64_t>(days);
+  ORR_ASSIGN_OR_RETURN(o.profiler.enabled, Bool(spec, "profiler", take("profiler", "true")));
+  ORR_ASSIGN_OR_RETURN(double pn, Num(spec, "profiler_nodes", take("profiler_nodes", "2"), 1, 10000));
+  ORR_ASSIGN_OR_RETURN(double pl, Num(spec, "profiler_limit", take("profiler_limit", "200"), 1, 1e9));
+  ORR_ASSIGN_OR_RETURN(double pg, Num(spec, "profiler_max_gpus", take("profiler_max_gpus", "8"), 1, 1e6));
+  o.profiler.nodes = static_cast<int>(pn);
+  o.profiler.time_limit = static_cast<Duration>(pl);
+  o.profiler.max_gpus = static_cast<uint32_t>(pg);
+  for (std::string v = take("profiler_vcs", ""); !v.empty();) {  // '+'-separated VC names
+    size_t plus = v.find('+');
+    o.profiler.donor_vcs.push_back(v.substr(0, plus));
+    v = plus == std::string::npos ? "" : v.substr(plus + 1);
+  }
+  parts.profiler = o.profiler;
   std::string path = take("colocation", "");
   if (path.empty()) path = DefaultColocationPath();
   parts.blocking = true;  // while packing is off (PAS), exclusive placement stops at the first failure

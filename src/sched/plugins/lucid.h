@@ -24,12 +24,20 @@
 //               percentile of the 10-min submission counts seen so far (never below 1), so
 //               "low load" follows the workload instead of Venus' constant 2.
 //
+//   Profiler    a staging VC of `profiler_nodes` (2) nodes carved out of the cluster (one from
+//               each of the VCs with the most nodes, or `profiler_vcs=A+B`); jobs of ≤
+//               `profiler_max_gpus` (8) GPUs run there first, least-GPU-first, exclusive, for at
+//               most `profiler_limit` (200) s; a job that ends within it is done, the others are
+//               handed over to their VC keeping the work done (Lucid's artifact drops it; see
+//               docs/validation.md). The profile (the workload's attributes) is what packing reads.
+//
 // Job attributes (model, batch, GPU util, GPU memory, AMP) come from the ColocationContext's
 // seeded assignment (predict/interference.h); sharing scores from the interference model's
 // mean predicted speed per workload (Lucid's < 0.85 → 2, < 0.95 → 1, else 0 labelling).
 //
 // Parameters: estimator=xgboost (any predict/ estimator spec), pack=true, pas=true,
-// pas_threshold=2, min_speed=0.8, gpu_mem=24576, ratio=2, tune=true, tune_days=7,
+// pas_threshold=2, min_speed=0.8, gpu_mem=24576, ratio=2, tune=true, tune_days=7, profiler=true,
+// profiler_nodes=2, profiler_limit=200, profiler_max_gpus=8, profiler_vcs=,
 // colocation=PATH (default: $ORRERY_SHARED_DIR/traces/lucid-colocation/colocate_info.csv).
 #pragma once
 
