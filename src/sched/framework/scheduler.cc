@@ -30,7 +30,6 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
   track_running_ = policy_.post != nullptr;
   track_node_ends_ = policy_.preemptive;
   ORR_CHECK(!(policy_.share && policy_.preemptive));
-  for (size_t c = 1; c <= 8; ++c) share_classes_ |= 1ULL << c;
   if (track_node_ends_) node_ends_.resize(cluster.nodes.size());
   for (size_t v = 0; v < vcs_.size(); ++v) {
     size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
@@ -197,6 +196,7 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
   VcQueues& q = vcs_[j.vc.v];
+  if (policy_.share) policy_.share->OnRunning(*this, slot, false);  // sees the partner link
   if (j.partner != kNoSlot) {  // the partner keeps the GPUs (and now holds them)
     SchedJob& p = pool_[j.partner];
     p.partner = kNoSlot;
@@ -216,7 +216,6 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   j.running = false;
   j.remaining = 0;
   if (policy_.estimator) policy_.estimator->Observe(*j.job, now - j.started);
-  if (policy_.share) policy_.share->OnRunning(*this, slot, false);
   if (!q.dirty) {
     q.dirty = true;
     dirty_list_.push_back(j.vc.v);
@@ -256,6 +255,20 @@ void Scheduler::StartShared(uint32_t slot, uint32_t partner) {
   j.partner = partner;
   p.partner = slot;
   MarkRunning(slot);
+}
+
+void Scheduler::ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) {
+  VcQueues& q = vcs_[vc.v];
+  const uint16_t g = state_.vc_max_node_gpus(vc);
+  const size_t c = gpus <= g ? gpus : static_cast<size_t>(g) + 1;
+  if (gpus == 0 || c >= q.classes.size()) return;
+  for (auto it = q.classes[c].begin(); it != q.classes[c].end();) {
+    const uint32_t slot = it->slot;
+    ++it;  // fn may start (erase) the job
+    const Job& job = *pool_[slot].job;
+    if (job.gpus != gpus || job.is_fractional()) continue;
+    if (!fn(slot)) return;
+  }
 }
 
 void Scheduler::MarkRunning(uint32_t slot) {
@@ -348,21 +361,35 @@ void Scheduler::CycleVc(VcId vc, Time now) {
   VcQueues& q = vcs_[vc.v];
   q.last_block = PluginStatus::Ok();
   if (q.size == 0) return;
+  (void)now;
+  // While sharing is active: a packing pass, then greedy exclusive placement, then another
+  // packing pass for partners started meanwhile (packing takes no GPUs, so it never makes
+  // room for an exclusive placement).
+  const bool sharing = policy_.share && policy_.share->Active(*this);
+  const bool blocking = policy_.blocking && !sharing;
+  if (sharing) {
+    policy_.share->Pack(*this, vc);
+    CycleExclusive(vc, blocking);
+    policy_.share->Pack(*this, vc);
+    return;
+  }
+  CycleExclusive(vc, blocking);
+}
+
+void Scheduler::CycleExclusive(VcId vc, bool blocking) {
+  VcQueues& q = vcs_[vc.v];
+  if (q.size == 0) return;
   const size_t k = q.classes.size();
   auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle
   cur.resize(k);
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
-  // While sharing is active the cycle is greedy and sizes a partner could host are examined.
-  const bool sharing = policy_.share && policy_.share->Active(*this);
-  const bool blocking = policy_.blocking && !sharing;
-  const uint64_t extra = sharing ? share_classes_ : 0;
   // Blocking policies look only at the global head: no need for the fitting classes.
-  uint64_t fit = blocking ? ~0ULL : (FittingClasses(vc) | extra);
+  uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
   size_t examined = 0;
   while (examined < opts_.max_examined) {
     if (!blocking && q.version != fit_version) {
-      fit = FittingClasses(vc) | extra;
+      fit = FittingClasses(vc);
       fit_version = q.version;
     }
     // Blocking policies consider only the global head (smallest key over all classes).
@@ -382,14 +409,6 @@ void Scheduler::CycleVc(VcId vc, Time now) {
     QEntry here = *cur[pick];
     uint32_t slot = here.slot;
     SchedJob& j = pool_[slot];
-    if (sharing) {
-      uint32_t partner = policy_.share->FindPartner(*this, slot);
-      if (partner != kNoSlot) {
-        ++cur[pick];  // StartShared erases the current entry
-        StartShared(slot, partner);
-        continue;
-      }
-    }
     PluginStatus st = placer_->Place(j, state_, nullptr, &scratch_);
     if (st.ok()) {
       ++cur[pick];  // Start erases the current entry

@@ -52,6 +52,11 @@ class SchedulerHandle {
   virtual void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void Start(uint32_t slot, Allocation alloc) = 0;
+  // Starts pending `slot` on the GPUs of running `partner` (GPU sharing; see SharePlugin).
+  virtual void StartShared(uint32_t slot, uint32_t partner) = 0;
+  // Pending single-node whole-GPU jobs of `vc` with exactly `gpus` GPUs, in queue order,
+  // until fn returns false.
+  virtual void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void Preempt(uint32_t slot) = 0;
   virtual DurationEstimator* estimator() = 0;
   // Nodes of `vc` that are idle now or would be if every running job ending after `t`
@@ -75,13 +80,16 @@ class PostFilterPlugin : public virtual Plugin {
 };
 
 // Optional GPU sharing (Lucid's packing; at most two jobs per GPU). While Active() says so,
-// a cycle is greedy (a job that cannot be placed is skipped, never blocks) and, before
-// exclusive placement, FindPartner may name a running job whose GPUs the pending job then
-// shares: it takes no new GPUs, and both run at the speeds the driver's interference truth
-// gives. While inactive, the policy's blocking setting applies and nothing is packed.
+// a cycle is greedy (a job that cannot be placed is skipped, never blocks) and is framed by
+// packing passes (Pack) that may start pending jobs on a running partner's GPUs: such a job
+// takes no new GPUs, and both run at the speeds the driver's interference truth gives.
+// While inactive, the policy's blocking setting applies and nothing is packed.
 class SharePlugin : public virtual Plugin {
  public:
   virtual bool Active(SchedulerHandle& h) = 0;
+  // The packing pass of a cycle of `vc` (run before and after exclusive placement while
+  // Active): starts pending jobs on running partners' GPUs through h.StartShared.
+  virtual void Pack(SchedulerHandle& h, VcId vc) = 0;
   // A running job of the same VC to share GPUs with, or kNoSlot.
   virtual uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) = 0;
   // Notifications: a job was submitted (with its slot); a job started (exclusively or
@@ -196,6 +204,7 @@ class Scheduler final : private SchedulerHandle {
   const Feasibility& FeasibilityOf(VcId vc, GpuTypeMask types);
   void Enqueue(uint32_t slot, Time now);
   void CycleVc(VcId vc, Time now);
+  void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
 
   // SchedulerHandle
   Time now() const override { return now_; }
@@ -206,7 +215,8 @@ class Scheduler final : private SchedulerHandle {
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void Start(uint32_t slot, Allocation alloc) override;
-  void StartShared(uint32_t slot, uint32_t partner);
+  void StartShared(uint32_t slot, uint32_t partner) override;
+  void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) override;
   void MarkRunning(uint32_t slot);  // bookkeeping shared by Start and StartShared
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }

@@ -1,7 +1,9 @@
 #include "sched/plugins/lucid.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -145,6 +147,7 @@ class LucidShare final : public SharePlugin {
     if (!o_.pack) return false;
     if (!o_.pas) return true;
     const Time now = h.now();
+    const bool was = active_;
     if (next_check_ == kNoTime || now >= next_check_) {
       if (o_.tune) {
         if (next_tune_ == kNoTime) next_tune_ = now + o_.tune_days * 86400;
@@ -155,19 +158,70 @@ class LucidShare final : public SharePlugin {
       }
       active_ = forecast_.PredictMean(now, 5) > threshold_;
       next_check_ = now - (now % 100) + 100;  // every 100 s
+      if (active_ && !was) rescan_all_ = true;
+    }
+    if (active_ && rescan_all_) {  // packing just switched on: every pending job is new to it
+      rescan_all_ = false;
+      for (uint16_t v = 0; v < h.state().num_vcs(); ++v) {
+        auto& a = added_[v];
+        for (double& b : a) b = std::numeric_limits<double>::infinity();
+      }
     }
     return active_;
+  }
+
+  // Packing pass. Lucid visits every pending job in priority order each tick and packs it
+  // onto the first admissible running partner. A pending job that failed against every
+  // candidate fails again as long as no candidate is added (the rules depend only on the two
+  // jobs), so a pass visits, in priority order, (a) jobs new to the queue and (b) for each
+  // size with a partner added since the last pass, the pending jobs of that size whose
+  // priority the new partner admits (≤ ratio × its priority). All of them after PAS has
+  // switched packing on.
+  void Pack(SchedulerHandle& h, VcId vc) override {
+    visit_.clear();
+    for (uint32_t s : h.fresh(vc)) {
+      const SchedJob& j = h.job(s);
+      if (j.job && !j.running && j.vc == vc) visit_.push_back(s);
+    }
+    auto it = added_.find(vc.v);
+    if (it != added_.end()) {
+      for (uint32_t g = 1; g <= 8; ++g) {
+        const double bound = it->second[g];
+        if (bound < 0) continue;
+        h.ForEachPendingOfSize(vc, g, [&](uint32_t s) {
+          if (static_cast<double>(h.job(s).key1) > bound) return false;
+          visit_.push_back(s);
+          return true;
+        });
+      }
+      added_.erase(it);
+    }
+    if (visit_.empty()) return;
+    std::sort(visit_.begin(), visit_.end(), [&](uint32_t a, uint32_t b) {
+      const SchedJob &x = h.job(a), &y = h.job(b);
+      if (x.key1 != y.key1) return x.key1 < y.key1;
+      if (x.key2 != y.key2) return x.key2 < y.key2;
+      return x.seq < y.seq;
+    });
+    visit_.erase(std::unique(visit_.begin(), visit_.end()), visit_.end());
+    for (uint32_t s : visit_) {
+      if (h.job(s).running) continue;
+      uint32_t p = FindPartner(h, s);
+      if (p != kNoSlot) h.StartShared(s, p);
+    }
   }
 
   void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) override {
     const SchedJob& j = h.job(slot);
     failed_.clear();  // the candidate set changed
     if (j.home_vc.valid()) return;  // profiling runs are never partners
+    if (!running && j.partner != kNoSlot) Added(h.job(j.partner));  // the partner runs alone again
     if (j.job->gpus == 0 || j.job->gpus > 8 || j.job->is_fractional()) return;
     auto& set = Candidates(j.vc, j.job->gpus);
     if (running) {
       order_[slot] = ++counter_;
       set.insert({counter_, slot});
+      if (j.partner == kNoSlot) Added(j);
     } else {
       auto it = order_.find(slot);
       if (it != order_.end()) {
@@ -281,6 +335,15 @@ class LucidShare final : public SharePlugin {
   const PackNote& note(JobId id) const { return notes_[id.v]; }
 
  private:
+  // A job became a possible partner: pending jobs of its size up to ratio × its priority
+  // are worth another look.
+  void Added(const SchedJob& p) {
+    if (p.job->gpus == 0 || p.job->gpus > 8 || p.job->is_fractional() || p.home_vc.valid()) return;
+    auto [it, fresh] = added_.try_emplace(p.vc.v);
+    if (fresh) it->second.fill(-1);
+    double& b = it->second[p.job->gpus];
+    b = std::max(b, o_.ratio * static_cast<double>(p.key1));
+  }
   static uint32_t Key(VcId vc, uint32_t gpus) { return (static_cast<uint32_t>(vc.v) << 4) | gpus; }
   std::set<std::pair<uint64_t, uint32_t>>& Candidates(VcId vc, uint32_t gpus) { return cand_[Key(vc, gpus)]; }
 
@@ -296,6 +359,9 @@ class LucidShare final : public SharePlugin {
   Time memo_now_ = kNoTime;
   std::map<uint64_t, PackNote> failed_;  // this cycle's failed (vc, gpus, workload)
   std::vector<PackNote> notes_;
+  std::map<uint16_t, std::array<double, 9>> added_;  // vc -> per size: priority bound (-1 none)
+  std::vector<uint32_t> visit_;
+  bool rescan_all_ = true;
 };
 
 Result<double> Num(const std::string& spec, const std::string& key, const std::string& v, double lo, double hi) {
