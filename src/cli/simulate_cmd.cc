@@ -304,6 +304,7 @@ int Run(const Options& o) {
     cfg.model_cpu_mem = o.model_cpu_mem;
     cfg.run_cpu_jobs = o.cpu_jobs;
     cfg.tie_order = tie;
+    cfg.explain = !o.no_output;  // packing.csv is the only reader
     cfg.progress = [&](uint64_t d, uint64_t t) { progress.Update(p, d, t); };
     auto t0 = std::chrono::steady_clock::now();
     auto r = o.helios_compat ? SimulateHeliosCompat(trace, *cluster, cfg) : Simulate(trace, *cluster, cfg);

@@ -211,25 +211,36 @@ class LucidShare final : public SharePlugin {
     }
   }
 
+  // Candidate sets hold the running, unsharing jobs of ≤ 8 GPUs per (VC, size), in start
+  // order (a job keeps its start rank while it shares and when it runs alone again).
   void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) override {
     const SchedJob& j = h.job(slot);
     failed_.clear();  // the candidate set changed
     if (j.home_vc.valid()) return;  // profiling runs are never partners
-    if (!running && j.partner != kNoSlot) Added(h.job(j.partner));  // the partner runs alone again
-    if (j.job->gpus == 0 || j.job->gpus > 8 || j.job->is_fractional()) return;
+    const bool small = j.job->gpus > 0 && j.job->gpus <= 8 && !j.job->is_fractional();
+    if (!small) return;
     auto& set = Candidates(j.vc, j.job->gpus);
     if (running) {
       order_[slot] = ++counter_;
-      set.insert({counter_, slot});
-      if (j.partner == kNoSlot) Added(j);
-    } else {
-      auto it = order_.find(slot);
-      if (it != order_.end()) {
-        set.erase({it->second, slot});
-        order_.erase(it);
+      if (j.partner == kNoSlot) {
+        set.insert({counter_, slot});
+        Added(j);
+      } else {  // packed: its partner is no longer available
+        set.erase({order_[j.partner], j.partner});
       }
+      return;
+    }
+    auto it = order_.find(slot);
+    if (it != order_.end()) {
+      if (j.partner == kNoSlot) set.erase({it->second, slot});
+      order_.erase(it);
+    }
+    if (j.partner != kNoSlot) {  // the partner runs alone again
+      set.insert({order_[j.partner], j.partner});
+      Added(h.job(j.partner));
     }
   }
+
 
   uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) override {
     const SchedJob& j = h.job(slot);
