@@ -279,9 +279,26 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     return true;
   };
 
-  while (next < n || !heap.empty()) {
+  // Periodic decisions (PolicyParts::tick): cycles only at multiples of the tick while
+  // jobs are pending. Event-driven policies with time-driven changes (ReschedulePlugin::
+  // NextWakeup, e.g. Tiresias' queue demotions) get a cycle at the wake-up time.
+  const Duration tick = sched.policy().tick;
+  const ReschedulePlugin* resched = sched.policy().reschedule.get();
+  Time next_tick = kNoTime;
+  auto ceil_tick = [&](Time x) { Time m = x % tick; return m == 0 ? x : x + (m < 0 ? -m : tick - m); };
+  while (next < n || !heap.empty() || (tick > 0 && sched.pending_total() > 0)) {
     Time t = next < n ? trace.jobs[order(next)].submit : INT64_MAX;
     if (!heap.empty()) t = std::min(t, heap.Top().t);
+    Time wake = kNoTime;
+    if (tick > 0) {
+      if (sched.pending_total() > 0) {
+        if (next_tick == kNoTime || next_tick <= last_t) next_tick = ceil_tick(last_t + 1);
+        t = std::min(t, next_tick);
+      }
+    } else if (resched && sched.pending_total() > 0) {
+      wake = resched->NextWakeup();
+      if (wake != kNoTime && (last_t == kNoTime || wake > last_t)) t = std::min(t, wake);
+    }
     // Samples strictly before t see the state as it was since the previous instant.
     if (measure_frag && t != INT64_MAX) {  // the state since the previous instant, sampled on the grid
       if (next_frag == kNoTime) next_frag = t - (t % cfg.frag_interval + cfg.frag_interval) % cfg.frag_interval;
@@ -393,9 +410,24 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       ++slot_gen[s];
       pending_since[s] = t;
     }
-    // 3. One scheduling cycle.
+    // 3. One scheduling cycle (periodic policies: only at ticks, unless tick_and_events).
     decisions.clear();
-    sched.Schedule(t, &decisions);
+    bool cycle = true;
+    bool at_tick = false;
+    if (tick > 0) {
+      if (next_tick == kNoTime || next_tick < t) next_tick = ceil_tick(t);
+      at_tick = next_tick == t;
+      if (at_tick) {
+        sched.MarkPendingVcsDirty();
+        next_tick = t + tick;
+      }
+      cycle = at_tick || sched.policy().tick_and_events;
+    } else if (wake != kNoTime && wake == t) {
+      sched.MarkPendingVcsDirty();
+    }
+    if (cycle) sched.Schedule(t, &decisions);
+    // Periodic policies: a tick that changes nothing with nothing left to happen would repeat forever.
+    if (at_tick && decisions.empty() && heap.empty() && next == n && sched.running_total() == 0) break;
     for (const Decision& d : decisions) {
       uint32_t idx = slot_job[d.slot];
       JobOutcome& o = r.outcomes[idx];

@@ -59,7 +59,8 @@ struct SchedJob {
   Time true_end = 0;          // when it really ends (oracle; for preemption ordering)
   int64_t key1 = 0, key2 = 0; // cached queue-sort key
   uint32_t preemptions = 0;
-  Duration attained = 0;      // GPU-seconds of service received so far
+  Duration attained = 0;      // GPU-seconds of service received so far (until the current segment)
+  int64_t policy_aux = 0;     // owned by the policy (Tiresias: attained service at the last promotion)
   Allocation alloc;
   bool running = false;
   // GPU sharing (SharePlugin): the running job this one shares its GPUs with, and whether
@@ -82,10 +83,24 @@ struct CycleContext {
   const ClusterState* state = nullptr;
 };
 
+// One explained fact about a job (`orrery explain`): what was decided or observed, when,
+// by which plugin, with named numeric fields for machine-readable output.
+struct ExplainNote {
+  Time t = 0;
+  std::string plugin;   // e.g. "tiresias", "lucid-packing"
+  std::string kind;     // short tag: "queue", "demoted", "promoted", "preempted", "packing", ...
+  std::string text;     // one human-readable sentence
+  std::vector<std::pair<std::string, double>> fields;
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view name() const = 0;
+  // Explain hook: the plugin's view of job j's state at `now` (e.g. its queue and attained
+  // service), appended to *out. Decisions as they happen are reported through
+  // SchedulerHandle::Note while the job is watched. Default: nothing to say.
+  virtual void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const {}
 };
 
 class AdmitPlugin : public virtual Plugin {

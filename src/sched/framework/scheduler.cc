@@ -26,8 +26,8 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
     vcs_.back().running_est = std::pmr::set<REntry>(pool_resource_.get());
     vcs_.back().running_true = std::pmr::set<REntry>(pool_resource_.get());
   }
-  // Running sets ordered by end time are needed only by PostFilter plugins.
-  track_running_ = policy_.post != nullptr;
+  // Running sets ordered by end time are needed only by PostFilter and Reschedule plugins.
+  track_running_ = policy_.post != nullptr || policy_.reschedule != nullptr;
   track_node_ends_ = policy_.preemptive;
   ORR_CHECK(!(policy_.share && policy_.preemptive));
   if (track_node_ends_) node_ends_.resize(cluster.nodes.size());
@@ -193,6 +193,7 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
 }
 
 void Scheduler::Finish(uint32_t slot, Time now) {
+  now_ = std::max(now_, now);
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
   VcQueues& q = vcs_[j.vc.v];
@@ -216,6 +217,7 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   j.running = false;
   j.remaining = 0;
   if (policy_.estimator) policy_.estimator->Observe(*j.job, now - j.started);
+  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, true);
   if (!q.dirty) {
     q.dirty = true;
     dirty_list_.push_back(j.vc.v);
@@ -288,6 +290,8 @@ void Scheduler::MarkRunning(uint32_t slot) {
   }
   ++running_total_;
   out_->push_back(Decision{Decision::kStart, slot});
+  if (policy_.reschedule) policy_.reschedule->JobStarted(*this, slot);
+  if (watched(slot)) Note(slot, ExplainNote{now_, "scheduler", "started", "started", {{"gpus", j.job->gpus}}});
   if (policy_.share) policy_.share->OnRunning(*this, slot, true);
 }
 
@@ -305,10 +309,79 @@ void Scheduler::Preempt(uint32_t slot) {
   j.alloc.clear();
   Duration ran = now_ - j.started;
   j.attained += ran * j.job->gpus;
-  j.remaining = (j.true_end - now_) + PreemptionOverhead(j.job->gpus);
+  const Duration overhead =
+      policy_.preempt_overhead ? policy_.preempt_overhead(j.job->gpus) : PreemptionOverhead(j.job->gpus);
+  j.remaining = (j.true_end - now_) + overhead;
+  j.running = false;  // before the plugins and the QueueSort key see it
   ++j.preemptions;
   out_->push_back(Decision{Decision::kPreempt, slot});
+  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, false);
+  if (watched(slot))
+    Note(slot, ExplainNote{now_, "scheduler", "preempted", "preempted; restart overhead charged",
+                           {{"overhead_s", static_cast<double>(overhead)},
+                            {"remaining_s", static_cast<double>(j.remaining)}}});
   Enqueue(slot, now_);
+}
+
+void Scheduler::MarkPendingVcsDirty() {
+  for (size_t v = 0; v < vcs_.size(); ++v) {
+    VcQueues& q = vcs_[v];
+    if (q.size == 0 || q.dirty) continue;
+    q.dirty = true;
+    dirty_list_.push_back(static_cast<uint16_t>(v));
+  }
+}
+
+void Scheduler::Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out) const {
+  const SchedJob& j = pool_[slot];
+  policy_.sort->Describe(j, now, out);
+  if (policy_.post) policy_.post->Describe(j, now, out);
+  if (policy_.reschedule) policy_.reschedule->Describe(j, now, out);
+}
+
+void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) {
+  VcQueues& q = vcs_[vc.v];
+  const size_t k = q.classes.size();
+  const int64_t g = state_.vc_max_node_gpus(vc);
+  cursors_.resize(k);
+  for (size_t c = 0; c < k; ++c) cursors_[c] = q.classes[c].begin();
+  int64_t budget = INT64_MAX;
+  // Class c (1..g) holds jobs of c GPUs, class g+1 larger ones, class 0 fractional/CPU-only.
+  auto visible = [&](size_t c) { return c == 0 || (c <= static_cast<size_t>(g) ? static_cast<int64_t>(c) <= budget : budget > g); };
+  while (true) {
+    int best = -1;
+    for (size_t c = 0; c < k; ++c) {
+      if (cursors_[c] == q.classes[c].end() || !visible(c)) continue;
+      if (best < 0 || *cursors_[c] < *cursors_[best]) best = static_cast<int>(c);
+    }
+    if (best < 0) return;
+    uint32_t slot = cursors_[best]->slot;
+    ++cursors_[best];
+    budget = fn(slot);
+    if (budget < 0) return;
+  }
+}
+
+bool Scheduler::MinPendingKey(VcId vc, SortKey* out) const {
+  const VcQueues& q = vcs_[vc.v];
+  const QEntry* best = nullptr;
+  for (const auto& cls : q.classes)
+    if (!cls.empty() && (!best || *cls.begin() < *best)) best = &*cls.begin();
+  if (!best) return false;
+  *out = SortKey{best->k1, best->k2};
+  return true;
+}
+
+void Scheduler::Rekey(uint32_t slot) {
+  SchedJob& j = pool_[slot];
+  ORR_CHECK(!j.running);
+  VcQueues& q = vcs_[j.vc.v];
+  auto& cls = q.classes[ClassOf(j)];
+  cls.erase(KeyOf(slot));
+  SortKey k = policy_.sort->Key(j, now_);
+  j.key1 = k.k1;
+  j.key2 = k.k2;
+  cls.insert(KeyOf(slot));
 }
 
 void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) {
@@ -349,6 +422,7 @@ void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
   std::sort(dirty_list_.begin(), dirty_list_.end());
   cycle_list_.swap(dirty_list_);  // VCs dirtied during the cycles go to the next call
   dirty_list_.clear();
+  if (policy_.reschedule) policy_.reschedule->Advance(*this);
   for (uint16_t v : cycle_list_) {
     vcs_[v].dirty = false;
     CycleVc(VcId(v), now);
@@ -360,6 +434,16 @@ void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
 void Scheduler::CycleVc(VcId vc, Time now) {
   VcQueues& q = vcs_[vc.v];
   q.last_block = PluginStatus::Ok();
+  if (policy_.reschedule) {
+    // Runs even with an empty queue: it tracks running jobs' priorities.
+    PluginStatus block = PluginStatus::Ok();
+    ReschedulePlugin::Next next = policy_.reschedule->Run(*this, vc, &block);
+    if (!block.ok()) {
+      if (block.plugin.empty()) block.plugin = policy_.reschedule->name();
+      q.last_block = block;
+    }
+    if (next == ReschedulePlugin::Next::kStop) return;
+  }
   if (q.size == 0) return;
   (void)now;
   // While sharing is active: a packing pass, then greedy exclusive placement, then another

@@ -66,6 +66,18 @@ class SchedulerHandle {
   virtual const std::vector<uint32_t>& fresh(VcId vc) = 0;
   // Counter bumped by every Apply/Release in the VC (lets plugins cache per state).
   virtual uint64_t version(VcId vc) const = 0;
+  // --- for Reschedule plugins (whole-VC decisions, e.g. Tiresias)
+  // Visits pending jobs of `vc` in queue order. fn(slot) returns the largest whole-GPU
+  // count still worth visiting (jobs of larger size classes are skipped from then on;
+  // fractional and CPU-only jobs are always visited) or -1 to stop.
+  virtual void ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) = 0;
+  // The smallest pending key of `vc`, or false when nothing is pending.
+  virtual bool MinPendingKey(VcId vc, SortKey* out) const = 0;
+  // Recomputes a pending job's QueueSort key (after the policy changed what the key reads).
+  virtual void Rekey(uint32_t slot) = 0;
+  // Explain support: whether `slot` is the job being explained, and a note about it.
+  virtual bool watched(uint32_t slot) const = 0;
+  virtual void Note(uint32_t slot, ExplainNote note) = 0;
 };
 
 class PostFilterPlugin : public virtual Plugin {
@@ -77,6 +89,26 @@ class PostFilterPlugin : public virtual Plugin {
   // Whether Run could place `slot` although it does not fit the free resources (e.g. by
   // preempting). Greedy cycles skip jobs of sizes that cannot fit unless this says yes.
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
+};
+
+// Whole-VC decisions at each cycle of a VC, before (or instead of) the framework's queue
+// walk: multi-level feedback queues whose running jobs' priorities change with attained
+// service (Tiresias) re-decide which running jobs keep their GPUs. Run may Preempt and Start
+// jobs through the handle; *block receives the reason the first job left pending waits.
+class ReschedulePlugin : public virtual Plugin {
+ public:
+  enum class Next { kStop, kWalk };  // kWalk: the framework's queue walk follows
+  virtual Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) = 0;
+  // Called once at the start of every Schedule call, before any VC cycle: process
+  // time-driven changes due by h.now() (e.g. queue demotions, starvation promotions).
+  virtual void Advance(SchedulerHandle& h) {}
+  // Lifecycle hooks (every start, preemption and completion, whoever decided it).
+  virtual void JobStarted(SchedulerHandle& h, uint32_t slot) {}
+  virtual void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) {}
+  // Earliest time at which Run would decide differently without any arrival or
+  // completion (e.g. a running job crossing a queue threshold), or kNoTime. A driver
+  // runs a cycle over every VC with pending jobs then.
+  virtual Time NextWakeup() const { return kNoTime; }
 };
 
 // Optional GPU sharing (Lucid's packing; at most two jobs per GPU). While Active() says so,
@@ -117,6 +149,13 @@ struct PolicyParts {
   std::string name;                        // as requested, e.g. "easy"
   std::unique_ptr<QueueSortPlugin> sort;
   std::unique_ptr<PostFilterPlugin> post;  // may be null
+  std::unique_ptr<ReschedulePlugin> reschedule;  // may be null
+  // Periodic decisions: > 0 = the driver runs cycles only every `tick` seconds (at
+  // multiples of tick, over every VC with pending jobs), plus at events if tick_and_events.
+  Duration tick = 0;
+  bool tick_and_events = false;
+  // Checkpoint/restart overhead per preemption (null = PreemptionOverhead below).
+  Duration (*preempt_overhead)(uint32_t gpus) = nullptr;
   std::unique_ptr<DurationEstimator> estimator;  // may be null
   bool blocking = true;                    // stop at the first job that cannot be placed
   bool preemptive = false;
@@ -158,6 +197,12 @@ class Scheduler final : private SchedulerHandle {
   PluginStatus last_block(VcId vc) const { return vcs_[vc.v].last_block; }
   // Frees a finished job's slot once the driver has recorded its outcome (slots are reused).
   void Release(uint32_t slot);
+  // Marks every VC with pending jobs for the next Schedule (periodic decisions, wakeups).
+  void MarkPendingVcsDirty();
+  // Explain: notes about `job` from the framework and plugins go to *sink (null = off).
+  void Watch(const Job* job, std::vector<ExplainNote>* sink) { watch_job_ = job; watch_sink_ = sink; }
+  // Policy explanation of a job's current state (its queue, priority...): plugins' Describe.
+  void Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out) const;
 
  private:
   struct QEntry {
@@ -224,6 +269,13 @@ class Scheduler final : private SchedulerHandle {
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
   void TrackNodeEnds(const SchedJob& j, bool add);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
+  void ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) override;
+  bool MinPendingKey(VcId vc, SortKey* out) const override;
+  void Rekey(uint32_t slot) override;
+  bool watched(uint32_t slot) const override { return watch_job_ && pool_[slot].job == watch_job_; }
+  void Note(uint32_t slot, ExplainNote note) override {
+    if (watched(slot) && watch_sink_) watch_sink_->push_back(std::move(note));
+  }
 
   size_t ClassOf(const SchedJob& j) const;
   // Bit mask of classes whose jobs could fit the VC's current free resources.
@@ -256,8 +308,9 @@ class Scheduler final : private SchedulerHandle {
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
-  uint64_t share_classes_ = 0;
-  VcId staging_;  // set during SubmitStaged  // size classes a partner can make room for (1..8 GPUs)
+  VcId staging_;  // set during SubmitStaged
+  const Job* watch_job_ = nullptr;
+  std::vector<ExplainNote>* watch_sink_ = nullptr;
 };
 
 // Checkpoint/restart overhead charged to a preempted job (Helios SRTF): 7 s for 1 GPU,
