@@ -9,6 +9,7 @@
 #include "base/rng.h"
 #include "sched/framework/test_util.h"
 #include "sched/plugins/lucid.h"
+#include "sched/plugins/placers.h"
 #include "sim/simulator.h"
 
 namespace orrery {
@@ -198,6 +199,50 @@ TEST(LucidRulesTest, PackingOffBlocksAtTheHeadLikeLucid) {
   EXPECT_EQ(r.outcomes[1].start, 1000);
   EXPECT_EQ(r.packed_starts, 0u);
   EXPECT_TRUE(r.shared_run.empty());
+}
+
+TEST(LucidExplainTest, WatchedJobGetsPackingNotesAndDescription) {
+  // Driving the scheduler directly: A starts at 0; B (watched) arrives at 10 and is packed
+  // onto A; the note names the partner and the predicted speeds, Describe the priority and
+  // the profile.
+  Cluster c = OneNode(1);
+  Trace t = MakeTrace({{0, 1000, 1}, {10, 1000, 1}});
+  auto parts = MakeLucidPolicy("lucid:estimator=oracle,pas=false,profiler=false", 1, &t,
+                               Ctx({{}, {}}, {}, {0, 1}, kPredictOk));
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  auto placer = MakePlacer("consolidate", 1);
+  ASSERT_TRUE(placer.ok());
+  Scheduler sched(c, false, false, std::move(*parts), std::move(*placer));
+  std::vector<ExplainNote> notes;
+  sched.Watch(&t.jobs[1], &notes);
+  std::vector<Decision> d;
+  auto a = sched.Submit(&t.jobs[0], VcId(0), 0, 0, 0);
+  ASSERT_TRUE(a.ok());
+  sched.Schedule(0, &d);
+  auto b = sched.Submit(&t.jobs[1], VcId(0), 0, 1, 10);
+  ASSERT_TRUE(b.ok());
+  sched.Schedule(10, &d);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(sched.view(*b).partner, *a);
+  EXPECT_FALSE(sched.view(*b).owns_gpus);
+  bool packed = false;
+  for (const ExplainNote& n : notes)
+    if (n.kind == "packed" && n.text.find("packed with job 0") != std::string::npos && n.t == 10) packed = true;
+  EXPECT_TRUE(packed);
+  std::vector<ExplainNote> desc;
+  sched.Describe(*b, 10, &desc);
+  std::string all;
+  for (const ExplainNote& n : desc) all += n.kind + ": " + n.text + "\n";
+  EXPECT_NE(all.find("priority: priority 1000 = estimated duration 1000 s x 1 GPU(s)"), std::string::npos) << all;
+  EXPECT_NE(all.find("profile: workload W1"), std::string::npos) << all;
+  EXPECT_NE(all.find("sharing: shares its GPUs"), std::string::npos) << all;
+  // A finishes first: B keeps the GPU and now holds it.
+  sched.Finish(*a, 500);
+  EXPECT_EQ(sched.view(*b).partner, kNoSlot);
+  EXPECT_TRUE(sched.view(*b).owns_gpus);
+  EXPECT_EQ(sched.cluster_state().free_gpus(NodeId(0)), 0);
+  sched.Finish(*b, 900);
+  EXPECT_EQ(sched.cluster_state().free_gpus(NodeId(0)), 1);
 }
 
 TEST(LucidProfilerTest, ShortJobsFinishThereOthersAreHandedOverKeepingTheirWork) {

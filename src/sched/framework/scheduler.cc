@@ -337,6 +337,7 @@ void Scheduler::Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out)
   policy_.sort->Describe(j, now, out);
   if (policy_.post) policy_.post->Describe(j, now, out);
   if (policy_.reschedule) policy_.reschedule->Describe(j, now, out);
+  if (policy_.share) policy_.share->Describe(j, now, out);
 }
 
 void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) {

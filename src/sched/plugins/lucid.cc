@@ -122,6 +122,19 @@ class LucidSort final : public QueueSortPlugin {
     Duration est = j.estimate > 0 ? j.estimate : kNegativeEstimate;
     return {est * static_cast<int64_t>(std::max<uint32_t>(1, j.job->gpus)), static_cast<int64_t>(j.job->gpus)};
   }
+  void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {
+    if (j.home_vc.valid()) {
+      out->push_back({now, "lucid", "profiler", "in the profiler: least-GPU-first, " + std::to_string(j.job->gpus) + " GPU(s)",
+                      {{"gpus", j.job->gpus}}});
+      return;
+    }
+    const Duration est = j.estimate > 0 ? j.estimate : kNegativeEstimate;
+    out->push_back({now, "lucid", "priority",
+                    "priority " + std::to_string(est * static_cast<int64_t>(std::max<uint32_t>(1, j.job->gpus))) +
+                        " = estimated duration " + std::to_string(est) + " s" + (j.estimate > 0 ? "" : " (estimate <= 0: 1000 s)") +
+                        " x " + std::to_string(j.job->gpus) + " GPU(s); smaller runs first",
+                    {{"priority", static_cast<double>(j.key1)}, {"estimate_s", static_cast<double>(j.estimate)}}});
+  }
 };
 
 struct LucidOptions {
@@ -314,6 +327,9 @@ class LucidShare final : public SharePlugin {
         local.speed_partner = sp;
         if (note) *note = local;
         ++packed_;
+        if (h.watched(slot))
+          h.Note(slot, {h.now(), "lucid-packing", "packed", DescribePackNote(local, o_.min_speed),
+                        {{"partner_job", local.partner_job}, {"speed_self", sj}, {"speed_partner", sp}}});
         return ps;
       }
     }
@@ -326,6 +342,10 @@ class LucidShare final : public SharePlugin {
         !(local.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
       *note = local;
     failed_.emplace(memo_key, local);
+    if (h.watched(slot))
+      h.Note(slot, {h.now(), "lucid-packing", "not-packed", DescribePackNote(local, o_.min_speed),
+                    {{"rejected_memory", local.rejected[2]}, {"rejected_score", local.rejected[3]},
+                     {"rejected_priority", local.rejected[4]}, {"rejected_interference", local.rejected[5]}}});
     return kNoSlot;
   }
 
@@ -341,6 +361,23 @@ class LucidShare final : public SharePlugin {
       s += buf;
     }
     return s;
+  }
+
+  void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {
+    if (ctx_->job_workload.size() <= j.job->id.v) return;
+    const uint16_t w = ctx_->workload(j.job->id);
+    const Workload& wl = ctx_->table.workloads()[w];
+    out->push_back({now, "lucid-packing", "profile",
+                    "workload " + wl.Label() + " (seeded assignment from the co-location table), sharing score " +
+                        std::to_string(ctx_->sharing_score[w]),
+                    {{"gpu_util", wl.gpu_util}, {"gmem_mib", wl.gmem}, {"sharing_score", ctx_->sharing_score[w]},
+                     {"mean_predicted_speed", ctx_->mean_speed[w]}}});
+    if (j.job->id.v < notes_.size() && notes_[j.job->id.v].outcome != PackNote::kNone) {
+      const PackNote& n = notes_[j.job->id.v];
+      out->push_back({now, "lucid-packing", "packing", DescribePackNote(n, o_.min_speed),
+                      {{"outcome", n.outcome}, {"speed_self", n.speed_self}, {"speed_partner", n.speed_partner}}});
+    }
+    if (j.partner != kNoSlot) out->push_back({now, "lucid-packing", "sharing", "shares its GPUs with a partner", {}});
   }
 
   const PackNote& note(JobId id) const { return notes_[id.v]; }
