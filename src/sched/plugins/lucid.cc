@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -415,8 +416,12 @@ class LucidShare final : public SharePlugin {
 Result<double> Num(const std::string& spec, const std::string& key, const std::string& v, double lo, double hi) {
   double x = 0;
   if (!ParseF64(v, &x) || !(x >= lo && x <= hi))
-    return MakeError("policy '" + spec + "': parameter '" + key + "': expected a number in [" + std::to_string(lo) +
-                     ", " + std::to_string(hi) + "], got \"" + v + "\"");
+  {
+    char range[64];
+    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+    return MakeError("policy '" + spec + "': parameter '" + key + "': expected a number in " + range + ", got \"" + v +
+                     "\"");
+  }
   return x;
 }
 Result<bool> Bool(const std::string& spec, const std::string& key, const std::string& v) {

@@ -461,7 +461,8 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
   const std::string backfill = take("backfill", p.policy == "easy" ? "easy" : "none");
   if (backfill == "easy") {
     if (parts.preemptive || parts.reschedule || parts.share)
-      return MakeError("policy '" + spec + "': parameter 'backfill': not available for the preemptive policy '" +
+      return MakeError("policy '" + spec +
+                       "': parameter 'backfill': not available for the preemptive, rescheduling or GPU-sharing policy '" +
                        p.policy + "'");
     std::string n = take("bf_max_job_test", "1000");
     int64_t v = 0;
