@@ -269,6 +269,29 @@ TEST(LucidProfilerTest, ShortJobsFinishThereOthersAreHandedOverKeepingTheirWork)
   EXPECT_EQ(r.done_in_profiler, 2u);
 }
 
+TEST(LucidRulesTest, PasSwitchesPackingOffWhenFewSubmissionsAreForecast) {
+  // PAS (threshold 2 jobs per 10 min, checked every 100 s). A (VC a, 1 GPU) at 0, B at 10.
+  // Alone, the forecast at t = 0 is the current bin's count (1): packing off, B waits for A.
+  // With 10 more jobs submitted at 0 in VC b the forecast is 11 > 2: B packs onto A at 10.
+  Cluster c;
+  AddVc(&c, "a", 1, 1);
+  AddVc(&c, "b", 1, 8);
+  const std::string spec = "lucid:estimator=oracle,profiler=false,tune=false";
+  Trace quiet = MakeTrace({{0, 1000, 1}, {10, 1000, 1}});
+  SimResult r1 = RunShared(c, quiet, Ctx({{}, {}}, {}, {0, 1}), spec);
+  EXPECT_EQ(r1.outcomes[1].start, 1000);
+  EXPECT_EQ(r1.packed_starts, 0u);
+  std::vector<JobSpec> busy = {{0, 1000, 1}, {10, 1000, 1}};
+  std::vector<uint8_t> w = {0, 1};
+  for (int i = 0; i < 10; ++i) {
+    busy.push_back({0, 50, 1, "b"});
+    w.push_back(0);
+  }
+  SimResult r2 = RunShared(c, MakeTrace(busy), Ctx({{}, {}}, {}, w), spec);
+  EXPECT_EQ(r2.outcomes[1].start, 10);
+  EXPECT_GE(r2.packed_starts, 1u);
+}
+
 TEST(LucidForecastTest, LevelTimeOfDayAndPercentile) {
   SubmissionForecaster f;
   // Day 0: 6 jobs in bin 0 (t 0..599), 3 in bin 1. Day 1 at the same bins: 2 and 1.
