@@ -122,8 +122,6 @@ class SharePlugin : public virtual Plugin {
   // The packing pass of a cycle of `vc` (run before and after exclusive placement while
   // Active): starts pending jobs on running partners' GPUs through h.StartShared.
   virtual void Pack(SchedulerHandle& h, VcId vc) = 0;
-  // A running job of the same VC to share GPUs with, or kNoSlot.
-  virtual uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) = 0;
   // Notifications: a job was submitted (with its slot); a job started (exclusively or
   // packed) or stopped running.
   virtual void OnSubmit(const SchedJob& j, uint32_t slot, Time now) {}

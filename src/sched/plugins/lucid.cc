@@ -256,7 +256,8 @@ class LucidShare final : public SharePlugin {
   }
 
 
-  uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) override {
+  // The first admissible running partner for pending `slot` (rules i–vi), or kNoSlot.
+  uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
     const Job& job = *j.job;
     PackNote* note = job.id.v < notes_.size() ? &notes_[job.id.v] : nullptr;
@@ -327,7 +328,6 @@ class LucidShare final : public SharePlugin {
         local.speed_self = sj;
         local.speed_partner = sp;
         if (note) *note = local;
-        ++packed_;
         if (h.watched(slot))
           h.Note(slot, {h.now(), "lucid-packing", "packed", DescribePackNote(local, o_.min_speed),
                         {{"partner_job", local.partner_job}, {"speed_self", sj}, {"speed_partner", sp}}});
@@ -381,8 +381,6 @@ class LucidShare final : public SharePlugin {
     if (j.partner != kNoSlot) out->push_back({now, "lucid-packing", "sharing", "shares its GPUs with a partner", {}});
   }
 
-  const PackNote& note(JobId id) const { return notes_[id.v]; }
-
  private:
   // A job became a possible partner: pending jobs of its size up to ratio × its priority
   // are worth another look.
@@ -404,7 +402,7 @@ class LucidShare final : public SharePlugin {
   Time next_check_ = kNoTime, next_tune_ = kNoTime;
   std::map<uint32_t, std::set<std::pair<uint64_t, uint32_t>>> cand_;  // (vc, gpus) -> running, by start order
   std::unordered_map<uint32_t, uint64_t> order_;                      // slot -> start counter
-  uint64_t counter_ = 0, packed_ = 0;
+  uint64_t counter_ = 0;
   Time memo_now_ = kNoTime;
   std::map<uint64_t, PackNote> failed_;  // this cycle's failed (vc, gpus, workload)
   std::vector<PackNote> notes_;
