@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -26,6 +27,80 @@
 namespace orrery::cli {
 
 namespace {
+
+// GPU sharing, profiler and fragmentation figures of one run (absent keys when not used).
+void AddSharingJson(const Trace& trace, const SimResult& r, nlohmann::ordered_json* run) {
+  if (!r.workload_assignment.empty()) {
+    double shared = 0;
+    for (size_t i = 0; i < r.shared_run.size(); ++i)
+      shared += static_cast<double>(r.shared_run[i]) * trace.jobs[i].gpus / 2.0;  // GPU-seconds, each GPU once
+    nlohmann::ordered_json sh;
+    sh["workload_assignment"] = r.workload_assignment;
+    sh["packed_starts"] = r.packed_starts;
+    sh["shared_gpu_hours"] = std::round(shared / 3600.0 * 1000) / 1000;
+    (*run)["sharing"] = sh;
+  }
+  if (r.profiled) {
+    nlohmann::ordered_json pr;
+    pr["profiled_jobs"] = r.profiled;
+    pr["finished_in_profiler"] = r.done_in_profiler;
+    (*run)["profiler"] = pr;
+  }
+  if (!r.fragmentation.empty()) {
+    double ratio = 0, frag = 0, free = 0;
+    for (const FragSample& f : r.fragmentation) {
+      ratio += f.ratio();
+      frag += f.fragmented_gpus;
+      free += f.free_gpus;
+    }
+    const double n = static_cast<double>(r.fragmentation.size());
+    nlohmann::ordered_json fr;
+    fr["definition"] = "FGD-style (GPU dimension): expected share of free GPU capacity unusable by a task drawn from the trace's demand mix";
+    fr["samples"] = r.fragmentation.size();
+    fr["mean_ratio"] = std::round(ratio / n * 10000) / 10000;
+    fr["mean_fragmented_gpus"] = std::round(frag / n * 1000) / 1000;
+    fr["mean_free_gpus"] = std::round(free / n * 1000) / 1000;
+    (*run)["fragmentation"] = fr;
+  }
+}
+
+// packing.csv (job, workload, packed partner, explanation) and fragmentation.csv.
+Status WriteSharingCsvs(const std::string& dir, const Trace& trace, const SimResult& r) {
+  auto quote = [](const std::string& v) {
+    std::string q = "\"";
+    for (char c : v) {
+      if (c == '"') q += '"';
+      q += c;
+    }
+    return q + "\"";
+  };
+  if (!r.explain.empty() || !r.packs.empty()) {
+    std::vector<int64_t> partner(trace.jobs.size(), -1);
+    for (const auto& [j, p] : r.packs) partner[j] = p;
+    std::string b = "job_id,packed_with,explanation\n";
+    for (const auto& [j, why] : r.explain) {
+      b += trace.source_ids.size() > j && !trace.source_ids[j].empty() ? trace.source_ids[j] : std::to_string(j);
+      b += ',';
+      if (partner[j] >= 0) b += std::to_string(partner[j]);
+      b += ',';
+      b += quote(why);
+      b += '\n';
+    }
+    ORR_RETURN_IF_ERROR(WriteFileAtomic(dir + "/packing.csv", b));
+  }
+  if (!r.fragmentation.empty()) {
+    std::string b = "time,free_gpus,fragmented_gpus,frag_ratio\n";
+    char buf[96];
+    for (const FragSample& f : r.fragmentation) {
+      std::snprintf(buf, sizeof buf, "%lld,%.3f,%.3f,%.4f\n", static_cast<long long>(f.t), f.free_gpus,
+                    f.fragmented_gpus, f.ratio());
+      b += buf;
+    }
+    ORR_RETURN_IF_ERROR(WriteFileAtomic(dir + "/fragmentation.csv", b));
+  }
+  return Status::Ok();
+}
+
 
 struct Options {
   std::string trace;
@@ -247,6 +322,7 @@ int Run(const Options& o) {
   Progress progress(!o.quiet);
   std::vector<double> wall;
   std::vector<std::string> used_dirs;
+  std::vector<std::string> notes;
   for (const std::string& p : policies) {
     SimConfig cfg;
     cfg.policy = p;
@@ -260,6 +336,7 @@ int Run(const Options& o) {
     cfg.wake_latency = o.wake_latency;
     cfg.resume_failure = o.resume_failure;
     cfg.node_power = node_power;
+    cfg.explain = !o.no_output;  // packing.csv is the only reader
     cfg.progress = [&](uint64_t d, uint64_t t) { progress.Update(p, d, t); };
     auto t0 = std::chrono::steady_clock::now();
     auto r = o.helios_compat ? SimulateHeliosCompat(trace, *cluster, cfg) : Simulate(trace, *cluster, cfg);
@@ -274,6 +351,17 @@ int Run(const Options& o) {
     RunSummary s = Summarize(rd);
     summaries.push_back(s);
     all["runs"].push_back(SummaryToJson(s));
+    AddSharingJson(trace, *r, &all["runs"].back());
+    if (!r->workload_assignment.empty()) notes.push_back(p + ": job attributes for packing: " + r->workload_assignment);
+    if (!r->fragmentation.empty()) {
+      double mean = 0;
+      for (const FragSample& f : r->fragmentation) mean += f.ratio();
+      mean /= static_cast<double>(r->fragmentation.size());
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s: mean fragmentation ratio %.3f (FGD-style, %zu samples every %llds)", p.c_str(),
+                    mean, r->fragmentation.size(), static_cast<long long>(cfg.frag_interval));
+      notes.push_back(buf);
+    }
     wall.push_back(secs);
     if (!o.no_output) {
       std::error_code ec;
@@ -288,6 +376,8 @@ int Run(const Options& o) {
       if (!w.ok()) return fail(w.error());
       w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus, r->has_energy ? &r->powered_samples : nullptr);
       if (!w.ok()) return fail(w.error());
+      w = WriteSharingCsvs(dir, trace, *r);
+      if (!w.ok()) return fail(w.error());
     }
   }
   if (!o.quiet) std::printf("\n");
@@ -298,6 +388,7 @@ int Run(const Options& o) {
       std::printf(" %s %.3f s (%.0f jobs/s)%s", summaries[i].policy.c_str(), wall[i],
                   wall[i] > 0 ? static_cast<double>(trace.jobs.size()) / wall[i] : 0.0, i + 1 < wall.size() ? "," : "\n");
   }
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   if (o.vc_table)
     for (const auto& s : summaries) std::printf("\n%s\n%s", s.policy.c_str(), FormatVcTable(s).c_str());
   if (!o.no_output) {

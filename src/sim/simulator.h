@@ -45,6 +45,22 @@ struct SimConfig {
   int64_t watch_job = -1;
   std::vector<ExplainNote>* watch_notes = nullptr;
   bool stop_after_watch = false;
+  // Sharing policies: collect each job's packing explanation (SimResult::explain).
+  bool explain = true;
+  // Fractional-GPU traces: period (s) of the fragmentation measure (0 = off).
+  Duration frag_interval = 3600;
+};
+
+// FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the
+// free GPU capacity that a task drawn from the trace's demand mix could not use, averaged
+// over that mix: for a whole-GPU task of k GPUs a node's free share on partly used GPUs is a
+// fragment (all of its free share if fewer than k GPUs are wholly free); for a fractional task
+// of m milli-GPUs the free share of GPUs with less than m free is.
+struct FragSample {
+  Time t = 0;
+  double free_gpus = 0;        // free GPU capacity (GPUs)
+  double fragmented_gpus = 0;  // expected unusable part of it (GPUs)
+  double ratio() const { return free_gpus > 0 ? fragmented_gpus / free_gpus : 0; }
 };
 
 struct SimResult {
@@ -62,9 +78,20 @@ struct SimResult {
   bool has_energy = false;           // SimConfig::energy was set
   EnergyStats energy;
   std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
+  // GPU sharing (policies with a SharePlugin, e.g. lucid); all empty/zero otherwise.
+  std::vector<Duration> shared_run;  // per trace job: seconds it ran sharing its GPUs
+  uint64_t packed_starts = 0;        // jobs started on a running partner's GPUs
+  uint64_t profiled = 0, done_in_profiler = 0;  // Lucid's profiler: jobs run there / finished there
+  std::vector<std::pair<uint32_t, uint32_t>> packs;  // (job, partner job) per packed start, in order
+  std::string workload_assignment;   // how jobs got model/batch/utilization attributes
+  std::vector<std::pair<uint32_t, std::string>> explain;  // (job, why packed / not packed)
+  std::vector<FragSample> fragmentation;  // fractional-GPU traces, every frag_interval seconds
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);
+// Same with a policy assembled by the caller (config.policy is then only its label).
+struct PolicyParts;
+Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config, PolicyParts policy);
 
 // Checks the conservation laws of a finished run: every job finished, rejected or
 // skipped (none lost, none running), times ordered, GPU-seconds ≤ capacity. Returns the

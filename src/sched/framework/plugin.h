@@ -47,6 +47,9 @@ struct PluginStatus {
   static PluginStatus Never(const char* why) { return {Code::kUnschedulableForever, why, {}}; }
 };
 
+// "No job" for slot references (e.g. no GPU-sharing partner).
+inline constexpr uint32_t kNoSlot = UINT32_MAX;
+
 // The scheduler's view of one active (pending or running) job.
 struct SchedJob {
   const Job* job = nullptr;
@@ -65,6 +68,14 @@ struct SchedJob {
   int64_t policy_aux = 0;     // owned by the policy (Tiresias: attained service at the last promotion)
   Allocation alloc;
   bool running = false;
+  // GPU sharing (SharePlugin): the running job this one shares its GPUs with, and whether
+  // this job holds the GPUs in the ClusterState (the one that started first; ownership
+  // passes to the partner when the owner finishes, so the GPUs stay taken until both end).
+  bool owns_gpus = true;
+  uint32_t partner = kNoSlot;
+  // Staged jobs (Lucid's profiler): queued and run in a staging VC (`vc`) first, then
+  // handed over to `home_vc`; invalid when the job is not (or no longer) staged.
+  VcId home_vc;
 };
 
 struct SortKey {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "predict/interference.h"
 #include "sched/framework/plugin.h"
 
 namespace orrery {
@@ -51,6 +52,11 @@ class SchedulerHandle {
   virtual void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void Start(uint32_t slot, Allocation alloc) = 0;
+  // Starts pending `slot` on the GPUs of running `partner` (GPU sharing; see SharePlugin).
+  virtual void StartShared(uint32_t slot, uint32_t partner) = 0;
+  // Pending single-node whole-GPU jobs of `vc` with exactly `gpus` GPUs, in queue order,
+  // until fn returns false.
+  virtual void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void Preempt(uint32_t slot) = 0;
   virtual DurationEstimator* estimator() = 0;
   // Nodes of `vc` that are idle now or would be if every running job ending after `t`
@@ -108,6 +114,38 @@ class ReschedulePlugin : public virtual Plugin {
   virtual Time NextWakeup() const { return kNoTime; }
 };
 
+// Optional GPU sharing (Lucid's packing; at most two jobs per GPU). While Active() says so,
+// a cycle is greedy (a job that cannot be placed is skipped, never blocks) and is framed by
+// packing passes (Pack) that may start pending jobs on a running partner's GPUs: such a job
+// takes no new GPUs, and both run at the speeds the driver's interference truth gives.
+// While inactive, the policy's blocking setting applies and nothing is packed.
+class SharePlugin : public virtual Plugin {
+ public:
+  virtual bool Active(SchedulerHandle& h) = 0;
+  // The packing pass of a cycle of `vc` (run before and after exclusive placement while
+  // Active): starts pending jobs on running partners' GPUs through h.StartShared.
+  virtual void Pack(SchedulerHandle& h, VcId vc) = 0;
+  // Notifications: a job was submitted (with its slot); a job started (exclusively or
+  // packed) or stopped running.
+  virtual void OnSubmit(const SchedJob& j, uint32_t slot, Time now) {}
+  virtual void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) {}
+  // Why `job` was or was not packed (one line; empty if never considered). The hook
+  // `orrery explain` and the simulator's packing.csv read.
+  virtual std::string Explain(JobId job) const { return {}; }
+};
+
+// A staging partition (Lucid's profiler): jobs of at most `max_gpus` GPUs first run there for
+// up to `time_limit` seconds; a job that ends within it is done, the others are handed over
+// to their own VC with the work done so far kept. The driver carves `nodes` nodes out of the
+// cluster (one from each of `donor_vcs`, default: the VCs with the most nodes).
+struct ProfilerSpec {
+  bool enabled = false;
+  int nodes = 2;
+  Duration time_limit = 200;
+  uint32_t max_gpus = 8;
+  std::vector<std::string> donor_vcs;
+};
+
 struct PolicyParts {
   std::string name;                        // as requested, e.g. "easy"
   std::unique_ptr<QueueSortPlugin> sort;
@@ -122,6 +160,10 @@ struct PolicyParts {
   std::unique_ptr<DurationEstimator> estimator;  // may be null
   bool blocking = true;                    // stop at the first job that cannot be placed
   bool preemptive = false;
+  std::unique_ptr<SharePlugin> share;      // GPU sharing (may be null; never with preemptive)
+  // Interference data for sharing policies: the driver reads the true co-located speeds here.
+  std::shared_ptr<const ColocationContext> colocation;
+  ProfilerSpec profiler;
 };
 
 struct SchedulerOptions {
@@ -135,6 +177,11 @@ class Scheduler final : private SchedulerHandle {
 
   // A job arrives. Returns its slot, or UnschedulableForever (never enqueued) with the reason.
   Result<uint32_t> Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now);
+  // Same, but the job is queued in `stage` first (admission is checked against `vc`).
+  Result<uint32_t> SubmitStaged(const Job* job, VcId vc, VcId stage, GpuTypeMask types, uint32_t seq, Time now);
+  // A staged running job leaves its staging VC (resources freed, work done so far kept) and
+  // is queued in its home VC.
+  void Handover(uint32_t slot, Time now);
   // A running job finished (the driver decides when). Frees its resources.
   void Finish(uint32_t slot, Time now);
   // Runs a cycle over every VC touched since the last call; appends Start/Preempt decisions.
@@ -211,6 +258,7 @@ class Scheduler final : private SchedulerHandle {
   const Feasibility& FeasibilityOf(VcId vc, GpuTypeMask types);
   void Enqueue(uint32_t slot, Time now);
   void CycleVc(VcId vc, Time now);
+  void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
 
   // SchedulerHandle
   Time now() const override { return now_; }
@@ -221,6 +269,9 @@ class Scheduler final : private SchedulerHandle {
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void Start(uint32_t slot, Allocation alloc) override;
+  void StartShared(uint32_t slot, uint32_t partner) override;
+  void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) override;
+  void MarkRunning(uint32_t slot);  // bookkeeping shared by Start and StartShared
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
@@ -272,6 +323,7 @@ class Scheduler final : private SchedulerHandle {
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
+  VcId staging_;  // set during SubmitStaged
   const Job* watch_job_ = nullptr;
   std::vector<ExplainNote>* watch_sink_ = nullptr;
 };

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "base/parse.h"
+#include "sched/plugins/lucid.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/tiresias.h"
 
@@ -417,7 +418,7 @@ Status ParseTiresias(const std::string& spec, Take& take, PolicyParts* parts) {
 
 }  // namespace
 
-std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy", "tiresias"}; }
+std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy", "tiresias", "lucid"}; }
 
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace) {
   ORR_ASSIGN_OR_RETURN(Params p, ParseSpec(spec));
@@ -448,16 +449,20 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
     ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "walltime"), seed, trace));
   } else if (p.policy == "tiresias") {
     ORR_RETURN_IF_ERROR(ParseTiresias(spec, take, &parts));
+  } else if (p.policy == "lucid") {
+    ORR_ASSIGN_OR_RETURN(parts, MakeLucidPolicy(spec, seed, trace, take));
+    parts.name = spec;
   } else {
-    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy, tiresias)");
+    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy, tiresias, lucid)");
   }
   // EASY backfill behind any non-preemptive order: the head of each VC's queue gets a
   // reservation from the running jobs' estimated ends (the policy's estimator, else the
   // true remaining time), later jobs start if they do not delay it.
   const std::string backfill = take("backfill", p.policy == "easy" ? "easy" : "none");
   if (backfill == "easy") {
-    if (parts.preemptive || parts.reschedule)
-      return MakeError("policy '" + spec + "': parameter 'backfill': not available for the preemptive policy '" +
+    if (parts.preemptive || parts.reschedule || parts.share)
+      return MakeError("policy '" + spec +
+                       "': parameter 'backfill': not available for the preemptive, rescheduling or GPU-sharing policy '" +
                        p.policy + "'");
     std::string n = take("bf_max_job_test", "1000");
     int64_t v = 0;
