@@ -166,6 +166,22 @@ Result<std::vector<LoadedRun>> LoadRuns(const std::vector<std::string>& dirs, co
         }
         run.series.push_back(a);
       }
+      if (r.contains("energy")) {
+        std::vector<std::pair<double, double>> pw;
+        st = ReadCsv(run.dir + "/timeseries.csv", {"time", "powered_nodes"}, [&](const std::vector<std::string>& f) -> Status {
+          double t, p;
+          if (!ToDouble(f[0], &t) || !ToDouble(f[1], &p)) return Error{"bad number"};
+          pw.emplace_back(t, p);
+          return Status::Ok();
+        });
+        if (!st.ok()) return st.error();
+        for (size_t i = 0; i < pw.size(); i += per) {
+          const size_t n = std::min(per, pw.size() - i);
+          double m = 0;
+          for (size_t k = i; k < i + n; ++k) m += pw[k].second / static_cast<double>(n);
+          run.powered.emplace_back(pw[i].first, m);
+        }
+      }
       for (auto* v : {&run.jct, &run.queue, &run.jct_small, &run.jct_large}) std::sort(v->begin(), v->end());
       runs.push_back(std::move(run));
     }
@@ -331,6 +347,17 @@ report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOp
     p.spec = line("pending_gpus", "GPUs requested by pending jobs", nullptr);
     s.charts.push_back(u);
     s.charts.push_back(p);
+    // Energy-saving runs: powered (on + booting) nodes.
+    Chart w;
+    w.id = "powered_nodes_over_time";
+    w.title = "Powered nodes over time (energy saving)";
+    for (const auto& r : runs)
+      for (const auto& [t, n] : r.powered)
+        w.data.push_back(json{{"policy", r.label}, {"day", t / 86400.0}, {"powered_nodes", n}});
+    if (!w.data.empty()) {
+      w.spec = line("powered_nodes", "nodes on or booting", nullptr);
+      s.charts.push_back(w);
+    }
     page.sections.push_back(s);
   }
 

@@ -34,6 +34,8 @@ struct LoadedRun {
   std::vector<double> jct, queue;              // finished jobs, sorted ascending
   std::vector<double> jct_small, jct_large;    // <= 8 GPUs, > 8 GPUs
   std::vector<RunTimePoint> series;            // downsampled timeseries.csv
+  // Energy-saving runs (summary has "energy"): (time, mean powered nodes), same bins as series.
+  std::vector<std::pair<double, double>> powered;
 };
 
 // The folder name of a policy spec (sim-output.md "Policy slug").

@@ -55,7 +55,8 @@ class NaiveForecaster final : public NodeDemandForecaster {
 
 // Direct multi-horizon model. One row per (pool, origin, horizon): the features known at
 // the origin (the last observed bin) and the calendar of the target bin; the label is the
-// target bin's value as a fraction of the pool's nodes.
+// target bin's change from the last observed bin, as a fraction of the pool's nodes (trees
+// cannot extrapolate a level they never saw; a change they can).
 class XgbDemandForecaster final : public NodeDemandForecaster {
  public:
   explicit XgbDemandForecaster(const XgbDemandOptions& o) : o_(o) {}
@@ -89,7 +90,8 @@ class XgbDemandForecaster final : public NodeDemandForecaster {
     for (size_t p = 0; p < history.size(); ++p) {
       (*out)[p].resize(horizon);
       for (size_t h = 0; h < horizon; ++h)
-        (*out)[p][h] = ok ? Clamp(pred[p * horizon + h] * capacity[p], capacity[p]) : history[p][L - 1];
+        (*out)[p][h] = ok ? Clamp(history[p][L - 1] + pred[p * horizon + h] * std::max(capacity[p], 1.0f), capacity[p])
+                          : history[p][L - 1];
     }
     if (dm) XGDMatrixFree(dm);
   }
@@ -124,17 +126,20 @@ class XgbDemandForecaster final : public NodeDemandForecaster {
     const size_t D = bins_per_day_;
     float soft = kNaN;
     if (target >= D + 1 && target - D + 1 < o) soft = 0.5f * at(target - D) + 0.25f * (at(target - D - 1) + at(target - D + 1));
+    // Everything but the level itself is relative to the last observed value.
+    const float last = at(o - 1);
+    auto rel = [&](float v) { return std::isnan(v) ? v : v - last; };
     const float row[kFeatures] = {
         static_cast<float>(h),
         cap,
-        at(o - 1),
-        mean(3),
-        mean(6),
+        last,
+        mean(3) - last,
+        mean(6) - last,
         static_cast<float>(sd),
-        mx,
-        lag(D),
-        soft,
-        lag(7 * D),
+        mx - last,
+        rel(lag(D)),
+        rel(soft),
+        rel(lag(7 * D)),
         static_cast<float>(sod) / 3600.0f,
         static_cast<float>(((day % 7) + 10) % 7),  // 0 = Monday (1970-01-01 was a Thursday)
     };
@@ -157,7 +162,7 @@ class XgbDemandForecaster final : public NodeDemandForecaster {
         for (size_t h : hs) {
           if (o - 1 + h >= L) break;  // target not observed yet: no look-ahead
           AppendRow(history[p], capacity[p], o, h, t0, bin);
-          labels_.push_back(history[p][o - 1 + h] / c);
+          labels_.push_back((history[p][o - 1 + h] - history[p][o - 1]) / c);  // change from the origin
         }
     }
     if (labels_.empty()) return;

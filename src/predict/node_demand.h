@@ -41,9 +41,9 @@ struct XgbDemandOptions {
   size_t retrain_bins = 144;        // retrain every day of 10-minute bins
   size_t window_bins = 14 * 144;    // training window: the last 14 days of origins
   size_t min_bins = 144;            // first training once a day of history exists
-  int rounds = 60;
-  int max_depth = 5;
-  double eta = 0.15;
+  int rounds = 40;
+  int max_depth = 4;
+  double eta = 0.1;
   uint64_t seed = 1;
 };
 

@@ -136,8 +136,8 @@ void PowerSim::PowerDown(NodeId id, Time t, Scheduler& sched) {
 }
 
 void PowerSim::AfterCycle(Time t, Scheduler& sched) {
-  if (t == next_tick_) {
-    next_tick_ += plugin_->period();
+  if (t >= next_tick_) {  // (later than due only after a stretch with no work left)
+    while (next_tick_ <= t) next_tick_ += plugin_->period();
     snap_.now = t;
     snap_.nodes.resize(nodes_.size());
     for (size_t n = 0; n < nodes_.size(); ++n)

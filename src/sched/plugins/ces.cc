@@ -41,6 +41,10 @@ class CesController final : public PowerPlugin {
     Score(L);
     const size_t H = static_cast<size_t>(std::max(2 * p_.future, p_.lead));
     forecaster_->Forecast(hist_, cap_, epoch_ + t0_, p_.period, H, &pred_);
+    // Demand is whole nodes: the controller (and the forecast error) use rounded forecasts, so
+    // that a model's 0.05-node noise on an idle VC neither blocks a decrease nor adds a node.
+    for (auto& v : pred_)
+      for (float& x : v) x = std::round(x);
     past_.push_back({L, pred_});
     while (past_.size() > static_cast<size_t>(p_.future)) past_.pop_front();
 
