@@ -30,6 +30,8 @@ struct EnergyStats {
   uint32_t min_powered = 0, max_powered = 0;   // powered nodes (on + booting) over the run
   // Jobs that started on a node that was off or booting after they were submitted, and the
   // time they waited while that node was unavailable (an upper bound of the delay it caused).
+  // Both count distinct jobs: a restart after a preemption is not a new job, and a job
+  // delayed at several starts counts once (its delays add up in delay_sum_s).
   uint64_t jobs_started = 0, jobs_delayed = 0;
   double delay_sum_s = 0, delay_max_s = 0;
   // Forecast error (node counts per VC and 10-minute bin, horizons 1..future).

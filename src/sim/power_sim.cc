@@ -224,10 +224,10 @@ void PowerSim::OnStart(uint32_t slot, const SchedJob& j, Time submit, Time t) {
     busy_w_ += power_[s.node.v].busy_watts_per_gpu * s.gpus * s.milli / 1000.0;
     if (ni.ready_at > submit) delay = std::max(delay, ni.ready_at - std::max(submit, ni.unavailable_since));
   }
-  ++st_.jobs_started;
+  if (j.preemptions == 0) ++st_.jobs_started;
   if (delay > 0) {
     (void)t;
-    ++st_.jobs_delayed;
+    if (delayed_jobs_.insert(j.job).second) ++st_.jobs_delayed;  // distinct jobs
     st_.delay_sum_s += static_cast<double>(delay);
     st_.delay_max_s = std::max(st_.delay_max_s, static_cast<double>(delay));
   }

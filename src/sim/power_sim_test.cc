@@ -212,5 +212,33 @@ TEST(PowerSimTest, BadSpecsAreErrors) {
   EXPECT_FALSE(RunEnergy(c, t, "ces", 300, 0.95).ok());
 }
 
+// Preemptive policies restart jobs: energy counts distinct jobs, not starts, so the
+// delayed share stays a share of jobs (≤ 1 each) whatever the number of preemptions.
+TEST(PowerSimTest, DelayedJobsAreDistinctJobsUnderPreemption) {
+  Cluster c;
+  AddVc(&c, "a", 4, 8);
+  std::vector<testing::JobSpec> specs;
+  // Bursts of long and short jobs a few hours apart: nodes go off between bursts, and SRTF
+  // preempts the long jobs for the short ones.
+  for (int burst = 0; burst < 6; ++burst) {
+    Time t0 = burst * 12 * 3600;
+    for (int k = 0; k < 6; ++k) specs.push_back({t0 + k * 60, 3 * 3600 + 600 * k, 8});
+    for (int k = 0; k < 6; ++k) specs.push_back({t0 + 900 + k * 30, 300 + 60 * k, 4});
+  }
+  Trace t = MakeTrace(specs);
+  auto r = RunEnergy(c, t, kNoBuffer, 300, 0, 1, "srtf");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  uint64_t preemptions = 0, finished = 0;
+  for (const auto& o : r->outcomes) {
+    preemptions += o.preemptions;
+    finished += o.status == OutcomeStatus::kFinished;
+  }
+  EXPECT_GT(preemptions, 0u);
+  EXPECT_EQ(r->energy.jobs_started, finished);
+  EXPECT_GT(r->energy.jobs_delayed, 0u);
+  EXPECT_LE(r->energy.jobs_delayed, finished);
+  EXPECT_LE(r->energy.delayed_share(), 1.0);
+}
+
 }  // namespace
 }  // namespace orrery
