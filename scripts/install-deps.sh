@@ -8,6 +8,8 @@ PACKAGES=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev pkg-config
   libxgboost-dev
+  libsqlite3-dev libcpp-httplib-dev
+  slurmctld slurmd slurm-client munge
   chromium
 )
 

@@ -15,6 +15,7 @@
 #include "base/parse.h"
 #include "cli/commands.h"
 #include "config/cluster_config.h"
+#include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
 #include "sim/helios_compat.h"
@@ -122,6 +123,10 @@ struct Options {
   bool quiet = false;
   bool vc_table = false;
   bool skip_bad_rows = false;
+  std::string energy;            // "" or "off" = no energy saving
+  int64_t wake_latency = 300;
+  double resume_failure = 0;
+  std::string power_model;       // documented defaults for nodes whose config has none
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -277,6 +282,29 @@ int Run(const Options& o) {
     if (!parts.ok()) return fail(parts.error().With("policy " + p));
   }
   if (auto pl = MakePlacer(o.placer, o.seed); !pl.ok()) return fail(pl.error());
+  // Energy saving: validate the spec and read the per-node power model.
+  const std::string energy = o.energy == "off" ? std::string() : o.energy;
+  std::vector<PowerModel> node_power;
+  if (!energy.empty()) {
+    if (o.helios_compat) return fail(MakeError("--energy cannot be combined with --helios-compat"));
+    if (auto e = ParseCesSpec(energy); !e.ok()) return fail(e.error());
+    if (o.resume_failure < 0 || o.resume_failure > 0.9)
+      return fail(MakeError("--resume-failure: expected a probability in [0, 0.9], got " + std::to_string(o.resume_failure)));
+    if (o.cluster.empty() || o.cluster.find(".csv") == std::string::npos) {
+      auto spec = o.cluster.empty()
+                      ? ParseClusterSpecString(EmbeddedDefaultClusterToml(), "<embedded configs/helios-venus.toml>")
+                      : LoadClusterSpec(o.cluster);
+      if (!spec.ok()) return fail(spec.error());
+      for (size_t i = 0; i < cluster->nodes.size(); ++i) node_power.push_back(spec->node_power(NodeId(static_cast<uint32_t>(i))));
+    }
+    if (!o.power_model.empty()) {
+      if (!DefaultPowerModel(o.power_model, 8).known())
+        return fail(MakeError("--power-model: expected V100, A100 or H100, got \"" + o.power_model + "\""));
+      node_power.resize(cluster->nodes.size());
+      for (size_t i = 0; i < node_power.size(); ++i)
+        if (!node_power[i].known()) node_power[i] = DefaultPowerModel(o.power_model, cluster->nodes[i].gpus);
+    }
+  }
 
   if (!o.quiet) {
     std::printf("Orrery simulate: %s\n", scenario.c_str());
@@ -304,6 +332,10 @@ int Run(const Options& o) {
     cfg.model_cpu_mem = o.model_cpu_mem;
     cfg.run_cpu_jobs = o.cpu_jobs;
     cfg.tie_order = tie;
+    cfg.energy = energy;
+    cfg.wake_latency = o.wake_latency;
+    cfg.resume_failure = o.resume_failure;
+    cfg.node_power = node_power;
     cfg.explain = !o.no_output;  // packing.csv is the only reader
     cfg.progress = [&](uint64_t d, uint64_t t) { progress.Update(p, d, t); };
     auto t0 = std::chrono::steady_clock::now();
@@ -314,7 +346,8 @@ int Run(const Options& o) {
     if (!cons.ok()) return fail(cons.error().With("policy " + p));
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     RunData rd{r->policy, r->placer, &r->outcomes, &r->vc_names, &r->reasons, r->total_gpus,
-               r->first_submit, r->last_end, r->gpu_seconds_busy, r->oracle};
+               r->first_submit, r->last_end, r->gpu_seconds_busy, r->oracle,
+               r->has_energy ? &r->energy : nullptr};
     RunSummary s = Summarize(rd);
     summaries.push_back(s);
     all["runs"].push_back(SummaryToJson(s));
@@ -341,7 +374,7 @@ int Run(const Options& o) {
       if (ec) return fail(MakeError(dir + ": cannot create directory: " + ec.message(), kExitRuntime));
       Status w = WriteJobsCsv(dir + "/jobs.csv", trace, r->outcomes, r->vc_names, r->reasons);
       if (!w.ok()) return fail(w.error());
-      w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus);
+      w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus, r->has_energy ? &r->powered_samples : nullptr);
       if (!w.ok()) return fail(w.error());
       w = WriteSharingCsvs(dir, trace, *r);
       if (!w.ok()) return fail(w.error());
@@ -377,7 +410,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--cluster", opts->cluster,
                   "Cluster config (TOML, see configs/) or an openb node list CSV; default: embedded helios-venus");
   cmd->add_option("--policy", opts->policies,
-                  "Policies, comma-separated, each name[:key=value,...]: fifo, sjf, srtf, qssf, easy "
+                  "Policies, comma-separated, each name[:key=value,...]: fifo, sjf, srtf, qssf, easy, tiresias "
                   "(default: fifo,sjf,srtf,qssf,easy)");
   cmd->add_option("--placer", opts->placer, "consolidate (default), first-fit, spread, random");
   cmd->add_option("--seed", opts->seed, "Seed for generators, noisy estimators and the random placer (default 1)");
@@ -396,6 +429,15 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--skip-bad-rows", opts->skip_bad_rows, "Skip malformed trace rows instead of failing");
   cmd->add_flag("--vc-table", opts->vc_table, "Also print per-VC tables");
+  cmd->add_option("--energy", opts->energy,
+                  "Energy saving: ces[:key=value,...] (docs/energy.md) powers idle nodes off and on; default off");
+  cmd->add_option("--wake-latency", opts->wake_latency, "With --energy: seconds a powered-up node boots (default 300)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--resume-failure", opts->resume_failure,
+                  "With --energy: probability that a boot fails and the node stays off (default 0, at most 0.9)");
+  cmd->add_option("--power-model", opts->power_model,
+                  "With --energy: use the documented 8-GPU V100, A100 or H100 power defaults for nodes whose "
+                  "config gives no power model");
   cmd->add_flag("-q,--quiet", opts->quiet, "Print only the table");
   cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });
 }

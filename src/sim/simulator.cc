@@ -9,7 +9,9 @@
 #include "sched/framework/scheduler.h"
 #include "sim/event_queue.h"
 #include "sched/plugins/placers.h"
+#include "sched/plugins/ces.h"
 #include "sched/plugins/policies.h"
+#include "sim/power_sim.h"
 
 namespace orrery {
 
@@ -154,6 +156,13 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   const std::shared_ptr<const ColocationContext> coloc = policy.share ? policy.colocation : nullptr;
   if (policy.share && (!coloc || coloc->job_workload.size() != trace.jobs.size()))
     return MakeError("policy '" + cfg.policy + "' shares GPUs but supplies no per-job interference data");
+  std::unique_ptr<PowerPlugin> power_plugin;
+  if (!cfg.energy.empty()) {
+    ORR_ASSIGN_OR_RETURN(power_plugin, MakePowerPlugin(cfg.energy, cfg.seed, trace.epoch_unix));
+    if (!(cfg.resume_failure >= 0 && cfg.resume_failure <= 0.9))
+      return MakeError("resume failure probability must be in [0, 0.9], got " + std::to_string(cfg.resume_failure));
+    if (cfg.wake_latency < 0) return MakeError("wake-up latency must be ≥ 0 s");
+  }
   if (!cfg.tie_order.empty() && cfg.tie_order.size() != trace.jobs.size())
     return MakeError("tie order has " + std::to_string(cfg.tie_order.size()) + " entries for " +
                      std::to_string(trace.jobs.size()) + " jobs");
@@ -195,6 +204,15 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   const bool measure_frag = fractional && cfg.frag_interval > 0;
   const auto mix = measure_frag ? DemandMix(trace) : decltype(DemandMix(trace)){};
   Time next_frag = kNoTime;
+  // --- explain: one watched job (SimConfig::watch_job)
+  const bool watching = cfg.watch_job >= 0 && static_cast<size_t>(cfg.watch_job) < trace.jobs.size() && cfg.watch_notes;
+  uint32_t watch_slot = UINT32_MAX;
+  std::string last_block_text;
+  bool watch_done = false;
+  auto note = [&](Time t, const char* kind, std::string text) {
+    cfg.watch_notes->push_back(ExplainNote{t, "simulator", kind, std::move(text), {}});
+  };
+  if (watching) sched.Watch(&trace.jobs[static_cast<size_t>(cfg.watch_job)], cfg.watch_notes);
 
   const size_t n = trace.jobs.size();
   r.outcomes.resize(n);
@@ -258,6 +276,11 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     Time end = t + static_cast<Time>(std::ceil(work_left[s] / new_rate - 1e-6));
     heap.Push(end, Completion{s, slot_gen[s]});
   };
+  // Energy saving (null when off: the loop below is then exactly the plain simulator's).
+  std::unique_ptr<PowerSim> power;
+  if (power_plugin)
+    power = std::make_unique<PowerSim>(sched_cluster, std::move(power_plugin), cfg.node_power, cfg.wake_latency,
+                                       cfg.resume_failure, cfg.seed, r.first_submit);
 
   auto finish_outcome = [&](uint32_t idx) {
     ++done;
@@ -281,12 +304,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
 
   // Periodic decisions (PolicyParts::tick): cycles only at multiples of the tick while
   // jobs are pending. Event-driven policies with time-driven changes (ReschedulePlugin::
-  // NextWakeup, e.g. Tiresias' queue demotions) get a cycle at the wake-up time.
+  // NextWakeup, e.g. Tiresias' queue demotions) get a Schedule call at the wake-up time.
   const Duration tick = sched.policy().tick;
   const ReschedulePlugin* resched = sched.policy().reschedule.get();
   Time next_tick = kNoTime;
   auto ceil_tick = [&](Time x) { Time m = x % tick; return m == 0 ? x : x + (m < 0 ? -m : tick - m); };
-  while (next < n || !heap.empty() || (tick > 0 && sched.pending_total() > 0)) {
+  while (next < n || !heap.empty() || (tick > 0 && sched.pending_total() > 0) || (power && power->booting())) {
     Time t = next < n ? trace.jobs[order(next)].submit : INT64_MAX;
     if (!heap.empty()) t = std::min(t, heap.Top().t);
     Time wake = kNoTime;
@@ -299,6 +322,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       wake = resched->NextWakeup();
       if (wake != kNoTime && (last_t == kNoTime || wake > last_t)) t = std::min(t, wake);
     }
+    if (power) t = std::min(t, power->NextEvent(next < n || !heap.empty() || sched.pending_total() > 0));
     // Samples strictly before t see the state as it was since the previous instant.
     if (measure_frag && t != INT64_MAX) {  // the state since the previous instant, sampled on the grid
       if (next_frag == kNoTime) next_frag = t - (t % cfg.frag_interval + cfg.frag_interval) % cfg.frag_interval;
@@ -310,9 +334,11 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     while (next_sample != kNoTime && next_sample < t) {
       r.samples.push_back(TimeSample{next_sample, busy_milli, static_cast<uint32_t>(sched.running_total()),
                                      static_cast<uint32_t>(sched.pending_total()), sched.pending_gpu_milli()});
+      if (power) r.powered_samples.push_back(power->powered());
       next_sample += cfg.sample_interval;
     }
     if (last_t != kNoTime) r.gpu_seconds_busy += static_cast<double>(busy_milli) / 1000.0 * static_cast<double>(t - last_t);
+    if (power && last_t != kNoTime) power->Advance(last_t, t, busy_milli);
     last_t = t;
     // 1. Completions.
     while (!heap.empty() && heap.Top().t == t) {
@@ -325,6 +351,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       if (sj.home_vc.valid() && sj.remaining > t - sj.started) {  // profiling over, work left: hand over
         o.run += t - seg_start[c.slot];
         busy_milli -= trace.jobs[idx].gpu_milli_total();
+        if (power) power->OnStop(c.slot, sj, true, t);
         sched.Handover(c.slot, t);
         pending_since[c.slot] = t;
         ++r.profiled;
@@ -338,16 +365,25 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       o.run += t - seg_start[c.slot];
       const uint32_t partner = sj.partner;
       if (partner == kNoSlot) busy_milli -= trace.jobs[idx].gpu_milli_total();  // else the partner keeps the GPUs
+      if (power) power->OnStop(c.slot, sj, false, t);
       sched.Finish(c.slot, t);
       if (partner != kNoSlot) {  // the partner runs alone again, at full speed
         r.shared_run[idx] += t - shared_since[c.slot];
         r.shared_run[slot_job[partner]] += t - shared_since[partner];
         retime(partner, t, 1.0f);
       }
+      if (watching && c.slot == watch_slot) {
+        note(t, "finished", "finished: waited " + std::to_string(o.wait) + " s, ran " + std::to_string(o.run) +
+                                " s, JCT " + std::to_string(t - trace.jobs[idx].submit) + " s");
+        watch_slot = UINT32_MAX;
+        watch_done = true;
+      }
       sched.Release(c.slot);
       r.last_end = std::max(r.last_end, t);
       finish_outcome(idx);
     }
+    // 1b. Boots that end now (the nodes join this instant's cycle).
+    if (power) power->FinishBoots(t, sched);
     // 2. Arrivals.
     while (next < n && trace.jobs[order(next)].submit == t) {
       uint32_t idx = order(next++);
@@ -382,6 +418,10 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         finish_outcome(idx);
         continue;
       }
+      const bool watched_now = watching && idx == static_cast<uint32_t>(cfg.watch_job);
+      if (watched_now)
+        note(t, "submitted", "submitted to VC " + cluster.vcs[o.vc.v].name + " (" + std::to_string(j.gpus) + " GPUs, " +
+                                 std::to_string(j.duration) + " s of work)");
       // Profiler: jobs of at most max_gpus GPUs that fit it (and accept its GPU types) go there first.
       const bool stage = prof.enabled && j.gpus > 0 && j.gpus <= prof.max_gpus && j.gpus <= prof_gpus &&
                          j.nodes <= prof.nodes && (types == 0 || prof_types == 0 || (types & prof_types) == prof_types);
@@ -409,6 +449,17 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       slot_job[s] = idx;
       ++slot_gen[s];
       pending_since[s] = t;
+      if (watched_now) {
+        watch_slot = s;
+        sched.Describe(s, t, cfg.watch_notes);
+      }
+      if (power) power->OnSubmit(sched.view(s));
+    }
+    if (watching && !watch_done && watch_slot == UINT32_MAX &&
+        r.outcomes[static_cast<size_t>(cfg.watch_job)].status != OutcomeStatus::kFinished) {
+      const JobOutcome& wo = r.outcomes[static_cast<size_t>(cfg.watch_job)];
+      note(t, "rejected", "not simulated: " + r.reasons[wo.reject_reason]);
+      watch_done = true;
     }
     // 3. One scheduling cycle (periodic policies: only at ticks, unless tick_and_events).
     decisions.clear();
@@ -422,12 +473,29 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         next_tick = t + tick;
       }
       cycle = at_tick || sched.policy().tick_and_events;
-    } else if (wake != kNoTime && wake == t) {
-      sched.MarkPendingVcsDirty();
     }
     if (cycle) sched.Schedule(t, &decisions);
+    if (watching && watch_slot != UINT32_MAX && cycle) {
+      const SchedJob& w = sched.view(watch_slot);
+      bool touched = false;
+      for (const Decision& d : decisions) touched |= d.slot == watch_slot;
+      if (touched) sched.Describe(watch_slot, t, cfg.watch_notes);
+      if (!w.running) {
+        PluginStatus b = sched.last_block(w.vc);
+        std::string why = b.ok() ? "no blocking reason recorded (the jobs ahead of it were placed, skipped or kept running)"
+                                 : std::string(b.reason) + " [" + std::string(b.plugin) + "]";
+        if (why != last_block_text) {
+          note(t, "pending", "pending; the VC's last cycle stopped because: " + why);
+          last_block_text = why;
+        }
+      } else {
+        last_block_text.clear();
+      }
+    }
     // Periodic policies: a tick that changes nothing with nothing left to happen would repeat forever.
-    if (at_tick && decisions.empty() && heap.empty() && next == n && sched.running_total() == 0) break;
+    if (at_tick && decisions.empty() && heap.empty() && next == n && sched.running_total() == 0 &&
+        !(power && power->booting()))
+      break;
     for (const Decision& d : decisions) {
       uint32_t idx = slot_job[d.slot];
       JobOutcome& o = r.outcomes[idx];
@@ -457,20 +525,34 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
           retime(p, t, coloc->TrueSpeed(wb, wa));
           shared_since[d.slot] = shared_since[p] = t;
         }
+        if (power) power->OnStart(d.slot, sj, trace.jobs[idx].submit, t);
       } else {  // preempted: its completion event is void; it waits again from now
         ++slot_gen[d.slot];
         if (o.preemptions < UINT16_MAX) ++o.preemptions;
         o.run += t - seg_start[d.slot];
         busy_milli -= trace.jobs[idx].gpu_milli_total();
         pending_since[d.slot] = t;
+        if (power) power->OnStop(d.slot, sj, true, t);
       }
     }
     // A job started and preempted in the same cycle produced both decisions in order; the
     // completion pushed for the earlier start carries a stale generation and is skipped.
+    // 4. Energy saving: the control step (when due) and wake-ups for jobs left pending.
+    if (power) power->AfterCycle(t, sched);
+    if (watch_done && cfg.stop_after_watch) {
+      r.stopped_early = true;
+      return r;
+    }
   }
   // Final sample at the last instant.
   if (next_sample != kNoTime && next_sample <= last_t) {
     r.samples.push_back(TimeSample{next_sample, busy_milli, 0, 0, 0});
+    if (power) r.powered_samples.push_back(power->powered());
+  }
+  if (power) {
+    r.has_energy = true;
+    r.energy = power->Finish(r.first_submit, last_t);
+    r.energy.spec = cfg.energy;
   }
   if (cfg.explain && sched.policy().share) {
     for (size_t i = 0; i < n; ++i) {

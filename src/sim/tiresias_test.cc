@@ -109,6 +109,27 @@ TEST(TiresiasGolden, TimeServiceVariantIgnoresGpuCount) {
   EXPECT_EQ(Sim(OneByFour(), t, "tiresias:thresholds=100,service=time").se, (SE{{0, 390}, {100, 150}}));
 }
 
+TEST(TiresiasGolden, GittinsRanksByIndexFromFinishedJobs) {
+  // One effective queue (threshold 10^6), Δ = 100 GPU-s. A (4 GPUs, 10 s) runs 0..10; B
+  // (4 GPUs, 200 s) at 5 and C (4 GPUs, 20 s = 80 GPU-s, inside one quantum) at 20. A's
+  // 40 GPU-s is the whole history from t=10: index(a) = P/E with P = Pr[S ≤ a+Δ | S > a],
+  // E = E[min(S−a, Δ) | S > a]: index(0) = 1/40, index(100) = 0 (no finished job above 100).
+  // B starts at 10 (index 1/40, ahead of C by submit order); at 35 it completes its first
+  // quantum (4 × 25 = 100 GPU-s) → index 0 → C (index 1/40) preempts it: B remaining
+  // 175 + 40 = 215. C 35..55, B 55..270.
+  // 2D-LAS with the same single queue keeps FIFO: B 10..210, C 210..230.
+  Trace t = MakeTrace({{0, 10, 4}, {5, 200, 4}, {20, 20, 4}});
+  EXPECT_EQ(Sim(OneByFour(), t, "tiresias:thresholds=1000000,gittins=true,delta=100").se,
+            (SE{{0, 10}, {10, 270}, {35, 55}}));
+  EXPECT_EQ(Sim(OneByFour(), t, "tiresias:thresholds=1000000").se, (SE{{0, 10}, {10, 210}, {210, 230}}));
+  // With C of 30 s (120 GPU-s) C itself reaches index 0 after its first quantum (at 60) and
+  // then follows B (both index 0, B submitted first): C preempted after 25 s (remaining
+  // 5 + 40), B 60..275, C 275..320.
+  Trace t2 = MakeTrace({{0, 10, 4}, {5, 200, 4}, {20, 30, 4}});
+  EXPECT_EQ(Sim(OneByFour(), t2, "tiresias:thresholds=1000000,gittins=true,delta=100").se,
+            (SE{{0, 10}, {10, 275}, {35, 320}}));
+}
+
 TEST(TiresiasGolden, GittinsRunsAndConserves) {
   // 2D-Gittins without history behaves as 2D-LAS (all indices 0 → FIFO inside a queue).
   Trace t = MakeTrace({{0, 100, 4}, {10, 20, 4}});

@@ -5,6 +5,11 @@
 //   Place        (filter + score) which nodes/GPUs a job gets now, or why none
 //   PostFilter   (when the job under consideration cannot be placed)
 //                                 backfill around it (with a reservation) or preempt for it
+//   Reschedule   (scheduler.h; at each VC cycle, before or instead of the queue walk)
+//                                 re-decide running and pending jobs together (Tiresias)
+//
+// Explain hook (`orrery explain`): Plugin::Describe reports a job's state; plugins report
+// decisions about the watched job through SchedulerHandle::watched/Note (scheduler.h).
 //
 // Plugins never see the driver: they read a ClusterState snapshot, the scheduler's
 // pending/running views, an injected clock value and estimators, and return

@@ -150,6 +150,7 @@ Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, u
   j.seq = seq;
   j.remaining = job->duration;
   if (policy_.estimator) j.estimate = policy_.estimator->Estimate(*job, now);
+  if (policy_.estimator && watched(slot)) ExplainEstimate(slot, now);
   if (policy_.share) policy_.share->OnSubmit(j, slot, now);
   Enqueue(slot, now);
   return slot;
@@ -224,6 +225,17 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   }
 }
 
+void Scheduler::SetNodePowered(NodeId n, bool on) {
+  state_.SetPowered(n, on);
+  const VcId vc = state_.cluster().nodes[n.v].vc;
+  VcQueues& q = vcs_[vc.v];
+  ++q.version;
+  if (!q.dirty) {
+    q.dirty = true;
+    dirty_list_.push_back(vc.v);
+  }
+}
+
 void Scheduler::Release(uint32_t slot) {
   pool_[slot].alloc.clear();
   pool_[slot].alloc.shrink_to_fit();
@@ -295,6 +307,18 @@ void Scheduler::MarkRunning(uint32_t slot) {
   if (policy_.share) policy_.share->OnRunning(*this, slot, true);
 }
 
+void Scheduler::Adopt(uint32_t slot, Allocation alloc, Time started) {
+  ORR_CHECK(!pool_[slot].running);
+  std::vector<Decision> sink;
+  std::vector<Decision>* saved_out = out_;
+  Time saved_now = now_;
+  out_ = &sink;
+  now_ = started;
+  Start(slot, std::move(alloc));
+  out_ = saved_out;
+  now_ = saved_now;
+}
+
 void Scheduler::Preempt(uint32_t slot) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
@@ -321,6 +345,21 @@ void Scheduler::Preempt(uint32_t slot) {
                            {{"overhead_s", static_cast<double>(overhead)},
                             {"remaining_s", static_cast<double>(j.remaining)}}});
   Enqueue(slot, now_);
+}
+
+void Scheduler::ExplainEstimate(uint32_t slot, Time now) {
+  const SchedJob& j = pool_[slot];
+  ExplainNote n{now, std::string(policy_.estimator->name()), "estimate",
+                "estimated duration " + std::to_string(j.estimate) + " s by " + std::string(policy_.estimator->name()),
+                {{"estimate_s", static_cast<double>(j.estimate)}}};
+  EstimateExplanation ex;
+  if (policy_.estimator->Explain(*j.job, now, &ex)) {
+    n.text += " = exp(" + std::string(ex.scale == "log-seconds" ? "" : ex.scale + ": ") + "base + sum of terms)";
+    if (!ex.note.empty()) n.text += "; " + ex.note;
+    n.fields.push_back({"base", ex.base});
+    for (auto& [name, v] : ex.terms) n.fields.push_back({name, v});
+  }
+  Note(slot, std::move(n));
 }
 
 void Scheduler::MarkPendingVcsDirty() {
@@ -419,11 +458,11 @@ void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(ui
 void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
   now_ = now;
   out_ = out;
+  if (policy_.reschedule) policy_.reschedule->Advance(*this);
   // Deterministic VC order: ascending VC id.
   std::sort(dirty_list_.begin(), dirty_list_.end());
   cycle_list_.swap(dirty_list_);  // VCs dirtied during the cycles go to the next call
   dirty_list_.clear();
-  if (policy_.reschedule) policy_.reschedule->Advance(*this);
   for (uint16_t v : cycle_list_) {
     vcs_[v].dirty = false;
     CycleVc(VcId(v), now);

@@ -75,6 +75,8 @@ class SchedulerHandle {
   virtual bool MinPendingKey(VcId vc, SortKey* out) const = 0;
   // Recomputes a pending job's QueueSort key (after the policy changed what the key reads).
   virtual void Rekey(uint32_t slot) = 0;
+  // Asks for a cycle of `vc` in the current (when called from Advance) or next Schedule.
+  virtual void MarkDirty(VcId vc) = 0;
   // Explain support: whether `slot` is the job being explained, and a note about it.
   virtual bool watched(uint32_t slot) const = 0;
   virtual void Note(uint32_t slot, ExplainNote note) = 0;
@@ -99,15 +101,16 @@ class ReschedulePlugin : public virtual Plugin {
  public:
   enum class Next { kStop, kWalk };  // kWalk: the framework's queue walk follows
   virtual Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) = 0;
-  // Called once at the start of every Schedule call, before any VC cycle: process
-  // time-driven changes due by h.now() (e.g. queue demotions, starvation promotions).
+  // Called once at the start of every Schedule call, before the VCs to cycle are chosen:
+  // process time-driven changes due by h.now() (e.g. queue demotions, starvation
+  // promotions) and MarkDirty the VCs whose decisions they may change.
   virtual void Advance(SchedulerHandle& h) {}
   // Lifecycle hooks (every start, preemption and completion, whoever decided it).
   virtual void JobStarted(SchedulerHandle& h, uint32_t slot) {}
   virtual void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) {}
   // Earliest time at which Run would decide differently without any arrival or
-  // completion (e.g. a running job crossing a queue threshold), or kNoTime. A driver
-  // runs a cycle over every VC with pending jobs then.
+  // completion (e.g. a running job crossing a queue threshold), or kNoTime. An
+  // event-driven driver calls Schedule then (Advance marks the VCs concerned).
   virtual Time NextWakeup() const { return kNoTime; }
 };
 
@@ -201,6 +204,14 @@ class Scheduler final : private SchedulerHandle {
   void Watch(const Job* job, std::vector<ExplainNote>* sink) { watch_job_ = job; watch_sink_ = sink; }
   // Policy explanation of a job's current state (its queue, priority...): plugins' Describe.
   void Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out) const;
+  // Energy saving: powers node n down (it must be idle) or makes it available again (boot
+  // finished). Marks its VC for the next cycle.
+  void SetNodePowered(NodeId n, bool on);
+  // Live driver: pending job `slot` already runs where the resource manager put it (found
+  // running after a restart, started outside the policy, or a decision awaiting Slurm's
+  // confirmation). Like a Start at `started` with `alloc`, but no decision is emitted. An
+  // empty allocation withdraws a job that left the queue (then Finish + Release it).
+  void Adopt(uint32_t slot, Allocation alloc, Time started);
 
  private:
   struct QEntry {
@@ -266,10 +277,16 @@ class Scheduler final : private SchedulerHandle {
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
   void TrackNodeEnds(const SchedJob& j, bool add);
+  void ExplainEstimate(uint32_t slot, Time now);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
   void ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) override;
   bool MinPendingKey(VcId vc, SortKey* out) const override;
   void Rekey(uint32_t slot) override;
+  void MarkDirty(VcId vc) override {
+    if (vcs_[vc.v].dirty) return;
+    vcs_[vc.v].dirty = true;
+    dirty_list_.push_back(vc.v);
+  }
   bool watched(uint32_t slot) const override { return watch_job_ && pool_[slot].job == watch_job_; }
   void Note(uint32_t slot, ExplainNote note) override {
     if (watched(slot) && watch_sink_) watch_sink_->push_back(std::move(note));

@@ -59,7 +59,10 @@ struct TiresiasCore {
     const int64_t a = Service(j, now);
     const int q = Queue(a);
     if (!o.gittins) return {q, j.job->submit};
-    return {q, -std::llround(Index(a) * 1e12)};  // higher index first; ties by submit order (seq)
+    // Index at the service quantised to multiples of Δ: a job's rank within its queue changes
+    // only when it completes a quantum (re-evaluated every Δ, as in the original), not at every
+    // event — otherwise two jobs of one queue would preempt each other back and forth.
+    return {q, -std::llround(Index(a - a % o.delta) * 1e12)};  // higher index first; ties by seq
   }
 };
 
@@ -74,6 +77,27 @@ class TiresiasSort final : public QueueSortPlugin {
 };
 
 class TiresiasResched final : public ReschedulePlugin {
+  struct RunEntry {
+    int64_t k1 = 0, k2 = 0;
+    uint32_t seq = 0, slot = 0;
+    bool operator<(const RunEntry& o) const {
+      if (k1 != o.k1) return k1 < o.k1;
+      if (k2 != o.k2) return k2 < o.k2;
+      return seq < o.seq;
+    }
+  };
+  struct VcState {
+    std::set<RunEntry> running;  // by current (queue, FIFO) key
+    int64_t used_milli = 0;
+  };
+  struct Timer {
+    Time t;
+    uint32_t slot, seq;
+    Time stamp;   // demotion: start of the running segment; promotion: time enqueued
+    bool demote;
+    bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+
  public:
   explicit TiresiasResched(std::shared_ptr<TiresiasCore> c) : c_(std::move(c)) {}
   std::string_view name() const override { return "tiresias"; }
@@ -87,12 +111,17 @@ class TiresiasResched final : public ReschedulePlugin {
       SchedJob& j = h.job(tm.slot);
       if (!j.job || j.seq != tm.seq) continue;
       if (tm.demote) {
-        if (j.running && j.started == tm.stamp) Rekey(h, tm.slot);
+        if (j.running && j.started == tm.stamp) {
+          const RunEntry before = cur_[tm.slot];
+          Rekey(h, tm.slot);
+          if (cur_[tm.slot].k1 != before.k1 || cur_[tm.slot].k2 != before.k2) h.MarkDirty(j.vc);
+        }
       } else if (!j.running && j.enqueued == tm.stamp && c_->Queue(c_->Service(j, now)) > 0) {
         const int q = c_->Queue(c_->Service(j, now));
         const int64_t exec = c_->Executed(j);
         j.policy_aux = j.attained;  // executed service reset: back to Q0
         h.Rekey(tm.slot);
+        h.MarkDirty(j.vc);
         if (h.watched(tm.slot))
           h.Note(tm.slot, {now, "tiresias", "promoted",
                            "starvation promotion: pending " + std::to_string(now - j.enqueued) + " s >= knob x executed " +
@@ -107,6 +136,9 @@ class TiresiasResched final : public ReschedulePlugin {
     VcState& v = V(j.vc);
     v.used_milli += static_cast<int64_t>(j.job->gpu_milli_total());
     Insert(h, slot);
+    // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
+    // the running key differs, the order changed: decide again at the next Schedule call.
+    if (cur_[slot].k1 != j.key1 || cur_[slot].k2 != j.key2) h.MarkDirty(j.vc);
   }
 
   void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) override {
@@ -132,10 +164,6 @@ class TiresiasResched final : public ReschedulePlugin {
   Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) override {
     const Time now = h.now();
     VcState& v = V(vc);
-    if (c_->o.gittins) {  // the index of a running job changes as it runs: re-key them all
-      scratch_.assign(v.running.begin(), v.running.end());
-      for (const RunEntry& e : scratch_) Rekey(h, e.slot, /*arm=*/false);
-    }
     SortKey minp;
     if (!h.MinPendingKey(vc, &minp)) return Next::kStop;
     const int64_t capacity = static_cast<int64_t>(h.state().vc_total_gpus(vc)) * 1000;
@@ -154,6 +182,10 @@ class TiresiasResched final : public ReschedulePlugin {
     }
     place_.clear();
     preempt_.clear();
+    if (walk_running && AdmitWithoutPreemption(h, vc, v, capacity, block)) {
+      Apply(h, block);
+      return Next::kStop;
+    }
     auto it = v.running.begin();
     auto consume_running = [&](const RunEntry* bound) {
       for (; it != v.running.end() && (!bound || *it < *bound); ++it) {
@@ -185,6 +217,74 @@ class TiresiasResched final : public ReschedulePlugin {
       return budget / 1000;
     });
     if (walk_running) consume_running(nullptr);
+    Apply(h, block);
+    return Next::kStop;
+  }
+
+  // Phase 1 of a decision with possible preemption: admit pending jobs in order against the
+  // free GPU count (every running job kept). This is exactly the full walk's outcome unless
+  // some job p not admitted here would fit once the running jobs after it were counted as
+  // free: d_p ≤ free_left + Σ demand of running jobs ordered after p (the full walk gives p
+  // exactly that budget as long as it has kept every running job and admitted the same
+  // jobs so far). Returns false (place_ cleared) when such a p exists: the full walk runs.
+  // Cost: pending jobs visited + the running jobs after the first job that could preempt.
+  bool AdmitWithoutPreemption(SchedulerHandle& h, VcId vc, VcState& v, int64_t capacity, PluginStatus* block) {
+    int64_t b1 = capacity - v.used_milli;
+    int64_t tail = v.used_milli;  // upper bound of Σ running after the current job until computed
+    bool tail_exact = false, need_full = false;
+    std::set<RunEntry>::iterator fc;
+    size_t examined = 0;
+    uint32_t held_watch = UINT32_MAX;
+    int64_t held_left = 0;
+    h.ForEachPending(vc, [&](uint32_t s) -> int64_t {
+      const SchedJob& j = h.job(s);
+      const int64_t d = static_cast<int64_t>(j.job->gpu_milli_total());
+      if (d <= b1) {
+        b1 -= d;
+        place_.push_back(s);
+      } else if (d <= b1 + tail) {
+        const RunEntry pe{j.key1, j.key2, j.seq, s};
+        if (!tail_exact) {
+          tail_exact = true;
+          tail = 0;
+          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r)
+            tail += static_cast<int64_t>(h.job(r->slot).job->gpu_milli_total());
+          fc = v.running.upper_bound(pe);
+        } else {
+          for (; fc != v.running.end() && !(pe < *fc); ++fc)
+            tail -= static_cast<int64_t>(h.job(fc->slot).job->gpu_milli_total());
+        }
+        if (d <= b1 + tail) {
+          need_full = true;
+          return -1;
+        }
+      }
+      if (d > b1 && h.watched(s)) {
+        held_watch = s;
+        held_left = b1;
+      }
+      if (++examined >= kMaxExamined) return -1;
+      const int64_t bound = b1 + tail;  // no later job can get more than this
+      return bound <= 0 ? -1 : bound / 1000;
+    });
+    if (need_full) {
+      place_.clear();
+      return false;
+    }
+    if (place_.empty()) *block = PluginStatus::Unschedulable(kHeld);
+    if (held_watch != UINT32_MAX) {
+      const SchedJob& j = h.job(held_watch);
+      h.Note(held_watch, {h.now(), "tiresias", "held",
+                          "not admitted: needs " + std::to_string(j.job->gpu_milli_total() / 1000) + " GPUs, " +
+                              std::to_string(held_left / 1000) + " free and the running jobs behind it are too few to preempt",
+                          {{"queue", static_cast<double>(j.key1)}, {"gpus_left", static_cast<double>(held_left) / 1000}}});
+    }
+    return true;
+  }
+
+  // Carries out a decision: preemptions (preempt_) first, then placements (place_).
+  void Apply(SchedulerHandle& h, PluginStatus* block) {
+    const Time now = h.now();
     for (uint32_t s : preempt_) {
       if (h.watched(s)) {
         const SchedJob& j = h.job(s);
@@ -208,7 +308,6 @@ class TiresiasResched final : public ReschedulePlugin {
       }
       alloc_.clear();
     }
-    return Next::kStop;
   }
 
   void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {
@@ -230,34 +329,13 @@ class TiresiasResched final : public ReschedulePlugin {
   static constexpr const char* kNoPlacement = "admitted by Tiresias but no placement (fragmentation)";
   static constexpr size_t kMaxExamined = 100000;
 
-  struct RunEntry {
-    int64_t k1 = 0, k2 = 0;
-    uint32_t seq = 0, slot = 0;
-    bool operator<(const RunEntry& o) const {
-      if (k1 != o.k1) return k1 < o.k1;
-      if (k2 != o.k2) return k2 < o.k2;
-      return seq < o.seq;
-    }
-  };
-  struct VcState {
-    std::set<RunEntry> running;  // by current (queue, FIFO) key
-    int64_t used_milli = 0;
-  };
-  struct Timer {
-    Time t;
-    uint32_t slot, seq;
-    Time stamp;   // demotion: start of the running segment; promotion: time enqueued
-    bool demote;
-    bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
-  };
-
   VcState& V(VcId vc) {
     if (vcs_.size() <= vc.v) vcs_.resize(vc.v + 1u);
     return vcs_[vc.v];
   }
 
   // Inserts a running job under its current key and arms its next demotion.
-  void Insert(SchedulerHandle& h, uint32_t slot, bool arm = true) {
+  void Insert(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
     const Time now = h.now();
     const SortKey k = c_->KeyAt(j, now);
@@ -266,17 +344,18 @@ class TiresiasResched final : public ReschedulePlugin {
     V(j.vc).running.insert(cur_[slot]);
     const int64_t rate = c_->o.gpu_time ? j.job->gpus : (j.job->gpus ? 1 : 0);
     const int q = static_cast<int>(k.k1);
-    if (arm && rate > 0 && q < static_cast<int>(c_->o.thresholds.size())) {
-      const int64_t left = c_->o.thresholds[q] - c_->Service(j, now);
-      timers_.push(Timer{now + (left + rate - 1) / rate, slot, j.seq, j.started, true});
-    }
+    // Next key change: the queue's threshold, or (2D-Gittins) the end of the current quantum.
+    const int64_t a = c_->Service(j, now);
+    int64_t next = q < static_cast<int>(c_->o.thresholds.size()) ? c_->o.thresholds[q] : INT64_MAX;
+    if (c_->o.gittins) next = std::min(next, a - a % c_->o.delta + c_->o.delta);
+    if (rate > 0 && next != INT64_MAX) timers_.push(Timer{now + (next - a + rate - 1) / rate, slot, j.seq, j.started, true});
   }
 
-  void Rekey(SchedulerHandle& h, uint32_t slot, bool arm = true) {
+  void Rekey(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
     const int64_t old_q = cur_[slot].k1;
     V(j.vc).running.erase(cur_[slot]);
-    Insert(h, slot, arm);
+    Insert(h, slot);
     if (cur_[slot].k1 != old_q && h.watched(slot))
       h.Note(slot, {h.now(), "tiresias", "demoted",
                     "demoted to Q" + std::to_string(cur_[slot].k1) + " at attained service " +
@@ -289,7 +368,6 @@ class TiresiasResched final : public ReschedulePlugin {
   std::vector<RunEntry> cur_;  // per slot: its key in the running set
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::vector<uint32_t> place_, preempt_;
-  std::vector<RunEntry> scratch_;
   Allocation alloc_;
 };
 

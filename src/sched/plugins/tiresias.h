@@ -7,7 +7,9 @@
 //   * K queues split by thresholds T_0 < T_1 < …: a job is in Q_q when T_{q-1} ≤ a_j < T_q
 //     (counted since its last starvation promotion); new jobs enter Q0;
 //   * within a queue: FIFO by submit time (2D-LAS) or Gittins index descending, then submit
-//     order (2D-Gittins: index from the GPU-time distribution of jobs finished so far);
+//     order (2D-Gittins: index P/E from the GPU-time distribution of the jobs finished so far,
+//     evaluated at the attained service rounded down to a multiple of the quantum Δ, so a
+//     job's rank changes once per quantum, not continuously);
 //   * a decision walks all running and pending jobs of a VC in (queue, FIFO) order and
 //     admits each job whose GPUs fit the VC's remaining GPU count (count-based: a job that
 //     does not fit is skipped, later smaller jobs may run); running jobs not admitted are

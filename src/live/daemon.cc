@@ -1,0 +1,775 @@
+#include "live/daemon.h"
+
+#include <algorithm>
+#include <chrono>
+#include <queue>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "sched/plugins/placers.h"
+#include "sched/plugins/policies.h"
+
+namespace orrery::live {
+
+namespace {
+
+constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+constexpr size_t kNumBuckets = sizeof(kLatencyBuckets) / sizeof(kLatencyBuckets[0]);
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string NodeNames(const std::vector<NodeShare>& n) {
+  std::string s;
+  for (size_t i = 0; i < n.size(); ++i) s += (i ? "," : "") + n[i].node;
+  return s;
+}
+
+bool SameNodes(const std::vector<NodeShare>& a, const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return false;
+  std::vector<std::string> x;
+  for (const auto& s : a) x.push_back(s.node);
+  std::vector<std::string> y = b;
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y;
+}
+
+}  // namespace
+
+Daemon::Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts)
+    : slurm_(slurm), journal_(journal), clock_(clock), opts_(std::move(opts)), latency_hist_(kNumBuckets + 1, 0) {}
+
+Daemon::~Daemon() = default;
+
+std::string Daemon::StartKey(uint32_t job, uint32_t gen) const { return fmt::format("start/{}/{}", job, gen); }
+
+int Daemon::VcOf(const std::string& partition) const {
+  for (size_t i = 0; i < opts_.partitions.size(); ++i)
+    if (opts_.partitions[i] == partition) return static_cast<int>(i);
+  return -1;
+}
+
+void Daemon::Note(Time now, const std::string& kind, const std::string& detail) {
+  events_.push_back(fmt::format("{} {}: {}", now, kind, detail));
+  while (events_.size() > 100) events_.pop_front();
+  auto st = journal_->Event(now, kind, detail);
+  (void)st;  // the journal's own errors surface at the next commit
+}
+
+void Daemon::Remember(const JournalDecision& d) {
+  recent_.push_back(d);
+  while (recent_.size() > opts_.recent_decisions) recent_.pop_front();
+}
+
+Status Daemon::Recover() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (opts_.partitions.empty()) return MakeError("daemon: no managed partition configured");
+  ORR_ASSIGN_OR_RETURN(gens_, journal_->Gens());
+  ORR_ASSIGN_OR_RETURN(auto planned, journal_->WithState("planned"));
+  for (auto& d : planned) unapplied_[d.key] = d;
+  ORR_ASSIGN_OR_RETURN(auto recent, journal_->Recent(opts_.recent_decisions));
+  for (auto it = recent.rbegin(); it != recent.rend(); ++it) recent_.push_back(*it);
+  ORR_ASSIGN_OR_RETURN(cycle_, journal_->GetCounter("cycle"));
+  if (!unapplied_.empty())
+    Note(clock_->Now(), "recover", fmt::format("{} decision(s) planned but not confirmed before the restart", unapplied_.size()));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- snapshot
+
+Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) {
+  std::map<std::string, SlurmNode> next;
+  for (const SlurmNode& n : nodes) {
+    if (VcOf(n.partition) < 0) continue;
+    if (next.count(n.name)) continue;  // a node in two managed partitions belongs to the first listed
+    next[n.name] = n;
+  }
+  Time now = clock_->Now();
+  for (const auto& [name, n] : next) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) continue;
+    if (it->second.avail != n.avail)
+      Note(now, "node", fmt::format("{} {} -> {} ({})", name, NodeAvailName(it->second.avail), NodeAvailName(n.avail),
+                                    n.state_raw));
+  }
+  std::string topo;
+  for (const auto& [name, n] : next)
+    if (n.avail == NodeAvail::kUp) topo += fmt::format("{}/{}/{};", name, n.partition, n.gpus);
+  *changed = topo != topology_;
+  topology_ = std::move(topo);
+  nodes_ = std::move(next);
+  return Status::Ok();
+}
+
+Status Daemon::Rebuild(Time now) {
+  // Detach every job from the old scheduler (its slots die with it).
+  for (auto& [id, lj] : jobs_) {
+    lj->slot = UINT32_MAX;
+    if (lj->phase == Phase::kRejected || lj->phase == Phase::kUnplaced)
+      lj->phase = lj->nodes.empty() ? Phase::kQueued : Phase::kRunning;
+  }
+  auto cluster = std::make_unique<Cluster>();
+  cluster->name = "slurm";
+  for (size_t v = 0; v < opts_.partitions.size(); ++v) {
+    VirtualCluster vc;
+    vc.id = VcId(static_cast<uint16_t>(v));
+    vc.name = opts_.partitions[v];
+    cluster->vcs.push_back(std::move(vc));
+  }
+  std::unordered_map<std::string, NodeId> index;
+  for (const auto& [name, n] : nodes_) {  // ascending name: deterministic node ids
+    if (n.avail != NodeAvail::kUp) continue;
+    Node nd;
+    nd.id = NodeId(static_cast<uint32_t>(cluster->nodes.size()));
+    nd.vc = VcId(static_cast<uint16_t>(VcOf(n.partition)));
+    nd.gpus = n.gpus;
+    nd.name = name;
+    cluster->vcs[nd.vc.v].nodes.push_back(nd.id);
+    cluster->vcs[nd.vc.v].gpus += nd.gpus;
+    index[name] = nd.id;
+    cluster->nodes.push_back(std::move(nd));
+  }
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(opts_.policy, opts_.seed, nullptr));
+  ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
+  sched_.reset();
+  cluster_ = std::move(cluster);
+  sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
+  node_index_ = std::move(index);
+  slot_job_.clear();
+  std::vector<uint32_t> ids;
+  for (const auto& [id, lj] : jobs_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (uint32_t id : ids) Attach(*jobs_[id], now);
+  need_rebuild_ = false;
+  return Status::Ok();
+}
+
+void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
+  Job& j = lj.job;
+  j.id = JobId(sj.id);
+  j.submit = sj.submit == kNoTime ? clock_->Now() : sj.submit;
+  Duration hint = DurationHint(sj.comment);
+  j.walltime = sj.time_limit;
+  j.duration = hint >= 0 ? hint : (sj.time_limit > 0 ? sj.time_limit : opts_.default_duration);
+  j.gpus = sj.gpus_per_node * sj.num_nodes;
+  j.gpu_milli = 1000;
+  j.nodes = static_cast<uint16_t>(sj.num_nodes > 1 ? sj.num_nodes : 0);
+  lj.partition = sj.partition;
+  int vc = VcOf(sj.partition);
+  j.vc = VcId(static_cast<uint16_t>(std::max(vc, 0)));
+}
+
+// Puts a job into the scheduler according to its phase. Jobs running on nodes outside
+// the model (down, powered off) are not attached: their GPUs are not in the snapshot.
+void Daemon::Attach(LiveJob& lj, Time now) {
+  if (!sched_ || lj.slot != UINT32_MAX) return;
+  Allocation alloc;
+  bool active = lj.phase == Phase::kStarting || lj.phase == Phase::kRunning;
+  if (active) {
+    for (const NodeShare& s : lj.nodes) {
+      auto it = node_index_.find(s.node);
+      if (it == node_index_.end()) {
+        lj.phase = Phase::kUnplaced;
+        return;
+      }
+      alloc.push_back(Slot{it->second, s.gpus, 1000, 0, 0, 0});
+    }
+  }
+  if (lj.phase != Phase::kQueued && !active) return;
+  auto slot = sched_->Submit(&lj.job, lj.job.vc, 0, lj.id, now);
+  if (!slot.ok()) {
+    if (active) {  // runs in Slurm although the policy would never place it: keep it outside
+      lj.phase = Phase::kUnplaced;
+      return;
+    }
+    lj.phase = Phase::kRejected;
+    lj.reason = slot.error().message;
+    Note(now, "reject", fmt::format("job {}: {} (kept held; retried when nodes change)", lj.id, lj.reason));
+    return;
+  }
+  lj.slot = *slot;
+  if (slot_job_.size() <= lj.slot) slot_job_.resize(lj.slot + 1, 0);
+  slot_job_[lj.slot] = lj.id;
+  if (active) sched_->Adopt(lj.slot, std::move(alloc), lj.started == kNoTime ? now : lj.started);
+}
+
+void Daemon::Detach(LiveJob& lj, Time now) {
+  if (!sched_ || lj.slot == UINT32_MAX) return;
+  if (!sched_->view(lj.slot).running) sched_->Adopt(lj.slot, Allocation{}, now);  // withdraw from the queue
+  sched_->Finish(lj.slot, now);
+  sched_->Release(lj.slot);
+  lj.slot = UINT32_MAX;
+}
+
+// The job went back to pending in Slurm (requeued by Slurm or by us): new generation.
+void Daemon::Requeued(LiveJob& lj, Time now, const std::string& why) {
+  Detach(lj, now);
+  ++lj.gen;
+  gens_[lj.id] = lj.gen;
+  auto st = journal_->SetGen(lj.id, lj.gen);
+  (void)st;
+  lj.phase = Phase::kQueued;
+  lj.nodes.clear();
+  lj.started = kNoTime;
+  Note(now, "requeue", fmt::format("job {} back in the queue (generation {}): {}", lj.id, lj.gen, why));
+}
+
+void Daemon::NewJob(const SlurmJob& sj, Time now) {
+  if (IsTerminal(sj.state)) return;  // finished before we saw it (or before a restart)
+  auto owned = std::make_unique<LiveJob>();
+  LiveJob& lj = *owned;
+  lj.id = sj.id;
+  FillJob(lj, sj);
+  auto g = gens_.find(sj.id);
+  lj.gen = g == gens_.end() ? 0 : g->second;
+  lj.held = sj.held;
+  std::string key = StartKey(sj.id, lj.gen);
+  auto un = unapplied_.find(key);
+  bool planned = un != unapplied_.end();
+  Result<JournalDecision> known = planned ? Result<JournalDecision>(un->second) : journal_->Get(key);
+  if (sj.state == SlurmJobState::kRunning) {
+    lj.phase = Phase::kRunning;
+    lj.started = sj.start == kNoTime ? now : sj.start;
+    for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
+    if (planned) {
+      auto st = journal_->Mark(key, "applied", now, "confirmed after restart: Slurm runs it on " + NodeNames(lj.nodes));
+      (void)st;
+      unapplied_.erase(un);
+    } else if (!known.ok()) {
+      ++m_adopted_;
+      Note(now, "adopt", fmt::format("job {} runs on {} without an Orrery decision (adopted)", sj.id, NodeNames(lj.nodes)));
+    }
+  } else if (known.ok() && known->state != "superseded" && known->state != "failed") {
+    // A start decision exists for this generation.
+    if (sj.held && known->state == "applied") {
+      // Someone held it again after we released it: Slurm wins, it is queued anew.
+      auto st = journal_->Mark(key, "superseded", now, "job held again in Slurm");
+      (void)st;
+      jobs_[sj.id] = std::move(owned);
+      Requeued(*jobs_[sj.id], now, "held again after its start decision");
+      return;
+    }
+    lj.phase = Phase::kStarting;
+    lj.nodes = known->nodes;
+    // Pending with a planned decision: ApplyPending applies it again. Pinning and releasing
+    // are idempotent (releasing a job that is no longer held is a no-op), so a decision
+    // that reached Slurm before the crash is not applied twice; its journal row is marked
+    // applied once.
+  } else {
+    lj.phase = Phase::kQueued;
+    if (!sj.held && opts_.hold_unheld) {
+      auto st = slurm_->Hold(sj.id);
+      if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
+      else lj.held = true;
+    }
+  }
+  uint32_t id = sj.id;
+  jobs_[id] = std::move(owned);
+  if (!need_rebuild_) Attach(*jobs_[id], now);
+}
+
+void Daemon::Reconcile(const SlurmJob& sj, Time now) {
+  if (VcOf(sj.partition) < 0) return;
+  auto it = jobs_.find(sj.id);
+  if (it == jobs_.end()) {
+    NewJob(sj, now);
+    return;
+  }
+  LiveJob& lj = *it->second;
+  lj.held = sj.held;
+  if (IsTerminal(sj.state)) {
+    Detach(lj, now);
+    for (auto u = unapplied_.begin(); u != unapplied_.end();) {
+      if (u->second.job == lj.id) {
+        auto st = journal_->Mark(u->first, "superseded", now, std::string("job ended in Slurm: ") + sj.state_raw);
+        (void)st;
+        u = unapplied_.erase(u);
+      } else {
+        ++u;
+      }
+    }
+    ++m_completed_;
+    jobs_.erase(it);
+    return;
+  }
+  if (sj.state == SlurmJobState::kRunning) {
+    if (lj.phase == Phase::kRunning && SameNodes(lj.nodes, sj.nodes)) return;
+    if (lj.phase == Phase::kStarting && SameNodes(lj.nodes, sj.nodes)) {
+      lj.phase = Phase::kRunning;
+      lj.started = sj.start == kNoTime ? now : sj.start;
+      return;
+    }
+    // Started by someone else, or elsewhere than decided: Slurm wins.
+    if (lj.phase == Phase::kQueued) {
+      ++m_adopted_;
+      Note(now, "adopt", fmt::format("job {} started in Slurm on {} without an Orrery decision", lj.id,
+                                     fmt::format("{}", fmt::join(sj.nodes, ","))));
+    }
+    Detach(lj, now);
+    lj.phase = Phase::kRunning;
+    lj.started = sj.start == kNoTime ? now : sj.start;
+    lj.nodes.clear();
+    for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
+    if (!need_rebuild_) Attach(lj, now);
+    return;
+  }
+  // Pending in Slurm.
+  if (lj.phase == Phase::kRunning || lj.phase == Phase::kUnplaced) {
+    ++m_slurm_requeued_;
+    Requeued(lj, now, "Slurm requeued it (" + sj.reason + ")");
+    if (!sj.held && opts_.hold_unheld) {
+      auto st = slurm_->Hold(sj.id);
+      if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
+    }
+    if (!need_rebuild_) Attach(lj, now);
+    return;
+  }
+  if (lj.phase == Phase::kStarting && sj.held && !unapplied_.count(StartKey(lj.id, lj.gen))) {
+    auto st = journal_->Mark(StartKey(lj.id, lj.gen), "superseded", now, "job held again in Slurm");
+    (void)st;
+    Requeued(lj, now, "held again after its start decision");
+    if (!need_rebuild_) Attach(lj, now);
+    return;
+  }
+  if (lj.phase == Phase::kQueued && !sj.held && opts_.hold_unheld) {
+    auto st = slurm_->Hold(sj.id);
+    if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
+  }
+}
+
+// ---------------------------------------------------------------- decide and apply
+
+Status Daemon::ApplyPending(Time now, CycleStats* st) {
+  std::vector<std::string> done;
+  for (auto& [key, d] : unapplied_) {
+    auto it = jobs_.find(d.job);
+    if (d.kind == "start") {
+      if (it == jobs_.end()) continue;  // not listed yet (or gone: superseded when seen terminal)
+      LiveJob& lj = *it->second;
+      if (lj.phase == Phase::kRunning && lj.gen == d.gen) {  // took effect before we could confirm it
+        ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now, "confirmed: Slurm runs it on " + NodeNames(lj.nodes)));
+        d.state = "applied";
+        Remember(d);
+        done.push_back(key);
+        continue;
+      }
+      if (lj.phase != Phase::kStarting || lj.gen != d.gen) {
+        auto s = journal_->Mark(key, "superseded", now, "job state changed before the decision was applied");
+        (void)s;
+        done.push_back(key);
+        continue;
+      }
+      Status s = slurm_->StartOn(d.job, d.nodes);
+      if (!s.ok()) {
+        ++st->apply_errors;
+        ++m_apply_errors_;
+        last_error_ = s.error().message;
+        continue;  // retried next cycle
+      }
+      ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now, "applied after a retry"));
+      d.state = "applied";
+      d.applied_time = now;
+      Remember(d);
+      ++st->starts;
+      ++m_starts_;
+      done.push_back(key);
+    } else if (d.kind == "requeue") {
+      Status s = slurm_->RequeueHold(d.job);
+      if (!s.ok() && s.error().message.find("not running") == std::string::npos &&
+          s.error().message.find("Invalid job id") == std::string::npos) {
+        ++st->apply_errors;
+        ++m_apply_errors_;
+        last_error_ = s.error().message;
+        continue;
+      }
+      ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now, s.ok() ? "applied after a retry" : s.error().message));
+      done.push_back(key);
+    } else if (d.kind == "power-down" || d.kind == "power-up") {
+      if (d.nodes.empty()) {
+        done.push_back(key);
+        continue;
+      }
+      Status s = d.kind == "power-up" ? slurm_->PowerUp(d.nodes[0].node) : slurm_->PowerDown(d.nodes[0].node);
+      if (!s.ok()) {
+        ++st->apply_errors;
+        ++m_apply_errors_;
+        last_error_ = s.error().message;
+        auto m = journal_->Mark(key, "failed", now, s.error().message);
+        (void)m;
+        Note(now, "power", fmt::format("{} {} failed: {}", d.kind, d.nodes[0].node, s.error().message));
+      } else {
+        ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now, ""));
+        ++m_power_;
+      }
+      done.push_back(key);
+    }
+  }
+  for (const auto& k : done) unapplied_.erase(k);
+  return Status::Ok();
+}
+
+Status Daemon::Decide(Time now, CycleStats* st) {
+  decisions_.clear();
+  auto t0 = std::chrono::steady_clock::now();
+  sched_->Schedule(now, &decisions_);
+  st->decide_ms = MsSince(t0);
+  if (decisions_.empty()) return Status::Ok();
+  auto t1 = std::chrono::steady_clock::now();
+  // 1. Journal every decision as planned (one transaction) before touching Slurm.
+  std::vector<JournalDecision> planned;
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  for (const Decision& d : decisions_) {
+    uint32_t id = slot_job_[d.slot];
+    LiveJob& lj = *jobs_.at(id);
+    JournalDecision jd;
+    jd.cycle = cycle_;
+    jd.time = now;
+    jd.job = id;
+    if (d.kind == Decision::kStart) {
+      jd.kind = "start";
+      jd.gen = lj.gen;
+      jd.key = StartKey(id, lj.gen);
+      for (const Slot& s : sched_->view(d.slot).alloc)
+        jd.nodes.push_back(NodeShare{cluster_->nodes[s.node.v].name, s.gpus});
+      lj.phase = Phase::kStarting;
+      lj.nodes = jd.nodes;
+      lj.started = now;
+    } else {
+      jd.kind = "requeue";
+      jd.gen = lj.gen;
+      jd.key = fmt::format("requeue/{}/{}", id, lj.gen);
+      jd.nodes = lj.nodes;
+      // The scheduler has re-queued it: a new generation starts now.
+      ++lj.gen;
+      gens_[id] = lj.gen;
+      ORR_RETURN_IF_ERROR(journal_->SetGen(id, lj.gen));
+      lj.phase = Phase::kQueued;
+      lj.nodes.clear();
+      lj.started = kNoTime;
+    }
+    Status s = journal_->Plan(&jd);
+    if (!s.ok()) {
+      auto rb = journal_->Commit();
+      (void)rb;
+      return s;
+    }
+    planned.push_back(std::move(jd));
+  }
+  ORR_RETURN_IF_ERROR(journal_->Commit());
+  // 2. Apply; 3. confirm (one transaction).
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  for (JournalDecision& jd : planned) {
+    Status s = jd.kind == "start" ? slurm_->StartOn(jd.job, jd.nodes) : slurm_->RequeueHold(jd.job);
+    if (!s.ok()) {
+      ++st->apply_errors;
+      ++m_apply_errors_;
+      last_error_ = s.error().message;
+      Note(now, "error", fmt::format("{}: {} (retried next cycle)", jd.key, s.error().message));
+      unapplied_[jd.key] = jd;
+      continue;
+    }
+    Status m = journal_->Mark(jd.key, "applied", now, "");
+    if (!m.ok()) {
+      auto c = journal_->Commit();
+      (void)c;
+      return m;
+    }
+    jd.state = "applied";
+    jd.applied_time = now;
+    if (jd.kind == "start") {
+      ++st->starts;
+      ++m_starts_;
+    } else {
+      ++st->requeues;
+      ++m_requeues_;
+    }
+    Remember(jd);
+  }
+  ORR_RETURN_IF_ERROR(journal_->Commit());
+  st->apply_ms = MsSince(t1);
+  return Status::Ok();
+}
+
+Result<CycleStats> Daemon::Cycle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto t0 = std::chrono::steady_clock::now();
+  CycleStats st;
+  Time now = clock_->Now();
+  st.now = now;
+  st.cycle = ++cycle_;
+  bool full = cursor_ == 0 || (opts_.full_resync_cycles > 0 && cycle_ % opts_.full_resync_cycles == 0);
+  auto listing = slurm_->Jobs(opts_.partitions, full ? 0 : cursor_);
+  if (!listing.ok()) {
+    ++m_slurm_errors_;
+    last_error_ = listing.error().message;
+    return listing.error();
+  }
+  auto nodes = slurm_->Nodes(opts_.partitions);
+  if (!nodes.ok()) {
+    ++m_slurm_errors_;
+    last_error_ = nodes.error().message;
+    return nodes.error();
+  }
+  bool changed = false;
+  ORR_RETURN_IF_ERROR(ObserveNodes(*nodes, &changed));
+  if (changed) need_rebuild_ = true;
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  for (const SlurmJob& sj : listing->jobs) Reconcile(sj, now);
+  if (listing->full) {
+    // Jobs Slurm no longer reports at all (purged after MinJobAge) are gone.
+    std::set<uint32_t> seen;
+    for (const SlurmJob& sj : listing->jobs) seen.insert(sj.id);
+    std::vector<uint32_t> gone;
+    for (const auto& [id, lj] : jobs_)
+      if (!seen.count(id)) gone.push_back(id);
+    for (uint32_t id : gone) {
+      Detach(*jobs_[id], now);
+      jobs_.erase(id);
+      ++m_completed_;
+    }
+  }
+  cursor_ = listing->cursor;
+  if (need_rebuild_) {
+    Status s = Rebuild(now);
+    if (!s.ok()) {
+      auto c = journal_->Commit();
+      (void)c;
+      return s.error();
+    }
+    st.rebuilt = true;
+  }
+  ORR_RETURN_IF_ERROR(journal_->SetCounter("cycle", cycle_));
+  ORR_RETURN_IF_ERROR(journal_->Commit());
+  st.observe_ms = MsSince(t0);
+  if (!unapplied_.empty()) {
+    ORR_RETURN_IF_ERROR(journal_->Begin());
+    Status s = ApplyPending(now, &st);
+    auto c = journal_->Commit();
+    ORR_RETURN_IF_ERROR(s);
+    ORR_RETURN_IF_ERROR(c);
+  }
+  if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st));
+  st.pending = sched_->pending_total();
+  st.running = sched_->running_total();
+  st.total_ms = MsSince(t0);
+  last_stats_ = st;
+  last_cycle_ = now;
+  if (st.apply_errors == 0) last_error_.clear();
+  double secs = st.total_ms / 1000.0;
+  size_t b = 0;
+  while (b < kNumBuckets && secs > kLatencyBuckets[b]) ++b;
+  latency_hist_[b] += 1;
+  return st;
+}
+
+Status Daemon::RequestPower(const std::string& node, bool up) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!nodes_.count(node)) return MakeError("no managed node named '" + node + "'");
+  ORR_ASSIGN_OR_RETURN(int64_t n, journal_->GetCounter("power"));
+  JournalDecision d;
+  d.kind = up ? "power-up" : "power-down";
+  d.key = fmt::format("{}/{}/{}", d.kind, node, n + 1);
+  d.cycle = cycle_;
+  d.time = clock_->Now();
+  d.nodes = {NodeShare{node, nodes_[node].gpus}};
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  Status s = journal_->Plan(&d);
+  if (s.ok()) s = journal_->SetCounter("power", n + 1);
+  ORR_RETURN_IF_ERROR(journal_->Commit());
+  ORR_RETURN_IF_ERROR(s);
+  unapplied_[d.key] = d;  // applied at the next cycle
+  Remember(d);
+  return Status::Ok();
+}
+
+void Daemon::SetPaused(bool paused) {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = paused;
+  Note(clock_->Now(), "operator", paused ? "decisions paused" : "decisions resumed");
+}
+
+// ---------------------------------------------------------------- views
+
+std::vector<QueueEntry> Daemon::Queue(size_t limit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<QueueEntry> out;
+  if (!sched_) return out;
+  Time now = last_cycle_ == kNoTime ? clock_->Now() : last_cycle_;
+  // Queued jobs in policy order, per VC.
+  std::vector<std::vector<const LiveJob*>> queued(opts_.partitions.size());
+  for (const auto& [id, lj] : jobs_)
+    if (lj->phase == Phase::kQueued && lj->slot != UINT32_MAX) queued[lj->job.vc.v].push_back(lj.get());
+  const bool blocking = sched_->policy().blocking;
+  for (size_t v = 0; v < queued.size(); ++v) {
+    auto& q = queued[v];
+    std::sort(q.begin(), q.end(), [&](const LiveJob* a, const LiveJob* b) {
+      const SchedJob &x = sched_->view(a->slot), &y = sched_->view(b->slot);
+      if (x.key1 != y.key1) return x.key1 < y.key1;
+      if (x.key2 != y.key2) return x.key2 < y.key2;
+      return x.seq < y.seq;
+    });
+    // Predicted start: list scheduling of the queue over the GPUs freed by running jobs'
+    // estimated ends (GPU counts only; node fragmentation ignored).
+    VcId vc(static_cast<uint16_t>(v));
+    int64_t free = static_cast<int64_t>(sched_->cluster_state().vc_free_gpus(vc));
+    using End = std::pair<Time, int64_t>;
+    std::priority_queue<End, std::vector<End>, std::greater<>> ends;
+    for (const auto& [id, lj] : jobs_)
+      if ((lj->phase == Phase::kRunning || lj->phase == Phase::kStarting) && lj->slot != UINT32_MAX &&
+          lj->job.vc == vc) {
+        const SchedJob& sj = sched_->view(lj->slot);
+        ends.push({std::max(now, sj.est_end), static_cast<int64_t>(lj->job.gpus)});
+      }
+    PluginStatus block = sched_->last_block(vc);
+    Time t = now, prev = now;
+    int64_t total = static_cast<int64_t>(sched_->cluster_state().vc_total_gpus(vc));
+    for (size_t i = 0; i < q.size() && out.size() < limit; ++i) {
+      const LiveJob* lj = q[i];
+      const SchedJob& sj = sched_->view(lj->slot);
+      QueueEntry e;
+      e.job = lj->id;
+      e.phase = "queued";
+      e.gpus = lj->job.gpus;
+      e.nodes = std::max<uint32_t>(1, lj->job.nodes);
+      e.submit = lj->job.submit;
+      e.position = static_cast<int64_t>(i);
+      int64_t need = lj->job.gpus;
+      if (need <= total) {
+        t = blocking ? std::max(t, prev) : now;
+        while (free < need && !ends.empty()) {
+          t = std::max(t, ends.top().first);
+          free += ends.top().second;
+          ends.pop();
+        }
+        e.predicted_start = t;
+        prev = t;
+        free -= need;
+        Duration est = sj.estimate >= 0 ? sj.estimate : lj->job.duration;
+        ends.push({t + std::max<Duration>(1, est), need});
+      }
+      if (i == 0) {
+        e.why = block.ok() ? "first in the queue: starts at the next cycle if it fits"
+                           : fmt::format("{}: {}", block.plugin, block.reason);
+      } else if (blocking) {
+        e.why = fmt::format("behind job {} (position {} in {} order; head-of-line blocking)", q[0]->id, i,
+                            sched_->policy().name);
+      } else {
+        e.why = fmt::format("position {} in {} order: does not fit the free GPUs ({} free, needs {})", i,
+                            sched_->policy().name, sched_->cluster_state().vc_free_gpus(vc), need);
+      }
+      out.push_back(std::move(e));
+    }
+  }
+  for (const auto& [id, lj] : jobs_) {
+    if (out.size() >= limit) break;
+    if (lj->phase == Phase::kQueued && lj->slot != UINT32_MAX) continue;
+    QueueEntry e;
+    e.job = lj->id;
+    e.gpus = lj->job.gpus;
+    e.nodes = std::max<uint32_t>(1, lj->job.nodes);
+    e.submit = lj->job.submit;
+    e.where = lj->nodes;
+    switch (lj->phase) {
+      case Phase::kStarting:
+        e.phase = "starting";
+        e.why = "released to Slurm on " + NodeNames(lj->nodes) + "; waiting for Slurm to start it";
+        e.predicted_start = lj->started;
+        break;
+      case Phase::kRunning:
+        e.phase = "running";
+        e.predicted_start = lj->started;
+        break;
+      case Phase::kRejected:
+        e.phase = "rejected";
+        e.why = lj->reason + " (kept held; retried when the nodes change)";
+        break;
+      case Phase::kUnplaced:
+        e.phase = "unplaced";
+        e.why = "runs on nodes outside the schedulable set (down or powered off)";
+        break;
+      case Phase::kQueued:
+        e.phase = "queued";
+        e.why = "waiting for the next cycle";
+        break;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<JournalDecision> Daemon::RecentDecisions(size_t n) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<JournalDecision> out;
+  for (auto it = recent_.rbegin(); it != recent_.rend() && out.size() < n; ++it) out.push_back(*it);
+  return out;
+}
+
+Daemon::Health Daemon::GetHealth() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Health h;
+  h.ok = last_error_.empty() && last_cycle_ != kNoTime;
+  h.paused = paused_;
+  h.last_error = last_error_;
+  h.last_cycle = last_cycle_;
+  h.cycles = cycle_;
+  h.nodes_total = nodes_.size();
+  for (const auto& [n, s] : nodes_) h.nodes_up += s.avail == NodeAvail::kUp;
+  h.events.assign(events_.begin(), events_.end());
+  return h;
+}
+
+std::string Daemon::MetricsText() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string m;
+  auto counter = [&](const char* name, const char* help, uint64_t v) {
+    m += fmt::format("# HELP {} {}\n# TYPE {} counter\n{} {}\n", name, help, name, name, v);
+  };
+  auto gauge = [&](const char* name, const char* help, double v) {
+    m += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{} {}\n", name, help, name, name, v);
+  };
+  m += "# HELP orrery_cycle_duration_seconds Wall time of one observe-decide-apply cycle.\n";
+  m += "# TYPE orrery_cycle_duration_seconds histogram\n";
+  double cum = 0, count = 0;
+  for (size_t i = 0; i <= kNumBuckets; ++i) count += latency_hist_[i];
+  for (size_t i = 0; i < kNumBuckets; ++i) {
+    cum += latency_hist_[i];
+    m += fmt::format("orrery_cycle_duration_seconds_bucket{{le=\"{}\"}} {}\n", kLatencyBuckets[i], cum);
+  }
+  m += fmt::format("orrery_cycle_duration_seconds_bucket{{le=\"+Inf\"}} {}\n", count);
+  m += fmt::format("orrery_cycle_duration_seconds_count {}\n", count);
+  gauge("orrery_last_cycle_seconds", "Wall time of the last cycle.", last_stats_.total_ms / 1000.0);
+  counter("orrery_cycles_total", "Decision cycles run since the journal was created.", static_cast<uint64_t>(cycle_));
+  counter("orrery_decisions_start_total", "Start decisions applied by this process.", m_starts_);
+  counter("orrery_decisions_requeue_total", "Preemptions (requeue+hold) applied by this process.", m_requeues_);
+  counter("orrery_power_actions_total", "Node power actions applied by this process.", m_power_);
+  counter("orrery_apply_errors_total", "Decisions Slurm refused or could not take (retried).", m_apply_errors_);
+  counter("orrery_slurm_errors_total", "Cycles that could not read Slurm's state.", m_slurm_errors_);
+  counter("orrery_jobs_adopted_total", "Jobs found running without an Orrery decision.", m_adopted_);
+  counter("orrery_jobs_requeued_by_slurm_total", "Running jobs Slurm put back to pending.", m_slurm_requeued_);
+  counter("orrery_jobs_left_total", "Jobs that ended or left the managed partitions.", m_completed_);
+  size_t pending = 0, running = 0, starting = 0;
+  for (const auto& [id, lj] : jobs_) {
+    pending += lj->phase == Phase::kQueued || lj->phase == Phase::kRejected;
+    running += lj->phase == Phase::kRunning || lj->phase == Phase::kUnplaced;
+    starting += lj->phase == Phase::kStarting;
+  }
+  gauge("orrery_jobs_pending", "Jobs waiting for a start decision.", static_cast<double>(pending));
+  gauge("orrery_jobs_starting", "Jobs released to Slurm, not yet running.", static_cast<double>(starting));
+  gauge("orrery_jobs_running", "Jobs running in the managed partitions.", static_cast<double>(running));
+  double total = sched_ ? static_cast<double>(sched_->cluster_state().total_gpus_all()) : 0;
+  double busy = sched_ ? static_cast<double>(sched_->cluster_state().busy_gpu_milli()) / 1000.0 : 0;
+  gauge("orrery_gpus_total", "GPUs on schedulable (up) nodes.", total);
+  gauge("orrery_gpus_allocated", "GPUs allocated to running or starting jobs.", busy);
+  gauge("orrery_gpu_utilization", "Allocated / schedulable GPUs.", total > 0 ? busy / total : 0);
+  size_t up = 0;
+  for (const auto& [n, s] : nodes_) up += s.avail == NodeAvail::kUp;
+  gauge("orrery_nodes_up", "Managed nodes that are schedulable.", static_cast<double>(up));
+  gauge("orrery_nodes_total", "Managed nodes.", static_cast<double>(nodes_.size()));
+  gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
+  return m;
+}
+
+}  // namespace orrery::live

@@ -1,0 +1,156 @@
+// The live driver: one decision cycle = observe Slurm -> update the scheduler's snapshot
+// (the same Scheduler/ClusterState/SchedJob the simulator drives) -> run the policy ->
+// journal -> apply through SlurmClient. Time comes from an injected Clock.
+//
+// Control mechanism (docs/live.md): jobs in the managed partitions are held in Slurm until
+// the policy starts them (users submit with --hold; the daemon holds any it finds
+// released). A start decision pins the job to the chosen nodes (ReqNodeList, NumNodes) and
+// releases it; a preemption is `scontrol requeuehold`. Each decision is journaled as
+// planned before it is applied and marked applied after; on restart, what Slurm reports
+// decides whether a planned decision took effect (released or running: applied; still
+// held: apply again). Slurm wins: a job Slurm runs elsewhere is adopted where it runs, a
+// job Slurm requeued goes back to the queue with a new generation.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "base/time.h"
+#include "live/journal.h"
+#include "live/slurm_client.h"
+#include "model/cluster.h"
+#include "model/job.h"
+#include "sched/framework/scheduler.h"
+
+namespace orrery::live {
+
+struct DaemonOptions {
+  std::vector<std::string> partitions;  // managed partitions (VCs), in this order
+  std::string policy = "fifo";          // MakePolicy spec
+  std::string placer = "consolidate";   // MakePlacer name
+  uint64_t seed = 1;
+  Duration default_duration = 3600;  // job duration when there is no hint and no time limit
+  bool hold_unheld = true;           // hold pending jobs that were submitted without --hold
+  int full_resync_cycles = 30;       // with a delta-capable client: full listing every N cycles
+  size_t recent_decisions = 200;     // kept in memory for the API
+};
+
+// What one cycle did and how long it took (wall clock, for /metrics and the benchmark).
+struct CycleStats {
+  Time now = 0;
+  int64_t cycle = 0;
+  double observe_ms = 0, decide_ms = 0, apply_ms = 0, total_ms = 0;
+  size_t starts = 0, requeues = 0, apply_errors = 0;
+  size_t pending = 0, running = 0;
+  bool rebuilt = false;
+};
+
+struct QueueEntry {
+  uint32_t job;
+  std::string phase;  // queued | starting | running | rejected | unplaced
+  uint32_t gpus, nodes;
+  Time submit;
+  int64_t position = -1;       // in the policy's queue order (queued jobs)
+  std::string why;             // why it is pending
+  Time predicted_start = kNoTime;
+  std::vector<NodeShare> where;
+};
+
+class Daemon {
+ public:
+  Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts);
+  ~Daemon();
+
+  // Loads the journal (job generations, decisions planned but not confirmed). Call once.
+  Status Recover();
+  // One observe -> decide -> apply cycle. An error (Slurm unreachable, ...) leaves the
+  // daemon's state as it was; the next cycle retries.
+  Result<CycleStats> Cycle();
+
+  // Operator actions (HTTP API, journaled like decisions).
+  Status RequestPower(const std::string& node, bool up);
+  void SetPaused(bool paused);
+
+  // Views (thread-safe; the HTTP server calls them from its own threads).
+  std::vector<QueueEntry> Queue(size_t limit) const;
+  std::vector<JournalDecision> RecentDecisions(size_t n) const;
+  std::string MetricsText() const;
+  struct Health {
+    bool ok = true;
+    bool paused = false;
+    std::string last_error;
+    Time last_cycle = kNoTime;
+    int64_t cycles = 0;
+    size_t nodes_up = 0, nodes_total = 0;
+    std::vector<std::string> events;  // recent node/job events, newest last
+  };
+  Health GetHealth() const;
+
+ private:
+  enum class Phase { kQueued, kStarting, kRunning, kRejected, kUnplaced };
+  struct LiveJob {
+    uint32_t id = 0;
+    Job job;
+    Phase phase = Phase::kQueued;
+    uint32_t slot = UINT32_MAX;
+    uint32_t gen = 0;
+    std::vector<NodeShare> nodes;
+    Time started = kNoTime;
+    std::string reason;
+    std::string partition;
+    bool held = false;
+  };
+
+  Status ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed);
+  void Reconcile(const SlurmJob& sj, Time now);
+  void NewJob(const SlurmJob& sj, Time now);
+  void FillJob(LiveJob& lj, const SlurmJob& sj);
+  void Detach(LiveJob& lj, Time now);
+  void Attach(LiveJob& lj, Time now);
+  void Requeued(LiveJob& lj, Time now, const std::string& why);
+  Status Rebuild(Time now);
+  Status ApplyPending(Time now, CycleStats* st);
+  Status Decide(Time now, CycleStats* st);
+  void Note(Time now, const std::string& kind, const std::string& detail);
+  void Remember(const JournalDecision& d);
+  std::string StartKey(uint32_t job, uint32_t gen) const;
+  int VcOf(const std::string& partition) const;
+
+  SlurmClient* slurm_;
+  Journal* journal_;
+  const Clock* clock_;
+  DaemonOptions opts_;
+  mutable std::mutex mu_;
+
+  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Scheduler> sched_;
+  std::unordered_map<std::string, NodeId> node_index_;   // up nodes in the model
+  std::map<std::string, SlurmNode> nodes_;                 // last observed, all managed nodes
+  std::string topology_;                                   // signature of the up nodes
+  std::unordered_map<uint32_t, std::unique_ptr<LiveJob>> jobs_;
+  std::vector<uint32_t> slot_job_;                         // slot -> job id
+  std::unordered_map<uint32_t, uint32_t> gens_;            // from the journal
+  std::map<std::string, JournalDecision> unapplied_;       // planned, not confirmed
+  std::deque<JournalDecision> recent_;
+  std::deque<std::string> events_;
+  std::vector<Decision> decisions_;
+  uint64_t cursor_ = 0;
+  int64_t cycle_ = 0;
+  bool paused_ = false;
+  bool need_rebuild_ = true;
+  std::string last_error_;
+  Time last_cycle_ = kNoTime;
+  // metrics
+  uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0, m_adopted_ = 0,
+           m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0;
+  CycleStats last_stats_;
+  std::vector<double> latency_hist_;  // cumulative bucket counts
+};
+
+}  // namespace orrery::live

@@ -1,0 +1,265 @@
+#include "live/fake_slurm.h"
+
+#include <algorithm>
+
+namespace orrery::live {
+
+void FakeSlurm::AddNode(const std::string& name, uint16_t gpus, const std::string& partition) {
+  FNode f;
+  f.n.name = name;
+  f.n.partition = partition;
+  f.n.gpus = gpus;
+  f.n.state_raw = "idle";
+  nodes_[name] = std::move(f);
+}
+
+Status FakeSlurm::Reach() {
+  ++calls_;
+  if (unreachable_)
+    return MakeError("slurm: `squeue` exited 1: slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
+                     kExitRuntime);
+  return Status::Ok();
+}
+
+void FakeSlurm::Touch(FJob& f) {
+  f.changed = ++seq_;
+  changelog_.emplace_back(seq_, f.j.id);
+}
+
+void FakeSlurm::Requeue(FJob& f, bool hold) {
+  for (const auto& s : f.pinned) {
+    auto it = nodes_.find(s.node);
+    if (it != nodes_.end()) it->second.n.gpus_used -= std::min(it->second.n.gpus_used, s.gpus);
+  }
+  running_.erase(std::remove(running_.begin(), running_.end(), f.j.id), running_.end());
+  f.j.state = SlurmJobState::kPending;
+  f.j.state_raw = "PENDING";
+  f.j.held = hold;
+  f.j.reason = hold ? "JobHeldAdmin" : "BeginTime";
+  f.j.start = kNoTime;
+  f.j.nodes.clear();
+  f.pinned.clear();
+  ++counters_[f.j.id].requeues;
+  Touch(f);
+}
+
+void FakeSlurm::SetNodeDown(const std::string& node, bool down) {
+  FNode& n = nodes_.at(node);
+  n.n.avail = down ? NodeAvail::kDown : NodeAvail::kUp;
+  n.n.state_raw = down ? "down*" : "idle";
+  if (!down) return;
+  std::vector<uint32_t> victims;
+  for (uint32_t id : running_)
+    for (const auto& s : jobs_.at(id).pinned)
+      if (s.node == node) victims.push_back(id);
+  for (uint32_t id : victims) Requeue(jobs_.at(id), false);  // Slurm requeues on node failure
+}
+
+void FakeSlurm::Advance() {
+  Time now = clock_->Now();
+  // Completions.
+  std::vector<uint32_t> still;
+  for (uint32_t id : running_) {
+    FJob& f = jobs_.at(id);
+    if (f.j.start + f.sleep > now) {
+      still.push_back(id);
+      continue;
+    }
+    for (const auto& s : f.pinned) nodes_.at(s.node).n.gpus_used -= s.gpus;
+    f.j.state = SlurmJobState::kFinished;
+    f.j.state_raw = "COMPLETED";
+    f.j.end = f.j.start + f.sleep;
+    ++counters_[id].completions;
+    ++done_;
+    Touch(f);
+  }
+  running_.swap(still);
+  // Power transitions.
+  for (auto& [name, n] : nodes_) {
+    if (n.power_at == kNoTime || n.power_at > now) continue;
+    n.power_at = kNoTime;
+    if (n.going_up) {
+      bool fail = fail_resume_.count(name) && fail_resume_[name];
+      n.n.avail = fail ? NodeAvail::kDown : NodeAvail::kUp;
+      n.n.state_raw = fail ? "down~" : "idle";
+    } else {
+      n.n.avail = NodeAvail::kPoweredDown;
+      n.n.state_raw = "idle~";
+    }
+  }
+  // Starts: released jobs in release order whose pinned nodes have the GPUs.
+  std::vector<uint32_t> wait;
+  for (uint32_t id : released_) {
+    FJob& f = jobs_.at(id);
+    if (f.j.state != SlurmJobState::kPending || f.j.held) continue;
+    bool fits = !f.pinned.empty();
+    for (const auto& s : f.pinned) {
+      auto it = nodes_.find(s.node);
+      fits = fits && it != nodes_.end() && it->second.n.avail == NodeAvail::kUp &&
+             it->second.n.gpus - it->second.n.gpus_used >= s.gpus;
+    }
+    if (!fits) {
+      wait.push_back(id);
+      continue;
+    }
+    f.j.nodes.clear();
+    for (const auto& s : f.pinned) {
+      nodes_.at(s.node).n.gpus_used += s.gpus;
+      f.j.nodes.push_back(s.node);
+    }
+    f.j.state = SlurmJobState::kRunning;
+    f.j.state_raw = "RUNNING";
+    f.j.reason = "None";
+    f.j.start = now;
+    ++counters_[id].starts;
+    running_.push_back(id);
+    Touch(f);
+  }
+  released_.swap(wait);
+}
+
+Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cursor) {
+  ORR_RETURN_IF_ERROR(Reach());
+  JobListing l;
+  l.cursor = seq_;
+  if (cursor == 0) {
+    l.full = true;
+    l.jobs.reserve(jobs_.size());
+    for (const auto& [id, f] : jobs_) l.jobs.push_back(f.j);
+    return l;
+  }
+  l.full = false;
+  auto it = std::upper_bound(changelog_.begin(), changelog_.end(), std::make_pair(cursor, UINT32_MAX));
+  std::vector<uint32_t> ids;
+  for (; it != changelog_.end(); ++it) ids.push_back(it->second);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (uint32_t id : ids) l.jobs.push_back(jobs_.at(id).j);
+  return l;
+}
+
+Result<std::vector<SlurmNode>> FakeSlurm::Nodes(const std::vector<std::string>&) {
+  ORR_RETURN_IF_ERROR(Reach());
+  std::vector<SlurmNode> out;
+  out.reserve(nodes_.size());
+  for (const auto& [name, n] : nodes_) out.push_back(n.n);
+  return out;
+}
+
+Status FakeSlurm::Hold(uint32_t job) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  FJob& f = it->second;
+  if (f.j.state != SlurmJobState::kPending) return MakeError("slurm: Job is no longer pending execution", kExitRuntime);
+  if (!f.j.held) {
+    f.j.held = true;
+    f.j.reason = "JobHeldAdmin";
+    released_.erase(std::remove(released_.begin(), released_.end(), job), released_.end());
+    ++counters_[job].holds;
+    Touch(f);
+  }
+  return Status::Ok();
+}
+
+Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  FJob& f = it->second;
+  if (f.j.state != SlurmJobState::kPending) return MakeError("slurm: Job is no longer pending execution", kExitRuntime);
+  for (const auto& s : nodes)
+    if (!nodes_.count(s.node)) return MakeError("slurm: Invalid node name specified: " + s.node, kExitRuntime);
+  f.pinned = nodes;
+  if (f.j.held) {
+    f.j.held = false;
+    f.j.reason = "None";
+    ++counters_[job].releases;
+    Touch(f);
+  }
+  // Released and pinned: Slurm starts it on those nodes once they are free.
+  if (std::find(released_.begin(), released_.end(), job) == released_.end()) released_.push_back(job);
+  return Status::Ok();
+}
+
+Status FakeSlurm::RequeueHold(uint32_t job) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (it->second.j.state != SlurmJobState::kRunning) return MakeError("slurm: Job is not running", kExitRuntime);
+  Requeue(it->second, true);
+  return Status::Ok();
+}
+
+Status FakeSlurm::SetPriority(uint32_t job, uint32_t) {
+  ORR_RETURN_IF_ERROR(Reach());
+  if (!jobs_.count(job)) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  return Status::Ok();
+}
+
+Status FakeSlurm::PowerDown(const std::string& node) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return MakeError("slurm: Invalid node name specified", kExitRuntime);
+  it->second.n.avail = NodeAvail::kPoweredDown;
+  it->second.n.state_raw = "idle%";
+  it->second.power_at = clock_->Now() + power_delay_;
+  it->second.going_up = false;
+  return Status::Ok();
+}
+
+Status FakeSlurm::PowerUp(const std::string& node) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return MakeError("slurm: Invalid node name specified", kExitRuntime);
+  it->second.n.avail = NodeAvail::kPoweringUp;
+  it->second.n.state_raw = "idle#";
+  it->second.power_at = clock_->Now() + power_delay_;
+  it->second.going_up = true;
+  return Status::Ok();
+}
+
+Result<uint32_t> FakeSlurm::Submit(const SubmitSpec& s) {
+  ORR_RETURN_IF_ERROR(Reach());
+  FJob f;
+  f.j.id = next_id_++;
+  f.j.name = s.name;
+  f.j.partition = s.partition;
+  f.j.user = "root";
+  f.j.num_nodes = s.nodes;
+  f.j.gpus_per_node = s.gpus_per_node;
+  f.j.time_limit = s.time_limit_s;
+  f.j.submit = clock_->Now();
+  f.j.held = s.hold;
+  f.j.reason = s.hold ? "JobHeldUser" : "None";
+  f.j.state_raw = "PENDING";
+  if (s.duration_hint >= 0) f.j.comment = "orrery:duration=" + std::to_string(s.duration_hint);
+  f.sleep = s.sleep_s;
+  uint32_t id = f.j.id;
+  counters_[id];
+  auto& ref = jobs_[id] = std::move(f);
+  Touch(ref);
+  // A job submitted without --hold may be started by Slurm's own scheduler before the
+  // daemon holds it; the fake leaves it pending (the daemon adopts it either way).
+  return id;
+}
+
+Status FakeSlurm::Cancel(uint32_t job) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  FJob& f = it->second;
+  if (IsTerminal(f.j.state)) return Status::Ok();
+  if (f.j.state == SlurmJobState::kRunning) {
+    for (const auto& s : f.pinned) nodes_.at(s.node).n.gpus_used -= s.gpus;
+    running_.erase(std::remove(running_.begin(), running_.end(), job), running_.end());
+  }
+  f.j.state = SlurmJobState::kCancelled;
+  f.j.state_raw = "CANCELLED";
+  f.j.end = clock_->Now();
+  ++done_;
+  Touch(f);
+  return Status::Ok();
+}
+
+}  // namespace orrery::live

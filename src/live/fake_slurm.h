@@ -1,0 +1,84 @@
+// An in-memory Slurm for unit tests and the decision-cycle benchmark. It models what the
+// daemon relies on: held/released pending jobs, jobs pinned to nodes start at the next
+// Advance() when their nodes have the GPUs, run for their sleep time and complete; requeue
+// with hold; node power down/up (with an injectable resume failure); an unreachable
+// controller. It counts every start and completion per job so tests can prove that each
+// job ran exactly once.
+#pragma once
+
+#include <map>
+#include <unordered_map>
+
+#include "live/slurm_client.h"
+
+namespace orrery::live {
+
+class FakeSlurm final : public SlurmClient {
+ public:
+  explicit FakeSlurm(const Clock* clock) : clock_(clock) {}
+
+  void AddNode(const std::string& name, uint16_t gpus, const std::string& partition);
+  // Moves time-driven state to clock->Now(): starts released jobs whose nodes are free,
+  // completes jobs whose sleep has elapsed, finishes pending power transitions.
+  void Advance();
+
+  // Fault injection.
+  void set_unreachable(bool v) { unreachable_ = v; }
+  void set_fail_resume(const std::string& node, bool v) { fail_resume_[node] = v; }
+  void SetNodeDown(const std::string& node, bool down);  // running jobs there are requeued
+  void set_power_delay(Duration d) { power_delay_ = d; }
+
+  // Inspection.
+  struct Counters {
+    uint32_t starts = 0, completions = 0, releases = 0, holds = 0, requeues = 0;
+  };
+  const Counters& counters(uint32_t job) const { return counters_.at(job); }
+  size_t num_jobs() const { return jobs_.size(); }
+  size_t num_done() const { return done_; }
+  const SlurmJob& job(uint32_t id) const { return jobs_.at(id).j; }
+  const SlurmNode& node(const std::string& name) const { return nodes_.at(name).n; }
+  uint64_t calls() const { return calls_; }
+
+  Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
+  Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
+  Status Hold(uint32_t job) override;
+  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) override;
+  Status RequeueHold(uint32_t job) override;
+  Status SetPriority(uint32_t job, uint32_t priority) override;
+  Status PowerDown(const std::string& node) override;
+  Status PowerUp(const std::string& node) override;
+  Result<uint32_t> Submit(const SubmitSpec& spec) override;
+  Status Cancel(uint32_t job) override;
+
+ private:
+  struct FJob {
+    SlurmJob j;
+    Duration sleep = 0;
+    std::vector<NodeShare> pinned;
+    uint64_t changed = 0;
+  };
+  struct FNode {
+    SlurmNode n;
+    Time power_at = kNoTime;  // when a pending power transition completes
+    bool going_up = false;
+  };
+  Status Reach();
+  void Touch(FJob& f);
+  void Requeue(FJob& f, bool hold);
+
+  const Clock* clock_;
+  std::map<uint32_t, FJob> jobs_;
+  std::map<std::string, FNode> nodes_;
+  std::unordered_map<uint32_t, Counters> counters_;
+  std::vector<std::pair<uint64_t, uint32_t>> changelog_;  // (seq, job) in seq order
+  std::vector<uint32_t> running_;
+  std::vector<uint32_t> released_;
+  std::map<std::string, bool> fail_resume_;
+  uint64_t seq_ = 0, calls_ = 0;
+  uint32_t next_id_ = 1;
+  size_t done_ = 0;
+  bool unreachable_ = false;
+  Duration power_delay_ = 5;
+};
+
+}  // namespace orrery::live

@@ -1,0 +1,221 @@
+#include "live/journal.h"
+
+#include <sqlite3.h>
+
+#include <charconv>
+
+namespace orrery::live {
+
+std::string EncodeNodes(const std::vector<NodeShare>& nodes) {
+  std::string s;
+  for (size_t i = 0; i < nodes.size(); ++i) s += (i ? "," : "") + nodes[i].node + ":" + std::to_string(nodes[i].gpus);
+  return s;
+}
+
+Result<std::vector<NodeShare>> DecodeNodes(const std::string& s) {
+  std::vector<NodeShare> out;
+  size_t b = 0;
+  while (b < s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    std::string item = s.substr(b, e - b);
+    size_t c = item.rfind(':');
+    unsigned v = 0;
+    if (c == std::string::npos || c == 0 ||
+        std::from_chars(item.data() + c + 1, item.data() + item.size(), v).ec != std::errc() || v > UINT16_MAX)
+      return MakeError("journal: bad node list \"" + s + "\"", kExitRuntime);
+    out.push_back(NodeShare{item.substr(0, c), static_cast<uint16_t>(v)});
+    b = e + 1;
+  }
+  return out;
+}
+
+Journal::~Journal() {
+  if (db_) sqlite3_close(db_);
+}
+
+Error Journal::Err(const std::string& what) const {
+  return MakeError("journal " + path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "not open"), kExitRuntime);
+}
+
+Status Journal::Exec(const char* sql) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string m = msg ? msg : "?";
+    sqlite3_free(msg);
+    return MakeError("journal " + path_ + ": " + m + " (in: " + std::string(sql).substr(0, 60) + ")", kExitRuntime);
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, bool synchronous_full) {
+  std::unique_ptr<Journal> j(new Journal());
+  j->path_ = path;
+  if (sqlite3_open_v2(path.c_str(), &j->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK)
+    return j->Err("cannot open");
+  sqlite3_busy_timeout(j->db_, 5000);
+  ORR_RETURN_IF_ERROR(j->Exec("PRAGMA journal_mode=WAL"));
+  ORR_RETURN_IF_ERROR(j->Exec(synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  ORR_RETURN_IF_ERROR(j->Exec(
+      "CREATE TABLE IF NOT EXISTS decisions(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE NOT NULL,"
+      " cycle INTEGER, time INTEGER, kind TEXT, job INTEGER, gen INTEGER, nodes TEXT, state TEXT,"
+      " detail TEXT, applied_time INTEGER);"
+      "CREATE INDEX IF NOT EXISTS decisions_state ON decisions(state);"
+      "CREATE TABLE IF NOT EXISTS gens(job INTEGER PRIMARY KEY, gen INTEGER);"
+      "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER, kind TEXT, detail TEXT);"
+      "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER);"));
+  return j;
+}
+
+Status Journal::Begin() { return Exec("BEGIN IMMEDIATE"); }
+Status Journal::Commit() { return Exec("COMMIT"); }
+
+namespace {
+struct Stmt {
+  sqlite3_stmt* s = nullptr;
+  ~Stmt() { sqlite3_finalize(s); }
+};
+void BindText(sqlite3_stmt* s, int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), -1, SQLITE_TRANSIENT); }
+std::string Col(sqlite3_stmt* s, int i) {
+  const unsigned char* t = sqlite3_column_text(s, i);
+  return t ? reinterpret_cast<const char*>(t) : "";
+}
+}  // namespace
+
+Status Journal::Plan(JournalDecision* d) {
+  Stmt st;
+  if (sqlite3_prepare_v2(db_,
+                         "INSERT INTO decisions(key,cycle,time,kind,job,gen,nodes,state,detail,applied_time)"
+                         " VALUES(?,?,?,?,?,?,?,'planned',?,NULL)",
+                         -1, &st.s, nullptr) != SQLITE_OK)
+    return Err("prepare insert");
+  BindText(st.s, 1, d->key);
+  sqlite3_bind_int64(st.s, 2, d->cycle);
+  sqlite3_bind_int64(st.s, 3, d->time);
+  BindText(st.s, 4, d->kind);
+  sqlite3_bind_int64(st.s, 5, d->job);
+  sqlite3_bind_int64(st.s, 6, d->gen);
+  BindText(st.s, 7, EncodeNodes(d->nodes));
+  BindText(st.s, 8, d->detail);
+  int rc = sqlite3_step(st.s);
+  if (rc == SQLITE_CONSTRAINT) return MakeError("journal: duplicate decision " + d->key, kExitRuntime);
+  if (rc != SQLITE_DONE) return Err("insert decision " + d->key);
+  d->seq = sqlite3_last_insert_rowid(db_);
+  d->state = "planned";
+  return Status::Ok();
+}
+
+Status Journal::Mark(const std::string& key, const std::string& state, Time t, const std::string& detail) {
+  Stmt st;
+  if (sqlite3_prepare_v2(db_, "UPDATE decisions SET state=?, applied_time=?, detail=? WHERE key=?", -1, &st.s,
+                         nullptr) != SQLITE_OK)
+    return Err("prepare update");
+  BindText(st.s, 1, state);
+  sqlite3_bind_int64(st.s, 2, t);
+  BindText(st.s, 3, detail);
+  BindText(st.s, 4, key);
+  if (sqlite3_step(st.s) != SQLITE_DONE) return Err("update decision " + key);
+  if (sqlite3_changes(db_) != 1) return MakeError("journal: no decision " + key, kExitRuntime);
+  return Status::Ok();
+}
+
+Result<std::vector<JournalDecision>> Journal::Query(const std::string& where_order, const std::vector<std::string>& binds) {
+  Stmt st;
+  std::string sql = "SELECT seq,key,cycle,time,kind,job,gen,nodes,state,detail,applied_time FROM decisions " + where_order;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) return Err("prepare select");
+  for (size_t i = 0; i < binds.size(); ++i) BindText(st.s, static_cast<int>(i + 1), binds[i]);
+  std::vector<JournalDecision> out;
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    JournalDecision d;
+    d.seq = sqlite3_column_int64(st.s, 0);
+    d.key = Col(st.s, 1);
+    d.cycle = sqlite3_column_int64(st.s, 2);
+    d.time = sqlite3_column_int64(st.s, 3);
+    d.kind = Col(st.s, 4);
+    d.job = static_cast<uint32_t>(sqlite3_column_int64(st.s, 5));
+    d.gen = static_cast<uint32_t>(sqlite3_column_int64(st.s, 6));
+    ORR_ASSIGN_OR_RETURN(d.nodes, DecodeNodes(Col(st.s, 7)));
+    d.state = Col(st.s, 8);
+    d.detail = Col(st.s, 9);
+    d.applied_time = sqlite3_column_type(st.s, 10) == SQLITE_NULL ? kNoTime : sqlite3_column_int64(st.s, 10);
+    out.push_back(std::move(d));
+  }
+  if (rc != SQLITE_DONE) return Err("select decisions");
+  return out;
+}
+
+Result<std::vector<JournalDecision>> Journal::WithState(const std::string& state) {
+  return Query("WHERE state=? ORDER BY seq", {state});
+}
+Result<std::vector<JournalDecision>> Journal::Recent(size_t n) {
+  return Query("ORDER BY seq DESC LIMIT " + std::to_string(n), {});
+}
+Result<std::vector<JournalDecision>> Journal::All() { return Query("ORDER BY seq", {}); }
+
+Result<JournalDecision> Journal::Get(const std::string& key) {
+  ORR_ASSIGN_OR_RETURN(auto v, Query("WHERE key=?", {key}));
+  if (v.empty()) return MakeError("journal: no decision " + key, kExitRuntime);
+  return std::move(v[0]);
+}
+
+bool Journal::Has(const std::string& key) {
+  auto r = Get(key);
+  return r.ok();
+}
+
+Status Journal::SetGen(uint32_t job, uint32_t gen) {
+  Stmt st;
+  if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO gens(job,gen) VALUES(?,?)", -1, &st.s, nullptr) != SQLITE_OK)
+    return Err("prepare gen");
+  sqlite3_bind_int64(st.s, 1, job);
+  sqlite3_bind_int64(st.s, 2, gen);
+  if (sqlite3_step(st.s) != SQLITE_DONE) return Err("set gen");
+  return Status::Ok();
+}
+
+Result<std::unordered_map<uint32_t, uint32_t>> Journal::Gens() {
+  Stmt st;
+  if (sqlite3_prepare_v2(db_, "SELECT job,gen FROM gens", -1, &st.s, nullptr) != SQLITE_OK) return Err("prepare gens");
+  std::unordered_map<uint32_t, uint32_t> out;
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW)
+    out[static_cast<uint32_t>(sqlite3_column_int64(st.s, 0))] = static_cast<uint32_t>(sqlite3_column_int64(st.s, 1));
+  if (rc != SQLITE_DONE) return Err("select gens");
+  return out;
+}
+
+Status Journal::Event(Time t, const std::string& kind, const std::string& detail) {
+  Stmt st;
+  if (sqlite3_prepare_v2(db_, "INSERT INTO events(time,kind,detail) VALUES(?,?,?)", -1, &st.s, nullptr) != SQLITE_OK)
+    return Err("prepare event");
+  sqlite3_bind_int64(st.s, 1, t);
+  BindText(st.s, 2, kind);
+  BindText(st.s, 3, detail);
+  if (sqlite3_step(st.s) != SQLITE_DONE) return Err("insert event");
+  return Status::Ok();
+}
+
+Result<int64_t> Journal::GetCounter(const std::string& name) {
+  Stmt st;
+  if (sqlite3_prepare_v2(db_, "SELECT value FROM counters WHERE name=?", -1, &st.s, nullptr) != SQLITE_OK)
+    return Err("prepare counter");
+  BindText(st.s, 1, name);
+  int rc = sqlite3_step(st.s);
+  if (rc == SQLITE_ROW) return static_cast<int64_t>(sqlite3_column_int64(st.s, 0));
+  if (rc == SQLITE_DONE) return int64_t{0};
+  return Err("select counter");
+}
+
+Status Journal::SetCounter(const std::string& name, int64_t v) {
+  Stmt st;
+  if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO counters(name,value) VALUES(?,?)", -1, &st.s, nullptr) != SQLITE_OK)
+    return Err("prepare counter");
+  BindText(st.s, 1, name);
+  sqlite3_bind_int64(st.s, 2, v);
+  if (sqlite3_step(st.s) != SQLITE_DONE) return Err("set counter");
+  return Status::Ok();
+}
+
+}  // namespace orrery::live

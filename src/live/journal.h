@@ -1,0 +1,75 @@
+// The daemon's journal: SQLite in WAL mode. A decision is written (state "planned") and
+// committed before it is applied to Slurm, then marked "applied" (or "failed" /
+// "superseded"); keys are unique per decision (start/<job>/<gen>, requeue/<job>/<gen>,
+// power-down/<node>/<n>), so a restarted daemon re-applies exactly the decisions that were
+// planned but not yet confirmed, and never records one twice.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "base/time.h"
+#include "live/slurm_client.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace orrery::live {
+
+struct JournalDecision {
+  std::string key;
+  int64_t seq = 0;  // row id: total order of decisions
+  int64_t cycle = 0;
+  Time time = 0;
+  std::string kind;  // start | requeue | power-down | power-up
+  uint32_t job = 0;
+  uint32_t gen = 0;
+  std::vector<NodeShare> nodes;  // start: where; power: the node
+  std::string state;             // planned | applied | failed | superseded
+  std::string detail;
+  Time applied_time = kNoTime;
+};
+
+std::string EncodeNodes(const std::vector<NodeShare>& nodes);  // "node1:4,node2:8"
+Result<std::vector<NodeShare>> DecodeNodes(const std::string& s);
+
+class Journal {
+ public:
+  // synchronous_full: fsync at every commit (survives power loss); otherwise NORMAL (a
+  // killed process still loses nothing in WAL mode).
+  static Result<std::unique_ptr<Journal>> Open(const std::string& path, bool synchronous_full = true);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  Status Begin();
+  Status Commit();
+  // Records a planned decision; fails with "duplicate decision" when the key exists.
+  Status Plan(JournalDecision* d);
+  Status Mark(const std::string& key, const std::string& state, Time t, const std::string& detail);
+  Result<std::vector<JournalDecision>> WithState(const std::string& state);
+  Result<std::vector<JournalDecision>> Recent(size_t n);
+  Result<std::vector<JournalDecision>> All();
+  Result<JournalDecision> Get(const std::string& key);  // error when absent
+  bool Has(const std::string& key);
+  // Per-job generation (number of requeues the daemon has seen); absent = 0.
+  Status SetGen(uint32_t job, uint32_t gen);
+  Result<std::unordered_map<uint32_t, uint32_t>> Gens();
+  Status Event(Time t, const std::string& kind, const std::string& detail);
+  Result<int64_t> GetCounter(const std::string& name);
+  Status SetCounter(const std::string& name, int64_t v);
+  const std::string& path() const { return path_; }
+
+ private:
+  Journal() = default;
+  Status Exec(const char* sql);
+  Error Err(const std::string& what) const;
+  Result<std::vector<JournalDecision>> Query(const std::string& where_order, const std::vector<std::string>& binds);
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace orrery::live

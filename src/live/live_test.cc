@@ -1,0 +1,409 @@
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+#include "live/daemon.h"
+#include "live/fake_slurm.h"
+#include "live/journal.h"
+#include "live/slurm_client.h"
+
+namespace orrery::live {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("orrery_live_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto p = dir / name;
+  std::filesystem::remove(p);
+  std::filesystem::remove(p.string() + "-wal");
+  std::filesystem::remove(p.string() + "-shm");
+  return p.string();
+}
+
+// ------------------------------------------------------------------ parsing
+
+TEST(Hostlist, ExpandsRangesAndPadding) {
+  auto r = ExpandHostlist("node[1-3,7],gpu-a[08-10],login");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, (std::vector<std::string>{"node1", "node2", "node3", "node7", "gpu-a08", "gpu-a09", "gpu-a10", "login"}));
+  EXPECT_TRUE(ExpandHostlist("(null)")->empty());
+  EXPECT_FALSE(ExpandHostlist("node[1-3").ok());
+  EXPECT_FALSE(ExpandHostlist("node[3-1]").ok());
+  EXPECT_FALSE(ExpandHostlist("node[a-b]").ok());
+}
+
+TEST(SlurmParse, GpuCountsTimeLimitsAndHints) {
+  EXPECT_EQ(ParseGpuCount("gpu:8"), 8u);
+  EXPECT_EQ(ParseGpuCount("gres:gpu:4"), 4u);
+  EXPECT_EQ(ParseGpuCount("gpu:a100:4(S:0-1)"), 4u);
+  EXPECT_EQ(ParseGpuCount("gpu:2,shard:64"), 2u);
+  EXPECT_EQ(ParseGpuCount("N/A"), 0u);
+  EXPECT_EQ(ParseGpuCount("(null)"), 0u);
+  EXPECT_EQ(ParseTimeLimit("UNLIMITED"), -1);
+  EXPECT_EQ(ParseTimeLimit("1:00:00"), 3600);
+  EXPECT_EQ(ParseTimeLimit("2-01:00:00"), 2 * 86400 + 3600);
+  EXPECT_EQ(ParseTimeLimit("30:00"), 1800);
+  EXPECT_EQ(ParseTimeLimit("5"), 300);
+  EXPECT_EQ(DurationHint("orrery:duration=12"), 12);
+  EXPECT_EQ(DurationHint("x orrery:duration=7 y"), 7);
+  EXPECT_EQ(DurationHint("duration=7"), -1);
+}
+
+TEST(SlurmParse, SqueueLines) {
+  std::string text =
+      "12\x1fPENDING\x1fgpu\x1froot\x1f" "1\x1fgres:gpu:4\x1fUNLIMITED\x1f" "2026-11-30T17:21:26\x1fN/A\x1fN/A\x1f"
+      "JobHeldAdmin\x1f\x1f" "a|b\x1forrery:duration=3\n"
+      "13\x1fRUNNING\x1fgpu\x1froot\x1f" "2\x1fgres:gpu:8\x1f" "1:00\x1f" "2026-11-30T17:21:26\x1f"
+      "2026-11-30T17:21:28\x1fN/A\x1fNone\x1fnode[1-2]\x1f" "b\x1f(null)\n"
+      "14_1\x1fPENDING\x1fgpu\x1froot\x1f" "1\x1fN/A\x1fUNLIMITED\x1fN/A\x1fN/A\x1fN/A\x1fNone\x1f\x1f" "c\x1f\n";
+  auto r = ParseSqueue(text);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 2u);  // the array job is skipped
+  const SlurmJob& a = (*r)[0];
+  EXPECT_EQ(a.id, 12u);
+  EXPECT_TRUE(a.held);
+  EXPECT_EQ(a.state, SlurmJobState::kPending);
+  EXPECT_EQ(a.gpus_per_node, 4u);
+  EXPECT_EQ(a.name, "a|b");
+  EXPECT_EQ(DurationHint(a.comment), 3);
+  const SlurmJob& b = (*r)[1];
+  EXPECT_EQ(b.state, SlurmJobState::kRunning);
+  EXPECT_EQ(b.num_nodes, 2u);
+  EXPECT_EQ(b.nodes, (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_EQ(b.time_limit, 60);
+  EXPECT_EQ(b.start - b.submit, 2);
+  EXPECT_EQ(b.comment, "");
+  auto bad = ParseSqueue("1\x1fPENDING\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("line 1: expected 14 fields"), std::string::npos);
+}
+
+TEST(SlurmParse, SinfoStates) {
+  auto r = ParseSinfo(
+      "node1\x1fgpu\x1fidle\x1fgpu:8\n"
+      "node2\x1fgpu\x1fidle~\x1fgpu:8\n"
+      "node3\x1fgpu\x1f" "down*\x1fgpu:8\n"
+      "node4\x1fgpu\x1fidle#\x1fgpu:8\n"
+      "node5\x1fgpu\x1fmixed\x1fgpu:a100:4(S:0)\n"
+      "node6\x1fgpu\x1f" "drained\x1fgpu:8\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 6u);
+  EXPECT_EQ((*r)[0].avail, NodeAvail::kUp);
+  EXPECT_EQ((*r)[1].avail, NodeAvail::kPoweredDown);
+  EXPECT_EQ((*r)[2].avail, NodeAvail::kDown);
+  EXPECT_EQ((*r)[3].avail, NodeAvail::kPoweringUp);
+  EXPECT_EQ((*r)[4].avail, NodeAvail::kUp);
+  EXPECT_EQ((*r)[4].gpus, 4);
+  EXPECT_EQ((*r)[5].avail, NodeAvail::kDown);
+}
+
+TEST(Exec, CapturesOutputErrorsAndTimeouts) {
+  auto ok = Exec({"sh", "-c", "echo out; echo err >&2; exit 3"}, 5000);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->exit_code, 3);
+  EXPECT_EQ(ok->out, "out\n");
+  EXPECT_EQ(ok->err, "err\n");
+  auto slow = Exec({"sleep", "5"}, 200);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_TRUE(slow->timed_out);
+  auto missing = Exec({"/nonexistent/squeue"}, 1000);
+  EXPECT_FALSE(missing.ok());
+  ExecSlurmClient c(ExecSlurmOptions{"/nonexistent", "", 1000});
+  auto jobs = c.Jobs({"gpu"}, 0);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_NE(jobs.error().message.find("cannot run /nonexistent/squeue"), std::string::npos);
+}
+
+// ------------------------------------------------------------------ journal
+
+TEST(Journal, PlanMarkDuplicateAndReopen) {
+  std::string path = TempPath("j1.db");
+  {
+    auto j = Journal::Open(path);
+    ASSERT_TRUE(j.ok()) << j.error().message;
+    JournalDecision d;
+    d.key = "start/5/0";
+    d.kind = "start";
+    d.job = 5;
+    d.nodes = {{"node1", 4}, {"node2", 4}};
+    ASSERT_TRUE((*j)->Plan(&d).ok());
+    JournalDecision again = d;
+    auto dup = (*j)->Plan(&again);
+    ASSERT_FALSE(dup.ok());
+    EXPECT_NE(dup.error().message.find("duplicate decision start/5/0"), std::string::npos);
+    ASSERT_TRUE((*j)->SetGen(5, 2).ok());
+  }
+  auto j = Journal::Open(path);
+  ASSERT_TRUE(j.ok());
+  auto planned = (*j)->WithState("planned");
+  ASSERT_TRUE(planned.ok());
+  ASSERT_EQ(planned->size(), 1u);
+  EXPECT_EQ((*planned)[0].nodes.size(), 2u);
+  EXPECT_EQ((*planned)[0].nodes[1].node, "node2");
+  EXPECT_EQ((*j)->Gens()->at(5), 2u);
+  ASSERT_TRUE((*j)->Mark("start/5/0", "applied", 10, "").ok());
+  EXPECT_TRUE((*j)->WithState("planned")->empty());
+  EXPECT_FALSE((*j)->Mark("start/9/0", "applied", 10, "").ok());
+}
+
+// ------------------------------------------------------------------ daemon on FakeSlurm
+
+struct Rig {
+  SimClock clock{1000};
+  FakeSlurm slurm{&clock};
+  std::unique_ptr<Journal> journal;
+  std::unique_ptr<Daemon> daemon;
+  DaemonOptions opts;
+  std::string path;
+
+  explicit Rig(const std::string& policy, int nodes = 2) {
+    path = TempPath("rig_" + policy + ".db");
+    for (int i = 1; i <= nodes; ++i) slurm.AddNode("node" + std::to_string(i), 8, "gpu");
+    opts.partitions = {"gpu"};
+    opts.policy = policy;
+    Start();
+  }
+  void Start() {
+    daemon.reset();
+    journal.reset();
+    auto opened = Journal::Open(path, false);
+    ASSERT_TRUE(opened.ok());
+    journal = std::move(*opened);
+    daemon = std::make_unique<Daemon>(&slurm, journal.get(), &clock, opts);
+    ASSERT_TRUE(daemon->Recover().ok());
+  }
+  uint32_t Submit(uint32_t gpus, Duration d, uint32_t nodes = 1) {
+    SubmitSpec s;
+    s.partition = "gpu";
+    s.gpus_per_node = gpus / nodes;
+    s.nodes = nodes;
+    s.sleep_s = d;
+    s.duration_hint = d;
+    return *slurm.Submit(s);
+  }
+  // One second of time: Slurm moves, then the daemon cycles.
+  void Tick() {
+    clock.Set(clock.Now() + 1);
+    slurm.Advance();
+    auto st = daemon->Cycle();
+    ASSERT_TRUE(st.ok()) << st.error().message;
+  }
+};
+
+TEST(Daemon, SjfStartsShortestFirstAndPinsNodes) {
+  Rig r("sjf");
+  // 16 GPUs. Jobs (gpus, duration): A(8,10) B(8,30) C(8,5) D(16,2). SJF blocking order at
+  // t=1001: D(2) needs 16 → starts; then C(5), A(10), B(30).
+  uint32_t a = r.Submit(8, 10), b = r.Submit(8, 30), c = r.Submit(8, 5), d = r.Submit(16, 2, 2);
+  std::map<uint32_t, Time> start;
+  for (int i = 0; i < 60 && r.slurm.num_done() < 4; ++i) {
+    r.Tick();
+    for (uint32_t id : {a, b, c, d})
+      if (!start.count(id) && r.slurm.job(id).start != kNoTime) start[id] = r.slurm.job(id).start;
+  }
+  ASSERT_EQ(r.slurm.num_done(), 4u);
+  // Released at cycle t, started by Slurm at the next Advance (t+1).
+  EXPECT_EQ(start[d], 1002);
+  EXPECT_EQ(start[c], 1002 + 2 + 1);   // D ends 1004, seen at cycle 1004, starts 1005
+  EXPECT_EQ(start[a], 1005);           // A fits next to C (8 + 8)
+  EXPECT_EQ(start[b], 1005 + 5 + 1);   // C ends 1010 → B starts 1011
+  for (uint32_t id : {a, b, c, d}) {
+    EXPECT_EQ(r.slurm.counters(id).starts, 1u);
+    EXPECT_EQ(r.slurm.counters(id).completions, 1u);
+  }
+  EXPECT_EQ(r.slurm.job(d).nodes.size(), 2u);
+  auto all = r.journal->All();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 4u);
+  for (const auto& dec : *all) EXPECT_EQ(dec.state, "applied") << dec.key;
+}
+
+TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
+  Rig r("fifo", 1);
+  SubmitSpec s;
+  s.partition = "gpu";
+  s.gpus_per_node = 8;
+  s.sleep_s = 20;
+  s.hold = false;
+  uint32_t a = *r.slurm.Submit(s);
+  uint32_t b = *r.slurm.Submit(s);
+  r.Tick();
+  EXPECT_EQ(r.slurm.counters(b).holds, 1u);  // b was held; a was held too, then released
+  r.Tick();
+  EXPECT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  auto q = r.daemon->Queue(10);
+  const QueueEntry* eb = nullptr;
+  for (const auto& e : q)
+    if (e.job == b) eb = &e;
+  ASSERT_NE(eb, nullptr);
+  EXPECT_EQ(eb->phase, "queued");
+  EXPECT_EQ(eb->position, 0);
+  EXPECT_NE(eb->why.find("consolidate"), std::string::npos) << eb->why;
+  // a started at 1002 (released at 1001) with duration 3600 (no hint, no limit): predicted
+  // start of b is a's estimated end.
+  EXPECT_EQ(eb->predicted_start, 1001 + 3600);
+}
+
+TEST(Daemon, SlurmUnreachableIsAnErrorAndRecovers) {
+  Rig r("fifo", 1);
+  uint32_t a = r.Submit(8, 3);
+  r.slurm.set_unreachable(true);
+  r.clock.Set(r.clock.Now() + 1);
+  auto st = r.daemon->Cycle();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("Unable to contact slurm controller"), std::string::npos);
+  EXPECT_FALSE(r.daemon->GetHealth().ok);
+  EXPECT_NE(r.daemon->MetricsText().find("orrery_slurm_errors_total 1"), std::string::npos);
+  r.slurm.set_unreachable(false);
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_TRUE(r.daemon->GetHealth().ok);
+}
+
+TEST(Daemon, NodeDownRequeuesAndNodeBackIsUsed) {
+  Rig r("fifo", 2);
+  uint32_t a = r.Submit(8, 30), b = r.Submit(8, 30);
+  r.Tick();
+  r.Tick();
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  std::string lost = r.slurm.job(a).nodes[0];
+  r.slurm.SetNodeDown(lost, true);  // Slurm requeues a
+  r.Tick();
+  EXPECT_EQ(r.slurm.job(a).state, SlurmJobState::kPending);
+  EXPECT_TRUE(r.slurm.job(a).held);  // the daemon held it again
+  auto h = r.daemon->GetHealth();
+  EXPECT_EQ(h.nodes_up, 1u);
+  bool noted = false;
+  for (const auto& e : h.events) noted |= e.find(lost + " up -> down") != std::string::npos;
+  EXPECT_TRUE(noted);
+  r.slurm.SetNodeDown(lost, false);
+  for (int i = 0; i < 80 && r.slurm.num_done() < 2; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.counters(a).starts, 2u);  // once before the failure, once after
+  EXPECT_EQ(r.slurm.counters(b).completions, 1u);
+  EXPECT_TRUE(r.journal->Get("start/" + std::to_string(a) + "/1").ok());
+}
+
+TEST(Daemon, ResumeFailureIsReportedAndDaemonKeepsWorking) {
+  Rig r("fifo", 2);
+  r.slurm.set_power_delay(2);
+  r.slurm.set_fail_resume("node2", true);
+  r.Tick();
+  ASSERT_TRUE(r.daemon->RequestPower("node2", false).ok());
+  for (int i = 0; i < 4; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.node("node2").avail, NodeAvail::kPoweredDown);
+  ASSERT_TRUE(r.daemon->RequestPower("node2", true).ok());
+  for (int i = 0; i < 4; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.node("node2").avail, NodeAvail::kDown);
+  bool noted = false;
+  for (const auto& e : r.daemon->GetHealth().events) noted |= e.find("node2 powering-up -> down") != std::string::npos;
+  EXPECT_TRUE(noted);
+  uint32_t a = r.Submit(8, 2);
+  for (int i = 0; i < 6; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node1"});
+  EXPECT_FALSE(r.daemon->RequestPower("node9", true).ok());
+}
+
+// Crashes: the daemon dies (destroyed without its last commit) at random points, including
+// right after Slurm took a decision but before the journal confirmed it.
+class CrashingSlurm final : public SlurmClient {
+ public:
+  CrashingSlurm(FakeSlurm* inner) : inner_(inner) {}
+  int budget = 1 << 30;  // mutating calls left before the "crash"
+  bool crashed = false;
+  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
+    if (crashed) return MakeError("crashed", kExitRuntime);
+    return inner_->Jobs(p, c);
+  }
+  Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override {
+    if (crashed) return MakeError("crashed", kExitRuntime);
+    return inner_->Nodes(p);
+  }
+  Status Gate(const std::function<Status()>& f) {
+    if (crashed) return MakeError("crashed", kExitRuntime);
+    if (--budget < 0) {
+      crashed = true;
+      Status s = f();  // Slurm took it, the daemon never learns
+      (void)s;
+      return MakeError("crashed", kExitRuntime);
+    }
+    return f();
+  }
+  Status Hold(uint32_t j) override { return Gate([&] { return inner_->Hold(j); }); }
+  Status StartOn(uint32_t j, const std::vector<NodeShare>& n) override { return Gate([&] { return inner_->StartOn(j, n); }); }
+  Status RequeueHold(uint32_t j) override { return Gate([&] { return inner_->RequeueHold(j); }); }
+  Status SetPriority(uint32_t j, uint32_t p) override { return Gate([&] { return inner_->SetPriority(j, p); }); }
+  Status PowerDown(const std::string& n) override { return Gate([&] { return inner_->PowerDown(n); }); }
+  Status PowerUp(const std::string& n) override { return Gate([&] { return inner_->PowerUp(n); }); }
+  Result<uint32_t> Submit(const SubmitSpec& s) override { return inner_->Submit(s); }
+  Status Cancel(uint32_t j) override { return inner_->Cancel(j); }
+
+ private:
+  FakeSlurm* inner_;
+};
+
+TEST(Daemon, RandomCrashesLoseNoDecisionAndApplyNoneTwice) {
+  SimClock clock(1000);
+  FakeSlurm fake(&clock);
+  for (int i = 1; i <= 4; ++i) fake.AddNode("node" + std::to_string(i), 8, "gpu");
+  std::mt19937_64 rng(42);
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 300; ++i) {
+    SubmitSpec s;
+    s.partition = "gpu";
+    s.gpus_per_node = std::array<uint32_t, 4>{1, 2, 4, 8}[rng() % 4];
+    s.sleep_s = 1 + static_cast<Duration>(rng() % 6);
+    s.duration_hint = s.sleep_s;
+    s.hold = (rng() % 5) != 0;  // a fifth arrive unheld: the daemon must hold them
+    ids.push_back(*fake.Submit(s));
+  }
+  std::string path = TempPath("crash.db");
+  DaemonOptions opts;
+  opts.partitions = {"gpu"};
+  opts.policy = "sjf";
+  int crashes = 0;
+  for (int round = 0; round < 400 && fake.num_done() < ids.size(); ++round) {
+    CrashingSlurm slurm(&fake);
+    slurm.budget = static_cast<int>(rng() % 12);
+    auto journal = Journal::Open(path, false);
+    ASSERT_TRUE(journal.ok());
+    Daemon d(&slurm, journal->get(), &clock, opts);
+    ASSERT_TRUE(d.Recover().ok());
+    for (int t = 0; t < 50 && !slurm.crashed; ++t) {
+      clock.Set(clock.Now() + 1);
+      fake.Advance();
+      auto st = d.Cycle();
+      if (!st.ok()) {
+        ASSERT_TRUE(slurm.crashed) << st.error().message;
+      }
+    }
+    crashes += slurm.crashed;
+  }
+  EXPECT_GT(crashes, 50);
+  for (uint32_t id : ids)
+    if (!IsTerminal(fake.job(id).state))
+      ADD_FAILURE() << "job " << id << " " << fake.job(id).state_raw << " held=" << fake.job(id).held
+                    << " reason=" << fake.job(id).reason << " starts=" << fake.counters(id).starts;
+  ASSERT_EQ(fake.num_done(), ids.size());
+  auto journal = Journal::Open(path, false);
+  auto all = (*journal)->All();
+  ASSERT_TRUE(all.ok());
+  std::map<uint32_t, int> applied;
+  for (const auto& dec : *all) {
+    EXPECT_NE(dec.state, "planned") << dec.key;
+    if (dec.kind == "start" && dec.state == "applied") ++applied[dec.job];
+  }
+  for (uint32_t id : ids) {
+    EXPECT_EQ(fake.counters(id).starts, 1u) << id;
+    EXPECT_EQ(fake.counters(id).completions, 1u) << id;
+    EXPECT_LE(fake.counters(id).releases, 1u) << id;
+    EXPECT_EQ(applied[id], 1) << id;
+  }
+}
+
+}  // namespace
+}  // namespace orrery::live

@@ -1,0 +1,509 @@
+#include "live/slurm_client.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+extern char** environ;
+
+namespace orrery::live {
+
+namespace {
+
+constexpr char kSep = '\x1f';  // unit separator: cannot occur in names or comments typed by users
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t b = 0;
+  while (true) {
+    size_t e = s.find(sep, b);
+    if (e == std::string_view::npos) {
+      out.push_back(s.substr(b));
+      return out;
+    }
+    out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+}
+
+bool ParseU64(std::string_view s, uint64_t* v) {
+  if (s.empty()) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  return std::string(s);
+}
+
+SlurmJobState StateOf(std::string_view raw) {
+  if (raw == "PENDING" || raw == "REQUEUED" || raw == "REQUEUE_HOLD" || raw == "REQUEUE_FED" ||
+      raw == "RESV_DEL_HOLD")
+    return SlurmJobState::kPending;
+  if (raw == "RUNNING" || raw == "COMPLETING" || raw == "CONFIGURING" || raw == "SUSPENDED" ||
+      raw == "STAGE_OUT" || raw == "SIGNALING" || raw == "RESIZING" || raw == "STOPPED")
+    return SlurmJobState::kRunning;
+  if (raw == "COMPLETED") return SlurmJobState::kFinished;
+  if (raw == "CANCELLED" || raw == "PREEMPTED" || raw == "REVOKED") return SlurmJobState::kCancelled;
+  return SlurmJobState::kFailed;  // FAILED TIMEOUT NODE_FAIL OUT_OF_MEMORY BOOT_FAIL DEADLINE SPECIAL_EXIT
+}
+
+}  // namespace
+
+std::string_view SlurmJobStateName(SlurmJobState s) {
+  switch (s) {
+    case SlurmJobState::kPending: return "pending";
+    case SlurmJobState::kRunning: return "running";
+    case SlurmJobState::kFinished: return "completed";
+    case SlurmJobState::kFailed: return "failed";
+    case SlurmJobState::kCancelled: return "cancelled";
+  }
+  return "?";
+}
+
+bool IsTerminal(SlurmJobState s) {
+  return s == SlurmJobState::kFinished || s == SlurmJobState::kFailed || s == SlurmJobState::kCancelled;
+}
+
+std::string_view NodeAvailName(NodeAvail a) {
+  switch (a) {
+    case NodeAvail::kUp: return "up";
+    case NodeAvail::kDown: return "down";
+    case NodeAvail::kPoweredDown: return "powered-down";
+    case NodeAvail::kPoweringUp: return "powering-up";
+  }
+  return "?";
+}
+
+Result<std::vector<std::string>> ExpandHostlist(std::string_view s) {
+  std::vector<std::string> out;
+  if (s.empty() || s == "(null)" || s == "N/A") return out;
+  size_t i = 0;
+  while (i < s.size()) {
+    // One item: prefix[ranges]suffix? up to a comma outside brackets.
+    size_t b = i;
+    int depth = 0;
+    size_t e = i;
+    for (; e < s.size(); ++e) {
+      if (s[e] == '[') ++depth;
+      else if (s[e] == ']') { if (--depth < 0) break; }
+      else if (s[e] == ',' && depth == 0) break;
+    }
+    if (depth != 0) return MakeError("hostlist \"" + std::string(s) + "\": unbalanced brackets");
+    std::string_view item = s.substr(b, e - b);
+    i = e + 1;
+    if (item.empty()) continue;
+    size_t lb = item.find('[');
+    if (lb == std::string_view::npos) {
+      out.emplace_back(item);
+      continue;
+    }
+    size_t rb = item.find(']', lb);
+    if (rb == std::string_view::npos || item.find('[', lb + 1) < rb)
+      return MakeError("hostlist \"" + std::string(s) + "\": nested or unbalanced brackets");
+    std::string_view prefix = item.substr(0, lb), suffix = item.substr(rb + 1);
+    if (suffix.find('[') != std::string_view::npos)
+      return MakeError("hostlist \"" + std::string(s) + "\": more than one bracket group per name is not supported");
+    for (std::string_view r : Split(item.substr(lb + 1, rb - lb - 1), ',')) {
+      size_t dash = r.find('-');
+      std::string_view a = r.substr(0, dash), z = dash == std::string_view::npos ? r : r.substr(dash + 1);
+      uint64_t lo, hi;
+      if (!ParseU64(a, &lo) || !ParseU64(z, &hi) || hi < lo || hi - lo > 1000000)
+        return MakeError("hostlist \"" + std::string(s) + "\": bad range \"" + std::string(r) + "\"");
+      size_t width = a.size();
+      for (uint64_t v = lo; v <= hi; ++v) {
+        std::string num = std::to_string(v);
+        if (num.size() < width) num.insert(0, width - num.size(), '0');
+        out.push_back(std::string(prefix) + num + std::string(suffix));
+      }
+    }
+  }
+  return out;
+}
+
+uint32_t ParseGpuCount(std::string_view gres) {
+  // Several comma-separated entries may appear (e.g. "gpu:8,shard:64"); sum the gpu ones.
+  uint32_t total = 0;
+  int depth = 0;
+  size_t b = 0;
+  for (size_t i = 0; i <= gres.size(); ++i) {
+    if (i < gres.size() && gres[i] == '(') ++depth;
+    if (i < gres.size() && gres[i] == ')') --depth;
+    if (i < gres.size() && !(gres[i] == ',' && depth == 0)) continue;
+    std::string_view e = gres.substr(b, i - b);
+    b = i + 1;
+    if (size_t p = e.find('('); p != std::string_view::npos) e = e.substr(0, p);
+    if (e.rfind("gres:", 0) == 0 || e.rfind("gres/", 0) == 0) e.remove_prefix(5);
+    if (e.rfind("gpu", 0) != 0) continue;
+    if (e.size() > 3 && e[3] != ':' && e[3] != '=') continue;  // e.g. "gpumem"
+    size_t p = e.find_last_of(":=");
+    uint64_t n;
+    if (p == std::string_view::npos) total += 1;
+    else if (ParseU64(e.substr(p + 1), &n)) total += static_cast<uint32_t>(n);
+    else total += 1;  // "gpu:a100" without a count means one
+  }
+  return total;
+}
+
+Time ParseSlurmTime(std::string_view s) {
+  if (s.size() < 19 || s[4] != '-' || s[10] != 'T') return kNoTime;
+  std::tm tm{};
+  uint64_t y, mo, d, h, mi, se;
+  if (!ParseU64(s.substr(0, 4), &y) || !ParseU64(s.substr(5, 2), &mo) || !ParseU64(s.substr(8, 2), &d) ||
+      !ParseU64(s.substr(11, 2), &h) || !ParseU64(s.substr(14, 2), &mi) || !ParseU64(s.substr(17, 2), &se))
+    return kNoTime;
+  tm.tm_year = static_cast<int>(y) - 1900;
+  tm.tm_mon = static_cast<int>(mo) - 1;
+  tm.tm_mday = static_cast<int>(d);
+  tm.tm_hour = static_cast<int>(h);
+  tm.tm_min = static_cast<int>(mi);
+  tm.tm_sec = static_cast<int>(se);
+  tm.tm_isdst = -1;  // Slurm prints local time
+  return static_cast<Time>(std::mktime(&tm));
+}
+
+Duration ParseTimeLimit(std::string_view s) {
+  if (s == "UNLIMITED" || s == "INFINITE" || s == "NOT_SET" || s.empty() || s == "N/A") return -1;
+  uint64_t days = 0;
+  if (size_t dash = s.find('-'); dash != std::string_view::npos) {
+    if (!ParseU64(s.substr(0, dash), &days)) return -1;
+    s = s.substr(dash + 1);
+  }
+  auto parts = Split(s, ':');
+  uint64_t v[3] = {0, 0, 0};
+  for (size_t i = 0; i < parts.size() && i < 3; ++i)
+    if (!ParseU64(parts[i], &v[i])) return -1;
+  Duration secs;
+  if (parts.size() == 3) secs = static_cast<Duration>(v[0] * 3600 + v[1] * 60 + v[2]);
+  else if (parts.size() == 2) secs = days ? static_cast<Duration>(v[0] * 3600 + v[1] * 60) : static_cast<Duration>(v[0] * 60 + v[1]);
+  else secs = days ? static_cast<Duration>(v[0] * 3600) : static_cast<Duration>(v[0] * 60);
+  return secs + static_cast<Duration>(days) * 86400;
+}
+
+Duration DurationHint(std::string_view comment) {
+  constexpr std::string_view kKey = "orrery:duration=";
+  size_t p = comment.find(kKey);
+  if (p == std::string_view::npos) return -1;
+  std::string_view rest = comment.substr(p + kKey.size());
+  size_t e = 0;
+  while (e < rest.size() && rest[e] >= '0' && rest[e] <= '9') ++e;
+  uint64_t v;
+  if (!ParseU64(rest.substr(0, e), &v) || v > (1ULL << 40)) return -1;
+  return static_cast<Duration>(v);
+}
+
+// %i id, %T state, %P partition, %u user, %D nodes, %b tres-per-node, %l limit, %V submit,
+// %S start, %e end, %r reason, %N nodelist, %j name, %k comment.
+const char* const kSqueueFormat = "%i\x1f%T\x1f%P\x1f%u\x1f%D\x1f%b\x1f%l\x1f%V\x1f%S\x1f%e\x1f%r\x1f%N\x1f%j\x1f%k";
+const char* const kSinfoFormat = "%N\x1f%R\x1f%T\x1f%G";
+
+Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
+  std::vector<SlurmJob> jobs;
+  size_t lineno = 0;
+  for (std::string_view line : Split(text, '\n')) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    auto f = Split(line, kSep);
+    auto bad = [&](const std::string& what) {
+      return MakeError("squeue output line " + std::to_string(lineno) + ": " + what + ", got \"" +
+                       std::string(line.substr(0, 120)) + "\"", kExitRuntime);
+    };
+    if (f.size() != 14) return bad("expected 14 fields");
+    SlurmJob j;
+    uint64_t v;
+    // Array and heterogeneous jobs ("12_3", "12+1") are not managed: skip them.
+    if (!ParseU64(f[0], &v)) continue;
+    if (v == 0 || v > UINT32_MAX) return bad("bad job id");
+    j.id = static_cast<uint32_t>(v);
+    j.state_raw = std::string(f[1]);
+    j.state = StateOf(f[1]);
+    j.partition = std::string(f[2]);
+    j.user = std::string(f[3]);
+    if (!ParseU64(f[4], &v) || v > 100000) return bad("bad node count");
+    j.num_nodes = static_cast<uint32_t>(std::max<uint64_t>(1, v));
+    j.gpus_per_node = ParseGpuCount(f[5]);
+    j.time_limit = ParseTimeLimit(f[6]);
+    j.submit = ParseSlurmTime(f[7]);
+    j.start = ParseSlurmTime(f[8]);
+    j.end = ParseSlurmTime(f[9]);
+    j.reason = std::string(f[10]);
+    j.held = j.state == SlurmJobState::kPending &&
+             (j.reason == "JobHeldAdmin" || j.reason == "JobHeldUser" || j.state_raw == "REQUEUE_HOLD");
+    auto nodes = ExpandHostlist(f[11]);
+    if (!nodes.ok()) return bad(nodes.error().message);
+    j.nodes = std::move(*nodes);
+    j.name = std::string(f[12]);
+    j.comment = f[13] == "(null)" ? "" : std::string(f[13]);
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text) {
+  std::vector<SlurmNode> nodes;
+  size_t lineno = 0;
+  for (std::string_view line : Split(text, '\n')) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    auto f = Split(line, kSep);
+    if (f.size() != 4)
+      return MakeError("sinfo output line " + std::to_string(lineno) + ": expected 4 fields, got \"" +
+                       std::string(line.substr(0, 120)) + "\"", kExitRuntime);
+    SlurmNode n;
+    n.name = std::string(f[0]);
+    n.partition = std::string(f[1]);
+    n.state_raw = std::string(f[2]);
+    n.gpus = static_cast<uint16_t>(std::min<uint32_t>(ParseGpuCount(f[3]), UINT16_MAX));
+    std::string_view st = f[2];
+    char suffix = st.empty() ? 0 : st.back();
+    std::string_view base = st;
+    while (!base.empty() && std::strchr("*~#!%$@^-", base.back())) base.remove_suffix(1);
+    if (suffix == '~' || suffix == '%' || suffix == '!' || base == "powered_down" || base == "power_down" ||
+        base == "powering_down")
+      n.avail = NodeAvail::kPoweredDown;
+    else if (suffix == '#' || base == "powering_up")
+      n.avail = NodeAvail::kPoweringUp;
+    else if (suffix == '*' || base == "down" || base == "drained" || base == "draining" || base == "drain" ||
+             base == "fail" || base == "failing" || base == "unknown" || base == "future" || base == "inval" ||
+             base == "maint" || base == "reboot_issued" || base == "reboot_requested")
+      n.avail = NodeAvail::kDown;
+    else
+      n.avail = NodeAvail::kUp;  // idle, mixed, allocated, completing, planned, reserved
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+// --------------------------------------------------------------------------- Exec
+
+Result<ExecResult> Exec(const std::vector<std::string>& argv, int timeout_ms, const std::vector<std::string>& extra_env) {
+  if (argv.empty()) return MakeError("exec: empty command", kExitRuntime);
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return MakeError(std::string("exec: pipe: ") + std::strerror(errno), kExitRuntime);
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return MakeError(std::string("exec: pipe: ") + std::strerror(errno), kExitRuntime);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_store;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    bool overridden = false;
+    for (const auto& x : extra_env)
+      if (kv.substr(0, kv.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1)) overridden = true;
+    if (!overridden) env_store.emplace_back(kv);
+  }
+  for (const auto& x : extra_env) env_store.push_back(x);
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    return MakeError("cannot run " + argv[0] + ": " + std::strerror(rc), kExitRuntime);
+  }
+  ExecResult r;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      r.timed_out = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    int n = poll(fds, 2, static_cast<int>(left));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t k = read(fds[i].fd, buf, sizeof buf);
+      if (k > 0) {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(k));
+      } else if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN)) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  return r;
+}
+
+// --------------------------------------------------------------------------- ExecSlurmClient
+
+Result<std::string> ExecSlurmClient::Run(const std::string& tool, std::vector<std::string> args) {
+  std::string bin = opts_.bin_dir.empty() ? tool : opts_.bin_dir + "/" + tool;
+  args.insert(args.begin(), bin);
+  std::vector<std::string> env;
+  if (!opts_.slurm_conf.empty()) env.push_back("SLURM_CONF=" + opts_.slurm_conf);
+  ORR_ASSIGN_OR_RETURN(ExecResult r, Exec(args, opts_.timeout_ms, env));
+  std::string cmdline;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    for (char& c : a)
+      if (c == kSep) c = '|';
+    cmdline += (i ? " " : "") + a;
+  }
+  if (r.timed_out)
+    return MakeError("slurm: `" + cmdline + "` timed out after " + std::to_string(opts_.timeout_ms) +
+                     " ms (is slurmctld reachable?)", kExitRuntime);
+  if (r.exit_code != 0) {
+    std::string err = Trim(r.err);
+    if (err.empty()) err = Trim(r.out);
+    if (err.find("Access/permission denied") != std::string::npos || err.find("Invalid user") != std::string::npos)
+      err += " (orrery serve needs Slurm operator rights for priority/hold/release/requeue and administrator "
+             "rights for node power; run it as root or SlurmUser, or give its user AdminLevel=Operator/Admin "
+             "with sacctmgr)";
+    return MakeError("slurm: `" + cmdline + "` exited " + std::to_string(r.exit_code) + ": " + err, kExitRuntime);
+  }
+  return std::move(r.out);
+}
+
+namespace {
+std::string JoinParts(const std::vector<std::string>& parts) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "," : "") + parts[i];
+  return s;
+}
+}  // namespace
+
+Result<JobListing> ExecSlurmClient::Jobs(const std::vector<std::string>& partitions, uint64_t) {
+  std::vector<std::string> args = {"-h", "-a", "-t", "all", "-o", kSqueueFormat};
+  if (!partitions.empty()) {
+    args.push_back("-p");
+    args.push_back(JoinParts(partitions));
+  }
+  ORR_ASSIGN_OR_RETURN(std::string out, Run("squeue", std::move(args)));
+  JobListing l;
+  ORR_ASSIGN_OR_RETURN(l.jobs, ParseSqueue(out));
+  return l;
+}
+
+Result<std::vector<SlurmNode>> ExecSlurmClient::Nodes(const std::vector<std::string>& partitions) {
+  std::vector<std::string> args = {"-h", "-N", "-o", kSinfoFormat};
+  if (!partitions.empty()) {
+    args.push_back("-p");
+    args.push_back(JoinParts(partitions));
+  }
+  ORR_ASSIGN_OR_RETURN(std::string out, Run("sinfo", std::move(args)));
+  return ParseSinfo(out);
+}
+
+Status ExecSlurmClient::Hold(uint32_t job) {
+  auto r = Run("scontrol", {"hold", std::to_string(job)});
+  if (!r.ok() && r.error().message.find("already") != std::string::npos) return Status::Ok();
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+Status ExecSlurmClient::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n.node);
+  std::string id = std::to_string(job);
+  auto u = Run("scontrol", {"update", "JobId=" + id, "ReqNodeList=" + JoinParts(names),
+                            "NumNodes=" + std::to_string(nodes.size())});
+  if (!u.ok()) return u.error();
+  auto r = Run("scontrol", {"release", id});
+  // Releasing twice (e.g. re-applying after a crash) is harmless.
+  if (!r.ok() && r.error().message.find("not held") == std::string::npos &&
+      r.error().message.find("Job is not pending") == std::string::npos)
+    return r.error();
+  return Status::Ok();
+}
+
+Status ExecSlurmClient::RequeueHold(uint32_t job) {
+  auto r = Run("scontrol", {"requeuehold", std::to_string(job)});
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+Status ExecSlurmClient::SetPriority(uint32_t job, uint32_t priority) {
+  auto r = Run("scontrol", {"update", "JobId=" + std::to_string(job), "Priority=" + std::to_string(priority)});
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+Status ExecSlurmClient::PowerDown(const std::string& node) {
+  auto r = Run("scontrol", {"update", "NodeName=" + node, "State=POWER_DOWN"});
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+Status ExecSlurmClient::PowerUp(const std::string& node) {
+  auto r = Run("scontrol", {"update", "NodeName=" + node, "State=POWER_UP"});
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+Result<uint32_t> ExecSlurmClient::Submit(const SubmitSpec& s) {
+  std::vector<std::string> args = {"--parsable", "-J", s.name, "-N", std::to_string(s.nodes), "-o", "/dev/null",
+                                   "-D", s.workdir};
+  if (!s.partition.empty()) args.insert(args.end(), {"-p", s.partition});
+  if (s.gpus_per_node > 0) args.push_back("--gres=gpu:" + std::to_string(s.gpus_per_node));
+  if (s.hold) args.push_back("--hold");
+  if (s.duration_hint >= 0) args.push_back("--comment=orrery:duration=" + std::to_string(s.duration_hint));
+  if (s.time_limit_s > 0) args.push_back("--time=" + std::to_string((s.time_limit_s + 59) / 60));
+  args.push_back("--wrap=sleep " + std::to_string(s.sleep_s));
+  ORR_ASSIGN_OR_RETURN(std::string out, Run("sbatch", std::move(args)));
+  std::string t = Trim(out);
+  t = t.substr(0, t.find(';'));
+  uint64_t v;
+  if (!ParseU64(t, &v) || v == 0 || v > UINT32_MAX)
+    return MakeError("sbatch --parsable printed \"" + t + "\", expected a job id", kExitRuntime);
+  return static_cast<uint32_t>(v);
+}
+
+Status ExecSlurmClient::Cancel(uint32_t job) {
+  auto r = Run("scancel", {std::to_string(job)});
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+}  // namespace orrery::live

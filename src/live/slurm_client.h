@@ -1,0 +1,169 @@
+// The live driver's only window onto Slurm. Everything that knows Slurm's vocabulary
+// (job states, hold reasons, hostlists, GRES strings, scontrol verbs) lives in live/;
+// policies see the same ClusterState/SchedJob as in the simulator.
+//
+// Two implementations: ExecSlurmClient runs squeue/sinfo/scontrol/sbatch (fork/exec with
+// argument vectors, no shell, a timeout, stderr captured into the error), and FakeSlurm
+// (fake_slurm.h) keeps an in-memory cluster for unit tests and the cycle benchmark.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "base/time.h"
+
+namespace orrery::live {
+
+enum class SlurmJobState : uint8_t {
+  kPending,
+  kRunning,     // RUNNING, COMPLETING, CONFIGURING, SUSPENDED (holds resources)
+  kFinished,    // COMPLETED
+  kFailed,      // FAILED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE
+  kCancelled,   // CANCELLED, PREEMPTED, REVOKED
+};
+std::string_view SlurmJobStateName(SlurmJobState s);
+bool IsTerminal(SlurmJobState s);
+
+struct SlurmJob {
+  uint32_t id = 0;
+  std::string name;
+  std::string partition;
+  std::string user;
+  SlurmJobState state = SlurmJobState::kPending;
+  std::string state_raw;      // e.g. "PENDING", "COMPLETING"
+  std::string reason;         // e.g. "JobHeldAdmin", "Resources", "None"
+  bool held = false;          // user or admin hold (priority 0)
+  uint32_t num_nodes = 1;
+  uint32_t gpus_per_node = 0;  // from --gres=gpu:N (per node)
+  Duration time_limit = -1;   // seconds; -1 = UNLIMITED / unknown
+  Time submit = kNoTime;      // Unix seconds
+  Time start = kNoTime;
+  Time end = kNoTime;
+  std::vector<std::string> nodes;  // expanded node list (running jobs)
+  std::string comment;        // carries the duration hint "orrery:duration=SECONDS"
+};
+
+enum class NodeAvail : uint8_t {
+  kUp,           // idle / mixed / allocated / completing: schedulable
+  kDown,         // down, drained, failing, not responding, fail
+  kPoweredDown,  // powered off (~) or powering down (%, !)
+  kPoweringUp,   // powering up (#)
+};
+std::string_view NodeAvailName(NodeAvail a);
+
+struct SlurmNode {
+  std::string name;
+  std::string partition;
+  std::string state_raw;  // sinfo %T, e.g. "idle", "mixed", "idle~", "down*"
+  NodeAvail avail = NodeAvail::kUp;
+  uint16_t gpus = 0;
+  uint16_t gpus_used = 0;
+};
+
+// One node's share of a start decision.
+struct NodeShare {
+  std::string node;
+  uint16_t gpus = 0;
+};
+
+struct SubmitSpec {
+  std::string name = "orrery";
+  std::string partition;
+  uint32_t nodes = 1;
+  uint32_t gpus_per_node = 0;
+  Duration sleep_s = 1;       // the job runs `sleep sleep_s`
+  Duration duration_hint = -1;  // written as comment orrery:duration=N
+  Duration time_limit_s = -1;
+  bool hold = true;
+  std::string workdir = "/tmp";
+};
+
+// A job listing: everything Slurm reports (full) or only the jobs changed since a cursor
+// (like slurmrestd's update_time filter; squeue has none, so ExecSlurmClient is always full).
+struct JobListing {
+  bool full = true;
+  uint64_t cursor = 0;  // pass back to get the changes after this listing (0 = full listing)
+  std::vector<SlurmJob> jobs;
+};
+
+class SlurmClient {
+ public:
+  virtual ~SlurmClient() = default;
+  // Jobs of the given partitions (empty = all) in every state Slurm still reports; with
+  // cursor != 0 an implementation may return only the jobs changed since that listing.
+  virtual Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) = 0;
+  virtual Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) = 0;
+  // Admin hold of a pending job. Holding an already held job is not an error.
+  virtual Status Hold(uint32_t job) = 0;
+  // Pins a held pending job to `nodes` (ReqNodeList, NumNodes) and releases it, so that
+  // Slurm starts it there. Releasing a job that is no longer held is not an error.
+  virtual Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) = 0;
+  // Requeues a running job and holds it (preemption); the job must be requeueable.
+  virtual Status RequeueHold(uint32_t job) = 0;
+  virtual Status SetPriority(uint32_t job, uint32_t priority) = 0;
+  // Node power through Slurm's power-saving interface (SuspendProgram / ResumeProgram).
+  virtual Status PowerDown(const std::string& node) = 0;
+  virtual Status PowerUp(const std::string& node) = 0;
+  virtual Result<uint32_t> Submit(const SubmitSpec& spec) = 0;
+  virtual Status Cancel(uint32_t job) = 0;
+};
+
+// --- parsing helpers (public for tests and fuzzing)
+
+// "node[1-3,7],gpu-a[01-02]" -> node1 node2 node3 node7 gpu-a01 gpu-a02. Errors on
+// unbalanced brackets or bad ranges; "(null)" and "" give an empty list.
+Result<std::vector<std::string>> ExpandHostlist(std::string_view s);
+// squeue -h -o with kSqueueFormat. One job per line.
+extern const char* const kSqueueFormat;
+Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text);
+// sinfo -h -N -o with kSinfoFormat. One (node, partition) per line.
+extern const char* const kSinfoFormat;
+Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text);
+// "gpu:8", "gpu:a100:4(S:0-1)", "gres:gpu:2", "gres/gpu=2" -> GPUs; 0 when none.
+uint32_t ParseGpuCount(std::string_view gres);
+// Slurm times: "2026-11-30T17:21:26" (local time) -> Unix seconds; "N/A"/"Unknown" -> kNoTime.
+Time ParseSlurmTime(std::string_view s);
+// "UNLIMITED", "1:00:00", "2-00:00:00", "30:00", "5" (minutes) -> seconds; -1 unlimited.
+Duration ParseTimeLimit(std::string_view s);
+// The duration hint in a job comment ("orrery:duration=12"), or -1.
+Duration DurationHint(std::string_view comment);
+
+// Runs a command without a shell. stdout/stderr captured; killed after timeout_ms.
+struct ExecResult {
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string out, err;
+};
+Result<ExecResult> Exec(const std::vector<std::string>& argv, int timeout_ms,
+                        const std::vector<std::string>& extra_env = {});
+
+struct ExecSlurmOptions {
+  std::string bin_dir;       // directory of squeue/sinfo/scontrol/sbatch; empty = PATH
+  std::string slurm_conf;    // exported as SLURM_CONF when non-empty
+  int timeout_ms = 10000;
+};
+
+class ExecSlurmClient final : public SlurmClient {
+ public:
+  explicit ExecSlurmClient(ExecSlurmOptions opts) : opts_(std::move(opts)) {}
+  Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
+  Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
+  Status Hold(uint32_t job) override;
+  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) override;
+  Status RequeueHold(uint32_t job) override;
+  Status SetPriority(uint32_t job, uint32_t priority) override;
+  Status PowerDown(const std::string& node) override;
+  Status PowerUp(const std::string& node) override;
+  Result<uint32_t> Submit(const SubmitSpec& spec) override;
+  Status Cancel(uint32_t job) override;
+
+ private:
+  // Runs a Slurm tool; a non-zero exit becomes an error carrying the command and stderr.
+  Result<std::string> Run(const std::string& tool, std::vector<std::string> args);
+  ExecSlurmOptions opts_;
+};
+
+}  // namespace orrery::live

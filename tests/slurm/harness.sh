@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# A real single-host Slurm 22.05 cluster under a temporary directory, for the live-mode tests.
+#
+#   harness.sh start DIR [NODES] [GPUS]   munged + slurmctld + NODES slurmd (-N nodeK), waits idle
+#   harness.sh stop DIR                   stops every daemon it started in DIR (pid files only)
+#   harness.sh restart-ctld DIR           kill + restart slurmctld (state kept in DIR/ctld)
+#   harness.sh env DIR                    prints `export SLURM_CONF=...`
+#
+# Everything (keys, sockets, pid files, spool, state, logs, dummy GPU device files) lives in
+# DIR; ports are chosen at random in 20000-59999. Needs root (SlurmUser=root) and the Debian
+# packages slurmctld, slurmd, slurm-client, munge. Power saving is configured: SuspendProgram
+# stops the node's slurmd, ResumeProgram starts it again, unless DIR/fail-resume-<node> exists
+# (a resume that fails: the node then misses ResumeTimeout and goes DOWN).
+set -euo pipefail
+
+cmd=${1:?usage: harness.sh start|stop|restart-ctld|env DIR [NODES] [GPUS]}
+dir=${2:?missing DIR}
+dir=$(cd "$dir" && pwd)
+conf=$dir/etc/slurm.conf
+export SLURM_CONF=$conf
+
+log() { echo "harness: $*" >&2; }
+
+stop_pidfile() {  # stops the process named in a pid file we wrote, waits for it
+  local f=$1 pid
+  [[ -f $f ]] || return 0
+  pid=$(cat "$f" 2>/dev/null || true)
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+start_ctld() {
+  slurmctld -f "$conf" -i -L "$dir/log/slurmctld.log" >>"$dir/log/slurmctld.out" 2>&1
+  for _ in $(seq 100); do
+    scontrol ping 2>/dev/null | grep -q UP && return 0
+    sleep 0.1
+  done
+  log "slurmctld did not answer; log tail:"; tail -20 "$dir/log/slurmctld.log" >&2; return 1
+}
+
+start_node() {  # start_node nodeK
+  slurmd -N "$1" -f "$conf" -L "$dir/log/slurmd-$1.log" >>"$dir/log/slurmd-$1.out" 2>&1
+}
+
+case $cmd in
+start)
+  nodes=${3:-3}
+  gpus=${4:-8}
+  for b in munged slurmctld slurmd squeue; do
+    command -v "$b" >/dev/null || { log "missing $b (install slurmctld slurmd slurm-client munge)"; exit 2; }
+  done
+  mkdir -p "$dir"/{etc,munge,ctld,spool,log,dev,run}
+  chmod 700 "$dir/munge"
+  dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
+  chmod 400 "$dir/munge/munge.key"
+  munged --force --socket="$dir/munge/munge.sock" --key-file="$dir/munge/munge.key" \
+    --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed"
+  # Dummy GPU devices: character devices (1,3) like /dev/null, which slurmd accepts.
+  for i in $(seq 0 $((gpus - 1))); do mknod "$dir/dev/gpu$i" c 1 3 2>/dev/null || ln -sf /dev/null "$dir/dev/gpu$i"; done
+  base=$((20000 + RANDOM % 40000))
+  cat >"$conf" <<CONF
+ClusterName=orrery
+SlurmctldHost=localhost
+SlurmctldPort=$base
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.sock
+CredType=cred/munge
+StateSaveLocation=$dir/ctld
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+GresTypes=gpu
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/jobcomp.txt
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/builtin
+MpiDefault=none
+ReturnToService=2
+SlurmdTimeout=20
+InactiveLimit=0
+MinJobAge=600
+KillWait=2
+MessageTimeout=5
+JobRequeue=1
+SuspendProgram=$dir/etc/suspend.sh
+ResumeProgram=$dir/etc/resume.sh
+SuspendTime=86400
+SuspendTimeout=5
+ResumeTimeout=15
+SuspendRate=0
+ResumeRate=0
+CONF
+  nodelist=""
+  for k in $(seq 1 "$nodes"); do
+    echo "NodeName=node$k NodeHostname=localhost Port=$((base + k)) CPUs=16 RealMemory=16000 Gres=gpu:$gpus State=UNKNOWN" >>"$conf"
+    nodelist+="${nodelist:+,}node$k"
+  done
+  echo "PartitionName=gpu Nodes=$nodelist Default=YES MaxTime=INFINITE State=UP" >>"$conf"
+  {
+    echo "AutoDetect=off"
+    echo "Name=gpu File=$dir/dev/gpu[0-$((gpus - 1))]"
+  } >"$dir/etc/gres.conf"
+  slurmd_bin=$(command -v slurmd)
+  cat >"$dir/etc/suspend.sh" <<SH
+#!/bin/bash
+export SLURM_CONF=$conf PATH=/usr/sbin:/usr/bin:/sbin:/bin
+for n in \$(scontrol show hostnames "\$1"); do
+  f=$dir/run/slurmd-\$n.pid
+  [[ -f \$f ]] && kill -TERM "\$(cat \$f)" 2>/dev/null
+  echo "\$(date +%s) suspend \$n" >>$dir/log/power.log
+done
+exit 0
+SH
+  cat >"$dir/etc/resume.sh" <<SH
+#!/bin/bash
+export SLURM_CONF=$conf PATH=/usr/sbin:/usr/bin:/sbin:/bin
+for n in \$(scontrol show hostnames "\$1"); do
+  if [[ -e $dir/fail-resume-\$n ]]; then echo "\$(date +%s) resume-fail \$n" >>$dir/log/power.log; continue; fi
+  # A resumed node must report a boot time after the resume request (else slurmctld waits for
+  # a "reboot" until ResumeTimeout): run slurmd in a time namespace whose uptime starts at 0.
+  # slurmctld compares whole seconds: wait so that (now - uptime) is past the request.
+  sleep 2
+  up=\$(cut -d. -f1 /proc/uptime)
+  unshare -T --boottime -\$up $slurmd_bin -N "\$n" -f $conf -L $dir/log/slurmd-\$n.log >>$dir/log/slurmd-\$n.out 2>&1
+  echo "\$(date +%s) resume \$n" >>$dir/log/power.log
+done
+exit 0
+SH
+  chmod +x "$dir/etc/suspend.sh" "$dir/etc/resume.sh"
+  for k in $(seq 1 "$nodes"); do mkdir -p "$dir/spool/node$k"; done
+  start_ctld
+  for k in $(seq 1 "$nodes"); do start_node "node$k"; done
+  for _ in $(seq 200); do
+    idle=$(sinfo -h -N -p gpu -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+    [[ $idle -ge $nodes ]] && { log "up: $nodes nodes idle in $dir"; exit 0; }
+    sleep 0.1
+  done
+  log "nodes not idle after 20 s:"; sinfo -N >&2 || true; tail -5 "$dir"/log/slurmd-node1.log >&2 || true
+  exit 1
+  ;;
+stop)
+  for f in "$dir"/run/slurmd-*.pid; do [[ -e $f ]] && stop_pidfile "$f"; done
+  stop_pidfile "$dir/run/slurmctld.pid"
+  stop_pidfile "$dir/munge/munged.pid"
+  ;;
+restart-ctld)
+  stop_pidfile "$dir/run/slurmctld.pid"
+  start_ctld
+  ;;
+start-node) start_node "${3:?node}" ;;
+stop-node) stop_pidfile "$dir/run/slurmd-${3:?node}.pid" ;;
+env) echo "export SLURM_CONF=$conf" ;;
+*) log "unknown command $cmd"; exit 2 ;;
+esac
