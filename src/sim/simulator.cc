@@ -152,6 +152,10 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg, PolicyParts policy) {
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(cfg.placer, cfg.seed));
+  // GPU sharing: the true co-located speeds come from the policy's interference context.
+  const std::shared_ptr<const ColocationContext> coloc = policy.share ? policy.colocation : nullptr;
+  if (policy.share && (!coloc || coloc->job_workload.size() != trace.jobs.size()))
+    return MakeError("policy '" + cfg.policy + "' shares GPUs but supplies no per-job interference data");
   std::unique_ptr<PowerPlugin> power_plugin;
   if (!cfg.energy.empty()) {
     ORR_ASSIGN_OR_RETURN(power_plugin, MakePowerPlugin(cfg.energy, cfg.seed, trace.epoch_unix));
@@ -159,12 +163,6 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       return MakeError("resume failure probability must be in [0, 0.9], got " + std::to_string(cfg.resume_failure));
     if (cfg.wake_latency < 0) return MakeError("wake-up latency must be ≥ 0 s");
   }
-  // GPU sharing: the true co-located speeds come from the policy's interference context.
-  const std::shared_ptr<const ColocationContext> coloc = policy.share ? policy.colocation : nullptr;
-  if (policy.share && (!coloc || coloc->job_workload.size() != trace.jobs.size()))
-    return MakeError("policy '" + cfg.policy + "' shares GPUs but supplies no per-job interference data");
-  if (!cfg.energy.empty() && policy.share)
-    return MakeError("policy '" + cfg.policy + "' shares GPUs; energy saving (--energy) with GPU sharing is not supported yet");
   if (!cfg.tie_order.empty() && cfg.tie_order.size() != trace.jobs.size())
     return MakeError("tie order has " + std::to_string(cfg.tie_order.size()) + " entries for " +
                      std::to_string(trace.jobs.size()) + " jobs");
@@ -203,6 +201,9 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     }
   }
   Scheduler sched(sched_cluster, fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer));
+  const bool measure_frag = fractional && cfg.frag_interval > 0;
+  const auto mix = measure_frag ? DemandMix(trace) : decltype(DemandMix(trace)){};
+  Time next_frag = kNoTime;
   // --- explain: one watched job (SimConfig::watch_job)
   const bool watching = cfg.watch_job >= 0 && static_cast<size_t>(cfg.watch_job) < trace.jobs.size() && cfg.watch_notes;
   uint32_t watch_slot = UINT32_MAX;
@@ -212,9 +213,6 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     cfg.watch_notes->push_back(ExplainNote{t, "simulator", kind, std::move(text), {}});
   };
   if (watching) sched.Watch(&trace.jobs[static_cast<size_t>(cfg.watch_job)], cfg.watch_notes);
-  const bool measure_frag = fractional && cfg.frag_interval > 0;
-  const auto mix = measure_frag ? DemandMix(trace) : decltype(DemandMix(trace)){};
-  Time next_frag = kNoTime;
 
   const size_t n = trace.jobs.size();
   r.outcomes.resize(n);
@@ -268,12 +266,6 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     next_sample = r.first_submit - (m < 0 ? m + cfg.sample_interval : m);  // floor to the period
   }
 
-  // Energy saving (null when off: the loop below is then exactly the plain simulator's).
-  std::unique_ptr<PowerSim> power;
-  if (power_plugin)
-    power = std::make_unique<PowerSim>(cluster, std::move(power_plugin), cfg.node_power, cfg.wake_latency,
-                                       cfg.resume_failure, cfg.seed, r.first_submit);
-
   // Re-times a running job whose rate changes at t to `new_rate`: its completion event
   // is re-pushed (the old one becomes stale through the slot generation).
   auto retime = [&](uint32_t s, Time t, float new_rate) {
@@ -284,6 +276,11 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     Time end = t + static_cast<Time>(std::ceil(work_left[s] / new_rate - 1e-6));
     heap.Push(end, Completion{s, slot_gen[s]});
   };
+  // Energy saving (null when off: the loop below is then exactly the plain simulator's).
+  std::unique_ptr<PowerSim> power;
+  if (power_plugin)
+    power = std::make_unique<PowerSim>(sched_cluster, std::move(power_plugin), cfg.node_power, cfg.wake_latency,
+                                       cfg.resume_failure, cfg.seed, r.first_submit);
 
   auto finish_outcome = [&](uint32_t idx) {
     ++done;
@@ -354,6 +351,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       if (sj.home_vc.valid() && sj.remaining > t - sj.started) {  // profiling over, work left: hand over
         o.run += t - seg_start[c.slot];
         busy_milli -= trace.jobs[idx].gpu_milli_total();
+        if (power) power->OnStop(c.slot, sj, true, t);
         sched.Handover(c.slot, t);
         pending_since[c.slot] = t;
         ++r.profiled;

@@ -38,6 +38,10 @@ struct SimConfig {
   std::vector<PowerModel> node_power; // per node id (ClusterSpec::node_power); empty = no energy figures
   // Called every ~1 % of jobs with (jobs done, total) for a progress bar; may be empty.
   std::function<void(uint64_t, uint64_t)> progress;
+  // Sharing policies: collect each job's packing explanation (SimResult::explain).
+  bool explain = true;
+  // Fractional-GPU traces: period (s) of the fragmentation measure (0 = off).
+  Duration frag_interval = 3600;
   // Explain (`orrery explain`): watch trace job `watch_job` (-1 = none); the framework's and
   // plugins' notes about it (submit, estimate, queue, blocking reasons when they change,
   // starts, preemptions, completion) are appended to *watch_notes. With stop_after_watch the
@@ -45,10 +49,6 @@ struct SimConfig {
   int64_t watch_job = -1;
   std::vector<ExplainNote>* watch_notes = nullptr;
   bool stop_after_watch = false;
-  // Sharing policies: collect each job's packing explanation (SimResult::explain).
-  bool explain = true;
-  // Fractional-GPU traces: period (s) of the fragmentation measure (0 = off).
-  Duration frag_interval = 3600;
 };
 
 // FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the
@@ -74,10 +74,6 @@ struct SimResult {
   Time first_submit = 0, last_end = 0;
   double gpu_seconds_busy = 0;       // ∫ busy GPUs dt
   bool oracle = false;               // the policy read true durations
-  bool stopped_early = false;        // SimConfig::stop_after_watch ended the run
-  bool has_energy = false;           // SimConfig::energy was set
-  EnergyStats energy;
-  std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
   // GPU sharing (policies with a SharePlugin, e.g. lucid); all empty/zero otherwise.
   std::vector<Duration> shared_run;  // per trace job: seconds it ran sharing its GPUs
   uint64_t packed_starts = 0;        // jobs started on a running partner's GPUs
@@ -86,6 +82,10 @@ struct SimResult {
   std::string workload_assignment;   // how jobs got model/batch/utilization attributes
   std::vector<std::pair<uint32_t, std::string>> explain;  // (job, why packed / not packed)
   std::vector<FragSample> fragmentation;  // fractional-GPU traces, every frag_interval seconds
+  bool stopped_early = false;        // SimConfig::stop_after_watch ended the run
+  bool has_energy = false;           // SimConfig::energy was set
+  EnergyStats energy;
+  std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);
