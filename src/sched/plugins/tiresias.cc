@@ -233,7 +233,7 @@ class TiresiasResched final : public ReschedulePlugin {
   // Phase 1 of a decision with possible preemption: admit pending jobs in order against the
   // free GPU count (every running job kept). This is exactly the full walk's outcome unless
   // some job p not admitted here would fit once the running jobs after it were counted as
-  // free: d_p ≤ free_left + Σ demand of running jobs ordered after p (the full walk gives p
+  // free: d_p ≤ free_left + Σ demand of the unprotected running jobs ordered after p (the full walk gives p
   // exactly that budget as long as it has kept every running job and admitted the same
   // jobs so far). Returns false (place_ cleared) when such a p exists: the full walk runs.
   // Cost: pending jobs visited + the running jobs after the first job that could preempt.
@@ -256,12 +256,10 @@ class TiresiasResched final : public ReschedulePlugin {
         if (!tail_exact) {
           tail_exact = true;
           tail = 0;
-          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r)
-            tail += static_cast<int64_t>(h.job(r->slot).job->gpu_milli_total());
+          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r) tail += Freeable(h, r->slot);
           fc = v.running.upper_bound(pe);
         } else {
-          for (; fc != v.running.end() && !(pe < *fc); ++fc)
-            tail -= static_cast<int64_t>(h.job(fc->slot).job->gpu_milli_total());
+          for (; fc != v.running.end() && !(pe < *fc); ++fc) tail -= Freeable(h, fc->slot);
         }
         if (d <= b1 + tail) {
           need_full = true;
@@ -346,6 +344,11 @@ class TiresiasResched final : public ReschedulePlugin {
     return static_cast<Duration>(std::ceil(c_->o.protect * static_cast<double>(LucidPreemptionOverhead(j.job->gpus))));
   }
   bool Protected(const SchedJob& j, Time now) const { return now - j.started < Protection(j); }
+  // GPUs (milli) a running job would give back if preempted now (0 while protected).
+  int64_t Freeable(SchedulerHandle& h, uint32_t slot) const {
+    const SchedJob& j = h.job(slot);
+    return Protected(j, h.now()) ? 0 : static_cast<int64_t>(j.job->gpu_milli_total());
+  }
 
   VcState& V(VcId vc) {
     if (vcs_.size() <= vc.v) vcs_.resize(vc.v + 1u);
