@@ -94,12 +94,39 @@ TEST(TiresiasGolden, StarvationPromotion) {
   //    remaining 30 + 40 = 70). J0 runs from 180, reaches 200 GPU-s again at 230 → Q1;
   //    J1 (Q0, 120 GPU-s) preempts it (J0 ran 50 of 80: remaining 30 + 40 = 70); J1 230..300.
   //    J0's next promotion would be at 230 + 2×50 = 330; it restarts at 300: 300..370.
+  //    (That is with protect=0. By default a restarted job keeps its GPUs for 2 × 40 s: J0,
+  //    restarted at 180, is not preempted at 230 and ends at 260; J1 (remaining 70) 260..330.)
   Trace t = MakeTrace({{0, 100, 4}, {60, 150, 1}});
   TRun off = Sim(OneByFour(), t, "tiresias:thresholds=200");
   EXPECT_EQ(off.se, (SE{{0, 290}, {60, 210}}));
-  TRun on = Sim(OneByFour(), t, "tiresias:thresholds=200,knob=2");
+  TRun on = Sim(OneByFour(), t, "tiresias:thresholds=200,knob=2,protect=0");
   EXPECT_EQ(on.se, (SE{{0, 370}, {60, 300}}));
   EXPECT_EQ(on.preemptions, (std::vector<uint16_t>{2, 1}));
+  TRun prot = Sim(OneByFour(), t, "tiresias:thresholds=200,knob=2");
+  EXPECT_EQ(prot.se, (SE{{0, 260}, {60, 330}}));
+  EXPECT_EQ(prot.preemptions, (std::vector<uint16_t>{1, 1}));
+}
+
+TEST(TiresiasGolden, RestartProtectionEndsWithAWakeUp) {
+  // One 8-GPU node, threshold 100 GPU-s (an 8-GPU job is demoted after 13 s, less than its 40 s
+  // restart overhead), knob=1, default protect=2 (a restarted job keeps its GPUs 80 s).
+  //  0: A (8 GPUs, 100 s) starts. 20: B (8 GPUs, 100 s) arrives in Q0; A is in Q1 (160 GPU-s)
+  //     → A preempted after 20 s (remaining 80 + 40 = 120).
+  // 33: B reaches 104 GPU-s → Q1, behind A (same queue, A submitted first) → B preempted after
+  //     13 s (remaining 87 + 40 = 127); A restarts, protected until 113.
+  // 46: B (pending since 33, executed 13 s) is promoted to Q0, but A is protected.
+  // 113: A's protection ends (a wake-up): B (Q0) preempts A (ran 80 of 120: remaining 40 + 40);
+  //     B restarts, protected until 193; B is back in Q1 at 126 (104 GPU-s since promotion).
+  // 193: B's protection ends: A (Q1, submitted first) preempts B (ran 80 of 127: remaining
+  //     47 + 40 = 87); A restarts with 80 s left, ends at 273; B, promoted at 193 + 80 = 273,
+  //     runs 273..360.
+  // Without protection the pair never finishes: every restart is preempted after 13 s < 40 s.
+  Cluster c;
+  AddVc(&c, "a", 1, 8);
+  Trace t = MakeTrace({{0, 100, 8}, {20, 100, 8}});
+  TRun r = Sim(c, t, "tiresias:thresholds=100,knob=1");
+  EXPECT_EQ(r.se, (SE{{0, 273}, {20, 360}}));
+  EXPECT_EQ(r.preemptions, (std::vector<uint16_t>{2, 2}));
 }
 
 TEST(TiresiasGolden, TimeServiceVariantIgnoresGpuCount) {
@@ -154,7 +181,7 @@ TEST(TiresiasGolden, RejectsBadParameters) {
   Cluster c = OneByFour();
   Trace t = MakeTrace({{0, 10, 1}});
   for (const char* p : {"tiresias:thresholds=7200/3250", "tiresias:interval=-1", "tiresias:knob=x",
-                        "tiresias:preset=foo", "tiresias:service=gpus", "tiresias:bogus=1"}) {
+                        "tiresias:preset=foo", "tiresias:service=gpus", "tiresias:bogus=1", "tiresias:protect=-1"}) {
     SimConfig cfg;
     cfg.policy = p;
     EXPECT_FALSE(Simulate(t, c, cfg).ok()) << p;

@@ -26,8 +26,9 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
     vcs_.back().running_est = std::pmr::set<REntry>(pool_resource_.get());
     vcs_.back().running_true = std::pmr::set<REntry>(pool_resource_.get());
   }
-  // Running sets ordered by end time are needed only by PostFilter and Reschedule plugins.
-  track_running_ = policy_.post != nullptr || policy_.reschedule != nullptr;
+  // Running sets ordered by end time are needed only by PostFilter plugins (a Reschedule
+  // plugin tracks the running jobs it needs through its JobStarted/JobStopped hooks).
+  track_running_ = policy_.post != nullptr;
   track_node_ends_ = policy_.preemptive;
   ORR_CHECK(!(policy_.share && policy_.preemptive));
   if (track_node_ends_) node_ends_.resize(cluster.nodes.size());

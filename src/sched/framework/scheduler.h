@@ -105,7 +105,9 @@ class ReschedulePlugin : public virtual Plugin {
   // process time-driven changes due by h.now() (e.g. queue demotions, starvation
   // promotions) and MarkDirty the VCs whose decisions they may change.
   virtual void Advance(SchedulerHandle& h) {}
-  // Lifecycle hooks (every start, preemption and completion, whoever decided it).
+  // Lifecycle hooks (every start, preemption and completion, whoever decided it). The
+  // handle's ForEachRunning* visit nothing unless the policy also has a PostFilter: a
+  // Reschedule plugin keeps its own view of the running jobs through these hooks.
   virtual void JobStarted(SchedulerHandle& h, uint32_t slot) {}
   virtual void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) {}
   // Earliest time at which Run would decide differently without any arrival or

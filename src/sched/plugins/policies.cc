@@ -409,6 +409,10 @@ Status ParseTiresias(const std::string& spec, Take& take, PolicyParts* parts) {
   std::string d = take("delta", "3250");
   if (!ParseI64(d, &v) || v < 1) return bad("delta", "a positive integer (GPU-s)", d);
   o.delta = v;
+  std::string pr = take("protect", "2");
+  double protect = std::strtod(pr.c_str(), &end);
+  if (pr.empty() || *end != '\0' || !(protect >= 0) || protect > 1000) return bad("protect", "a number in [0, 1000]", pr);
+  o.protect = protect;
   std::string sv = take("service", "gpu");
   if (sv != "gpu" && sv != "time") return bad("service", "gpu or time", sv);
   o.gpu_time = sv == "gpu";

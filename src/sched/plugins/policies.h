@@ -16,7 +16,7 @@
 //   tiresias  discretized 2D-LAS / 2D-Gittins on attained GPU-service with preemption
 //           (see sched/plugins/tiresias.h): preset=original|lucid, thresholds=T0/T1/…,
 //           interval=S (periodic decisions; 0 = event-driven), knob=X, gittins=true|false,
-//           delta=Δ, service=gpu|time
+//           delta=Δ, service=gpu|time, protect=X
 //   lucid   Lucid: QueueSort estimated GPU-time; indolent GPU packing with an interference
 //           model, PAS, threshold tuner and profiler (sched/plugins/lucid.h for parameters)
 // Common parameters: blocking=true|false (override head-of-line blocking);

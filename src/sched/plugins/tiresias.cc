@@ -94,7 +94,7 @@ class TiresiasResched final : public ReschedulePlugin {
     Time t;
     uint32_t slot, seq;
     Time stamp;   // demotion: start of the running segment; promotion: time enqueued
-    bool demote;
+    bool demote;   // false: starvation promotion, or (stamp < 0) end of a restart protection
     bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
 
@@ -110,7 +110,9 @@ class TiresiasResched final : public ReschedulePlugin {
       timers_.pop();
       SchedJob& j = h.job(tm.slot);
       if (!j.job || j.seq != tm.seq) continue;
-      if (tm.demote) {
+      if (tm.stamp < 0) {  // a restarted job's protection ended: it may be preempted now
+        if (j.running && j.started == -tm.stamp - 1) h.MarkDirty(j.vc);
+      } else if (tm.demote) {
         if (j.running && j.started == tm.stamp) {
           const RunEntry before = cur_[tm.slot];
           Rekey(h, tm.slot);
@@ -136,6 +138,7 @@ class TiresiasResched final : public ReschedulePlugin {
     VcState& v = V(j.vc);
     v.used_milli += static_cast<int64_t>(j.job->gpu_milli_total());
     Insert(h, slot);
+    if (const Duration p = Protection(j); p > 0) timers_.push(Timer{h.now() + p, slot, j.seq, -j.started - 1, false});
     // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
     // the running key differs, the order changed: decide again at the next Schedule call.
     if (cur_[slot].k1 != j.key1 || cur_[slot].k2 != j.key2) h.MarkDirty(j.vc);
@@ -186,10 +189,16 @@ class TiresiasResched final : public ReschedulePlugin {
       Apply(h, block);
       return Next::kStop;
     }
+    // Restarted jobs inside their protection keep their GPUs whatever their priority.
+    if (c_->o.protect > 0)
+      for (const RunEntry& e : v.running)
+        if (Protected(h.job(e.slot), now)) budget -= static_cast<int64_t>(h.job(e.slot).job->gpu_milli_total());
     auto it = v.running.begin();
     auto consume_running = [&](const RunEntry* bound) {
       for (; it != v.running.end() && (!bound || *it < *bound); ++it) {
-        const int64_t d = static_cast<int64_t>(h.job(it->slot).job->gpu_milli_total());
+        const SchedJob& rj = h.job(it->slot);
+        if (c_->o.protect > 0 && Protected(rj, now)) continue;
+        const int64_t d = static_cast<int64_t>(rj.job->gpu_milli_total());
         if (d <= budget) budget -= d;
         else preempt_.push_back(it->slot);
       }
@@ -224,7 +233,7 @@ class TiresiasResched final : public ReschedulePlugin {
   // Phase 1 of a decision with possible preemption: admit pending jobs in order against the
   // free GPU count (every running job kept). This is exactly the full walk's outcome unless
   // some job p not admitted here would fit once the running jobs after it were counted as
-  // free: d_p ≤ free_left + Σ demand of running jobs ordered after p (the full walk gives p
+  // free: d_p ≤ free_left + Σ demand of the unprotected running jobs ordered after p (the full walk gives p
   // exactly that budget as long as it has kept every running job and admitted the same
   // jobs so far). Returns false (place_ cleared) when such a p exists: the full walk runs.
   // Cost: pending jobs visited + the running jobs after the first job that could preempt.
@@ -247,12 +256,10 @@ class TiresiasResched final : public ReschedulePlugin {
         if (!tail_exact) {
           tail_exact = true;
           tail = 0;
-          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r)
-            tail += static_cast<int64_t>(h.job(r->slot).job->gpu_milli_total());
+          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r) tail += Freeable(h, r->slot);
           fc = v.running.upper_bound(pe);
         } else {
-          for (; fc != v.running.end() && !(pe < *fc); ++fc)
-            tail -= static_cast<int64_t>(h.job(fc->slot).job->gpu_milli_total());
+          for (; fc != v.running.end() && !(pe < *fc); ++fc) tail -= Freeable(h, fc->slot);
         }
         if (d <= b1 + tail) {
           need_full = true;
@@ -328,6 +335,20 @@ class TiresiasResched final : public ReschedulePlugin {
   static constexpr const char* kHeld = "higher-priority Tiresias jobs hold the VC's GPUs";
   static constexpr const char* kNoPlacement = "admitted by Tiresias but no placement (fragmentation)";
   static constexpr size_t kMaxExamined = 100000;
+
+  // Restart protection: a job restarted after a preemption keeps its GPUs for `protect` ×
+  // its restart overhead, so every restart buys net progress (else a job demoted or
+  // out-ranked before it has recovered its restart cost can be preempted forever).
+  Duration Protection(const SchedJob& j) const {
+    if (j.preemptions == 0 || c_->o.protect <= 0) return 0;
+    return static_cast<Duration>(std::ceil(c_->o.protect * static_cast<double>(LucidPreemptionOverhead(j.job->gpus))));
+  }
+  bool Protected(const SchedJob& j, Time now) const { return now - j.started < Protection(j); }
+  // GPUs (milli) a running job would give back if preempted now (0 while protected).
+  int64_t Freeable(SchedulerHandle& h, uint32_t slot) const {
+    const SchedJob& j = h.job(slot);
+    return Protected(j, h.now()) ? 0 : static_cast<int64_t>(j.job->gpu_milli_total());
+  }
 
   VcState& V(VcId vc) {
     if (vcs_.size() <= vc.v) vcs_.resize(vc.v + 1u);

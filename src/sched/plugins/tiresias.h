@@ -19,6 +19,11 @@
 //   * starvation control (PromoteKnob): a pending job of Q_{>0} that has waited
 //     ≥ knob × its executed time (seconds) since it was last queued gets its executed
 //     service reset to 0 and returns to Q0 (knob = 0: off);
+//   * restart protection: a job restarted after a preemption keeps its GPUs for
+//     protect × its restart overhead (default 2: 80 s / 120 s) before it can be preempted
+//     again, so each restart buys net progress (without it, starvation promotion or Gittins
+//     re-ranking can preempt a many-GPU job before it recovers its restart cost, forever —
+//     seen on HPC2N with knob=1); protect=0 turns it off;
 //   * decisions every `interval` seconds (periodic, as in Lucid's baseline), or at every
 //     arrival/completion with exact demotion/promotion wake-ups (interval = 0, as in the
 //     original simulator).
@@ -28,7 +33,7 @@
 //   tiresias:preset=lucid          Lucid's baseline: 2 queues, 18,000 GPU-s, decisions every 60 s
 //   parameters: thresholds=T0/T1/… (GPU-s, increasing), interval=S (0 = event-driven),
 //               knob=X (starvation PromoteKnob, 0 = off), gittins=true|false, delta=Δ (GPU-s,
-//               Gittins quantum, default 3250), service=gpu|time
+//               Gittins quantum, default 3250), service=gpu|time, protect=X (default 2)
 #pragma once
 
 #include <cstdint>
@@ -45,6 +50,7 @@ struct TiresiasOptions {
   bool gittins = false;
   int64_t delta = 3250;
   bool gpu_time = true;  // service = GPUs × seconds (false: seconds only, "dlas")
+  double protect = 2;    // a restarted job is not preempted for protect × its restart overhead
 };
 
 // Fills parts.sort, parts.reschedule, tick and the preemption overhead.
