@@ -81,26 +81,45 @@ Status Daemon::Recover() {
 // ---------------------------------------------------------------- snapshot
 
 Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) {
-  std::map<std::string, SlurmNode> next;
+  // O(nodes) with no allocation in the steady state: update the known records in place;
+  // the snapshot is rebuilt only when the set of schedulable nodes or their GPUs change.
+  Time now = clock_->Now();
+  *changed = false;
+  size_t seen = 0;
   for (const SlurmNode& n : nodes) {
     if (VcOf(n.partition) < 0) continue;
-    if (next.count(n.name)) continue;  // a node in two managed partitions belongs to the first listed
-    next[n.name] = n;
-  }
-  Time now = clock_->Now();
-  for (const auto& [name, n] : next) {
-    auto it = nodes_.find(name);
-    if (it == nodes_.end()) continue;
-    if (it->second.avail != n.avail)
-      Note(now, "node", fmt::format("{} {} -> {} ({})", name, NodeAvailName(it->second.avail), NodeAvailName(n.avail),
+    auto it = nodes_.find(n.name);
+    if (it == nodes_.end()) {
+      nodes_.emplace(n.name, n);
+      *changed = true;
+      ++seen;
+      continue;
+    }
+    SlurmNode& old = it->second;
+    if (old.partition != n.partition) continue;  // listed again for a second managed partition
+    ++seen;
+    if (old.avail != n.avail) {
+      Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
                                     n.state_raw));
+      if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) *changed = true;
+    }
+    if (old.gpus != n.gpus) *changed = true;
+    if (old.avail != n.avail || old.state_raw != n.state_raw || old.gpus != n.gpus) old = n;
   }
-  std::string topo;
-  for (const auto& [name, n] : next)
-    if (n.avail == NodeAvail::kUp) topo += fmt::format("{}/{}/{};", name, n.partition, n.gpus);
-  *changed = topo != topology_;
-  topology_ = std::move(topo);
-  nodes_ = std::move(next);
+  if (seen != nodes_.size()) {  // nodes left the managed partitions
+    std::set<std::string> present;
+    for (const SlurmNode& n : nodes)
+      if (VcOf(n.partition) >= 0) present.insert(n.name);
+    for (auto it = nodes_.begin(); it != nodes_.end();) {
+      if (!present.count(it->first)) {
+        Note(now, "node", it->first + " left the managed partitions");
+        it = nodes_.erase(it);
+        *changed = true;
+      } else {
+        ++it;
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -120,8 +139,13 @@ Status Daemon::Rebuild(Time now) {
     cluster->vcs.push_back(std::move(vc));
   }
   std::unordered_map<std::string, NodeId> index;
-  for (const auto& [name, n] : nodes_) {  // ascending name: deterministic node ids
-    if (n.avail != NodeAvail::kUp) continue;
+  std::vector<const SlurmNode*> up;
+  for (const auto& [name, n] : nodes_)
+    if (n.avail == NodeAvail::kUp) up.push_back(&n);
+  std::sort(up.begin(), up.end(), [](const SlurmNode* a, const SlurmNode* b) { return a->name < b->name; });
+  for (const SlurmNode* np : up) {  // ascending name: deterministic node ids
+    const SlurmNode& n = *np;
+    const std::string& name = n.name;
     Node nd;
     nd.id = NodeId(static_cast<uint32_t>(cluster->nodes.size()));
     nd.vc = VcId(static_cast<uint16_t>(VcOf(n.partition)));

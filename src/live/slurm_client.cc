@@ -271,7 +271,9 @@ Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text) {
     char suffix = st.empty() ? 0 : st.back();
     std::string_view base = st;
     while (!base.empty() && std::strchr("*~#!%$@^-", base.back())) base.remove_suffix(1);
-    if (suffix == '~' || suffix == '%' || suffix == '!' || base == "powered_down" || base == "power_down" ||
+    if (base == "down" || base == "drained" || base == "fail")  // e.g. "down~": a resume that failed
+      n.avail = NodeAvail::kDown;
+    else if (suffix == '~' || suffix == '%' || suffix == '!' || base == "powered_down" || base == "power_down" ||
         base == "powering_down")
       n.avail = NodeAvail::kPoweredDown;
     else if (suffix == '#' || base == "powering_up")

@@ -3,7 +3,8 @@
 #
 #   harness.sh start DIR [NODES] [GPUS]   munged + slurmctld + NODES slurmd (-N nodeK), waits idle
 #   harness.sh stop DIR                   stops every daemon it started in DIR (pid files only)
-#   harness.sh restart-ctld DIR           kill + restart slurmctld (state kept in DIR/ctld)
+#   harness.sh restart-ctld DIR [GAP]     stop slurmctld, wait GAP s, start it (state kept in DIR/ctld)
+#   harness.sh stop-node|start-node DIR nodeK
 #   harness.sh env DIR                    prints `export SLURM_CONF=...`
 #
 # Everything (keys, sockets, pid files, spool, state, logs, dummy GPU device files) lives in
@@ -157,8 +158,9 @@ stop)
   stop_pidfile "$dir/run/slurmctld.pid"
   stop_pidfile "$dir/munge/munged.pid"
   ;;
-restart-ctld)
+restart-ctld)  # restart-ctld DIR [GAP_SECONDS]: the controller is away for GAP seconds
   stop_pidfile "$dir/run/slurmctld.pid"
+  sleep "${3:-0}"
   start_ctld
   ;;
 start-node) start_node "${3:?node}" ;;

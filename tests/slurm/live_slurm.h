@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,9 @@ inline bool SlurmInstalled() {
 class SlurmCluster {
  public:
   explicit SlurmCluster(int nodes) {
+    // One local Slurm at a time (ctest -j2 may run two of these tests at once).
+    lock_fd_ = open("/tmp/orrery-slurm-tests.lock", O_RDWR | O_CREAT, 0644);
+    if (lock_fd_ >= 0) flock(lock_fd_, LOCK_EX);
     char tmpl[] = "/tmp/orrery-slurm-XXXXXX";
     dir_ = mkdtemp(tmpl);
     std::string cmd = std::string("bash ") + ORRERY_SOURCE_DIR "/tests/slurm/harness.sh start " + dir_ + " " +
@@ -46,6 +50,7 @@ class SlurmCluster {
     int rc = std::system(cmd.c_str());
     (void)rc;
     if (!std::getenv("ORRERY_KEEP_SLURM_DIR")) std::filesystem::remove_all(dir_);
+    if (lock_fd_ >= 0) close(lock_fd_);  // releases the lock
   }
   bool ok() const { return ok_; }
   const std::string& dir() const { return dir_; }
@@ -92,6 +97,7 @@ class SlurmCluster {
  private:
   std::string dir_;
   bool ok_ = false;
+  int lock_fd_ = -1;
 };
 
 // `orrery serve --config FILE` as a child process; killed (SIGKILL) in the destructor.
