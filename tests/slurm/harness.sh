@@ -154,6 +154,14 @@ SH
   exit 1
   ;;
 stop)
+  # Cancel this cluster's jobs first so that no slurmstepd outlives its slurmd.
+  if [[ -f $dir/run/slurmctld.pid ]] && kill -0 "$(cat "$dir/run/slurmctld.pid")" 2>/dev/null; then
+    scancel --full -p gpu >/dev/null 2>&1 || true
+    for _ in $(seq 50); do
+      [[ -z $(squeue -h -t R,CG,S -o %i 2>/dev/null) ]] && break
+      sleep 0.1
+    done
+  fi
   for f in "$dir"/run/slurmd-*.pid; do [[ -e $f ]] && stop_pidfile "$f"; done
   stop_pidfile "$dir/run/slurmctld.pid"
   stop_pidfile "$dir/munge/munged.pid"
