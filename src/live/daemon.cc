@@ -241,8 +241,32 @@ void Daemon::Requeued(LiveJob& lj, Time now, const std::string& why) {
   Note(now, "requeue", fmt::format("job {} back in the queue (generation {}): {}", lj.id, lj.gen, why));
 }
 
+// A job ended in Slurm: its decisions not yet confirmed are settled from what Slurm
+// reports: applied when it ran where the decision put it, else superseded.
+void Daemon::SettleUnapplied(const SlurmJob& sj, Time now) {
+  for (auto u = unapplied_.begin(); u != unapplied_.end();) {
+    if (u->second.job != sj.id) {
+      ++u;
+      continue;
+    }
+    bool ran_there = u->second.kind == "start" && sj.start != kNoTime && SameNodes(u->second.nodes, sj.nodes);
+    auto st = journal_->Mark(u->first, ran_there ? "applied" : "superseded", now,
+                             std::string(ran_there ? "confirmed: Slurm ran it there, " : "job ended in Slurm: ") +
+                                 sj.state_raw);
+    (void)st;
+    if (ran_there) {
+      u->second.state = "applied";
+      Remember(u->second);
+    }
+    u = unapplied_.erase(u);
+  }
+}
+
 void Daemon::NewJob(const SlurmJob& sj, Time now) {
-  if (IsTerminal(sj.state)) return;  // finished before we saw it (or before a restart)
+  if (IsTerminal(sj.state)) {  // finished before we saw it (or while the daemon was down)
+    SettleUnapplied(sj, now);
+    return;
+  }
   auto owned = std::make_unique<LiveJob>();
   LiveJob& lj = *owned;
   lj.id = sj.id;
@@ -306,15 +330,7 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
   lj.held = sj.held;
   if (IsTerminal(sj.state)) {
     Detach(lj, now);
-    for (auto u = unapplied_.begin(); u != unapplied_.end();) {
-      if (u->second.job == lj.id) {
-        auto st = journal_->Mark(u->first, "superseded", now, std::string("job ended in Slurm: ") + sj.state_raw);
-        (void)st;
-        u = unapplied_.erase(u);
-      } else {
-        ++u;
-      }
-    }
+    SettleUnapplied(sj, now);
     ++m_completed_;
     jobs_.erase(it);
     return;
@@ -348,6 +364,21 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
       auto st = slurm_->Hold(sj.id);
       if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
     }
+    if (!need_rebuild_) Attach(lj, now);
+    return;
+  }
+  // Released and pinned, but Slurm says the chosen nodes are unavailable (a node went down
+  // between the decision and the launch): take the decision back and queue the job again.
+  if ((lj.phase == Phase::kStarting || lj.phase == Phase::kUnplaced) && !sj.held &&
+      sj.reason.rfind("ReqNodeNotAvail", 0) == 0 && !unapplied_.count(StartKey(lj.id, lj.gen))) {
+    auto hold = slurm_->Hold(sj.id);
+    if (!hold.ok()) {
+      Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, hold.error().message));
+      return;
+    }
+    auto st = journal_->Mark(StartKey(lj.id, lj.gen), "superseded", now, "Slurm: " + sj.reason);
+    (void)st;
+    Requeued(lj, now, "its nodes became unavailable before it started (" + sj.reason + ")");
     if (!need_rebuild_) Attach(lj, now);
     return;
   }

@@ -110,6 +110,7 @@ class Daemon {
   Status ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed);
   void Reconcile(const SlurmJob& sj, Time now);
   void NewJob(const SlurmJob& sj, Time now);
+  void SettleUnapplied(const SlurmJob& sj, Time now);
   void FillJob(LiveJob& lj, const SlurmJob& sj);
   void Detach(LiveJob& lj, Time now);
   void Attach(LiveJob& lj, Time now);

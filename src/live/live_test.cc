@@ -289,6 +289,22 @@ TEST(Daemon, NodeDownRequeuesAndNodeBackIsUsed) {
   EXPECT_TRUE(r.journal->Get("start/" + std::to_string(a) + "/1").ok());
 }
 
+TEST(Daemon, DecisionOnNodeThatFailsBeforeLaunchIsTakenBack) {
+  Rig r("fifo", 2);
+  uint32_t a = r.Submit(8, 5);
+  r.Tick();  // decided and released, pinned to one node; Slurm has not started it yet
+  auto dec = r.journal->Get("start/" + std::to_string(a) + "/0");
+  ASSERT_TRUE(dec.ok());
+  std::string first = dec->nodes[0].node;
+  r.slurm.SetNodeDown(first, true);
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.counters(a).starts, 1u);
+  EXPECT_NE(r.slurm.job(a).nodes[0], first);
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->state, "superseded");
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, "applied");
+}
+
 TEST(Daemon, ResumeFailureIsReportedAndDaemonKeepsWorking) {
   Rig r("fifo", 2);
   r.slurm.set_power_delay(2);

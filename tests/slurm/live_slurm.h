@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -72,6 +73,13 @@ class SlurmCluster {
     std::string state, nodes;
     Time start = kNoTime, end = kNoTime;
   };
+  // Distinct jobs with a COMPLETED record.
+  size_t CompletedJobs() const {
+    std::set<uint32_t> ids;
+    for (const auto& [id, c] : Completions())
+      if (c.state == "COMPLETED") ids.insert(id);
+    return ids.size();
+  }
   std::multimap<uint32_t, Completion> Completions() const {
     std::multimap<uint32_t, Completion> out;
     std::ifstream in(dir_ + "/jobcomp.txt");
