@@ -203,6 +203,10 @@ void Daemon::Attach(LiveJob& lj, Time now) {
     }
   }
   if (lj.phase != Phase::kQueued && !active) return;
+  // A queued job enters the policy's queue only once Slurm has shown it held: a start
+  // decision updates its ReqNodeList, which on a job that Slurm has meanwhile started
+  // would resize the running job. A held job cannot start behind our back.
+  if (!active && !lj.held) return;
   auto slot = sched_->Submit(&lj.job, lj.job.vc, 0, lj.id, now);
   if (!slot.ok()) {
     if (active) {  // runs in Slurm although the policy would never place it: keep it outside
@@ -302,16 +306,21 @@ void Daemon::NewJob(const SlurmJob& sj, Time now) {
     }
     lj.phase = Phase::kStarting;
     lj.nodes = known->nodes;
-    // Pending with a planned decision: ApplyPending applies it again. Pinning and releasing
-    // are idempotent (releasing a job that is no longer held is a no-op), so a decision
-    // that reached Slurm before the crash is not applied twice; its journal row is marked
-    // applied once.
+    // Decisions are made only for jobs seen held, and the release is the last step of
+    // applying one: released means applied (confirm it); still held means not applied
+    // (ApplyPending applies it again, on a job that cannot have started meanwhile).
+    if (!sj.held && planned) {
+      auto st = journal_->Mark(key, "applied", now, "confirmed after restart: Slurm shows it released");
+      (void)st;
+      un->second.state = "applied";
+      Remember(un->second);
+      unapplied_.erase(un);
+    }
   } else {
     lj.phase = Phase::kQueued;
-    if (!sj.held && opts_.hold_unheld) {
+    if (!sj.held && opts_.hold_unheld) {  // queued once the next listing shows it held
       auto st = slurm_->Hold(sj.id);
       if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
-      else lj.held = true;
     }
   }
   uint32_t id = sj.id;
@@ -389,10 +398,15 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
     if (!need_rebuild_) Attach(lj, now);
     return;
   }
-  if (lj.phase == Phase::kQueued && !sj.held && opts_.hold_unheld) {
-    auto st = slurm_->Hold(sj.id);
-    if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
+  if (lj.phase == Phase::kQueued && !sj.held) {  // released by someone else: out of the queue
+    Detach(lj, now);
+    if (opts_.hold_unheld) {
+      auto st = slurm_->Hold(sj.id);
+      if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
+    }
+    return;
   }
+  if (lj.phase == Phase::kQueued && lj.slot == UINT32_MAX && !need_rebuild_) Attach(lj, now);  // now held
 }
 
 // ---------------------------------------------------------------- decide and apply

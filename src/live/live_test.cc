@@ -232,8 +232,11 @@ TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
   s.hold = false;
   uint32_t a = *r.slurm.Submit(s);
   uint32_t b = *r.slurm.Submit(s);
-  r.Tick();
-  EXPECT_EQ(r.slurm.counters(b).holds, 1u);  // b was held; a was held too, then released
+  r.Tick();  // both held; neither is queued before Slurm shows it held
+  EXPECT_EQ(r.slurm.counters(a).holds, 1u);
+  EXPECT_EQ(r.slurm.counters(b).holds, 1u);
+  EXPECT_EQ(r.slurm.counters(a).releases, 0u);
+  r.Tick();  // 1002: a is decided and released
   r.Tick();
   EXPECT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
   auto q = r.daemon->Queue(10);
@@ -244,9 +247,9 @@ TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
   EXPECT_EQ(eb->phase, "queued");
   EXPECT_EQ(eb->position, 0);
   EXPECT_NE(eb->why.find("consolidate"), std::string::npos) << eb->why;
-  // a started at 1002 (released at 1001) with duration 3600 (no hint, no limit): predicted
-  // start of b is a's estimated end.
-  EXPECT_EQ(eb->predicted_start, 1001 + 3600);
+  // a was decided at 1002 with duration 3600 (no hint, no limit): predicted start of b is
+  // a's estimated end.
+  EXPECT_EQ(eb->predicted_start, 1002 + 3600);
 }
 
 TEST(Daemon, SlurmUnreachableIsAnErrorAndRecovers) {

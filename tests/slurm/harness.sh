@@ -19,6 +19,7 @@ dir=${2:?missing DIR}
 dir=$(cd "$dir" && pwd)
 conf=$dir/etc/slurm.conf
 export SLURM_CONF=$conf
+export PATH=$PATH:/usr/sbin:/sbin
 
 log() { echo "harness: $*" >&2; }
 

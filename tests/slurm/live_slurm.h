@@ -27,6 +27,11 @@ extern char** environ;
 namespace orrery::testing {
 
 inline bool SlurmInstalled() {
+  // The Slurm daemons live in /usr/sbin, which a non-login PATH may lack.
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  for (const char* d : {"/usr/sbin", "/sbin"})
+    if (("" + path + ":").find(std::string(d) + ":") == std::string::npos) path += std::string(":") + d;
+  setenv("PATH", path.c_str(), 1);
   for (const char* b : {"slurmctld", "slurmd", "munged", "squeue", "sbatch", "scontrol"}) {
     std::string cmd = std::string("command -v ") + b + " >/dev/null 2>&1";
     if (std::system(cmd.c_str()) != 0) return false;
