@@ -1,6 +1,7 @@
 // End-to-end simulator benchmarks (docs/benchmarks.md, "Simulation"):
 //   * generated `scale` workloads (100k / 1M / 10M jobs) on 1,024 nodes × 8 GPUs under
-//     FIFO+consolidate, EASY backfill and SRTF: jobs/s and resident bytes per job;
+//     FIFO+consolidate, EASY backfill, SRTF and Tiresias (original, Lucid preset): jobs/s and
+//     resident bytes per job;
 //   * the Helios reference input (Philly part A, 52,841 jobs) in Helios-compatible mode
 //     and with the event-driven scheduler;
 //   * a 1M-job run including import of its canonical trace.
@@ -68,6 +69,7 @@ void BM_Simulate(benchmark::State& state, const char* policy, uint64_t jobs) {
   SimConfig cfg;
   cfg.policy = policy;
   cfg.sample_interval = 60;
+  cfg.explain = false;  // per-job packing explanations are an output, not simulation work
   long before = ResidentBytes();
   long peak_delta = 0;
   for (auto _ : state) {
@@ -98,6 +100,21 @@ SCALE_BENCH(easy, 10M, 10000000);
 SCALE_BENCH(srtf, 100k, 100000);
 SCALE_BENCH(srtf, 1M, 1000000);
 SCALE_BENCH(srtf, 10M, 10000000);
+SCALE_BENCH(tiresias, 100k, 100000);
+SCALE_BENCH(tiresias, 1M, 1000000);
+BENCHMARK_CAPTURE(BM_Simulate, tiresias_lucid_100k, "tiresias:preset=lucid", 100000)
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Simulate, tiresias_lucid_1M, "tiresias:preset=lucid", 1000000)
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+// Lucid (packing with the interference model, PAS, profiler; user-stats priorities: the
+// xgboost default retrains weekly on up to 200k rows, which would dominate). Needs the
+// co-location table (shared data); skipped with an error when it is absent.
+BENCHMARK_CAPTURE(BM_Simulate, lucid_100k, "lucid:estimator=user-stats", 100000)
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Simulate, lucid_1M, "lucid:estimator=user-stats", 1000000)
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Simulate, lucid_nopack_1M, "lucid:estimator=user-stats,pack=false", 1000000)
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
 // ---- the reference-runs input: Philly part A as in the Helios artifact
 const std::string kShared = ORRERY_SHARED_DIR;

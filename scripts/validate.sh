@@ -219,6 +219,21 @@ def cmd_swf(a):
           f'{long_w:,} jobs waited > 1 h, and for {room:,} of them ({100*room/long_w:.0f} %) enough processors were idle at submit time '
           f'counting only the excerpt\'s jobs.\n')
 
+def cmd_qssf_targets(a):
+    """Issue #4 QSSF targets: per run, avg queue of each QSSF estimator vs FIFO (cut) and vs SJF-oracle (ratio)."""
+    print('| workload | mode | FIFO avg queue | SJF-oracle avg queue | QSSF estimator | avg queue | cut vs FIFO | ÷ SJF-oracle |')
+    print('|---|---|---:|---:|---|---:|---:|---:|')
+    for spec in a:
+        label, mode, path = spec.split('=', 2)
+        s = json.load(open(path)); runs = {r['policy'].split(',blocking')[0]: r for r in s['runs']}
+        base = lambda k: runs[k]['queue_delay_s']['mean']
+        fifo = base(next(k for k in runs if k.startswith('fifo'))); sjf = base(next(k for k in runs if k.startswith('sjf')))
+        for k, r in runs.items():
+            if not k.startswith('qssf'): continue
+            q = r['queue_delay_s']['mean']; est = k.split('estimator=')[1]
+            print(f"| {label} | {mode} | {h(fifo)} | {h(sjf)} | {est} | {h(q)} | {100*(1-q/fifo):.0f} % | {q/sjf:.2f} |")
+    print()
+
 def cmd_sha(a):
     print('| file | run 1 sha256 | run 2 sha256 | identical |')
     print('|---|---|---|---|')
@@ -334,6 +349,32 @@ run C1-hpc2n "$BIN" simulate "$R/traces/hpc2n.csv" --cluster configs/hpc2n.toml 
     "easy (oracle)=$R/C1-hpc2n/easy_estimator_oracle/jobs.csv"
 } >>"$C"
 
+# --- E. QSSF with learned estimators (issue #4 targets) --------------------------------------
+E="$R/tables/E-qssf.md"
+EST="oracle noisy-oracle history user-stats xgboost blend"
+pol() {  # pol SUFFIX: fifo, sjf (oracle) and QSSF with every estimator, each with SUFFIX appended
+  local p="fifo$1,sjf$1" e
+  for e in $EST; do p+=",qssf:estimator=$e${1/:/,}"; done
+  echo "$p"
+}
+E_ARGS=()
+for mode in blocking nonblocking; do
+  sfx=""; [[ $mode == nonblocking ]] && sfx=":blocking=false"
+  run "E-philly-half-$mode" "$BIN" simulate "$PH" --cluster configs/philly-half.toml --policy "$(pol "$sfx")" --out-dir "$R/E-philly-half-$mode"
+  run "E-hpc2n-$mode" "$BIN" simulate "$R/traces/hpc2n.csv" --cluster configs/hpc2n.toml --policy "$(pol "$sfx")" --out-dir "$R/E-hpc2n-$mode"
+  run "E-venus-$mode" "$BIN" simulate --generate helios-venus --days 30 --policy "$(pol "$sfx")" --out-dir "$R/E-venus-$mode"
+  run "E-venus0.5-$mode" "$BIN" simulate --generate helios-venus --days 30 --load 0.5 --policy "$(pol "$sfx")" --out-dir "$R/E-venus0.5-$mode"
+  E_ARGS+=("Philly part A, philly-half=$mode=$R/E-philly-half-$mode/summary.json"
+           "HPC2N SWF=$mode=$R/E-hpc2n-$mode/summary.json"
+           "generated Helios-Venus, load 1=$mode=$R/E-venus-$mode/summary.json"
+           "generated Helios-Venus, load 0.5=$mode=$R/E-venus0.5-$mode/summary.json")
+done
+{
+  echo "# E. QSSF with real estimators"
+  echo
+  py qssf_targets "${E_ARGS[@]}"
+} >"$E"
+
 # --- D. Determinism ----------------------------------------------------------------------
 D="$R/tables/D-determinism.md"
 echo "# D. Determinism (same command twice, byte for byte)" >"$D"
@@ -363,6 +404,6 @@ py sha "$R/D-default/run1" "$R/D-default-explicit" >>"$D" || check_fail "default
 
 if [[ -f "$R/tables/checks.md" ]]; then :; else echo "all checks passed" >"$R/tables/checks.md"; fi
 cat "$R/tables/environment.md" "$R/tables/A-helios-reference.md" "$R/tables/B-policies.md" "$R/tables/C-hpc2n.md" \
-  "$R/tables/D-determinism.md" "$R/tables/checks.md" >"$R/tables/all.md"
+  "$R/tables/E-qssf.md" "$R/tables/D-determinism.md" "$R/tables/checks.md" >"$R/tables/all.md"
 echo "validate.sh: tables in $R/tables/ (all.md), commands in $LOG" >&2
 exit "$FAILED"

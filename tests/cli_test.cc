@@ -120,3 +120,40 @@ TEST(CliTest, ImportRoundTripThroughTheCanonicalFormat) {
 }
 
 }  // namespace
+
+// `orrery explain` on a hand-built trace (tests/fixtures/explain): J0 (4 GPUs, 100 s) at 0,
+// J1 (4 GPUs, 20 s) at 10 on one 4-GPU node. Under tiresias:thresholds=100 (worked out in
+// src/sim/tiresias_test.cc) J0 is demoted at 25, preempted with a 40 s overhead, restarts at
+// 45 and ends at 160; under FIFO J1 waits for J0 (start 100).
+TEST(CliTest, ExplainTiresiasDecisionsAndJson) {
+  const std::string fx = std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/explain/";
+  const std::string base = "explain " + fx + "tiny.csv ";
+  const std::string cl = " --cluster " + fx + "one-node.toml";
+  Out t = RunCmd(base + "0" + cl + " --policy tiresias:thresholds=100");
+  ASSERT_EQ(t.status, 0) << t.text;
+  for (const char* want : {"job 0 (long)", "queue Q0 of 2", "t=25", "demoted to Q1 at attained service 100",
+                           "preempted by Tiresias", "overhead_s=40", "remaining_s=115", "t=45",
+                           "outcome: started 0, ended 160, queue delay 20 s, JCT 160 s, 1 preemption(s)"})
+    EXPECT_NE(t.text.find(want), std::string::npos) << "missing '" << want << "' in\n" << t.text;
+  // The waiting job says why it waits (Tiresias' blocking reason) and, by source id, is found.
+  Out w = RunCmd(base + "short --source-id" + cl + " --policy tiresias:thresholds=100");
+  ASSERT_EQ(w.status, 0) << w.text;
+  EXPECT_NE(w.text.find("higher-priority Tiresias jobs hold the VC's GPUs [tiresias]"), std::string::npos) << w.text;
+  EXPECT_NE(w.text.find("started 25, ended 45"), std::string::npos) << w.text;
+  // JSON: FIFO blocks J1 behind J0 for lack of free GPUs.
+  Out j = RunCmd(base + "1" + cl + " --policy fifo --json -");
+  ASSERT_EQ(j.status, 0) << j.text;
+  for (const char* want : {"\"job_id\": 1", "\"start\": 100", "\"queue_delay\": 90", "\"kind\": \"pending\"",
+                           "not enough free GPUs in the VC [consolidate]", "\"kind\": \"finished\""})
+    EXPECT_NE(j.text.find(want), std::string::npos) << "missing '" << want << "' in\n" << j.text;
+  // An estimator's explanation (untrained GA2M: the fallback) is part of the story.
+  Out g = RunCmd(base + "1" + cl + " --policy qssf:estimator=ga2m");
+  ASSERT_EQ(g.status, 0) << g.text;
+  EXPECT_NE(g.text.find("estimated duration 3600 s by ga2m"), std::string::npos) << g.text;
+  EXPECT_NE(g.text.find("no model trained yet"), std::string::npos) << g.text;
+  // Bad job ids fail with exit status 2.
+  Out bad = RunCmd(base + "7" + cl);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.text.find("expected a job index in [0, 2)"), std::string::npos) << bad.text;
+  EXPECT_EQ(RunCmd(base + "nosuch --source-id" + cl).status, 2);
+}

@@ -64,6 +64,10 @@ RunSummary Summarize(const RunData& run) {
   s.placer = run.placer;
   s.total_gpus = run.total_gpus;
   s.oracle = run.oracle;
+  if (run.energy) {
+    s.has_energy = true;
+    s.energy = *run.energy;
+  }
   const auto& outs = *run.outcomes;
   std::map<uint8_t, uint64_t> reasons;
   for (const JobOutcome& o : outs) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "model/energy.h"
 #include "model/outcome.h"
 #include "model/trace.h"
 
@@ -43,6 +44,8 @@ struct RunSummary {
   std::vector<GroupStats> per_vc;
   std::vector<std::pair<std::string, uint64_t>> not_run_reasons;  // reason -> jobs
   bool oracle = false;
+  bool has_energy = false;      // energy-saving run (docs/energy.md)
+  EnergyStats energy;
 };
 
 inline constexpr Duration kSlowdownTau = 10;
@@ -56,6 +59,7 @@ struct RunData {
   Time first_submit = 0, last_end = 0;
   double gpu_seconds_busy = 0;
   bool oracle = false;
+  const EnergyStats* energy = nullptr;  // energy-saving runs only
 };
 
 RunSummary Summarize(const RunData& run);

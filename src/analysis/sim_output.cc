@@ -101,11 +101,14 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
   return f->Commit();
 }
 
-Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>& samples, uint64_t total_gpus) {
+Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>& samples, uint64_t total_gpus,
+                          const std::vector<uint32_t>* powered_nodes) {
   ORR_ASSIGN_OR_RETURN(auto f, AtomicFile::Create(path));
   std::string& b = f->buffer();
-  b += "time,busy_gpus,utilization,running_jobs,pending_jobs,pending_gpus\n";
-  for (const TimeSample& s : samples) {
+  b += powered_nodes ? "time,busy_gpus,utilization,running_jobs,pending_jobs,pending_gpus,powered_nodes\n"
+                     : "time,busy_gpus,utilization,running_jobs,pending_jobs,pending_gpus\n";
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const TimeSample& s = samples[i];
     AppendInt(b, s.t);
     b.push_back(',');
     AppendFixed(b, static_cast<double>(s.busy_gpu_milli) / 1000.0, 3);
@@ -117,6 +120,10 @@ Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>
     AppendInt(b, s.pending);
     b.push_back(',');
     AppendFixed(b, static_cast<double>(s.pending_gpu_milli) / 1000.0, 3);
+    if (powered_nodes) {
+      b.push_back(',');
+      AppendInt(b, i < powered_nodes->size() ? (*powered_nodes)[i] : 0);
+    }
     b.push_back('\n');
     f->MaybeFlush();
   }
@@ -146,6 +153,49 @@ nlohmann::ordered_json GroupJson(const GroupStats& g) {
 }
 }  // namespace
 
+nlohmann::ordered_json EnergyToJson(const EnergyStats& e) {
+  nlohmann::ordered_json j;
+  j["spec"] = e.spec;
+  j["wake_latency_s"] = e.wake_latency;
+  j["resume_failure"] = e.resume_failure;
+  j["nodes"] = e.nodes;
+  j["seconds"] = Round(e.seconds, 3);
+  j["node_hours"] = {{"on", Round(e.node_s_on / 3600, 3)},
+                     {"booting", Round(e.node_s_booting / 3600, 3)},
+                     {"off", Round(e.node_s_off / 3600, 3)},
+                     {"used", Round(e.node_s_used / 3600, 3)}};
+  j["powered_nodes"] = {{"min", e.min_powered},
+                        {"max", e.max_powered},
+                        {"mean", Round(e.seconds > 0 ? (e.node_s_on + e.node_s_booting) / e.seconds : 0, 3)}};
+  j["node_utilization"] = {{"powered", Round(e.node_util_powered(), 6)}, {"all", Round(e.node_util_all(), 6)}};
+  j["gpu_utilization"] = {{"powered", Round(e.gpu_util_powered(), 6)}, {"all", Round(e.gpu_util_all(), 6)}};
+  if (e.power_known) {
+    j["energy_kwh"] = {{"used", Round(e.energy_kwh(), 3)},
+                       {"all_on", Round(e.baseline_kwh(), 3)},
+                       {"saved", Round(e.saved_kwh(), 3)},
+                       {"saved_share", Round(e.saved_share(), 6)}};
+  } else {
+    j["energy_kwh"] = nullptr;  // some node has no power model
+  }
+  j["power_changes"] = {{"power_ups", e.power_ups},       {"power_downs", e.power_downs},
+                        {"demand_wakes", e.demand_wakes}, {"failed_resumes", e.failed_resumes},
+                        {"refused_power_downs", e.refused_downs}};
+  j["wake_delays"] = {{"jobs_started", e.jobs_started},
+                      {"jobs_delayed", e.jobs_delayed},
+                      {"delayed_share", Round(e.delayed_share(), 6)},
+                      {"extra_queue_s_total", Round(e.delay_sum_s, 3)},
+                      {"extra_queue_s_mean_delayed", Round(e.jobs_delayed ? e.delay_sum_s / e.jobs_delayed : 0, 3)},
+                      {"extra_queue_s_max", Round(e.delay_max_s, 3)}};
+  j["forecast"] = {{"forecaster", e.forecaster},
+                   {"trainings", e.forecaster_trainings},
+                   {"points", e.forecast_n},
+                   {"mae_nodes", Round(e.forecast_mae, 4)},
+                   {"rmse_nodes", Round(e.forecast_rmse, 4)},
+                   {"mape_pct", Round(e.forecast_mape_pct, 3)},
+                   {"smape_pct", Round(e.forecast_smape_pct, 3)}};
+  return j;
+}
+
 nlohmann::ordered_json SummaryToJson(const RunSummary& s) {
   nlohmann::ordered_json j;
   j["policy"] = s.policy;
@@ -169,6 +219,7 @@ nlohmann::ordered_json SummaryToJson(const RunSummary& s) {
   nlohmann::ordered_json reasons = nlohmann::ordered_json::object();
   for (const auto& [why, n] : s.not_run_reasons) reasons[why] = n;
   j["not_run_reasons"] = reasons;
+  if (s.has_energy) j["energy"] = EnergyToJson(s.energy);
   return j;
 }
 
@@ -212,6 +263,38 @@ std::string FormatSummaryTable(const std::vector<RunSummary>& runs) {
   row("preemptions", [&](const RunSummary& r) { return num(static_cast<double>(r.preemptions), "%.0f"); });
   row("GPU utilization", [&](const RunSummary& r) { return num(100 * r.gpu_utilization, "%.1f %%"); });
   row("makespan", [&](const RunSummary& r) { return Human(static_cast<double>(r.makespan)); });
+  bool any_energy = false;
+  for (const auto& r : runs) any_energy |= r.has_energy;
+  if (any_energy) {
+    auto e = [&](const char* name, auto f) {
+      row(name, [&](const RunSummary& r) { return r.has_energy ? f(r.energy) : std::string("-"); });
+    };
+    e("node util powered / all", [&](const EnergyStats& x) {
+      return num(100 * x.node_util_powered(), "%.1f") + " / " + num(100 * x.node_util_all(), "%.1f %%");
+    });
+    e("GPU util powered / all", [&](const EnergyStats& x) {
+      return num(100 * x.gpu_util_powered(), "%.1f") + " / " + num(100 * x.gpu_util_all(), "%.1f %%");
+    });
+    e("powered-off node-hours", [&](const EnergyStats& x) { return num(x.node_hours_off(), "%.0f"); });
+    e("energy used / saved", [&](const EnergyStats& x) {
+      return x.power_known ? num(x.energy_kwh(), "%.0f") + " / " + num(x.saved_kwh(), "%.0f kWh") +
+                                 num(100 * x.saved_share(), " (%.1f %%)")
+                           : std::string("no power model");
+    });
+    e("jobs delayed by wake-ups", [&](const EnergyStats& x) {
+      return num(static_cast<double>(x.jobs_delayed), "%.0f") + num(100 * x.delayed_share(), " (%.2f %%)");
+    });
+    e("extra queue per delayed job", [&](const EnergyStats& x) {
+      return Human(x.jobs_delayed ? x.delay_sum_s / static_cast<double>(x.jobs_delayed) : 0);
+    });
+    e("power-state changes", [&](const EnergyStats& x) {
+      return num(static_cast<double>(x.power_ups + x.power_downs), "%.0f") +
+             num(static_cast<double>(x.demand_wakes), " (%.0f on demand)");
+    });
+    e("forecast MAE / SMAPE", [&](const EnergyStats& x) {
+      return num(x.forecast_mae, "%.2f nodes") + num(x.forecast_smape_pct, " / %.1f %%");
+    });
+  }
   size_t w0 = 0;
   for (auto& [n, c] : rows) w0 = std::max(w0, n.size());
   std::vector<size_t> w(runs.size(), 0);

@@ -18,8 +18,12 @@ namespace orrery {
 
 Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vector<JobOutcome>& outcomes,
                     const std::vector<std::string>& vc_names, const std::vector<std::string>& reasons);
-Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>& samples, uint64_t total_gpus);
+// powered_nodes (energy-saving runs, one per sample): adds the powered_nodes column.
+Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>& samples, uint64_t total_gpus,
+                          const std::vector<uint32_t>* powered_nodes = nullptr);
 nlohmann::ordered_json SummaryToJson(const RunSummary& s);
+// The "energy" object of an energy-saving run (docs/formats/sim-output.md).
+nlohmann::ordered_json EnergyToJson(const EnergyStats& e);
 // Side-by-side table of the headline metrics, one column per run.
 std::string FormatSummaryTable(const std::vector<RunSummary>& runs);
 // Per-VC table of one run.

@@ -13,6 +13,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code);  // simulate_cmd.cc
 void RegisterPredict(CLI::App& app, int* exit_code);   // predict_cmd.cc
 void RegisterAnalyze(CLI::App& app, int* exit_code);   // analyze_cmd.cc
 void RegisterReport(CLI::App& app, int* exit_code);    // report_cmd.cc
+void RegisterExplain(CLI::App& app, int* exit_code);   // explain_cmd.cc
 void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mode)
 
 }  // namespace orrery::cli

@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, serve)"};
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterPredict(app, &exit_code);
   orrery::cli::RegisterAnalyze(app, &exit_code);
   orrery::cli::RegisterReport(app, &exit_code);
+  orrery::cli::RegisterExplain(app, &exit_code);
   orrery::cli::RegisterServe(app, &exit_code);
   try {
     app.parse(argc, argv);

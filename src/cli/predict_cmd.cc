@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "predict/evaluate.h"
+#include "predict/interference.h"
 #include "trace/import.h"
 
 namespace orrery::cli {
@@ -161,6 +162,71 @@ int RunEvaluate(const PredictArgs& a) {
   return kExitOk;
 }
 
+struct InterferenceArgs {
+  std::string table;
+  int folds = 5;
+  uint64_t seed = 1;
+  double limit = 0.8;
+  bool profiles = false;
+  std::string json;
+};
+
+// `orrery predict interference [--table CSV] [--folds 5] [--seed 1] [--limit 0.8] [--profiles]`:
+// k-fold cross-validated error of the GPU-sharing interference model (predict/interference.h).
+int RunInterference(const InterferenceArgs& a) {
+  std::string path = a.table.empty() ? DefaultColocationPath() : a.table;
+  auto table = ColocationTable::Load(path);
+  if (!table.ok()) {
+    std::fprintf(stderr, "orrery predict interference: %s\n", table.error().message.c_str());
+    return kExitBadInput;
+  }
+  auto rep = CrossValidate(*table, a.folds, a.seed, {}, a.limit);
+  if (!rep.ok()) {
+    std::fprintf(stderr, "orrery predict interference: %s\n", rep.error().message.c_str());
+    return kExitRuntime;
+  }
+  const CvReport& r = *rep;
+  std::printf("interference model: %zu measured pairs, %zu workloads (%s)\n", r.pairs, table->workloads().size(),
+              path.c_str());
+  std::printf("%d-fold cross-validation (seed %llu), %zu held-out speed predictions:\n", r.folds,
+              static_cast<unsigned long long>(a.seed), r.predictions);
+  std::printf("  %-22s %8s %8s %8s %8s\n", "model", "MAE", "MAPE%", "RMSE", "corr");
+  std::printf("  %-22s %8.4f %8.2f %8.4f %8.3f\n", "xgboost (depth 3)", r.mae, r.mape, r.rmse, r.corr);
+  std::printf("  %-22s %8.4f %8.2f %8s %8s\n", "constant mean", r.base_mae, r.base_mape, "-", "-");
+  std::printf("  admission at min speed >= %.2f: %.1f %% of held-out pairs decided as measured, %.1f %% false accepts\n",
+              r.limit, 100 * r.decision_accuracy, 100 * r.false_accept);
+  nlohmann::json j = {{"table", path},           {"pairs", r.pairs},         {"workloads", table->workloads().size()},
+                      {"folds", r.folds},        {"seed", a.seed},           {"predictions", r.predictions},
+                      {"mae", r.mae},            {"mape_percent", r.mape},   {"rmse", r.rmse},
+                      {"corr", r.corr},          {"baseline_mae", r.base_mae}, {"baseline_mape_percent", r.base_mape},
+                      {"limit", r.limit},        {"decision_accuracy", r.decision_accuracy},
+                      {"false_accept", r.false_accept}};
+  if (a.profiles) {
+    ColocationTable t = *table;
+    std::vector<size_t> all(t.pairs().size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    DeriveProfiles(&t, all);
+    std::printf("derived solo profiles (least-squares decomposition of the pair footprints):\n");
+    std::printf("  %-36s %8s %8s %8s\n", "workload", "gpu%", "gmem%", "gmemMiB");
+    for (const Workload& w : t.workloads())
+      std::printf("  %-36s %8.1f %8.1f %8.0f\n", w.Label().c_str(), w.gpu_util, w.gmem_util, w.gmem);
+  }
+  if (!a.json.empty()) {
+    std::string text = j.dump(2) + "\n";
+    if (a.json == "-") {
+      std::fputs(text.c_str(), stdout);
+    } else {
+      std::ofstream f(a.json);
+      f << text;
+      if (!f) {
+        std::fprintf(stderr, "orrery predict: cannot write %s\n", a.json.c_str());
+        return kExitRuntime;
+      }
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void RegisterPredict(CLI::App& app, int* exit_code) {
@@ -179,6 +245,15 @@ void RegisterPredict(CLI::App& app, int* exit_code) {
   ev->add_option("--json", args->json, "Also write the results as JSON to this file ('-' = stdout)");
   ev->add_flag("--swf-procs-as-gpus", args->swf_procs_as_gpus, "SWF: treat processors as GPUs");
   ev->callback([args, exit_code] { *exit_code = RunEvaluate(*args); });
+  auto iargs = std::make_shared<InterferenceArgs>();
+  auto* in = cmd->add_subcommand("interference", "Cross-validated error of the GPU-sharing interference model");
+  in->add_option("--table", iargs->table, "Lucid's colocate_info.csv (default: $ORRERY_SHARED_DIR/traces/lucid-colocation/)");
+  in->add_option("--folds", iargs->folds, "Number of folds")->check(CLI::Range(2, 1000));
+  in->add_option("--seed", iargs->seed, "Seed of the fold split");
+  in->add_option("--limit", iargs->limit, "Admission limit on the pair's lower speed")->check(CLI::Range(0.0, 1.0));
+  in->add_flag("--profiles", iargs->profiles, "Also print the derived per-workload solo profiles");
+  in->add_option("--json", iargs->json, "Also write the results as JSON to this file ('-' = stdout)");
+  in->callback([iargs, exit_code] { *exit_code = RunInterference(*iargs); });
 }
 
 }  // namespace orrery::cli

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -14,6 +15,7 @@
 #include "base/parse.h"
 #include "cli/commands.h"
 #include "config/cluster_config.h"
+#include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
 #include "sim/helios_compat.h"
@@ -25,6 +27,80 @@
 namespace orrery::cli {
 
 namespace {
+
+// GPU sharing, profiler and fragmentation figures of one run (absent keys when not used).
+void AddSharingJson(const Trace& trace, const SimResult& r, nlohmann::ordered_json* run) {
+  if (!r.workload_assignment.empty()) {
+    double shared = 0;
+    for (size_t i = 0; i < r.shared_run.size(); ++i)
+      shared += static_cast<double>(r.shared_run[i]) * trace.jobs[i].gpus / 2.0;  // GPU-seconds, each GPU once
+    nlohmann::ordered_json sh;
+    sh["workload_assignment"] = r.workload_assignment;
+    sh["packed_starts"] = r.packed_starts;
+    sh["shared_gpu_hours"] = std::round(shared / 3600.0 * 1000) / 1000;
+    (*run)["sharing"] = sh;
+  }
+  if (r.profiled) {
+    nlohmann::ordered_json pr;
+    pr["profiled_jobs"] = r.profiled;
+    pr["finished_in_profiler"] = r.done_in_profiler;
+    (*run)["profiler"] = pr;
+  }
+  if (!r.fragmentation.empty()) {
+    double ratio = 0, frag = 0, free = 0;
+    for (const FragSample& f : r.fragmentation) {
+      ratio += f.ratio();
+      frag += f.fragmented_gpus;
+      free += f.free_gpus;
+    }
+    const double n = static_cast<double>(r.fragmentation.size());
+    nlohmann::ordered_json fr;
+    fr["definition"] = "FGD-style (GPU dimension): expected share of free GPU capacity unusable by a task drawn from the trace's demand mix";
+    fr["samples"] = r.fragmentation.size();
+    fr["mean_ratio"] = std::round(ratio / n * 10000) / 10000;
+    fr["mean_fragmented_gpus"] = std::round(frag / n * 1000) / 1000;
+    fr["mean_free_gpus"] = std::round(free / n * 1000) / 1000;
+    (*run)["fragmentation"] = fr;
+  }
+}
+
+// packing.csv (job, workload, packed partner, explanation) and fragmentation.csv.
+Status WriteSharingCsvs(const std::string& dir, const Trace& trace, const SimResult& r) {
+  auto quote = [](const std::string& v) {
+    std::string q = "\"";
+    for (char c : v) {
+      if (c == '"') q += '"';
+      q += c;
+    }
+    return q + "\"";
+  };
+  if (!r.explain.empty() || !r.packs.empty()) {
+    std::vector<int64_t> partner(trace.jobs.size(), -1);
+    for (const auto& [j, p] : r.packs) partner[j] = p;
+    std::string b = "job_id,packed_with,explanation\n";
+    for (const auto& [j, why] : r.explain) {
+      b += trace.source_ids.size() > j && !trace.source_ids[j].empty() ? trace.source_ids[j] : std::to_string(j);
+      b += ',';
+      if (partner[j] >= 0) b += std::to_string(partner[j]);
+      b += ',';
+      b += quote(why);
+      b += '\n';
+    }
+    ORR_RETURN_IF_ERROR(WriteFileAtomic(dir + "/packing.csv", b));
+  }
+  if (!r.fragmentation.empty()) {
+    std::string b = "time,free_gpus,fragmented_gpus,frag_ratio\n";
+    char buf[96];
+    for (const FragSample& f : r.fragmentation) {
+      std::snprintf(buf, sizeof buf, "%lld,%.3f,%.3f,%.4f\n", static_cast<long long>(f.t), f.free_gpus,
+                    f.fragmented_gpus, f.ratio());
+      b += buf;
+    }
+    ORR_RETURN_IF_ERROR(WriteFileAtomic(dir + "/fragmentation.csv", b));
+  }
+  return Status::Ok();
+}
+
 
 struct Options {
   std::string trace;
@@ -47,6 +123,10 @@ struct Options {
   bool quiet = false;
   bool vc_table = false;
   bool skip_bad_rows = false;
+  std::string energy;            // "" or "off" = no energy saving
+  int64_t wake_latency = 300;
+  double resume_failure = 0;
+  std::string power_model;       // documented defaults for nodes whose config has none
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -202,6 +282,29 @@ int Run(const Options& o) {
     if (!parts.ok()) return fail(parts.error().With("policy " + p));
   }
   if (auto pl = MakePlacer(o.placer, o.seed); !pl.ok()) return fail(pl.error());
+  // Energy saving: validate the spec and read the per-node power model.
+  const std::string energy = o.energy == "off" ? std::string() : o.energy;
+  std::vector<PowerModel> node_power;
+  if (!energy.empty()) {
+    if (o.helios_compat) return fail(MakeError("--energy cannot be combined with --helios-compat"));
+    if (auto e = ParseCesSpec(energy); !e.ok()) return fail(e.error());
+    if (o.resume_failure < 0 || o.resume_failure > 0.9)
+      return fail(MakeError("--resume-failure: expected a probability in [0, 0.9], got " + std::to_string(o.resume_failure)));
+    if (o.cluster.empty() || o.cluster.find(".csv") == std::string::npos) {
+      auto spec = o.cluster.empty()
+                      ? ParseClusterSpecString(EmbeddedDefaultClusterToml(), "<embedded configs/helios-venus.toml>")
+                      : LoadClusterSpec(o.cluster);
+      if (!spec.ok()) return fail(spec.error());
+      for (size_t i = 0; i < cluster->nodes.size(); ++i) node_power.push_back(spec->node_power(NodeId(static_cast<uint32_t>(i))));
+    }
+    if (!o.power_model.empty()) {
+      if (!DefaultPowerModel(o.power_model, 8).known())
+        return fail(MakeError("--power-model: expected V100, A100 or H100, got \"" + o.power_model + "\""));
+      node_power.resize(cluster->nodes.size());
+      for (size_t i = 0; i < node_power.size(); ++i)
+        if (!node_power[i].known()) node_power[i] = DefaultPowerModel(o.power_model, cluster->nodes[i].gpus);
+    }
+  }
 
   if (!o.quiet) {
     std::printf("Orrery simulate: %s\n", scenario.c_str());
@@ -219,6 +322,7 @@ int Run(const Options& o) {
   Progress progress(!o.quiet);
   std::vector<double> wall;
   std::vector<std::string> used_dirs;
+  std::vector<std::string> notes;
   for (const std::string& p : policies) {
     SimConfig cfg;
     cfg.policy = p;
@@ -228,6 +332,11 @@ int Run(const Options& o) {
     cfg.model_cpu_mem = o.model_cpu_mem;
     cfg.run_cpu_jobs = o.cpu_jobs;
     cfg.tie_order = tie;
+    cfg.energy = energy;
+    cfg.wake_latency = o.wake_latency;
+    cfg.resume_failure = o.resume_failure;
+    cfg.node_power = node_power;
+    cfg.explain = !o.no_output;  // packing.csv is the only reader
     cfg.progress = [&](uint64_t d, uint64_t t) { progress.Update(p, d, t); };
     auto t0 = std::chrono::steady_clock::now();
     auto r = o.helios_compat ? SimulateHeliosCompat(trace, *cluster, cfg) : Simulate(trace, *cluster, cfg);
@@ -237,10 +346,22 @@ int Run(const Options& o) {
     if (!cons.ok()) return fail(cons.error().With("policy " + p));
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     RunData rd{r->policy, r->placer, &r->outcomes, &r->vc_names, &r->reasons, r->total_gpus,
-               r->first_submit, r->last_end, r->gpu_seconds_busy, r->oracle};
+               r->first_submit, r->last_end, r->gpu_seconds_busy, r->oracle,
+               r->has_energy ? &r->energy : nullptr};
     RunSummary s = Summarize(rd);
     summaries.push_back(s);
     all["runs"].push_back(SummaryToJson(s));
+    AddSharingJson(trace, *r, &all["runs"].back());
+    if (!r->workload_assignment.empty()) notes.push_back(p + ": job attributes for packing: " + r->workload_assignment);
+    if (!r->fragmentation.empty()) {
+      double mean = 0;
+      for (const FragSample& f : r->fragmentation) mean += f.ratio();
+      mean /= static_cast<double>(r->fragmentation.size());
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s: mean fragmentation ratio %.3f (FGD-style, %zu samples every %llds)", p.c_str(),
+                    mean, r->fragmentation.size(), static_cast<long long>(cfg.frag_interval));
+      notes.push_back(buf);
+    }
     wall.push_back(secs);
     if (!o.no_output) {
       std::error_code ec;
@@ -253,7 +374,9 @@ int Run(const Options& o) {
       if (ec) return fail(MakeError(dir + ": cannot create directory: " + ec.message(), kExitRuntime));
       Status w = WriteJobsCsv(dir + "/jobs.csv", trace, r->outcomes, r->vc_names, r->reasons);
       if (!w.ok()) return fail(w.error());
-      w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus);
+      w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus, r->has_energy ? &r->powered_samples : nullptr);
+      if (!w.ok()) return fail(w.error());
+      w = WriteSharingCsvs(dir, trace, *r);
       if (!w.ok()) return fail(w.error());
     }
   }
@@ -265,6 +388,7 @@ int Run(const Options& o) {
       std::printf(" %s %.3f s (%.0f jobs/s)%s", summaries[i].policy.c_str(), wall[i],
                   wall[i] > 0 ? static_cast<double>(trace.jobs.size()) / wall[i] : 0.0, i + 1 < wall.size() ? "," : "\n");
   }
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   if (o.vc_table)
     for (const auto& s : summaries) std::printf("\n%s\n%s", s.policy.c_str(), FormatVcTable(s).c_str());
   if (!o.no_output) {
@@ -286,7 +410,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--cluster", opts->cluster,
                   "Cluster config (TOML, see configs/) or an openb node list CSV; default: embedded helios-venus");
   cmd->add_option("--policy", opts->policies,
-                  "Policies, comma-separated, each name[:key=value,...]: fifo, sjf, srtf, qssf, easy "
+                  "Policies, comma-separated, each name[:key=value,...]: fifo, sjf, srtf, qssf, easy, tiresias "
                   "(default: fifo,sjf,srtf,qssf,easy)");
   cmd->add_option("--placer", opts->placer, "consolidate (default), first-fit, spread, random");
   cmd->add_option("--seed", opts->seed, "Seed for generators, noisy estimators and the random placer (default 1)");
@@ -305,6 +429,15 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--skip-bad-rows", opts->skip_bad_rows, "Skip malformed trace rows instead of failing");
   cmd->add_flag("--vc-table", opts->vc_table, "Also print per-VC tables");
+  cmd->add_option("--energy", opts->energy,
+                  "Energy saving: ces[:key=value,...] (docs/energy.md) powers idle nodes off and on; default off");
+  cmd->add_option("--wake-latency", opts->wake_latency, "With --energy: seconds a powered-up node boots (default 300)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--resume-failure", opts->resume_failure,
+                  "With --energy: probability that a boot fails and the node stays off (default 0, at most 0.9)");
+  cmd->add_option("--power-model", opts->power_model,
+                  "With --energy: use the documented 8-GPU V100, A100 or H100 power defaults for nodes whose "
+                  "config gives no power model");
   cmd->add_flag("-q,--quiet", opts->quiet, "Print only the table");
   cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });
 }

@@ -19,7 +19,7 @@
 
 namespace orrery {
 
-// Node power model inputs (energy accounting is a later issue; this is parsed and kept).
+// Node power model inputs (energy accounting of `simulate --energy`, docs/energy.md).
 // Node power = idle_watts + busy_watts_per_gpu * busy GPUs.
 struct PowerModel {
   double idle_watts = 0;          // whole node, all GPUs idle

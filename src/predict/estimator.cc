@@ -108,8 +108,7 @@ class SpecOptions {
   std::vector<std::string> used_;
 };
 
-Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed) {
-  XgbEstimator::Options o;
+Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed, XgbEstimator::Options o = {}) {
   std::string err;
   double rounds = o.rounds, depth = o.max_depth, eta = o.eta, threads = o.nthread, min_train = o.min_train,
          retrain_jobs = o.retrain_jobs, retrain_days = static_cast<double>(o.retrain_seconds) / 86400.0,
@@ -139,7 +138,7 @@ Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed) {
 
 Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed, const Trace* trace) {
   if ((spec.rfind("table:", 0) != 0 && spec.find(':') != std::string::npos) || spec == "history" ||
-      spec == "user-stats" || spec == "xgboost" || spec == "blend") {
+      spec == "user-stats" || spec == "xgboost" || spec == "blend" || spec == "ga2m") {
     std::string name;
     ORR_ASSIGN_OR_RETURN(SpecOptions so, SpecOptions::Parse(spec, &name));
     std::string err;
@@ -175,6 +174,10 @@ Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec
     } else if (name == "xgboost") {
       ORR_ASSIGN_OR_RETURN(XgbEstimator::Options o, XgbOptions(so, seed));
       out.reset(new XgbEstimator(trace, o));
+    } else if (name == "ga2m") {
+      ORR_ASSIGN_OR_RETURN(XgbEstimator::Options o, XgbOptions(so, seed, XgbEstimator::Ga2mOptions({})));
+      if (o.max_depth > 2) return MakeError("estimator '" + spec + "': ga2m needs depth <= 2 (pairwise terms at most)");
+      out.reset(new XgbEstimator(trace, o));
     } else if (name == "blend") {
       if (!trace) return MakeError("estimator 'blend' needs the trace (job names)");
       double alpha = 0.1;
@@ -185,7 +188,7 @@ Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec
                                    std::make_unique<XgbEstimator>(trace, o), alpha));
     } else {
       return MakeError("unknown estimator '" + spec +
-                       "' (expected oracle, walltime, noisy-oracle, table:<csv>, history, user-stats, xgboost or blend)");
+                       "' (expected oracle, walltime, noisy-oracle, table:<csv>, history, user-stats, xgboost, blend or ga2m)");
     }
     if (std::string k = so.Unused(); !k.empty()) {
       return MakeError("estimator '" + spec + "': unknown option '" + k + "'");
@@ -240,7 +243,7 @@ Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec
     return std::unique_ptr<DurationEstimator>(new TableEstimator(std::move(table)));
   }
   return MakeError("unknown estimator '" + spec +
-                   "' (expected oracle, walltime, noisy-oracle, table:<csv>, history, user-stats, xgboost or blend)");
+                   "' (expected oracle, walltime, noisy-oracle, table:<csv>, history, user-stats, xgboost, blend or ga2m)");
 }
 
 }  // namespace orrery

@@ -16,6 +16,17 @@
 
 namespace orrery {
 
+// Why an estimator predicted what it did (`orrery explain`): an additive decomposition
+// estimate = f(base + Σ terms) where `scale` names f's domain (e.g. "log-seconds": the
+// estimate is exp(base + Σ terms)). Terms are per-feature contributions and, for
+// models with pairwise terms, "a x b" interaction contributions.
+struct EstimateExplanation {
+  std::string scale;
+  double base = 0;
+  std::vector<std::pair<std::string, double>> terms;
+  std::string note;  // e.g. "untrained: user mean"
+};
+
 class DurationEstimator {
  public:
   virtual ~DurationEstimator() = default;
@@ -26,6 +37,9 @@ class DurationEstimator {
   virtual void Observe(const Job& job, Duration actual) {}
   // True when Estimate() reads the job's true duration (oracle); such policies are labelled so.
   virtual bool is_oracle() const { return false; }
+  // Explains the estimate of a job already passed to Estimate() (and not yet Observe()d).
+  // False when the estimator cannot decompose its predictions.
+  virtual bool Explain(const Job& job, Time now, EstimateExplanation* out) { return false; }
 };
 
 // The true recorded duration.
@@ -87,6 +101,9 @@ struct Trace;
 //             retrain-days=7,max-rows=200000,walltime=1]"  gradient-boosted model (trace optional;
 //             walltime=0 leaves the requested walltime out of the features)
 //   "blend[:alpha=0.1,<xgboost keys>]"              α·history + (1−α)·xgboost (needs trace)
+//   "ga2m[:<xgboost keys>]"  interpretable GA2M-like model: XGBoost depth-2 trees over 13
+//             named features with interaction constraints (main effects + 4 pairs),
+//             retrained weekly; exposes per-feature and pairwise contributions (Explain)
 // `trace` (may be null) must outlive the estimator; it supplies names, users, the epoch.
 Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed, const Trace* trace);
 

@@ -85,6 +85,38 @@ uint64_t NameFirstTokenHash(std::string_view name) {
 }
 
 const std::vector<std::string>& XgbEstimator::FeatureNames() { return kFeatureNames; }
+const size_t XgbEstimator::kAll = kFeatureNames.size();
+
+XgbEstimator::Options XgbEstimator::Ga2mOptions(Options o) {
+  // Interpretable columns (FeatureNames() indices): the request, the calendar and a few
+  // named history statistics; no hashed buckets.
+  o.columns = {0, 1, 4, 5, 6, 7, 9, 10, 12, 14, 16, 18, 21};
+  // Positions in that subset: 0 gpus, 1 cpus, 2 log_walltime, 3 vc, 4 hour, 5 weekday,
+  // 6 user_count, 7 user_mean_log, 8 user_last_log, 9 user_gpus_mean_log, 10 name_mean_log,
+  // 11 user_name_mean_log, 12 stem_mean_log. Depth-2 trees inside one set: main effects of
+  // every feature plus the pairs gpus×user_mean_log, vc×hour, user_last_log×user_name_mean_log,
+  // gpus×log_walltime.
+  o.interaction_constraints = "[[0,7],[3,4],[8,11],[0,2],[1],[5],[6],[9],[10],[12]]";
+  o.max_depth = 2;
+  o.rounds = 200;
+  o.label = "ga2m";
+  return o;
+}
+
+std::vector<std::string> XgbEstimator::UsedFeatureNames() const {
+  if (o_.columns.empty()) return kFeatureNames;
+  std::vector<std::string> out;
+  for (int c : o_.columns) out.push_back(kFeatureNames[static_cast<size_t>(c)]);
+  return out;
+}
+
+std::vector<float> XgbEstimator::Select(std::vector<float> full) const {
+  if (o_.columns.empty()) return full;
+  std::vector<float> out;
+  out.reserve(o_.columns.size());
+  for (int c : o_.columns) out.push_back(full[static_cast<size_t>(c)]);
+  return out;
+}
 int XgbEstimator::NumFeatures() { return static_cast<int>(kFeatureNames.size()); }
 
 void XgbEstimator::Running::Add(double l) {
@@ -219,7 +251,7 @@ void XgbEstimator::Observe(const Job& job, Duration actual) {
     row = std::move(it->second);
     pending_.erase(it);
   } else {
-    row = Features(job, job.submit);
+    row = Select(Features(job, job.submit));
   }
   const double l = Log(static_cast<double>(actual));
   x_.insert(x_.end(), row.begin(), row.end());
@@ -247,7 +279,7 @@ bool XgbEstimator::ShouldTrain(Time now) const {
 
 Status XgbEstimator::Train() {
   auto t0 = std::chrono::steady_clock::now();
-  const size_t nf = kFeatureNames.size();
+  const size_t nf = Cols();
   const size_t rows = y_.size();
   const size_t first = rows > o_.max_rows ? rows - o_.max_rows : 0;
   const size_t n = rows - first;
@@ -273,6 +305,8 @@ Status XgbEstimator::Train() {
       {"colsample_bytree", "1"},
   };
   for (const auto& [k, v] : params) ORR_XGB(XGBoosterSetParam(b, k, v.c_str()));
+  if (!o_.interaction_constraints.empty())
+    ORR_XGB(XGBoosterSetParam(b, "interaction_constraints", o_.interaction_constraints.c_str()));
   for (int it = 0; it < o_.rounds; ++it) ORR_XGB(XGBoosterUpdateOneIter(b, it, dm));
   if (booster_) XGBoosterFree(booster_);
   booster_ = b_guard.release();
@@ -294,6 +328,36 @@ Result<double> XgbEstimator::PredictLog(const std::vector<float>& row) {
   return static_cast<double>(out[0]);
 }
 
+bool XgbEstimator::Explain(const Job& job, Time, EstimateExplanation* out) {
+  out->scale = "log-seconds";
+  out->terms.clear();
+  auto it = pending_.find(job.id.v);
+  if (!booster_ || it == pending_.end()) {
+    out->base = FallbackLog(job);
+    out->note = booster_ ? "job not estimated yet" : "no model trained yet: the user's (or global) mean log duration";
+    return true;
+  }
+  const std::vector<float>& row = it->second;
+  DMatrixHandle dm = nullptr;
+  if (XGDMatrixCreateFromMat(row.data(), 1, row.size(), kNaN, &dm) != 0) return false;
+  std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
+  bst_ulong len = 0;
+  const float* v = nullptr;
+  if (XGBoosterPredict(booster_, dm, 16 /* pred_interactions */, 0, 0, &len, &v) != 0) return false;
+  const size_t n = row.size() + 1;  // features + bias
+  if (len != n * n) return false;
+  const std::vector<std::string> names = UsedFeatureNames();
+  out->base = v[(n - 1) * n + (n - 1)];
+  for (size_t i = 0; i + 1 < n; ++i) out->terms.emplace_back(names[i], v[i * n + i]);
+  for (size_t i = 0; i + 1 < n; ++i)
+    for (size_t k = i + 1; k + 1 < n; ++k) {
+      const double pair = static_cast<double>(v[i * n + k]) + static_cast<double>(v[k * n + i]);
+      if (std::abs(pair) > 1e-6) out->terms.emplace_back(names[i] + " x " + names[k], pair);
+    }
+  out->note = "SHAP interaction values of " + std::to_string(trainings_) + " training(s)' model";
+  return true;
+}
+
 double XgbEstimator::FallbackLog(const Job& job) const {
   if (job.user.valid()) {
     auto it = user_.find(job.user.v);
@@ -305,7 +369,7 @@ double XgbEstimator::FallbackLog(const Job& job) const {
 
 Duration XgbEstimator::Estimate(const Job& job, Time now) {
   auto it = pending_.find(job.id.v);
-  if (it == pending_.end()) it = pending_.emplace(job.id.v, Features(job, now)).first;
+  if (it == pending_.end()) it = pending_.emplace(job.id.v, Select(Features(job, now))).first;
   if (ShouldTrain(now)) {
     Status st = Train();
     last_train_time_ = now;

@@ -48,7 +48,16 @@ class XgbEstimator final : public DurationEstimator {
     bool zero_when_untrained = false;
     bool use_walltime = true;                  // false: the walltime feature is left out (NaN)
     Duration fallback = 3600;                  // no history at all
+    // Feature subset (indices into FeatureNames()); empty = all features.
+    std::vector<int> columns;
+    // XGBoost interaction_constraints over the subset's positions (e.g. "[[0,7],[1]]");
+    // empty = unconstrained.
+    std::string interaction_constraints;
+    std::string label = "xgboost";             // name()
   };
+  // The GA2M-like preset: depth-2 trees on an interpretable feature subset, main effects
+  // plus a few pairwise terms (see docs/predict.md).
+  static Options Ga2mOptions(Options base);
 
   // `trace` (may be null) supplies names, users and the epoch for calendar features.
   XgbEstimator(const Trace* trace, Options o);
@@ -56,9 +65,14 @@ class XgbEstimator final : public DurationEstimator {
   XgbEstimator(const XgbEstimator&) = delete;
   XgbEstimator& operator=(const XgbEstimator&) = delete;
 
-  std::string_view name() const override { return "xgboost"; }
+  std::string_view name() const override { return o_.label; }
   Duration Estimate(const Job& job, Time now) override;
   void Observe(const Job& job, Duration actual) override;
+  // SHAP interaction values of the model (XGBoost pred_interactions), in log-seconds:
+  // one term per feature (main effect) and one per feature pair with a non-zero value.
+  bool Explain(const Job& job, Time now, EstimateExplanation* out) override;
+  // Names of the features the model uses (the subset when columns are set).
+  std::vector<std::string> UsedFeatureNames() const;
 
   bool trained() const { return booster_ != nullptr; }
   int trainings() const { return trainings_; }
@@ -88,6 +102,9 @@ class XgbEstimator final : public DurationEstimator {
     Time last_submit = kNoTime;
   };
   void Update(const Job& job, double log_d);
+  std::vector<float> Select(std::vector<float> full) const;
+  size_t Cols() const { return o_.columns.empty() ? kAll : o_.columns.size(); }
+  static const size_t kAll;
   bool ShouldTrain(Time now) const;
   double FallbackLog(const Job& job) const;
 

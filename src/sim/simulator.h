@@ -10,11 +10,15 @@
 #include <vector>
 
 #include "base/result.h"
+#include "config/cluster_config.h"
 #include "model/cluster.h"
+#include "model/energy.h"
 #include "model/outcome.h"
 #include "model/trace.h"
 
 namespace orrery {
+
+struct ExplainNote;  // sched/framework/plugin.h
 
 struct SimConfig {
   std::string policy = "fifo";          // MakePolicy spec
@@ -26,8 +30,37 @@ struct SimConfig {
   // Optional tie order: seq[job index] orders same-second arrivals and equal keys
   // (e.g. the Helios reference's order). Empty = trace order.
   std::vector<uint32_t> tie_order;
+  // Energy saving (docs/energy.md). Empty = off: every node stays on and nothing below runs
+  // (outputs are exactly those of a run without it).
+  std::string energy;                 // PowerPlugin spec, e.g. "ces:buffer=1"
+  Duration wake_latency = 300;        // s a powered-up node boots before it takes jobs
+  double resume_failure = 0;          // probability that a boot fails (stream "power/resume")
+  std::vector<PowerModel> node_power; // per node id (ClusterSpec::node_power); empty = no energy figures
   // Called every ~1 % of jobs with (jobs done, total) for a progress bar; may be empty.
   std::function<void(uint64_t, uint64_t)> progress;
+  // Explain (`orrery explain`): watch trace job `watch_job` (-1 = none); the framework's and
+  // plugins' notes about it (submit, estimate, queue, blocking reasons when they change,
+  // starts, preemptions, completion) are appended to *watch_notes. With stop_after_watch the
+  // run ends once that job has finished or been rejected (SimResult::stopped_early).
+  int64_t watch_job = -1;
+  std::vector<ExplainNote>* watch_notes = nullptr;
+  bool stop_after_watch = false;
+  // Sharing policies: collect each job's packing explanation (SimResult::explain).
+  bool explain = true;
+  // Fractional-GPU traces: period (s) of the fragmentation measure (0 = off).
+  Duration frag_interval = 3600;
+};
+
+// FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the
+// free GPU capacity that a task drawn from the trace's demand mix could not use, averaged
+// over that mix: for a whole-GPU task of k GPUs a node's free share on partly used GPUs is a
+// fragment (all of its free share if fewer than k GPUs are wholly free); for a fractional task
+// of m milli-GPUs the free share of GPUs with less than m free is.
+struct FragSample {
+  Time t = 0;
+  double free_gpus = 0;        // free GPU capacity (GPUs)
+  double fragmented_gpus = 0;  // expected unusable part of it (GPUs)
+  double ratio() const { return free_gpus > 0 ? fragmented_gpus / free_gpus : 0; }
 };
 
 struct SimResult {
@@ -41,9 +74,24 @@ struct SimResult {
   Time first_submit = 0, last_end = 0;
   double gpu_seconds_busy = 0;       // ∫ busy GPUs dt
   bool oracle = false;               // the policy read true durations
+  bool stopped_early = false;        // SimConfig::stop_after_watch ended the run
+  bool has_energy = false;           // SimConfig::energy was set
+  EnergyStats energy;
+  std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
+  // GPU sharing (policies with a SharePlugin, e.g. lucid); all empty/zero otherwise.
+  std::vector<Duration> shared_run;  // per trace job: seconds it ran sharing its GPUs
+  uint64_t packed_starts = 0;        // jobs started on a running partner's GPUs
+  uint64_t profiled = 0, done_in_profiler = 0;  // Lucid's profiler: jobs run there / finished there
+  std::vector<std::pair<uint32_t, uint32_t>> packs;  // (job, partner job) per packed start, in order
+  std::string workload_assignment;   // how jobs got model/batch/utilization attributes
+  std::vector<std::pair<uint32_t, std::string>> explain;  // (job, why packed / not packed)
+  std::vector<FragSample> fragmentation;  // fractional-GPU traces, every frag_interval seconds
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);
+// Same with a policy assembled by the caller (config.policy is then only its label).
+struct PolicyParts;
+Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config, PolicyParts policy);
 
 // Checks the conservation laws of a finished run: every job finished, rejected or
 // skipped (none lost, none running), times ordered, GPU-seconds ≤ capacity. Returns the

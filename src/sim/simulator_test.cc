@@ -134,6 +134,35 @@ TEST(GoldenTest, QssfOrdersByEstimatedGpuTime) {
   EXPECT_EQ(Sim(c, t, "fifo").se, (SE{{0, 100}, {100, 150}, {150, 200}}));
 }
 
+TEST(GoldenTest, BackfillEasyBehindAnyOrder) {
+  // J0 4 GPUs node0 0..100; J1 2 GPUs node1 0..100. J2 (8 GPUs, 10 s) at 1: QSSF key 80;
+  // J3 (2 GPUs, 50 s) at 2: key 100, so J2 heads the queue and cannot start before 100.
+  //   qssf (blocking): J3 waits behind J2: J2 100..110, J3 110..160.
+  //   qssf + backfill=easy: shadow 100, both nodes reserved; J3 ends at 52 <= 100, so it is
+  //   backfilled onto node1's 2 free GPUs at 2..52; J2 still starts at 100.
+  Trace t = MakeTrace({{0, 100, 4}, {0, 100, 2}, {1, 10, 8}, {2, 50, 2}});
+  EXPECT_EQ(Sim(TwoByFour(), t, "qssf:estimator=oracle").se, (SE{{0, 100}, {0, 100}, {100, 110}, {110, 160}}));
+  EXPECT_EQ(Sim(TwoByFour(), t, "qssf:estimator=oracle,backfill=easy").se,
+            (SE{{0, 100}, {0, 100}, {100, 110}, {2, 52}}));
+  // SJF orders J2 (10 s) first too; its backfill reads the true remaining times.
+  EXPECT_EQ(Sim(TwoByFour(), t, "sjf:backfill=easy").se, (SE{{0, 100}, {0, 100}, {100, 110}, {2, 52}}));
+  // easy = fifo + backfill=easy; backfill=none turns it off.
+  EXPECT_EQ(Sim(TwoByFour(), t, "easy:estimator=oracle,backfill=none").se,
+            (SE{{0, 100}, {0, 100}, {100, 110}, {110, 160}}));
+  EXPECT_EQ(Sim(TwoByFour(), t, "fifo:backfill=easy").se, Sim(TwoByFour(), t, "easy:estimator=oracle").se);
+}
+
+TEST(GoldenTest, BackfillParameterErrors) {
+  Trace t = MakeTrace({{0, 10, 1}});
+  SimConfig cfg;
+  for (const char* bad : {"srtf:backfill=easy", "tiresias:backfill=easy", "fifo:backfill=conservative", "qssf:bf_max_job_test=5"}) {
+    cfg.policy = bad;
+    auto r = Simulate(t, TwoByFour(), cfg);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find(bad), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(GoldenTest, VirtualClustersArePartitions) {
   // VC a: one 4-GPU node; VC b: one 4-GPU node. Two 4-GPU jobs of VC a run one after
   // the other although VC b is idle; a job of VC c (not in the cluster) is rejected;

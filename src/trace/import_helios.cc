@@ -28,8 +28,10 @@ Status ValidateGpuNumber(LineReader& r, TraceBuilder& b, std::string_view header
 
 }  // namespace
 
-// Shared by Helios and Acme: submit/start/end/duration with their consistency rules.
-// Fills j.submit/start/end/duration; false (with the row error set) on a bad row.
+namespace {
+
+// submit/start/end/duration with their consistency rules; false (with the row error set)
+// on a bad row.
 bool ParseRunTimes(Row& row, int c_submit, int c_start, int c_end, int c_dur, Job* j, uint64_t* dur_mismatch) {
   int64_t submit, start, end, dur;
   if (!row.DateTime(c_submit, "submit_time", &submit) || !row.OptDateTime(c_start, "start_time", &start) ||
@@ -52,13 +54,34 @@ bool ParseRunTimes(Row& row, int c_submit, int c_start, int c_end, int c_dur, Jo
   return true;
 }
 
+}  // namespace
+
+bool ParseHeliosLikeRow(Row& row, const HeliosLikeColumns& c, Job* j, uint64_t* dur_mismatch) {
+  int64_t gpus, cpus, nodes;
+  if (row.text(c.job_id).empty()) return row.Fail(c.job_id, "job_id", "a job id");
+  if (!row.Int(c.gpus, "gpu_num", 0, kMaxGpus, &gpus, true) ||
+      !row.Int(c.cpus, "cpu_num", 0, UINT32_MAX / 1000, &cpus, true) ||
+      !row.Int(c.nodes, "node_num", 0, 65535, &nodes, true))
+    return false;
+  if (!ParseOutcome(row.text(c.state), &j->state))
+    return row.Fail(c.state, "state", "one of COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL");
+  if (!ParseRunTimes(row, c.submit, c.start, c.end, c.duration, j, dur_mismatch)) return false;
+  j->gpus = static_cast<uint32_t>(gpus);
+  j->cpu_milli = static_cast<uint32_t>(cpus * 1000);
+  j->nodes = static_cast<uint16_t>(nodes);
+  return true;
+}
+
+void WarnDurationMismatch(TraceBuilder& b, const std::string& file, uint64_t mismatch) {
+  if (mismatch > 0)
+    b.Warn(file + ": " + std::to_string(mismatch) + " rows have duration != end_time - start_time; kept the duration column");
+}
+
 Status ReadHelios(LineReader& r, TraceBuilder& b) {
   const std::string& file = r.path();
   const uint32_t fidx = b.current_file();
-  b.set_time_base(TraceBuilder::TimeBase::kAbsolute);
-  b.set_has_ids(true);
   std::string_view line;
-  if (!NextNonBlank(r, &line)) return Status::Ok();
+  if (!StartAbsoluteWithIds(r, b, &line)) return Status::Ok();
   if (Trim(StripBom(line)).substr(0, 5) == "date,") return ValidateGpuNumber(r, b, line);
   static const HeaderSpec spec{"helios cluster_log",
                                {"job_id", "user", "vc", "gpu_num", "cpu_num", "node_num", "state", "submit_time",
@@ -66,29 +89,18 @@ Status ReadHelios(LineReader& r, TraceBuilder& b) {
                                {true, true, true, true, true, true, true, true, true, true, true, false},
                                ','};
   ORR_ASSIGN_OR_RETURN(auto c, MapHeader(spec, line, file));
+  const HeliosLikeColumns hc{c[0], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10]};
   const std::string cols = JoinColumns(spec.columns, ',');
   uint64_t mismatch = 0;
   Status st = ForEachRow(r, b, ',', CountFields(line, ','), cols, [&](Row& row, uint64_t ln) {
     Job j;
-    int64_t gpus, cpus, nodes;
-    if (row.text(c[0]).empty()) return row.Fail(c[0], "job_id", "a job id");
-    if (!row.Int(c[3], "gpu_num", 0, kMaxGpus, &gpus, true) ||
-        !row.Int(c[4], "cpu_num", 0, UINT32_MAX / 1000, &cpus, true) ||
-        !row.Int(c[5], "node_num", 0, 65535, &nodes, true))
-      return false;
-    if (!ParseOutcome(row.text(c[6]), &j.state))
-      return row.Fail(c[6], "state", "one of COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL");
-    if (!ParseRunTimes(row, c[7], c[8], c[9], c[10], &j, &mismatch)) return false;
+    if (!ParseHeliosLikeRow(row, hc, &j, &mismatch)) return false;
     if (!b.Vc(row.text(c[2]), &j.vc)) return row.Fail(c[2], "vc", "at most 65535 distinct VCs", "too many VCs");
     j.user = b.User(row.text(c[1]));
-    j.gpus = static_cast<uint32_t>(gpus);
-    j.cpu_milli = static_cast<uint32_t>(cpus * 1000);
-    j.nodes = static_cast<uint16_t>(nodes);
     b.AddJob(j, row.text(c[0]), RowLoc{fidx, ln});
     return true;
   });
-  if (mismatch > 0)
-    b.Warn(file + ": " + std::to_string(mismatch) + " rows have duration != end_time - start_time; kept the duration column");
+  WarnDurationMismatch(b, file, mismatch);
   return st;
 }
 

@@ -216,6 +216,14 @@ inline bool NextNonBlank(LineReader& r, std::string_view* line) {
   return false;
 }
 
+// Start of the readers whose files carry absolute times and their own job ids (Helios,
+// Acme, sacct): sets the builder up and reads the header line; false = empty input.
+inline bool StartAbsoluteWithIds(LineReader& r, TraceBuilder& b, std::string_view* header) {
+  b.set_time_base(TraceBuilder::TimeBase::kAbsolute);
+  b.set_has_ids(true);
+  return NextNonBlank(r, header);
+}
+
 // Data-row loop shared by the delimited formats: skips blank lines, counts rows, splits
 // on `delim`, rejects unterminated quotes and wrong field counts (a trailing empty
 // field is tolerated), and hands each row to fn(Row&, line) -> bool (false = bad row).
@@ -261,6 +269,17 @@ inline size_t CountFields(std::string_view line, char delim) {
   SplitLine(StripBom(line), delim, &f, &s, &bad);
   return f.size();
 }
+
+// Columns of the Helios cluster_log schema that Acme's schema keeps (-1 = absent).
+struct HeliosLikeColumns {
+  int job_id, gpus, cpus, nodes, state, submit, start, end, duration;
+};
+// Parses the fields shared by Helios and Acme rows into *j (times, counts, state); false
+// (with the row error set) on a bad row. The caller interns the user last, so that a row
+// rejected by a later check adds no user. Counts rows whose duration disagrees with end - start in *dur_mismatch.
+bool ParseHeliosLikeRow(Row& row, const HeliosLikeColumns& c, Job* j, uint64_t* dur_mismatch);
+// The warning for rows counted by ParseHeliosLikeRow's *dur_mismatch (none if zero).
+void WarnDurationMismatch(TraceBuilder& b, const std::string& file, uint64_t mismatch);
 
 // Per-format readers: read all rows of one input into the builder.
 Status ReadPhilly(LineReader& r, TraceBuilder& b);

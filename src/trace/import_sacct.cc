@@ -174,10 +174,8 @@ bool ParseSlurmState(std::string_view s, JobState* out) {
 Status ReadSacct(LineReader& r, TraceBuilder& b) {
   const std::string& file = r.path();
   const uint32_t fidx = b.current_file();
-  b.set_time_base(TraceBuilder::TimeBase::kAbsolute);
-  b.set_has_ids(true);
   std::string_view line;
-  if (!NextNonBlank(r, &line)) return Status::Ok();
+  if (!StartAbsoluteWithIds(r, b, &line)) return Status::Ok();
   static const HeaderSpec spec{
       "sacct --parsable2",
       {"JobID", "JobName", "User", "Account", "Partition", "Submit", "Start", "End", "Elapsed", "Timelimit", "State",

@@ -58,6 +58,25 @@ void CommonHelios(WorkloadSpec& s) {
   s.gpus_per_node = 8;
 }
 
+// The one "train" class of the Helios presets: a short-job body (log-sd 1.6) and a
+// long-run tail (log-sd 1.4) chosen with probability 0.3 (grown by tail_gpu_slope per
+// doubling of the GPU count); the other parameters are fitted per cluster.
+JobClass HeliosTrainClass(std::vector<SizeWeight> gpus, double body_median_s, double tail_median_s,
+                          double tail_gpu_slope, double gpu_duration_exponent, StateMix states) {
+  JobClass c;
+  c.name = "train";
+  c.gpus = std::move(gpus);
+  c.body_median_s = body_median_s;
+  c.body_sigma = 1.6;
+  c.tail_median_s = tail_median_s;
+  c.tail_sigma = 1.4;
+  c.tail_prob = 0.3;
+  c.tail_gpu_slope = tail_gpu_slope;
+  c.gpu_duration_exponent = gpu_duration_exponent;
+  c.states = states;
+  return c;
+}
+
 WorkloadSpec HeliosVenus() {
   WorkloadSpec s;
   s.name = "helios-venus";
@@ -71,19 +90,11 @@ WorkloadSpec HeliosVenus() {
                                              {"vcKeu", 12}, {"vcKrE", 4}, {"vcYVn", 11}, {"vchbv", 4},  {"vcLTP", 8},
                                              {"vchA3", 3},  {"vcJsw", 32}, {"vcefl", 10}, {"vcvlY", 2},  {"vcgkz", 1}};
   for (auto [n, nodes] : vcs) s.vcs.push_back({n, static_cast<uint32_t>(nodes * 8)});
-  JobClass c;
-  c.name = "train";
   // Fitted (DISABLED_FitPreset, seeds 1-3): avg GPUs 6.736, median 204 s, mean 13,041 s, GPU-s/job 98,526.
-  c.gpus = {{1, 0.6000},  {2, 0.0508},  {4, 0.0665},   {8, 0.1365},  {16, 0.0595},
-            {32, 0.0454}, {64, 0.0259}, {128, 0.0106}, {256, 0.0048}};
-  c.body_median_s = 82.87;
-  c.body_sigma = 1.6;
-  c.tail_median_s = 15247.4;
-  c.tail_sigma = 1.4;
-  c.tail_prob = 0.3;
-  c.tail_gpu_slope = 0.0194;
-  c.states = {0.526, 0.272, 0.202};
-  s.classes = {c};
+  s.classes = {HeliosTrainClass({{1, 0.6000}, {2, 0.0508}, {4, 0.0665}, {8, 0.1365}, {16, 0.0595}, {32, 0.0454},
+                                 {64, 0.0259}, {128, 0.0106}, {256, 0.0048}},
+                                /*body_median_s=*/82.87, /*tail_median_s=*/15247.4, /*tail_gpu_slope=*/0.0194,
+                                /*gpu_duration_exponent=*/0.0, {0.526, 0.272, 0.202})};
   s.cancelled_factor = 1.491;
   s.failed_scale = 0.876;
   s.failed_shape = 1.0;
@@ -118,20 +129,11 @@ WorkloadSpec HeliosEarth() {
       {"vcJLV", 32}, {"vcJkd", 16}, {"vcdI0", 16},  {"vcira", 16},  {"vcgkz", 8},  {"vc7hD", 64},
       {"vcvcM", 40}};
   for (auto [n, g] : vcs) s.vcs.push_back({n, static_cast<uint32_t>(g)});
-  JobClass c;
-  c.name = "train";
   // Fitted (DISABLED_FitPreset, seeds 1-3).
-  c.gpus = {{1, 0.7500},  {2, 0.1010},  {4, 0.0705},  {8, 0.0632},
-            {16, 0.0097}, {32, 0.0036}, {64, 0.0013}, {128, 0.0006}};
-  c.body_median_s = 63.49;
-  c.body_sigma = 1.6;
-  c.tail_median_s = 2657.8;
-  c.tail_sigma = 1.4;
-  c.tail_prob = 0.3;
-  c.tail_gpu_slope = 0.05;
-  c.gpu_duration_exponent = 0.6080;
-  c.states = {0.735, 0.136, 0.129};
-  s.classes = {c};
+  s.classes = {HeliosTrainClass(
+      {{1, 0.7500}, {2, 0.1010}, {4, 0.0705}, {8, 0.0632}, {16, 0.0097}, {32, 0.0036}, {64, 0.0013}, {128, 0.0006}},
+      /*body_median_s=*/63.49, /*tail_median_s=*/2657.8, /*tail_gpu_slope=*/0.05,
+      /*gpu_duration_exponent=*/0.6080, {0.735, 0.136, 0.129})};
   s.cancelled_factor = 4.971;
   s.failed_scale = 1.877;
   s.users = 300;
@@ -155,18 +157,8 @@ WorkloadSpec HeliosSinglePool(const char* name, const char* row, uint32_t gpus, 
   CommonHelios(s);
   s.gpu_jobs_per_day = gpu_jobs / kHeliosDays;
   s.vcs = {{"default", gpus}};
-  JobClass c;
-  c.name = "train";
-  c.gpus = fit.gpus;
-  c.body_median_s = fit.body_median_s;
-  c.body_sigma = 1.6;
-  c.tail_median_s = fit.tail_median_s;
-  c.tail_sigma = 1.4;
-  c.tail_prob = 0.3;
-  c.tail_gpu_slope = 0.05;
-  c.gpu_duration_exponent = fit.gpu_duration_exponent;
-  c.states = rate;
-  s.classes = {c};
+  s.classes = {HeliosTrainClass(fit.gpus, fit.body_median_s, fit.tail_median_s, /*tail_gpu_slope=*/0.05,
+                                fit.gpu_duration_exponent, rate)};
   double gt = cgt + xgt + fgt;
   s.cancelled_factor = fit.cancelled_factor;
   s.failed_scale = fit.failed_scale;

@@ -134,4 +134,38 @@ void ClusterState::Release(const Allocation& a) {
   }
 }
 
+void ClusterState::SetPowered(NodeId id, bool on) {
+  const uint32_t n = id.v;
+  if (unpowered_.empty()) {
+    if (on) return;
+    unpowered_.assign(free_.size(), 0);
+  }
+  if (on == !unpowered_[n]) return;
+  if (!on) {
+    // Only an idle node can be powered down: every GPU whole and free, CPU/memory untouched.
+    ORR_CHECK(free_[n] == total_[n]);
+    ORR_CHECK(cpu_free_[n] == cpu_total_[n] && mem_free_[n] == mem_total_[n]);
+    if (track_gpus_)
+      for (uint32_t g = 0; g < total_[n]; ++g) {
+        ORR_CHECK(milli_[gpu_base_[n] + g] == 1000);
+        milli_[gpu_base_[n] + g] = 0;
+      }
+    free_[n] = 0;
+    cpu_free_[n] = 0;
+    mem_free_[n] = 0;
+    Move(id, total_[n], 0);
+    unpowered_[n] = 1;
+    ++unpowered_count_;
+  } else {
+    if (track_gpus_)
+      for (uint32_t g = 0; g < total_[n]; ++g) milli_[gpu_base_[n] + g] = 1000;
+    free_[n] = total_[n];
+    cpu_free_[n] = cpu_total_[n];
+    mem_free_[n] = mem_total_[n];
+    Move(id, 0, total_[n]);
+    unpowered_[n] = 0;
+    --unpowered_count_;
+  }
+}
+
 }  // namespace orrery

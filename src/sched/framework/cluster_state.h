@@ -153,6 +153,14 @@ class ClusterState {
   void Apply(const Allocation& a);
   void Release(const Allocation& a);
 
+  // --- power states (energy saving). A node that is not powered (off or booting) offers
+  // nothing to placement: it holds no free GPU, CPU or memory (it sits in bucket 0, like a
+  // full node) and its VC's free GPUs exclude it; its totals (admission) are unchanged.
+  // Only an idle node may be powered down. Costs nothing until the first power-down.
+  bool powered(NodeId n) const { return unpowered_.empty() || !unpowered_[n.v]; }
+  uint64_t unpowered_count() const { return unpowered_count_; }
+  void SetPowered(NodeId n, bool on);
+
  private:
   struct VcIndex {
     std::vector<NodeId> nodes;
@@ -178,6 +186,8 @@ class ClusterState {
   std::vector<uint32_t> local_;
   std::vector<VcIndex> vcs_;
   uint64_t busy_milli_ = 0, total_all_ = 0;
+  std::vector<uint8_t> unpowered_;  // per node, 1 = off or booting (empty until first use)
+  uint64_t unpowered_count_ = 0;
 };
 
 // Iterates set bits of (a & ~b) in ascending order; b may be null.

@@ -5,6 +5,11 @@
 //   Place        (filter + score) which nodes/GPUs a job gets now, or why none
 //   PostFilter   (when the job under consideration cannot be placed)
 //                                 backfill around it (with a reservation) or preempt for it
+//   Reschedule   (scheduler.h; at each VC cycle, before or instead of the queue walk)
+//                                 re-decide running and pending jobs together (Tiresias)
+//
+// Explain hook (`orrery explain`): Plugin::Describe reports a job's state; plugins report
+// decisions about the watched job through SchedulerHandle::watched/Note (scheduler.h).
 //
 // Plugins never see the driver: they read a ClusterState snapshot, the scheduler's
 // pending/running views, an injected clock value and estimators, and return
@@ -42,6 +47,9 @@ struct PluginStatus {
   static PluginStatus Never(const char* why) { return {Code::kUnschedulableForever, why, {}}; }
 };
 
+// "No job" for slot references (e.g. no GPU-sharing partner).
+inline constexpr uint32_t kNoSlot = UINT32_MAX;
+
 // The scheduler's view of one active (pending or running) job.
 struct SchedJob {
   const Job* job = nullptr;
@@ -56,9 +64,18 @@ struct SchedJob {
   Time true_end = 0;          // when it really ends (oracle; for preemption ordering)
   int64_t key1 = 0, key2 = 0; // cached queue-sort key
   uint32_t preemptions = 0;
-  Duration attained = 0;      // GPU-seconds of service received so far
+  Duration attained = 0;      // GPU-seconds of service received so far (until the current segment)
+  int64_t policy_aux = 0;     // owned by the policy (Tiresias: attained service at the last promotion)
   Allocation alloc;
   bool running = false;
+  // GPU sharing (SharePlugin): the running job this one shares its GPUs with, and whether
+  // this job holds the GPUs in the ClusterState (the one that started first; ownership
+  // passes to the partner when the owner finishes, so the GPUs stay taken until both end).
+  bool owns_gpus = true;
+  uint32_t partner = kNoSlot;
+  // Staged jobs (Lucid's profiler): queued and run in a staging VC (`vc`) first, then
+  // handed over to `home_vc`; invalid when the job is not (or no longer) staged.
+  VcId home_vc;
 };
 
 struct SortKey {
@@ -71,10 +88,24 @@ struct CycleContext {
   const ClusterState* state = nullptr;
 };
 
+// One explained fact about a job (`orrery explain`): what was decided or observed, when,
+// by which plugin, with named numeric fields for machine-readable output.
+struct ExplainNote {
+  Time t = 0;
+  std::string plugin;   // e.g. "tiresias", "lucid-packing"
+  std::string kind;     // short tag: "queue", "demoted", "promoted", "preempted", "packing", ...
+  std::string text;     // one human-readable sentence
+  std::vector<std::pair<std::string, double>> fields;
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view name() const = 0;
+  // Explain hook: the plugin's view of job j's state at `now` (e.g. its queue and attained
+  // service), appended to *out. Decisions as they happen are reported through
+  // SchedulerHandle::Note while the job is watched. Default: nothing to say.
+  virtual void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const {}
 };
 
 class AdmitPlugin : public virtual Plugin {

@@ -26,9 +26,10 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
     vcs_.back().running_est = std::pmr::set<REntry>(pool_resource_.get());
     vcs_.back().running_true = std::pmr::set<REntry>(pool_resource_.get());
   }
-  // Running sets ordered by end time are needed only by PostFilter plugins.
-  track_running_ = policy_.post != nullptr;
+  // Running sets ordered by end time are needed only by PostFilter and Reschedule plugins.
+  track_running_ = policy_.post != nullptr || policy_.reschedule != nullptr;
   track_node_ends_ = policy_.preemptive;
+  ORR_CHECK(!(policy_.share && policy_.preemptive));
   if (track_node_ends_) node_ends_.resize(cluster.nodes.size());
   for (size_t v = 0; v < vcs_.size(); ++v) {
     size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
@@ -84,6 +85,38 @@ uint64_t Scheduler::FittingClasses(VcId vc) const {
   return mask;
 }
 
+Result<uint32_t> Scheduler::SubmitStaged(const Job* job, VcId vc, VcId stage, GpuTypeMask types, uint32_t seq,
+                                         Time now) {
+  staging_ = stage;
+  auto r = Submit(job, vc, types, seq, now);
+  staging_ = VcId();
+  return r;
+}
+
+void Scheduler::Handover(uint32_t slot, Time now) {
+  SchedJob& j = pool_[slot];
+  ORR_CHECK(j.running && j.home_vc.valid() && j.partner == kNoSlot);
+  VcQueues& q = vcs_[j.vc.v];
+  state_.Release(j.alloc);
+  TrackNodeEnds(j, false);
+  if (track_running_) {
+    q.running_est.erase(REntry{j.est_end, j.seq, slot});
+    q.running_true.erase(REntry{j.true_end, j.seq, slot});
+  }
+  ++q.version;
+  if (!q.dirty) {
+    q.dirty = true;
+    dirty_list_.push_back(j.vc.v);
+  }
+  --running_total_;
+  if (policy_.share) policy_.share->OnRunning(*this, slot, false);
+  j.alloc.clear();
+  j.remaining = std::max<Duration>(0, j.remaining - (now - j.started));
+  j.vc = j.home_vc;
+  j.home_vc = VcId();
+  Enqueue(slot, now);
+}
+
 Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now) {
   // Admission: may this job ever run in its VC? Capacities per (VC, type mask) are
   // computed once and cached, so admission costs O(1) per job.
@@ -109,10 +142,16 @@ Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, u
   SchedJob& j = pool_[slot];
   j.job = job;
   j.vc = vc;
+  if (staging_.valid()) {
+    j.home_vc = vc;
+    j.vc = staging_;
+  }
   j.types = types;
   j.seq = seq;
   j.remaining = job->duration;
   if (policy_.estimator) j.estimate = policy_.estimator->Estimate(*job, now);
+  if (policy_.estimator && watched(slot)) ExplainEstimate(slot, now);
+  if (policy_.share) policy_.share->OnSubmit(j, slot, now);
   Enqueue(slot, now);
   return slot;
 }
@@ -155,10 +194,20 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
 }
 
 void Scheduler::Finish(uint32_t slot, Time now) {
+  now_ = std::max(now_, now);
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
   VcQueues& q = vcs_[j.vc.v];
-  state_.Release(j.alloc);
+  if (policy_.share) policy_.share->OnRunning(*this, slot, false);  // sees the partner link
+  if (j.partner != kNoSlot) {  // the partner keeps the GPUs (and now holds them)
+    SchedJob& p = pool_[j.partner];
+    p.partner = kNoSlot;
+    if (j.owns_gpus) p.owns_gpus = true;
+    j.partner = kNoSlot;
+  } else {
+    state_.Release(j.alloc);
+  }
+  j.owns_gpus = true;
   TrackNodeEnds(j, false);
   if (track_running_) {
     q.running_est.erase(REntry{j.est_end, j.seq, slot});
@@ -169,9 +218,21 @@ void Scheduler::Finish(uint32_t slot, Time now) {
   j.running = false;
   j.remaining = 0;
   if (policy_.estimator) policy_.estimator->Observe(*j.job, now - j.started);
+  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, true);
   if (!q.dirty) {
     q.dirty = true;
     dirty_list_.push_back(j.vc.v);
+  }
+}
+
+void Scheduler::SetNodePowered(NodeId n, bool on) {
+  state_.SetPowered(n, on);
+  const VcId vc = state_.cluster().nodes[n.v].vc;
+  VcQueues& q = vcs_[vc.v];
+  ++q.version;
+  if (!q.dirty) {
+    q.dirty = true;
+    dirty_list_.push_back(vc.v);
   }
 }
 
@@ -190,8 +251,44 @@ void Scheduler::Start(uint32_t slot, Allocation alloc) {
   --pending_total_;
   pending_milli_ -= j.job->gpu_milli_total();
   state_.Apply(alloc);
-  ++q.version;
   j.alloc = std::move(alloc);
+  MarkRunning(slot);
+}
+
+void Scheduler::StartShared(uint32_t slot, uint32_t partner) {
+  SchedJob& j = pool_[slot];
+  SchedJob& p = pool_[partner];
+  ORR_CHECK(p.running && p.partner == kNoSlot && p.vc == j.vc && !j.running);
+  VcQueues& q = vcs_[j.vc.v];
+  q.classes[ClassOf(j)].erase(KeyOf(slot));
+  --q.size;
+  --pending_total_;
+  pending_milli_ -= j.job->gpu_milli_total();
+  j.alloc = p.alloc;  // the same GPUs; the ClusterState is unchanged
+  j.owns_gpus = false;
+  j.partner = partner;
+  p.partner = slot;
+  MarkRunning(slot);
+}
+
+void Scheduler::ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) {
+  VcQueues& q = vcs_[vc.v];
+  const uint16_t g = state_.vc_max_node_gpus(vc);
+  const size_t c = gpus <= g ? gpus : static_cast<size_t>(g) + 1;
+  if (gpus == 0 || c >= q.classes.size()) return;
+  for (auto it = q.classes[c].begin(); it != q.classes[c].end();) {
+    const uint32_t slot = it->slot;
+    ++it;  // fn may start (erase) the job
+    const Job& job = *pool_[slot].job;
+    if (job.gpus != gpus || job.is_fractional()) continue;
+    if (!fn(slot)) return;
+  }
+}
+
+void Scheduler::MarkRunning(uint32_t slot) {
+  SchedJob& j = pool_[slot];
+  VcQueues& q = vcs_[j.vc.v];
+  ++q.version;
   j.running = true;
   j.started = now_;
   j.true_end = now_ + j.remaining;
@@ -205,6 +302,9 @@ void Scheduler::Start(uint32_t slot, Allocation alloc) {
   }
   ++running_total_;
   out_->push_back(Decision{Decision::kStart, slot});
+  if (policy_.reschedule) policy_.reschedule->JobStarted(*this, slot);
+  if (watched(slot)) Note(slot, ExplainNote{now_, "scheduler", "started", "started", {{"gpus", j.job->gpus}}});
+  if (policy_.share) policy_.share->OnRunning(*this, slot, true);
 }
 
 void Scheduler::Adopt(uint32_t slot, Allocation alloc, Time started) {
@@ -222,6 +322,7 @@ void Scheduler::Adopt(uint32_t slot, Allocation alloc, Time started) {
 void Scheduler::Preempt(uint32_t slot) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
+  ORR_CHECK(j.partner == kNoSlot);  // sharing policies are not preemptive
   VcQueues& q = vcs_[j.vc.v];
   state_.Release(j.alloc);
   TrackNodeEnds(j, false);
@@ -232,10 +333,95 @@ void Scheduler::Preempt(uint32_t slot) {
   j.alloc.clear();
   Duration ran = now_ - j.started;
   j.attained += ran * j.job->gpus;
-  j.remaining = (j.true_end - now_) + PreemptionOverhead(j.job->gpus);
+  const Duration overhead =
+      policy_.preempt_overhead ? policy_.preempt_overhead(j.job->gpus) : PreemptionOverhead(j.job->gpus);
+  j.remaining = (j.true_end - now_) + overhead;
+  j.running = false;  // before the plugins and the QueueSort key see it
   ++j.preemptions;
   out_->push_back(Decision{Decision::kPreempt, slot});
+  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, false);
+  if (watched(slot))
+    Note(slot, ExplainNote{now_, "scheduler", "preempted", "preempted; restart overhead charged",
+                           {{"overhead_s", static_cast<double>(overhead)},
+                            {"remaining_s", static_cast<double>(j.remaining)}}});
   Enqueue(slot, now_);
+}
+
+void Scheduler::ExplainEstimate(uint32_t slot, Time now) {
+  const SchedJob& j = pool_[slot];
+  ExplainNote n{now, std::string(policy_.estimator->name()), "estimate",
+                "estimated duration " + std::to_string(j.estimate) + " s by " + std::string(policy_.estimator->name()),
+                {{"estimate_s", static_cast<double>(j.estimate)}}};
+  EstimateExplanation ex;
+  if (policy_.estimator->Explain(*j.job, now, &ex)) {
+    n.text += " = exp(" + std::string(ex.scale == "log-seconds" ? "" : ex.scale + ": ") + "base + sum of terms)";
+    if (!ex.note.empty()) n.text += "; " + ex.note;
+    n.fields.push_back({"base", ex.base});
+    for (auto& [name, v] : ex.terms) n.fields.push_back({name, v});
+  }
+  Note(slot, std::move(n));
+}
+
+void Scheduler::MarkPendingVcsDirty() {
+  for (size_t v = 0; v < vcs_.size(); ++v) {
+    VcQueues& q = vcs_[v];
+    if (q.size == 0 || q.dirty) continue;
+    q.dirty = true;
+    dirty_list_.push_back(static_cast<uint16_t>(v));
+  }
+}
+
+void Scheduler::Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out) const {
+  const SchedJob& j = pool_[slot];
+  policy_.sort->Describe(j, now, out);
+  if (policy_.post) policy_.post->Describe(j, now, out);
+  if (policy_.reschedule) policy_.reschedule->Describe(j, now, out);
+  if (policy_.share) policy_.share->Describe(j, now, out);
+}
+
+void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) {
+  VcQueues& q = vcs_[vc.v];
+  const size_t k = q.classes.size();
+  const int64_t g = state_.vc_max_node_gpus(vc);
+  cursors_.resize(k);
+  for (size_t c = 0; c < k; ++c) cursors_[c] = q.classes[c].begin();
+  int64_t budget = INT64_MAX;
+  // Class c (1..g) holds jobs of c GPUs, class g+1 larger ones, class 0 fractional/CPU-only.
+  auto visible = [&](size_t c) { return c == 0 || (c <= static_cast<size_t>(g) ? static_cast<int64_t>(c) <= budget : budget > g); };
+  while (true) {
+    int best = -1;
+    for (size_t c = 0; c < k; ++c) {
+      if (cursors_[c] == q.classes[c].end() || !visible(c)) continue;
+      if (best < 0 || *cursors_[c] < *cursors_[best]) best = static_cast<int>(c);
+    }
+    if (best < 0) return;
+    uint32_t slot = cursors_[best]->slot;
+    ++cursors_[best];
+    budget = fn(slot);
+    if (budget < 0) return;
+  }
+}
+
+bool Scheduler::MinPendingKey(VcId vc, SortKey* out) const {
+  const VcQueues& q = vcs_[vc.v];
+  const QEntry* best = nullptr;
+  for (const auto& cls : q.classes)
+    if (!cls.empty() && (!best || *cls.begin() < *best)) best = &*cls.begin();
+  if (!best) return false;
+  *out = SortKey{best->k1, best->k2};
+  return true;
+}
+
+void Scheduler::Rekey(uint32_t slot) {
+  SchedJob& j = pool_[slot];
+  ORR_CHECK(!j.running);
+  VcQueues& q = vcs_[j.vc.v];
+  auto& cls = q.classes[ClassOf(j)];
+  cls.erase(KeyOf(slot));
+  SortKey k = policy_.sort->Key(j, now_);
+  j.key1 = k.k1;
+  j.key2 = k.k2;
+  cls.insert(KeyOf(slot));
 }
 
 void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) {
@@ -272,6 +458,7 @@ void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(ui
 void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
   now_ = now;
   out_ = out;
+  if (policy_.reschedule) policy_.reschedule->Advance(*this);
   // Deterministic VC order: ascending VC id.
   std::sort(dirty_list_.begin(), dirty_list_.end());
   cycle_list_.swap(dirty_list_);  // VCs dirtied during the cycles go to the next call
@@ -287,17 +474,45 @@ void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
 void Scheduler::CycleVc(VcId vc, Time now) {
   VcQueues& q = vcs_[vc.v];
   q.last_block = PluginStatus::Ok();
+  if (policy_.reschedule) {
+    // Runs even with an empty queue: it tracks running jobs' priorities.
+    PluginStatus block = PluginStatus::Ok();
+    ReschedulePlugin::Next next = policy_.reschedule->Run(*this, vc, &block);
+    if (!block.ok()) {
+      if (block.plugin.empty()) block.plugin = policy_.reschedule->name();
+      q.last_block = block;
+    }
+    if (next == ReschedulePlugin::Next::kStop) return;
+  }
+  if (q.size == 0) return;
+  (void)now;
+  // While sharing is active: a packing pass, then greedy exclusive placement, then another
+  // packing pass for partners started meanwhile (packing takes no GPUs, so it never makes
+  // room for an exclusive placement).
+  const bool sharing = policy_.share && policy_.share->Active(*this);
+  const bool blocking = policy_.blocking && !sharing;
+  if (sharing) {
+    policy_.share->Pack(*this, vc);
+    CycleExclusive(vc, blocking);
+    policy_.share->Pack(*this, vc);
+    return;
+  }
+  CycleExclusive(vc, blocking);
+}
+
+void Scheduler::CycleExclusive(VcId vc, bool blocking) {
+  VcQueues& q = vcs_[vc.v];
   if (q.size == 0) return;
   const size_t k = q.classes.size();
   auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle
   cur.resize(k);
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
   // Blocking policies look only at the global head: no need for the fitting classes.
-  uint64_t fit = policy_.blocking ? ~0ULL : FittingClasses(vc);
+  uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
   size_t examined = 0;
   while (examined < opts_.max_examined) {
-    if (!policy_.blocking && q.version != fit_version) {
+    if (!blocking && q.version != fit_version) {
       fit = FittingClasses(vc);
       fit_version = q.version;
     }
@@ -309,7 +524,7 @@ void Scheduler::CycleVc(VcId vc, Time now) {
     for (size_t c = 0; c < k; ++c) {
       if (cur[c] == q.classes[c].end()) continue;
       if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
-      bool eligible = policy_.blocking || ((fit >> c) & 1) ||
+      bool eligible = blocking || ((fit >> c) & 1) ||
                       (policy_.post && policy_.post->MayPlaceUnfitting(*this, cur[c]->slot));
       if (eligible) pick = static_cast<int>(c);
     }
@@ -345,7 +560,7 @@ void Scheduler::CycleVc(VcId vc, Time now) {
     } else {
       ++cur[pick];
     }
-    if (policy_.blocking) return;
+    if (blocking) return;
   }
 }
 

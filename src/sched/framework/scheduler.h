@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "predict/interference.h"
 #include "sched/framework/plugin.h"
 
 namespace orrery {
@@ -51,6 +52,11 @@ class SchedulerHandle {
   virtual void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void Start(uint32_t slot, Allocation alloc) = 0;
+  // Starts pending `slot` on the GPUs of running `partner` (GPU sharing; see SharePlugin).
+  virtual void StartShared(uint32_t slot, uint32_t partner) = 0;
+  // Pending single-node whole-GPU jobs of `vc` with exactly `gpus` GPUs, in queue order,
+  // until fn returns false.
+  virtual void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) = 0;
   virtual void Preempt(uint32_t slot) = 0;
   virtual DurationEstimator* estimator() = 0;
   // Nodes of `vc` that are idle now or would be if every running job ending after `t`
@@ -60,6 +66,20 @@ class SchedulerHandle {
   virtual const std::vector<uint32_t>& fresh(VcId vc) = 0;
   // Counter bumped by every Apply/Release in the VC (lets plugins cache per state).
   virtual uint64_t version(VcId vc) const = 0;
+  // --- for Reschedule plugins (whole-VC decisions, e.g. Tiresias)
+  // Visits pending jobs of `vc` in queue order. fn(slot) returns the largest whole-GPU
+  // count still worth visiting (jobs of larger size classes are skipped from then on;
+  // fractional and CPU-only jobs are always visited) or -1 to stop.
+  virtual void ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) = 0;
+  // The smallest pending key of `vc`, or false when nothing is pending.
+  virtual bool MinPendingKey(VcId vc, SortKey* out) const = 0;
+  // Recomputes a pending job's QueueSort key (after the policy changed what the key reads).
+  virtual void Rekey(uint32_t slot) = 0;
+  // Asks for a cycle of `vc` in the current (when called from Advance) or next Schedule.
+  virtual void MarkDirty(VcId vc) = 0;
+  // Explain support: whether `slot` is the job being explained, and a note about it.
+  virtual bool watched(uint32_t slot) const = 0;
+  virtual void Note(uint32_t slot, ExplainNote note) = 0;
 };
 
 class PostFilterPlugin : public virtual Plugin {
@@ -73,13 +93,77 @@ class PostFilterPlugin : public virtual Plugin {
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
 };
 
+// Whole-VC decisions at each cycle of a VC, before (or instead of) the framework's queue
+// walk: multi-level feedback queues whose running jobs' priorities change with attained
+// service (Tiresias) re-decide which running jobs keep their GPUs. Run may Preempt and Start
+// jobs through the handle; *block receives the reason the first job left pending waits.
+class ReschedulePlugin : public virtual Plugin {
+ public:
+  enum class Next { kStop, kWalk };  // kWalk: the framework's queue walk follows
+  virtual Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) = 0;
+  // Called once at the start of every Schedule call, before the VCs to cycle are chosen:
+  // process time-driven changes due by h.now() (e.g. queue demotions, starvation
+  // promotions) and MarkDirty the VCs whose decisions they may change.
+  virtual void Advance(SchedulerHandle& h) {}
+  // Lifecycle hooks (every start, preemption and completion, whoever decided it).
+  virtual void JobStarted(SchedulerHandle& h, uint32_t slot) {}
+  virtual void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) {}
+  // Earliest time at which Run would decide differently without any arrival or
+  // completion (e.g. a running job crossing a queue threshold), or kNoTime. An
+  // event-driven driver calls Schedule then (Advance marks the VCs concerned).
+  virtual Time NextWakeup() const { return kNoTime; }
+};
+
+// Optional GPU sharing (Lucid's packing; at most two jobs per GPU). While Active() says so,
+// a cycle is greedy (a job that cannot be placed is skipped, never blocks) and is framed by
+// packing passes (Pack) that may start pending jobs on a running partner's GPUs: such a job
+// takes no new GPUs, and both run at the speeds the driver's interference truth gives.
+// While inactive, the policy's blocking setting applies and nothing is packed.
+class SharePlugin : public virtual Plugin {
+ public:
+  virtual bool Active(SchedulerHandle& h) = 0;
+  // The packing pass of a cycle of `vc` (run before and after exclusive placement while
+  // Active): starts pending jobs on running partners' GPUs through h.StartShared.
+  virtual void Pack(SchedulerHandle& h, VcId vc) = 0;
+  // Notifications: a job was submitted (with its slot); a job started (exclusively or
+  // packed) or stopped running.
+  virtual void OnSubmit(const SchedJob& j, uint32_t slot, Time now) {}
+  virtual void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) {}
+  // Why `job` was or was not packed (one line; empty if never considered). The hook
+  // `orrery explain` and the simulator's packing.csv read.
+  virtual std::string Explain(JobId job) const { return {}; }
+};
+
+// A staging partition (Lucid's profiler): jobs of at most `max_gpus` GPUs first run there for
+// up to `time_limit` seconds; a job that ends within it is done, the others are handed over
+// to their own VC with the work done so far kept. The driver carves `nodes` nodes out of the
+// cluster (one from each of `donor_vcs`, default: the VCs with the most nodes).
+struct ProfilerSpec {
+  bool enabled = false;
+  int nodes = 2;
+  Duration time_limit = 200;
+  uint32_t max_gpus = 8;
+  std::vector<std::string> donor_vcs;
+};
+
 struct PolicyParts {
   std::string name;                        // as requested, e.g. "easy"
   std::unique_ptr<QueueSortPlugin> sort;
   std::unique_ptr<PostFilterPlugin> post;  // may be null
+  std::unique_ptr<ReschedulePlugin> reschedule;  // may be null
+  // Periodic decisions: > 0 = the driver runs cycles only every `tick` seconds (at
+  // multiples of tick, over every VC with pending jobs), plus at events if tick_and_events.
+  Duration tick = 0;
+  bool tick_and_events = false;
+  // Checkpoint/restart overhead per preemption (null = PreemptionOverhead below).
+  Duration (*preempt_overhead)(uint32_t gpus) = nullptr;
   std::unique_ptr<DurationEstimator> estimator;  // may be null
   bool blocking = true;                    // stop at the first job that cannot be placed
   bool preemptive = false;
+  std::unique_ptr<SharePlugin> share;      // GPU sharing (may be null; never with preemptive)
+  // Interference data for sharing policies: the driver reads the true co-located speeds here.
+  std::shared_ptr<const ColocationContext> colocation;
+  ProfilerSpec profiler;
 };
 
 struct SchedulerOptions {
@@ -93,6 +177,11 @@ class Scheduler final : private SchedulerHandle {
 
   // A job arrives. Returns its slot, or UnschedulableForever (never enqueued) with the reason.
   Result<uint32_t> Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now);
+  // Same, but the job is queued in `stage` first (admission is checked against `vc`).
+  Result<uint32_t> SubmitStaged(const Job* job, VcId vc, VcId stage, GpuTypeMask types, uint32_t seq, Time now);
+  // A staged running job leaves its staging VC (resources freed, work done so far kept) and
+  // is queued in its home VC.
+  void Handover(uint32_t slot, Time now);
   // A running job finished (the driver decides when). Frees its resources.
   void Finish(uint32_t slot, Time now);
   // Runs a cycle over every VC touched since the last call; appends Start/Preempt decisions.
@@ -109,6 +198,15 @@ class Scheduler final : private SchedulerHandle {
   PluginStatus last_block(VcId vc) const { return vcs_[vc.v].last_block; }
   // Frees a finished job's slot once the driver has recorded its outcome (slots are reused).
   void Release(uint32_t slot);
+  // Marks every VC with pending jobs for the next Schedule (periodic decisions, wakeups).
+  void MarkPendingVcsDirty();
+  // Explain: notes about `job` from the framework and plugins go to *sink (null = off).
+  void Watch(const Job* job, std::vector<ExplainNote>* sink) { watch_job_ = job; watch_sink_ = sink; }
+  // Policy explanation of a job's current state (its queue, priority...): plugins' Describe.
+  void Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out) const;
+  // Energy saving: powers node n down (it must be idle) or makes it available again (boot
+  // finished). Marks its VC for the next cycle.
+  void SetNodePowered(NodeId n, bool on);
   // Live driver: pending job `slot` already runs where the resource manager put it (found
   // running after a restart, started outside the policy, or a decision awaiting Slurm's
   // confirmation). Like a Start at `started` with `alloc`, but no decision is emitted. An
@@ -160,6 +258,7 @@ class Scheduler final : private SchedulerHandle {
   const Feasibility& FeasibilityOf(VcId vc, GpuTypeMask types);
   void Enqueue(uint32_t slot, Time now);
   void CycleVc(VcId vc, Time now);
+  void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
 
   // SchedulerHandle
   Time now() const override { return now_; }
@@ -170,12 +269,28 @@ class Scheduler final : private SchedulerHandle {
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void Start(uint32_t slot, Allocation alloc) override;
+  void StartShared(uint32_t slot, uint32_t partner) override;
+  void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) override;
+  void MarkRunning(uint32_t slot);  // bookkeeping shared by Start and StartShared
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
   void TrackNodeEnds(const SchedJob& j, bool add);
+  void ExplainEstimate(uint32_t slot, Time now);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
+  void ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) override;
+  bool MinPendingKey(VcId vc, SortKey* out) const override;
+  void Rekey(uint32_t slot) override;
+  void MarkDirty(VcId vc) override {
+    if (vcs_[vc.v].dirty) return;
+    vcs_[vc.v].dirty = true;
+    dirty_list_.push_back(vc.v);
+  }
+  bool watched(uint32_t slot) const override { return watch_job_ && pool_[slot].job == watch_job_; }
+  void Note(uint32_t slot, ExplainNote note) override {
+    if (watched(slot) && watch_sink_) watch_sink_->push_back(std::move(note));
+  }
 
   size_t ClassOf(const SchedJob& j) const;
   // Bit mask of classes whose jobs could fit the VC's current free resources.
@@ -208,6 +323,9 @@ class Scheduler final : private SchedulerHandle {
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
+  VcId staging_;  // set during SubmitStaged
+  const Job* watch_job_ = nullptr;
+  std::vector<ExplainNote>* watch_sink_ = nullptr;
 };
 
 // Checkpoint/restart overhead charged to a preempted job (Helios SRTF): 7 s for 1 GPU,

@@ -6,7 +6,9 @@
 #include <tuple>
 
 #include "base/parse.h"
+#include "sched/plugins/lucid.h"
 #include "sched/plugins/placers.h"
+#include "sched/plugins/tiresias.h"
 
 namespace orrery {
 
@@ -366,9 +368,57 @@ Result<bool> ParseBool(const std::string& spec, const std::string& key, const st
   return MakeError("policy '" + spec + "': parameter '" + key + "': expected true or false, got \"" + v + "\"");
 }
 
+template <typename Take>
+Status ParseTiresias(const std::string& spec, Take& take, PolicyParts* parts) {
+  TiresiasOptions o;
+  const std::string preset = take("preset", "original");
+  if (preset == "lucid") {
+    o.thresholds = {18000};
+    o.interval = 60;
+  } else if (preset != "original") {
+    return MakeError("policy '" + spec + "': parameter 'preset': expected original or lucid, got \"" + preset + "\"");
+  }
+  auto bad = [&](const std::string& key, const std::string& what, const std::string& v) {
+    return MakeError("policy '" + spec + "': parameter '" + key + "': expected " + what + ", got \"" + v + "\"");
+  };
+  std::string th = take("thresholds", "");
+  if (!th.empty()) {
+    o.thresholds.clear();
+    size_t pos = 0;
+    while (pos <= th.size()) {
+      size_t slash = th.find('/', pos);
+      std::string item = th.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+      int64_t v = 0;
+      if (!ParseI64(item, &v) || v < 1 || (!o.thresholds.empty() && v <= o.thresholds.back()))
+        return bad("thresholds", "increasing positive integers separated by '/' (e.g. 3250/7200)", th);
+      o.thresholds.push_back(v);
+      if (slash == std::string::npos) break;
+      pos = slash + 1;
+    }
+  }
+  std::string iv = take("interval", std::to_string(o.interval));
+  int64_t v = 0;
+  if (!ParseI64(iv, &v) || v < 0 || v > 86400) return bad("interval", "seconds in [0, 86400]", iv);
+  o.interval = v;
+  std::string kn = take("knob", "0");
+  char* end = nullptr;
+  double knob = std::strtod(kn.c_str(), &end);
+  if (kn.empty() || *end != '\0' || !(knob >= 0) || knob > 1e6) return bad("knob", "a number in [0, 1e6]", kn);
+  o.knob = knob;
+  ORR_ASSIGN_OR_RETURN(o.gittins, ParseBool(spec, "gittins", take("gittins", "false")));
+  std::string d = take("delta", "3250");
+  if (!ParseI64(d, &v) || v < 1) return bad("delta", "a positive integer (GPU-s)", d);
+  o.delta = v;
+  std::string sv = take("service", "gpu");
+  if (sv != "gpu" && sv != "time") return bad("service", "gpu or time", sv);
+  o.gpu_time = sv == "gpu";
+  InstallTiresias(o, parts);
+  return Status::Ok();
+}
+
 }  // namespace
 
-std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy"}; }
+std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy", "tiresias", "lucid"}; }
 
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace) {
   ORR_ASSIGN_OR_RETURN(Params p, ParseSpec(spec));
@@ -394,17 +444,34 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
   } else if (p.policy == "qssf") {
     parts.sort = std::make_unique<QssfSort>();
     ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "noisy-oracle"), seed, trace));
-  } else if (p.policy == "easy") {
+  } else if (p.policy == "easy") {  // = fifo with backfill=easy and walltime estimates
     parts.sort = std::make_unique<FifoSort>();
     ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "walltime"), seed, trace));
+  } else if (p.policy == "tiresias") {
+    ORR_RETURN_IF_ERROR(ParseTiresias(spec, take, &parts));
+  } else if (p.policy == "lucid") {
+    ORR_ASSIGN_OR_RETURN(parts, MakeLucidPolicy(spec, seed, trace, take));
+    parts.name = spec;
+  } else {
+    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy, tiresias, lucid)");
+  }
+  // EASY backfill behind any non-preemptive order: the head of each VC's queue gets a
+  // reservation from the running jobs' estimated ends (the policy's estimator, else the
+  // true remaining time), later jobs start if they do not delay it.
+  const std::string backfill = take("backfill", p.policy == "easy" ? "easy" : "none");
+  if (backfill == "easy") {
+    if (parts.preemptive || parts.reschedule || parts.share)
+      return MakeError("policy '" + spec +
+                       "': parameter 'backfill': not available for the preemptive, rescheduling or GPU-sharing policy '" +
+                       p.policy + "'");
     std::string n = take("bf_max_job_test", "1000");
     int64_t v = 0;
     if (!ParseI64(n, &v) || v < 1 || v > 10000000)
       return MakeError("policy '" + spec + "': parameter 'bf_max_job_test': expected an integer in [1, 10000000], got \"" +
                        n + "\"");
     parts.post = std::make_unique<EasyBackfill>(static_cast<size_t>(v));
-  } else {
-    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy)");
+  } else if (backfill != "none") {
+    return MakeError("policy '" + spec + "': parameter 'backfill': expected easy or none, got \"" + backfill + "\"");
   }
   if (kv.count("blocking")) {
     ORR_ASSIGN_OR_RETURN(parts.blocking, ParseBool(spec, "blocking", take("blocking", "")));

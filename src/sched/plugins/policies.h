@@ -12,7 +12,16 @@
 //           job at its shadow time, backfill jobs that end before it (by estimate) or
 //           avoid its reserved nodes; estimator=walltime (default) | oracle | ...;
 //           bf_max_job_test=N (default 1000) jobs examined per backfill pass
-// Common parameters: blocking=true|false (override head-of-line blocking).
+//           (= fifo with backfill=easy)
+//   tiresias  discretized 2D-LAS / 2D-Gittins on attained GPU-service with preemption
+//           (see sched/plugins/tiresias.h): preset=original|lucid, thresholds=T0/T1/…,
+//           interval=S (periodic decisions; 0 = event-driven), knob=X, gittins=true|false,
+//           delta=Δ, service=gpu|time
+//   lucid   Lucid: QueueSort estimated GPU-time; indolent GPU packing with an interference
+//           model, PAS, threshold tuner and profiler (sched/plugins/lucid.h for parameters)
+// Common parameters: blocking=true|false (override head-of-line blocking);
+// backfill=easy|none (non-preemptive policies: EASY backfill behind the policy's own
+// order, with bf_max_job_test; default none, easy for `easy`).
 #pragma once
 
 #include <string>

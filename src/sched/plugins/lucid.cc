@@ -1,0 +1,510 @@
+#include "sched/plugins/lucid.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "base/parse.h"
+#include "predict/interference.h"
+
+namespace orrery {
+
+// ---------------- SubmissionForecaster
+
+void SubmissionForecaster::Observe(Time submit) {
+  int64_t b = BinOf(submit);
+  if (first_bin_ == INT64_MIN) first_bin_ = b;
+  if (b < first_bin_) return;  // out of order before the first bin: ignored
+  size_t i = static_cast<size_t>(b - first_bin_);
+  if (i >= counts_.size()) counts_.resize(i + 1, 0);
+  ++counts_[i];
+}
+
+double SubmissionForecaster::Level(Time now) const {
+  if (first_bin_ == INT64_MIN) return 0;
+  int64_t cur = BinOf(now) - first_bin_;  // bins before `cur` are complete
+  int64_t from = std::max<int64_t>(0, cur - 6);
+  if (cur <= 0) return counts_.empty() ? 0 : counts_[0];
+  double s = 0;
+  for (int64_t i = from; i < cur; ++i) s += static_cast<size_t>(i) < counts_.size() ? counts_[static_cast<size_t>(i)] : 0;
+  return s / static_cast<double>(cur - from);
+}
+
+double SubmissionForecaster::TimeOfDay(Time bin_start, bool* known) const {
+  *known = false;
+  if (first_bin_ == INT64_MIN) return 0;
+  constexpr int64_t kDay = 86400 / kBin;
+  int64_t b = BinOf(bin_start) - first_bin_;
+  double s = 0;
+  int n = 0;
+  for (int64_t i = b - kDay; i >= 0; i -= kDay) {
+    s += static_cast<size_t>(i) < counts_.size() ? counts_[static_cast<size_t>(i)] : 0;
+    ++n;
+  }
+  if (n == 0) return 0;
+  *known = true;
+  return s / n;
+}
+
+double SubmissionForecaster::PredictMean(Time now, int bins) const {
+  double level = Level(now), s = 0;
+  for (int k = 0; k < bins; ++k) {
+    bool known = false;
+    double tod = TimeOfDay(now + k * kBin, &known);
+    s += known ? 0.5 * level + 0.5 * tod : level;
+  }
+  return bins > 0 ? s / bins : 0;
+}
+
+double SubmissionForecaster::CountPercentile(Time now, double q) const {
+  if (first_bin_ == INT64_MIN) return 0;
+  int64_t cur = std::min<int64_t>(BinOf(now) - first_bin_, static_cast<int64_t>(counts_.size()));
+  if (cur <= 0) return 0;
+  std::vector<uint32_t> c(counts_.begin(), counts_.begin() + cur);
+  size_t k = std::min(c.size() - 1, static_cast<size_t>(q * static_cast<double>(c.size())));
+  std::nth_element(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(k), c.end());
+  return c[k];
+}
+
+std::string DescribePackNote(const PackNote& n, double min_speed) {
+  char buf[320];
+  switch (n.outcome) {
+    case PackNote::kNone:
+      return "";
+    case PackNote::kPacked:
+      std::snprintf(buf, sizeof buf,
+                    "packed with job %u: same GPU count, memory fits, sharing scores sum <= 2, priority within ratio; "
+                    "interference model predicts speeds %.3f (this job) and %.3f (partner) >= %.2f",
+                    n.partner_job, n.speed_self, n.speed_partner, min_speed);
+      return buf;
+    case PackNote::kTooLarge:
+      return "not packed: more than 8 GPUs (multi-node jobs never share)";
+    case PackNote::kPackingOff:
+      return "not packed: packing was off (forecast submissions at or below the PAS threshold)";
+    case PackNote::kNoCandidate:
+      return "not packed: no running job of its VC was available to share with";
+    case PackNote::kRejected: {
+      std::string s = "not packed: every running candidate was rejected (";
+      static const char* kRule[6] = {"already sharing", "different GPU count", "GPU memory over the limit",
+                                     "sharing scores sum > 2", "priority more than ratio x partner's",
+                                     "interference model predicts a speed below the limit"};
+      bool first = true;
+      for (int r = 0; r < 6; ++r) {
+        if (!n.rejected[r]) continue;
+        s += (first ? "" : ", ") + std::to_string(n.rejected[r]) + " " + kRule[r];
+        first = false;
+      }
+      s += ")";
+      if (n.rejected[5]) {
+        std::snprintf(buf, sizeof buf, "; best rejected pair: predicted speeds %.3f / %.3f < %.2f", n.speed_self,
+                      n.speed_partner, min_speed);
+        s += buf;
+      }
+      return s;
+    }
+  }
+  return "";
+}
+
+namespace {
+
+constexpr Duration kNegativeEstimate = 1000;  // Lucid replaces non-positive predictions by 1000 s
+
+class LucidSort final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "lucid"; }
+  SortKey Key(const SchedJob& j, Time) override {
+    // In the profiler: least-GPU-first, then submit time.
+    if (j.home_vc.valid()) return {static_cast<int64_t>(j.job->gpus), j.job->submit};
+    Duration est = j.estimate > 0 ? j.estimate : kNegativeEstimate;
+    return {est * static_cast<int64_t>(std::max<uint32_t>(1, j.job->gpus)), static_cast<int64_t>(j.job->gpus)};
+  }
+  void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {
+    if (j.home_vc.valid()) {
+      out->push_back({now, "lucid", "profiler", "in the profiler: least-GPU-first, " + std::to_string(j.job->gpus) + " GPU(s)",
+                      {{"gpus", j.job->gpus}}});
+      return;
+    }
+    const Duration est = j.estimate > 0 ? j.estimate : kNegativeEstimate;
+    out->push_back({now, "lucid", "priority",
+                    "priority " + std::to_string(est * static_cast<int64_t>(std::max<uint32_t>(1, j.job->gpus))) +
+                        " = estimated duration " + std::to_string(est) + " s" + (j.estimate > 0 ? "" : " (estimate <= 0: 1000 s)") +
+                        " x " + std::to_string(j.job->gpus) + " GPU(s); smaller runs first",
+                    {{"priority", static_cast<double>(j.key1)}, {"estimate_s", static_cast<double>(j.estimate)}}});
+  }
+};
+
+struct LucidOptions {
+  bool pack = true, pas = true, tune = true;
+  ProfilerSpec profiler;
+  double pas_threshold = 2, min_speed = 0.8, gpu_mem = 24576, ratio = 2;
+  int64_t tune_days = 7;
+};
+
+class LucidShare final : public SharePlugin {
+ public:
+  LucidShare(std::shared_ptr<const ColocationContext> ctx, LucidOptions o, const Trace* trace)
+      : ctx_(std::move(ctx)), o_(o), forecast_(trace ? trace->epoch_unix : 0), threshold_(o.pas_threshold) {
+    notes_.resize(trace ? trace->jobs.size() : 0);
+  }
+  std::string_view name() const override { return "lucid-packing"; }
+
+  void OnSubmit(const SchedJob& j, uint32_t, Time now) override {
+    if (j.job->gpus > 0) forecast_.Observe(now);
+  }
+
+  bool Active(SchedulerHandle& h) override {
+    if (!o_.pack) return false;
+    if (!o_.pas) return true;
+    const Time now = h.now();
+    const bool was = active_;
+    if (next_check_ == kNoTime || now >= next_check_) {
+      if (o_.tune) {
+        if (next_tune_ == kNoTime) next_tune_ = now + o_.tune_days * 86400;
+        if (now >= next_tune_) {
+          threshold_ = std::max(1.0, forecast_.CountPercentile(now, 0.2));
+          next_tune_ = now + o_.tune_days * 86400;
+        }
+      }
+      active_ = forecast_.PredictMean(now, 5) > threshold_;
+      next_check_ = now - (now % 100) + 100;  // every 100 s
+      if (active_ && !was) rescan_all_ = true;
+    }
+    if (active_ && rescan_all_) {  // packing just switched on: every pending job is new to it
+      rescan_all_ = false;
+      for (uint16_t v = 0; v < h.state().num_vcs(); ++v) {
+        auto& a = added_[v];
+        for (double& b : a) b = std::numeric_limits<double>::infinity();
+      }
+    }
+    return active_;
+  }
+
+  // Packing pass. Lucid visits every pending job in priority order each tick and packs it
+  // onto the first admissible running partner. A pending job that failed against every
+  // candidate fails again as long as no candidate is added (the rules depend only on the two
+  // jobs), so a pass visits, in priority order, (a) jobs new to the queue and (b) for each
+  // size with a partner added since the last pass, the pending jobs of that size whose
+  // priority the new partner admits (≤ ratio × its priority). All of them after PAS has
+  // switched packing on.
+  void Pack(SchedulerHandle& h, VcId vc) override {
+    visit_.clear();
+    for (uint32_t s : h.fresh(vc)) {
+      const SchedJob& j = h.job(s);
+      if (j.job && !j.running && j.vc == vc) visit_.push_back(s);
+    }
+    auto it = added_.find(vc.v);
+    if (it != added_.end()) {
+      for (uint32_t g = 1; g <= 8; ++g) {
+        const double bound = it->second[g];
+        if (bound < 0) continue;
+        h.ForEachPendingOfSize(vc, g, [&](uint32_t s) {
+          if (static_cast<double>(h.job(s).key1) > bound) return false;
+          visit_.push_back(s);
+          return true;
+        });
+      }
+      added_.erase(it);
+    }
+    if (visit_.empty()) return;
+    std::sort(visit_.begin(), visit_.end(), [&](uint32_t a, uint32_t b) {
+      const SchedJob &x = h.job(a), &y = h.job(b);
+      if (x.key1 != y.key1) return x.key1 < y.key1;
+      if (x.key2 != y.key2) return x.key2 < y.key2;
+      return x.seq < y.seq;
+    });
+    visit_.erase(std::unique(visit_.begin(), visit_.end()), visit_.end());
+    for (uint32_t s : visit_) {
+      if (h.job(s).running) continue;
+      uint32_t p = FindPartner(h, s);
+      if (p != kNoSlot) h.StartShared(s, p);
+    }
+  }
+
+  // Candidate sets hold the running, unsharing jobs of ≤ 8 GPUs per (VC, size), in start
+  // order (a job keeps its start rank while it shares and when it runs alone again).
+  void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) override {
+    const SchedJob& j = h.job(slot);
+    failed_.clear();  // the candidate set changed
+    if (j.home_vc.valid()) return;  // profiling runs are never partners
+    const bool small = j.job->gpus > 0 && j.job->gpus <= 8 && !j.job->is_fractional();
+    if (!small) return;
+    auto& set = Candidates(j.vc, j.job->gpus);
+    if (running) {
+      order_[slot] = ++counter_;
+      if (j.partner == kNoSlot) {
+        set.insert({counter_, slot});
+        Added(j);
+      } else {  // packed: its partner is no longer available
+        set.erase({order_[j.partner], j.partner});
+      }
+      return;
+    }
+    auto it = order_.find(slot);
+    if (it != order_.end()) {
+      if (j.partner == kNoSlot) set.erase({it->second, slot});
+      order_.erase(it);
+    }
+    if (j.partner != kNoSlot) {  // the partner runs alone again
+      set.insert({order_[j.partner], j.partner});
+      Added(h.job(j.partner));
+    }
+  }
+
+
+  // The first admissible running partner for pending `slot` (rules i–vi), or kNoSlot.
+  uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) {
+    const SchedJob& j = h.job(slot);
+    const Job& job = *j.job;
+    PackNote* note = job.id.v < notes_.size() ? &notes_[job.id.v] : nullptr;
+    if (j.home_vc.valid()) return kNoSlot;  // in the profiler: exclusive, least-GPU-first
+    if (job.gpus == 0 || job.gpus > 8 || job.is_fractional()) {
+      if (note) note->outcome = PackNote::kTooLarge;
+      return kNoSlot;
+    }
+    const uint16_t wj = ctx_->workload(job.id);
+    // Within one cycle no candidate appears (failed_ is cleared on every start/finish) and
+    // jobs come in ascending priority: a workload that found no partner at a lower
+    // priority finds none now (rules i-iv and vi depend only on the workloads, v only
+    // gets harder).
+    uint64_t memo_key = (static_cast<uint64_t>(j.vc.v) << 24) | (static_cast<uint64_t>(job.gpus) << 8) | wj;
+    if (h.now() != memo_now_) {
+      memo_now_ = h.now();
+      failed_.clear();
+    }
+    if (auto f = failed_.find(memo_key); f != failed_.end()) {
+      if (note && note->outcome != PackNote::kPacked &&
+          !(f->second.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
+        *note = f->second;
+      return kNoSlot;
+    }
+    const Workload& a = ctx_->table.workloads()[wj];
+    const uint8_t ssj = ctx_->sharing_score[wj];
+    PackNote local;
+    local.outcome = PackNote::kNoCandidate;
+    float best = -1;
+    auto it = cand_.find(Key(j.vc, job.gpus));
+    if (it != cand_.end()) {
+      for (const auto& [order, ps] : it->second) {
+        const SchedJob& p = h.job(ps);
+        if (p.partner != kNoSlot) {
+          ++local.rejected[0];
+          continue;
+        }
+        if (p.job->gpus != job.gpus) {  // never: candidates are indexed by size
+          ++local.rejected[1];
+          continue;
+        }
+        const uint16_t wp = ctx_->workload(p.job->id);
+        const Workload& b = ctx_->table.workloads()[wp];
+        if (!(b.gmem < o_.gpu_mem - a.gmem)) {
+          ++local.rejected[2];
+          continue;
+        }
+        if (ssj + ctx_->sharing_score[wp] > 2) {
+          ++local.rejected[3];
+          continue;
+        }
+        if (!(static_cast<double>(j.key1) <= o_.ratio * static_cast<double>(p.key1))) {
+          ++local.rejected[4];
+          continue;
+        }
+        float sj = ctx_->PredictedSpeed(wj, wp), sp = ctx_->PredictedSpeed(wp, wj);
+        if (sj < o_.min_speed || sp < o_.min_speed) {
+          ++local.rejected[5];
+          if (std::min(sj, sp) > best) {
+            best = std::min(sj, sp);
+            local.speed_self = sj;
+            local.speed_partner = sp;
+          }
+          continue;
+        }
+        local.outcome = PackNote::kPacked;
+        local.partner_job = p.job->id.v;
+        local.speed_self = sj;
+        local.speed_partner = sp;
+        if (note) *note = local;
+        if (h.watched(slot))
+          h.Note(slot, {h.now(), "lucid-packing", "packed", DescribePackNote(local, o_.min_speed),
+                        {{"partner_job", local.partner_job}, {"speed_self", sj}, {"speed_partner", sp}}});
+        return ps;
+      }
+    }
+    bool any = false;
+    for (uint16_t r : local.rejected) any |= r > 0;
+    if (any) local.outcome = PackNote::kRejected;
+    // Keep the most informative attempt: a rejection by the rules is not overwritten by a
+    // later attempt that found no candidate at all.
+    if (note && note->outcome != PackNote::kPacked &&
+        !(local.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
+      *note = local;
+    failed_.emplace(memo_key, local);
+    if (h.watched(slot))
+      h.Note(slot, {h.now(), "lucid-packing", "not-packed", DescribePackNote(local, o_.min_speed),
+                    {{"rejected_memory", local.rejected[2]}, {"rejected_score", local.rejected[3]},
+                     {"rejected_priority", local.rejected[4]}, {"rejected_interference", local.rejected[5]}}});
+    return kNoSlot;
+  }
+
+  std::string Explain(JobId id) const override {
+    if (id.v >= notes_.size()) return "";
+    std::string s = DescribePackNote(notes_[id.v], o_.min_speed);
+    if (!ctx_->job_workload.empty() && id.v < ctx_->job_workload.size()) {
+      const uint16_t w = ctx_->workload(id);
+      const Workload& wl = ctx_->table.workloads()[w];
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%sworkload %s (assigned): gpu_util %.0f %%, gmem %.0f MiB, sharing score %u",
+                    s.empty() ? "" : "; ", wl.Label().c_str(), wl.gpu_util, wl.gmem, ctx_->sharing_score[w]);
+      s += buf;
+    }
+    return s;
+  }
+
+  void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {
+    if (ctx_->job_workload.size() <= j.job->id.v) return;
+    const uint16_t w = ctx_->workload(j.job->id);
+    const Workload& wl = ctx_->table.workloads()[w];
+    out->push_back({now, "lucid-packing", "profile",
+                    "workload " + wl.Label() + " (seeded assignment from the co-location table), sharing score " +
+                        std::to_string(ctx_->sharing_score[w]),
+                    {{"gpu_util", wl.gpu_util}, {"gmem_mib", wl.gmem}, {"sharing_score", ctx_->sharing_score[w]},
+                     {"mean_predicted_speed", ctx_->mean_speed[w]}}});
+    if (j.job->id.v < notes_.size() && notes_[j.job->id.v].outcome != PackNote::kNone) {
+      const PackNote& n = notes_[j.job->id.v];
+      out->push_back({now, "lucid-packing", "packing", DescribePackNote(n, o_.min_speed),
+                      {{"outcome", n.outcome}, {"speed_self", n.speed_self}, {"speed_partner", n.speed_partner}}});
+    }
+    if (j.partner != kNoSlot) out->push_back({now, "lucid-packing", "sharing", "shares its GPUs with a partner", {}});
+  }
+
+ private:
+  // A job became a possible partner: pending jobs of its size up to ratio × its priority
+  // are worth another look.
+  void Added(const SchedJob& p) {
+    if (p.job->gpus == 0 || p.job->gpus > 8 || p.job->is_fractional() || p.home_vc.valid()) return;
+    auto [it, fresh] = added_.try_emplace(p.vc.v);
+    if (fresh) it->second.fill(-1);
+    double& b = it->second[p.job->gpus];
+    b = std::max(b, o_.ratio * static_cast<double>(p.key1));
+  }
+  static uint32_t Key(VcId vc, uint32_t gpus) { return (static_cast<uint32_t>(vc.v) << 4) | gpus; }
+  std::set<std::pair<uint64_t, uint32_t>>& Candidates(VcId vc, uint32_t gpus) { return cand_[Key(vc, gpus)]; }
+
+  std::shared_ptr<const ColocationContext> ctx_;
+  LucidOptions o_;
+  SubmissionForecaster forecast_;
+  double threshold_;
+  bool active_ = false;
+  Time next_check_ = kNoTime, next_tune_ = kNoTime;
+  std::map<uint32_t, std::set<std::pair<uint64_t, uint32_t>>> cand_;  // (vc, gpus) -> running, by start order
+  std::unordered_map<uint32_t, uint64_t> order_;                      // slot -> start counter
+  uint64_t counter_ = 0;
+  Time memo_now_ = kNoTime;
+  std::map<uint64_t, PackNote> failed_;  // this cycle's failed (vc, gpus, workload)
+  std::vector<PackNote> notes_;
+  std::map<uint16_t, std::array<double, 9>> added_;  // vc -> per size: priority bound (-1 none)
+  std::vector<uint32_t> visit_;
+  bool rescan_all_ = true;
+};
+
+Result<double> Num(const std::string& spec, const std::string& key, const std::string& v, double lo, double hi) {
+  double x = 0;
+  if (!ParseF64(v, &x) || !(x >= lo && x <= hi))
+  {
+    char range[64];
+    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+    return MakeError("policy '" + spec + "': parameter '" + key + "': expected a number in " + range + ", got \"" + v +
+                     "\"");
+  }
+  return x;
+}
+Result<bool> Bool(const std::string& spec, const std::string& key, const std::string& v) {
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  return MakeError("policy '" + spec + "': parameter '" + key + "': expected true or false, got \"" + v + "\"");
+}
+
+}  // namespace
+
+Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, const Trace* trace,
+                                    const std::function<std::string(const std::string&, const std::string&)>& take,
+                                    std::shared_ptr<const ColocationContext> ctx) {
+  PolicyParts parts;
+  parts.name = spec;
+  parts.sort = std::make_unique<LucidSort>();
+  ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "xgboost"), seed, trace));
+  LucidOptions o;
+  ORR_ASSIGN_OR_RETURN(o.pack, Bool(spec, "pack", take("pack", "true")));
+  ORR_ASSIGN_OR_RETURN(o.pas, Bool(spec, "pas", take("pas", "true")));
+  ORR_ASSIGN_OR_RETURN(o.tune, Bool(spec, "tune", take("tune", "true")));
+  ORR_ASSIGN_OR_RETURN(o.pas_threshold, Num(spec, "pas_threshold", take("pas_threshold", "2"), 0, 1e9));
+  ORR_ASSIGN_OR_RETURN(o.min_speed, Num(spec, "min_speed", take("min_speed", "0.8"), 0, 1));
+  ORR_ASSIGN_OR_RETURN(o.gpu_mem, Num(spec, "gpu_mem", take("gpu_mem", "24576"), 0, 1e7));
+  ORR_ASSIGN_OR_RETURN(o.ratio, Num(spec, "ratio", take("ratio", "2"), 0, 1e9));
+  ORR_ASSIGN_OR_RETURN(double days, Num(spec, "tune_days", take("tune_days", "7"), 1, 3650));
+  o.tune_days = static_cast<int64_t>(days);
+  ORR_ASSIGN_OR_RETURN(o.profiler.enabled, Bool(spec, "profiler", take("profiler", "true")));
+  ORR_ASSIGN_OR_RETURN(double pn, Num(spec, "profiler_nodes", take("profiler_nodes", "2"), 1, 10000));
+  ORR_ASSIGN_OR_RETURN(double pl, Num(spec, "profiler_limit", take("profiler_limit", "200"), 1, 1e9));
+  ORR_ASSIGN_OR_RETURN(double pg, Num(spec, "profiler_max_gpus", take("profiler_max_gpus", "8"), 1, 1e6));
+  o.profiler.nodes = static_cast<int>(pn);
+  o.profiler.time_limit = static_cast<Duration>(pl);
+  o.profiler.max_gpus = static_cast<uint32_t>(pg);
+  for (std::string v = take("profiler_vcs", ""); !v.empty();) {  // '+'-separated VC names
+    size_t plus = v.find('+');
+    o.profiler.donor_vcs.push_back(v.substr(0, plus));
+    v = plus == std::string::npos ? "" : v.substr(plus + 1);
+  }
+  parts.profiler = o.profiler;
+  std::string path = take("colocation", "");
+  if (path.empty()) path = DefaultColocationPath();
+  parts.blocking = true;  // while packing is off (PAS), exclusive placement stops at the first failure
+  if (o.pack) {
+    if (!trace) return MakeError("policy '" + spec + "': packing needs the trace (per-job workload assignment)");
+    if (ctx) {
+      if (ctx->job_workload.size() != trace->jobs.size())
+        return MakeError("policy '" + spec + "': interference context does not cover the trace");
+      parts.colocation = std::move(ctx);
+    } else {
+      ORR_ASSIGN_OR_RETURN(parts.colocation, BuildColocationContext(path, trace, seed));
+    }
+    parts.share = std::make_unique<LucidShare>(parts.colocation, o, trace);
+  }
+  return parts;
+}
+
+Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, const Trace* trace,
+                                    std::shared_ptr<const ColocationContext> ctx) {
+  std::map<std::string, std::string> kv;
+  size_t colon = spec.find(':');
+  if (spec.substr(0, colon) != "lucid") return MakeError("not a lucid spec: '" + spec + "'");
+  if (colon != std::string::npos) {
+    std::string rest = spec.substr(colon + 1);
+    size_t pos = 0;
+    while (pos <= rest.size()) {
+      size_t comma = rest.find(',', pos);
+      std::string item = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) return MakeError("policy '" + spec + "': expected key=value, got \"" + item + "\"");
+      kv[item.substr(0, eq)] = item.substr(eq + 1);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  auto take = [&](const std::string& key, const std::string& def) {
+    auto it = kv.find(key);
+    if (it == kv.end()) return def;
+    std::string v = it->second;
+    kv.erase(it);
+    return v;
+  };
+  ORR_ASSIGN_OR_RETURN(PolicyParts parts, MakeLucidPolicy(spec, seed, trace, take, std::move(ctx)));
+  if (!kv.empty()) return MakeError("policy '" + spec + "': unknown parameter '" + kv.begin()->first + "'");
+  return parts;
+}
+
+}  // namespace orrery

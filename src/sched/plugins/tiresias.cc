@@ -1,0 +1,386 @@
+#include "sched/plugins/tiresias.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <queue>
+#include <set>
+#include <string>
+
+#include "sched/framework/plugin.h"
+
+namespace orrery {
+
+Duration LucidPreemptionOverhead(uint32_t gpus) { return gpus <= 8 ? 40 : 60; }
+
+namespace {
+
+// Parameters and the Gittins table, shared by the QueueSort and Reschedule plugins.
+struct TiresiasCore {
+  TiresiasOptions o;
+  // 2D-Gittins: GPU-time of finished jobs; sorted copy + prefix sums rebuilt when the
+  // sample has grown by 10 %.
+  std::vector<int64_t> sample, sorted;
+  std::vector<double> prefix;
+
+  // Attained service since the last starvation promotion.
+  int64_t Service(const SchedJob& j, Time now) const {
+    int64_t a = j.attained + (j.running ? (now - j.started) * static_cast<int64_t>(j.job->gpus) : 0) - j.policy_aux;
+    if (!o.gpu_time) a = j.job->gpus ? a / j.job->gpus : 0;
+    return a;
+  }
+  // Executed seconds since the last promotion (the starvation rule's `executed_time`).
+  int64_t Executed(const SchedJob& j) const {
+    return j.job->gpus ? (j.attained - j.policy_aux) / j.job->gpus : 0;
+  }
+  int Queue(int64_t service) const {
+    return static_cast<int>(std::upper_bound(o.thresholds.begin(), o.thresholds.end(), service) - o.thresholds.begin());
+  }
+  // Gittins index P/E for attained service a and quantum Δ (0 with no sample above a).
+  double Index(int64_t a) const {
+    const size_t n = sorted.size();
+    size_t i = std::upper_bound(sorted.begin(), sorted.end(), a) - sorted.begin();
+    if (i >= n) return 0;
+    size_t k = std::upper_bound(sorted.begin() + static_cast<ptrdiff_t>(i), sorted.end(), a + o.delta) - sorted.begin();
+    const double gt = static_cast<double>(n - i);
+    const double cnt = static_cast<double>(k - i);
+    const double in_sum = prefix[k] - prefix[i] - cnt * static_cast<double>(a);
+    const double e = (in_sum + static_cast<double>(n - k) * static_cast<double>(o.delta)) / gt;
+    return e > 0 ? (cnt / gt) / e : 0;
+  }
+  void MaybeRebuild() {
+    if (!o.gittins || sample.size() < sorted.size() + sorted.size() / 10 + 1) return;
+    sorted = sample;
+    std::sort(sorted.begin(), sorted.end());
+    prefix.assign(sorted.size() + 1, 0);
+    for (size_t i = 0; i < sorted.size(); ++i) prefix[i + 1] = prefix[i] + static_cast<double>(sorted[i]);
+  }
+  SortKey KeyAt(const SchedJob& j, Time now) const {
+    const int64_t a = Service(j, now);
+    const int q = Queue(a);
+    if (!o.gittins) return {q, j.job->submit};
+    // Index at the service quantised to multiples of Δ: a job's rank within its queue changes
+    // only when it completes a quantum (re-evaluated every Δ, as in the original), not at every
+    // event — otherwise two jobs of one queue would preempt each other back and forth.
+    return {q, -std::llround(Index(a - a % o.delta) * 1e12)};  // higher index first; ties by seq
+  }
+};
+
+class TiresiasSort final : public QueueSortPlugin {
+ public:
+  explicit TiresiasSort(std::shared_ptr<TiresiasCore> c) : c_(std::move(c)) {}
+  std::string_view name() const override { return "tiresias"; }
+  SortKey Key(const SchedJob& j, Time now) override { return c_->KeyAt(j, now); }
+
+ private:
+  std::shared_ptr<TiresiasCore> c_;
+};
+
+class TiresiasResched final : public ReschedulePlugin {
+  struct RunEntry {
+    int64_t k1 = 0, k2 = 0;
+    uint32_t seq = 0, slot = 0;
+    bool operator<(const RunEntry& o) const {
+      if (k1 != o.k1) return k1 < o.k1;
+      if (k2 != o.k2) return k2 < o.k2;
+      return seq < o.seq;
+    }
+  };
+  struct VcState {
+    std::set<RunEntry> running;  // by current (queue, FIFO) key
+    int64_t used_milli = 0;
+  };
+  struct Timer {
+    Time t;
+    uint32_t slot, seq;
+    Time stamp;   // demotion: start of the running segment; promotion: time enqueued
+    bool demote;
+    bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+
+ public:
+  explicit TiresiasResched(std::shared_ptr<TiresiasCore> c) : c_(std::move(c)) {}
+  std::string_view name() const override { return "tiresias"; }
+
+  void Advance(SchedulerHandle& h) override {
+    const Time now = h.now();
+    c_->MaybeRebuild();
+    while (!timers_.empty() && timers_.top().t <= now) {
+      Timer tm = timers_.top();
+      timers_.pop();
+      SchedJob& j = h.job(tm.slot);
+      if (!j.job || j.seq != tm.seq) continue;
+      if (tm.demote) {
+        if (j.running && j.started == tm.stamp) {
+          const RunEntry before = cur_[tm.slot];
+          Rekey(h, tm.slot);
+          if (cur_[tm.slot].k1 != before.k1 || cur_[tm.slot].k2 != before.k2) h.MarkDirty(j.vc);
+        }
+      } else if (!j.running && j.enqueued == tm.stamp && c_->Queue(c_->Service(j, now)) > 0) {
+        const int q = c_->Queue(c_->Service(j, now));
+        const int64_t exec = c_->Executed(j);
+        j.policy_aux = j.attained;  // executed service reset: back to Q0
+        h.Rekey(tm.slot);
+        h.MarkDirty(j.vc);
+        if (h.watched(tm.slot))
+          h.Note(tm.slot, {now, "tiresias", "promoted",
+                           "starvation promotion: pending " + std::to_string(now - j.enqueued) + " s >= knob x executed " +
+                               std::to_string(exec) + " s; service reset, back to Q0",
+                           {{"from_queue", q}, {"to_queue", 0}}});
+      }
+    }
+  }
+
+  void JobStarted(SchedulerHandle& h, uint32_t slot) override {
+    SchedJob& j = h.job(slot);
+    VcState& v = V(j.vc);
+    v.used_milli += static_cast<int64_t>(j.job->gpu_milli_total());
+    Insert(h, slot);
+    // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
+    // the running key differs, the order changed: decide again at the next Schedule call.
+    if (cur_[slot].k1 != j.key1 || cur_[slot].k2 != j.key2) h.MarkDirty(j.vc);
+  }
+
+  void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) override {
+    SchedJob& j = h.job(slot);
+    VcState& v = V(j.vc);
+    v.used_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
+    v.running.erase(cur_[slot]);
+    if (finished && c_->o.gittins)
+      c_->sample.push_back(j.attained + (h.now() - j.started) * static_cast<int64_t>(j.job->gpus));
+    if (!finished && c_->o.knob > 0) {
+      // Preempted (j.attained already includes the segment): arm its starvation promotion.
+      const int64_t a = j.attained - j.policy_aux;
+      const int q = c_->Queue(c_->o.gpu_time ? a : c_->Executed(j));
+      if (q > 0) {
+        const Time due = h.now() + static_cast<Time>(std::ceil(c_->o.knob * static_cast<double>(c_->Executed(j))));
+        timers_.push(Timer{due, slot, j.seq, h.now(), false});
+      }
+    }
+  }
+
+  Time NextWakeup() const override { return timers_.empty() ? kNoTime : timers_.top().t; }
+
+  Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) override {
+    const Time now = h.now();
+    VcState& v = V(vc);
+    SortKey minp;
+    if (!h.MinPendingKey(vc, &minp)) return Next::kStop;
+    const int64_t capacity = static_cast<int64_t>(h.state().vc_total_gpus(vc)) * 1000;
+    // Preemption is possible only if some pending job precedes some running job.
+    bool walk_running = false;
+    if (!v.running.empty()) {
+      const RunEntry& last = *v.running.rbegin();
+      walk_running = minp.k1 < last.k1 || (minp.k1 == last.k1 && minp.k2 <= last.k2);
+    }
+    // Without preemption every running job precedes every pending one: only the free
+    // count is left for pending jobs.
+    int64_t budget = walk_running ? capacity : capacity - v.used_milli;
+    if (budget <= 0) {
+      *block = PluginStatus::Unschedulable(kHeld);
+      return Next::kStop;
+    }
+    place_.clear();
+    preempt_.clear();
+    if (walk_running && AdmitWithoutPreemption(h, vc, v, capacity, block)) {
+      Apply(h, block);
+      return Next::kStop;
+    }
+    auto it = v.running.begin();
+    auto consume_running = [&](const RunEntry* bound) {
+      for (; it != v.running.end() && (!bound || *it < *bound); ++it) {
+        const int64_t d = static_cast<int64_t>(h.job(it->slot).job->gpu_milli_total());
+        if (d <= budget) budget -= d;
+        else preempt_.push_back(it->slot);
+      }
+    };
+    size_t examined = 0;
+    bool skipped = false;
+    h.ForEachPending(vc, [&](uint32_t s) -> int64_t {
+      const SchedJob& j = h.job(s);
+      const RunEntry pe{j.key1, j.key2, j.seq, s};
+      if (walk_running) consume_running(&pe);
+      const int64_t d = static_cast<int64_t>(j.job->gpu_milli_total());
+      if (d <= budget) {
+        budget -= d;
+        place_.push_back(s);
+      } else {
+        if (!skipped && place_.empty()) *block = PluginStatus::Unschedulable(kHeld);
+        skipped = true;
+        if (h.watched(s))
+          h.Note(s, {now, "tiresias", "held",
+                     "not admitted: needs " + std::to_string(d / 1000) + " GPUs, " + std::to_string(budget / 1000) +
+                         " left after jobs ahead of it (queue Q" + std::to_string(j.key1) + ")",
+                     {{"queue", static_cast<double>(j.key1)}, {"gpus_left", static_cast<double>(budget) / 1000}}});
+      }
+      if (++examined >= kMaxExamined || budget <= 0) return -1;
+      return budget / 1000;
+    });
+    if (walk_running) consume_running(nullptr);
+    Apply(h, block);
+    return Next::kStop;
+  }
+
+  // Phase 1 of a decision with possible preemption: admit pending jobs in order against the
+  // free GPU count (every running job kept). This is exactly the full walk's outcome unless
+  // some job p not admitted here would fit once the running jobs after it were counted as
+  // free: d_p ≤ free_left + Σ demand of running jobs ordered after p (the full walk gives p
+  // exactly that budget as long as it has kept every running job and admitted the same
+  // jobs so far). Returns false (place_ cleared) when such a p exists: the full walk runs.
+  // Cost: pending jobs visited + the running jobs after the first job that could preempt.
+  bool AdmitWithoutPreemption(SchedulerHandle& h, VcId vc, VcState& v, int64_t capacity, PluginStatus* block) {
+    int64_t b1 = capacity - v.used_milli;
+    int64_t tail = v.used_milli;  // upper bound of Σ running after the current job until computed
+    bool tail_exact = false, need_full = false;
+    std::set<RunEntry>::iterator fc;
+    size_t examined = 0;
+    uint32_t held_watch = UINT32_MAX;
+    int64_t held_left = 0;
+    h.ForEachPending(vc, [&](uint32_t s) -> int64_t {
+      const SchedJob& j = h.job(s);
+      const int64_t d = static_cast<int64_t>(j.job->gpu_milli_total());
+      if (d <= b1) {
+        b1 -= d;
+        place_.push_back(s);
+      } else if (d <= b1 + tail) {
+        const RunEntry pe{j.key1, j.key2, j.seq, s};
+        if (!tail_exact) {
+          tail_exact = true;
+          tail = 0;
+          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r)
+            tail += static_cast<int64_t>(h.job(r->slot).job->gpu_milli_total());
+          fc = v.running.upper_bound(pe);
+        } else {
+          for (; fc != v.running.end() && !(pe < *fc); ++fc)
+            tail -= static_cast<int64_t>(h.job(fc->slot).job->gpu_milli_total());
+        }
+        if (d <= b1 + tail) {
+          need_full = true;
+          return -1;
+        }
+      }
+      if (d > b1 && h.watched(s)) {
+        held_watch = s;
+        held_left = b1;
+      }
+      if (++examined >= kMaxExamined) return -1;
+      const int64_t bound = b1 + tail;  // no later job can get more than this
+      return bound <= 0 ? -1 : bound / 1000;
+    });
+    if (need_full) {
+      place_.clear();
+      return false;
+    }
+    if (place_.empty()) *block = PluginStatus::Unschedulable(kHeld);
+    if (held_watch != UINT32_MAX) {
+      const SchedJob& j = h.job(held_watch);
+      h.Note(held_watch, {h.now(), "tiresias", "held",
+                          "not admitted: needs " + std::to_string(j.job->gpu_milli_total() / 1000) + " GPUs, " +
+                              std::to_string(held_left / 1000) + " free and the running jobs behind it are too few to preempt",
+                          {{"queue", static_cast<double>(j.key1)}, {"gpus_left", static_cast<double>(held_left) / 1000}}});
+    }
+    return true;
+  }
+
+  // Carries out a decision: preemptions (preempt_) first, then placements (place_).
+  void Apply(SchedulerHandle& h, PluginStatus* block) {
+    const Time now = h.now();
+    for (uint32_t s : preempt_) {
+      if (h.watched(s)) {
+        const SchedJob& j = h.job(s);
+        h.Note(s, {now, "tiresias", "preempt",
+                   "preempted by Tiresias: queue Q" + std::to_string(c_->Queue(c_->Service(j, now))) +
+                       ", higher-priority pending jobs need its GPUs",
+                   {{"attained_gpu_s", static_cast<double>(c_->Service(j, now))}}});
+      }
+      h.Preempt(s);
+    }
+    for (uint32_t s : place_) {
+      SchedJob& j = h.job(s);
+      if (h.placer().Place(j, h.state(), nullptr, &alloc_).ok()) {
+        h.Start(s, std::move(alloc_));
+      } else {
+        if (block->ok()) *block = PluginStatus::Unschedulable(kNoPlacement);
+        if (h.watched(s))
+          h.Note(s, {now, "tiresias", "no-placement",
+                     "admitted by GPU count but the placer found no nodes (fragmentation); retried at the next decision",
+                     {}});
+      }
+      alloc_.clear();
+    }
+  }
+
+  void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {
+    const int64_t a = c_->Service(j, now);
+    ExplainNote n{now, "tiresias", "queue", "", {}};
+    const int q = c_->Queue(a);
+    n.text = "queue Q" + std::to_string(q) + " of " + std::to_string(c_->o.thresholds.size() + 1) + ": attained " +
+             std::to_string(a) + (c_->o.gpu_time ? " GPU-s" : " s") +
+             (q < static_cast<int>(c_->o.thresholds.size()) ? ", demoted at " + std::to_string(c_->o.thresholds[q])
+                                                            : ", lowest queue");
+    n.fields = {{"queue", q}, {"attained_service", static_cast<double>(a)}, {"total_attained_gpu_s",
+                static_cast<double>(j.attained + (j.running ? (now - j.started) * static_cast<int64_t>(j.job->gpus) : 0))}};
+    if (c_->o.gittins) n.fields.push_back({"gittins_index", c_->Index(a)});
+    out->push_back(std::move(n));
+  }
+
+ private:
+  static constexpr const char* kHeld = "higher-priority Tiresias jobs hold the VC's GPUs";
+  static constexpr const char* kNoPlacement = "admitted by Tiresias but no placement (fragmentation)";
+  static constexpr size_t kMaxExamined = 100000;
+
+  VcState& V(VcId vc) {
+    if (vcs_.size() <= vc.v) vcs_.resize(vc.v + 1u);
+    return vcs_[vc.v];
+  }
+
+  // Inserts a running job under its current key and arms its next demotion.
+  void Insert(SchedulerHandle& h, uint32_t slot) {
+    const SchedJob& j = h.job(slot);
+    const Time now = h.now();
+    const SortKey k = c_->KeyAt(j, now);
+    if (cur_.size() <= slot) cur_.resize(slot + 1u);
+    cur_[slot] = RunEntry{k.k1, k.k2, j.seq, slot};
+    V(j.vc).running.insert(cur_[slot]);
+    const int64_t rate = c_->o.gpu_time ? j.job->gpus : (j.job->gpus ? 1 : 0);
+    const int q = static_cast<int>(k.k1);
+    // Next key change: the queue's threshold, or (2D-Gittins) the end of the current quantum.
+    const int64_t a = c_->Service(j, now);
+    int64_t next = q < static_cast<int>(c_->o.thresholds.size()) ? c_->o.thresholds[q] : INT64_MAX;
+    if (c_->o.gittins) next = std::min(next, a - a % c_->o.delta + c_->o.delta);
+    if (rate > 0 && next != INT64_MAX) timers_.push(Timer{now + (next - a + rate - 1) / rate, slot, j.seq, j.started, true});
+  }
+
+  void Rekey(SchedulerHandle& h, uint32_t slot) {
+    const SchedJob& j = h.job(slot);
+    const int64_t old_q = cur_[slot].k1;
+    V(j.vc).running.erase(cur_[slot]);
+    Insert(h, slot);
+    if (cur_[slot].k1 != old_q && h.watched(slot))
+      h.Note(slot, {h.now(), "tiresias", "demoted",
+                    "demoted to Q" + std::to_string(cur_[slot].k1) + " at attained service " +
+                        std::to_string(c_->Service(j, h.now())),
+                    {{"queue", static_cast<double>(cur_[slot].k1)}}});
+  }
+
+  std::shared_ptr<TiresiasCore> c_;
+  std::vector<VcState> vcs_;
+  std::vector<RunEntry> cur_;  // per slot: its key in the running set
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::vector<uint32_t> place_, preempt_;
+  Allocation alloc_;
+};
+
+}  // namespace
+
+void InstallTiresias(const TiresiasOptions& o, PolicyParts* parts) {
+  auto core = std::make_shared<TiresiasCore>();
+  core->o = o;
+  parts->sort = std::make_unique<TiresiasSort>(core);
+  parts->reschedule = std::make_unique<TiresiasResched>(core);
+  parts->tick = o.interval;
+  parts->preempt_overhead = &LucidPreemptionOverhead;
+  parts->blocking = false;
+}
+
+}  // namespace orrery

@@ -1,0 +1,165 @@
+// Golden schedules for Tiresias (sched/plugins/tiresias.h), worked out by hand in the
+// comments. One VC "a" of one node with 4 GPUs unless said otherwise; restart overhead
+// 40 s (≤ 8 GPUs) / 60 s (> 8 GPUs).
+#include <gtest/gtest.h>
+
+#include "sched/framework/test_util.h"
+#include "sim/simulator.h"
+
+namespace orrery {
+namespace {
+
+using testing::AddVc;
+using testing::MakeTrace;
+using SE = std::vector<std::pair<Time, Time>>;
+
+struct TRun {
+  SE se;
+  std::vector<uint16_t> preemptions;
+};
+
+TRun Sim(const Cluster& c, const Trace& t, const std::string& policy) {
+  SimConfig cfg;
+  cfg.policy = policy;
+  auto r = Simulate(t, c, cfg);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  TRun out;
+  if (!r.ok()) return out;
+  Status cons = CheckConservation(t, *r);
+  EXPECT_TRUE(cons.ok()) << (cons.ok() ? "" : cons.error().message);
+  for (const auto& o : r->outcomes) {
+    out.se.emplace_back(o.start, o.end);
+    out.preemptions.push_back(o.preemptions);
+  }
+  return out;
+}
+
+Cluster OneByFour() {
+  Cluster c;
+  AddVc(&c, "a", 1, 4);
+  return c;
+}
+
+TEST(TiresiasGolden, DemotionAtThresholdPreemptsWithOverhead) {
+  // Event-driven, one threshold at 100 GPU-s. J0 (4 GPUs, 100 s) starts at 0 in Q0 and
+  // reaches 100 GPU-s at 0 + ceil(100/4) = 25 → Q1. J1 (4 GPUs, 20 s) arrives at 10 in Q0
+  // behind J0 (same queue, FIFO: J0 first), waits. At the demotion (25) J1 precedes J0:
+  // J0 is preempted after 25 s, remaining 75 + 40 = 115; J1 runs 25..45; J0 45..160.
+  Trace t = MakeTrace({{0, 100, 4}, {10, 20, 4}});
+  TRun r = Sim(OneByFour(), t, "tiresias:thresholds=100");
+  EXPECT_EQ(r.se, (SE{{0, 160}, {25, 45}}));
+  EXPECT_EQ(r.preemptions, (std::vector<uint16_t>{1, 0}));
+  // A 10-GPU job pays 60 s: two 8-GPU nodes; J0 (10 GPUs, 100 s) demotes at ceil(100/10) = 10;
+  // J1 (16 GPUs, 5 s = 80 GPU-s, stays in Q0) arrives at 5, preempts J0 at 10 (remaining
+  // 90 + 60 = 150): J1 10..15, J0 15..165.
+  Cluster two;
+  AddVc(&two, "a", 2, 8);
+  Trace t2 = MakeTrace({{0, 100, 10}, {5, 5, 16}});
+  EXPECT_EQ(Sim(two, t2, "tiresias:thresholds=100").se, (SE{{0, 165}, {10, 15}}));
+  // With J1 of 20 s (320 GPU-s) J1 itself reaches 100 GPU-s at 10 + ceil(100/16) = 17 and
+  // then follows J0 in Q1 (FIFO by submit): preempted at 17 after 7 s (remaining 13 + 60),
+  // J0 17..167, J1 167..240.
+  Trace t3 = MakeTrace({{0, 100, 10}, {5, 20, 16}});
+  EXPECT_EQ(Sim(two, t3, "tiresias:thresholds=100").se, (SE{{0, 167}, {10, 240}}));
+}
+
+TEST(TiresiasGolden, PeriodicDecisionsEvery60s) {
+  // Same jobs, decisions only at multiples of 60 s. 0: J0 starts. 10: J1 arrives, no
+  // decision. 60: J0 has 240 GPU-s → Q1; J1 (Q0) is admitted, J0 preempted after 60 s
+  // (remaining 40 + 40 = 80). J1 60..80. J0 waits for the 120 tick: 120..200.
+  Trace t = MakeTrace({{0, 100, 4}, {10, 20, 4}});
+  EXPECT_EQ(Sim(OneByFour(), t, "tiresias:thresholds=100,interval=60").se, (SE{{0, 200}, {60, 80}}));
+  // Lucid's preset: one threshold at 18,000 GPU-s: J0 (4 GPUs) demotes after 4,500 s.
+  // J0 (4 GPUs, 5000 s) at 0; J1 (4 GPUs, 100 s) at 30 waits for the tick after 4,500:
+  // 4,500 is a multiple of 60 → J0 preempted at 4500 (remaining 500 + 40), J1 4500..4600,
+  // J0 restarts at the 4620 tick and ends 4620 + 540 = 5160.
+  Trace t2 = MakeTrace({{0, 5000, 4}, {30, 100, 4}});
+  EXPECT_EQ(Sim(OneByFour(), t2, "tiresias:preset=lucid").se, (SE{{0, 5160}, {4500, 4600}}));
+}
+
+TEST(TiresiasGolden, CountBasedFitLetsSmallerJobsPass) {
+  // J0 2 GPUs 0..100. J1 (4 GPUs) at 1 does not fit the 2 GPUs left and is skipped; J2
+  // (2 GPUs, 10 s) at 2 fits and runs 2..12 (FIFO blocks it behind J1: 110..120). J1 100..110.
+  Trace t = MakeTrace({{0, 100, 2}, {1, 10, 4}, {2, 10, 2}});
+  EXPECT_EQ(Sim(OneByFour(), t, "tiresias").se, (SE{{0, 100}, {100, 110}, {2, 12}}));
+  EXPECT_EQ(Sim(OneByFour(), t, "fifo").se, (SE{{0, 100}, {100, 110}, {110, 120}}));
+}
+
+TEST(TiresiasGolden, StarvationPromotion) {
+  // Threshold 200 GPU-s. J0 (4 GPUs, 100 s) at 0 → Q1 at 50. J1 (1 GPU, 150 s) at 60 in Q0:
+  // admitted (3 GPUs left), J0 (needs 4) preempted after 60 s: remaining 40 + 40 = 80.
+  //  * knob=0: J1 60..210, J0 210..290.
+  //  * knob=2: J0 was preempted at 60 having executed 60 s → promoted at 60 + 2×60 = 180:
+  //    service reset, Q0 with submit 0, ahead of J1 → J1 preempted (ran 120 of 150,
+  //    remaining 30 + 40 = 70). J0 runs from 180, reaches 200 GPU-s again at 230 → Q1;
+  //    J1 (Q0, 120 GPU-s) preempts it (J0 ran 50 of 80: remaining 30 + 40 = 70); J1 230..300.
+  //    J0's next promotion would be at 230 + 2×50 = 330; it restarts at 300: 300..370.
+  Trace t = MakeTrace({{0, 100, 4}, {60, 150, 1}});
+  TRun off = Sim(OneByFour(), t, "tiresias:thresholds=200");
+  EXPECT_EQ(off.se, (SE{{0, 290}, {60, 210}}));
+  TRun on = Sim(OneByFour(), t, "tiresias:thresholds=200,knob=2");
+  EXPECT_EQ(on.se, (SE{{0, 370}, {60, 300}}));
+  EXPECT_EQ(on.preemptions, (std::vector<uint16_t>{2, 1}));
+}
+
+TEST(TiresiasGolden, TimeServiceVariantIgnoresGpuCount) {
+  // service=time: threshold 100 s regardless of GPUs. J0 (4 GPUs, 300 s) demotes at 100;
+  // J1 (4 GPUs, 50 s) at 10 then preempts it: J0 remaining 200 + 40: J1 100..150, J0 150..390.
+  Trace t = MakeTrace({{0, 300, 4}, {10, 50, 4}});
+  EXPECT_EQ(Sim(OneByFour(), t, "tiresias:thresholds=100,service=time").se, (SE{{0, 390}, {100, 150}}));
+}
+
+TEST(TiresiasGolden, GittinsRanksByIndexFromFinishedJobs) {
+  // One effective queue (threshold 10^6), Δ = 100 GPU-s. A (4 GPUs, 10 s) runs 0..10; B
+  // (4 GPUs, 200 s) at 5 and C (4 GPUs, 20 s = 80 GPU-s, inside one quantum) at 20. A's
+  // 40 GPU-s is the whole history from t=10: index(a) = P/E with P = Pr[S ≤ a+Δ | S > a],
+  // E = E[min(S−a, Δ) | S > a]: index(0) = 1/40, index(100) = 0 (no finished job above 100).
+  // B starts at 10 (index 1/40, ahead of C by submit order); at 35 it completes its first
+  // quantum (4 × 25 = 100 GPU-s) → index 0 → C (index 1/40) preempts it: B remaining
+  // 175 + 40 = 215. C 35..55, B 55..270.
+  // 2D-LAS with the same single queue keeps FIFO: B 10..210, C 210..230.
+  Trace t = MakeTrace({{0, 10, 4}, {5, 200, 4}, {20, 20, 4}});
+  EXPECT_EQ(Sim(OneByFour(), t, "tiresias:thresholds=1000000,gittins=true,delta=100").se,
+            (SE{{0, 10}, {10, 270}, {35, 55}}));
+  EXPECT_EQ(Sim(OneByFour(), t, "tiresias:thresholds=1000000").se, (SE{{0, 10}, {10, 210}, {210, 230}}));
+  // With C of 30 s (120 GPU-s) C itself reaches index 0 after its first quantum (at 60) and
+  // then follows B (both index 0, B submitted first): C preempted after 25 s (remaining
+  // 5 + 40), B 60..275, C 275..320.
+  Trace t2 = MakeTrace({{0, 10, 4}, {5, 200, 4}, {20, 30, 4}});
+  EXPECT_EQ(Sim(OneByFour(), t2, "tiresias:thresholds=1000000,gittins=true,delta=100").se,
+            (SE{{0, 10}, {10, 275}, {35, 320}}));
+}
+
+TEST(TiresiasGolden, GittinsRunsAndConserves) {
+  // 2D-Gittins without history behaves as 2D-LAS (all indices 0 → FIFO inside a queue).
+  Trace t = MakeTrace({{0, 100, 4}, {10, 20, 4}});
+  EXPECT_EQ(Sim(OneByFour(), t, "tiresias:thresholds=100,gittins=true").se, (SE{{0, 160}, {25, 45}}));
+  // A longer random-ish mix conserves work and finishes every job under every variant.
+  std::vector<testing::JobSpec> specs;
+  for (int i = 0; i < 200; ++i)
+    specs.push_back({i * 7, 10 + (i * 37) % 400, static_cast<uint32_t>(1u << (i % 4)), i % 3 ? "a" : "b"});
+  Cluster c;
+  AddVc(&c, "a", 2, 4);
+  AddVc(&c, "b", 1, 8);
+  Trace mix = MakeTrace(specs);
+  for (const char* p : {"tiresias", "tiresias:preset=lucid", "tiresias:gittins=true,delta=500", "tiresias:knob=1",
+                        "tiresias:preset=lucid,gittins=true,knob=0.5"}) {
+    TRun r = Sim(c, mix, p);
+    ASSERT_EQ(r.se.size(), 200u) << p;
+    for (auto [s, e] : r.se) EXPECT_GE(e, s) << p;
+  }
+}
+
+TEST(TiresiasGolden, RejectsBadParameters) {
+  Cluster c = OneByFour();
+  Trace t = MakeTrace({{0, 10, 1}});
+  for (const char* p : {"tiresias:thresholds=7200/3250", "tiresias:interval=-1", "tiresias:knob=x",
+                        "tiresias:preset=foo", "tiresias:service=gpus", "tiresias:bogus=1"}) {
+    SimConfig cfg;
+    cfg.policy = p;
+    EXPECT_FALSE(Simulate(t, c, cfg).ok()) << p;
+  }
+}
+
+}  // namespace
+}  // namespace orrery
