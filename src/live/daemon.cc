@@ -201,6 +201,11 @@ void Daemon::Attach(LiveJob& lj, Time now) {
       }
       alloc.push_back(Slot{it->second, s.gpus, 1000, 0, 0, 0});
     }
+    // Slurm wins: a job that runs (or was released) where the snapshot has no room (e.g.
+    // Slurm started a job before the daemon could hold it, on GPUs a decision also took)
+    // stays outside the snapshot until its GPUs are free there; no invariant is broken.
+    for (const Slot& sl : alloc)
+      if (sched_->cluster_state().free_gpus(sl.node) < sl.gpus) return;
   }
   if (lj.phase != Phase::kQueued && !active) return;
   // A queued job enters the policy's queue only once Slurm has shown it held: a start
@@ -345,10 +350,14 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
     return;
   }
   if (sj.state == SlurmJobState::kRunning) {
-    if (lj.phase == Phase::kRunning && SameNodes(lj.nodes, sj.nodes)) return;
+    if (lj.phase == Phase::kRunning && SameNodes(lj.nodes, sj.nodes)) {
+      if (lj.slot == UINT32_MAX && !need_rebuild_) Attach(lj, now);  // retry: room in the snapshot now?
+      return;
+    }
     if (lj.phase == Phase::kStarting && SameNodes(lj.nodes, sj.nodes)) {
       lj.phase = Phase::kRunning;
       lj.started = sj.start == kNoTime ? now : sj.start;
+      if (lj.slot == UINT32_MAX && !need_rebuild_) Attach(lj, now);
       return;
     }
     // Started by someone else, or elsewhere than decided: Slurm wins.
@@ -406,7 +415,8 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
     }
     return;
   }
-  if (lj.phase == Phase::kQueued && lj.slot == UINT32_MAX && !need_rebuild_) Attach(lj, now);  // now held
+  if ((lj.phase == Phase::kQueued || lj.phase == Phase::kStarting) && lj.slot == UINT32_MAX && !need_rebuild_)
+    Attach(lj, now);  // queued: now held; starting: room in the snapshot now?
 }
 
 // ---------------------------------------------------------------- decide and apply
