@@ -9,6 +9,10 @@
 #include <random>
 #include <set>
 
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "live/journal.h"
 #include "model/cluster.h"
 #include "model/trace.h"
@@ -26,10 +30,13 @@ using testing::SlurmCluster;
   GTEST_SKIP() << "slurmctld/slurmd/munged/slurm-client not installed or not root: run "     \
                   "scripts/install-deps.sh (as root) to run the live-mode Slurm tests"
 
-std::string Config(const SlurmCluster& c, const std::string& policy, int port = 0) {
-  std::string cfg = "[slurm]\npartitions = [\"gpu\"]\nslurm_conf = \"" + c.conf() +
+constexpr const char* kToken = "orrery-test-token-0123456789";
+
+std::string Config(const SlurmCluster& c, const std::string& policy, int port = 0, int timeout_ms = 15000) {
+  std::string cfg = "[slurm]\npartitions = [\"gpu\"]\ntimeout_ms = " + std::to_string(timeout_ms) + "\nslurm_conf = \"" + c.conf() +
                     "\"\n[policy]\nspec = \"" + policy + "\"\n[daemon]\njournal = \"" + c.dir() +
-                    "/journal.db\"\ninterval_ms = 200\n[http]\nport = " + std::to_string(port) + "\n";
+                    "/journal.db\"\ninterval_ms = 200\n[http]\nport = " + std::to_string(port) +
+                    "\ntoken = \"" + kToken + "\"\n";
   std::string path = c.dir() + "/serve.toml";
   testing::WriteFile(path, cfg);
   return path;
@@ -113,7 +120,7 @@ TEST(LiveSlurmSlow, SjfOrderAndDelaysMatchSimulator) {
   {
     ServeProcess serve(Config(cluster, "sjf"), log, cluster.conf());
     ASSERT_TRUE(serve.running());
-    ASSERT_TRUE(WaitFor([&] { return cluster.Completions().size() >= ids.size(); }, 90)) << Tail(log);
+    ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 90)) << Tail(log);
     EXPECT_EQ(serve.Kill(SIGTERM), 0) << Tail(log);
   }
   auto done = cluster.Completions();
@@ -129,7 +136,8 @@ TEST(LiveSlurmSlow, SjfOrderAndDelaysMatchSimulator) {
   EXPECT_EQ(measured, predicted);
   // Queueing delays: each dependency wave (a start that waits for completions) costs the
   // live system up to ~1.5 s (completion seen by squeue at the next 200 ms cycle, release,
-  // Slurm's launch). Allow 1 s + 1.5 s per earlier wave.
+  // Slurm's launch; measured ≈ 1.3 s on an idle 2-core machine). Allow 1 s + 2 s per
+  // earlier wave, for loaded CI machines.
   std::set<Time> waves;
   for (const auto& o : sim->outcomes) waves.insert(o.start);
   double abs_err = 0;
@@ -138,7 +146,7 @@ TEST(LiveSlurmSlow, SjfOrderAndDelaysMatchSimulator) {
     ASSERT_NE(it, done.end());
     EXPECT_EQ(it->second.state, "COMPLETED");
     Duration got = it->second.start - t0, want = sim->outcomes[i].wait;
-    double tol = 1.0 + 1.5 * static_cast<double>(std::distance(waves.begin(), waves.find(sim->outcomes[i].start)));
+    double tol = 1.0 + 2.0 * static_cast<double>(std::distance(waves.begin(), waves.find(sim->outcomes[i].start)));
     EXPECT_LE(std::abs(static_cast<double>(got - want)), tol) << "job " << i << " waited " << got << " s, predicted " << want;
     abs_err += std::abs(static_cast<double>(got - want));
     std::printf("[ sjf-live ] job %zu: gpus %u dur %lld: wait measured %lld s, predicted %lld s\n", i, specs[i].gpus,
@@ -174,11 +182,11 @@ TEST(LiveSlurmSlow, KillNineDuringRunEveryJobOnceNoDecisionLostOrDoubled) {
   std::string cfg = Config(cluster, "sjf"), log = cluster.dir() + "/serve.log";
   int kills = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(150);
-  while (cluster.Completions().size() < ids.size() && std::chrono::steady_clock::now() < deadline) {
+  while (cluster.CompletedJobs() < ids.size() && std::chrono::steady_clock::now() < deadline) {
     ServeProcess serve(cfg, log, cluster.conf());
     ASSERT_TRUE(serve.running());
     std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng() % 2500));
-    if (cluster.Completions().size() < ids.size()) {
+    if (cluster.CompletedJobs() < ids.size()) {
       EXPECT_EQ(serve.Kill(SIGKILL), 128 + SIGKILL);
       ++kills;
     }
@@ -186,7 +194,7 @@ TEST(LiveSlurmSlow, KillNineDuringRunEveryJobOnceNoDecisionLostOrDoubled) {
   // A last clean daemon run confirms what the killed ones left unconfirmed.
   {
     ServeProcess serve(cfg, log, cluster.conf());
-    ASSERT_TRUE(WaitFor([&] { return cluster.Completions().size() >= ids.size(); }, 60)) << Tail(log);
+    ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 60)) << Tail(log);
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
     EXPECT_EQ(serve.Kill(SIGTERM), 0);
   }
@@ -226,6 +234,150 @@ TEST(LiveSlurmSlow, KillNineDuringRunEveryJobOnceNoDecisionLostOrDoubled) {
   std::printf("[ crash ] %d kill -9 of the daemon, %zu jobs completed once each (%zu started by Slurm before the "
               "daemon held them), %zu decisions, first start to last end %lld s\n",
               kills, done.size(), adopted, all->size(), static_cast<long long>(last - first));
+}
+
+std::pair<int, std::string> RunOrrery(const std::string& args) {
+  std::string cmd = std::string(ORRERY_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// No Slurm needed: config errors and missing Slurm tools stop `orrery serve` with exit 2
+// and a located message, before anything is touched.
+TEST(LiveServeCli, BadConfigAndMissingSlurmToolsExitTwo) {
+  auto dir = std::filesystem::temp_directory_path() / ("orrery-serve-cli-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string bad = (dir / "bad.toml").string();
+  testing::WriteFile(bad, "[slurm]\npartitions = [\"gpu\"]\n[daemon]\ninterval_ms = \"fast\"\n");
+  auto [rc, out] = RunOrrery("serve --config " + bad);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find(bad + ":4:15: 'interval_ms' in [daemon]: expected an integer"), std::string::npos) << out;
+  std::string nobin = (dir / "nobin.toml").string();
+  testing::WriteFile(nobin, "[slurm]\npartitions = [\"gpu\"]\nbin_dir = \"/nonexistent\"\n[daemon]\njournal = \"" +
+                                (dir / "j.db").string() + "\"\n[http]\nport = 0\n");
+  auto [rc2, out2] = RunOrrery("serve --config " + nobin);
+  EXPECT_EQ(rc2, 2);
+  EXPECT_NE(out2.find("cannot run /nonexistent/sinfo"), std::string::npos) << out2;
+  std::filesystem::remove_all(dir);
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+// Scenario 3: faults. slurmctld restarts mid-run, a node goes DOWN and comes back, a node
+// is powered down through the API and its resume fails (ResumeProgram does not start its
+// slurmd: the node misses ResumeTimeout and goes DOWN). The daemon reports each and keeps
+// scheduling: every job completes exactly once.
+TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
+  REQUIRE_SLURM();
+  SlurmCluster cluster(3);
+  ASSERT_TRUE(cluster.ok()) << cluster.log();
+  auto slurm = cluster.Client();
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 24; ++i) {
+    live::SubmitSpec sub;
+    sub.partition = "gpu";
+    sub.gpus_per_node = i % 3 == 0 ? 8 : 4;
+    sub.sleep_s = 3;
+    sub.duration_hint = 3;
+    sub.workdir = cluster.dir();
+    auto id = slurm.Submit(sub);
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ids.push_back(*id);
+  }
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  std::string log = cluster.dir() + "/serve.log";
+  // Slurm's clients keep retrying while the controller is away; the daemon's command
+  // timeout (2.5 s here) turns that into failed cycles, which it reports and survives.
+  ServeProcess serve(Config(cluster, "fifo", port, 2500), log, cluster.conf());
+  httplib::Client api("127.0.0.1", port);
+  httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
+  ASSERT_TRUE(WaitFor([&] { return static_cast<bool>(api.Get("/healthz")); }, 10)) << Tail(log);
+  // Power node3 down through the API (journaled), with its resume set up to fail.
+  testing::WriteFile(cluster.dir() + "/fail-resume-node3", "");
+  auto pd = api.Post("/api/v1/nodes/node3/power-down", auth, "", "text/plain");
+  ASSERT_TRUE(pd);
+  EXPECT_EQ(pd->status, 202) << pd->body;
+  ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= 3; }, 60)) << Tail(log);
+  // 1. slurmctld restarts (state kept in StateSaveLocation).
+  ASSERT_EQ(cluster.Harness("restart-ctld " + cluster.dir() + " 6"), 0) << cluster.log();
+  // 2. node2 goes DOWN (its running jobs are requeued by Slurm) and comes back.
+  ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= 6; }, 60)) << Tail(log);
+  auto down = live::Exec({"scontrol", "update", "NodeName=node2", "State=DOWN", "Reason=orrery-test"}, 10000,
+                         {"SLURM_CONF=" + cluster.conf()});
+  ASSERT_TRUE(down.ok() && down->exit_code == 0) << (down.ok() ? down->err : down.error().message);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  std::string why;
+  ASSERT_TRUE(WaitFor([&] {  // RESUME may be refused while the node is still completing its killed jobs
+    auto up = live::Exec({"scontrol", "update", "NodeName=node2", "State=RESUME"}, 10000,
+                         {"SLURM_CONF=" + cluster.conf()});
+    auto st = live::Exec({"sinfo", "-h", "-n", "node2", "-o", "%T"}, 10000, {"SLURM_CONF=" + cluster.conf()});
+    why = (up.ok() ? up->err : up.error().message) + " state " + (st.ok() ? st->out : "?");
+    // With ReturnToService=2 the node may already be back on its own (state idle/mixed).
+    bool back = st.ok() && st->out.rfind("down", 0) != 0 && st->out.rfind("drain", 0) != 0;
+    return (up.ok() && up->exit_code == 0) || back;
+  }, 40)) << why;
+  // 3. node3 (powered down by now) is asked back; its resume fails.
+  ASSERT_TRUE(WaitFor([&] {
+    auto n = slurm.Nodes({"gpu"});
+    if (!n.ok()) return false;
+    for (const auto& x : *n)
+      if (x.name == "node3") return x.avail == live::NodeAvail::kPoweredDown && x.state_raw.back() == '~';
+    return false;
+  }, 40)) << Tail(log);
+  auto pu = api.Post("/api/v1/nodes/node3/power-up", auth, "", "text/plain");
+  ASSERT_TRUE(pu);
+  EXPECT_EQ(pu->status, 202);
+  ASSERT_TRUE(WaitFor([&] {
+    auto h = api.Get("/healthz");
+    return h && h->body.find("node3 powering-up -> down") != std::string::npos;
+  }, 45)) << Tail(log) << api.Get("/healthz")->body;
+  ASSERT_TRUE(WaitFor([&] {
+    std::set<uint32_t> ok;
+    for (const auto& [id, c] : cluster.Completions())
+      if (c.state == "COMPLETED") ok.insert(id);
+    return ok.size() >= ids.size();
+  }, 90)) << Tail(log);
+  auto health = api.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_NE(health->body.find("node2 up -> down"), std::string::npos) << health->body;
+  EXPECT_NE(health->body.find("node2 down -> up"), std::string::npos) << health->body;
+  auto metrics = api.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  // The outage is seen either as failed cycles (squeue/sinfo timed out) or, when it falls
+  // in the apply phase, as refused scontrol calls that are retried.
+  bool seen = metrics->body.find("orrery_slurm_errors_total 0\n") == std::string::npos ||
+              metrics->body.find("orrery_apply_errors_total 0\n") == std::string::npos;
+  EXPECT_TRUE(seen) << "the controller restart should have been seen as failed cycles or apply errors\n"
+                    << metrics->body;
+  EXPECT_NE(metrics->body.find("orrery_power_actions_total 2\n"), std::string::npos) << metrics->body;
+  EXPECT_EQ(serve.Kill(SIGTERM), 0);
+  std::map<uint32_t, int> completed;
+  for (const auto& [id, c] : cluster.Completions())
+    if (c.state == "COMPLETED") ++completed[id];
+  for (uint32_t id : ids) EXPECT_EQ(completed[id], 1) << "job " << id;
+  std::string out = Tail(log);
+  bool reported = (out.find("cycle failed: slurm: `") != std::string::npos && out.find("recovered") != std::string::npos) ||
+                  metrics->body.find("orrery_apply_errors_total 0\n") == std::string::npos;
+  EXPECT_TRUE(reported) << out;
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain)"};
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;

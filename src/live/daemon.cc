@@ -81,26 +81,45 @@ Status Daemon::Recover() {
 // ---------------------------------------------------------------- snapshot
 
 Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) {
-  std::map<std::string, SlurmNode> next;
+  // O(nodes) with no allocation in the steady state: update the known records in place;
+  // the snapshot is rebuilt only when the set of schedulable nodes or their GPUs change.
+  Time now = clock_->Now();
+  *changed = false;
+  size_t seen = 0;
   for (const SlurmNode& n : nodes) {
     if (VcOf(n.partition) < 0) continue;
-    if (next.count(n.name)) continue;  // a node in two managed partitions belongs to the first listed
-    next[n.name] = n;
-  }
-  Time now = clock_->Now();
-  for (const auto& [name, n] : next) {
-    auto it = nodes_.find(name);
-    if (it == nodes_.end()) continue;
-    if (it->second.avail != n.avail)
-      Note(now, "node", fmt::format("{} {} -> {} ({})", name, NodeAvailName(it->second.avail), NodeAvailName(n.avail),
+    auto it = nodes_.find(n.name);
+    if (it == nodes_.end()) {
+      nodes_.emplace(n.name, n);
+      *changed = true;
+      ++seen;
+      continue;
+    }
+    SlurmNode& old = it->second;
+    if (old.partition != n.partition) continue;  // listed again for a second managed partition
+    ++seen;
+    if (old.avail != n.avail) {
+      Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
                                     n.state_raw));
+      if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) *changed = true;
+    }
+    if (old.gpus != n.gpus) *changed = true;
+    if (old.avail != n.avail || old.state_raw != n.state_raw || old.gpus != n.gpus) old = n;
   }
-  std::string topo;
-  for (const auto& [name, n] : next)
-    if (n.avail == NodeAvail::kUp) topo += fmt::format("{}/{}/{};", name, n.partition, n.gpus);
-  *changed = topo != topology_;
-  topology_ = std::move(topo);
-  nodes_ = std::move(next);
+  if (seen != nodes_.size()) {  // nodes left the managed partitions
+    std::set<std::string> present;
+    for (const SlurmNode& n : nodes)
+      if (VcOf(n.partition) >= 0) present.insert(n.name);
+    for (auto it = nodes_.begin(); it != nodes_.end();) {
+      if (!present.count(it->first)) {
+        Note(now, "node", it->first + " left the managed partitions");
+        it = nodes_.erase(it);
+        *changed = true;
+      } else {
+        ++it;
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -120,8 +139,13 @@ Status Daemon::Rebuild(Time now) {
     cluster->vcs.push_back(std::move(vc));
   }
   std::unordered_map<std::string, NodeId> index;
-  for (const auto& [name, n] : nodes_) {  // ascending name: deterministic node ids
-    if (n.avail != NodeAvail::kUp) continue;
+  std::vector<const SlurmNode*> up;
+  for (const auto& [name, n] : nodes_)
+    if (n.avail == NodeAvail::kUp) up.push_back(&n);
+  std::sort(up.begin(), up.end(), [](const SlurmNode* a, const SlurmNode* b) { return a->name < b->name; });
+  for (const SlurmNode* np : up) {  // ascending name: deterministic node ids
+    const SlurmNode& n = *np;
+    const std::string& name = n.name;
     Node nd;
     nd.id = NodeId(static_cast<uint32_t>(cluster->nodes.size()));
     nd.vc = VcId(static_cast<uint16_t>(VcOf(n.partition)));
@@ -177,8 +201,17 @@ void Daemon::Attach(LiveJob& lj, Time now) {
       }
       alloc.push_back(Slot{it->second, s.gpus, 1000, 0, 0, 0});
     }
+    // Slurm wins: a job that runs (or was released) where the snapshot has no room (e.g.
+    // Slurm started a job before the daemon could hold it, on GPUs a decision also took)
+    // stays outside the snapshot until its GPUs are free there; no invariant is broken.
+    for (const Slot& sl : alloc)
+      if (sched_->cluster_state().free_gpus(sl.node) < sl.gpus) return;
   }
   if (lj.phase != Phase::kQueued && !active) return;
+  // A queued job enters the policy's queue only once Slurm has shown it held: a start
+  // decision updates its ReqNodeList, which on a job that Slurm has meanwhile started
+  // would resize the running job. A held job cannot start behind our back.
+  if (!active && !lj.held) return;
   auto slot = sched_->Submit(&lj.job, lj.job.vc, 0, lj.id, now);
   if (!slot.ok()) {
     if (active) {  // runs in Slurm although the policy would never place it: keep it outside
@@ -217,8 +250,32 @@ void Daemon::Requeued(LiveJob& lj, Time now, const std::string& why) {
   Note(now, "requeue", fmt::format("job {} back in the queue (generation {}): {}", lj.id, lj.gen, why));
 }
 
+// A job ended in Slurm: its decisions not yet confirmed are settled from what Slurm
+// reports: applied when it ran where the decision put it, else superseded.
+void Daemon::SettleUnapplied(const SlurmJob& sj, Time now) {
+  for (auto u = unapplied_.begin(); u != unapplied_.end();) {
+    if (u->second.job != sj.id) {
+      ++u;
+      continue;
+    }
+    bool ran_there = u->second.kind == "start" && sj.start != kNoTime && SameNodes(u->second.nodes, sj.nodes);
+    auto st = journal_->Mark(u->first, ran_there ? "applied" : "superseded", now,
+                             std::string(ran_there ? "confirmed: Slurm ran it there, " : "job ended in Slurm: ") +
+                                 sj.state_raw);
+    (void)st;
+    if (ran_there) {
+      u->second.state = "applied";
+      Remember(u->second);
+    }
+    u = unapplied_.erase(u);
+  }
+}
+
 void Daemon::NewJob(const SlurmJob& sj, Time now) {
-  if (IsTerminal(sj.state)) return;  // finished before we saw it (or before a restart)
+  if (IsTerminal(sj.state)) {  // finished before we saw it (or while the daemon was down)
+    SettleUnapplied(sj, now);
+    return;
+  }
   auto owned = std::make_unique<LiveJob>();
   LiveJob& lj = *owned;
   lj.id = sj.id;
@@ -254,16 +311,21 @@ void Daemon::NewJob(const SlurmJob& sj, Time now) {
     }
     lj.phase = Phase::kStarting;
     lj.nodes = known->nodes;
-    // Pending with a planned decision: ApplyPending applies it again. Pinning and releasing
-    // are idempotent (releasing a job that is no longer held is a no-op), so a decision
-    // that reached Slurm before the crash is not applied twice; its journal row is marked
-    // applied once.
+    // Decisions are made only for jobs seen held, and the release is the last step of
+    // applying one: released means applied (confirm it); still held means not applied
+    // (ApplyPending applies it again, on a job that cannot have started meanwhile).
+    if (!sj.held && planned) {
+      auto st = journal_->Mark(key, "applied", now, "confirmed after restart: Slurm shows it released");
+      (void)st;
+      un->second.state = "applied";
+      Remember(un->second);
+      unapplied_.erase(un);
+    }
   } else {
     lj.phase = Phase::kQueued;
-    if (!sj.held && opts_.hold_unheld) {
+    if (!sj.held && opts_.hold_unheld) {  // queued once the next listing shows it held
       auto st = slurm_->Hold(sj.id);
       if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
-      else lj.held = true;
     }
   }
   uint32_t id = sj.id;
@@ -282,24 +344,20 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
   lj.held = sj.held;
   if (IsTerminal(sj.state)) {
     Detach(lj, now);
-    for (auto u = unapplied_.begin(); u != unapplied_.end();) {
-      if (u->second.job == lj.id) {
-        auto st = journal_->Mark(u->first, "superseded", now, std::string("job ended in Slurm: ") + sj.state_raw);
-        (void)st;
-        u = unapplied_.erase(u);
-      } else {
-        ++u;
-      }
-    }
+    SettleUnapplied(sj, now);
     ++m_completed_;
     jobs_.erase(it);
     return;
   }
   if (sj.state == SlurmJobState::kRunning) {
-    if (lj.phase == Phase::kRunning && SameNodes(lj.nodes, sj.nodes)) return;
+    if (lj.phase == Phase::kRunning && SameNodes(lj.nodes, sj.nodes)) {
+      if (lj.slot == UINT32_MAX && !need_rebuild_) Attach(lj, now);  // retry: room in the snapshot now?
+      return;
+    }
     if (lj.phase == Phase::kStarting && SameNodes(lj.nodes, sj.nodes)) {
       lj.phase = Phase::kRunning;
       lj.started = sj.start == kNoTime ? now : sj.start;
+      if (lj.slot == UINT32_MAX && !need_rebuild_) Attach(lj, now);
       return;
     }
     // Started by someone else, or elsewhere than decided: Slurm wins.
@@ -327,6 +385,21 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
     if (!need_rebuild_) Attach(lj, now);
     return;
   }
+  // Released and pinned, but Slurm says the chosen nodes are unavailable (a node went down
+  // between the decision and the launch): take the decision back and queue the job again.
+  if ((lj.phase == Phase::kStarting || lj.phase == Phase::kUnplaced) && !sj.held &&
+      sj.reason.rfind("ReqNodeNotAvail", 0) == 0 && !unapplied_.count(StartKey(lj.id, lj.gen))) {
+    auto hold = slurm_->Hold(sj.id);
+    if (!hold.ok()) {
+      Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, hold.error().message));
+      return;
+    }
+    auto st = journal_->Mark(StartKey(lj.id, lj.gen), "superseded", now, "Slurm: " + sj.reason);
+    (void)st;
+    Requeued(lj, now, "its nodes became unavailable before it started (" + sj.reason + ")");
+    if (!need_rebuild_) Attach(lj, now);
+    return;
+  }
   if (lj.phase == Phase::kStarting && sj.held && !unapplied_.count(StartKey(lj.id, lj.gen))) {
     auto st = journal_->Mark(StartKey(lj.id, lj.gen), "superseded", now, "job held again in Slurm");
     (void)st;
@@ -334,10 +407,16 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
     if (!need_rebuild_) Attach(lj, now);
     return;
   }
-  if (lj.phase == Phase::kQueued && !sj.held && opts_.hold_unheld) {
-    auto st = slurm_->Hold(sj.id);
-    if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
+  if (lj.phase == Phase::kQueued && !sj.held) {  // released by someone else: out of the queue
+    Detach(lj, now);
+    if (opts_.hold_unheld) {
+      auto st = slurm_->Hold(sj.id);
+      if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, st.error().message));
+    }
+    return;
   }
+  if ((lj.phase == Phase::kQueued || lj.phase == Phase::kStarting) && lj.slot == UINT32_MAX && !need_rebuild_)
+    Attach(lj, now);  // queued: now held; starting: room in the snapshot now?
 }
 
 // ---------------------------------------------------------------- decide and apply

@@ -110,6 +110,7 @@ class Daemon {
   Status ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed);
   void Reconcile(const SlurmJob& sj, Time now);
   void NewJob(const SlurmJob& sj, Time now);
+  void SettleUnapplied(const SlurmJob& sj, Time now);
   void FillJob(LiveJob& lj, const SlurmJob& sj);
   void Detach(LiveJob& lj, Time now);
   void Attach(LiveJob& lj, Time now);
@@ -131,8 +132,7 @@ class Daemon {
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
   std::unordered_map<std::string, NodeId> node_index_;   // up nodes in the model
-  std::map<std::string, SlurmNode> nodes_;                 // last observed, all managed nodes
-  std::string topology_;                                   // signature of the up nodes
+  std::unordered_map<std::string, SlurmNode> nodes_;       // last observed, all managed nodes
   std::unordered_map<uint32_t, std::unique_ptr<LiveJob>> jobs_;
   std::vector<uint32_t> slot_job_;                         // slot -> job id
   std::unordered_map<uint32_t, uint32_t> gens_;            // from the journal

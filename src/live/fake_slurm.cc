@@ -99,6 +99,16 @@ void FakeSlurm::Advance() {
              it->second.n.gpus - it->second.n.gpus_used >= s.gpus;
     }
     if (!fits) {
+      std::string unavailable;
+      for (const auto& sh : f.pinned) {
+        auto it = nodes_.find(sh.node);
+        if (it == nodes_.end() || it->second.n.avail != NodeAvail::kUp) unavailable += (unavailable.empty() ? "" : ",") + sh.node;
+      }
+      std::string reason = unavailable.empty() ? "Resources" : "ReqNodeNotAvail, UnavailableNodes:" + unavailable;
+      if (f.j.reason != reason) {
+        f.j.reason = reason;
+        Touch(f);
+      }
       wait.push_back(id);
       continue;
     }

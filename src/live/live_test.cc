@@ -88,9 +88,11 @@ TEST(SlurmParse, SinfoStates) {
       "node3\x1fgpu\x1f" "down*\x1fgpu:8\n"
       "node4\x1fgpu\x1fidle#\x1fgpu:8\n"
       "node5\x1fgpu\x1fmixed\x1fgpu:a100:4(S:0)\n"
-      "node6\x1fgpu\x1f" "drained\x1fgpu:8\n");
+      "node6\x1fgpu\x1f" "drained\x1fgpu:8\n"
+      "node7\x1fgpu\x1f" "down~\x1fgpu:8\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->size(), 6u);
+  ASSERT_EQ(r->size(), 7u);
+  EXPECT_EQ((*r)[6].avail, NodeAvail::kDown);  // powered off after a failed resume
   EXPECT_EQ((*r)[0].avail, NodeAvail::kUp);
   EXPECT_EQ((*r)[1].avail, NodeAvail::kPoweredDown);
   EXPECT_EQ((*r)[2].avail, NodeAvail::kDown);
@@ -230,8 +232,11 @@ TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
   s.hold = false;
   uint32_t a = *r.slurm.Submit(s);
   uint32_t b = *r.slurm.Submit(s);
-  r.Tick();
-  EXPECT_EQ(r.slurm.counters(b).holds, 1u);  // b was held; a was held too, then released
+  r.Tick();  // both held; neither is queued before Slurm shows it held
+  EXPECT_EQ(r.slurm.counters(a).holds, 1u);
+  EXPECT_EQ(r.slurm.counters(b).holds, 1u);
+  EXPECT_EQ(r.slurm.counters(a).releases, 0u);
+  r.Tick();  // 1002: a is decided and released
   r.Tick();
   EXPECT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
   auto q = r.daemon->Queue(10);
@@ -242,9 +247,9 @@ TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
   EXPECT_EQ(eb->phase, "queued");
   EXPECT_EQ(eb->position, 0);
   EXPECT_NE(eb->why.find("consolidate"), std::string::npos) << eb->why;
-  // a started at 1002 (released at 1001) with duration 3600 (no hint, no limit): predicted
-  // start of b is a's estimated end.
-  EXPECT_EQ(eb->predicted_start, 1001 + 3600);
+  // a was decided at 1002 with duration 3600 (no hint, no limit): predicted start of b is
+  // a's estimated end.
+  EXPECT_EQ(eb->predicted_start, 1002 + 3600);
 }
 
 TEST(Daemon, SlurmUnreachableIsAnErrorAndRecovers) {
@@ -285,6 +290,22 @@ TEST(Daemon, NodeDownRequeuesAndNodeBackIsUsed) {
   EXPECT_EQ(r.slurm.counters(a).starts, 2u);  // once before the failure, once after
   EXPECT_EQ(r.slurm.counters(b).completions, 1u);
   EXPECT_TRUE(r.journal->Get("start/" + std::to_string(a) + "/1").ok());
+}
+
+TEST(Daemon, DecisionOnNodeThatFailsBeforeLaunchIsTakenBack) {
+  Rig r("fifo", 2);
+  uint32_t a = r.Submit(8, 5);
+  r.Tick();  // decided and released, pinned to one node; Slurm has not started it yet
+  auto dec = r.journal->Get("start/" + std::to_string(a) + "/0");
+  ASSERT_TRUE(dec.ok());
+  std::string first = dec->nodes[0].node;
+  r.slurm.SetNodeDown(first, true);
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.counters(a).starts, 1u);
+  EXPECT_NE(r.slurm.job(a).nodes[0], first);
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->state, "superseded");
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, "applied");
 }
 
 TEST(Daemon, ResumeFailureIsReportedAndDaemonKeepsWorking) {
@@ -403,6 +424,92 @@ TEST(Daemon, RandomCrashesLoseNoDecisionAndApplyNoneTwice) {
     EXPECT_LE(fake.counters(id).releases, 1u) << id;
     EXPECT_EQ(applied[id], 1) << id;
   }
+}
+
+}  // namespace
+}  // namespace orrery::live
+
+// ------------------------------------------------------------------ config and HTTP API
+#include <httplib.h>
+
+#include "live/http_api.h"
+#include "live/serve_config.h"
+
+namespace orrery::live {
+namespace {
+
+TEST(ServeConfig, ParsesAndRejectsWithLocations) {
+  auto ok = ParseServeConfig(
+      "[slurm]\npartitions = [\"gpu\", \"a100\"]\ntimeout_ms = 5000\n[policy]\nspec = \"qssf:estimator=walltime\"\n"
+      "[daemon]\njournal = \"/tmp/j.db\"\ninterval_ms = 500\n[http]\nport = 9000\ntoken = \"abcdefghijklmnopq\"\n",
+      "s.toml");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->daemon.partitions, (std::vector<std::string>{"gpu", "a100"}));
+  EXPECT_EQ(ok->daemon.policy, "qssf:estimator=walltime");
+  EXPECT_EQ(ok->listen, "127.0.0.1");  // loopback unless configured
+  EXPECT_EQ(ok->port, 9000);
+  EXPECT_EQ(ok->interval_ms, 500);
+  auto err = [](const std::string& text) {
+    auto r = ParseServeConfig(text, "s.toml");
+    return r.ok() ? std::string("OK") : r.error().message;
+  };
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\nbogus = 1\n"),
+            "s.toml:3:9: unknown key 'bogus' in [slurm]: expected one of partitions, bin_dir, slurm_conf, timeout_ms");
+  EXPECT_EQ(err("[policy]\nspec = \"fifo\"\n"), "s.toml:1:1: missing table [slurm] (at least: partitions = [\"...\"])");
+  EXPECT_EQ(err("[slurm]\npartitions = []\n"),
+            "s.toml:2:14: 'partitions' in [slurm]: expected a non-empty array of partition names");
+  EXPECT_NE(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"nosuch\"\n").find("s.toml:4:8: 'spec' in [policy]"),
+            std::string::npos);
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[http]\nport = 70000\n"),
+            "s.toml:4:8: 'port' in [http]: expected 0..65535, got 70000");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[http]\ntoken = \"short\"\n"),
+            "s.toml:4:9: [http]: the token must have at least 16 characters");
+  EXPECT_NE(err("[slurm\n").find("s.toml:1:"), std::string::npos);
+}
+
+TEST(HttpApi, ServesQueueMetricsAndGuardsMutations) {
+  Rig r("fifo", 1);
+  uint32_t a = r.Submit(8, 30), b = r.Submit(8, 30);
+  r.Tick();
+  r.Tick();
+  HttpApi api(r.daemon.get(), "0123456789abcdef-token");
+  ASSERT_TRUE(api.Start("127.0.0.1", 0).ok());
+  httplib::Client cli("127.0.0.1", api.port());
+  auto h = cli.Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  EXPECT_NE(h->body.find("\"ok\": true"), std::string::npos);
+  auto q = cli.Get("/api/v1/queue");
+  ASSERT_TRUE(q);
+  EXPECT_NE(q->body.find("\"job\": " + std::to_string(b)), std::string::npos);
+  EXPECT_NE(q->body.find("\"phase\": \"running\""), std::string::npos);
+  EXPECT_NE(q->body.find("consolidate: "), std::string::npos) << q->body;
+  auto d = cli.Get("/api/v1/decisions");
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->body.find("\"key\": \"start/" + std::to_string(a) + "/0\""), std::string::npos) << d->body;
+  auto m = cli.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("orrery_decisions_start_total 1\n"), std::string::npos);
+  EXPECT_NE(m->body.find("orrery_jobs_pending 1\n"), std::string::npos);
+  EXPECT_NE(m->body.find("orrery_gpu_utilization 1\n"), std::string::npos);
+  EXPECT_NE(m->body.find("# TYPE orrery_cycle_duration_seconds histogram"), std::string::npos);
+  auto no = cli.Post("/api/v1/pause");
+  ASSERT_TRUE(no);
+  EXPECT_EQ(no->status, 401);
+  httplib::Headers bad = {{"Authorization", "Bearer 0123456789abcdef-tokeX"}};
+  EXPECT_EQ(cli.Post("/api/v1/pause", bad, "", "text/plain")->status, 401);
+  httplib::Headers good = {{"Authorization", "Bearer 0123456789abcdef-token"}};
+  auto yes = cli.Post("/api/v1/pause", good, "", "text/plain");
+  ASSERT_TRUE(yes);
+  EXPECT_EQ(yes->status, 200);
+  EXPECT_TRUE(r.daemon->GetHealth().paused);
+  EXPECT_EQ(cli.Post("/api/v1/nodes/node1/power-down", good, "", "text/plain")->status, 202);
+  EXPECT_EQ(cli.Post("/api/v1/nodes/node7/power-down", good, "", "text/plain")->status, 400);
+  api.Stop();
+  HttpApi locked(r.daemon.get(), "");
+  ASSERT_TRUE(locked.Start("127.0.0.1", 0).ok());
+  httplib::Client cli2("127.0.0.1", locked.port());
+  EXPECT_EQ(cli2.Post("/api/v1/resume", good, "", "text/plain")->status, 403);
 }
 
 }  // namespace

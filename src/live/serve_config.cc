@@ -129,6 +129,9 @@ Result<ServeConfig> ParseServeConfig(const std::string& text, const std::string&
     auto p = MakePolicy(cfg.daemon.policy, cfg.daemon.seed, nullptr);
     auto where = [&](const char* k) -> const TV& { return Find(*policy, k) ? *Find(*policy, k) : *policy; };
     if (!p.ok()) return c.At(where("spec"), "'spec' in [policy]: " + p.error().message);
+    if (p->share)  // pinning a job to a share of a GPU is not expressible with ReqNodeList/--gres=gpu
+      return c.At(where("spec"), "'spec' in [policy]: GPU-sharing policies (" + cfg.daemon.policy +
+                                     ") are not supported by orrery serve yet");
     auto pl = MakePlacer(cfg.daemon.placer, cfg.daemon.seed);
     if (!pl.ok()) return c.At(where("placer"), "'placer' in [policy]: " + pl.error().message);
   }

@@ -271,7 +271,9 @@ Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text) {
     char suffix = st.empty() ? 0 : st.back();
     std::string_view base = st;
     while (!base.empty() && std::strchr("*~#!%$@^-", base.back())) base.remove_suffix(1);
-    if (suffix == '~' || suffix == '%' || suffix == '!' || base == "powered_down" || base == "power_down" ||
+    if (base == "down" || base == "drained" || base == "fail")  // e.g. "down~": a resume that failed
+      n.avail = NodeAvail::kDown;
+    else if (suffix == '~' || suffix == '%' || suffix == '!' || base == "powered_down" || base == "power_down" ||
         base == "powering_down")
       n.avail = NodeAvail::kPoweredDown;
     else if (suffix == '#' || base == "powering_up")
@@ -447,8 +449,9 @@ Status ExecSlurmClient::StartOn(uint32_t job, const std::vector<NodeShare>& node
   std::vector<std::string> names;
   for (const auto& n : nodes) names.push_back(n.node);
   std::string id = std::to_string(job);
-  auto u = Run("scontrol", {"update", "JobId=" + id, "ReqNodeList=" + JoinParts(names),
-                            "NumNodes=" + std::to_string(nodes.size())});
+  // Only the node list: the node count is the job's own (the placer honours it), and an
+  // update of NumNodes reaching a job that has just started would resize it.
+  auto u = Run("scontrol", {"update", "JobId=" + id, "ReqNodeList=" + JoinParts(names)});
   if (!u.ok()) return u.error();
   auto r = Run("scontrol", {"release", id});
   // Releasing twice (e.g. re-applying after a crash) is harmless.

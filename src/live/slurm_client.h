@@ -98,7 +98,7 @@ class SlurmClient {
   virtual Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) = 0;
   // Admin hold of a pending job. Holding an already held job is not an error.
   virtual Status Hold(uint32_t job) = 0;
-  // Pins a held pending job to `nodes` (ReqNodeList, NumNodes) and releases it, so that
+  // Pins a held pending job to `nodes` (ReqNodeList) and releases it, so that
   // Slurm starts it there. Releasing a job that is no longer held is not an error.
   virtual Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) = 0;
   // Requeues a running job and holds it (preemption); the job must be requeueable.

@@ -3,7 +3,8 @@
 #
 #   harness.sh start DIR [NODES] [GPUS]   munged + slurmctld + NODES slurmd (-N nodeK), waits idle
 #   harness.sh stop DIR                   stops every daemon it started in DIR (pid files only)
-#   harness.sh restart-ctld DIR           kill + restart slurmctld (state kept in DIR/ctld)
+#   harness.sh restart-ctld DIR [GAP]     stop slurmctld, wait GAP s, start it (state kept in DIR/ctld)
+#   harness.sh stop-node|start-node DIR nodeK
 #   harness.sh env DIR                    prints `export SLURM_CONF=...`
 #
 # Everything (keys, sockets, pid files, spool, state, logs, dummy GPU device files) lives in
@@ -18,6 +19,7 @@ dir=${2:?missing DIR}
 dir=$(cd "$dir" && pwd)
 conf=$dir/etc/slurm.conf
 export SLURM_CONF=$conf
+export PATH=$PATH:/usr/sbin:/sbin
 
 log() { echo "harness: $*" >&2; }
 
@@ -153,12 +155,21 @@ SH
   exit 1
   ;;
 stop)
+  # Cancel this cluster's jobs first so that no slurmstepd outlives its slurmd.
+  if [[ -f $dir/run/slurmctld.pid ]] && kill -0 "$(cat "$dir/run/slurmctld.pid")" 2>/dev/null; then
+    scancel --full -p gpu >/dev/null 2>&1 || true
+    for _ in $(seq 50); do
+      [[ -z $(squeue -h -t R,CG,S -o %i 2>/dev/null) ]] && break
+      sleep 0.1
+    done
+  fi
   for f in "$dir"/run/slurmd-*.pid; do [[ -e $f ]] && stop_pidfile "$f"; done
   stop_pidfile "$dir/run/slurmctld.pid"
   stop_pidfile "$dir/munge/munged.pid"
   ;;
-restart-ctld)
+restart-ctld)  # restart-ctld DIR [GAP_SECONDS]: the controller is away for GAP seconds
   stop_pidfile "$dir/run/slurmctld.pid"
+  sleep "${3:-0}"
   start_ctld
   ;;
 start-node) start_node "${3:?node}" ;;

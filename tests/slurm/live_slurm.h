@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +27,11 @@ extern char** environ;
 namespace orrery::testing {
 
 inline bool SlurmInstalled() {
+  // The Slurm daemons live in /usr/sbin, which a non-login PATH may lack.
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  for (const char* d : {"/usr/sbin", "/sbin"})
+    if (("" + path + ":").find(std::string(d) + ":") == std::string::npos) path += std::string(":") + d;
+  setenv("PATH", path.c_str(), 1);
   for (const char* b : {"slurmctld", "slurmd", "munged", "squeue", "sbatch", "scontrol"}) {
     std::string cmd = std::string("command -v ") + b + " >/dev/null 2>&1";
     if (std::system(cmd.c_str()) != 0) return false;
@@ -35,6 +42,9 @@ inline bool SlurmInstalled() {
 class SlurmCluster {
  public:
   explicit SlurmCluster(int nodes) {
+    // One local Slurm at a time (ctest -j2 may run two of these tests at once).
+    lock_fd_ = open("/tmp/orrery-slurm-tests.lock", O_RDWR | O_CREAT, 0644);
+    if (lock_fd_ >= 0) flock(lock_fd_, LOCK_EX);
     char tmpl[] = "/tmp/orrery-slurm-XXXXXX";
     dir_ = mkdtemp(tmpl);
     std::string cmd = std::string("bash ") + ORRERY_SOURCE_DIR "/tests/slurm/harness.sh start " + dir_ + " " +
@@ -46,6 +56,7 @@ class SlurmCluster {
     int rc = std::system(cmd.c_str());
     (void)rc;
     if (!std::getenv("ORRERY_KEEP_SLURM_DIR")) std::filesystem::remove_all(dir_);
+    if (lock_fd_ >= 0) close(lock_fd_);  // releases the lock
   }
   bool ok() const { return ok_; }
   const std::string& dir() const { return dir_; }
@@ -67,6 +78,13 @@ class SlurmCluster {
     std::string state, nodes;
     Time start = kNoTime, end = kNoTime;
   };
+  // Distinct jobs with a COMPLETED record.
+  size_t CompletedJobs() const {
+    std::set<uint32_t> ids;
+    for (const auto& [id, c] : Completions())
+      if (c.state == "COMPLETED") ids.insert(id);
+    return ids.size();
+  }
   std::multimap<uint32_t, Completion> Completions() const {
     std::multimap<uint32_t, Completion> out;
     std::ifstream in(dir_ + "/jobcomp.txt");
@@ -92,6 +110,7 @@ class SlurmCluster {
  private:
   std::string dir_;
   bool ok_ = false;
+  int lock_fd_ = -1;
 };
 
 // `orrery serve --config FILE` as a child process; killed (SIGKILL) in the destructor.
