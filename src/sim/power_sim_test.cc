@@ -31,7 +31,9 @@ Result<SimResult> RunEnergy(const Cluster& c, const Trace& t, const std::string&
   cfg.seed = seed;
   cfg.node_power.assign(c.nodes.size(), Watts(100, 10));
   auto r = Simulate(t, c, cfg);
-  if (r.ok()) EXPECT_TRUE(CheckConservation(t, *r).ok());
+  if (r.ok()) {
+    EXPECT_TRUE(CheckConservation(t, *r).ok());
+  }
   return r;
 }
 

@@ -7,6 +7,7 @@
 
 #include "base/parse.h"
 #include "predict/node_demand.h"
+#include "sched/plugins/policies.h"
 
 namespace orrery {
 
@@ -150,22 +151,14 @@ class CesController final : public PowerPlugin {
 
 Result<CesParams> ParseCesSpec(const std::string& spec) {
   CesParams p;
-  size_t colon = spec.find(':');
-  std::string name = spec.substr(0, colon);
-  if (name != "ces") return MakeError("unknown energy policy '" + name + "' (expected ces)");
-  if (colon == std::string::npos) return p;
-  std::string rest = spec.substr(colon + 1);
-  size_t pos = 0;
+  ORR_ASSIGN_OR_RETURN(PluginSpec ps, ParsePluginSpec(spec, "energy policy"));
+  if (ps.name != "ces") return MakeError("unknown energy policy '" + ps.name + "' (expected ces)");
   auto bad = [&](const std::string& key, const std::string& what, const std::string& v) {
     return MakeError("energy policy '" + spec + "': parameter '" + key + "': expected " + what + ", got \"" + v + "\"");
   };
-  while (pos <= rest.size()) {
-    size_t comma = rest.find(',', pos);
-    std::string item = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return MakeError("energy policy '" + spec + "': expected key=value parameters, got \"" + item + "\"");
-    std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+  for (const auto& param : ps.params) {
+    const std::string& k = param.first;
+    const std::string& v = param.second;
     int64_t iv = 0;
     double dv = 0;
     auto int_in = [&](int64_t lo, int64_t hi, auto* dst) -> Status {
@@ -197,8 +190,6 @@ Result<CesParams> ParseCesSpec(const std::string& spec) {
       return MakeError("energy policy '" + spec + "': unknown parameter '" + k +
                        "' (expected period, history, future, his_thr, fut_thr, de_thr, buffer, buffer_frac, "
                        "min_spare, lead, keep, idle, forecaster)");
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
   }
   if (p.forecaster != "last" && p.forecaster != "seasonal-daily" && p.forecaster != "seasonal-weekly" &&
       p.forecaster != "xgboost")

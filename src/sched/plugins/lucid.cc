@@ -10,6 +10,7 @@
 
 #include "base/parse.h"
 #include "predict/interference.h"
+#include "sched/plugins/policies.h"
 
 namespace orrery {
 
@@ -479,22 +480,10 @@ Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, cons
 
 Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, const Trace* trace,
                                     std::shared_ptr<const ColocationContext> ctx) {
+  ORR_ASSIGN_OR_RETURN(PluginSpec ps, ParsePluginSpec(spec, "policy"));
+  if (ps.name != "lucid") return MakeError("not a lucid spec: '" + spec + "'");
   std::map<std::string, std::string> kv;
-  size_t colon = spec.find(':');
-  if (spec.substr(0, colon) != "lucid") return MakeError("not a lucid spec: '" + spec + "'");
-  if (colon != std::string::npos) {
-    std::string rest = spec.substr(colon + 1);
-    size_t pos = 0;
-    while (pos <= rest.size()) {
-      size_t comma = rest.find(',', pos);
-      std::string item = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      size_t eq = item.find('=');
-      if (eq == std::string::npos || eq == 0) return MakeError("policy '" + spec + "': expected key=value, got \"" + item + "\"");
-      kv[item.substr(0, eq)] = item.substr(eq + 1);
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-  }
+  for (const auto& [k, v] : ps.params) kv[k] = v;  // a repeated key: the last value
   auto take = [&](const std::string& key, const std::string& def) {
     auto it = kv.find(key);
     if (it == kv.end()) return def;

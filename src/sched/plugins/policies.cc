@@ -337,31 +337,6 @@ class PreemptLonger final : public PostFilterPlugin {
   Allocation alloc_;
 };
 
-struct Params {
-  std::map<std::string, std::string> kv;
-  std::string policy;
-};
-
-Result<Params> ParseSpec(const std::string& spec) {
-  Params p;
-  size_t colon = spec.find(':');
-  p.policy = spec.substr(0, colon);
-  if (colon == std::string::npos) return p;
-  std::string rest = spec.substr(colon + 1);
-  size_t pos = 0;
-  while (pos <= rest.size()) {
-    size_t comma = rest.find(',', pos);
-    std::string item = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return MakeError("policy '" + spec + "': expected key=value parameters, got \"" + item + "\"");
-    p.kv[item.substr(0, eq)] = item.substr(eq + 1);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return p;
-}
-
 Result<bool> ParseBool(const std::string& spec, const std::string& key, const std::string& v) {
   if (v == "true" || v == "1") return true;
   if (v == "false" || v == "0") return false;
@@ -422,13 +397,34 @@ Status ParseTiresias(const std::string& spec, Take& take, PolicyParts* parts) {
 
 }  // namespace
 
+Result<PluginSpec> ParsePluginSpec(const std::string& spec, std::string_view what) {
+  PluginSpec p;
+  size_t colon = spec.find(':');
+  p.name = spec.substr(0, colon);
+  if (colon == std::string::npos) return p;
+  std::string rest = spec.substr(colon + 1);
+  size_t pos = 0;
+  while (pos <= rest.size()) {
+    size_t comma = rest.find(',', pos);
+    std::string item = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return MakeError(std::string(what) + " '" + spec + "': expected key=value parameters, got \"" + item + "\"");
+    p.params.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return p;
+}
+
 std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy", "tiresias", "lucid"}; }
 
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace) {
-  ORR_ASSIGN_OR_RETURN(Params p, ParseSpec(spec));
+  ORR_ASSIGN_OR_RETURN(PluginSpec p, ParsePluginSpec(spec, "policy"));
   PolicyParts parts;
   parts.name = spec;
-  std::map<std::string, std::string> kv = p.kv;
+  std::map<std::string, std::string> kv;
+  for (const auto& [k, v] : p.params) kv[k] = v;  // a repeated key: the last value
   auto take = [&](const std::string& key, const std::string& def) {
     auto it = kv.find(key);
     if (it == kv.end()) return def;
@@ -436,38 +432,38 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
     kv.erase(it);
     return v;
   };
-  if (p.policy == "fifo") {
+  if (p.name == "fifo") {
     parts.sort = std::make_unique<FifoSort>();
-  } else if (p.policy == "sjf") {
+  } else if (p.name == "sjf") {
     parts.sort = std::make_unique<SjfSort>();
-  } else if (p.policy == "srtf") {
+  } else if (p.name == "srtf") {
     parts.sort = std::make_unique<SrtfSort>();
     parts.post = std::make_unique<PreemptLonger>();
     parts.blocking = false;
     parts.preemptive = true;
-  } else if (p.policy == "qssf") {
+  } else if (p.name == "qssf") {
     parts.sort = std::make_unique<QssfSort>();
     ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "noisy-oracle"), seed, trace));
-  } else if (p.policy == "easy") {  // = fifo with backfill=easy and walltime estimates
+  } else if (p.name == "easy") {  // = fifo with backfill=easy and walltime estimates
     parts.sort = std::make_unique<FifoSort>();
     ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "walltime"), seed, trace));
-  } else if (p.policy == "tiresias") {
+  } else if (p.name == "tiresias") {
     ORR_RETURN_IF_ERROR(ParseTiresias(spec, take, &parts));
-  } else if (p.policy == "lucid") {
+  } else if (p.name == "lucid") {
     ORR_ASSIGN_OR_RETURN(parts, MakeLucidPolicy(spec, seed, trace, take));
     parts.name = spec;
   } else {
-    return MakeError("unknown policy '" + p.policy + "' (expected one of fifo, sjf, srtf, qssf, easy, tiresias, lucid)");
+    return MakeError("unknown policy '" + p.name + "' (expected one of fifo, sjf, srtf, qssf, easy, tiresias, lucid)");
   }
   // EASY backfill behind any non-preemptive order: the head of each VC's queue gets a
   // reservation from the running jobs' estimated ends (the policy's estimator, else the
   // true remaining time), later jobs start if they do not delay it.
-  const std::string backfill = take("backfill", p.policy == "easy" ? "easy" : "none");
+  const std::string backfill = take("backfill", p.name == "easy" ? "easy" : "none");
   if (backfill == "easy") {
     if (parts.preemptive || parts.reschedule || parts.share)
       return MakeError("policy '" + spec +
                        "': parameter 'backfill': not available for the preemptive, rescheduling or GPU-sharing policy '" +
-                       p.policy + "'");
+                       p.name + "'");
     std::string n = take("bf_max_job_test", "1000");
     int64_t v = 0;
     if (!ParseI64(n, &v) || v < 1 || v > 10000000)
@@ -481,7 +477,7 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
     ORR_ASSIGN_OR_RETURN(parts.blocking, ParseBool(spec, "blocking", take("blocking", "")));
   }
   if (!kv.empty()) {
-    return MakeError("policy '" + spec + "': unknown parameter '" + kv.begin()->first + "' for policy '" + p.policy + "'");
+    return MakeError("policy '" + spec + "': unknown parameter '" + kv.begin()->first + "' for policy '" + p.name + "'");
   }
   return parts;
 }

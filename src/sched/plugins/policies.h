@@ -25,6 +25,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -37,5 +39,14 @@ namespace orrery {
 // (history, user-stats, xgboost, blend).
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace = nullptr);
 std::vector<std::string> PolicyNames();
+
+// A plugin spec "name[:key=value,...]" split into its name and its parameters, in the order
+// given (shared by policies, Lucid and the CES energy policy). `what` names the kind of spec
+// in errors, e.g. "policy" or "energy policy".
+struct PluginSpec {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> params;
+};
+Result<PluginSpec> ParsePluginSpec(const std::string& spec, std::string_view what);
 
 }  // namespace orrery
