@@ -1,7 +1,6 @@
 // `orrery predict evaluate TRACE [--estimator LIST] [--train-fraction 0.5] [--json FILE]`:
 // chronological-split, online evaluation of duration estimators (docs/predict.md).
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -10,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/io.h"
 #include "cli/commands.h"
 #include "predict/evaluate.h"
 #include "predict/interference.h"
@@ -18,6 +18,22 @@
 namespace orrery::cli {
 
 namespace {
+
+// Writes a JSON document to stdout ('-') or atomically to a file (temp + rename).
+int EmitJson(const std::string& path, const nlohmann::json& j) {
+  const std::string text = j.dump(2) + "\n";
+  if (path == "-") {
+    std::fputs(text.c_str(), stdout);
+    return kExitOk;
+  }
+  Status w = WriteFileAtomic(path, text);
+  if (!w.ok()) {
+    std::fprintf(stderr, "orrery predict: %s\n", w.error().message.c_str());
+    return kExitRuntime;
+  }
+  return kExitOk;
+}
+
 
 struct PredictArgs {
   std::string trace;
@@ -147,17 +163,7 @@ int RunEvaluate(const PredictArgs& a) {
       for (const auto& [k, v] : r.details) e["details"][k] = v;
       j["results"].push_back(e);
     }
-    std::string text = j.dump(2) + "\n";
-    if (a.json == "-") {
-      std::fputs(text.c_str(), stdout);
-    } else {
-      std::ofstream f(a.json);
-      f << text;
-      if (!f) {
-        std::fprintf(stderr, "orrery predict: cannot write %s\n", a.json.c_str());
-        return kExitRuntime;
-      }
-    }
+    if (int rc = EmitJson(a.json, j); rc != kExitOk) return rc;
   }
   return kExitOk;
 }
@@ -212,17 +218,7 @@ int RunInterference(const InterferenceArgs& a) {
       std::printf("  %-36s %8.1f %8.1f %8.0f\n", w.Label().c_str(), w.gpu_util, w.gmem_util, w.gmem);
   }
   if (!a.json.empty()) {
-    std::string text = j.dump(2) + "\n";
-    if (a.json == "-") {
-      std::fputs(text.c_str(), stdout);
-    } else {
-      std::ofstream f(a.json);
-      f << text;
-      if (!f) {
-        std::fprintf(stderr, "orrery predict: cannot write %s\n", a.json.c_str());
-        return kExitRuntime;
-      }
-    }
+    if (int rc = EmitJson(a.json, j); rc != kExitOk) return rc;
   }
   return kExitOk;
 }
