@@ -46,6 +46,7 @@ struct CycleStats {
   Time now = 0;
   int64_t cycle = 0;
   double observe_ms = 0, decide_ms = 0, apply_ms = 0, total_ms = 0;
+  double housekeeping_ms = 0;  // journal checkpoint after the decisions are applied (not in total_ms)
   size_t starts = 0, requeues = 0, apply_errors = 0;
   size_t pending = 0, running = 0;
   bool rebuilt = false;

@@ -59,7 +59,7 @@ void BM_Cycle(benchmark::State& state, const char* policy) {
       return;
     }
   }
-  std::vector<double> ms;
+  std::vector<double> ms, obs, dec, app, hk;
   size_t decisions = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -72,8 +72,20 @@ void BM_Cycle(benchmark::State& state, const char* policy) {
       return;
     }
     ms.push_back(st->total_ms);
+    obs.push_back(st->observe_ms);
+    dec.push_back(st->decide_ms);
+    app.push_back(st->apply_ms);
+    hk.push_back(st->housekeeping_ms);
     decisions += st->starts + st->requeues;
   }
+  auto p99 = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, v.size() * 99 / 100)];
+  };
+  state.counters["observe_p99_ms"] = p99(obs);
+  state.counters["decide_p99_ms"] = p99(dec);
+  state.counters["apply_p99_ms"] = p99(app);
+  state.counters["housekeeping_max_ms"] = *std::max_element(hk.begin(), hk.end());
   std::sort(ms.begin(), ms.end());
   double sum = 0;
   for (double x : ms) sum += x;

@@ -31,7 +31,35 @@ Result<std::vector<NodeShare>> DecodeNodes(const std::string& s) {
 }
 
 Journal::~Journal() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
   if (db_) sqlite3_close(db_);
+}
+
+Result<sqlite3_stmt*> Journal::Prepared(const char* sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return it->second;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return Err(std::string("prepare \"") + sql + "\"");
+  }
+  cache_.emplace(sql, stmt);
+  return stmt;
+}
+
+int Journal::WalHook(void* self, sqlite3*, const char*, int pages) {
+  static_cast<Journal*>(self)->wal_pages_ = pages;
+  return SQLITE_OK;
+}
+
+Status Journal::Checkpoint(int min_pages) {
+  if (wal_pages_ < min_pages) return Status::Ok();
+  int log = 0, done = 0;
+  // PASSIVE: copies what no reader holds back, never waits for readers or writers.
+  if (sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK)
+    return Err("checkpoint");
+  if (log == done) wal_pages_ = 0;
+  return Status::Ok();
 }
 
 Error Journal::Err(const std::string& what) const {
@@ -56,6 +84,10 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, bool syn
     return j->Err("cannot open");
   sqlite3_busy_timeout(j->db_, 5000);
   ORR_RETURN_IF_ERROR(j->Exec("PRAGMA journal_mode=WAL"));
+  // No checkpoint inside a commit (it made the commit of a decision cycle 10x slower now and
+  // then); the daemon checkpoints after a cycle's decisions are applied (Checkpoint()).
+  ORR_RETURN_IF_ERROR(j->Exec("PRAGMA wal_autocheckpoint=0"));
+  sqlite3_wal_hook(j->db_, &Journal::WalHook, j.get());
   ORR_RETURN_IF_ERROR(j->Exec(synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   ORR_RETURN_IF_ERROR(j->Exec(
       "CREATE TABLE IF NOT EXISTS decisions(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE NOT NULL,"
@@ -76,6 +108,14 @@ struct Stmt {
   sqlite3_stmt* s = nullptr;
   ~Stmt() { sqlite3_finalize(s); }
 };
+// A cached statement is reset and unbound when its use ends, so the next use starts clean.
+struct Reset {
+  sqlite3_stmt* s;
+  ~Reset() {
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+  }
+};
 void BindText(sqlite3_stmt* s, int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), -1, SQLITE_TRANSIENT); }
 std::string Col(sqlite3_stmt* s, int i) {
   const unsigned char* t = sqlite3_column_text(s, i);
@@ -84,21 +124,18 @@ std::string Col(sqlite3_stmt* s, int i) {
 }  // namespace
 
 Status Journal::Plan(JournalDecision* d) {
-  Stmt st;
-  if (sqlite3_prepare_v2(db_,
-                         "INSERT INTO decisions(key,cycle,time,kind,job,gen,nodes,state,detail,applied_time)"
-                         " VALUES(?,?,?,?,?,?,?,'planned',?,NULL)",
-                         -1, &st.s, nullptr) != SQLITE_OK)
-    return Err("prepare insert");
-  BindText(st.s, 1, d->key);
-  sqlite3_bind_int64(st.s, 2, d->cycle);
-  sqlite3_bind_int64(st.s, 3, d->time);
-  BindText(st.s, 4, d->kind);
-  sqlite3_bind_int64(st.s, 5, d->job);
-  sqlite3_bind_int64(st.s, 6, d->gen);
-  BindText(st.s, 7, EncodeNodes(d->nodes));
-  BindText(st.s, 8, d->detail);
-  int rc = sqlite3_step(st.s);
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("INSERT INTO decisions(key,cycle,time,kind,job,gen,nodes,state,detail,applied_time)"
+                         " VALUES(?,?,?,?,?,?,?,'planned',?,NULL)"));
+  Reset reset{stmt};
+  BindText(stmt, 1, d->key);
+  sqlite3_bind_int64(stmt, 2, d->cycle);
+  sqlite3_bind_int64(stmt, 3, d->time);
+  BindText(stmt, 4, d->kind);
+  sqlite3_bind_int64(stmt, 5, d->job);
+  sqlite3_bind_int64(stmt, 6, d->gen);
+  BindText(stmt, 7, EncodeNodes(d->nodes));
+  BindText(stmt, 8, d->detail);
+  int rc = sqlite3_step(stmt);
   if (rc == SQLITE_CONSTRAINT) return MakeError("journal: duplicate decision " + d->key, kExitRuntime);
   if (rc != SQLITE_DONE) return Err("insert decision " + d->key);
   d->seq = sqlite3_last_insert_rowid(db_);
@@ -107,21 +144,19 @@ Status Journal::Plan(JournalDecision* d) {
 }
 
 Status Journal::Mark(const std::string& key, const std::string& state, Time t, const std::string& detail) {
-  Stmt st;
-  if (sqlite3_prepare_v2(db_, "UPDATE decisions SET state=?, applied_time=?, detail=? WHERE key=?", -1, &st.s,
-                         nullptr) != SQLITE_OK)
-    return Err("prepare update");
-  BindText(st.s, 1, state);
-  sqlite3_bind_int64(st.s, 2, t);
-  BindText(st.s, 3, detail);
-  BindText(st.s, 4, key);
-  if (sqlite3_step(st.s) != SQLITE_DONE) return Err("update decision " + key);
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("UPDATE decisions SET state=?, applied_time=?, detail=? WHERE key=?"));
+  Reset reset{stmt};
+  BindText(stmt, 1, state);
+  sqlite3_bind_int64(stmt, 2, t);
+  BindText(stmt, 3, detail);
+  BindText(stmt, 4, key);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Err("update decision " + key);
   if (sqlite3_changes(db_) != 1) return MakeError("journal: no decision " + key, kExitRuntime);
   return Status::Ok();
 }
 
 Result<std::vector<JournalDecision>> Journal::Query(const std::string& where_order, const std::vector<std::string>& binds) {
-  Stmt st;
+  Stmt st;  // not cached: the text varies (LIMIT), and it is off the cycle path
   std::string sql = "SELECT seq,key,cycle,time,kind,job,gen,nodes,state,detail,applied_time FROM decisions " + where_order;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) return Err("prepare select");
   for (size_t i = 0; i < binds.size(); ++i) BindText(st.s, static_cast<int>(i + 1), binds[i]);
@@ -166,55 +201,51 @@ bool Journal::Has(const std::string& key) {
 }
 
 Status Journal::SetGen(uint32_t job, uint32_t gen) {
-  Stmt st;
-  if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO gens(job,gen) VALUES(?,?)", -1, &st.s, nullptr) != SQLITE_OK)
-    return Err("prepare gen");
-  sqlite3_bind_int64(st.s, 1, job);
-  sqlite3_bind_int64(st.s, 2, gen);
-  if (sqlite3_step(st.s) != SQLITE_DONE) return Err("set gen");
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("INSERT OR REPLACE INTO gens(job,gen) VALUES(?,?)"));
+  Reset reset{stmt};
+  sqlite3_bind_int64(stmt, 1, job);
+  sqlite3_bind_int64(stmt, 2, gen);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Err("set gen");
   return Status::Ok();
 }
 
 Result<std::unordered_map<uint32_t, uint32_t>> Journal::Gens() {
-  Stmt st;
-  if (sqlite3_prepare_v2(db_, "SELECT job,gen FROM gens", -1, &st.s, nullptr) != SQLITE_OK) return Err("prepare gens");
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("SELECT job,gen FROM gens"));
+  Reset reset{stmt};
   std::unordered_map<uint32_t, uint32_t> out;
   int rc;
-  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW)
-    out[static_cast<uint32_t>(sqlite3_column_int64(st.s, 0))] = static_cast<uint32_t>(sqlite3_column_int64(st.s, 1));
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+    out[static_cast<uint32_t>(sqlite3_column_int64(stmt, 0))] = static_cast<uint32_t>(sqlite3_column_int64(stmt, 1));
   if (rc != SQLITE_DONE) return Err("select gens");
   return out;
 }
 
 Status Journal::Event(Time t, const std::string& kind, const std::string& detail) {
-  Stmt st;
-  if (sqlite3_prepare_v2(db_, "INSERT INTO events(time,kind,detail) VALUES(?,?,?)", -1, &st.s, nullptr) != SQLITE_OK)
-    return Err("prepare event");
-  sqlite3_bind_int64(st.s, 1, t);
-  BindText(st.s, 2, kind);
-  BindText(st.s, 3, detail);
-  if (sqlite3_step(st.s) != SQLITE_DONE) return Err("insert event");
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("INSERT INTO events(time,kind,detail) VALUES(?,?,?)"));
+  Reset reset{stmt};
+  sqlite3_bind_int64(stmt, 1, t);
+  BindText(stmt, 2, kind);
+  BindText(stmt, 3, detail);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Err("insert event");
   return Status::Ok();
 }
 
 Result<int64_t> Journal::GetCounter(const std::string& name) {
-  Stmt st;
-  if (sqlite3_prepare_v2(db_, "SELECT value FROM counters WHERE name=?", -1, &st.s, nullptr) != SQLITE_OK)
-    return Err("prepare counter");
-  BindText(st.s, 1, name);
-  int rc = sqlite3_step(st.s);
-  if (rc == SQLITE_ROW) return static_cast<int64_t>(sqlite3_column_int64(st.s, 0));
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("SELECT value FROM counters WHERE name=?"));
+  Reset reset{stmt};
+  BindText(stmt, 1, name);
+  int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) return static_cast<int64_t>(sqlite3_column_int64(stmt, 0));
   if (rc == SQLITE_DONE) return int64_t{0};
   return Err("select counter");
 }
 
 Status Journal::SetCounter(const std::string& name, int64_t v) {
-  Stmt st;
-  if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO counters(name,value) VALUES(?,?)", -1, &st.s, nullptr) != SQLITE_OK)
-    return Err("prepare counter");
-  BindText(st.s, 1, name);
-  sqlite3_bind_int64(st.s, 2, v);
-  if (sqlite3_step(st.s) != SQLITE_DONE) return Err("set counter");
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("INSERT OR REPLACE INTO counters(name,value) VALUES(?,?)"));
+  Reset reset{stmt};
+  BindText(stmt, 1, name);
+  sqlite3_bind_int64(stmt, 2, v);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Err("set counter");
   return Status::Ok();
 }
 

@@ -62,14 +62,23 @@ class Journal {
   Result<int64_t> GetCounter(const std::string& name);
   Status SetCounter(const std::string& name, int64_t v);
   const std::string& path() const { return path_; }
+  // Copies the write-ahead log into the database when it holds at least min_pages pages
+  // (automatic checkpoints are off: they ran inside a commit, on the decision path).
+  Status Checkpoint(int min_pages);
+  int wal_pages() const { return wal_pages_; }
 
  private:
   Journal() = default;
   Status Exec(const char* sql);
   Error Err(const std::string& what) const;
   Result<std::vector<JournalDecision>> Query(const std::string& where_order, const std::vector<std::string>& binds);
+  // Prepared once per statement text (a literal: the pointer is the key), reused every cycle.
+  Result<sqlite3_stmt*> Prepared(const char* sql);
+  static int WalHook(void* self, sqlite3* db, const char* name, int pages);
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unordered_map<const char*, sqlite3_stmt*> cache_;
+  int wal_pages_ = 0;
 };
 
 }  // namespace orrery::live

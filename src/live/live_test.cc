@@ -151,6 +151,39 @@ TEST(Journal, PlanMarkDuplicateAndReopen) {
   EXPECT_FALSE((*j)->Mark("start/9/0", "applied", 10, "").ok());
 }
 
+TEST(Journal, CachedStatementsAndManualCheckpointKeepEveryRow) {
+  std::string path = TempPath("j2.db");
+  {
+    auto j = Journal::Open(path, /*synchronous_full=*/false);
+    ASSERT_TRUE(j.ok()) << j.error().message;
+    for (int t = 0; t < 30; ++t) {  // 30 transactions of 100 decisions, every statement reused
+      ASSERT_TRUE((*j)->Begin().ok());
+      for (int i = 0; i < 100; ++i) {
+        JournalDecision d;
+        d.job = static_cast<uint32_t>(t * 100 + i);
+        d.kind = "start";
+        d.key = "start/" + std::to_string(d.job) + "/0";
+        d.nodes = {{"node1", 1}};
+        ASSERT_TRUE((*j)->Plan(&d).ok());
+        if (i % 2 == 0) ASSERT_TRUE((*j)->Mark(d.key, "applied", t, "").ok());
+      }
+      ASSERT_TRUE((*j)->Commit().ok());
+    }
+    // Automatic checkpoints are off: the log holds every page until Checkpoint() folds it.
+    EXPECT_GT((*j)->wal_pages(), 20);
+    ASSERT_TRUE((*j)->Checkpoint(1'000'000).ok());  // below the threshold: nothing happens
+    EXPECT_GT((*j)->wal_pages(), 20);
+    ASSERT_TRUE((*j)->Checkpoint(1).ok());
+    EXPECT_EQ((*j)->wal_pages(), 0);
+  }
+  auto j = Journal::Open(path);
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)->All()->size(), 3000u);
+  EXPECT_EQ((*j)->WithState("planned")->size(), 1500u);
+  EXPECT_EQ((*j)->Get("start/2999/0")->state, "planned");
+  EXPECT_EQ((*j)->Get("start/2998/0")->state, "applied");
+}
+
 // ------------------------------------------------------------------ daemon on FakeSlurm
 
 struct Rig {
