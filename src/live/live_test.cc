@@ -100,6 +100,20 @@ TEST(SlurmParse, SinfoStates) {
   EXPECT_EQ((*r)[4].avail, NodeAvail::kUp);
   EXPECT_EQ((*r)[4].gpus, 4);
   EXPECT_EQ((*r)[5].avail, NodeAvail::kDown);
+  auto unnamed = ParseSinfo("node1\x1fgpu\x1fidle\x1fgpu:8\n\x1fgpu\x1fidle\x1fgpu:8\n");
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_NE(unnamed.error().message.find("sinfo output line 2: expected a node name"), std::string::npos);
+}
+
+TEST(Hostlist, RefusesMoreThanAMillionNames) {
+  // Each range is within the per-range bound; together they pass the total one.
+  auto r = ExpandHostlist("n[0-999999],m[0-1]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("more than 1000000 names"), std::string::npos);
+  auto ok = ExpandHostlist("n[0-999998],m1");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->size(), 1'000'000u);
+  EXPECT_EQ(ok->back(), "m1");
 }
 
 TEST(Exec, CapturesOutputErrorsAndTimeouts) {

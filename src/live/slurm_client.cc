@@ -122,6 +122,9 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view s) {
       if (!ParseU64(a, &lo) || !ParseU64(z, &hi) || hi < lo || hi - lo > 1000000)
         return MakeError("hostlist \"" + std::string(s) + "\": bad range \"" + std::string(r) + "\"");
       size_t width = a.size();
+      if (out.size() + (hi - lo + 1) > kMaxHostlistNames)
+        return MakeError("hostlist \"" + std::string(s).substr(0, 120) + "\": more than " +
+                         std::to_string(kMaxHostlistNames) + " names");
       for (uint64_t v = lo; v <= hi; ++v) {
         std::string num = std::to_string(v);
         if (num.size() < width) num.insert(0, width - num.size(), '0');
@@ -262,6 +265,9 @@ Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text) {
     if (f.size() != 4)
       return MakeError("sinfo output line " + std::to_string(lineno) + ": expected 4 fields, got \"" +
                        std::string(line.substr(0, 120)) + "\"", kExitRuntime);
+    if (f[0].empty())
+      return MakeError("sinfo output line " + std::to_string(lineno) + ": expected a node name, got an empty field",
+                       kExitRuntime);
     SlurmNode n;
     n.name = std::string(f[0]);
     n.partition = std::string(f[1]);

@@ -114,7 +114,9 @@ class SlurmClient {
 // --- parsing helpers (public for tests and fuzzing)
 
 // "node[1-3,7],gpu-a[01-02]" -> node1 node2 node3 node7 gpu-a01 gpu-a02. Errors on
-// unbalanced brackets or bad ranges; "(null)" and "" give an empty list.
+// unbalanced brackets or bad ranges; "(null)" and "" give an empty list. At most
+// kMaxHostlistNames names (a larger list is an error, not an allocation of gigabytes).
+inline constexpr size_t kMaxHostlistNames = 1'000'000;
 Result<std::vector<std::string>> ExpandHostlist(std::string_view s);
 // squeue -h -o with kSqueueFormat. One job per line.
 extern const char* const kSqueueFormat;

@@ -1,0 +1,55 @@
+// libFuzzer target: the parsers of Slurm's command-line output (squeue, sinfo, hostlists,
+// GRES strings, times, time limits, duration hints) must return a value or an error for
+// every input, never crash, hang or allocate without bound. The first byte picks the
+// parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "live/slurm_client.h"
+
+using namespace orrery::live;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 6) {
+    case 0: {
+      auto r = ParseSqueue(text);
+      if (r.ok()) {
+        for (const SlurmJob& j : *r)
+          if (j.id == 0) __builtin_trap();  // job ids are positive
+      } else if (r.error().message.rfind("squeue output line ", 0) != 0) {
+        __builtin_trap();  // every error names its line
+      }
+      break;
+    }
+    case 1: {
+      auto r = ParseSinfo(text);
+      if (r.ok()) {
+        for (const SlurmNode& n : *r)
+          if (n.name.empty()) __builtin_trap();
+      } else if (r.error().message.rfind("sinfo output line ", 0) != 0) {
+        __builtin_trap();
+      }
+      break;
+    }
+    case 2: {
+      auto r = ExpandHostlist(text);
+      if (r.ok() && r->size() > kMaxHostlistNames) __builtin_trap();
+      break;
+    }
+    case 3:
+      (void)ParseGpuCount(text);
+      break;
+    case 4:
+      (void)ParseSlurmTime(text);
+      (void)ParseTimeLimit(text);
+      break;
+    default:
+      (void)DurationHint(text);
+      break;
+  }
+  return 0;
+}
