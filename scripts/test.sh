@@ -4,18 +4,18 @@
 #   1. Release build in build/     + ctest                                  (1 result per test)
 #   2. ASan+UBSan build in build-asan/ + ctest, tests named *Slow* excluded (1 result per test)
 #   3. clang libFuzzer build in build-fuzz/, every *_fuzz target run for
-#      FUZZ_SECONDS (default 20) s                                          (1 result per target)
+#      FUZZ_SECONDS (default 12) s                                          (1 result per target)
 # A build failure counts as one failed result of its stage. The last line is
 # "N passed, N failed"; the exit status is non-zero if anything failed.
 #
-# Environment: JOBS (default nproc), FUZZ_SECONDS (default 20), ORRERY_TEST_STAGES
+# Environment: JOBS (default nproc), FUZZ_SECONDS (default 12), ORRERY_TEST_STAGES
 # (default "deps release asan fuzz": run a subset, e.g. "release").
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
 
 JOBS=${JOBS:-$(nproc)}
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+FUZZ_SECONDS=${FUZZ_SECONDS:-12}
 STAGES=${ORRERY_TEST_STAGES:-"deps release asan fuzz"}
 PASSED=0
 FAILED=0
