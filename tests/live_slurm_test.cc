@@ -10,6 +10,7 @@
 #include <set>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -378,6 +379,68 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
   bool reported = (out.find("cycle failed: slurm: `") != std::string::npos && out.find("recovered") != std::string::npos) ||
                   metrics->body.find("orrery_apply_errors_total 0\n") == std::string::npos;
   EXPECT_TRUE(reported) << out;
+}
+
+// `orrery replay --slurm`: a 16-job Philly-format fixture (tests/fixtures/trace/
+// replay_philly.csv, arrivals over 140 trace seconds, 1-16 GPUs, 40-200 s) at speedup 20
+// under SJF on 2 × 8 GPUs: every job runs exactly once (jobcomp), the replay measures all
+// of them, and the live run matches Simulate() on the same scaled segment.
+// Bounds: Slurm records whole seconds (each JCT is end - submit, both truncated: ±1 s) and a
+// sleep job's run is its duration plus the launch (< 1 s), so a job that starts on time
+// can be 1 s late; with the harness's batch_sched_delay=0 a start decision launches in the
+// same second, so each wait may add ≤ 1 s per dependency wave (≈ 3 here). The bound on
+// average JCT is 2 s (16 % of the predicted 12.1 s; measured on this machine: see
+// docs/validation.md §I) and completion order must agree on ≥ 80 % of untied pairs.
+TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
+  REQUIRE_SLURM();
+  SlurmCluster cluster(2);
+  ASSERT_TRUE(cluster.ok()) << cluster.log();
+  std::string out = cluster.dir() + "/replay", log = cluster.dir() + "/replay.log";
+  // A partition Slurm does not have: refused (exit 2) before anything is submitted.
+  std::string bad = std::string(ORRERY_BINARY) + " replay --slurm " ORRERY_SOURCE_DIR
+                    "/tests/fixtures/trace/replay_philly.csv --speedup 20 --partition nosuch --slurm-conf " +
+                    cluster.conf() + " --out " + out + " > " + log + " 2>&1";
+  int brc = std::system(bad.c_str());
+  EXPECT_TRUE(WIFEXITED(brc) && WEXITSTATUS(brc) == 2) << Tail(log);
+  EXPECT_NE(Tail(log).find("partition 'nosuch' not found"), std::string::npos) << Tail(log);
+  std::string cmd = std::string(ORRERY_BINARY) + " replay --slurm " ORRERY_SOURCE_DIR
+                    "/tests/fixtures/trace/replay_philly.csv --speedup 20 --policy sjf --partition gpu --slurm-conf " +
+                    cluster.conf() + " --out " + out + " --max-wall 120 > " + log + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << Tail(log);
+  std::ifstream sj(out + "/summary.json");
+  nlohmann::json summary = nlohmann::json::parse(sj);
+  EXPECT_EQ(summary["jobs"], 16);
+  EXPECT_EQ(summary["measured"], 16);
+  EXPECT_EQ(summary["not_completed"], 0);
+  // Every Slurm job of the replay completed exactly once.
+  std::ifstream csv(out + "/replay_jobs.csv");
+  std::string line;
+  std::getline(csv, line);
+  std::vector<uint32_t> ids;
+  while (std::getline(csv, line)) {
+    std::stringstream ls(line);
+    std::string f;
+    for (int k = 0; k < 3; ++k) std::getline(ls, f, ',');
+    ids.push_back(static_cast<uint32_t>(std::stoul(f)));
+  }
+  ASSERT_EQ(ids.size(), 16u);
+  std::map<uint32_t, int> completed;
+  for (const auto& [id, c] : cluster.Completions()) {
+    EXPECT_EQ(c.state, "COMPLETED") << "job " << id;
+    ++completed[id];
+  }
+  for (uint32_t id : ids) EXPECT_EQ(completed[id], 1) << "job " << id;
+  EXPECT_EQ(completed.size(), 16u);
+  // The prediction is Simulate() on the scaled segment (hand-checked: 33 s makespan).
+  EXPECT_EQ(summary["predicted_makespan_s"], 33);
+  const double m = summary["avg_jct_measured_s"], p = summary["avg_jct_predicted_s"];
+  EXPECT_NEAR(p, 12.06, 0.01);
+  EXPECT_LE(std::abs(m - p), 2.0) << Tail(log);
+  EXPECT_GE(summary["order_agreement"].get<double>(), 0.8) << Tail(log);
+  std::printf("[ replay ] avg JCT measured %.2f s, predicted %.2f s (%+.1f %%); wait %.2f vs %.2f s; order %.3f\n", m, p,
+              100 * (m - p) / p, summary["avg_wait_measured_s"].get<double>(),
+              summary["avg_wait_predicted_s"].get<double>(), summary["order_agreement"].get<double>());
 }
 
 }  // namespace
