@@ -385,12 +385,13 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
 // replay_philly.csv, arrivals over 140 trace seconds, 1-16 GPUs, 40-200 s) at speedup 20
 // under SJF on 2 × 8 GPUs: every job runs exactly once (jobcomp), the replay measures all
 // of them, and the live run matches Simulate() on the same scaled segment.
-// Bounds: Slurm records whole seconds (each JCT is end - submit, both truncated: ±1 s) and a
-// sleep job's run is its duration plus the launch (< 1 s), so a job that starts on time
-// can be 1 s late; with the harness's batch_sched_delay=0 a start decision launches in the
-// same second, so each wait may add ≤ 1 s per dependency wave (≈ 3 here). The bound on
-// average JCT is 2 s (16 % of the predicted 12.1 s; measured on this machine: see
-// docs/validation.md §I) and completion order must agree on ≥ 80 % of untied pairs.
+// Bound: a job that starts without waiting is at most 1 s late (Slurm's whole-second
+// stamps; with the harness's batch_sched_delay=0 a released job starts in the same
+// second). A job that waits for completions pays, per dependency wave, the completion
+// being seen at the next cycle (≤ 200 ms + the cycle), `scontrol update` + `release` and
+// Slurm's launch: ≈ 0.5 s measured on an idle machine (docs/validation.md §I), so 1 s per
+// wave is allowed, counting as waves the distinct predicted start times between its
+// arrival and its predicted start. Average JCT: within 1 s + the mean of those allowances.
 TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
   REQUIRE_SLURM();
   SlurmCluster cluster(2);
@@ -432,14 +433,37 @@ TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
   }
   for (uint32_t id : ids) EXPECT_EQ(completed[id], 1) << "job " << id;
   EXPECT_EQ(completed.size(), 16u);
-  // The prediction is Simulate() on the scaled segment (hand-checked: 33 s makespan).
-  EXPECT_EQ(summary["predicted_makespan_s"], 33);
+  // The prediction is Simulate() on the scaled segment (33 s makespan on the planned arrivals).
+  EXPECT_EQ(summary["planned_arrivals"]["predicted_makespan_s"], 33);
+  EXPECT_NEAR(summary["planned_arrivals"]["avg_jct_predicted_s"].get<double>(), 12.06, 0.01);
   const double m = summary["avg_jct_measured_s"], p = summary["avg_jct_predicted_s"];
-  EXPECT_NEAR(p, 12.06, 0.01);
-  EXPECT_LE(std::abs(m - p), 2.0) << Tail(log);
+  // Per-job waves (columns: 10 m_submit, 11 m_start, 14 m_jct, 15 p_start, 18 p_jct).
+  std::vector<std::vector<double>> rows;
+  std::ifstream csv2(out + "/replay_jobs.csv");
+  std::getline(csv2, line);
+  while (std::getline(csv2, line)) {
+    std::stringstream ls(line);
+    std::string f;
+    std::vector<double> r;
+    for (int k = 0; k < 19; ++k) {
+      std::getline(ls, f, ',');
+      r.push_back(k >= 10 && !f.empty() ? std::stod(f) : 0);
+    }
+    rows.push_back(r);
+  }
+  std::set<double> starts;
+  for (const auto& r : rows) starts.insert(r[15]);
+  double allowance = 0;
+  for (const auto& r : rows) {
+    double waves = static_cast<double>(std::count_if(starts.begin(), starts.end(), [&](double s) { return s > r[10] && s <= r[15]; }));
+    allowance += waves;
+    EXPECT_LE(std::abs(r[14] - r[18]), 2.0 + waves) << "job submitted at " << r[10] << " predicted start " << r[15] << " measured " << r[11];
+  }
+  allowance = 1.0 + allowance / static_cast<double>(rows.size());
+  EXPECT_LE(std::abs(m - p), allowance) << Tail(log);
   EXPECT_GE(summary["order_agreement"].get<double>(), 0.8) << Tail(log);
-  std::printf("[ replay ] avg JCT measured %.2f s, predicted %.2f s (%+.1f %%); wait %.2f vs %.2f s; order %.3f\n", m, p,
-              100 * (m - p) / p, summary["avg_wait_measured_s"].get<double>(),
+  std::printf("[ replay ] avg JCT measured %.2f s, predicted %.2f s (%+.1f %%, bound %.2f s); wait %.2f vs %.2f s; order %.3f\n", m, p,
+              100 * (m - p) / p, allowance, summary["avg_wait_measured_s"].get<double>(),
               summary["avg_wait_predicted_s"].get<double>(), summary["order_agreement"].get<double>());
 }
 
