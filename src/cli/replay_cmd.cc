@@ -369,7 +369,7 @@ int RunReplay(Options o) {
     sigaction(SIGTERM, &old_term, nullptr);
     return Fail(fmt::format("{}; {} of {} job(s) submitted, {} ended, {} cancelled{}", abort_why, next, n, ended,
                             cancelled, failed ? fmt::format(", {} could not be cancelled (scancel them)", failed) : ""),
-                abort_why == "interrupted" ? 130 : kExitRuntime);
+                g_stop.load() ? 130 : kExitRuntime);
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
