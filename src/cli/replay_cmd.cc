@@ -490,20 +490,21 @@ int RunReplay(Options o) {
   j["measured"] = measured;
   j["not_completed"] = not_completed;
   auto r3 = [](double v) { return std::round(v * 1000) / 1000; };
+  auto r4 = [](double v) { return std::round(v * 10000) / 10000; };
   j["avg_submit_lag_s"] = r3(submit_lag);
   j["avg_jct_measured_s"] = r3(c.avg_jct_measured);
   j["avg_jct_predicted_s"] = r3(c.avg_jct_predicted);
-  j["avg_jct_rel_error"] = r3(c.jct_rel_error * 1000) / 1000;
+  j["avg_jct_rel_error"] = r4(c.jct_rel_error);
   j["avg_wait_measured_s"] = r3(c.avg_wait_measured);
   j["avg_wait_predicted_s"] = r3(c.avg_wait_predicted);
   j["avg_wait_error_s"] = r3(c.wait_error_s);
   j["p50_abs_jct_error_s"] = r3(c.p50_abs_jct_error_s);
   j["p95_abs_jct_error_s"] = r3(c.p95_abs_jct_error_s);
-  j["p50_rel_jct_error"] = r3(c.p50_rel_jct_error * 1000) / 1000;
-  j["p95_rel_jct_error"] = r3(c.p95_rel_jct_error * 1000) / 1000;
+  j["p50_rel_jct_error"] = r4(c.p50_rel_jct_error);
+  j["p95_rel_jct_error"] = r4(c.p95_rel_jct_error);
   j["order_pairs"] = c.pairs;
-  j["order_agreement"] = r3(c.order_agreement * 1000) / 1000;
-  j["kendall_tau"] = r3(c.kendall_tau * 1000) / 1000;
+  j["order_agreement"] = r4(c.order_agreement);
+  j["kendall_tau"] = r4(c.kendall_tau);
   Time makespan2 = 0;
   for (const JobOutcome& oc : sim2->outcomes)
     if (oc.end != kNoTime) makespan2 = std::max(makespan2, oc.end);
