@@ -98,8 +98,8 @@ struct Options {
   int64_t max_wall = 0;
   int timeout_ms = 10000;
   bool skip_bad_rows = false;
-  bool dry_run = false;
-  bool warmup = true;         // one short job through Slurm before t0 (see RunWarmup)       // select, scale and predict only; nothing is submitted
+  bool dry_run = false;       // select, scale and predict only; nothing is submitted
+  bool warmup = true;         // one short job through Slurm before t0 (see RunWarmup)
   uint32_t dry_nodes = 0, dry_node_gpus = 8;  // with --dry-run: this cluster instead of sinfo's
 };
 
@@ -296,7 +296,6 @@ int RunReplay(Options o) {
       abort_why = fmt::format("not finished after {:.0f} s (--max-wall)", max_wall);
       break;
     }
-    bool submitted = false;
     // Submissions due now, but at most ~0.3 s of sbatch calls per cycle: a burst of arrivals
     // must not stall the daemon's observation of completions (those that wait are submitted
     // later; the comparison uses the submit times Slurm recorded, below).
@@ -319,10 +318,8 @@ int RunReplay(Options o) {
       ids[next] = *id;
       slurm.Track(*id);
       ++next;
-      submitted = true;
     }
     if (!abort_why.empty()) break;
-    (void)submitted;
     auto cs = daemon.Cycle();
     if (cs.ok()) {
       ++cycles;
