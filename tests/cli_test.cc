@@ -119,6 +119,33 @@ TEST(CliTest, ImportRoundTripThroughTheCanonicalFormat) {
   fs::remove_all(d);
 }
 
+// `orrery replay`: bad input and an unreachable Slurm stop it before anything is
+// submitted, with exit status 2 and a message that says what is wrong.
+TEST(CliTest, ReplayRefusesBadTraceAndUnreachableSlurm) {
+  fs::path d = TempDir("replay");
+  const std::string fixture = ORRERY_SOURCE_DIR "/tests/fixtures/trace/replay_philly.csv";
+  Out bad = RunCmd("replay --slurm " + (d / "nosuch.csv").string() + " --speedup 10 --partition gpu --out " +
+                   (d / "out").string());
+  EXPECT_EQ(bad.status, 2) << bad.text;
+  EXPECT_NE(bad.text.find("nosuch.csv"), std::string::npos) << bad.text;
+  EXPECT_EQ(RunCmd("replay --slurm " + fixture + " --speedup 0 --partition gpu").status, 2);
+  EXPECT_EQ(RunCmd("replay --slurm " + fixture + " --partition gpu").status, 2);  // --speedup is required
+  // Slurm tools missing: refused at once.
+  Out tools = RunCmd("replay --slurm " + fixture + " --speedup 10 --partition gpu --bin-dir " + (d / "nobin").string() +
+                     " --out " + (d / "out").string());
+  EXPECT_EQ(tools.status, 2) << tools.text;
+  EXPECT_NE(tools.text.find("cannot reach Slurm"), std::string::npos) << tools.text;
+  // A controller nobody listens on (port 9 on localhost): squeue/sinfo fail or time out.
+  std::ofstream(d / "slurm.conf") << "ClusterName=nowhere\nSlurmctldHost=localhost\nSlurmctldPort=9\n"
+                                     "AuthType=auth/none\nNodeName=n1 CPUs=1\nPartitionName=gpu Nodes=n1\n";
+  Out down = RunCmd("replay --slurm " + fixture + " --speedup 10 --partition gpu --timeout-ms 1500 --slurm-conf " +
+                    (d / "slurm.conf").string() + " --out " + (d / "out").string());
+  EXPECT_EQ(down.status, 2) << down.text;
+  EXPECT_NE(down.text.find("cannot reach Slurm"), std::string::npos) << down.text;
+  EXPECT_FALSE(fs::exists(d / "out" / "summary.json"));
+  fs::remove_all(d);
+}
+
 }  // namespace
 
 // `orrery explain` on a hand-built trace (tests/fixtures/explain): J0 (4 GPUs, 100 s) at 0,

@@ -10,6 +10,7 @@
 #include <set>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -378,6 +379,107 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
   bool reported = (out.find("cycle failed: slurm: `") != std::string::npos && out.find("recovered") != std::string::npos) ||
                   metrics->body.find("orrery_apply_errors_total 0\n") == std::string::npos;
   EXPECT_TRUE(reported) << out;
+}
+
+// `orrery replay --slurm`: a 16-job Philly-format fixture (tests/fixtures/trace/
+// replay_philly.csv, arrivals over 140 trace seconds, 1-16 GPUs, 40-200 s) at speedup 20
+// under SJF on 2 × 8 GPUs: every job runs exactly once (jobcomp), the replay measures all
+// of them, and the live run matches Simulate() on the same scaled segment.
+// Bound: a job that starts without waiting is at most 1 s late (Slurm's whole-second
+// stamps; with the harness's batch_sched_delay=0 a released job starts in the same
+// second). A job that waits for completions pays, per dependency wave, the completion
+// being seen at the next cycle (≤ 200 ms + the cycle), `scontrol update` + `release` and
+// Slurm's launch: ≈ 0.5 s measured on an idle machine (docs/validation.md §I), so 1 s per
+// wave is allowed, counting as waves the distinct predicted start times between its
+// arrival and its predicted start. Average JCT: within 1 s + the mean of those allowances.
+TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
+  REQUIRE_SLURM();
+  SlurmCluster cluster(2);
+  ASSERT_TRUE(cluster.ok()) << cluster.log();
+  std::string out = cluster.dir() + "/replay", log = cluster.dir() + "/replay.log";
+  // A partition Slurm does not have: refused (exit 2) before anything is submitted.
+  std::string bad = std::string(ORRERY_BINARY) + " replay --slurm " ORRERY_SOURCE_DIR
+                    "/tests/fixtures/trace/replay_philly.csv --speedup 20 --partition nosuch --slurm-conf " +
+                    cluster.conf() + " --out " + out + " > " + log + " 2>&1";
+  int brc = std::system(bad.c_str());
+  EXPECT_TRUE(WIFEXITED(brc) && WEXITSTATUS(brc) == 2) << Tail(log);
+  EXPECT_NE(Tail(log).find("partition 'nosuch' not found"), std::string::npos) << Tail(log);
+  // Ctrl-C in the middle: exit 130, every job it submitted has ended (cancelled), no output.
+  std::string intr = "timeout --preserve-status -s INT 8 " + std::string(ORRERY_BINARY) + " replay --slurm " ORRERY_SOURCE_DIR
+                     "/tests/fixtures/trace/replay_philly.csv --speedup 20 --partition gpu --slurm-conf " + cluster.conf() +
+                     " --out " + out + "-int > " + log + " 2>&1";
+  int irc = std::system(intr.c_str());
+  EXPECT_TRUE(WIFEXITED(irc) && WEXITSTATUS(irc) == 130) << Tail(log);
+  EXPECT_NE(Tail(log).find(" cancelled"), std::string::npos) << Tail(log);
+  {
+    auto slurm = cluster.Client();
+    auto left = slurm.Jobs({"gpu"}, 0);
+    ASSERT_TRUE(left.ok()) << left.error().message;
+    for (const auto& j : left->jobs) EXPECT_TRUE(live::IsTerminal(j.state)) << "job " << j.id << " left " << j.state_raw;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out + "-int/summary.json"));
+  std::string cmd = std::string(ORRERY_BINARY) + " replay --slurm " ORRERY_SOURCE_DIR
+                    "/tests/fixtures/trace/replay_philly.csv --speedup 20 --policy sjf --partition gpu --slurm-conf " +
+                    cluster.conf() + " --out " + out + " --max-wall 120 > " + log + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << Tail(log);
+  std::ifstream sj(out + "/summary.json");
+  nlohmann::json summary = nlohmann::json::parse(sj);
+  EXPECT_EQ(summary["jobs"], 16);
+  EXPECT_EQ(summary["measured"], 16);
+  EXPECT_EQ(summary["not_completed"], 0);
+  // Every Slurm job of the replay completed exactly once.
+  std::ifstream csv(out + "/replay_jobs.csv");
+  std::string line;
+  std::getline(csv, line);
+  std::vector<uint32_t> ids;
+  while (std::getline(csv, line)) {
+    std::stringstream ls(line);
+    std::string f;
+    for (int k = 0; k < 3; ++k) std::getline(ls, f, ',');
+    ids.push_back(static_cast<uint32_t>(std::stoul(f)));
+  }
+  ASSERT_EQ(ids.size(), 16u);
+  std::map<uint32_t, int> completed;
+  std::set<uint32_t> mine(ids.begin(), ids.end());
+  for (const auto& [id, c] : cluster.Completions()) {
+    if (!mine.count(id)) continue;  // the warm-up jobs, the interrupted run's cancelled ones
+    EXPECT_EQ(c.state, "COMPLETED") << "job " << id;
+    ++completed[id];
+  }
+  for (uint32_t id : ids) EXPECT_EQ(completed[id], 1) << "job " << id;
+  // The prediction is Simulate() on the scaled segment (33 s makespan on the planned arrivals).
+  EXPECT_EQ(summary["planned_arrivals"]["predicted_makespan_s"], 33);
+  EXPECT_NEAR(summary["planned_arrivals"]["avg_jct_predicted_s"].get<double>(), 12.06, 0.01);
+  const double m = summary["avg_jct_measured_s"], p = summary["avg_jct_predicted_s"];
+  // Per-job waves (columns: 10 m_submit, 11 m_start, 14 m_jct, 15 p_start, 18 p_jct).
+  std::vector<std::vector<double>> rows;
+  std::ifstream csv2(out + "/replay_jobs.csv");
+  std::getline(csv2, line);
+  while (std::getline(csv2, line)) {
+    std::stringstream ls(line);
+    std::string f;
+    std::vector<double> r;
+    for (int k = 0; k < 19; ++k) {
+      std::getline(ls, f, ',');
+      r.push_back(k >= 10 && !f.empty() ? std::stod(f) : 0);
+    }
+    rows.push_back(r);
+  }
+  std::set<double> starts;
+  for (const auto& r : rows) starts.insert(r[15]);
+  double allowance = 0;
+  for (const auto& r : rows) {
+    double waves = static_cast<double>(std::count_if(starts.begin(), starts.end(), [&](double s) { return s > r[10] && s <= r[15]; }));
+    allowance += waves;
+    EXPECT_LE(std::abs(r[14] - r[18]), 2.0 + waves) << "job submitted at " << r[10] << " predicted start " << r[15] << " measured " << r[11];
+  }
+  allowance = 1.0 + allowance / static_cast<double>(rows.size());
+  EXPECT_LE(std::abs(m - p), allowance) << Tail(log);
+  EXPECT_GE(summary["order_agreement"].get<double>(), 0.8) << Tail(log);
+  std::printf("[ replay ] avg JCT measured %.2f s, predicted %.2f s (%+.1f %%, bound %.2f s); wait %.2f vs %.2f s; order %.3f\n", m, p,
+              100 * (m - p) / p, allowance, summary["avg_wait_measured_s"].get<double>(),
+              summary["avg_wait_predicted_s"].get<double>(), summary["order_agreement"].get<double>());
 }
 
 }  // namespace

@@ -15,5 +15,6 @@ void RegisterAnalyze(CLI::App& app, int* exit_code);   // analyze_cmd.cc
 void RegisterReport(CLI::App& app, int* exit_code);    // report_cmd.cc
 void RegisterExplain(CLI::App& app, int* exit_code);   // explain_cmd.cc
 void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mode)
+void RegisterReplay(CLI::App& app, int* exit_code);    // replay_cmd.cc (live mode vs simulator)
 
 }  // namespace orrery::cli

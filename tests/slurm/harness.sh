@@ -64,6 +64,11 @@ start)
   # Dummy GPU devices: character devices (1,3) like /dev/null, which slurmd accepts.
   for i in $(seq 0 $((gpus - 1))); do mknod "$dir/dev/gpu$i" c 1 3 2>/dev/null || ln -sf /dev/null "$dir/dev/gpu$i"; done
   base=$((20000 + RANDOM % 40000))
+  # Event-triggered scheduling without Slurm's default 3-s batch_sched_delay (and the
+  # minimum interval between attempts): a released job starts in the same second
+  # (docs/validation.md §I, `orrery replay`). ORRERY_SLURM_SCHED_PARAMS="" = Slurm's defaults.
+  sched_params=${ORRERY_SLURM_SCHED_PARAMS-batch_sched_delay=0,sched_min_interval=0}
+  sched_params_line=${sched_params:+SchedulerParameters=$sched_params}
   cat >"$conf" <<CONF
 ClusterName=orrery
 SlurmctldHost=localhost
@@ -90,6 +95,7 @@ JobCompLoc=$dir/jobcomp.txt
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SchedulerType=sched/builtin
+$sched_params_line
 MpiDefault=none
 ReturnToService=2
 SlurmdTimeout=20

@@ -1,0 +1,567 @@
+// `orrery replay --slurm TRACE --speedup N`: submits a segment of a trace to a live Slurm
+// partition as scaled sleep jobs (sbatch --hold, each at its scaled arrival time), drives
+// the chosen policy with the same live Daemon as `orrery serve` (in-process, journal in the
+// output folder), waits until every job has ended, then runs Simulate() on exactly the same
+// scaled segment on a cluster built from what sinfo reports, and compares measured (Slurm's
+// own submit/start/end times, from squeue) with predicted JCT and queueing delay
+// (docs/live.md "Replay", docs/formats/replay.md). On SIGINT/SIGTERM or any error it
+// cancels every job it submitted that has not ended.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/io.h"
+#include "cli/commands.h"
+#include "cli/replay.h"
+#include "live/daemon.h"
+#include "live/journal.h"
+#include "live/serve_config.h"
+#include "live/slurm_client.h"
+#include "sim/simulator.h"
+#include "trace/import.h"
+
+namespace orrery::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+
+class WallClock final : public Clock {
+ public:
+  Time Now() const override { return static_cast<Time>(std::time(nullptr)); }
+};
+
+double WallNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Forwards to the real client and keeps the last state Slurm reported for the replay's own
+// jobs (squeue -t all keeps ended jobs for MinJobAge, 300 s by default): the measured times
+// come from the same listings the daemon observes, at no extra squeue call.
+class RecordingClient final : public live::SlurmClient {
+ public:
+  explicit RecordingClient(live::SlurmClient* inner) : inner_(inner) {}
+  void Track(uint32_t id) { tracked_.insert(id); }
+  const std::map<uint32_t, live::SlurmJob>& seen() const { return seen_; }
+  bool Ended(uint32_t id) const {
+    auto it = seen_.find(id);
+    return it != seen_.end() && live::IsTerminal(it->second.state);
+  }
+  Result<live::JobListing> Jobs(const std::vector<std::string>& p, uint64_t cursor) override {
+    auto l = inner_->Jobs(p, cursor);
+    if (l.ok())
+      for (const live::SlurmJob& j : l->jobs)
+        if (tracked_.count(j.id)) seen_[j.id] = j;
+    return l;
+  }
+  Result<std::vector<live::SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
+  Status Hold(uint32_t j) override { return inner_->Hold(j); }
+  Status StartOn(uint32_t j, const std::vector<live::NodeShare>& n) override { return inner_->StartOn(j, n); }
+  Status RequeueHold(uint32_t j) override { return inner_->RequeueHold(j); }
+  Status SetPriority(uint32_t j, uint32_t p) override { return inner_->SetPriority(j, p); }
+  Status PowerDown(const std::string& n) override { return inner_->PowerDown(n); }
+  Status PowerUp(const std::string& n) override { return inner_->PowerUp(n); }
+  Result<uint32_t> Submit(const live::SubmitSpec& s) override { return inner_->Submit(s); }
+  Status Cancel(uint32_t j) override { return inner_->Cancel(j); }
+
+ private:
+  live::SlurmClient* inner_;
+  std::set<uint32_t> tracked_;
+  std::map<uint32_t, live::SlurmJob> seen_;
+};
+
+struct Options {
+  std::string trace, format = "auto";
+  double speedup = 0;
+  std::string policy = "fifo", placer = "consolidate";
+  uint64_t seed = 1;
+  uint64_t skip = 0, jobs = 0;
+  int64_t window = 0;
+  std::string partition, config, slurm_conf, bin_dir;
+  std::string out_dir = "orrery-replay";
+  int interval_ms = 200;
+  bool clamp_oversize = false;
+  int64_t max_duration = 0;
+  int64_t max_wall = 0;
+  int timeout_ms = 10000;
+  bool skip_bad_rows = false;
+  bool dry_run = false;       // select, scale and predict only; nothing is submitted
+  bool warmup = true;         // one short job through Slurm before t0 (see RunWarmup)
+  uint32_t dry_nodes = 0, dry_node_gpus = 8;  // with --dry-run: this cluster instead of sinfo's
+};
+
+int Fail(const std::string& msg, int code = kExitBadInput) {
+  fmt::print(stderr, "orrery replay: {}\n", msg);
+  return code;
+}
+
+// A freshly started slurmctld does not act on its first releases at once (measured: jobs
+// released 2.3 s after start were allocated 2.3 s later; later ones in the same second).
+// One unheld `sleep 0` job on one GPU, run to its end before t0, takes that out of the
+// measurement. Returns an error when Slurm does not run it within 60 s.
+Status RunWarmup(live::SlurmClient& slurm, const std::string& partition) {
+  live::SubmitSpec w;
+  w.name = "orrery-replay-warmup";
+  w.partition = partition;
+  w.gpus_per_node = 1;
+  w.sleep_s = 0;
+  w.hold = false;
+  ORR_ASSIGN_OR_RETURN(uint32_t id, slurm.Submit(w));
+  for (int i = 0; i < 600; ++i) {
+    ORR_ASSIGN_OR_RETURN(live::JobListing l, slurm.Jobs({partition}, 0));
+    for (const live::SlurmJob& j : l.jobs)
+      if (j.id == id && live::IsTerminal(j.state)) return Status::Ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  (void)slurm.Cancel(id);
+  return MakeError("the warm-up job " + std::to_string(id) + " did not run within 60 s (is the partition usable?)",
+                   kExitRuntime);
+}
+
+int RunReplay(Options o) {
+  // --- options, trace, segment (nothing touches Slurm before these are valid)
+  if (!(o.speedup > 0)) return Fail("--speedup must be a positive number");
+  if (o.interval_ms < 10) return Fail("--interval-ms must be at least 10");
+  live::ExecSlurmOptions so;
+  if (!o.config.empty()) {
+    auto cfg = live::LoadServeConfig(o.config);
+    if (!cfg.ok()) return Fail(cfg.error().message, cfg.error().exit_code);
+    so = cfg->slurm;
+    if (o.partition.empty() && !cfg->daemon.partitions.empty()) o.partition = cfg->daemon.partitions.front();
+  }
+  if (!o.slurm_conf.empty()) so.slurm_conf = o.slurm_conf;
+  if (!o.bin_dir.empty()) so.bin_dir = o.bin_dir;
+  so.timeout_ms = o.timeout_ms;
+  if (o.partition.empty()) return Fail("give --partition P (or --config serve.toml)");
+  auto fmtr = ParseTraceFormat(o.format);
+  if (!fmtr.ok()) return Fail(fmtr.error().message);
+  ImportOptions io;
+  io.skip_bad_rows = o.skip_bad_rows;
+  auto trace = LoadTrace(o.trace, *fmtr, io, nullptr);
+  if (!trace.ok()) return Fail(trace.error().message, trace.error().exit_code);
+
+  // --- the live cluster as sinfo reports it (or, for a dry run, as given)
+  live::ExecSlurmClient exec(so);
+  Result<std::vector<live::SlurmNode>> nodes = std::vector<live::SlurmNode>{};
+  Result<live::JobListing> probe = live::JobListing{};
+  if (o.dry_run && o.dry_nodes > 0) {
+    for (uint32_t k = 1; k <= o.dry_nodes; ++k)
+      nodes->push_back(live::SlurmNode{"node" + std::to_string(k), o.partition, "idle", live::NodeAvail::kUp,
+                                       static_cast<uint16_t>(o.dry_node_gpus), 0});
+  } else {
+    nodes = exec.Nodes({o.partition});
+    if (nodes.ok()) probe = exec.Jobs({o.partition}, 0);
+  }
+  if (!nodes.ok()) return Fail("cannot reach Slurm: " + nodes.error().message);
+  if (!probe.ok()) return Fail("cannot reach Slurm: " + probe.error().message);
+  std::vector<live::SlurmNode> up;
+  size_t not_up = 0;
+  for (const live::SlurmNode& n : *nodes) {
+    if (n.partition != o.partition) continue;
+    if (n.avail == live::NodeAvail::kUp && n.gpus > 0) up.push_back(n);
+    else ++not_up;
+  }
+  if (up.empty())
+    return Fail(fmt::format("partition '{}' not found or has no schedulable GPU node (sinfo reports {} node(s) there)",
+                            o.partition, not_up));
+  std::sort(up.begin(), up.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  uint16_t node_gpus = up.front().gpus;
+  for (const auto& n : up) node_gpus = std::min(node_gpus, n.gpus);
+  size_t busy = 0;
+  for (const live::SlurmJob& j : probe->jobs)
+    if (!live::IsTerminal(j.state)) ++busy;
+  if (busy && !o.dry_run)
+    return Fail(fmt::format("partition '{}' has {} job(s) pending or running; a replay needs it idle (its "
+                            "measurements would include them)", o.partition, busy));
+  Cluster cluster;
+  cluster.name = "slurm";
+  cluster.vcs.push_back(VirtualCluster{VcId(0), o.partition, {}, 0});
+  for (const auto& n : up) {
+    Node nd;
+    nd.id = NodeId(static_cast<uint32_t>(cluster.nodes.size()));
+    nd.vc = VcId(0);
+    nd.gpus = n.gpus;
+    nd.name = n.name;
+    cluster.vcs[0].nodes.push_back(nd.id);
+    cluster.vcs[0].gpus += n.gpus;
+    cluster.nodes.push_back(nd);
+  }
+
+  replay::SegmentOptions sopt;
+  sopt.skip = o.skip;
+  sopt.jobs = o.jobs;
+  sopt.window = o.window;
+  sopt.speedup = o.speedup;
+  sopt.node_gpus = node_gpus;
+  sopt.cluster_nodes = static_cast<uint32_t>(up.size());
+  sopt.clamp_oversize = o.clamp_oversize;
+  sopt.max_duration = o.max_duration;
+  auto seg = replay::SelectSegment(*trace, sopt);
+  if (!seg.ok()) return Fail(seg.error().message);
+  const size_t n = seg->jobs.size();
+
+  // --- the prediction first (cheap; it also bounds the wall time)
+  Trace st = replay::SegmentTrace(*seg);
+  SimConfig sc;
+  sc.policy = o.policy;
+  sc.placer = o.placer;
+  sc.seed = o.seed;
+  sc.sample_interval = 0;
+  auto sim = Simulate(st, cluster, sc);
+  if (!sim.ok()) return Fail(sim.error().message, sim.error().exit_code);
+  Time makespan = 0;
+  for (const JobOutcome& oc : sim->outcomes)
+    if (oc.end != kNoTime) makespan = std::max(makespan, oc.end);
+  const double max_wall = o.max_wall > 0 ? static_cast<double>(o.max_wall) : 3.0 * static_cast<double>(makespan) + 120;
+  fmt::print("orrery replay: {} job(s) of {} (skip {}, {} considered: {} CPU-only, {} without duration, {} larger than "
+             "the cluster {}) at speedup {} on partition '{}' ({} node(s) × {} GPUs), policy {}, placer {}\n",
+             n, o.trace, o.skip, seg->considered, seg->skipped_cpu, seg->skipped_no_duration,
+             o.clamp_oversize ? seg->clamped_oversize : seg->skipped_oversize, o.clamp_oversize ? "clamped" : "skipped",
+             o.speedup, o.partition, up.size(), node_gpus, o.policy, o.placer);
+  if (seg->reshaped || seg->fractional || seg->duration_capped)
+    fmt::print("orrery replay: {} job(s) rounded up to equal GPUs per node, {} fractional job(s) as 1 GPU, {} duration(s) "
+               "capped at {} s\n", seg->reshaped, seg->fractional, seg->duration_capped, o.max_duration);
+  fmt::print("orrery replay: predicted makespan {} s (last arrival {} s); giving up after {:.0f} s\n", makespan,
+             seg->jobs.back().arrival, max_wall);
+  std::fflush(stdout);
+  if (o.dry_run) {
+    double w = 0, jct = 0;
+    for (size_t i = 0; i < n; ++i) {
+      w += static_cast<double>(sim->outcomes[i].start - seg->jobs[i].arrival);
+      jct += static_cast<double>(sim->outcomes[i].end - seg->jobs[i].arrival);
+    }
+    fmt::print("orrery replay: dry run: predicted avg JCT {:.2f} s, avg queueing delay {:.2f} s; nothing submitted\n",
+               jct / static_cast<double>(n), w / static_cast<double>(n));
+    return kExitOk;
+  }
+
+  // --- output folder and journal
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) return Fail("cannot create " + o.out_dir + ": " + ec.message());
+  const std::string jpath = o.out_dir + "/replay-journal.db";
+  for (const char* suf : {"", "-wal", "-shm"}) std::filesystem::remove(jpath + suf, ec);
+  auto journal = live::Journal::Open(jpath, false);
+  if (!journal.ok()) return Fail(journal.error().message);
+
+  if (o.warmup) {
+    if (Status s = RunWarmup(exec, o.partition); !s.ok()) return Fail(s.error().message, s.error().exit_code);
+  }
+  RecordingClient slurm(&exec);
+  WallClock clock;
+  live::DaemonOptions dopt;
+  dopt.partitions = {o.partition};
+  dopt.policy = o.policy;
+  dopt.placer = o.placer;
+  dopt.seed = o.seed;
+  live::Daemon daemon(&slurm, journal->get(), &clock, dopt);
+  if (Status s = daemon.Recover(); !s.ok()) return Fail(s.error().message);
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  // t0: the next whole second (Slurm's times are whole seconds); job i is submitted 50 ms
+  // into second t0 + arrival_i so that Slurm's submit second is that one.
+  const Time t0 = static_cast<Time>(std::floor(WallNow())) + 1;
+  std::vector<uint32_t> ids(n, 0);
+  size_t next = 0, ended = 0;
+  std::string abort_why, last_err;
+  double first_fail = -1;
+  double last_progress = WallNow();
+  int64_t cycles = 0, failed_cycles = 0;
+  double cycle_ms = 0;
+  while (true) {
+    const double cycle_start = WallNow();
+    if (g_stop.load()) {
+      abort_why = "interrupted";
+      break;
+    }
+    if (cycle_start - static_cast<double>(t0) > max_wall) {
+      abort_why = fmt::format("not finished after {:.0f} s (--max-wall)", max_wall);
+      break;
+    }
+    // Submissions due now, but at most ~0.3 s of sbatch calls per cycle: a burst of arrivals
+    // must not stall the daemon's observation of completions (those that wait are submitted
+    // later; the comparison uses the submit times Slurm recorded, below).
+    while (next < n && cycle_start >= static_cast<double>(t0 + seg->jobs[next].arrival) + 0.05 &&
+           WallNow() - cycle_start < 0.3) {
+      const replay::ReplayJob& r = seg->jobs[next];
+      live::SubmitSpec sub;
+      sub.name = "orrery-replay-" + std::to_string(next);
+      sub.partition = o.partition;
+      sub.nodes = r.nodes;
+      sub.gpus_per_node = r.gpus_per_node;
+      sub.sleep_s = r.duration;
+      sub.duration_hint = r.duration;
+      sub.hold = true;
+      auto id = slurm.Submit(sub);
+      if (!id.ok()) {
+        abort_why = "sbatch failed: " + id.error().message;
+        break;
+      }
+      ids[next] = *id;
+      slurm.Track(*id);
+      ++next;
+    }
+    if (!abort_why.empty()) break;
+    auto cs = daemon.Cycle();
+    if (cs.ok()) {
+      ++cycles;
+      cycle_ms += cs->total_ms;
+    } else {
+      ++failed_cycles;
+    }
+    if (!cs.ok()) {
+      if (cs.error().message != last_err) fmt::print(stderr, "orrery replay: cycle failed: {}\n", cs.error().message);
+      last_err = cs.error().message;
+      if (first_fail < 0) first_fail = WallNow();
+      if (WallNow() - first_fail > 60) {
+        abort_why = "Slurm unreachable for 60 s: " + cs.error().message;
+        break;
+      }
+    } else {
+      first_fail = -1;
+      last_err.clear();
+    }
+    ended = 0;
+    for (size_t i = 0; i < next; ++i) ended += slurm.Ended(ids[i]);
+    if (next == n && ended == n) break;
+    if (WallNow() - last_progress >= 10) {
+      last_progress = WallNow();
+      fmt::print("orrery replay: t={:.0f} s: {} submitted, {} ended\n", last_progress - static_cast<double>(t0), next,
+                 ended);
+      std::fflush(stdout);
+    }
+    // Sleep until the next cycle or the next arrival, whichever is first.
+    double wake = cycle_start + o.interval_ms / 1000.0;
+    if (next < n) wake = std::min(wake, static_cast<double>(t0 + seg->jobs[next].arrival) + 0.05);
+    while (!g_stop.load() && WallNow() < wake)
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp(static_cast<int>((wake - WallNow()) * 1000), 1, 50)));
+  }
+  const double wall = WallNow() - static_cast<double>(t0);
+  if (!abort_why.empty()) {
+    size_t cancelled = 0, failed = 0;
+    for (size_t i = 0; i < next; ++i) {
+      if (slurm.Ended(ids[i])) continue;
+      if (exec.Cancel(ids[i]).ok()) ++cancelled;
+      else ++failed;
+    }
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    return Fail(fmt::format("{}; {} of {} job(s) submitted, {} ended, {} cancelled{}", abort_why, next, n, ended,
+                            cancelled, failed ? fmt::format(", {} could not be cancelled (scancel them)", failed) : ""),
+                g_stop.load() ? 130 : kExitRuntime);
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+
+  // --- the prediction for the workload as Slurm received it: arrivals are Slurm's submit
+  // seconds (sbatch may lag the plan in a burst); the planned-arrival prediction above is
+  // reported beside it.
+  Trace as_submitted = st;
+  for (size_t i = 0; i < n; ++i) {
+    auto it = slurm.seen().find(ids[i]);
+    if (it != slurm.seen().end() && it->second.submit != kNoTime)
+      as_submitted.jobs[i].submit = std::max<Time>(it->second.submit - t0, 0);
+    if (i > 0) as_submitted.jobs[i].submit = std::max(as_submitted.jobs[i].submit, as_submitted.jobs[i - 1].submit);
+  }
+  auto sim_planned = std::move(sim);
+  auto sim2 = Simulate(as_submitted, cluster, sc);
+  if (!sim2.ok()) return Fail(sim2.error().message, sim2.error().exit_code);
+  double plan_jct = 0, plan_wait = 0;
+  size_t plan_n = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const JobOutcome& p = sim_planned->outcomes[i];
+    if (p.status != OutcomeStatus::kFinished || p.end == kNoTime) continue;
+    plan_jct += static_cast<double>(p.end - seg->jobs[i].arrival);
+    plan_wait += static_cast<double>(p.start - seg->jobs[i].arrival);
+    ++plan_n;
+  }
+  if (plan_n) {
+    plan_jct /= static_cast<double>(plan_n);
+    plan_wait /= static_cast<double>(plan_n);
+  }
+
+  // --- comparison
+  std::vector<replay::JobTimes> times(n);
+  size_t not_completed = 0;
+  double submit_lag = 0;
+  std::string csv =
+      "index,source_id,slurm_id,nodes,gpus_per_node,trace_gpus,trace_duration,arrival,duration,state,m_submit,m_start,"
+      "m_end,m_wait,m_jct,p_start,p_end,p_wait,p_jct,jct_error,ran_on,p_plan_start,p_plan_end\n";
+  for (size_t i = 0; i < n; ++i) {
+    const replay::ReplayJob& r = seg->jobs[i];
+    const JobOutcome& p = sim2->outcomes[i];
+    const JobOutcome& pp = sim_planned->outcomes[i];
+    const Time a = as_submitted.jobs[i].submit;
+    const auto it = slurm.seen().find(ids[i]);
+    const live::SlurmJob* sj = it == slurm.seen().end() ? nullptr : &it->second;
+    replay::JobTimes& t = times[i];
+    bool p_ok = p.status == OutcomeStatus::kFinished && p.end != kNoTime;
+    t.measured = p_ok && sj && sj->state == live::SlurmJobState::kFinished && sj->start != kNoTime && sj->end != kNoTime &&
+                 sj->submit != kNoTime;
+    if (!t.measured) ++not_completed;
+    if (p_ok) {
+      t.p_wait = static_cast<double>(p.start - a);
+      t.p_jct = static_cast<double>(p.end - a);
+      t.p_end = static_cast<double>(p.end);
+    }
+    std::string m_cols = ",,,,";
+    if (t.measured) {
+      t.m_wait = static_cast<double>(sj->start - sj->submit);
+      t.m_jct = static_cast<double>(sj->end - sj->submit);
+      t.m_end = static_cast<double>(sj->end - t0);
+      submit_lag += static_cast<double>(sj->submit - t0 - r.arrival);
+      m_cols = fmt::format("{},{},{},{},{}", sj->submit - t0, sj->start - t0, sj->end - t0, sj->start - sj->submit,
+                           sj->end - sj->submit);
+    } else if (sj) {
+      m_cols = fmt::format("{},{},{},,", sj->submit != kNoTime ? std::to_string(sj->submit - t0) : "",
+                           sj->start != kNoTime ? std::to_string(sj->start - t0) : "",
+                           sj->end != kNoTime ? std::to_string(sj->end - t0) : "");
+    }
+    std::string nodes_s;
+    if (sj)
+      for (const auto& nd : sj->nodes) {
+        if (!nodes_s.empty()) nodes_s += ' ';
+        nodes_s += nd;
+      }
+    const bool pp_ok = pp.status == OutcomeStatus::kFinished && pp.end != kNoTime;
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, r.source_id, ids[i], r.nodes,
+                       r.gpus_per_node, r.trace_gpus, r.trace_duration, r.arrival, r.duration,
+                       sj ? std::string(live::SlurmJobStateName(sj->state)) : std::string("UNSEEN"), m_cols,
+                       p_ok ? std::to_string(p.start) : "", p_ok ? std::to_string(p.end) : "",
+                       p_ok ? std::to_string(p.start - a) : "", p_ok ? std::to_string(p.end - a) : "",
+                       t.measured ? std::to_string(static_cast<long long>(t.m_jct - t.p_jct)) : "", nodes_s,
+                       pp_ok ? std::to_string(pp.start) : "", pp_ok ? std::to_string(pp.end) : "");
+  }
+  replay::Comparison c = replay::Compare(times);
+  const size_t measured = c.measured;
+  if (measured) submit_lag /= static_cast<double>(measured);
+
+  nlohmann::ordered_json j;
+  j["trace"] = o.trace;
+  j["partition"] = o.partition;
+  j["nodes"] = up.size();
+  j["gpus_per_node"] = node_gpus;
+  j["policy"] = o.policy;
+  j["placer"] = o.placer;
+  j["seed"] = o.seed;
+  j["speedup"] = o.speedup;
+  j["interval_ms"] = o.interval_ms;
+  nlohmann::ordered_json sg;
+  sg["skip"] = o.skip;
+  sg["first_submit"] = seg->first_submit;
+  sg["considered"] = seg->considered;
+  sg["replayed"] = n;
+  sg["skipped_cpu"] = seg->skipped_cpu;
+  sg["skipped_no_duration"] = seg->skipped_no_duration;
+  sg["skipped_oversize"] = seg->skipped_oversize;
+  sg["clamped_oversize"] = seg->clamped_oversize;
+  sg["reshaped"] = seg->reshaped;
+  sg["fractional"] = seg->fractional;
+  sg["duration_capped"] = seg->duration_capped;
+  sg["max_duration"] = o.max_duration;
+  j["segment"] = sg;
+  j["t0_unix"] = t0;
+  j["cycles"] = cycles;
+  j["failed_cycles"] = failed_cycles;
+  j["avg_cycle_ms"] = cycles ? std::round(cycle_ms / static_cast<double>(cycles) * 10) / 10 : 0.0;
+  j["wall_s"] = std::round(wall * 10) / 10;
+  j["jobs"] = c.jobs;
+  j["measured"] = measured;
+  j["not_completed"] = not_completed;
+  auto r3 = [](double v) { return std::round(v * 1000) / 1000; };
+  auto r4 = [](double v) { return std::round(v * 10000) / 10000; };
+  j["avg_submit_lag_s"] = r3(submit_lag);
+  j["avg_jct_measured_s"] = r3(c.avg_jct_measured);
+  j["avg_jct_predicted_s"] = r3(c.avg_jct_predicted);
+  j["avg_jct_rel_error"] = r4(c.jct_rel_error);
+  j["avg_wait_measured_s"] = r3(c.avg_wait_measured);
+  j["avg_wait_predicted_s"] = r3(c.avg_wait_predicted);
+  j["avg_wait_error_s"] = r3(c.wait_error_s);
+  j["p50_abs_jct_error_s"] = r3(c.p50_abs_jct_error_s);
+  j["p95_abs_jct_error_s"] = r3(c.p95_abs_jct_error_s);
+  j["p50_rel_jct_error"] = r4(c.p50_rel_jct_error);
+  j["p95_rel_jct_error"] = r4(c.p95_rel_jct_error);
+  j["order_pairs"] = c.pairs;
+  j["order_agreement"] = r4(c.order_agreement);
+  j["kendall_tau"] = r4(c.kendall_tau);
+  Time makespan2 = 0;
+  for (const JobOutcome& oc : sim2->outcomes)
+    if (oc.end != kNoTime) makespan2 = std::max(makespan2, oc.end);
+  j["predicted_makespan_s"] = makespan2;
+  nlohmann::ordered_json planned;
+  planned["avg_jct_predicted_s"] = r3(plan_jct);
+  planned["avg_wait_predicted_s"] = r3(plan_wait);
+  planned["predicted_makespan_s"] = makespan;
+  j["planned_arrivals"] = planned;
+  if (Status s = WriteFileAtomic(o.out_dir + "/replay_jobs.csv", csv); !s.ok()) return Fail(s.error().message, kExitRuntime);
+  if (Status s = WriteFileAtomic(o.out_dir + "/summary.json", j.dump(2) + "\n"); !s.ok())
+    return Fail(s.error().message, kExitRuntime);
+
+  fmt::print("orrery replay: {} job(s), {} completed and measured, wall {:.0f} s (mean submit lag {:.2f} s; {} cycles, "
+             "{:.1f} ms each on average)\n", n, measured, wall, submit_lag, cycles,
+             cycles ? cycle_ms / static_cast<double>(cycles) : 0.0);
+  fmt::print("  avg JCT          measured {:9.2f} s   predicted {:9.2f} s   error {:+.2f} %\n", c.avg_jct_measured,
+             c.avg_jct_predicted, 100 * c.jct_rel_error);
+  fmt::print("  avg queueing     measured {:9.2f} s   predicted {:9.2f} s   error {:+.2f} s\n", c.avg_wait_measured,
+             c.avg_wait_predicted, c.wait_error_s);
+  fmt::print("  per-job |JCT error|  p50 {:.1f} s ({:.1f} %)   p95 {:.1f} s ({:.1f} %)\n", c.p50_abs_jct_error_s,
+             100 * c.p50_rel_jct_error, c.p95_abs_jct_error_s, 100 * c.p95_rel_jct_error);
+  fmt::print("  completion order: {} of {} untied pairs agree ({:.1f} %), Kendall tau {:.3f}\n", c.concordant, c.pairs,
+             100 * c.order_agreement, c.kendall_tau);
+  fmt::print("  (prediction on the planned arrivals: avg JCT {:.2f} s, avg queueing {:.2f} s)\n", plan_jct, plan_wait);
+  fmt::print("  wrote {}/summary.json and {}/replay_jobs.csv\n", o.out_dir, o.out_dir);
+  return not_completed ? kExitRuntime : kExitOk;
+}
+
+}  // namespace
+
+void RegisterReplay(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "replay", "Replay a trace segment on a live Slurm partition as scaled sleep jobs and compare with the simulator");
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--slurm", o->trace, "trace to replay on Slurm (any format `orrery import` reads)")->required();
+  cmd->add_option("--format", o->format, "trace format (auto|philly|helios|...; as `orrery simulate`)");
+  cmd->add_option("--speedup", o->speedup, "divide arrivals and durations by N")->required();
+  cmd->add_option("--policy", o->policy, "policy spec (as `orrery simulate --policy`, one policy)");
+  cmd->add_option("--placer", o->placer, "placer");
+  cmd->add_option("--seed", o->seed, "seed (policy and placer RNG streams)");
+  cmd->add_option("--skip", o->skip, "skip the first K trace jobs (submit order)");
+  cmd->add_option("--jobs", o->jobs, "replay at most N jobs");
+  cmd->add_option("--window", o->window, "only jobs submitted within S trace seconds of the segment's first job");
+  cmd->add_option("--partition", o->partition, "Slurm partition to replay on (all its jobs must have ended)");
+  cmd->add_option("--config", o->config, "take [slurm] settings and the first partition from a serve config");
+  cmd->add_option("--slurm-conf", o->slurm_conf, "SLURM_CONF for the Slurm tools");
+  cmd->add_option("--bin-dir", o->bin_dir, "directory of squeue/sinfo/scontrol/sbatch (default: PATH)");
+  cmd->add_option("--timeout-ms", o->timeout_ms, "timeout of one Slurm command");
+  cmd->add_option("--out", o->out_dir, "output folder (summary.json, replay_jobs.csv, replay-journal.db)");
+  cmd->add_option("--interval-ms", o->interval_ms, "daemon cycle period (ms)");
+  cmd->add_flag("--clamp-oversize", o->clamp_oversize, "clamp jobs larger than the cluster to it (default: skip them)");
+  cmd->add_option("--max-duration", o->max_duration, "cap scaled durations at S seconds (0 = no cap)");
+  cmd->add_option("--max-wall", o->max_wall, "give up (and cancel) after S seconds (default 3 × predicted makespan + 120)");
+  cmd->add_flag("!--no-warmup", o->warmup, "skip the warm-up job run through Slurm before the replay starts");
+  cmd->add_flag("--dry-run", o->dry_run, "select, scale and predict only (sinfo still read unless --nodes is given)");
+  cmd->add_option("--nodes", o->dry_nodes, "with --dry-run: assume N nodes instead of asking sinfo");
+  cmd->add_option("--node-gpus", o->dry_node_gpus, "with --dry-run --nodes: GPUs per node");
+  cmd->add_flag("--skip-bad-rows", o->skip_bad_rows, "skip malformed trace rows");
+  cmd->callback([=] { *exit_code = RunReplay(*o); });
+}
+
+}  // namespace orrery::cli
