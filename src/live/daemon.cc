@@ -43,6 +43,7 @@ bool SameNodes(const std::vector<NodeShare>& a, const std::vector<std::string>& 
 // states, as in the simulator): placers never see them, the PowerPlugin sees them as
 // powerable, admission counts their GPUs.
 bool InModel(NodeAvail a) { return a != NodeAvail::kDown; }
+constexpr Duration kPowerUpGrace = 10;
 // A node that POWER_UP can wake: fully powered down ("idle~"), not still powering down.
 bool Wakeable(const SlurmNode& n) {
   if (n.avail != NodeAvail::kPoweredDown) return false;
@@ -120,6 +121,16 @@ Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) 
     SlurmNode& old = it->second;
     if (old.partition != n.partition) continue;  // listed again for a second managed partition
     ++seen;
+    if (!power_up_sent_.empty()) {
+      // Energy: a POWER_UP we sent shows in sinfo ("#") only at Slurm's next power-thread
+      // pass; until then (at most kPowerUpGrace s) keep the node as powering up.
+      auto sent = power_up_sent_.find(n.name);
+      if (sent != power_up_sent_.end()) {
+        if (n.avail == NodeAvail::kPoweredDown && old.avail == NodeAvail::kPoweringUp && now - sent->second < kPowerUpGrace)
+          continue;
+        power_up_sent_.erase(sent);
+      }
+    }
     if (old.avail != n.avail) {
       Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
                                     n.state_raw));
@@ -665,6 +676,7 @@ void Daemon::PowerApplied(const std::string& node, bool up) {
     if (n.avail == NodeAvail::kPoweredDown) {
       n.avail = NodeAvail::kPoweringUp;
       n.state_raw = "idle#";
+      power_up_sent_[node] = clock_->Now();
     }
     return;
   }

@@ -174,6 +174,9 @@ class Daemon {
   std::unique_ptr<PowerPlugin> power_;               // null = no energy policy
   Time next_power_tick_ = kNoTime;
   std::unordered_map<std::string, Time> idle_since_;  // managed nodes: idle (on, no work) since
+  // POWER_UPs sent and not yet shown by Slurm (its power thread shows "#" about 1 s later;
+  // until then sinfo still says "idle~"): node -> when sent.
+  std::unordered_map<std::string, Time> power_up_sent_;
   std::vector<uint32_t> vc_used_peak_, vc_demand_wakes_;
   PowerSnapshot snap_;
   std::vector<PowerDecision> power_out_;
