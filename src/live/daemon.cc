@@ -527,7 +527,8 @@ Status Daemon::ApplyPending(Time now, CycleStats* st) {
         NodeAvail a = obs->second.avail;
         if ((up && (a == NodeAvail::kPoweringUp || a == NodeAvail::kUp)) || (!up && a == NodeAvail::kPoweredDown)) {
           ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now,
-                                             "confirmed: Slurm shows " + node + " " + obs->second.state_raw));
+                                             (d.detail.empty() ? "" : d.detail + "; ") + "confirmed: Slurm shows " +
+                                                 node + " " + obs->second.state_raw));
           d.state = "applied";
           Remember(d);
           done.push_back(key);
@@ -552,9 +553,12 @@ Status Daemon::ApplyPending(Time now, CycleStats* st) {
         (void)m;
         Note(now, "power", fmt::format("{} {} failed: {}", d.kind, d.nodes[0].node, s.error().message));
       } else {
-        ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now, ""));
+        ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now, d.detail));
         ++m_power_;
+        if (d.detail == "ces") ++(up ? m_power_ces_up_ : m_power_ces_down_);
+        if (d.detail == "demand") ++m_power_demand_up_;
         PowerApplied(node, up);
+        Note(now, "power", fmt::format("{}: {} {}", d.detail.empty() ? "operator" : d.detail, d.kind, node));
       }
       done.push_back(key);
     }
