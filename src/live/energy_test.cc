@@ -366,6 +366,16 @@ TEST(LiveEnergy, FailedResumeIsReportedAndWorkGoesOn) {
   EXPECT_EQ(r.slurm.power_calls("node2").ups, 1u);  // a down node is not woken again
 }
 
+// Slurm 22.05 requeues a job whose batch launch failed on a just-resumed node as held, with
+// this reason: the daemon must see it held (else it waits forever for a start that never comes).
+TEST(LiveEnergy, LaunchFailedRequeuedHeldIsHeld) {
+  auto r = ParseSqueue("2\x1fPENDING\x1fgpu\x1froot\x1f" "1\x1fgres:gpu:8\x1fUNLIMITED\x1f" "2026-11-30T21:14:29\x1f"
+                       "N/A\x1fN/A\x1flaunch failed requeued held\x1f\x1forrery\x1forrery:duration=3\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_TRUE((*r)[0].held);
+}
+
 TEST(LiveEnergy, ServeConfigEnergyKey) {
   auto ok = ParseServeConfig("[slurm]\npartitions = [\"gpu\"]\n[policy]\nenergy = \"ces:period=5,idle=30\"\n", "s.toml");
   ASSERT_TRUE(ok.ok()) << ok.error().message;
