@@ -11,6 +11,7 @@
 
 #include <httplib.h>
 #include <netinet/in.h>
+#include <nlohmann/json.hpp>
 #include <sys/socket.h>
 
 #include "live/journal.h"
@@ -436,6 +437,16 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
   EXPECT_NE(metrics->body.find("orrery_power_decisions_total{source=\"demand\",kind=\"power-up\"} 2\n"),
             std::string::npos) << metrics->body;
   EXPECT_NE(metrics->body.find("orrery_failed_resumes_total 0\n"), std::string::npos);
+  // When the daemon saw each woken node up (idle): events "TIME node: nodeK powering-up -> up (...)".
+  std::map<std::string, Time> seen_up;
+  auto health = api.Get("/healthz");
+  ASSERT_TRUE(health);
+  for (const auto& ev : nlohmann::json::parse(health->body)["events"]) {
+    std::string e = ev.get<std::string>();
+    for (const char* n : {"node2", "node3"})
+      if (e.find(std::string("node: ") + n + " powering-up -> up") != std::string::npos && !seen_up.count(n))
+        seen_up[n] = std::stoll(e.substr(0, e.find(' ')));
+  }
   EXPECT_EQ(serve.Kill(SIGTERM), 0) << Tail(log);
 
   // Every job completed exactly once; the first on node1, the two others on the woken nodes.
@@ -483,10 +494,13 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
     // The wake-up cost seen by the job: POWER_UP (journal, applied) -> ResumeProgram done
     // (slurmd started; the node turns idle at its registration) -> job start (jobcomp).
     Time up = power[n][1].applied_time, resumed = plog[n][1].second, start = started_on[n];
+    Time idle = seen_up.count(n) ? seen_up[n] : kNoTime;
+    EXPECT_NE(idle, kNoTime) << n << ": no 'powering-up -> up' event";
     EXPECT_GE(start, up) << n;
     EXPECT_LE(start - up, 20) << n << ": a job waited more than 20 s for its node to boot";
-    std::printf("[ ces-live ] %s: POWER_UP at %lld, resume program done +%lld s, job started +%lld s\n", n,
-                static_cast<long long>(up), static_cast<long long>(resumed - up), static_cast<long long>(start - up));
+    std::printf("[ ces-live ] %s: POWER_UP at %lld; resume program done +%lld s; node seen up +%lld s; job started "
+                "+%lld s\n", n, static_cast<long long>(up), static_cast<long long>(resumed - up),
+                static_cast<long long>(idle - up), static_cast<long long>(start - up));
   }
   EXPECT_EQ(plog["node1"].size(), 0u);
 }
