@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <netinet/in.h>
+#include <nlohmann/json.hpp>
 #include <sys/socket.h>
 
 #include "live/journal.h"
@@ -480,6 +481,137 @@ TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
   std::printf("[ replay ] avg JCT measured %.2f s, predicted %.2f s (%+.1f %%, bound %.2f s); wait %.2f vs %.2f s; order %.3f\n", m, p,
               100 * (m - p) / p, allowance, summary["avg_wait_measured_s"].get<double>(),
               summary["avg_wait_predicted_s"].get<double>(), summary["order_agreement"].get<double>());
+}
+
+// Scenario 4: the CES energy policy driven by `orrery serve` on 3 real nodes (harness power
+// saving: SuspendProgram stops the node's slurmd, ResumeProgram starts it, both log to
+// DIR/log/power.log). CES with second-scale timings: control step every 2 s, one spare node,
+// per-node keep-alive 3 s. From the CES rules: the step at +4 s powers node3 and node2 down
+// (idle >= 3 s, target = used 0 + buffer 1); a burst of three 8-GPU jobs (8 s) then starts one job on
+// node1 and wakes exactly node2 and node3 for the two others (demand), which run there once
+// booted. Every job completes once; every power decision is journaled and applied. Prints the
+// wake-up cost seen by the jobs (POWER_UP -> node idle -> job start), docs/validation.md §I.
+TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
+  REQUIRE_SLURM();
+  SlurmCluster cluster(3);
+  ASSERT_TRUE(cluster.ok()) << cluster.log();
+  auto slurm = cluster.Client();
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  std::string cfg_path = cluster.dir() + "/serve.toml";
+  testing::WriteFile(cfg_path,
+                     "[slurm]\npartitions = [\"gpu\"]\nslurm_conf = \"" + cluster.conf() +
+                         "\"\n[policy]\nspec = \"fifo\"\nenergy = \"ces:period=2,history=1,buffer=1,buffer_frac=0,"
+                         "min_spare=0,keep=0,de_thr=1,idle=3,forecaster=last\"\n[daemon]\njournal = \"" +
+                         cluster.dir() + "/journal.db\"\ninterval_ms = 200\n[http]\nport = " + std::to_string(port) + "\n");
+  std::string log = cluster.dir() + "/serve.log";
+  ServeProcess serve(cfg_path, log, cluster.conf());
+  ASSERT_TRUE(serve.running());
+  auto state_of = [&](const std::string& node) {
+    auto n = slurm.Nodes({"gpu"});
+    if (n.ok())
+      for (const auto& x : *n)
+        if (x.name == node) return x.state_raw;
+    return std::string("?");
+  };
+  // 1. node2 and node3 are powered down by the policy (SuspendProgram ran: slurmd stopped).
+  ASSERT_TRUE(WaitFor([&] { return state_of("node2") == "idle~" && state_of("node3") == "idle~"; }, 30))
+      << Tail(log) << Tail(cluster.dir() + "/log/power.log");
+  EXPECT_EQ(state_of("node1"), "idle");
+  // 2. The burst.
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    live::SubmitSpec sub;
+    sub.partition = "gpu";
+    sub.gpus_per_node = 8;
+    // 8 s: node1 stays busy until both woken nodes are up (the harness resumes a batch of
+    // nodes one after the other, 2 s each), so each job runs on its own node.
+    sub.sleep_s = 8;
+    sub.duration_hint = 8;
+    sub.workdir = cluster.dir();
+    auto id = slurm.Submit(sub);
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ids.push_back(*id);
+  }
+  ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 40))
+      << Tail(log) << Tail(cluster.dir() + "/log/power.log");
+  httplib::Client api("127.0.0.1", port);
+  auto metrics = api.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("orrery_power_decisions_total{source=\"demand\",kind=\"power-up\"} 2\n"),
+            std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("orrery_failed_resumes_total 0\n"), std::string::npos);
+  // When the daemon saw each woken node up (idle): events "TIME node: nodeK powering-up -> up (...)".
+  std::map<std::string, Time> seen_up;
+  auto health = api.Get("/healthz");
+  ASSERT_TRUE(health);
+  auto events = nlohmann::json::parse(health->body)["events"];
+  std::printf("[ ces-live ] %zu daemon events in /healthz\n", events.size());
+  for (const auto& ev : events) {
+    std::string e = ev.get<std::string>();
+    for (const char* n : {"node2", "node3"})
+      if (e.find(std::string("node: ") + n + " powering-up -> up") != std::string::npos && !seen_up.count(n))
+        seen_up[n] = std::stoll(e.substr(0, e.find(' ')));
+  }
+  if (seen_up.size() < 2)
+    for (const auto& ev : events) std::printf("[ ces-live ] event %s\n", ev.get<std::string>().c_str());
+  EXPECT_EQ(serve.Kill(SIGTERM), 0) << Tail(log);
+
+  // Every job completed exactly once; the first on node1, the two others on the woken nodes.
+  auto done = cluster.Completions();
+  std::map<std::string, Time> started_on;
+  for (uint32_t id : ids) {
+    ASSERT_EQ(done.count(id), 1u) << id;
+    const auto& c = done.find(id)->second;
+    EXPECT_EQ(c.state, "COMPLETED") << id;
+    started_on[c.nodes] = c.start;
+  }
+  ASSERT_EQ(started_on.size(), 3u) << "the three jobs should run on three different nodes";
+  ASSERT_TRUE(started_on.count("node2") && started_on.count("node3"));
+  // The journal: node3 and node2 powered down by the policy, then woken for the queue; each
+  // decision applied, none left planned, node1 never touched.
+  auto journal = live::Journal::Open(cluster.dir() + "/journal.db");
+  ASSERT_TRUE(journal.ok()) << journal.error().message;
+  auto all = (*journal)->All();
+  ASSERT_TRUE(all.ok());
+  std::map<std::string, std::vector<live::JournalDecision>> power;
+  for (const auto& d : *all) {
+    EXPECT_NE(d.state, "planned") << d.key;
+    if (d.kind != "power-up" && d.kind != "power-down") continue;
+    EXPECT_EQ(d.state, "applied") << d.key << " " << d.detail;
+    EXPECT_NE(d.nodes[0].node, "node1") << d.key;
+    power[d.nodes[0].node].push_back(d);
+  }
+  for (const char* n : {"node2", "node3"}) {
+    ASSERT_GE(power[n].size(), 2u) << n;
+    EXPECT_EQ(power[n][0].kind, "power-down") << n;
+    EXPECT_EQ(power[n][0].detail, "ces") << n;
+    EXPECT_EQ(power[n][1].kind, "power-up") << n;
+    EXPECT_EQ(power[n][1].detail, "demand") << n;
+  }
+  // power.log (harness programs): suspend then resume, once each before the burst ran.
+  std::ifstream pl(cluster.dir() + "/log/power.log");
+  std::map<std::string, std::vector<std::pair<std::string, Time>>> plog;
+  std::string what, node;
+  long long ts;
+  while (pl >> ts >> what >> node) plog[node].push_back({what, ts});
+  for (const char* n : {"node2", "node3"}) {
+    ASSERT_GE(plog[n].size(), 2u) << n;
+    EXPECT_EQ(plog[n][0].first, "suspend") << n;
+    EXPECT_EQ(plog[n][1].first, "resume") << n;
+    // The wake-up cost seen by the job: POWER_UP (journal, applied) -> ResumeProgram done
+    // (slurmd started; the node turns idle at its registration) -> job start (jobcomp).
+    Time up = power[n][1].applied_time, resumed = plog[n][1].second, start = started_on[n];
+    // (The daemon's "powering-up -> up" event is informational: on the real cluster it was not
+    // found among /healthz's last 100 events in one run; not understood yet, see docs/live.md.)
+    std::string seen = seen_up.count(n) ? "+" + std::to_string(seen_up[n] - up) + " s" : "n/a";
+    EXPECT_GE(start, up) << n;
+    EXPECT_LE(start - up, 20) << n << ": a job waited more than 20 s for its node to boot";
+    std::printf("[ ces-live ] %s: POWER_UP at %lld; resume program done +%lld s; node seen up by the daemon %s; job "
+                "started +%lld s\n", n, static_cast<long long>(up), static_cast<long long>(resumed - up), seen.c_str(),
+                static_cast<long long>(start - up));
+  }
+  EXPECT_EQ(plog["node1"].size(), 0u);
 }
 
 }  // namespace

@@ -71,8 +71,9 @@ int RunServe(const std::string& config_path, int64_t max_cycles, bool verbose) {
   sa.sa_handler = OnSignal;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
-  fmt::print("orrery serve: managing partition(s) {} with policy {} (journal {}{})\n",
-             fmt::join(cfg->daemon.partitions, ","), cfg->daemon.policy, cfg->journal,
+  fmt::print("orrery serve: managing partition(s) {} with policy {}{} (journal {}{})\n",
+             fmt::join(cfg->daemon.partitions, ","), cfg->daemon.policy,
+             cfg->daemon.energy.empty() ? std::string() : ", energy " + cfg->daemon.energy, cfg->journal,
              cfg->port > 0 ? fmt::format(", http://{}:{}", cfg->listen, api.port()) : std::string());
   std::fflush(stdout);
   std::string last_err;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
 
@@ -35,6 +36,18 @@ bool SameNodes(const std::vector<NodeShare>& a, const std::vector<std::string>& 
   std::sort(x.begin(), x.end());
   std::sort(y.begin(), y.end());
   return x == y;
+}
+
+// Energy: which managed nodes are in the scheduler's cluster. Down/drained nodes are not;
+// powered-down (~ % !) and powering-up (#) nodes are, as unpowered nodes (ClusterState power
+// states, as in the simulator): placers never see them, the PowerPlugin sees them as
+// powerable, admission counts their GPUs.
+bool InModel(NodeAvail a) { return a != NodeAvail::kDown; }
+constexpr Duration kPowerUpGrace = 10;
+// A node that POWER_UP can wake: fully powered down ("idle~"), not still powering down.
+bool Wakeable(const SlurmNode& n) {
+  if (n.avail != NodeAvail::kPoweredDown) return false;
+  return n.state_raw.empty() || (n.state_raw.back() != '%' && n.state_raw.back() != '!');
 }
 
 }  // namespace
@@ -73,6 +86,16 @@ Status Daemon::Recover() {
   ORR_ASSIGN_OR_RETURN(auto recent, journal_->Recent(opts_.recent_decisions));
   for (auto it = recent.rbegin(); it != recent.rend(); ++it) recent_.push_back(*it);
   ORR_ASSIGN_OR_RETURN(cycle_, journal_->GetCounter("cycle"));
+  if (!opts_.energy.empty()) {
+    // Live time is Unix seconds: the forecaster's calendar epoch is 0.
+    if (opts_.power_factory) {
+      power_ = opts_.power_factory();
+    } else {
+      auto p = MakePowerPlugin(opts_.energy, opts_.seed, 0);
+      if (!p.ok()) return p.error();
+      power_ = std::move(*p);
+    }
+  }
   if (!unapplied_.empty())
     Note(clock_->Now(), "recover", fmt::format("{} decision(s) planned but not confirmed before the restart", unapplied_.size()));
   return Status::Ok();
@@ -98,10 +121,29 @@ Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) 
     SlurmNode& old = it->second;
     if (old.partition != n.partition) continue;  // listed again for a second managed partition
     ++seen;
+    if (!power_up_sent_.empty()) {
+      // Energy: a POWER_UP we sent shows in sinfo ("#") only at Slurm's next power-thread
+      // pass; until then (at most kPowerUpGrace s) keep the node as powering up.
+      auto sent = power_up_sent_.find(n.name);
+      if (sent != power_up_sent_.end()) {
+        if (n.avail == NodeAvail::kPoweredDown && old.avail == NodeAvail::kPoweringUp && now - sent->second < kPowerUpGrace)
+          continue;
+        power_up_sent_.erase(sent);
+      }
+    }
     if (old.avail != n.avail) {
       Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
                                     n.state_raw));
-      if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) *changed = true;
+      // The snapshot changes when a node becomes (un)schedulable or enters/leaves the model
+      // (down nodes are outside it; powered-down and booting ones inside, unpowered).
+      // powered-down <-> powering-up changes nothing the placers see: no rebuild.
+      if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp || InModel(old.avail) != InModel(n.avail))
+        *changed = true;
+      if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) {
+        // Slurm marks a node DOWN when it misses ResumeTimeout after a POWER_UP.
+        ++m_failed_resumes_;
+        Note(now, "power", fmt::format("failed resume: {} went down while powering up ({})", n.name, n.state_raw));
+      }
     }
     if (old.gpus != n.gpus) *changed = true;
     if (old.avail != n.avail || old.state_raw != n.state_raw || old.gpus != n.gpus) old = n;
@@ -141,7 +183,7 @@ Status Daemon::Rebuild(Time now) {
   std::unordered_map<std::string, NodeId> index;
   std::vector<const SlurmNode*> up;
   for (const auto& [name, n] : nodes_)
-    if (n.avail == NodeAvail::kUp) up.push_back(&n);
+    if (n.avail == NodeAvail::kUp || (power_ && InModel(n.avail))) up.push_back(&n);
   std::sort(up.begin(), up.end(), [](const SlurmNode* a, const SlurmNode* b) { return a->name < b->name; });
   for (const SlurmNode* np : up) {  // ascending name: deterministic node ids
     const SlurmNode& n = *np;
@@ -162,6 +204,11 @@ Status Daemon::Rebuild(Time now) {
   cluster_ = std::move(cluster);
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
   node_index_ = std::move(index);
+  // Energy: powered-down and booting nodes are in the cluster but unpowered (no free GPU
+  // for placement), before any job is attached (a job Slurm runs there stays outside).
+  if (power_)
+    for (const Node& nd : cluster_->nodes)
+      if (nodes_.at(nd.name).avail != NodeAvail::kUp) sched_->SetNodePowered(nd.id, false);
   slot_job_.clear();
   std::vector<uint32_t> ids;
   for (const auto& [id, lj] : jobs_) ids.push_back(id);
@@ -471,7 +518,33 @@ Status Daemon::ApplyPending(Time now, CycleStats* st) {
         done.push_back(key);
         continue;
       }
-      Status s = d.kind == "power-up" ? slurm_->PowerUp(d.nodes[0].node) : slurm_->PowerDown(d.nodes[0].node);
+      const std::string& node = d.nodes[0].node;
+      const bool up = d.kind == "power-up";
+      // Idempotent across restarts: a decision planned before a crash may have reached Slurm;
+      // what Slurm shows now tells (never send it twice).
+      auto obs = nodes_.find(node);
+      if (obs != nodes_.end()) {
+        NodeAvail a = obs->second.avail;
+        if ((up && (a == NodeAvail::kPoweringUp || a == NodeAvail::kUp)) || (!up && a == NodeAvail::kPoweredDown)) {
+          ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now,
+                                             (d.detail.empty() ? "" : d.detail + "; ") + "confirmed: Slurm shows " +
+                                                 node + " " + obs->second.state_raw));
+          d.state = "applied";
+          Remember(d);
+          done.push_back(key);
+          continue;
+        }
+        if (!up && a == NodeAvail::kUp && power_) {
+          std::vector<std::string> busy = NodesWithWork();
+          if (std::binary_search(busy.begin(), busy.end(), node)) {  // never power down a node with work
+            ++m_power_refused_;
+            ORR_RETURN_IF_ERROR(journal_->Mark(key, "superseded", now, node + " has work now"));
+            done.push_back(key);
+            continue;
+          }
+        }
+      }
+      Status s = up ? slurm_->PowerUp(node) : slurm_->PowerDown(node);
       if (!s.ok()) {
         ++st->apply_errors;
         ++m_apply_errors_;
@@ -480,8 +553,12 @@ Status Daemon::ApplyPending(Time now, CycleStats* st) {
         (void)m;
         Note(now, "power", fmt::format("{} {} failed: {}", d.kind, d.nodes[0].node, s.error().message));
       } else {
-        ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now, ""));
+        ORR_RETURN_IF_ERROR(journal_->Mark(key, "applied", now, d.detail));
         ++m_power_;
+        if (d.detail == "ces") ++(up ? m_power_ces_up_ : m_power_ces_down_);
+        if (d.detail == "demand") ++m_power_demand_up_;
+        PowerApplied(node, up);
+        Note(now, "power", fmt::format("{}: {} {}", d.detail.empty() ? "operator" : d.detail, d.kind, node));
       }
       done.push_back(key);
     }
@@ -572,6 +649,249 @@ Status Daemon::Decide(Time now, CycleStats* st) {
   return Status::Ok();
 }
 
+// ---------------------------------------------------------------- energy
+
+std::vector<std::string> Daemon::NodesWithWork() const {
+  // A node has work when a job runs there, a start decision pinned a job there (released or
+  // not yet applied), or the snapshot holds an allocation there.
+  std::vector<std::string> out;
+  for (const auto& [id, lj] : jobs_)
+    if (lj->phase == Phase::kStarting || lj->phase == Phase::kRunning || lj->phase == Phase::kUnplaced)
+      for (const NodeShare& s : lj->nodes) out.push_back(s.node);
+  for (const auto& [key, d] : unapplied_)
+    if (d.kind == "start")
+      for (const NodeShare& s : d.nodes) out.push_back(s.node);
+  if (sched_)
+    for (const Node& n : cluster_->nodes)
+      if (sched_->cluster_state().powered(n.id) && sched_->cluster_state().free_gpus(n.id) != n.gpus)
+        out.push_back(n.name);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void Daemon::PowerApplied(const std::string& node, bool up) {
+  // Mirror the action at once (Slurm shows it at the next listing): a node being powered
+  // down leaves placement now, a node powering up counts as booting for the wake-up logic.
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  SlurmNode& n = it->second;
+  if (up) {
+    if (n.avail == NodeAvail::kPoweredDown) {
+      n.avail = NodeAvail::kPoweringUp;
+      n.state_raw = "idle#";
+      power_up_sent_[node] = clock_->Now();
+    }
+    return;
+  }
+  if (n.avail == NodeAvail::kPoweredDown) return;
+  auto id = node_index_.find(node);
+  bool was_up = n.avail == NodeAvail::kUp;
+  n.avail = NodeAvail::kPoweredDown;
+  n.state_raw = "idle%";
+  idle_since_.erase(node);
+  if (!sched_ || id == node_index_.end() || !was_up || !power_) {
+    need_rebuild_ = true;
+    return;
+  }
+  const ClusterState& cs = sched_->cluster_state();
+  if (cs.powered(id->second) && cs.free_gpus(id->second) == cluster_->nodes[id->second.v].gpus)
+    sched_->SetNodePowered(id->second, false);
+  else
+    need_rebuild_ = true;  // (an operator's power-down of a busy node) the next rebuild sorts it out
+}
+
+Status Daemon::PlanAndApplyPower(Time now, const std::vector<std::pair<std::string, bool>>& todo,
+                                 const char* source, CycleStats* st) {
+  if (todo.empty()) return Status::Ok();
+  // 1. Plan (one transaction), 2. apply, 3. confirm — as start decisions. A decision Slurm
+  // refuses stays planned and is retried once by ApplyPending (then marked failed).
+  ORR_ASSIGN_OR_RETURN(int64_t n, journal_->GetCounter("power"));
+  std::vector<JournalDecision> planned;
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  for (const auto& [node, up] : todo) {
+    JournalDecision d;
+    d.kind = up ? "power-up" : "power-down";
+    d.key = fmt::format("{}/{}/{}", d.kind, node, ++n);
+    d.cycle = cycle_;
+    d.time = now;
+    d.nodes = {NodeShare{node, nodes_.at(node).gpus}};
+    d.detail = source;
+    Status s = journal_->Plan(&d);
+    if (s.ok()) s = journal_->SetCounter("power", n);
+    if (!s.ok()) {
+      auto c = journal_->Commit();
+      (void)c;
+      return s;
+    }
+    planned.push_back(std::move(d));
+    if (!up) PowerApplied(node, false);  // out of placement from the moment it is planned
+  }
+  ORR_RETURN_IF_ERROR(journal_->Commit());
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  for (JournalDecision& d : planned) {
+    const std::string& node = d.nodes[0].node;
+    const bool up = d.kind == "power-up";
+    Status s = up ? slurm_->PowerUp(node) : slurm_->PowerDown(node);
+    if (!s.ok()) {
+      ++st->apply_errors;
+      ++m_apply_errors_;
+      last_error_ = s.error().message;
+      Note(now, "error", fmt::format("{}: {} (retried next cycle)", d.key, s.error().message));
+      unapplied_[d.key] = d;
+      continue;
+    }
+    Status m = journal_->Mark(d.key, "applied", now, source);
+    if (!m.ok()) {
+      auto c = journal_->Commit();
+      (void)c;
+      return m;
+    }
+    d.state = "applied";
+    d.applied_time = now;
+    Remember(d);
+    ++m_power_;
+    if (up) {
+      ++st->power_ups;
+      ++(std::string_view(source) == "demand" ? m_power_demand_up_ : m_power_ces_up_);
+      PowerApplied(node, true);
+    } else {
+      ++st->power_downs;
+      ++m_power_ces_down_;
+    }
+    Note(now, "power", fmt::format("{}: {} {}", source, d.kind, node));
+  }
+  return journal_->Commit();
+}
+
+Status Daemon::PowerStep(Time now, CycleStats* st) {
+  const size_t nv = opts_.partitions.size();
+  if (vc_used_peak_.size() != nv) {
+    vc_used_peak_.assign(nv, 0);
+    vc_demand_wakes_.assign(nv, 0);
+  }
+  if (next_power_tick_ == kNoTime) next_power_tick_ = now + power_->period();
+  const std::vector<std::string> busy = NodesWithWork();
+  auto is_busy = [&](const std::string& n) { return std::binary_search(busy.begin(), busy.end(), n); };
+  // Idle-since per node (the per-node keep-alive): reset while it works or is not on.
+  std::vector<uint32_t> used_now(nv, 0), booting(nv, 0), idle_on(nv, 0), off(nv, 0);
+  for (const Node& nd : cluster_->nodes) {
+    const SlurmNode& sn = nodes_.at(nd.name);
+    const bool on = sn.avail == NodeAvail::kUp, b = is_busy(nd.name);
+    if (!on || b) {
+      idle_since_.erase(nd.name);
+    } else if (!idle_since_.count(nd.name)) {
+      idle_since_[nd.name] = now;
+    }
+    used_now[nd.vc.v] += on && b;
+    idle_on[nd.vc.v] += on && !b;
+    booting[nd.vc.v] += sn.avail == NodeAvail::kPoweringUp;
+    off[nd.vc.v] += sn.avail == NodeAvail::kPoweredDown;
+  }
+  for (size_t v = 0; v < nv; ++v) vc_used_peak_[v] = std::max(vc_used_peak_[v], used_now[v]);
+
+  // Pending work per VC (jobs in the policy's queue), as the simulator counts it.
+  std::vector<uint32_t> pending(nv, 0);
+  std::vector<uint64_t> big_nodes(nv, 0), small_milli(nv, 0);
+  std::vector<uint16_t> gpn(nv, 1);
+  for (const Node& nd : cluster_->nodes) gpn[nd.vc.v] = std::max(gpn[nd.vc.v], nd.gpus);
+  for (const auto& [id, lj] : jobs_) {
+    if (lj->phase != Phase::kQueued || lj->slot == UINT32_MAX) continue;
+    const uint16_t v = lj->job.vc.v;
+    ++pending[v];
+    if (lj->job.nodes > 1)
+      big_nodes[v] += lj->job.nodes;
+    else if (lj->job.gpus > gpn[v])
+      big_nodes[v] += (lj->job.gpus + gpn[v] - 1) / gpn[v];
+    else
+      small_milli[v] += lj->job.gpu_milli_total();
+  }
+
+  // 1. The control step, every period.
+  std::vector<std::pair<std::string, bool>> todo;
+  if (now >= next_power_tick_) {
+    while (next_power_tick_ <= now) next_power_tick_ += power_->period();
+    snap_.now = now;
+    snap_.cluster = cluster_.get();
+    snap_.nodes.assign(cluster_->nodes.size(), NodePowerView{});
+    for (const Node& nd : cluster_->nodes) {
+      const SlurmNode& sn = nodes_.at(nd.name);
+      NodePowerView& pv = snap_.nodes[nd.id.v];
+      pv.state = sn.avail == NodeAvail::kUp          ? PowerState::kOn
+                 : sn.avail == NodeAvail::kPoweringUp ? PowerState::kBooting
+                                                      : PowerState::kOff;
+      pv.busy = is_busy(nd.name);
+      auto it = idle_since_.find(nd.name);
+      pv.idle_since = it == idle_since_.end() ? now : it->second;
+    }
+    snap_.used_peak = vc_used_peak_;
+    snap_.used_now = used_now;
+    snap_.demand_wakes = vc_demand_wakes_;
+    snap_.pending = pending;
+    power_out_.clear();
+    power_->Decide(snap_, &power_out_);
+    for (const PowerDecision& d : power_out_) {
+      if (d.node.v >= cluster_->nodes.size()) continue;
+      const std::string& name = cluster_->nodes[d.node.v].name;
+      const SlurmNode& sn = nodes_.at(name);
+      if (d.kind == PowerDecision::kPowerUp) {
+        if (Wakeable(sn)) todo.emplace_back(name, true);
+      } else if (sn.avail == NodeAvail::kUp) {
+        if (is_busy(name)) {
+          ++m_power_refused_;  // the rule every driver enforces: never power down a node with work
+          continue;
+        }
+        todo.emplace_back(name, false);
+      }
+    }
+    vc_used_peak_ = used_now;
+    std::fill(vc_demand_wakes_.begin(), vc_demand_wakes_.end(), 0);
+    for (const auto& [name, up] : todo) {
+      auto id = node_index_.at(name);
+      uint16_t v = cluster_->nodes[id.v].vc.v;
+      if (up) {
+        --off[v];
+        ++booting[v];
+      } else {
+        --idle_on[v];
+        ++off[v];
+      }
+    }
+    ORR_RETURN_IF_ERROR(PlanAndApplyPower(now, todo, "ces", st));
+  }
+
+  // 2. Wake-ups for pending jobs (what Slurm's own power saving does when it allocates a
+  // powered-down node; here jobs are held, so the daemon wakes them): enough nodes for the
+  // VC's pending work beyond its idle powered and booting nodes (and, for small jobs, the
+  // free GPUs of partly used nodes); at least one when jobs wait and nothing is on its way.
+  // Same rule as PowerSim::AfterCycle.
+  std::vector<std::pair<std::string, bool>> wake;
+  const ClusterState& cs = sched_->cluster_state();
+  for (size_t v = 0; v < nv; ++v) {
+    if (pending[v] == 0 || off[v] == 0) continue;
+    const uint64_t G = gpn[v];
+    const uint64_t free_gpus = cs.vc_free_gpus(VcId(static_cast<uint16_t>(v)));
+    const uint64_t partial_free = free_gpus - std::min<uint64_t>(free_gpus, uint64_t{idle_on[v]} * G);
+    const uint64_t small_left = small_milli[v] > partial_free * 1000 ? small_milli[v] - partial_free * 1000 : 0;
+    const uint64_t need = big_nodes[v] + (small_left + G * 1000 - 1) / (G * 1000);
+    const uint64_t have = uint64_t{idle_on[v]} + booting[v];
+    uint64_t n = need > have ? need - have : 0;
+    if (n == 0 && booting[v] == 0 && idle_on[v] == 0) n = 1;
+    for (NodeId id : cluster_->vcs[v].nodes) {  // lowest-named first
+      if (n == 0) break;
+      const std::string& name = cluster_->nodes[id.v].name;
+      if (!Wakeable(nodes_.at(name))) continue;
+      bool dup = false;
+      for (const auto& [k, d] : unapplied_) dup |= d.kind == "power-up" && !d.nodes.empty() && d.nodes[0].node == name;
+      if (dup) continue;
+      wake.emplace_back(name, true);
+      ++vc_demand_wakes_[v];
+      --n;
+    }
+  }
+  return PlanAndApplyPower(now, wake, "demand", st);
+}
+
 Result<CycleStats> Daemon::Cycle() {
   std::lock_guard<std::mutex> lock(mu_);
   auto t0 = std::chrono::steady_clock::now();
@@ -631,6 +951,7 @@ Result<CycleStats> Daemon::Cycle() {
     ORR_RETURN_IF_ERROR(c);
   }
   if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st));
+  if (power_ && !paused_) ORR_RETURN_IF_ERROR(PowerStep(now, &st));
   st.pending = sched_->pending_total();
   st.running = sched_->running_total();
   st.total_ms = MsSince(t0);
@@ -709,6 +1030,13 @@ std::vector<QueueEntry> Daemon::Queue(size_t limit) const {
         ends.push({std::max(now, sj.est_end), static_cast<int64_t>(lj->job.gpus)});
       }
     PluginStatus block = sched_->last_block(vc);
+    // Energy: nodes of this VC that are booting (woken for the queue or by the policy).
+    std::string booting;
+    for (NodeId id : cluster_->vcs[v].nodes) {
+      const std::string& name = cluster_->nodes[id.v].name;
+      auto it = nodes_.find(name);
+      if (it != nodes_.end() && it->second.avail == NodeAvail::kPoweringUp) booting += (booting.empty() ? "" : ",") + name;
+    }
     Time t = now, prev = now;
     int64_t total = static_cast<int64_t>(sched_->cluster_state().vc_total_gpus(vc));
     for (size_t i = 0; i < q.size() && out.size() < limit; ++i) {
@@ -745,6 +1073,8 @@ std::vector<QueueEntry> Daemon::Queue(size_t limit) const {
         e.why = fmt::format("position {} in {} order: does not fit the free GPUs ({} free, needs {})", i,
                             sched_->policy().name, sched_->cluster_state().vc_free_gpus(vc), need);
       }
+      if (!booting.empty() && need > static_cast<int64_t>(sched_->cluster_state().vc_free_gpus(vc)))
+        e.why = fmt::format("waits for powered-down node(s) to boot: {} powering up; {}", booting, e.why);
       out.push_back(std::move(e));
     }
   }
@@ -801,7 +1131,13 @@ Daemon::Health Daemon::GetHealth() const {
   h.last_cycle = last_cycle_;
   h.cycles = cycle_;
   h.nodes_total = nodes_.size();
-  for (const auto& [n, s] : nodes_) h.nodes_up += s.avail == NodeAvail::kUp;
+  for (const auto& [n, s] : nodes_) {
+    h.nodes_up += s.avail == NodeAvail::kUp;
+    h.nodes_powered_down += s.avail == NodeAvail::kPoweredDown;
+    h.nodes_booting += s.avail == NodeAvail::kPoweringUp;
+  }
+  h.failed_resumes = m_failed_resumes_;
+  h.energy = opts_.energy;
   h.events.assign(events_.begin(), events_.end());
   return h;
 }
@@ -853,6 +1189,21 @@ std::string Daemon::MetricsText() const {
   for (const auto& [n, s] : nodes_) up += s.avail == NodeAvail::kUp;
   gauge("orrery_nodes_up", "Managed nodes that are schedulable.", static_cast<double>(up));
   gauge("orrery_nodes_total", "Managed nodes.", static_cast<double>(nodes_.size()));
+  size_t off = 0, booting = 0;
+  for (const auto& [n, s] : nodes_) {
+    off += s.avail == NodeAvail::kPoweredDown;
+    booting += s.avail == NodeAvail::kPoweringUp;
+  }
+  gauge("orrery_nodes_powered", "Managed nodes powered on (up, not powered down, not booting).", static_cast<double>(up));
+  gauge("orrery_nodes_powered_down", "Managed nodes powered down or powering down in Slurm.", static_cast<double>(off));
+  gauge("orrery_nodes_booting", "Managed nodes powering up in Slurm.", static_cast<double>(booting));
+  m += "# HELP orrery_power_decisions_total Node power decisions applied by this process, by source and kind.\n";
+  m += "# TYPE orrery_power_decisions_total counter\n";
+  m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-down\"}} {}\n", m_power_ces_down_);
+  m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-up\"}} {}\n", m_power_ces_up_);
+  m += fmt::format("orrery_power_decisions_total{{source=\"demand\",kind=\"power-up\"}} {}\n", m_power_demand_up_);
+  counter("orrery_power_refused_total", "Energy-policy power-downs dropped: the node had work.", m_power_refused_);
+  counter("orrery_failed_resumes_total", "Nodes seen going DOWN while powering up (missed ResumeTimeout).", m_failed_resumes_);
   gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
   return m;
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,7 @@
 #include "live/slurm_client.h"
 #include "model/cluster.h"
 #include "model/job.h"
+#include "sched/framework/power.h"
 #include "sched/framework/scheduler.h"
 
 namespace orrery::live {
@@ -39,6 +41,11 @@ struct DaemonOptions {
   bool hold_unheld = true;           // hold pending jobs that were submitted without --hold
   int full_resync_cycles = 30;       // with a delta-capable client: full listing every N cycles
   size_t recent_decisions = 200;     // kept in memory for the API
+  // Energy policy: a MakePowerPlugin spec ("ces:period=...", as `orrery simulate --energy`);
+  // empty = none (power changes only from operators and Slurm itself). docs/live.md#energy.
+  std::string energy;
+  // Tests: builds the PowerPlugin instead of MakePowerPlugin(energy) (energy must be set).
+  std::function<std::unique_ptr<PowerPlugin>()> power_factory;
 };
 
 // What one cycle did and how long it took (wall clock, for /metrics and the benchmark).
@@ -48,6 +55,7 @@ struct CycleStats {
   double observe_ms = 0, decide_ms = 0, apply_ms = 0, total_ms = 0;
   double housekeeping_ms = 0;  // journal checkpoint after the decisions are applied (not in total_ms)
   size_t starts = 0, requeues = 0, apply_errors = 0;
+  size_t power_ups = 0, power_downs = 0;  // energy-policy power decisions applied this cycle
   size_t pending = 0, running = 0;
   bool rebuilt = false;
 };
@@ -89,6 +97,9 @@ class Daemon {
     Time last_cycle = kNoTime;
     int64_t cycles = 0;
     size_t nodes_up = 0, nodes_total = 0;
+    size_t nodes_powered_down = 0, nodes_booting = 0;  // Slurm's power-saving states (~ % ! / #)
+    uint64_t failed_resumes = 0;  // nodes seen going from powering-up to down (ResumeTimeout)
+    std::string energy;           // energy policy spec ("" = none)
     std::vector<std::string> events;  // recent node/job events, newest last
   };
   Health GetHealth() const;
@@ -123,6 +134,14 @@ class Daemon {
   void Remember(const JournalDecision& d);
   std::string StartKey(uint32_t job, uint32_t gen) const;
   int VcOf(const std::string& partition) const;
+  // Energy (docs/live.md#energy): node power states from Slurm -> PowerSnapshot -> the
+  // PowerPlugin every period, plus on-demand wake-ups for pending jobs; decisions go through
+  // the journal like start decisions.
+  Status PowerStep(Time now, CycleStats* st);
+  std::vector<std::string> NodesWithWork() const;  // sorted names: running/starting/pinned jobs
+  Status PlanAndApplyPower(Time now, const std::vector<std::pair<std::string, bool>>& todo, const char* source,
+                           CycleStats* st);
+  void PowerApplied(const std::string& node, bool up);  // mirrors an applied power action locally
 
   SlurmClient* slurm_;
   Journal* journal_;
@@ -152,6 +171,18 @@ class Daemon {
            m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0;
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts
+  // energy
+  std::unique_ptr<PowerPlugin> power_;               // null = no energy policy
+  Time next_power_tick_ = kNoTime;
+  std::unordered_map<std::string, Time> idle_since_;  // managed nodes: idle (on, no work) since
+  // POWER_UPs sent and not yet shown by Slurm (its power thread shows "#" about 1 s later;
+  // until then sinfo still says "idle~"): node -> when sent.
+  std::unordered_map<std::string, Time> power_up_sent_;
+  std::vector<uint32_t> vc_used_peak_, vc_demand_wakes_;
+  PowerSnapshot snap_;
+  std::vector<PowerDecision> power_out_;
+  uint64_t m_power_ces_up_ = 0, m_power_ces_down_ = 0, m_power_demand_up_ = 0, m_power_refused_ = 0,
+           m_failed_resumes_ = 0;
 };
 
 }  // namespace orrery::live

@@ -211,6 +211,7 @@ Status FakeSlurm::PowerDown(const std::string& node) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return MakeError("slurm: Invalid node name specified", kExitRuntime);
+  ++power_calls_[node].downs;
   it->second.n.avail = NodeAvail::kPoweredDown;
   it->second.n.state_raw = "idle%";
   it->second.power_at = clock_->Now() + power_delay_;
@@ -222,6 +223,7 @@ Status FakeSlurm::PowerUp(const std::string& node) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return MakeError("slurm: Invalid node name specified", kExitRuntime);
+  ++power_calls_[node].ups;
   it->second.n.avail = NodeAvail::kPoweringUp;
   it->second.n.state_raw = "idle#";
   it->second.power_at = clock_->Now() + power_delay_;

@@ -1,7 +1,8 @@
 // An in-memory Slurm for unit tests and the decision-cycle benchmark. It models what the
 // daemon relies on: held/released pending jobs, jobs pinned to nodes start at the next
 // Advance() when their nodes have the GPUs, run for their sleep time and complete; requeue
-// with hold; node power down/up (with an injectable resume failure); an unreachable
+// with hold; node power down/up as Slurm's power saving shows it (idle% for the delay, then
+// idle~; idle# for the boot delay, then idle; an injectable resume failure: down~); an unreachable
 // controller. It counts every start and completion per job so tests can prove that each
 // job ran exactly once.
 #pragma once
@@ -33,6 +34,14 @@ class FakeSlurm final : public SlurmClient {
     uint32_t starts = 0, completions = 0, releases = 0, holds = 0, requeues = 0;
   };
   const Counters& counters(uint32_t job) const { return counters_.at(job); }
+  // POWER_DOWN / POWER_UP requests per node (to prove none is sent twice).
+  struct PowerCalls {
+    uint32_t downs = 0, ups = 0;
+  };
+  PowerCalls power_calls(const std::string& node) const {
+    auto it = power_calls_.find(node);
+    return it == power_calls_.end() ? PowerCalls{} : it->second;
+  }
   size_t num_jobs() const { return jobs_.size(); }
   size_t num_done() const { return done_; }
   const SlurmJob& job(uint32_t id) const { return jobs_.at(id).j; }
@@ -74,6 +83,7 @@ class FakeSlurm final : public SlurmClient {
   std::vector<uint32_t> running_;
   std::vector<uint32_t> released_;
   std::map<std::string, bool> fail_resume_;
+  std::map<std::string, PowerCalls> power_calls_;
   uint64_t seq_ = 0, calls_ = 0;
   uint32_t next_id_ = 1;
   size_t done_ = 0;

@@ -52,6 +52,9 @@ Status HttpApi::Start(const std::string& host, int port) {
     json j = {{"ok", h.ok},          {"paused", h.paused},         {"last_error", h.last_error},
               {"last_cycle", TimeJson(h.last_cycle)}, {"cycles", h.cycles}, {"nodes_up", h.nodes_up},
               {"nodes_total", h.nodes_total}, {"events", h.events}};
+    j["energy"] = {{"policy", h.energy.empty() ? json(nullptr) : json(h.energy)},
+                   {"nodes_powered_down", h.nodes_powered_down}, {"nodes_booting", h.nodes_booting},
+                   {"failed_resumes", h.failed_resumes}};
     Reply(res, h.ok ? 200 : 503, j);
   });
   s.Get("/api/v1/queue", [this](const httplib::Request& req, httplib::Response& res) {

@@ -5,6 +5,7 @@
 #include <toml.hpp>
 
 #include "base/io.h"
+#include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
 
@@ -118,7 +119,7 @@ Result<ServeConfig> ParseServeConfig(const std::string& text, const std::string&
 
   ORR_ASSIGN_OR_RETURN(const TV* policy, Table(c, root, "policy"));
   if (policy) {
-    ORR_RETURN_IF_ERROR(CheckKeys(c, *policy, "[policy]", {"spec", "placer", "seed", "default_duration_s"}));
+    ORR_RETURN_IF_ERROR(CheckKeys(c, *policy, "[policy]", {"spec", "placer", "seed", "default_duration_s", "energy"}));
     ORR_RETURN_IF_ERROR(GetString(c, *policy, "spec", "[policy]", &cfg.daemon.policy));
     ORR_RETURN_IF_ERROR(GetString(c, *policy, "placer", "[policy]", &cfg.daemon.placer));
     int64_t seed = static_cast<int64_t>(cfg.daemon.seed), dd = cfg.daemon.default_duration;
@@ -134,6 +135,14 @@ Result<ServeConfig> ParseServeConfig(const std::string& text, const std::string&
                                      ") are not supported by orrery serve yet");
     auto pl = MakePlacer(cfg.daemon.placer, cfg.daemon.seed);
     if (!pl.ok()) return c.At(where("placer"), "'placer' in [policy]: " + pl.error().message);
+    // Energy policy: the same spec and factory as `orrery simulate --energy`.
+    ORR_RETURN_IF_ERROR(GetString(c, *policy, "energy", "[policy]", &cfg.daemon.energy));
+    if (Find(*policy, "energy")) {
+      if (cfg.daemon.energy.empty())
+        return c.At(where("energy"), "'energy' in [policy]: expected an energy policy spec (ces[:key=value,...])");
+      auto e = MakePowerPlugin(cfg.daemon.energy, cfg.daemon.seed, 0);
+      if (!e.ok()) return c.At(where("energy"), "'energy' in [policy]: " + e.error().message);
+    }
   }
 
   ORR_ASSIGN_OR_RETURN(const TV* daemon, Table(c, root, "daemon"));

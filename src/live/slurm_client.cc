@@ -242,8 +242,11 @@ Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
     j.start = ParseSlurmTime(f[8]);
     j.end = ParseSlurmTime(f[9]);
     j.reason = std::string(f[10]);
+    // "launch failed requeued held": Slurm could not launch the batch script (seen on a node
+    // that had just resumed from power saving) and requeued the job held; it needs a release.
     j.held = j.state == SlurmJobState::kPending &&
-             (j.reason == "JobHeldAdmin" || j.reason == "JobHeldUser" || j.state_raw == "REQUEUE_HOLD");
+             (j.reason == "JobHeldAdmin" || j.reason == "JobHeldUser" || j.state_raw == "REQUEUE_HOLD" ||
+              j.reason == "launch failed requeued held");
     auto nodes = ExpandHostlist(f[11]);
     if (!nodes.ok()) return bad(nodes.error().message);
     j.nodes = std::move(*nodes);

@@ -143,7 +143,11 @@ for n in \$(scontrol show hostnames "\$1"); do
   # slurmctld compares whole seconds: wait so that (now - uptime) is past the request.
   sleep 2
   up=\$(cut -d. -f1 /proc/uptime)
-  unshare -T --boottime -\$up $slurmd_bin -N "\$n" -f $conf -L $dir/log/slurmd-\$n.log >>$dir/log/slurmd-\$n.out 2>&1
+  # slurmctld runs this script with most signals blocked (SigBlk 0x887a27 on 22.05), and a blocked
+  # mask survives exec: a slurmd started with it registers but fails every batch launch ("launch
+  # failed requeued held"). perl (perl-base, essential) clears the mask before exec.
+  perl -MPOSIX -e 'sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die; exec @ARGV or die "exec: \$!"' -- \
+    unshare -T --boottime -\$up $slurmd_bin -N "\$n" -f $conf -L $dir/log/slurmd-\$n.log >>$dir/log/slurmd-\$n.out 2>&1
   echo "\$(date +%s) resume \$n" >>$dir/log/power.log
 done
 exit 0

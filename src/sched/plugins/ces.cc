@@ -173,7 +173,7 @@ Result<CesParams> ParseCesSpec(const std::string& spec) {
       *dst = dv;
       return Status::Ok();
     };
-    if (k == "period") ORR_RETURN_IF_ERROR(int_in(60, 86400, &p.period));
+    if (k == "period") ORR_RETURN_IF_ERROR(int_in(1, 86400, &p.period));  // seconds for live test clusters
     else if (k == "history") ORR_RETURN_IF_ERROR(int_in(1, 1000, &p.history));
     else if (k == "future") ORR_RETURN_IF_ERROR(int_in(1, 1000, &p.future));
     else if (k == "his_thr") ORR_RETURN_IF_ERROR(dbl_in(-1e9, 1e9, &p.his_thr));
