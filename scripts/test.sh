@@ -73,7 +73,7 @@ fi
 
 if want asan; then
   stage "stage 2: ASan+UBSan build (build-asan/) + ctest, excluding tests named *Slow*"
-  if cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+  if cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O0" \
        -DORRERY_SANITIZE=ON -DORRERY_BENCH=OFF "${launcher[@]}" &&
      cmake --build build-asan -j "$JOBS"; then
     log=build-asan/ctest-asan.log
