@@ -24,6 +24,7 @@
 
 #include "base/io.h"
 #include "cli/commands.h"
+#include "cli/live_runtime.h"
 #include "cli/replay.h"
 #include "live/daemon.h"
 #include "live/journal.h"
@@ -35,14 +36,6 @@
 namespace orrery::cli {
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop.store(true); }
-
-class WallClock final : public Clock {
- public:
-  Time Now() const override { return static_cast<Time>(std::time(nullptr)); }
-};
 
 double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

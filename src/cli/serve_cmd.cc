@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/live_runtime.h"
 #include "live/daemon.h"
 #include "live/http_api.h"
 #include "live/journal.h"
@@ -21,13 +22,6 @@ namespace orrery::cli {
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop.store(true); }
-
-class WallClock final : public Clock {
- public:
-  Time Now() const override { return static_cast<Time>(std::time(nullptr)); }
-};
 
 int RunServe(const std::string& config_path, int64_t max_cycles, bool verbose) {
   auto cfg = live::LoadServeConfig(config_path);

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "live/daemon.h"
+#include "live/crashing_slurm_testing.h"
 #include "live/fake_slurm.h"
 #include "live/journal.h"
 #include "live/serve_config.h"
@@ -29,48 +30,11 @@ std::string TempDb(const std::string& name) {
 constexpr const char* kCes =
     "ces:period=10,history=1,buffer=1,buffer_frac=0,min_spare=0,keep=0,de_thr=1,idle=20,forecaster=last";
 
-// Wraps FakeSlurm; after `budget` mutating calls the daemon "crashes": the call that crosses
-// the budget still reaches Slurm, the daemon never learns it, and every later call fails.
-class Crashing final : public SlurmClient {
- public:
-  explicit Crashing(FakeSlurm* f) : f_(f) {}
-  int budget = 1 << 30;
-  bool crashed = false;
-  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
-    if (crashed) return MakeError("crashed", kExitRuntime);
-    return f_->Jobs(p, c);
-  }
-  Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override {
-    if (crashed) return MakeError("crashed", kExitRuntime);
-    return f_->Nodes(p);
-  }
-  Status Gate(const std::function<Status()>& fn) {
-    if (crashed) return MakeError("crashed", kExitRuntime);
-    if (--budget < 0) {
-      crashed = true;
-      Status s = fn();
-      (void)s;
-      return MakeError("crashed", kExitRuntime);
-    }
-    return fn();
-  }
-  Status Hold(uint32_t j) override { return Gate([&] { return f_->Hold(j); }); }
-  Status StartOn(uint32_t j, const std::vector<NodeShare>& n) override { return Gate([&] { return f_->StartOn(j, n); }); }
-  Status RequeueHold(uint32_t j) override { return Gate([&] { return f_->RequeueHold(j); }); }
-  Status SetPriority(uint32_t j, uint32_t p) override { return Gate([&] { return f_->SetPriority(j, p); }); }
-  Status PowerDown(const std::string& n) override { return Gate([&] { return f_->PowerDown(n); }); }
-  Status PowerUp(const std::string& n) override { return Gate([&] { return f_->PowerUp(n); }); }
-  Result<uint32_t> Submit(const SubmitSpec& s) override { return f_->Submit(s); }
-  Status Cancel(uint32_t j) override { return f_->Cancel(j); }
-
- private:
-  FakeSlurm* f_;
-};
 
 struct EnergyRig {
   SimClock clock{1000};
   FakeSlurm slurm{&clock};
-  Crashing client{&slurm};
+  CrashingSlurm client{&slurm};
   std::unique_ptr<Journal> journal;
   std::unique_ptr<Daemon> daemon;
   DaemonOptions opts;

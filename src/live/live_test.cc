@@ -6,6 +6,7 @@
 #include <random>
 
 #include "live/daemon.h"
+#include "live/crashing_slurm_testing.h"
 #include "live/fake_slurm.h"
 #include "live/journal.h"
 #include "live/slurm_client.h"
@@ -378,41 +379,6 @@ TEST(Daemon, ResumeFailureIsReportedAndDaemonKeepsWorking) {
 
 // Crashes: the daemon dies (destroyed without its last commit) at random points, including
 // right after Slurm took a decision but before the journal confirmed it.
-class CrashingSlurm final : public SlurmClient {
- public:
-  CrashingSlurm(FakeSlurm* inner) : inner_(inner) {}
-  int budget = 1 << 30;  // mutating calls left before the "crash"
-  bool crashed = false;
-  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
-    if (crashed) return MakeError("crashed", kExitRuntime);
-    return inner_->Jobs(p, c);
-  }
-  Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override {
-    if (crashed) return MakeError("crashed", kExitRuntime);
-    return inner_->Nodes(p);
-  }
-  Status Gate(const std::function<Status()>& f) {
-    if (crashed) return MakeError("crashed", kExitRuntime);
-    if (--budget < 0) {
-      crashed = true;
-      Status s = f();  // Slurm took it, the daemon never learns
-      (void)s;
-      return MakeError("crashed", kExitRuntime);
-    }
-    return f();
-  }
-  Status Hold(uint32_t j) override { return Gate([&] { return inner_->Hold(j); }); }
-  Status StartOn(uint32_t j, const std::vector<NodeShare>& n) override { return Gate([&] { return inner_->StartOn(j, n); }); }
-  Status RequeueHold(uint32_t j) override { return Gate([&] { return inner_->RequeueHold(j); }); }
-  Status SetPriority(uint32_t j, uint32_t p) override { return Gate([&] { return inner_->SetPriority(j, p); }); }
-  Status PowerDown(const std::string& n) override { return Gate([&] { return inner_->PowerDown(n); }); }
-  Status PowerUp(const std::string& n) override { return Gate([&] { return inner_->PowerUp(n); }); }
-  Result<uint32_t> Submit(const SubmitSpec& s) override { return inner_->Submit(s); }
-  Status Cancel(uint32_t j) override { return inner_->Cancel(j); }
-
- private:
-  FakeSlurm* inner_;
-};
 
 TEST(Daemon, RandomCrashesLoseNoDecisionAndApplyNoneTwice) {
   SimClock clock(1000);

@@ -1,0 +1,51 @@
+// Test support (header only, not in the library): a SlurmClient over FakeSlurm that
+// "crashes" the daemon after `budget` mutating calls. The call that crosses the budget still
+// reaches Slurm (Slurm took it, the daemon never learns), and every later call fails.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "live/fake_slurm.h"
+#include "live/slurm_client.h"
+
+namespace orrery::live {
+
+class CrashingSlurm final : public SlurmClient {
+ public:
+  explicit CrashingSlurm(FakeSlurm* inner) : inner_(inner) {}
+  int budget = 1 << 30;  // mutating calls left before the "crash"
+  bool crashed = false;
+  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
+    if (crashed) return MakeError("crashed", kExitRuntime);
+    return inner_->Jobs(p, c);
+  }
+  Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override {
+    if (crashed) return MakeError("crashed", kExitRuntime);
+    return inner_->Nodes(p);
+  }
+  Status Gate(const std::function<Status()>& f) {
+    if (crashed) return MakeError("crashed", kExitRuntime);
+    if (--budget < 0) {
+      crashed = true;
+      Status s = f();  // Slurm took it, the daemon never learns
+      (void)s;
+      return MakeError("crashed", kExitRuntime);
+    }
+    return f();
+  }
+  Status Hold(uint32_t j) override { return Gate([&] { return inner_->Hold(j); }); }
+  Status StartOn(uint32_t j, const std::vector<NodeShare>& n) override { return Gate([&] { return inner_->StartOn(j, n); }); }
+  Status RequeueHold(uint32_t j) override { return Gate([&] { return inner_->RequeueHold(j); }); }
+  Status SetPriority(uint32_t j, uint32_t p) override { return Gate([&] { return inner_->SetPriority(j, p); }); }
+  Status PowerDown(const std::string& n) override { return Gate([&] { return inner_->PowerDown(n); }); }
+  Status PowerUp(const std::string& n) override { return Gate([&] { return inner_->PowerUp(n); }); }
+  Result<uint32_t> Submit(const SubmitSpec& s) override { return inner_->Submit(s); }
+  Status Cancel(uint32_t j) override { return inner_->Cancel(j); }
+
+ private:
+  FakeSlurm* inner_;
+};
+
+}  // namespace orrery::live
