@@ -103,7 +103,7 @@ if want fuzz; then
         corpus=build-fuzz/corpus/$t
         mkdir -p "$corpus" build-fuzz/artifacts/$t
         for seeds in "tests/fixtures/fuzz/$t" "tests/fixtures/${t%_fuzz}"; do
-          [[ -d $seeds ]] && find "$seeds" -maxdepth 1 -type f -size -1M -exec cp -n {} "$corpus/" \;
+          [[ -d $seeds ]] && find "$seeds" -maxdepth 1 -type f -size -1048576c -exec cp -n {} "$corpus/" \;
         done
         if [[ $t == *config* ]]; then cp -n configs/*.toml "$corpus/" 2>/dev/null; fi
         echo "--- $t ($(ls "$corpus" | wc -l) seeds)"
