@@ -9,18 +9,22 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include "analysis/sim_output.h"
 #include "base/io.h"
 #include "base/parse.h"
 #include "cli/commands.h"
 #include "config/cluster_config.h"
+#include "config/infer_cluster.h"
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
 #include "sim/helios_compat.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
+#include "workload/cluster_of.h"
 #include "workload/generator.h"
 #include "workload/spec.h"
 
@@ -116,6 +120,8 @@ struct Options {
   bool cpu_jobs = false;
   bool model_cpu_mem = false;
   std::string preset;
+  std::string arrivals;          // "" = the preset's arrival model
+  bool swf_procs_as_gpus = false;
   uint64_t jobs = 0;
   double days = 0;
   double load = 0;
@@ -217,6 +223,73 @@ class Progress {
   int last_ = -1;
 };
 
+// Where the cluster came from, for the header line and the energy power model.
+struct ClusterChoice {
+  Cluster cluster;
+  std::string toml;  // the TOML file it was loaded from ("" = embedded default or inferred)
+  std::string note;  // printed when the cluster was inferred
+};
+
+bool IsCsvPath(const std::string& p) {
+  return p.size() > 4 && (p.substr(p.size() - 4) == ".csv" || p.find(".csv.gz") != std::string::npos);
+}
+
+// --cluster FILE (TOML or openb node list), auto (inferred from the workload), or nothing:
+// a generated preset's own cluster (the embedded Venus for the default scenario), an SWF
+// log's header machine, else the embedded Venus cluster.
+Result<ClusterChoice> SelectCluster(const Options& o, const workload::WorkloadSpec* spec, TraceFormat fmt) {
+  ClusterChoice c;
+  const bool auto_cluster = o.cluster == "auto";
+  if (!o.cluster.empty() && !auto_cluster) {
+    if (IsCsvPath(o.cluster)) {
+      ORR_ASSIGN_OR_RETURN(c.cluster, LoadOpenbNodeList(o.cluster));
+    } else {
+      ORR_ASSIGN_OR_RETURN(c.cluster, LoadClusterConfig(o.cluster));
+      c.toml = o.cluster;
+    }
+    return c;
+  }
+  if (spec != nullptr && (auto_cluster || spec->name != workload::kDefaultPreset)) {
+    c.cluster = workload::ClusterOf(*spec);
+    c.note = "cluster of preset '" + spec->name + "' (its VCs, " + std::to_string(spec->gpus_per_node) +
+             " GPUs per node); --cluster FILE.toml to choose another";
+    return c;
+  }
+  if (spec == nullptr && fmt == TraceFormat::kSwf) {
+    ORR_ASSIGN_OR_RETURN(auto m, ReadSwfMachine(o.trace));
+    ORR_ASSIGN_OR_RETURN(c.cluster, SwfCluster(m, o.trace));
+    c.note = "cluster inferred from the SWF header (MaxProcs " + std::to_string(m.max_procs) + ", MaxNodes " +
+             (m.max_nodes ? std::to_string(m.max_nodes) : std::string("absent")) + "): one pool of " +
+             std::to_string(c.cluster.nodes.size()) + " nodes, each processor counted as a GPU; --cluster FILE.toml to choose another";
+    return c;
+  }
+  if (auto_cluster)
+    return MakeError("--cluster auto: a " + std::string(TraceFormatName(fmt)) +
+                     " trace does not describe its cluster (auto works for generated workloads and SWF logs); "
+                     "pass --cluster FILE.toml (configs/ has examples)");
+  ORR_ASSIGN_OR_RETURN(c.cluster, DefaultCluster());
+  return c;
+}
+
+// A run in which no job can run is an error, not a table of zeros: names the reasons
+// (from the first policy's run) and a hint.
+Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::string& cluster) {
+  if (trace.jobs.empty()) return MakeError("the workload has no jobs");
+  std::map<uint8_t, uint64_t> why;
+  for (const JobOutcome& o : r.outcomes) {
+    if (o.status == OutcomeStatus::kFinished || o.status == OutcomeStatus::kUnfinished) return Status::Ok();
+    ++why[o.reject_reason];
+  }
+  std::string reasons;
+  for (const auto& [k, n] : why)
+    reasons += (reasons.empty() ? "" : "; ") + std::to_string(n) + " " +
+               (k < r.reasons.size() ? r.reasons[k] : std::string("unknown reason"));
+  return MakeError("no job of the " + std::to_string(trace.jobs.size()) + " can run on cluster '" + cluster +
+                   "' (" + reasons +
+                   "). Hint: pass the cluster the trace ran on (--cluster FILE.toml or --cluster auto), "
+                   "--cpu-jobs for jobs without GPUs, or --swf-procs-as-gpus for an HPC (SWF) log");
+}
+
 int Run(const Options& o) {
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "orrery simulate: %s\n", e.message.c_str());
@@ -225,47 +298,57 @@ int Run(const Options& o) {
   // --- workload
   Trace trace;
   std::string scenario;
+  std::optional<workload::WorkloadSpec> spec;
+  TraceFormat fmt = TraceFormat::kAuto;
   if (!o.trace.empty()) {
     if (!o.preset.empty()) return fail(MakeError("give either a trace or --generate, not both"));
-    auto fmt = ParseTraceFormat(o.format);
-    if (!fmt.ok()) return fail(fmt.error());
+    auto f = ParseTraceFormat(o.format);
+    if (!f.ok()) return fail(f.error());
+    fmt = *f;
+    if (fmt == TraceFormat::kAuto) {
+      auto d = DetectTraceFormat(o.trace);
+      if (!d.ok()) return fail(d.error());
+      fmt = *d;
+    }
     ImportOptions io;
     io.skip_bad_rows = o.skip_bad_rows;
+    // An SWF log on its header's machine: processors are the schedulable devices.
+    io.swf_procs_as_gpus = o.swf_procs_as_gpus || (fmt == TraceFormat::kSwf && (o.cluster.empty() || o.cluster == "auto"));
     ImportReport rep;
-    auto t = LoadTrace(o.trace, *fmt, io, &rep);
+    auto t = LoadTrace(o.trace, fmt, io, &rep);
     if (!t.ok()) return fail(t.error());
     trace = std::move(*t);
     scenario = o.trace;
     if (rep.rows_skipped) std::fprintf(stderr, "note: %llu bad rows skipped\n", static_cast<unsigned long long>(rep.rows_skipped));
   } else {
     std::string preset = o.preset.empty() ? std::string(workload::kDefaultPreset) : o.preset;
-    auto spec = workload::GetPreset(preset);
-    if (!spec.ok()) return fail(spec.error());
+    auto s = workload::GetPreset(preset);
+    if (!s.ok()) return fail(s.error());
+    spec = std::move(*s);
     if (o.jobs) spec->jobs = o.jobs;
     if (o.days > 0) spec->days = o.days;
     if (o.preset.empty() && !o.jobs && o.days <= 0) spec->days = kDefaultScenarioDays;
     if (o.load > 0) spec->load = o.load;
+    if (!o.arrivals.empty()) {
+      auto a = workload::ParseArrivalModel(o.arrivals);
+      if (!a.ok()) return fail(a.error());
+      spec->arrivals = *a;
+    }
     Status v = workload::ValidateSpec(*spec);
     if (!v.ok()) return fail(v.error());
     trace = workload::GenerateWorkload(*spec, o.seed);
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "generated '%s' (seed %llu, %s)", preset.c_str(),
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "generated '%s' (seed %llu, %s, %s arrivals)", preset.c_str(),
                   static_cast<unsigned long long>(o.seed),
                   spec->jobs ? (std::to_string(spec->jobs) + " jobs").c_str()
-                             : (std::to_string(static_cast<int>(spec->days)) + " days").c_str());
+                             : (std::to_string(static_cast<int>(spec->days)) + " days").c_str(),
+                  std::string(workload::ArrivalModelName(spec->arrivals)).c_str());
     scenario = buf;
   }
   // --- cluster
-  Result<Cluster> cluster = MakeError("no cluster");
-  if (o.cluster.empty()) {
-    cluster = DefaultCluster();
-  } else if (o.cluster.size() > 4 && (o.cluster.substr(o.cluster.size() - 4) == ".csv" ||
-                                      o.cluster.find(".csv.gz") != std::string::npos)) {
-    cluster = LoadOpenbNodeList(o.cluster);
-  } else {
-    cluster = LoadClusterConfig(o.cluster);
-  }
-  if (!cluster.ok()) return fail(cluster.error());
+  auto choice = SelectCluster(o, spec ? &*spec : nullptr, fmt);
+  if (!choice.ok()) return fail(choice.error());
+  Result<Cluster> cluster = std::move(choice->cluster);
 
   std::vector<uint32_t> tie;
   if (!o.tie_order.empty()) {
@@ -290,12 +373,12 @@ int Run(const Options& o) {
     if (auto e = ParseCesSpec(energy); !e.ok()) return fail(e.error());
     if (o.resume_failure < 0 || o.resume_failure > 0.9)
       return fail(MakeError("--resume-failure: expected a probability in [0, 0.9], got " + std::to_string(o.resume_failure)));
-    if (o.cluster.empty() || o.cluster.find(".csv") == std::string::npos) {
-      auto spec = o.cluster.empty()
-                      ? ParseClusterSpecString(EmbeddedDefaultClusterToml(), "<embedded configs/helios-venus.toml>")
-                      : LoadClusterSpec(o.cluster);
-      if (!spec.ok()) return fail(spec.error());
-      for (size_t i = 0; i < cluster->nodes.size(); ++i) node_power.push_back(spec->node_power(NodeId(static_cast<uint32_t>(i))));
+    const bool embedded = choice->toml.empty() && choice->note.empty() && !IsCsvPath(o.cluster);
+    if (embedded || !choice->toml.empty()) {
+      auto cs = embedded ? ParseClusterSpecString(EmbeddedDefaultClusterToml(), "<embedded configs/helios-venus.toml>")
+                         : LoadClusterSpec(choice->toml);
+      if (!cs.ok()) return fail(cs.error());
+      for (size_t i = 0; i < cluster->nodes.size(); ++i) node_power.push_back(cs->node_power(NodeId(static_cast<uint32_t>(i))));
     }
     if (!o.power_model.empty()) {
       if (!DefaultPowerModel(o.power_model, 8).known())
@@ -312,6 +395,7 @@ int Run(const Options& o) {
                 cluster->name.c_str(), cluster->nodes.size(), static_cast<unsigned long long>(cluster->total_gpus()),
                 cluster->vcs.size(), o.placer.c_str(), o.helios_compat ? ", Helios-compatible mode" : "");
   }
+  if (!choice->note.empty()) std::fprintf(stderr, "note: %s\n", choice->note.c_str());
   std::vector<RunSummary> summaries;
   nlohmann::ordered_json all = nlohmann::ordered_json::object();
   all["scenario"] = scenario;
@@ -344,6 +428,8 @@ int Run(const Options& o) {
     if (!r.ok()) return fail(r.error().With("policy " + p));
     Status cons = CheckConservation(trace, *r);
     if (!cons.ok()) return fail(cons.error().With("policy " + p));
+    if (summaries.empty())
+      if (Status any = CheckSomethingRuns(trace, *r, cluster->name); !any.ok()) return fail(any.error());
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     RunData rd{r->policy, r->placer, &r->outcomes, &r->vc_names, &r->reasons, r->total_gpus,
                r->first_submit, r->last_end, r->gpu_seconds_busy, r->oracle,
@@ -408,7 +494,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("trace", opts->trace, "Trace file (any supported format, .gz ok); omit to generate a workload");
   cmd->add_option("--format", opts->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
   cmd->add_option("--cluster", opts->cluster,
-                  "Cluster config (TOML, see configs/) or an openb node list CSV; default: embedded helios-venus");
+                  "Cluster config (TOML, see configs/), an openb node list CSV, or auto (inferred: a generated "
+                  "preset's VCs, an SWF header's MaxProcs/MaxNodes). Default: auto for --generate and SWF logs, "
+                  "else the embedded helios-venus");
   cmd->add_option("--policy", opts->policies,
                   "Policies, comma-separated, each name[:key=value,...]: fifo, sjf, srtf, qssf, easy, tiresias "
                   "(default: fifo,sjf,srtf,qssf,easy)");
@@ -422,6 +510,11 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_flag("--cpu-jobs", opts->cpu_jobs, "Simulate jobs without GPUs too (skipped by default)");
   cmd->add_flag("--model-cpu-mem", opts->model_cpu_mem, "Account CPU and memory where nodes declare them");
   cmd->add_option("--generate", opts->preset, "Generate a workload from a preset instead of reading a trace");
+  cmd->add_option("--arrivals", opts->arrivals,
+                  "Generated arrivals: open-loop (Poisson) or closed-loop (users hold jobs back while their VC is "
+                  "full); default: the preset's (docs/workload.md)");
+  cmd->add_flag("--swf-procs-as-gpus", opts->swf_procs_as_gpus,
+                "SWF: count processors as GPUs (always on when the cluster is inferred from the SWF header)");
   cmd->add_option("--jobs", opts->jobs, "Generated jobs (with --generate or the default scenario)");
   cmd->add_option("--days", opts->days, "Generated days (default scenario: 30)");
   cmd->add_option("--load", opts->load, "Arrival-rate multiplier for generated workloads");

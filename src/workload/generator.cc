@@ -1,6 +1,8 @@
 #include "workload/generator.h"
 
 #include <algorithm>
+#include <map>
+#include <queue>
 #include <cmath>
 #include <string>
 #include <unordered_set>
@@ -41,6 +43,20 @@ struct UserRec {
   double walltime_factor = 1;
 };
 
+// Closed-loop arrivals: the GPUs a VC's submitted jobs hold over time, assuming each runs
+// from its submission (start +gpus, end -gpus events after `now`).
+struct VcDemand {
+  std::multimap<double, int64_t> events;
+  int64_t held = 0;  // GPUs held at the last query time
+};
+
+// A generated job waiting to be emitted in submit order.
+struct Queued {
+  Job job;
+  uint64_t seq = 0;
+  bool operator>(const Queued& o) const { return job.submit != o.job.submit ? job.submit > o.job.submit : seq > o.seq; }
+};
+
 struct Template {
   uint32_t user = 0;
   uint32_t name = 0;
@@ -69,7 +85,11 @@ struct WorkloadGenerator::Impl {
   std::array<double, 168> rate_per_s{};  // arrival rate per hour of week
   double t = 0;           // current time (s since epoch_unix)
   double horizon = 0;     // seconds (when spec.jobs == 0)
-  uint64_t produced = 0;
+  uint64_t produced = 0;  // jobs emitted
+  uint64_t drawn = 0;     // jobs drawn
+  bool drawing_done = false;
+  std::vector<VcDemand> demand;  // per VC (closed loop)
+  std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>> ready;
   double cpu_share = 0;
 
   Impl(const WorkloadSpec& s, uint64_t seed)
@@ -77,10 +97,12 @@ struct WorkloadGenerator::Impl {
     BuildRates();
     BuildUsers(seed);
     BuildTemplates(seed);
+    if (spec.balance_vc_load) BalanceVcLoad();
     header.epoch_unix = spec.epoch_unix;
     header.epoch_known = true;
     header.origin = "generate:" + spec.name;
     horizon = spec.days * 86400.0;
+    demand.resize(spec.vcs.size());
   }
 
   void BuildRates() {
@@ -176,6 +198,58 @@ struct WorkloadGenerator::Impl {
     return std::log(med) + cls.gpu_duration_exponent * std::log(std::max(1u, gpus)) + st * rng.Normal();
   }
 
+  // Largest job a VC of `vc_gpus` GPUs accepts: max_job_vc_share of it, at least 1 GPU.
+  uint32_t MaxJobGpus(uint32_t vc_gpus) const {
+    double cap = std::floor(spec.max_job_vc_share * vc_gpus + 1e-9);
+    return static_cast<uint32_t>(std::clamp(cap, 1.0, static_cast<double>(vc_gpus)));
+  }
+
+  // Expected duration multiplier of a class's final-state mix (completed x1, cancelled x
+  // cancelled_factor, failed x failed_scale * E[U^failed_shape] = failed_scale / (shape + 1)).
+  double StateDurationFactor(const StateMix& m) const {
+    double tot = m.completed + m.cancelled + m.failed;
+    return (m.completed + m.cancelled * spec.cancelled_factor +
+            m.failed * spec.failed_scale / (spec.failed_shape + 1.0)) / tot;
+  }
+
+  // Expected GPU-seconds of one job of user k (templates by Zipf popularity; per-run noise
+  // exp(N(0, s)) has mean exp(s^2/2); the clip at max_duration_s is ignored).
+  double ExpectedGpuSecondsPerJob(uint32_t k) const {
+    const UserRec& u = users[k];
+    const double noise = std::exp(0.5 * spec.run_noise_sigma * spec.run_noise_sigma);
+    double e = 0;
+    for (uint32_t i = 0; i < u.count; ++i) {
+      const Template& t = templates[u.first + i];
+      double pop = (zipf_prefix[i + 1] - zipf_prefix[i]) / zipf_prefix[u.count];
+      e += pop * t.gpus * std::exp(t.log_typical) * noise * StateDurationFactor(spec.classes[t.cls].states);
+    }
+    return e;
+  }
+
+  // Rescales user activity per VC so that each VC's expected GPU-seconds (given the drawn
+  // templates) are proportional to its capacity; the users' order within a VC (and so the
+  // Zipf shape of activity) is kept. Job counts per VC then follow capacity / expected
+  // GPU-seconds per job: VCs whose size cap admits only small jobs receive more jobs.
+  void BalanceVcLoad() {
+    const size_t nv = spec.vcs.size();
+    std::vector<double> act(users.size()), vc_load(nv, 0.0);
+    for (uint32_t k = 0; k < users.size(); ++k) {
+      act[k] = user_cdf[k] - (k ? user_cdf[k - 1] : 0.0);
+      vc_load[users[k].vc] += act[k] * ExpectedGpuSecondsPerJob(k);
+    }
+    const double cap_total = static_cast<double>(spec.cluster_gpus());
+    double load_total = 0;
+    for (double l : vc_load) load_total += l;
+    double total = 0;
+    for (uint32_t k = 0; k < users.size(); ++k) {
+      double l = vc_load[users[k].vc];
+      double m = l > 0 ? (spec.vcs[users[k].vc].gpus / cap_total) / (l / load_total) : 1.0;
+      total += act[k] *= m;
+    }
+    double c = 0;
+    for (uint32_t k = 0; k < users.size(); ++k) user_cdf[k] = (c += act[k] / total);
+  }
+
   void BuildTemplates(uint64_t seed) {
     Rng rng(seed, "workload/templates");
     const uint32_t n = spec.users;
@@ -187,7 +261,7 @@ struct WorkloadGenerator::Impl {
       double share = user_cdf[k] - (k ? user_cdf[k - 1] : 0.0);
       u.first = static_cast<uint32_t>(templates.size());
       u.count = std::max<uint32_t>(2, static_cast<uint32_t>(std::lround(spec.templates * share)));
-      uint32_t cap = spec.vcs[u.vc].gpus;
+      uint32_t cap = MaxJobGpus(spec.vcs[u.vc].gpus);
       seen.clear();
       for (uint32_t i = 0; i < u.count; ++i) {
         Template t;
@@ -270,11 +344,60 @@ struct WorkloadGenerator::Impl {
     }
   }
 
+  // Closed loop: the earliest time >= t at which `gpus` more GPUs fit into VC v.
+  double FitTime(uint16_t v, double t, uint32_t gpus) {
+    VcDemand& d = demand[v];
+    while (!d.events.empty() && d.events.begin()->first <= t) {
+      d.held += d.events.begin()->second;
+      d.events.erase(d.events.begin());
+    }
+    const int64_t cap = spec.vcs[v].gpus;
+    int64_t held = d.held;
+    if (held + gpus <= cap) return t;
+    for (auto it = d.events.begin(); it != d.events.end();) {
+      double x = it->first;
+      for (; it != d.events.end() && it->first == x; ++it) held += it->second;
+      if (held + gpus <= cap) return x;
+    }
+    return t;  // unreachable: every job fits its VC alone (gpus <= cap)
+  }
+
+  // Holds a drawn GPU job back until it fits its VC (closed loop) and books its GPUs.
+  void ApplyFeedback(Job* j) {
+    if (spec.arrivals != ArrivalModel::kClosedLoop || j->gpus == 0) return;
+    uint16_t v = static_cast<uint16_t>(j->vc.value());
+    double x = FitTime(v, t, j->gpus);
+    j->submit = static_cast<Time>(std::floor(x));
+    demand[v].events.emplace(x, static_cast<int64_t>(j->gpus));
+    demand[v].events.emplace(x + static_cast<double>(j->duration), -static_cast<int64_t>(j->gpus));
+  }
+
+  // Emits jobs in submit order: a drawn job is held in `ready` until no later draw can
+  // be submitted before it (draw times increase and feedback only delays).
   bool Next(Job* job) {
-    if (spec.jobs != 0 && produced >= spec.jobs) return false;
+    for (;;) {
+      if (!ready.empty() && (drawing_done || ready.top().job.submit <= static_cast<Time>(std::floor(t)))) {
+        *job = ready.top().job;
+        ready.pop();
+        job->id = JobId(static_cast<uint32_t>(produced++));
+        return true;
+      }
+      if (drawing_done) return false;
+      Job j;
+      if (!Draw(&j)) {
+        drawing_done = true;
+        continue;
+      }
+      ApplyFeedback(&j);
+      ready.push(Queued{j, drawn++});
+    }
+  }
+
+  // Draws the next job at the next Poisson arrival time t; false at the end.
+  bool Draw(Job* job) {
+    if (spec.jobs != 0 && drawn >= spec.jobs) return false;
     if (!NextArrival()) return false;
     Job j;
-    j.id = JobId(static_cast<uint32_t>(produced));
     j.submit = static_cast<Time>(std::floor(t));
     bool cpu = cpu_share > 0 && jobs.Uniform() < cpu_share;
     // User by activity, then one of the user's templates by Zipf popularity.
@@ -327,7 +450,6 @@ struct WorkloadGenerator::Impl {
     }
     j.state = st;
     *job = j;
-    ++produced;
     return true;
   }
 };
@@ -343,6 +465,22 @@ uint64_t WorkloadGenerator::ExpectedJobs() const {
   if (s.jobs) return s.jobs;
   double per_day = s.gpu_jobs_per_day * s.load / (1.0 - impl_->cpu_share);
   return static_cast<uint64_t>(per_day * s.days * 1.02 + 16);
+}
+
+std::string_view ArrivalModelName(ArrivalModel m) {
+  switch (m) {
+    case ArrivalModel::kOpenLoop:
+      return "open-loop";
+    case ArrivalModel::kClosedLoop:
+      return "closed-loop";
+  }
+  return "?";
+}
+
+Result<ArrivalModel> ParseArrivalModel(std::string_view name) {
+  if (name == "open-loop") return ArrivalModel::kOpenLoop;
+  if (name == "closed-loop") return ArrivalModel::kClosedLoop;
+  return MakeError("arrival model: expected open-loop or closed-loop, got \"" + std::string(name) + "\"");
 }
 
 Trace GenerateWorkload(const WorkloadSpec& spec, uint64_t seed) {

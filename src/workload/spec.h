@@ -74,6 +74,18 @@ struct WorkloadTargets {
   bool hour_profile = false;        // compare hour-of-day shares with kVenusGpuJobsPerHourOfWeek
 };
 
+// How submissions react to the cluster (docs/workload.md, "Queueing").
+enum class ArrivalModel : uint8_t {
+  // Poisson arrivals regardless of the cluster's state.
+  kOpenLoop,
+  // User feedback: a GPU job that would not fit into its VC's free GPUs at its Poisson
+  // arrival time (counting every job already submitted and not ended as running from its
+  // submission) is held back by its user and submitted once enough of them have ended.
+  kClosedLoop,
+};
+std::string_view ArrivalModelName(ArrivalModel m);
+Result<ArrivalModel> ParseArrivalModel(std::string_view name);
+
 struct WorkloadSpec {
   std::string name;         // preset name
   std::string description;
@@ -84,12 +96,21 @@ struct WorkloadSpec {
   double gpu_jobs_per_day = 692.3;  // GPU jobs per day at load 1 (Venus: 125,303 / 181 d)
   double load = 1.0;                // scale factor on the arrival rate (--load)
   std::array<double, 168> hour_of_week{};  // relative rate per hour of week (Mon 00:00 = 0); all 0 = flat
+  ArrivalModel arrivals = ArrivalModel::kOpenLoop;
   double days = 181;                // horizon when no job count is given
   uint64_t jobs = 0;                // if > 0: generate exactly this many jobs (overrides days)
 
   // --- cluster -------------------------------------------------------------------
   std::vector<VcSpec> vcs;          // at least one
   uint32_t gpus_per_node = 8;       // for Job::nodes = ceil(gpus / gpus_per_node)
+  // A job asks for at most this share of its VC's GPUs (sizes above it are redrawn). A job
+  // as large as its VC can only start once every job of the VC has ended (docs/workload.md,
+  // "Queueing").
+  double max_job_vc_share = 1.0;
+  // Per-VC offered load follows VC capacity: each VC's users submit at a rate that makes the
+  // VC's expected GPU-seconds (given the drawn templates) proportional to its GPUs. Off: job
+  // counts per VC follow capacity and the VC loads differ with the templates drawn.
+  bool balance_vc_load = false;
 
   // --- job population ------------------------------------------------------------
   std::vector<JobClass> classes;    // GPU job classes

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -306,7 +307,10 @@ TEST(WorkloadCalibration, DISABLED_FitPreset) {
                 sc, sx, sf, t.gpu_time_share.completed, t.gpu_time_share.cancelled, t.gpu_time_share.failed);
     double body = std::pow(t.median_duration_s / med, 1.0);
     double tail = std::pow(t.avg_duration_s / mean, 1.0);
-    double tilt = 0.6 * std::log(t.avg_gpus / avg_g);
+    // Balanced VC loads shift jobs towards VCs that admit only small jobs, so more weight on
+    // large sizes can lower the average: fit it with the 1-GPU weight instead.
+    double tilt = s.balance_vc_load ? 0.0 : 0.6 * std::log(t.avg_gpus / avg_g);
+    double one = s.balance_vc_load ? std::pow(avg_g / t.avg_gpus, 0.5) : 1.0;
     for (auto& c : s.classes) {
       c.body_median_s *= body;
       // Multi-class presets: the pretrain class carries the GPU time (fit GPU-s/job with it),
@@ -322,6 +326,8 @@ TEST(WorkloadCalibration, DISABLED_FitPreset) {
         if (b.gpus > 1) multi_new += b.weight *= std::pow(b.gpus, tilt);
       for (auto& b : c.gpus)
         if (b.gpus > 1 && multi_new > 0) b.weight *= multi / multi_new;
+      for (auto& b : c.gpus)
+        if (b.gpus == 1) b.weight = std::clamp(b.weight * one, 0.3, 0.95);
       if (single) {
         double ct = t.gpu_seconds_per_job / (t.avg_gpus * t.avg_duration_s), cg = gsp / (avg_g * mean);
         c.gpu_duration_exponent = std::max(0.0, c.gpu_duration_exponent + 0.3 * std::log(ct / cg));
