@@ -184,3 +184,55 @@ TEST(CliTest, ExplainTiresiasDecisionsAndJson) {
   EXPECT_NE(bad.text.find("expected a job index in [0, 2)"), std::string::npos) << bad.text;
   EXPECT_EQ(RunCmd(base + "nosuch --source-id" + cl).status, 2);
 }
+
+// An SWF log without --cluster runs on the machine its header describes (one pool of
+// MaxNodes nodes x MaxProcs/MaxNodes processors, processors as GPUs) and says so.
+// tiny.swf: 4 nodes x 4 processors; job 3 (16 processors, arrives at 20) waits for jobs
+// 1 (4, ends 100) and 2 (8, ends 60) under FIFO: start 100, queue 80 s.
+TEST(CliTest, SwfWithoutClusterRunsOnItsHeaderMachine) {
+  const std::string swf = std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/swf/tiny.swf";
+  fs::path d = TempDir("swf");
+  Out o = RunCmd("simulate " + swf + " --policy fifo --out-dir " + d.string());
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("cluster inferred from the SWF header (MaxProcs 16, MaxNodes 4): one pool of 4 nodes"),
+            std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("4 jobs on cluster 'swf-header' (4 nodes, 16 GPUs, 1 VCs)"), std::string::npos) << o.text;
+  std::string jobs = Slurp(d / "fifo" / "jobs.csv");
+  EXPECT_NE(jobs.find("\n2,3,default,16,1000,20,100,130,80,"), std::string::npos) << jobs;
+  // --cluster auto is the same inference.
+  EXPECT_EQ(RunCmd("simulate " + swf + " --cluster auto --policy fifo --no-output").status, 0);
+  // No MaxProcs: nothing to infer from, exit 2 with a hint.
+  Out n = RunCmd("simulate " + std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/swf/no-maxprocs.swf --no-output");
+  EXPECT_EQ(n.status, 2) << n.text;
+  EXPECT_NE(n.text.find("no MaxProcs"), std::string::npos) << n.text;
+  EXPECT_NE(n.text.find("--cluster"), std::string::npos) << n.text;
+  fs::remove_all(d);
+}
+
+// A run in which no job can run stops with the reasons and a hint (exit 2), writing nothing:
+// the SWF log's CPU jobs on the GPU cluster of Venus.
+TEST(CliTest, RunInWhichNoJobCanRunFails) {
+  const std::string swf = std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/swf/tiny.swf";
+  fs::path d = TempDir("nojob");
+  Out o = RunCmd("simulate " + swf + " --cluster " + std::string(ORRERY_SOURCE_DIR) +
+                 "/configs/helios-venus.toml --out-dir " + d.string());
+  EXPECT_EQ(o.status, 2) << o.text;
+  EXPECT_NE(o.text.find("no job of the 4 can run on cluster 'helios-venus' (4 CPU-only job"), std::string::npos)
+      << o.text;
+  EXPECT_NE(o.text.find("Hint:"), std::string::npos) << o.text;
+  EXPECT_FALSE(fs::exists(d / "summary.json"));
+  // A trace format that does not describe its cluster: --cluster auto is refused.
+  Out a = RunCmd("simulate " + std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/trace/replay_philly.csv --cluster auto");
+  EXPECT_EQ(a.status, 2) << a.text;
+  EXPECT_NE(a.text.find("does not describe its cluster"), std::string::npos) << a.text;
+  fs::remove_all(d);
+}
+
+// A generated preset runs on its own cluster (Saturn: one pool of 2,080 GPUs), not on Venus.
+TEST(CliTest, GeneratedPresetRunsOnItsOwnCluster) {
+  Out o = RunCmd("simulate --generate helios-saturn --days 1 --policy fifo --no-output");
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("on cluster 'generated:helios-saturn' (260 nodes, 2080 GPUs, 1 VCs)"), std::string::npos)
+      << o.text;
+  EXPECT_NE(o.text.find("not run (rejected/skipped)        0/0"), std::string::npos) << o.text;
+}

@@ -1,4 +1,7 @@
 #include "config/cluster_config.h"
+#include "config/infer_cluster.h"
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -432,6 +435,56 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"name = \"a,b\"\n",
                 "t.toml:1:8: key 'name' in the top-level table: expected a name without commas or control characters, got "
                 "a string \"a,b\""}));
+
+}  // namespace
+}  // namespace orrery
+
+namespace orrery {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string p = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  std::ofstream(p) << text;
+  return p;
+}
+
+// MaxNodes 3, MaxProcs 10: nodes of 10 / 3 = 3 processors, the remainder (1) on a 4th node.
+TEST(InferCluster, SwfHeaderMachine) {
+  std::string p = WriteTemp("swf_hdr", "; Version: 2.2\n; MaxNodes: 3\n;MaxProcs:   10\n    1 0 -1 5 1\n; MaxProcs: 99\n");
+  auto m = ReadSwfMachine(p);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->max_procs, 10u);  // the comment after the first job line is not header
+  EXPECT_EQ(m->max_nodes, 3u);
+  auto c = SwfCluster(*m, p);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->nodes.size(), 4u);
+  EXPECT_EQ(c->nodes[0].gpus, 3);
+  EXPECT_EQ(c->nodes[3].gpus, 1);
+  EXPECT_EQ(c->total_gpus(), 10u);
+  EXPECT_TRUE(c->single_pool);
+  ASSERT_EQ(c->vcs.size(), 1u);
+  EXPECT_EQ(c->vcs[0].name, "default");
+  EXPECT_EQ(c->vcs[0].gpus, 10u);
+  // Without MaxNodes: nodes of 8 (20 = 8 + 8 + 4).
+  auto c2 = SwfCluster(SwfMachine{20, 0}, p);
+  ASSERT_TRUE(c2.ok());
+  ASSERT_EQ(c2->nodes.size(), 3u);
+  EXPECT_EQ(c2->nodes[2].gpus, 4);
+  std::filesystem::remove(p);
+}
+
+TEST(InferCluster, SwfHeaderErrors) {
+  std::string p = WriteTemp("swf_bad", "; Version: 2.2\n; MaxProcs: lots\n");
+  auto m = ReadSwfMachine(p);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message, p + ":2: header 'MaxProcs': expected a positive integer, got \"lots\"");
+  EXPECT_EQ(m.error().exit_code, 2);
+  auto c = SwfCluster(SwfMachine{0, 4}, p);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("no MaxProcs"), std::string::npos);
+  EXPECT_NE(c.error().message.find("--cluster"), std::string::npos);
+  std::filesystem::remove(p);
+}
 
 }  // namespace
 }  // namespace orrery

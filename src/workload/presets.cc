@@ -3,6 +3,7 @@
 // aggregates hit those targets (fitted with the DISABLED_FitPreset harness in
 // workload_test.cc; see docs/workload.md for the procedure and the measured table).
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "workload/calibration_data.h"
@@ -58,6 +59,7 @@ JobClass CpuClass(double median, double mean, StateMix states) {
 void VcBoundedJobs(WorkloadSpec& s) {
   s.max_job_vc_share = 0.5;
   s.balance_vc_load = true;
+  if (const char* e = std::getenv("WL_SHARE")) s.max_job_vc_share = std::atof(e);  // EXPERIMENT
 }
 
 void CommonHelios(WorkloadSpec& s) {
