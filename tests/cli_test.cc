@@ -217,7 +217,8 @@ TEST(CliTest, RunInWhichNoJobCanRunFails) {
   Out o = RunCmd("simulate " + swf + " --cluster " + std::string(ORRERY_SOURCE_DIR) +
                  "/configs/helios-venus.toml --out-dir " + d.string());
   EXPECT_EQ(o.status, 2) << o.text;
-  EXPECT_NE(o.text.find("no job of the 4 can run on cluster 'helios-venus' (4 CPU-only job"), std::string::npos)
+  EXPECT_NE(o.text.find("no job of the 4 can run on cluster 'helios-venus' (CPU-only job (use --cpu-jobs to simulate): 4)"),
+            std::string::npos)
       << o.text;
   EXPECT_NE(o.text.find("Hint:"), std::string::npos) << o.text;
   EXPECT_FALSE(fs::exists(d / "summary.json"));

@@ -61,6 +61,8 @@ int Run(const AnalyzeArgs& a) {
 void RegisterAnalyze(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<AnalyzeArgs>();
   auto* cmd = app.add_subcommand("analyze", "Characterize a trace: HTML report (offline) + JSON + CSV");
+  SetExamples(cmd, {"./build/orrery analyze tests/fixtures/trace/replay_philly.csv --cluster configs/philly.toml "
+                    "--out /tmp/orrery-example-analysis"});
   cmd->add_option("trace", args->trace, "Trace file (any supported format, .gz ok)")->required();
   cmd->add_option("--format", args->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
   cmd->add_option("--out", args->out, "Output directory (default orrery-analysis)");

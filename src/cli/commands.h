@@ -4,6 +4,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <initializer_list>
+#include <string_view>
 
 namespace orrery::cli {
 
@@ -16,5 +18,12 @@ void RegisterReport(CLI::App& app, int* exit_code);    // report_cmd.cc
 void RegisterExplain(CLI::App& app, int* exit_code);   // explain_cmd.cc
 void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mode)
 void RegisterReplay(CLI::App& app, int* exit_code);    // replay_cmd.cc (live mode vs simulator)
+
+// Ends `cmd`'s --help with "Examples (run from the repository root):" and one command
+// line per example. Each runs as written there after a Release build into build/
+// (tests/cli_help_examples_test.cc runs them); an example that needs a real Slurm cluster
+// ends with kNeedsSlurm and is only shown.
+inline constexpr std::string_view kNeedsSlurm = "   # needs a Slurm cluster";
+void SetExamples(CLI::App* cmd, std::initializer_list<std::string_view> examples);  // examples.cc
 
 }  // namespace orrery::cli

@@ -169,6 +169,10 @@ void RegisterExplain(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("explain", "Explain one job's schedule: estimate and its contributions, priority, "
                                             "blocking reasons, starts, preemptions");
+  SetExamples(cmd, {"./build/orrery explain tests/fixtures/explain/tiny.csv 1 --cluster tests/fixtures/explain/one-node.toml "
+                    "--policy fifo",
+                    "./build/orrery explain tests/fixtures/explain/tiny.csv 0 --cluster tests/fixtures/explain/one-node.toml "
+                    "--policy tiresias:thresholds=100 --json -"});
   cmd->add_option("trace", opts->trace, "Trace file (any supported format)")->required();
   cmd->add_option("job", opts->job, "Job index (job_id of jobs.csv), or the trace's own id with --source-id")->required();
   cmd->add_flag("--source-id", opts->by_source_id, "JOB is the trace's own job id (source_id of jobs.csv)");

@@ -92,6 +92,9 @@ int RunGenerate(const GenerateArgs& a) {
 void RegisterGenerate(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<GenerateArgs>();
   auto* cmd = app.add_subcommand("generate", "Generate a synthetic workload trace from a calibrated preset");
+  SetExamples(cmd, {"./build/orrery generate --preset helios-venus --days 7 --stats",
+                    "./build/orrery generate --preset acme-kalos --days 30 --seed 7 --out /tmp/orrery-example-kalos.csv",
+                    "./build/orrery generate --list"});
   cmd->add_option("--preset", args->preset, "workload preset (see --list)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed (same seed -> identical trace)")->capture_default_str();
   cmd->add_option("--jobs", args->jobs, "number of jobs to generate (default: the preset's days)")

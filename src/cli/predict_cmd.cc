@@ -227,9 +227,12 @@ int RunInterference(const InterferenceArgs& a) {
 
 void RegisterPredict(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("predict", "Job-duration prediction: evaluate estimators on a trace");
+  SetExamples(cmd, {"./build/orrery predict evaluate tests/fixtures/trace/replay_philly.csv --estimator user-stats,history",
+                    "./build/orrery predict interference --folds 5"});
   cmd->require_subcommand(1);
   auto args = std::make_shared<PredictArgs>();
   auto* ev = cmd->add_subcommand("evaluate", "Chronological-split online evaluation of duration estimators");
+  SetExamples(ev, {"./build/orrery predict evaluate tests/fixtures/trace/replay_philly.csv --estimator user-stats,history,walltime"});
   ev->add_option("trace", args->trace, "Trace file (any supported format)")->required();
   ev->add_option("--from", args->format, "Trace format (default: auto)");
   ev->add_option("--estimator,-e", args->estimators,
@@ -243,6 +246,7 @@ void RegisterPredict(CLI::App& app, int* exit_code) {
   ev->callback([args, exit_code] { *exit_code = RunEvaluate(*args); });
   auto iargs = std::make_shared<InterferenceArgs>();
   auto* in = cmd->add_subcommand("interference", "Cross-validated error of the GPU-sharing interference model");
+  SetExamples(in, {"./build/orrery predict interference --folds 5 --profiles"});
   in->add_option("--table", iargs->table, "Lucid's colocate_info.csv (default: $ORRERY_SHARED_DIR/traces/lucid-colocation/)");
   in->add_option("--folds", iargs->folds, "Number of folds")->check(CLI::Range(2, 1000));
   in->add_option("--seed", iargs->seed, "Seed of the fold split");

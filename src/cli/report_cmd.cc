@@ -37,6 +37,9 @@ int Run(const ReportArgs& a) {
 void RegisterReport(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand("report", "Compare simulation runs: HTML report (offline) + JSON + CSV");
+  SetExamples(cmd, {"./build/orrery simulate --generate helios-venus --days 2 --policy fifo,easy -q --out-dir "
+                    "/tmp/orrery-example-runs && ./build/orrery report /tmp/orrery-example-runs --out "
+                    "/tmp/orrery-example-report"});
   cmd->add_option("run_dirs", args->dirs, "Folders written by `orrery simulate --out-dir`")->required();
   cmd->add_option("--out", args->out, "Output directory (default <first RUN_DIR>/report)");
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");

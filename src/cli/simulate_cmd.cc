@@ -282,8 +282,8 @@ Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::str
   }
   std::string reasons;
   for (const auto& [k, n] : why)
-    reasons += (reasons.empty() ? "" : "; ") + std::to_string(n) + " " +
-               (k < r.reasons.size() ? r.reasons[k] : std::string("unknown reason"));
+    reasons += (reasons.empty() ? "" : "; ") + (k < r.reasons.size() ? r.reasons[k] : std::string("unknown reason")) +
+               ": " + std::to_string(n);
   return MakeError("no job of the " + std::to_string(trace.jobs.size()) + " can run on cluster '" + cluster +
                    "' (" + reasons +
                    "). Hint: pass the cluster the trace ran on (--cluster FILE.toml or --cluster auto), "
@@ -491,6 +491,10 @@ int Run(const Options& o) {
 void RegisterSimulate(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("simulate", "Replay a trace (or a generated workload) under scheduling policies");
+  SetExamples(cmd, {"./build/orrery simulate --generate helios-venus --days 3 --policy fifo,easy --no-output",
+                    "./build/orrery simulate tests/fixtures/swf/tiny.swf --policy fifo,sjf,easy --no-output",
+                    "./build/orrery simulate ../shared/traces/philly-pollux/philly.part-A.submit-before-2017-11-01.csv "
+                    "--cluster configs/philly.toml --policy fifo,qssf,easy:estimator=oracle --out-dir /tmp/orrery-example-sim"});
   cmd->add_option("trace", opts->trace, "Trace file (any supported format, .gz ok); omit to generate a workload");
   cmd->add_option("--format", opts->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
   cmd->add_option("--cluster", opts->cluster,

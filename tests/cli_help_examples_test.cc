@@ -1,0 +1,89 @@
+// Every command's --help ends with examples that run as written from the repository root
+// (cli/commands.h SetExamples). This test reads them from --help, checks that each command
+// has at least one, and runs each with the built binary in place of ./build/orrery, from
+// the source tree; examples marked "# needs a Slurm cluster" are only checked to exist
+// (serve and replay need one), and those reading ../shared are skipped when it is absent.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Out {
+  int status = -1;
+  std::string text;
+};
+
+Out Shell(const std::string& cmd) {
+  Out o;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
+  int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+}
+
+// The "  ./build/orrery ..." lines after "Examples (run from the repository root):".
+std::vector<std::string> Examples(const std::string& help) {
+  std::vector<std::string> out;
+  size_t at = help.find("Examples (run from the repository root):");
+  if (at == std::string::npos) return out;
+  const std::string prefix = "  ./build/orrery ";
+  for (size_t p = help.find('\n', at); p != std::string::npos && p + 1 < help.size();) {
+    size_t e = help.find('\n', p + 1);
+    std::string line = help.substr(p + 1, e == std::string::npos ? std::string::npos : e - p - 1);
+    if (line.rfind(prefix, 0) == 0) out.push_back(line.substr(2));
+    p = e;
+  }
+  return out;
+}
+
+// "./build/orrery x && ./build/orrery y" with the test's binary.
+std::string WithBinary(std::string cmd) {
+  const std::string from = "./build/orrery", to = ORRERY_BINARY;
+  for (size_t p = cmd.find(from); p != std::string::npos; p = cmd.find(from, p + to.size())) cmd.replace(p, from.size(), to);
+  return cmd;
+}
+
+void CheckCommand(const std::string& command) {
+  SCOPED_TRACE(command.empty() ? "orrery" : command);
+  Out help = Shell(std::string(ORRERY_BINARY) + " " + command + " --help");
+  ASSERT_EQ(help.status, 0) << help.text;
+  std::vector<std::string> ex = Examples(help.text);
+  ASSERT_FALSE(ex.empty()) << "no examples in --help:\n" << help.text;
+  for (const std::string& e : ex) {
+    EXPECT_NE(e.find("orrery " + command), std::string::npos) << "example of another command: " << e;
+    if (e.find("# needs a Slurm cluster") != std::string::npos) continue;  // shown, not run
+    if (e.find("../shared/") != std::string::npos &&
+        !std::filesystem::exists(std::string(ORRERY_SOURCE_DIR) + "/../shared")) {
+      std::printf("skipped (no ../shared next to the repository): %s\n", e.c_str());
+      continue;
+    }
+    Out r = Shell("cd " + std::string(ORRERY_SOURCE_DIR) + " && " + WithBinary(e) + " > /dev/null");
+    EXPECT_EQ(r.status, 0) << e << "\n" << r.text;
+  }
+}
+
+TEST(CliHelpExamples, TopLevel) { CheckCommand(""); }
+TEST(CliHelpExamples, Simulate) { CheckCommand("simulate"); }
+TEST(CliHelpExamples, Import) { CheckCommand("import"); }
+TEST(CliHelpExamples, Generate) { CheckCommand("generate"); }
+TEST(CliHelpExamples, Predict) {
+  CheckCommand("predict");
+  CheckCommand("predict evaluate");
+  CheckCommand("predict interference");
+}
+TEST(CliHelpExamples, Analyze) { CheckCommand("analyze"); }
+TEST(CliHelpExamples, Report) { CheckCommand("report"); }
+TEST(CliHelpExamples, Explain) { CheckCommand("explain"); }
+TEST(CliHelpExamples, ServeNeedsSlurm) { CheckCommand("serve"); }
+TEST(CliHelpExamples, Replay) { CheckCommand("replay"); }
+
+}  // namespace
