@@ -2,7 +2,7 @@
 // (preload once per node), decoupled metrics (CPU jobs, released per dataset), and prior-based
 // elastic scheduling: datasets longer than a piece are split across GPUs, pieces are assigned
 // by longest-processing-time onto the GPUs, and each GPU's pieces are merged into as few GPU
-// jobs as the metric releases allow. Job order = planned start, so a job array dispatched
+// jobs as the metric releases allow (at most two per GPU). Job order = planned start, so a job array dispatched
 // greedily in that order reproduces the LPT assignment (and adapts when priors are off).
 #include <algorithm>
 #include <cmath>
@@ -86,21 +86,22 @@ class Acme final : public Strategy {
     return per_gpu;
   }
 
-  // One GPU's pieces as GPU jobs: datasets with the longest metric first; with metric_cut a job
-  // ends after a dataset whose metric job outlasts a job start (so its CPU job starts early);
-  // the rest share one job. Adjacent slices of one dataset merge.
+  // One GPU's pieces as at most two GPU jobs: with metric_cut, the pieces of datasets whose
+  // metric job outlasts a job start (the long metrics: code execution, judges, long
+  // generations) come first, longest metric first, and end the first job, so that their CPU
+  // metric jobs run while the second job infers the rest. Adjacent slices of one dataset merge.
   std::vector<GpuJob> CutJobs(const Workload& w, std::vector<Piece> pieces, double overhead) const {
     auto metric_s = [&](const Piece& p) { return MetricPhase(w, p.slice.dataset).seconds; };
     std::stable_sort(pieces.begin(), pieces.end(),
                      [&](const Piece& a, const Piece& b) { return metric_s(a) > metric_s(b); });
-    std::vector<GpuJob> jobs;
-    bool open = false;
+    std::vector<GpuJob> jobs(1);
     for (size_t i = 0; i < pieces.size(); ++i) {
-      if (!open) jobs.emplace_back();
-      open = true;
+      const bool first_short = o_.metric_cut && i > 0 && metric_s(pieces[i - 1]) > overhead &&
+                               metric_s(pieces[i]) <= overhead;
+      if (first_short) jobs.emplace_back();
       AppendSlice(&jobs.back(), pieces[i].slice);
-      if (o_.metric_cut && metric_s(pieces[i]) > overhead) open = false;
     }
+    if (jobs.front().slices.empty()) jobs.erase(jobs.begin());
     return jobs;
   }
 

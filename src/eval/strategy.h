@@ -57,7 +57,7 @@ struct NumWorkerPartitionerOptions {
 };
 struct AcmeOptions {
   uint64_t granularity = 4;  // pieces per GPU's share of the work a long dataset is cut into
-  bool metric_cut = true;    // end a GPU job after a dataset whose metric outlasts a job start
+  bool metric_cut = true;    // per GPU: a first job for the long-metric datasets, a second for the rest
 };
 
 std::unique_ptr<Strategy> MakeCoupled();
