@@ -18,6 +18,7 @@ void RegisterReport(CLI::App& app, int* exit_code);    // report_cmd.cc
 void RegisterExplain(CLI::App& app, int* exit_code);   // explain_cmd.cc
 void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mode)
 void RegisterReplay(CLI::App& app, int* exit_code);    // replay_cmd.cc (live mode vs simulator)
+void RegisterEval(CLI::App& app, int* exit_code);      // eval_cmd.cc (evaluation jobs)
 
 // Ends `cmd`'s --help with "Examples (run from the repository root):" and one command
 // line per example. Each runs as written there after a Release build into build/

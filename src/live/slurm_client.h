@@ -162,9 +162,11 @@ class ExecSlurmClient final : public SlurmClient {
   Result<uint32_t> Submit(const SubmitSpec& spec) override;
   Status Cancel(uint32_t job) override;
 
- private:
-  // Runs a Slurm tool; a non-zero exit becomes an error carrying the command and stderr.
+  // Runs a Slurm tool; a non-zero exit becomes an error carrying the command and stderr
+  // (public for live/batch_submit.h).
   Result<std::string> Run(const std::string& tool, std::vector<std::string> args);
+
+ private:
   ExecSlurmOptions opts_;
 };
 

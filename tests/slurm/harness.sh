@@ -118,6 +118,12 @@ CONF
     nodelist+="${nodelist:+,}node$k"
   done
   echo "PartitionName=gpu Nodes=$nodelist Default=YES MaxTime=INFINITE State=UP" >>"$conf"
+  # ORRERY_SLURM_EXTRA_PARTITIONS="cpu ...": more partitions over the same nodes (the
+  # evaluation test's CPU partition for metric jobs).
+  for p in ${ORRERY_SLURM_EXTRA_PARTITIONS:-}; do
+    echo "PartitionName=$p Nodes=$nodelist Default=NO MaxTime=INFINITE State=UP" >>"$conf"
+    echo "$p" >>"$dir/etc/extra-partitions"
+  done
   {
     echo "AutoDetect=off"
     echo "Name=gpu File=$dir/dev/gpu[0-$((gpus - 1))]"
@@ -167,7 +173,7 @@ SH
 stop)
   # Cancel this cluster's jobs first so that no slurmstepd outlives its slurmd.
   if [[ -f $dir/run/slurmctld.pid ]] && kill -0 "$(cat "$dir/run/slurmctld.pid")" 2>/dev/null; then
-    scancel --full -p gpu >/dev/null 2>&1 || true
+    for p in gpu $(cat "$dir/etc/extra-partitions" 2>/dev/null); do scancel --full -p "$p" >/dev/null 2>&1 || true; done
     for _ in $(seq 50); do
       [[ -z $(squeue -h -t R,CG,S -o %i 2>/dev/null) ]] && break
       sleep 0.1

@@ -1,0 +1,63 @@
+#include "cli/eval_setup.h"
+
+#include <fmt/format.h>
+
+#include "eval/history.h"
+
+namespace orrery::cli {
+
+void AddEvalFlags(CLI::App* cmd, EvalArgs* a, bool nodes_required) {
+  cmd->add_option("SUITE", a->suite, "suite CSV (columns of ../shared/corpora/eval-suite/datasets.csv)")->required();
+  cmd->add_option("--model-size", a->model_size, "parameters of the evaluated model (7B, 13B, 70B, 1.3B, 350M)")
+      ->required();
+  auto* nodes = cmd->add_option("--nodes", a->nodes, "GPU nodes the evaluation may use");
+  if (nodes_required) nodes->required();
+  cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (default 8)");
+  cmd->add_option("--gpu", a->gpu, "GPU kind: a100-80g (default, Acme's), h100-sxm, h200");
+  cmd->add_option("--cpu-slots", a->cpu_slots, "CPU slots for metric jobs (default 32)");
+  cmd->add_option("--storage-gbps", a->storage_gbps, "aggregate shared-storage read bandwidth, GB/s (default 12)");
+  cmd->add_option("--node-storage-gbps", a->node_storage_gbps, "one node's link to shared storage, GB/s (default 3)");
+  cmd->add_option("--cache-gbps", a->cache_gbps, "node-local cache to GPU, GB/s (default 10)");
+  cmd->add_option("--history", a->history, "per-dataset history (SQLite) whose durations are the priors");
+  cmd->add_option("--only", a->only, "evaluate only these datasets (names as in the suite)")->delimiter(',');
+  cmd->add_flag("--skip-unsized", a->skip_unsized, "drop datasets without an example count instead of failing");
+}
+
+eval::ClusterSpec ClusterFor(const EvalArgs& a, uint32_t nodes) {
+  eval::ClusterSpec c;
+  c.nodes = nodes;
+  c.gpus_per_node = a.gpus_per_node;
+  c.cpu_slots = a.cpu_slots;
+  c.storage_bytes_per_s = a.storage_gbps * 1e9;
+  c.node_storage_bytes_per_s = a.node_storage_gbps * 1e9;
+  c.cache_bytes_per_s = a.cache_gbps * 1e9;
+  return c;
+}
+
+Result<EvalSetup> PrepareEval(const EvalArgs& a) {
+  EvalSetup s;
+  ORR_ASSIGN_OR_RETURN(eval::Suite all, eval::LoadSuite(a.suite));
+  ORR_ASSIGN_OR_RETURN(eval::Suite chosen, eval::SelectDatasets(all, a.only));
+  ORR_ASSIGN_OR_RETURN(s.suite, eval::RequireSized(chosen, a.skip_unsized, &s.dropped));
+  ORR_ASSIGN_OR_RETURN(s.model, eval::ParseModelSize(a.model_size));
+  ORR_ASSIGN_OR_RETURN(s.gpu, eval::GpuByName(a.gpu));
+  s.cluster = ClusterFor(a, a.nodes == 0 ? 1 : a.nodes);
+  ORR_RETURN_IF_ERROR(eval::ValidateCluster(s.cluster));
+  eval::CalibratedCostModel cost;
+  ORR_ASSIGN_OR_RETURN(uint32_t gpus, eval::GpusPerTrial(s.model, s.gpu, s.cluster.gpus_per_node));
+  std::vector<eval::Prior> priors;
+  s.priors = "cost model (" + std::string(cost.name()) + ")";
+  if (!a.history.empty()) {
+    ORR_ASSIGN_OR_RETURN(auto h, eval::History::Open(a.history, /*create=*/false));
+    ORR_ASSIGN_OR_RETURN(priors, h->Priors(s.suite, s.model, s.gpu, gpus));
+    size_t known = 0;
+    for (const eval::Prior& p : priors) known += p.infer_s_per_example >= 0;
+    s.priors = fmt::format("history {} ({} of {} datasets; the others from the cost model)", a.history, known,
+                           priors.size());
+  }
+  ORR_ASSIGN_OR_RETURN(s.workload, eval::BuildWorkload(s.suite, s.model, s.gpu, s.cluster.gpus_per_node, cost,
+                                                       a.history.empty() ? nullptr : &priors));
+  return s;
+}
+
+}  // namespace orrery::cli

@@ -1,0 +1,113 @@
+#include "eval/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/parse.h"
+
+namespace orrery::eval {
+
+Result<ModelSpec> ParseModelSize(std::string_view text) {
+  std::string_view t = Trim(text);
+  const std::string bad = "model size " + Quote(text) + ": expected a parameter count such as 7B, 1.3B, 350M or 7e9";
+  if (t.empty()) return MakeError(bad);
+  double scale = 1;
+  switch (t.back()) {
+    case 'B': case 'b': scale = 1e9; t.remove_suffix(1); break;
+    case 'M': case 'm': scale = 1e6; t.remove_suffix(1); break;
+    case 'T': case 't': scale = 1e12; t.remove_suffix(1); break;
+    default: break;
+  }
+  double v = 0;
+  if (!ParseF64(t, &v) || !std::isfinite(v)) return MakeError(bad);
+  const double params = v * scale;
+  if (!(params >= 1e6 && params <= 1e13)) return MakeError(bad + " between 1M and 10T");
+  ModelSpec m;
+  m.label = std::string(Trim(text));
+  m.params = params;
+  return m;
+}
+
+Result<GpuSpec> GpuByName(std::string_view name) {
+  // Dense bf16 peak and HBM bandwidth from NVIDIA's datasheets (A100 80GB SXM: 312 TFLOP/s,
+  // 2,039 GB/s; H100 SXM: 989 TFLOP/s, 3.35 TB/s; H200: 989 TFLOP/s, 4.8 TB/s, 141 GB).
+  if (name == "a100-80g") return GpuSpec{"a100-80g", 312e12, 2.039e12, 80e9};
+  if (name == "h100-sxm") return GpuSpec{"h100-sxm", 989e12, 3.35e12, 80e9};
+  if (name == "h200") return GpuSpec{"h200", 989e12, 4.8e12, 141e9};
+  return MakeError("unknown GPU " + Quote(name) + " (expected a100-80g, h100-sxm or h200)");
+}
+
+double KvBytesPerToken(double params) {
+  const double layers = std::cbrt(params / (12.0 * 128.0 * 128.0));
+  const double d_model = 128.0 * layers;
+  return 2.0 * layers * d_model * 2.0;
+}
+
+Result<uint32_t> GpusPerTrial(const ModelSpec& m, const GpuSpec& g, uint32_t gpus_per_node) {
+  for (uint32_t n = 1; n <= gpus_per_node; n *= 2)
+    if (m.checkpoint_bytes() <= 0.5 * g.memory_bytes * n) return n;
+  return MakeError("a " + m.label + " model (" + std::to_string(static_cast<int64_t>(m.checkpoint_bytes() / 1e9)) +
+                   " GB of weights) does not fit in half the memory of " + std::to_string(gpus_per_node) + " " +
+                   g.name + " GPUs of one node");
+}
+
+double CalibratedCostModel::ForwardSeconds(const ModelSpec& m, const GpuSpec& g, double batch, double new_tokens,
+                                           double context) const {
+  const double flops = 2.0 * m.params * batch * new_tokens;
+  const double bytes = m.checkpoint_bytes() + batch * context * KvBytesPerToken(m.params);
+  const double compute_s = flops / (g.peak_flops * p_.mfu);
+  const double memory_s = bytes / (g.hbm_bytes_per_s * p_.hbm_efficiency);
+  return std::max(compute_s, memory_s) + p_.step_overhead_s;
+}
+
+double CalibratedCostModel::PromptTokens(const Dataset& d) const {
+  if (d.prompt_tokens) return *d.prompt_tokens;
+  return p_.tokens_per_shot * (d.few_shot + 1.0);
+}
+
+double CalibratedCostModel::InferSecondsPerExample(const Dataset& d, const ModelSpec& m, const GpuSpec& g) const {
+  const double b = p_.batch_size;
+  const double prompt = PromptTokens(d);
+  switch (d.task) {
+    case TaskType::kPerplexity:
+    case TaskType::kLoglikelihood: {
+      return Candidates(d) * ForwardSeconds(m, g, b, prompt, prompt) / b;
+    }
+    case TaskType::kGeneration: {
+      const double steps = std::max(1.0, p_.gen_fill * d.max_out_len.value_or(p_.default_max_out_len));
+      const double prefill = ForwardSeconds(m, g, b, prompt, prompt);
+      const double decode = steps * ForwardSeconds(m, g, b, 1, prompt + steps / 2);
+      return (prefill + decode) / b;
+    }
+  }
+  return 0;
+}
+
+double CalibratedCostModel::MetricSeconds(const Dataset& d) const {
+  const double n = static_cast<double>(d.examples.value_or(0));
+  switch (d.metric) {
+    case MetricKind::kMatch:
+      return n * (d.task == TaskType::kGeneration ? p_.match_generation_s : p_.match_scoring_s);
+    case MetricKind::kCode: return n * p_.code_s;
+    case MetricKind::kJudge: return n * p_.judge_s;
+  }
+  return 0;
+}
+
+uint32_t CalibratedCostModel::Candidates(const Dataset& d) const {
+  switch (d.task) {
+    case TaskType::kPerplexity: return d.candidates.value_or(p_.perplexity_candidates);
+    case TaskType::kLoglikelihood: return d.candidates.value_or(p_.loglikelihood_candidates);
+    case TaskType::kGeneration: return 1;
+  }
+  return 1;
+}
+
+DatasetCost CalibratedCostModel::Estimate(const Dataset& d, const ModelSpec& m, const GpuSpec& g,
+                                          uint32_t gpus) const {
+  // Tensor parallelism over `gpus`: the work divides, each doubling keeping tp_efficiency.
+  const double tp = gpus * std::pow(p_.tp_efficiency, std::log2(static_cast<double>(gpus)));
+  return DatasetCost{InferSecondsPerExample(d, m, g) / tp, MetricSeconds(d), Candidates(d)};
+}
+
+}  // namespace orrery::eval

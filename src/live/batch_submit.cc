@@ -1,0 +1,41 @@
+#include "live/batch_submit.h"
+
+#include <charconv>
+
+#include "base/parse.h"
+
+namespace orrery::live {
+
+std::vector<std::string> SbatchArgs(const BatchSpec& s) {
+  std::vector<std::string> a = {"--parsable", "-J", s.name, "-o", s.output, "-D", s.workdir,
+                                "--cpus-per-task=" + std::to_string(s.cpus)};
+  if (!s.partition.empty()) a.insert(a.end(), {"-p", s.partition});
+  if (s.array_size > 0) a.push_back("--array=0-" + std::to_string(s.array_size - 1));
+  if (!s.after_ok.empty()) {
+    std::string dep = "--dependency=afterok";
+    for (const std::string& id : s.after_ok) dep += ":" + id;
+    a.push_back(dep);
+  }
+  if (!s.nodelist.empty()) a.push_back("--nodelist=" + s.nodelist);
+  if (s.gpus_per_node > 0) a.push_back("--gres=gpu:" + std::to_string(s.gpus_per_node));
+  if (!s.comment.empty()) a.push_back("--comment=" + s.comment);
+  std::string exp = "--export=ALL";
+  for (const std::string& e : s.env) exp += "," + e;
+  a.push_back(exp);
+  a.push_back(s.script);
+  return a;
+}
+
+Result<uint32_t> SubmitBatch(ExecSlurmClient& slurm, const BatchSpec& s) {
+  ORR_ASSIGN_OR_RETURN(std::string out, slurm.Run("sbatch", SbatchArgs(s)));
+  std::string_view t = Trim(out);
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
+  t = t.substr(0, t.find(';'));
+  uint32_t id = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), id);
+  if (ec != std::errc() || p != t.data() + t.size() || id == 0)
+    return MakeError("sbatch --parsable printed \"" + std::string(t) + "\", expected a job id", kExitRuntime);
+  return id;
+}
+
+}  // namespace orrery::live

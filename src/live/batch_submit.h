@@ -1,0 +1,35 @@
+// Batch scripts with the sbatch options evaluation jobs need (orrery eval submit): job
+// arrays, afterok dependencies, a pinned node, exported variables. SubmitSpec (slurm_client.h)
+// stays the daemon's sleep-job submission; this is the general form.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "live/slurm_client.h"
+
+namespace orrery::live {
+
+struct BatchSpec {
+  std::string name = "orrery";
+  std::string partition;
+  std::string script;                  // path of the batch script
+  std::string workdir = "/tmp";
+  std::string output = "/dev/null";    // stdout/stderr file (sbatch -o; %A/%a patterns allowed)
+  uint32_t array_size = 0;             // > 0: --array=0-(array_size-1)
+  std::vector<std::string> after_ok;   // job ids ("123", "123_4"): --dependency=afterok:a:b
+  std::string nodelist;                // --nodelist (empty: any node)
+  uint32_t gpus_per_node = 0;          // --gres=gpu:N
+  uint32_t cpus = 1;                   // --cpus-per-task
+  std::vector<std::string> env;        // "KEY=VALUE", exported to the job (--export=ALL,...)
+  std::string comment;
+};
+
+// The sbatch arguments of a spec (without the tool name); public for tests.
+std::vector<std::string> SbatchArgs(const BatchSpec& s);
+// Submits; returns the job id (of the array, for array jobs).
+Result<uint32_t> SubmitBatch(ExecSlurmClient& slurm, const BatchSpec& s);
+
+}  // namespace orrery::live
