@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
+
 namespace {
 
 struct Out {
@@ -60,7 +62,7 @@ void CheckCommand(const std::string& command) {
   ASSERT_FALSE(ex.empty()) << "no examples in --help:\n" << help.text;
   for (const std::string& e : ex) {
     EXPECT_NE(e.find("orrery " + command), std::string::npos) << "example of another command: " << e;
-    if (e.find("# needs a Slurm cluster") != std::string::npos) continue;  // shown, not run
+    if (e.find(orrery::cli::kNeedsSlurm) != std::string::npos) continue;  // shown, not run
     if (e.find("../shared/") != std::string::npos &&
         !std::filesystem::exists(std::string(ORRERY_SOURCE_DIR) + "/../shared")) {
       std::printf("skipped (no ../shared next to the repository): %s\n", e.c_str());

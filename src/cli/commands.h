@@ -22,9 +22,10 @@ void RegisterEval(CLI::App& app, int* exit_code);      // eval_cmd.cc (evaluatio
 
 // Ends `cmd`'s --help with "Examples (run from the repository root):" and one command
 // line per example. Each runs as written there after a Release build into build/
-// (tests/cli_help_examples_test.cc runs them); an example that needs a real Slurm cluster
-// ends with kNeedsSlurm and is only shown.
+// (tests/cli_help_examples_test.cc runs them); `slurm_examples` need a real Slurm cluster,
+// are printed with kNeedsSlurm appended and are only shown.
 inline constexpr std::string_view kNeedsSlurm = "   # needs a Slurm cluster";
-void SetExamples(CLI::App* cmd, std::initializer_list<std::string_view> examples);  // examples.cc
+void SetExamples(CLI::App* cmd, std::initializer_list<std::string_view> examples,
+                 std::initializer_list<std::string_view> slurm_examples = {});  // examples.cc
 
 }  // namespace orrery::cli

@@ -25,6 +25,7 @@ struct GenerateArgs {
   double days = 0;
   double load = 1.0;
   bool cpu_jobs = false;
+  std::string arrivals;  // "" = the preset's
   std::string out;
   bool stats = false;
   bool list = false;
@@ -51,6 +52,14 @@ int RunGenerate(const GenerateArgs& a) {
   }
   spec.load = a.load;
   spec.include_cpu_jobs = a.cpu_jobs;
+  if (!a.arrivals.empty()) {
+    auto m = workload::ParseArrivalModel(a.arrivals);
+    if (!m.ok()) {
+      std::fprintf(stderr, "orrery generate: %s\n", m.error().message.c_str());
+      return m.error().exit_code;
+    }
+    spec.arrivals = *m;
+  }
   if (Status st = workload::ValidateSpec(spec); !st.ok()) {
     std::fprintf(stderr, "orrery generate: %s\n", st.error().message.c_str());
     return st.error().exit_code;
@@ -94,6 +103,8 @@ void RegisterGenerate(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("generate", "Generate a synthetic workload trace from a calibrated preset");
   SetExamples(cmd, {"./build/orrery generate --preset helios-venus --days 7 --stats",
                     "./build/orrery generate --preset acme-kalos --days 30 --seed 7 --out /tmp/orrery-example-kalos.csv",
+                    "./build/orrery generate --preset helios-venus --days 30 --arrivals closed-loop --out "
+                    "/tmp/orrery-example-venus-closed.csv",
                     "./build/orrery generate --list"});
   cmd->add_option("--preset", args->preset, "workload preset (see --list)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed (same seed -> identical trace)")->capture_default_str();
@@ -105,6 +116,9 @@ void RegisterGenerate(CLI::App& app, int* exit_code) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--cpu-jobs", args->cpu_jobs, "also generate CPU-only jobs at the summary's share");
+  cmd->add_option("--arrivals", args->arrivals,
+                  "open-loop (Poisson, every preset's default) or closed-loop (users hold a GPU job back while "
+                  "their VC is full; docs/workload.md)");
   cmd->add_option("--out", args->out, "write the canonical trace here (atomic; '-' = stdout)");
   cmd->add_flag("--stats", args->stats, "print generated statistics next to the preset's targets");
   cmd->add_flag("--list", args->list, "list the presets and exit");

@@ -7,7 +7,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, replay, eval)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
-  orrery::cli::SetExamples(&app, {"./build/orrery simulate --no-output   # the default scenario, five policies",
+  orrery::cli::SetExamples(&app, {"./build/orrery simulate --no-output",
                                   "./build/orrery simulate --help"});
   int exit_code = 0;
   orrery::cli::RegisterImport(app, &exit_code);

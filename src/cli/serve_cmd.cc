@@ -100,7 +100,7 @@ int RunServe(const std::string& config_path, int64_t max_cycles, bool verbose) {
 
 void RegisterServe(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("serve", "Steer a Slurm cluster with an Orrery policy (live mode; docs/live.md)");
-  SetExamples(cmd, {"./build/orrery serve --config /etc/orrery/serve.toml -v   # needs a Slurm cluster"});
+  SetExamples(cmd, {}, {"./build/orrery serve --config /etc/orrery/serve.toml -v"});
   auto config = std::make_shared<std::string>();
   auto cycles = std::make_shared<int64_t>(0);
   auto verbose = std::make_shared<bool>(false);

@@ -483,6 +483,14 @@ TEST(InferCluster, SwfHeaderErrors) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("no MaxProcs"), std::string::npos);
   EXPECT_NE(c.error().message.find("--cluster"), std::string::npos);
+  // 2,000,000,000 processors in nodes of 8: 250 M nodes, beyond kMaxConfigNodes.
+  auto huge = SwfCluster(SwfMachine{2000000000, 0}, p);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().message, p + ": the SWF header's MaxProcs 2000000000 / 8 per node: expected at most 1000000 "
+                                      "nodes; pass --cluster FILE.toml");
+  auto bad_nodes = ParseSwfMachine("; MaxNodes: -3\n", "mem.swf");
+  ASSERT_FALSE(bad_nodes.ok());
+  EXPECT_EQ(bad_nodes.error().message, "mem.swf:1: header 'MaxNodes': expected a positive integer, got \"-3\"");
   std::filesystem::remove(p);
 }
 

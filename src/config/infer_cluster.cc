@@ -5,6 +5,7 @@
 
 #include "base/io.h"
 #include "base/parse.h"
+#include "config/cluster_config.h"
 
 namespace orrery {
 namespace {
@@ -23,10 +24,8 @@ Status HeaderValue(std::string_view comment, std::string_view key, const std::st
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<SwfMachine> ReadSwfMachine(const std::string& path) {
-  ORR_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
+Result<SwfMachine> ReadHeader(LineReader* r) {
+  const std::string& path = r->path();
   SwfMachine m;
   std::string_view line;
   while (r->Next(&line)) {
@@ -42,12 +41,28 @@ Result<SwfMachine> ReadSwfMachine(const std::string& path) {
   return m;
 }
 
+}  // namespace
+
+Result<SwfMachine> ReadSwfMachine(const std::string& path) {
+  ORR_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
+  return ReadHeader(r.get());
+}
+
+Result<SwfMachine> ParseSwfMachine(std::string_view text, const std::string& name) {
+  auto r = LineReader::FromString(text, name);
+  return ReadHeader(r.get());
+}
+
 Result<Cluster> SwfCluster(const SwfMachine& m, const std::string& path) {
   if (m.max_procs == 0)
     return MakeError(path + ": the SWF header has no MaxProcs, so no cluster can be inferred; pass --cluster FILE.toml");
   const uint64_t nodes_hint = m.max_nodes > 0 ? std::min(m.max_nodes, m.max_procs) : 0;
   const uint64_t per_node =
       std::min<uint64_t>(nodes_hint > 0 ? m.max_procs / nodes_hint : kDefaultProcsPerNode, UINT16_MAX);
+  if ((m.max_procs + per_node - 1) / per_node > kMaxConfigNodes)
+    return MakeError(path + ": the SWF header's MaxProcs " + std::to_string(m.max_procs) + " / " +
+                     std::to_string(per_node) + " per node: expected at most " + std::to_string(kMaxConfigNodes) +
+                     " nodes; pass --cluster FILE.toml");
   Cluster c;
   c.name = "swf-header";
   c.single_pool = true;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "model/cluster.h"
@@ -19,10 +20,13 @@ struct SwfMachine {
 // Reads the header comment lines of an SWF log (plain or gzip) up to its first job line.
 // A MaxProcs/MaxNodes value that is not a positive integer is an error located at its line.
 Result<SwfMachine> ReadSwfMachine(const std::string& path);
+// Same for in-memory text; `name` stands in for the path in messages (tests, fuzzers).
+Result<SwfMachine> ParseSwfMachine(std::string_view text, const std::string& name);
 
 // One pool ("default", single_pool) of the SWF machine with processors as GPUs: MaxNodes
 // nodes of MaxProcs / MaxNodes processors each (the remainder on extra nodes), or, without
-// MaxNodes, nodes of 8. Fails (with a hint to pass --cluster) without MaxProcs.
+// MaxNodes, nodes of 8. Fails (with a hint to pass --cluster) without MaxProcs or beyond
+// kMaxConfigNodes nodes.
 Result<Cluster> SwfCluster(const SwfMachine& machine, const std::string& path);
 
 }  // namespace orrery

@@ -45,5 +45,17 @@ void BM_GenerateVenus(benchmark::State& state) {
 }
 BENCHMARK(BM_GenerateVenus)->Unit(benchmark::kMillisecond);
 
+// Closed-loop arrivals: each GPU job is checked against its VC's bookings for its duration.
+void BM_GenerateVenusClosedLoop(benchmark::State& state) {
+  WorkloadSpec s = GetPreset("helios-venus").value();
+  s.arrivals = ArrivalModel::kClosedLoop;
+  for (auto _ : state) {
+    Trace t = GenerateWorkload(s, 1);
+    benchmark::DoNotOptimize(t.jobs.data());
+    state.SetItemsProcessed(state.items_processed() + t.jobs.size());
+  }
+}
+BENCHMARK(BM_GenerateVenusClosedLoop)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace orrery::workload

@@ -344,29 +344,39 @@ struct WorkloadGenerator::Impl {
     }
   }
 
-  // Closed loop: the earliest time >= t at which `gpus` more GPUs fit into VC v.
-  double FitTime(uint16_t v, double t, uint32_t gpus) {
+  // Closed loop: the earliest time x >= t from which `gpus` more GPUs fit into VC v for
+  // the whole of [x, x + dur), given every booked job (events are applied per instant, so
+  // a job ending and another starting at the same time never add up).
+  double FitTime(uint16_t v, double t, uint32_t gpus, double dur) {
     VcDemand& d = demand[v];
     while (!d.events.empty() && d.events.begin()->first <= t) {
       d.held += d.events.begin()->second;
       d.events.erase(d.events.begin());
     }
-    const int64_t cap = spec.vcs[v].gpus;
+    const int64_t room = static_cast<int64_t>(spec.vcs[v].gpus) - gpus;
+    auto fits_until = [&](std::multimap<double, int64_t>::const_iterator it, int64_t held, double until) {
+      while (it != d.events.end() && it->first < until) {
+        const double x = it->first;
+        for (; it != d.events.end() && it->first == x; ++it) held += it->second;
+        if (held > room) return false;
+      }
+      return true;
+    };
     int64_t held = d.held;
-    if (held + gpus <= cap) return t;
-    for (auto it = d.events.begin(); it != d.events.end();) {
-      double x = it->first;
-      for (; it != d.events.end() && it->first == x; ++it) held += it->second;
-      if (held + gpus <= cap) return x;
+    double x = t;
+    for (auto it = d.events.cbegin();;) {
+      if (held <= room && fits_until(it, held, x + dur)) return x;
+      if (it == d.events.cend()) return x;  // unreachable: with nothing booked every job fits (gpus <= VC)
+      x = it->first;
+      for (; it != d.events.cend() && it->first == x; ++it) held += it->second;
     }
-    return t;  // unreachable: every job fits its VC alone (gpus <= cap)
   }
 
   // Holds a drawn GPU job back until it fits its VC (closed loop) and books its GPUs.
   void ApplyFeedback(Job* j) {
     if (spec.arrivals != ArrivalModel::kClosedLoop || j->gpus == 0) return;
     uint16_t v = static_cast<uint16_t>(j->vc.value());
-    double x = FitTime(v, t, j->gpus);
+    double x = FitTime(v, t, j->gpus, static_cast<double>(j->duration));
     j->submit = static_cast<Time>(std::floor(x));
     demand[v].events.emplace(x, static_cast<int64_t>(j->gpus));
     demand[v].events.emplace(x + static_cast<double>(j->duration), -static_cast<int64_t>(j->gpus));

@@ -79,8 +79,10 @@ enum class ArrivalModel : uint8_t {
   // Poisson arrivals regardless of the cluster's state.
   kOpenLoop,
   // User feedback: a GPU job that would not fit into its VC's free GPUs at its Poisson
-  // arrival time (counting every job already submitted and not ended as running from its
-  // submission) is held back by its user and submitted once enough of them have ended.
+  // arrival time is held back by its user and submitted at the first time from which it
+  // fits for its whole duration. "Free" counts every job already submitted (or booked for a
+  // later submission) as running from its submission for its duration: a fragmentation-free
+  // view of the VC, so the VC is never over-committed in that view.
   kClosedLoop,
 };
 std::string_view ArrivalModelName(ArrivalModel m);
