@@ -76,6 +76,29 @@ TEST(CliTest, SameInputsAndSeedGiveByteIdenticalOutputs) {
   fs::remove_all(c);
 }
 
+TEST(CliTest, PoliciesOnSeveralThreadsWriteTheSameBytesAsOneThread) {
+  // Five runs (one spec twice: folders fifo and fifo-2) on 1 and on 3 threads: every file
+  // and the printed table are identical.
+  fs::path a = TempDir("seq"), b = TempDir("par");
+  const std::string args = " --generate helios-venus --days 5 --seed 3 --policy fifo,srtf,easy,sjf,fifo -q --out-dir ";
+  Out seq = RunCmd("simulate --threads 1" + args + a.string());
+  Out par = RunCmd("simulate --threads 3" + args + b.string());
+  ASSERT_EQ(seq.status, 0) << seq.text;
+  ASSERT_EQ(par.status, 0) << par.text;
+  EXPECT_EQ(seq.text, par.text);
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(a)) {
+    if (!e.is_regular_file()) continue;
+    fs::path rel = fs::relative(e.path(), a);
+    EXPECT_EQ(Slurp(e.path()), Slurp(b / rel)) << rel;
+    ++files;
+  }
+  EXPECT_EQ(files, 11);  // summary.json + 5 × (jobs.csv, timeseries.csv)
+  EXPECT_TRUE(fs::exists(b / "fifo-2" / "jobs.csv"));
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
 TEST(CliTest, BadTraceFailsWithLocationAndWritesNothing) {
   fs::path d = TempDir("bad");
   std::ofstream(d / "bad.csv") << "timestamp,duration,num_gpus,gpu_time,cluster\n"
