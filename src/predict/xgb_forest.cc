@@ -12,9 +12,9 @@ using Json = nlohmann::json;
 
 Error ModelError(const std::string& what) { return MakeError("xgboost model (UBJSON): " + what); }
 
-// One tree's node arrays, appended to `nodes` with indices offset by the tree's root.
-template <class Node>
-Status AppendTree(const Json& tree, uint32_t num_features, std::vector<Node>* nodes, uint32_t leaf) {
+}  // namespace
+
+Status XgbForest::AppendTree(const Json& tree) {
   const Json& left = tree.at("left_children");
   const Json& right = tree.at("right_children");
   const Json& feature = tree.at("split_indices");
@@ -22,30 +22,26 @@ Status AppendTree(const Json& tree, uint32_t num_features, std::vector<Node>* no
   const Json& dflt = tree.at("default_left");
   const Json& type = tree.at("split_type");
   const size_t n = left.size();
-  if (n == 0 || right.size() != n || feature.size() != n || cond.size() != n || dflt.size() != n || type.size() != n)
-    return ModelError("tree arrays of different lengths");
-  const uint32_t base = static_cast<uint32_t>(nodes->size());
+  if (n == 0 || n > UINT16_MAX || right.size() != n || feature.size() != n || cond.size() != n || dflt.size() != n ||
+      type.size() != n)
+    return ModelError("tree arrays of different lengths (or over 65,535 nodes)");
   for (size_t i = 0; i < n; ++i) {
     const int64_t l = left[i].get<int64_t>(), r = right[i].get<int64_t>();
     Node node{};
     node.value = cond[i].get<float>();  // stored as float32: exact
-    if (l < 0) {
-      node.left = node.right = node.default_child = leaf;
-    } else {
-      if (l >= static_cast<int64_t>(n) || r < 0 || r >= static_cast<int64_t>(n)) return ModelError("child index out of range");
+    if (l >= 0) {
+      if (l == 0 || l >= static_cast<int64_t>(n) || r != l + 1) return ModelError("children not stored as a pair");
       if (type[i].get<int>() != 0) return ModelError("categorical split");
-      node.feature = feature[i].get<uint32_t>();
-      if (node.feature >= num_features) return ModelError("split feature out of range");
-      node.left = base + static_cast<uint32_t>(l);
-      node.right = base + static_cast<uint32_t>(r);
-      node.default_child = (dflt[i].is_boolean() ? dflt[i].get<bool>() : dflt[i].get<int>() != 0) ? node.left : node.right;
+      const uint32_t f = feature[i].get<uint32_t>();
+      if (f >= num_features_ || f > kFeatureMask) return ModelError("split feature out of range");
+      const bool default_left = dflt[i].is_boolean() ? dflt[i].get<bool>() : dflt[i].get<int>() != 0;
+      node.feature = static_cast<uint16_t>(f | (default_left ? kDefaultLeft : 0));
+      node.left = static_cast<uint16_t>(l);
     }
-    nodes->push_back(node);
+    nodes_.push_back(node);
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Result<XgbForest> XgbForest::FromUbjson(std::string_view model) {
   XgbForest f;
@@ -65,7 +61,7 @@ Result<XgbForest> XgbForest::FromUbjson(std::string_view model) {
     if (booster.at("name").get<std::string>() != "gbtree") return ModelError("booster is not gbtree");
     for (const Json& tree : booster.at("model").at("trees")) {
       f.roots_.push_back(static_cast<uint32_t>(f.nodes_.size()));
-      ORR_RETURN_IF_ERROR(AppendTree(tree, f.num_features_, &f.nodes_, kLeaf));
+      ORR_RETURN_IF_ERROR(f.AppendTree(tree));
     }
   } catch (const std::exception& e) {
     return ModelError(e.what());

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/result.h"
 
 namespace orrery {
@@ -23,13 +25,15 @@ class XgbForest {
   float Predict(const float* row) const {
     float sum = base_score_;
     for (uint32_t root : roots_) {
-      uint32_t n = root;
-      while (nodes_[n].left != kLeaf) {
-        const Node& node = nodes_[n];
-        const float x = row[node.feature];
-        n = x != x ? node.default_child : (x < node.value ? node.left : node.right);
+      const Node* tree = &nodes_[root];
+      uint32_t n = 0;
+      while (tree[n].left != 0) {
+        const Node& node = tree[n];
+        const float x = row[node.feature & kFeatureMask];
+        const bool right = x != x ? (node.feature & kDefaultLeft) == 0 : !(x < node.value);
+        n = node.left + right;  // the right child follows the left one
       }
-      sum += nodes_[n].value;
+      sum += tree[n].value;
     }
     return sum;
   }
@@ -37,14 +41,17 @@ class XgbForest {
   uint32_t num_features() const { return num_features_; }
 
  private:
-  static constexpr uint32_t kLeaf = UINT32_MAX;
+  // 8 bytes a node, children by index within their tree, the right child right after the
+  // left (XGBoost allocates the two together): a forest of hundreds of depth-6 trees stays
+  // in the L2 cache.
   struct Node {
-    float value;     // split condition, or the leaf value
-    uint32_t feature;
-    uint32_t left;   // absolute node indices; left == kLeaf for a leaf
-    uint32_t right;
-    uint32_t default_child;
+    float value;       // split condition, or the leaf value
+    uint16_t feature;  // feature index | kDefaultLeft
+    uint16_t left;     // index of the left child in the tree; 0 = leaf (the root is nobody's child)
   };
+  static constexpr uint16_t kDefaultLeft = 0x8000, kFeatureMask = 0x7fff;
+  // Appends one tree of the model's JSON (UBJSON-decoded) to nodes_.
+  Status AppendTree(const nlohmann::json& tree);
   float base_score_ = 0;
   uint32_t num_features_ = 0;
   std::vector<Node> nodes_;
