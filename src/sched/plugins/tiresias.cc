@@ -142,10 +142,11 @@ class TiresiasResched final : public ReschedulePlugin {
     VcState& v = V(j.vc);
     v.used_milli += static_cast<int64_t>(j.job->gpu_milli_total());
     Insert(h, slot);
+    if (prot_until_.size() <= slot) prot_until_.resize(slot + 1u, kNoTime);
+    prot_until_[slot] = kNoTime;
     if (const Duration p = Protection(j); p > 0) {
       timers_.push(Timer{h.now() + p, slot, j.seq, -j.started - 1, false});
-      if (prot_until_.size() <= slot) prot_until_.resize(slot + 1u, kNoTime);
-      prot_until_[slot] = j.started + p;  // Protected(j, t) ⟺ t < started + p
+      prot_until_[slot] = j.started + p;  // protected at t ⟺ t - started < p ⟺ t < started + p
       v.protected_until.insert({prot_until_[slot], slot});
       v.protected_milli += static_cast<int64_t>(j.job->gpu_milli_total());
     }
@@ -215,7 +216,7 @@ class TiresiasResched final : public ReschedulePlugin {
         // kept, nothing more changes.
         if (!bound && unvisited <= budget) break;
         const SchedJob& rj = h.job(it->slot);
-        if (c_->o.protect > 0 && Protected(rj, now)) continue;
+        if (Protected(it->slot, now)) continue;
         const int64_t d = static_cast<int64_t>(rj.job->gpu_milli_total());
         unvisited -= d;
         if (d <= budget) budget -= d;
@@ -368,11 +369,12 @@ class TiresiasResched final : public ReschedulePlugin {
     if (j.preemptions == 0 || c_->o.protect <= 0) return 0;
     return static_cast<Duration>(std::ceil(c_->o.protect * static_cast<double>(LucidPreemptionOverhead(j.job->gpus))));
   }
-  bool Protected(const SchedJob& j, Time now) const { return now - j.started < Protection(j); }
+  // Whether running `slot` is inside its restart protection at `now` (kNoTime: none).
+  bool Protected(uint32_t slot, Time now) const { return slot < prot_until_.size() && now < prot_until_[slot]; }
   // GPUs (milli) a running job would give back if preempted now (0 while protected).
   int64_t Freeable(SchedulerHandle& h, uint32_t slot) const {
     const SchedJob& j = h.job(slot);
-    return Protected(j, h.now()) ? 0 : static_cast<int64_t>(j.job->gpu_milli_total());
+    return Protected(slot, h.now()) ? 0 : static_cast<int64_t>(j.job->gpu_milli_total());
   }
 
   // Drops the jobs whose restart protection has ended by now from protected_until.
