@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "base/rng.h"
+#include "predict/estimator.h"
 #include "predict/evaluate.h"
 #include "predict/test_trace.h"
 
@@ -142,6 +143,32 @@ TEST(Xgb, NativeForestPredictsBitIdenticallyToXgboost) {
     ++compared;
   }
   EXPECT_EQ(compared, 1000);
+}
+
+TEST(Xgb, IncrementalRetrainingAddsTreesOnTheNewRows) {
+  // 600 jobs, a training every 200 new rows: the first from scratch (40 rounds), then two
+  // updates of 10 trees each; deterministic, evaluated natively throughout.
+  Trace t = SyntheticTrace(600, 2);
+  auto run = [&] {
+    XgbEstimator::Options o = FastOptions();
+    o.retrain_jobs = 200;
+    o.retrain = XgbEstimator::Retrain::kIncremental;
+    XgbEstimator est(&t, o);
+    std::vector<Duration> out;
+    for (const Job& j : t.jobs) {
+      out.push_back(est.Estimate(j, j.submit));
+      est.Observe(j, j.duration);
+    }
+    EXPECT_EQ(est.trainings(), 3);
+    EXPECT_TRUE(est.native());
+    return out;
+  };
+  std::vector<Duration> a = run(), b = run();
+  EXPECT_EQ(a, b);
+  auto bad = MakeEstimator("xgboost:retrain=sometimes", 1, &t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "estimator 'xgboost:retrain=sometimes': retrain must be full or incremental, got 'sometimes'");
+  EXPECT_TRUE(MakeEstimator("xgboost:retrain=incremental,update-rounds=5", 1, &t).ok());
 }
 
 TEST(Xgb, ForestRejectsWhatIsNotAModel) {
