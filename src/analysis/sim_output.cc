@@ -25,6 +25,7 @@ const char* StatusName(OutcomeStatus s) {
     case OutcomeStatus::kUnfinished: return "unfinished";
     case OutcomeStatus::kRejected: return "rejected";
     case OutcomeStatus::kSkipped: return "skipped";
+    case OutcomeStatus::kFailed: return "failed";
   }
   return "?";
 }
@@ -203,6 +204,7 @@ nlohmann::ordered_json SummaryToJson(const RunSummary& s) {
   j["uses_oracle_durations"] = s.oracle;
   j["jobs"] = {{"total", s.jobs}, {"finished", s.finished}, {"rejected", s.rejected}, {"skipped", s.skipped},
                {"unfinished", s.unfinished}};
+  if (s.failed > 0) j["jobs"]["failed"] = s.failed;  // only runs with failures have the key
   j["preemptions"] = s.preemptions;
   j["jct_s"] = DistJson(s.jct);
   j["queue_delay_s"] = DistJson(s.wait);
