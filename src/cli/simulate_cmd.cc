@@ -257,6 +257,7 @@ SimConfig MakeSimConfig(const Options& o, const std::string& policy, const std::
   cfg.resume_failure = o.resume_failure;
   cfg.node_power = node_power;
   cfg.explain = !o.no_output;  // packing.csv is the only reader
+  cfg.record_attempts = !o.no_output && !o.helios_compat;  // attempts.csv is the only reader
   return cfg;
 }
 
@@ -283,12 +284,15 @@ std::vector<std::string> RunDirs(const std::string& out_dir, const std::vector<s
   return slugs;
 }
 
-// jobs.csv, timeseries.csv and the sharing CSVs of one run, in its folder.
-Status WriteRunFiles(const std::string& dir, const Trace& trace, const SimResult& r) {
+// jobs.csv, attempts.csv (when recorded), timeseries.csv and the sharing CSVs of one run, in
+// its folder.
+Status WriteRunFiles(const std::string& dir, const Trace& trace, const Cluster& cluster, const SimConfig& cfg,
+                     const SimResult& r) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return MakeError(dir + ": cannot create directory: " + ec.message(), kExitRuntime);
   ORR_RETURN_IF_ERROR(WriteJobsCsv(dir + "/jobs.csv", trace, r.outcomes, r.vc_names, r.reasons));
+  if (cfg.record_attempts) ORR_RETURN_IF_ERROR(WriteAttemptsCsv(dir + "/attempts.csv", trace, r.attempts, cluster));
   ORR_RETURN_IF_ERROR(
       WriteTimeSeriesCsv(dir + "/timeseries.csv", r.samples, r.total_gpus, r.has_energy ? &r.powered_samples : nullptr));
   return WriteSharingCsvs(dir, trace, r);
@@ -333,7 +337,7 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SummariseRun(trace, cfg, *r, &out);
-  if (!dir.empty()) out.status = WriteRunFiles(dir, trace, *r);
+  if (!dir.empty()) out.status = WriteRunFiles(dir, trace, cluster, cfg, *r);
   return out;
 }
 
