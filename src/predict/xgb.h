@@ -130,12 +130,12 @@ class XgbEstimator final : public DurationEstimator {
   bool ShouldTrain(Time now) const;
   double FallbackLog(const Job& job) const;
 
-  const Trace* trace_;
-  Options o_;
   void LoadForest(size_t first, size_t n);
   Status SetParams(void* booster);
   Status Boost(void** booster, size_t first, size_t n, int from, int rounds);
 
+  const Trace* trace_;
+  Options o_;
   void* booster_ = nullptr;  // BoosterHandle
   std::optional<XgbForest> forest_;  // booster_ evaluated natively, when verified
   int trainings_ = 0;
