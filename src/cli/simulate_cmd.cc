@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <mutex>
 
 #include "analysis/sim_output.h"
 #include "base/io.h"
+#include "base/parallel.h"
 #include "base/parse.h"
 #include "cli/commands.h"
 #include "config/cluster_config.h"
@@ -133,6 +135,7 @@ struct Options {
   int64_t wake_latency = 300;
   double resume_failure = 0;
   std::string power_model;       // documented defaults for nodes whose config has none
+  unsigned threads = 0;          // policies simulated at once; 0 = every available core
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -201,25 +204,46 @@ Result<std::vector<uint32_t>> ReadTieOrder(const std::string& path, size_t jobs)
   return seq;
 }
 
+// Progress of one or more simulations running at once (updated from their threads): one bar
+// over the summed progress, labelled with the policy when only one runs.
 class Progress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled && isatty(2)) {}
-  void Update(const std::string& label, uint64_t done, uint64_t total) {
-    if (!enabled_ || total == 0) return;
-    int pct = static_cast<int>(100 * done / total);
+  Progress(bool enabled, std::vector<std::string> labels)
+      : enabled_(enabled && isatty(2)), labels_(std::move(labels)), done_(labels_.size()), total_(labels_.size()) {}
+  void Update(size_t run, uint64_t done, uint64_t total) {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    done_[run] = done;
+    total_[run] = total;
+    uint64_t d = 0, t = 0;
+    size_t active = 0, last = run;
+    for (size_t i = 0; i < done_.size(); ++i) {
+      d += done_[i];
+      t += total_[i];
+      if (total_[i] && done_[i] < total_[i]) ++active, last = i;
+    }
+    if (t == 0) return;
+    int pct = static_cast<int>(100 * d / t);
     if (pct == last_) return;
     last_ = pct;
     int bar = pct / 4;
+    const std::string label = active > 1 ? std::to_string(active) + " policies" : labels_[last];
     std::fprintf(stderr, "\r%-24.24s [%.*s%*s] %3d%%", label.c_str(), bar, "#########################", 25 - bar, "", pct);
-    if (done >= total) std::fprintf(stderr, "\r%*s\r", 60, "");
   }
-  void Done() {
-    if (enabled_ && last_ >= 0) std::fprintf(stderr, "\r%*s\r", 60, "");
+  // Called on the consuming thread once run `run` is complete.
+  void Done(size_t run) {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    done_[run] = total_[run];
+    if (last_ >= 0) std::fprintf(stderr, "\r%*s\r", 60, "");
     last_ = -1;
   }
 
  private:
   bool enabled_;
+  std::vector<std::string> labels_;
+  std::mutex mu_;
+  std::vector<uint64_t> done_, total_;
   int last_ = -1;
 };
 
@@ -288,6 +312,108 @@ Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::str
                    "' (" + reasons +
                    "). Hint: pass the cluster the trace ran on (--cluster FILE.toml or --cluster auto), "
                    "--cpu-jobs for jobs without GPUs, or --swf-procs-as-gpus for an HPC (SWF) log");
+// The simulator configuration of one policy's run.
+SimConfig MakeSimConfig(const Options& o, const std::string& policy, const std::vector<uint32_t>& tie,
+                        const std::string& energy, const std::vector<PowerModel>& node_power) {
+  SimConfig cfg;
+  cfg.policy = policy;
+  cfg.placer = o.placer;
+  cfg.seed = o.seed;
+  cfg.sample_interval = o.sample_interval;
+  cfg.model_cpu_mem = o.model_cpu_mem;
+  cfg.run_cpu_jobs = o.cpu_jobs;
+  cfg.tie_order = tie;
+  cfg.energy = energy;
+  cfg.wake_latency = o.wake_latency;
+  cfg.resume_failure = o.resume_failure;
+  cfg.node_power = node_power;
+  cfg.explain = !o.no_output;  // packing.csv is the only reader
+  cfg.record_attempts = !o.no_output && !o.helios_compat;  // attempts.csv is the only reader
+  return cfg;
+}
+
+// What one policy's run hands back to be printed in policy order (its files are written by
+// then).
+struct PolicyRun {
+  Status status;
+  RunSummary summary;
+  nlohmann::ordered_json json;
+  std::vector<std::string> notes;
+  double seconds = 0;  // simulation and conservation check
+};
+
+// One output folder per policy, named after its spec; two specs with the same slug never
+// share a folder ("fifo", "fifo-2").
+std::vector<std::string> RunDirs(const std::string& out_dir, const std::vector<std::string>& policies) {
+  std::vector<std::string> slugs;
+  for (const std::string& p : policies) {
+    std::string slug = Slug(p);
+    for (int k = 2; std::find(slugs.begin(), slugs.end(), slug) != slugs.end(); ++k) slug = Slug(p) + "-" + std::to_string(k);
+    slugs.push_back(slug);
+  }
+  for (std::string& s : slugs) s = out_dir + "/" + s;
+  return slugs;
+}
+
+// jobs.csv, attempts.csv (when recorded), timeseries.csv and the sharing CSVs of one run, in
+// its folder.
+Status WriteRunFiles(const std::string& dir, const Trace& trace, const Cluster& cluster, const SimConfig& cfg,
+                     const SimResult& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return MakeError(dir + ": cannot create directory: " + ec.message(), kExitRuntime);
+  ORR_RETURN_IF_ERROR(WriteJobsCsv(dir + "/jobs.csv", trace, r.outcomes, r.vc_names, r.reasons));
+  if (cfg.record_attempts) ORR_RETURN_IF_ERROR(WriteAttemptsCsv(dir + "/attempts.csv", trace, r.attempts, cluster));
+  ORR_RETURN_IF_ERROR(
+      WriteTimeSeriesCsv(dir + "/timeseries.csv", r.samples, r.total_gpus, r.has_energy ? &r.powered_samples : nullptr));
+  return WriteSharingCsvs(dir, trace, r);
+}
+
+// The summary, summary.json entry and notes of one finished run.
+void SummariseRun(const Trace& trace, const SimConfig& cfg, const SimResult& r, PolicyRun* out) {
+  const std::string& p = cfg.policy;
+  RunData rd{r.policy, r.placer, &r.outcomes, &r.vc_names, &r.reasons, r.total_gpus,
+             r.first_submit, r.last_end, r.gpu_seconds_busy, r.oracle,
+             r.has_energy ? &r.energy : nullptr};
+  out->summary = Summarize(rd);
+  out->json = SummaryToJson(out->summary);
+  AddSharingJson(trace, r, &out->json);
+  if (!r.workload_assignment.empty()) out->notes.push_back(p + ": job attributes for packing: " + r.workload_assignment);
+  if (!r.fragmentation.empty()) {
+    double mean = 0;
+    for (const FragSample& f : r.fragmentation) mean += f.ratio();
+    mean /= static_cast<double>(r.fragmentation.size());
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: mean fragmentation ratio %.3f (FGD-style, %zu samples every %llds)", p.c_str(),
+                  mean, r.fragmentation.size(), static_cast<long long>(cfg.frag_interval));
+    out->notes.push_back(buf);
+  }
+}
+
+// Simulates one policy, checks conservation, summarises the run and writes its files to
+// `dir` (none when empty). Independent of every other policy's run, so several run at once
+// on worker threads.
+PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster, const SimConfig& cfg,
+                    const std::string& dir) {
+  PolicyRun out;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = o.helios_compat ? SimulateHeliosCompat(trace, cluster, cfg) : Simulate(trace, cluster, cfg);
+  if (!r.ok()) {
+    out.status = r.error().With("policy " + cfg.policy);
+    return out;
+  }
+  if (Status cons = CheckConservation(trace, *r); !cons.ok()) {
+    out.status = cons.error().With("policy " + cfg.policy);
+    return out;
+  }
+  if (Status any = CheckSomethingRuns(trace, *r, cluster.name); !any.ok()) {
+    out.status = any;  // every policy sees the same jobs rejected: no files, one message
+    return out;
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  SummariseRun(trace, cfg, *r, &out);
+  if (!dir.empty()) out.status = WriteRunFiles(dir, trace, cluster, cfg, *r);
+  return out;
 }
 
 int Run(const Options& o) {
@@ -396,76 +522,42 @@ int Run(const Options& o) {
                 cluster->vcs.size(), o.placer.c_str(), o.helios_compat ? ", Helios-compatible mode" : "");
   }
   if (!choice->note.empty()) std::fprintf(stderr, "note: %s\n", choice->note.c_str());
-  std::vector<RunSummary> summaries;
+  Progress progress(!o.quiet, policies);
+  std::vector<SimConfig> cfgs;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    cfgs.push_back(MakeSimConfig(o, policies[i], tie, energy, node_power));
+    cfgs.back().progress = [&progress, i](uint64_t d, uint64_t t) { progress.Update(i, d, t); };
+  }
+  const std::vector<std::string> dirs =
+      o.no_output ? std::vector<std::string>(policies.size()) : RunDirs(o.out_dir, policies);
+  // The policies' runs are independent: they go on up to --threads cores, and what they hand
+  // back is gathered here in policy order (the same bytes as one thread).
   nlohmann::ordered_json all = nlohmann::ordered_json::object();
   all["scenario"] = scenario;
   all["cluster"] = cluster->name;
   all["seed"] = o.seed;
   all["jobs"] = trace.jobs.size();
   all["runs"] = nlohmann::ordered_json::array();
-  Progress progress(!o.quiet);
+  std::vector<RunSummary> summaries;
   std::vector<double> wall;
-  std::vector<std::string> used_dirs;
   std::vector<std::string> notes;
-  for (const std::string& p : policies) {
-    SimConfig cfg;
-    cfg.policy = p;
-    cfg.placer = o.placer;
-    cfg.seed = o.seed;
-    cfg.sample_interval = o.sample_interval;
-    cfg.model_cpu_mem = o.model_cpu_mem;
-    cfg.run_cpu_jobs = o.cpu_jobs;
-    cfg.tie_order = tie;
-    cfg.energy = energy;
-    cfg.wake_latency = o.wake_latency;
-    cfg.resume_failure = o.resume_failure;
-    cfg.node_power = node_power;
-    cfg.explain = !o.no_output;  // packing.csv is the only reader
-    cfg.progress = [&](uint64_t d, uint64_t t) { progress.Update(p, d, t); };
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = o.helios_compat ? SimulateHeliosCompat(trace, *cluster, cfg) : Simulate(trace, *cluster, cfg);
-    progress.Done();
-    if (!r.ok()) return fail(r.error().With("policy " + p));
-    Status cons = CheckConservation(trace, *r);
-    if (!cons.ok()) return fail(cons.error().With("policy " + p));
-    if (summaries.empty())
-      if (Status any = CheckSomethingRuns(trace, *r, cluster->name); !any.ok()) return fail(any.error());
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    RunData rd{r->policy, r->placer, &r->outcomes, &r->vc_names, &r->reasons, r->total_gpus,
-               r->first_submit, r->last_end, r->gpu_seconds_busy, r->oracle,
-               r->has_energy ? &r->energy : nullptr};
-    RunSummary s = Summarize(rd);
-    summaries.push_back(s);
-    all["runs"].push_back(SummaryToJson(s));
-    AddSharingJson(trace, *r, &all["runs"].back());
-    if (!r->workload_assignment.empty()) notes.push_back(p + ": job attributes for packing: " + r->workload_assignment);
-    if (!r->fragmentation.empty()) {
-      double mean = 0;
-      for (const FragSample& f : r->fragmentation) mean += f.ratio();
-      mean /= static_cast<double>(r->fragmentation.size());
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "%s: mean fragmentation ratio %.3f (FGD-style, %zu samples every %llds)", p.c_str(),
-                    mean, r->fragmentation.size(), static_cast<long long>(cfg.frag_interval));
-      notes.push_back(buf);
-    }
-    wall.push_back(secs);
-    if (!o.no_output) {
-      std::error_code ec;
-      std::string slug = Slug(p);
-      for (int k = 2; std::find(used_dirs.begin(), used_dirs.end(), slug) != used_dirs.end(); ++k)
-        slug = Slug(p) + "-" + std::to_string(k);  // two specs with the same slug never share a folder
-      used_dirs.push_back(slug);
-      std::string dir = o.out_dir + "/" + slug;
-      std::filesystem::create_directories(dir, ec);
-      if (ec) return fail(MakeError(dir + ": cannot create directory: " + ec.message(), kExitRuntime));
-      Status w = WriteJobsCsv(dir + "/jobs.csv", trace, r->outcomes, r->vc_names, r->reasons);
-      if (!w.ok()) return fail(w.error());
-      w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus, r->has_energy ? &r->powered_samples : nullptr);
-      if (!w.ok()) return fail(w.error());
-      w = WriteSharingCsvs(dir, trace, *r);
-      if (!w.ok()) return fail(w.error());
-    }
-  }
+  Error failed = MakeError("");
+  const bool ok = RunOrdered<PolicyRun>(
+      policies.size(), o.threads ? o.threads : AvailableCpus(),
+      [&](size_t i) { return RunPolicy(o, trace, *cluster, cfgs[i], dirs[i]); },
+      [&](size_t i, PolicyRun& run) {
+        progress.Done(i);
+        if (!run.status.ok()) {
+          failed = run.status.error();
+          return false;
+        }
+        summaries.push_back(std::move(run.summary));
+        all["runs"].push_back(std::move(run.json));
+        notes.insert(notes.end(), run.notes.begin(), run.notes.end());
+        wall.push_back(run.seconds);
+        return true;
+      });
+  if (!ok) return fail(failed);
   if (!o.quiet) std::printf("\n");
   std::printf("%s", FormatSummaryTable(summaries).c_str());
   if (!o.quiet) {
@@ -535,6 +627,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--power-model", opts->power_model,
                   "With --energy: use the documented 8-GPU V100, A100 or H100 power defaults for nodes whose "
                   "config gives no power model");
+  cmd->add_option("--threads", opts->threads,
+                  "Policies simulated at once (default 0 = one per available core); outputs are identical "
+                  "for every value");
   cmd->add_flag("-q,--quiet", opts->quiet, "Print only the table");
   cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });
 }

@@ -202,7 +202,9 @@ Status Daemon::Rebuild(Time now) {
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
   sched_.reset();
   cluster_ = std::move(cluster);
+  declared_ = std::make_unique<DeclaredTruth>(policy.preempt_overhead);
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
+  sched_->AttachTruth(declared_.get());
   node_index_ = std::move(index);
   // Energy: powered-down and booting nodes are in the cluster but unpowered (no free GPU
   // for placement), before any job is attached (a job Slurm runs there stays outside).
@@ -276,10 +278,14 @@ void Daemon::Attach(LiveJob& lj, Time now) {
   if (active) sched_->Adopt(lj.slot, std::move(alloc), lj.started == kNoTime ? now : lj.started);
 }
 
-void Daemon::Detach(LiveJob& lj, Time now) {
+// Takes a job out of the scheduler: only a job that completed teaches the estimators
+// (Scheduler::Finish); any other leaves through Withdraw.
+void Daemon::Detach(LiveJob& lj, Time now, bool completed) {
   if (!sched_ || lj.slot == UINT32_MAX) return;
-  if (!sched_->view(lj.slot).running) sched_->Adopt(lj.slot, Allocation{}, now);  // withdraw from the queue
-  sched_->Finish(lj.slot, now);
+  if (completed && sched_->view(lj.slot).running)
+    sched_->Finish(lj.slot, now);
+  else
+    sched_->Withdraw(lj.slot, now);
   sched_->Release(lj.slot);
   lj.slot = UINT32_MAX;
 }
@@ -390,7 +396,7 @@ void Daemon::Reconcile(const SlurmJob& sj, Time now) {
   LiveJob& lj = *it->second;
   lj.held = sj.held;
   if (IsTerminal(sj.state)) {
-    Detach(lj, now);
+    Detach(lj, now, sj.state == SlurmJobState::kFinished);
     SettleUnapplied(sj, now);
     ++m_completed_;
     jobs_.erase(it);
@@ -577,18 +583,19 @@ Status Daemon::Decide(Time now, CycleStats* st) {
   // 1. Journal every decision as planned (one transaction) before touching Slurm.
   std::vector<JournalDecision> planned;
   ORR_RETURN_IF_ERROR(journal_->Begin());
-  for (const Decision& d : decisions_) {
-    uint32_t id = slot_job_[d.slot];
+  for (const Decision& dec : decisions_) {
+    const uint32_t slot = SlotOf(dec);
+    uint32_t id = slot_job_[slot];
     LiveJob& lj = *jobs_.at(id);
     JournalDecision jd;
     jd.cycle = cycle_;
     jd.time = now;
     jd.job = id;
-    if (d.kind == Decision::kStart) {
+    if (std::holds_alternative<StartDecision>(dec)) {  // (the live helper turns this into a visit)
       jd.kind = "start";
       jd.gen = lj.gen;
       jd.key = StartKey(id, lj.gen);
-      for (const Slot& s : sched_->view(d.slot).alloc)
+      for (const Slot& s : sched_->view(slot).alloc)
         jd.nodes.push_back(NodeShare{cluster_->nodes[s.node.v].name, s.gpus});
       lj.phase = Phase::kStarting;
       lj.nodes = jd.nodes;
@@ -864,19 +871,20 @@ Status Daemon::PowerStep(Time now, CycleStats* st) {
   // powered-down node; here jobs are held, so the daemon wakes them): enough nodes for the
   // VC's pending work beyond its idle powered and booting nodes (and, for small jobs, the
   // free GPUs of partly used nodes); at least one when jobs wait and nothing is on its way.
-  // Same rule as PowerSim::AfterCycle.
+  // The core's one rule (DemandWakeups, sched/framework/power.h), as in the simulator.
   std::vector<std::pair<std::string, bool>> wake;
   const ClusterState& cs = sched_->cluster_state();
   for (size_t v = 0; v < nv; ++v) {
-    if (pending[v] == 0 || off[v] == 0) continue;
-    const uint64_t G = gpn[v];
-    const uint64_t free_gpus = cs.vc_free_gpus(VcId(static_cast<uint16_t>(v)));
-    const uint64_t partial_free = free_gpus - std::min<uint64_t>(free_gpus, uint64_t{idle_on[v]} * G);
-    const uint64_t small_left = small_milli[v] > partial_free * 1000 ? small_milli[v] - partial_free * 1000 : 0;
-    const uint64_t need = big_nodes[v] + (small_left + G * 1000 - 1) / (G * 1000);
-    const uint64_t have = uint64_t{idle_on[v]} + booting[v];
-    uint64_t n = need > have ? need - have : 0;
-    if (n == 0 && booting[v] == 0 && idle_on[v] == 0) n = 1;
+    VcPowerLoad load;
+    load.pending_jobs = pending[v];
+    load.off = off[v];
+    load.booting = booting[v];
+    load.idle_on = idle_on[v];
+    load.gpus_per_node = gpn[v];
+    load.free_gpus = cs.vc_free_gpus(VcId(static_cast<uint16_t>(v)));
+    load.pending_small_milli = small_milli[v];
+    load.pending_big_nodes = big_nodes[v];
+    uint64_t n = DemandWakeups(load);
     for (NodeId id : cluster_->vcs[v].nodes) {  // lowest-named first
       if (n == 0) break;
       const std::string& name = cluster_->nodes[id.v].name;
@@ -925,7 +933,7 @@ Result<CycleStats> Daemon::Cycle() {
     for (const auto& [id, lj] : jobs_)
       if (!seen.count(id)) gone.push_back(id);
     for (uint32_t id : gone) {
-      Detach(*jobs_[id], now);
+      Detach(*jobs_[id], now, true);  // left the listing: completed (sacct is not read)
       jobs_.erase(id);
       ++m_completed_;
     }

@@ -23,6 +23,7 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "live/declared_truth.h"
 #include "live/journal.h"
 #include "live/slurm_client.h"
 #include "model/cluster.h"
@@ -124,7 +125,7 @@ class Daemon {
   void NewJob(const SlurmJob& sj, Time now);
   void SettleUnapplied(const SlurmJob& sj, Time now);
   void FillJob(LiveJob& lj, const SlurmJob& sj);
-  void Detach(LiveJob& lj, Time now);
+  void Detach(LiveJob& lj, Time now, bool completed = false);
   void Attach(LiveJob& lj, Time now);
   void Requeued(LiveJob& lj, Time now, const std::string& why);
   Status Rebuild(Time now);
@@ -150,6 +151,7 @@ class Daemon {
   mutable std::mutex mu_;
 
   std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<DeclaredTruth> declared_;  // before sched_: outlives it
   std::unique_ptr<Scheduler> sched_;
   std::unordered_map<std::string, NodeId> node_index_;   // up nodes in the model
   std::unordered_map<std::string, SlurmNode> nodes_;       // last observed, all managed nodes

@@ -90,6 +90,7 @@ class SpecOptions {
     }
     return true;
   }
+  const std::string& spec() const { return spec_; }
   std::string Unused() const {
     for (auto& [k, v] : kv_) {
       if (std::find(used_.begin(), used_.end(), k) == used_.end()) return k;
@@ -120,6 +121,14 @@ Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed, XgbEsti
       !so.Num("fallback", 1, 1e9, &fallback, &err) || !so.Num("walltime", 0, 1, &walltime, &err)) {
     return MakeError(err);
   }
+  double update_rounds = o.update_rounds;
+  std::string retrain = o.retrain == XgbEstimator::Retrain::kFull ? "full" : "incremental";
+  so.Str("retrain", &retrain);
+  if (retrain != "full" && retrain != "incremental")
+    return MakeError("estimator '" + so.spec() + "': retrain must be full or incremental, got '" + retrain + "'");
+  if (!so.Num("update-rounds", 1, 10000, &update_rounds, &err)) return MakeError(err);
+  o.retrain = retrain == "full" ? XgbEstimator::Retrain::kFull : XgbEstimator::Retrain::kIncremental;
+  o.update_rounds = static_cast<int>(update_rounds);
   o.use_walltime = walltime >= 0.5;
   o.rounds = static_cast<int>(rounds);
   o.max_depth = static_cast<int>(depth);

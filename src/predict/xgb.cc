@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "base/rng.h"
@@ -277,20 +278,7 @@ bool XgbEstimator::ShouldTrain(Time now) const {
     }                                                                     \
   } while (0)
 
-Status XgbEstimator::Train() {
-  auto t0 = std::chrono::steady_clock::now();
-  const size_t nf = Cols();
-  const size_t rows = y_.size();
-  const size_t first = rows > o_.max_rows ? rows - o_.max_rows : 0;
-  const size_t n = rows - first;
-  if (n == 0) return MakeError("xgboost: no training rows");
-  DMatrixHandle dm = nullptr;
-  ORR_XGB(XGDMatrixCreateFromMat(x_.data() + first * nf, n, nf, kNaN, &dm));
-  std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
-  ORR_XGB(XGDMatrixSetFloatInfo(dm, "label", y_.data() + first, n));
-  BoosterHandle b = nullptr;
-  ORR_XGB(XGBoosterCreate(&dm, 1, &b));
-  std::unique_ptr<void, int (*)(BoosterHandle)> b_guard(b, XGBoosterFree);
+Status XgbEstimator::SetParams(void* b) {
   const std::pair<const char*, std::string> params[] = {
       {"verbosity", "0"},
       {"nthread", std::to_string(o_.nthread)},
@@ -307,17 +295,89 @@ Status XgbEstimator::Train() {
   for (const auto& [k, v] : params) ORR_XGB(XGBoosterSetParam(b, k, v.c_str()));
   if (!o_.interaction_constraints.empty())
     ORR_XGB(XGBoosterSetParam(b, "interaction_constraints", o_.interaction_constraints.c_str()));
-  for (int it = 0; it < o_.rounds; ++it) ORR_XGB(XGBoosterUpdateOneIter(b, it, dm));
-  if (booster_) XGBoosterFree(booster_);
-  booster_ = b_guard.release();
+  return Status::Ok();
+}
+
+// Adds `rounds` trees to `b` (iterations from..from+rounds-1), fitted to the rows
+// [first, first + n). A null `b` creates the booster (with that matrix cached, as XGBoost's
+// own training does) and sets the parameters first.
+Status XgbEstimator::Boost(void** b, size_t first, size_t n, int from, int rounds) {
+  DMatrixHandle dm = nullptr;
+  ORR_XGB(XGDMatrixCreateFromMat(x_.data() + first * Cols(), n, Cols(), kNaN, &dm));
+  std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
+  ORR_XGB(XGDMatrixSetFloatInfo(dm, "label", y_.data() + first, n));
+  if (*b == nullptr) {
+    ORR_XGB(XGBoosterCreate(&dm, 1, b));
+    ORR_RETURN_IF_ERROR(SetParams(*b));
+  }
+  for (int it = 0; it < rounds; ++it) ORR_XGB(XGBoosterUpdateOneIter(*b, from + it, dm));
+  return Status::Ok();
+}
+
+Status XgbEstimator::Train() {
+  auto t0 = std::chrono::steady_clock::now();
+  const size_t rows = y_.size();
+  const bool update = o_.retrain == Retrain::kIncremental && booster_ != nullptr;
+  const size_t first = update ? rows_at_last_train_ : rows > o_.max_rows ? rows - o_.max_rows : 0;
+  const size_t n = rows - first;
+  if (n == 0) return MakeError("xgboost: no training rows");
+  if (update) {
+    int done = 0;
+    ORR_XGB(XGBoosterBoostedRounds(booster_, &done));
+    Status st = Boost(&booster_, first, n, done, o_.update_rounds);
+    LoadForest(first, n);  // even after a failure: evaluate whatever trees the booster holds now
+    ORR_RETURN_IF_ERROR(st);
+  } else {
+    void* b = nullptr;
+    Status st = Boost(&b, first, n, 0, o_.rounds);
+    if (!st.ok()) {
+      if (b) XGBoosterFree(b);
+      return st;
+    }
+    if (booster_) XGBoosterFree(booster_);
+    booster_ = b;
+    LoadForest(first, n);
+  }
   ++trainings_;
   rows_at_last_train_ = rows;
   train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::Ok();
 }
 
+// Loads the new model into forest_ if it predicts an evenly spread sample of its training
+// rows [first, first + n) exactly as XGBoost does; otherwise forest_ stays empty.
+void XgbEstimator::LoadForest(size_t first, size_t n) {
+  forest_.reset();
+  bst_ulong len = 0;
+  const char* buf = nullptr;
+  if (XGBoosterSaveModelToBuffer(booster_, R"({"format": "ubj"})", &len, &buf) != 0) return;
+  Result<XgbForest> f = XgbForest::FromUbjson(std::string_view(buf, len));
+  const size_t nf = Cols();
+  if (!f.ok() || f->num_features() != nf) return;
+  constexpr size_t kSample = 64;
+  const size_t step = std::max<size_t>(1, n / kSample);
+  std::vector<float> rows;
+  for (size_t i = 0; i < n; i += step) rows.insert(rows.end(), x_.begin() + (first + i) * nf, x_.begin() + (first + i + 1) * nf);
+  const size_t k = rows.size() / nf;
+  DMatrixHandle dm = nullptr;
+  if (XGDMatrixCreateFromMat(rows.data(), k, nf, kNaN, &dm) != 0) return;
+  std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
+  const float* out = nullptr;
+  if (XGBoosterPredict(booster_, dm, 0, 0, 0, &len, &out) != 0 || len != k) return;
+  for (size_t i = 0; i < k; ++i) {
+    const float mine = f->Predict(rows.data() + i * nf);
+    if (std::memcmp(&out[i], &mine, sizeof mine) != 0) return;  // bit-identical, NaN included
+  }
+  forest_ = std::move(*f);
+}
+
 Result<double> XgbEstimator::PredictLog(const std::vector<float>& row) {
   if (!booster_) return MakeError("xgboost: no model");
+  if (forest_ && row.size() == forest_->num_features()) return static_cast<double>(forest_->Predict(row.data()));
+  return LibraryPredictLog(row);
+}
+
+Result<double> XgbEstimator::LibraryPredictLog(const std::vector<float>& row) {
   DMatrixHandle dm = nullptr;
   ORR_XGB(XGDMatrixCreateFromMat(row.data(), 1, row.size(), kNaN, &dm));
   std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);

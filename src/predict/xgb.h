@@ -14,13 +14,27 @@
 // estimate is the smoothed user/global mean (or 0 with zero_when_untrained, which the
 // blend uses to fall back to history).
 //
+// retrain=incremental (an explicit option; the default is full retraining): the first model
+// is trained from scratch as above; each later retraining, instead of starting over, adds
+// update_rounds trees (default 10) fitted to the rows observed since the previous training,
+// on top of the current model (XGBoost training continuation). Cost per retraining is
+// proportional to the new rows, not to max_rows; the estimates differ from full retraining
+// (accuracy compared in docs/predict.md).
+//
 // Determinism: nthread (default 1), seed, tree_method=hist, no subsampling → the same
 // call sequence gives the same predictions.
+//
+// Prediction: each trained model is also loaded into an XgbForest (native evaluation, the
+// library's float arithmetic) after checking that it predicts a sample of the training rows
+// bit-identically to XGBoost; single-row estimates then cost a tree walk instead of a
+// DMatrix and a library call (which also re-reads the cgroup CPU quota every time). A model
+// that fails the check is evaluated by XGBoost.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,11 +42,13 @@
 #include "base/result.h"
 #include "model/trace.h"
 #include "predict/estimator.h"
+#include "predict/xgb_forest.h"
 
 namespace orrery {
 
 class XgbEstimator final : public DurationEstimator {
  public:
+  enum class Retrain { kFull, kIncremental };
   struct Options {
     int rounds = 100;
     int max_depth = 6;
@@ -45,6 +61,8 @@ class XgbEstimator final : public DurationEstimator {
     uint32_t retrain_jobs = 0;                 // 0 = off
     int64_t retrain_seconds = 7 * 86400;       // 0 = off
     uint32_t max_rows = 200000;
+    Retrain retrain = Retrain::kFull;
+    int update_rounds = 10;                    // trees added per incremental retraining
     bool zero_when_untrained = false;
     bool use_walltime = true;                  // false: the walltime feature is left out (NaN)
     Duration fallback = 3600;                  // no history at all
@@ -75,6 +93,8 @@ class XgbEstimator final : public DurationEstimator {
   std::vector<std::string> UsedFeatureNames() const;
 
   bool trained() const { return booster_ != nullptr; }
+  // True when the current model is evaluated natively (see XgbForest).
+  bool native() const { return forest_.has_value(); }
   int trainings() const { return trainings_; }
   double train_seconds() const { return train_seconds_; }
   const std::string& last_error() const { return error_; }
@@ -85,6 +105,8 @@ class XgbEstimator final : public DurationEstimator {
   Status Train();
   // Raw model output (log-duration) for a feature row; for tests.
   Result<double> PredictLog(const std::vector<float>& row);
+  // The same through XGBoost's own predictor (what native() evaluation must equal); for tests.
+  Result<double> LibraryPredictLog(const std::vector<float>& row);
   std::vector<float> Features(const Job& job, Time now);
 
  private:
@@ -108,9 +130,14 @@ class XgbEstimator final : public DurationEstimator {
   bool ShouldTrain(Time now) const;
   double FallbackLog(const Job& job) const;
 
+  void LoadForest(size_t first, size_t n);
+  Status SetParams(void* booster);
+  Status Boost(void** booster, size_t first, size_t n, int from, int rounds);
+
   const Trace* trace_;
   Options o_;
   void* booster_ = nullptr;  // BoosterHandle
+  std::optional<XgbForest> forest_;  // booster_ evaluated natively, when verified
   int trainings_ = 0;
   double train_seconds_ = 0;
   std::string error_;

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "base/rng.h"
+#include "predict/estimator.h"
 #include "predict/evaluate.h"
 #include "predict/test_trace.h"
 
@@ -116,6 +118,62 @@ TEST(Xgb, FeaturesUseOnlyFinishedJobs) {
   EXPECT_TRUE(std::isnan(f[16]));              // different exact name
   EXPECT_EQ(NameStemHash("train_x1"), NameStemHash("train_x22"));
   EXPECT_EQ(NameFirstTokenHash("bert-base_1"), NameFirstTokenHash("bert"));
+}
+
+TEST(Xgb, NativeForestPredictsBitIdenticallyToXgboost) {
+  // Default depth and rounds; names/users give NaN-free and NaN features (mem, cpus, nodes,
+  // walltime are unset: missing values take the default branch).
+  Trace t = SyntheticTrace(3000, 5);
+  XgbEstimator::Options o;
+  o.min_train = 1000000;
+  XgbEstimator est(&t, o);
+  for (int i = 0; i < 2000; ++i) {
+    est.Estimate(t.jobs[i], t.jobs[i].submit);
+    est.Observe(t.jobs[i], t.jobs[i].duration);
+  }
+  ASSERT_TRUE(est.Train().ok()) << est.last_error();
+  ASSERT_TRUE(est.native());
+  int compared = 0;
+  for (size_t i = 2000; i < t.jobs.size(); ++i) {
+    std::vector<float> row = est.Features(t.jobs[i], t.jobs[i].submit);
+    if (i % 3 == 0) row[10] = std::numeric_limits<float>::quiet_NaN();  // a missing history feature
+    Result<double> mine = est.PredictLog(row), lib = est.LibraryPredictLog(row);
+    ASSERT_TRUE(mine.ok() && lib.ok());
+    EXPECT_EQ(*mine, *lib) << "job " << i;  // exact: same float sums
+    ++compared;
+  }
+  EXPECT_EQ(compared, 1000);
+}
+
+TEST(Xgb, IncrementalRetrainingAddsTreesOnTheNewRows) {
+  // 600 jobs, a training every 200 new rows: the first from scratch (40 rounds), then two
+  // updates of 10 trees each; deterministic, evaluated natively throughout.
+  Trace t = SyntheticTrace(600, 2);
+  auto run = [&] {
+    XgbEstimator::Options o = FastOptions();
+    o.retrain_jobs = 200;
+    o.retrain = XgbEstimator::Retrain::kIncremental;
+    XgbEstimator est(&t, o);
+    std::vector<Duration> out;
+    for (const Job& j : t.jobs) {
+      out.push_back(est.Estimate(j, j.submit));
+      est.Observe(j, j.duration);
+    }
+    EXPECT_EQ(est.trainings(), 3);
+    EXPECT_TRUE(est.native());
+    return out;
+  };
+  std::vector<Duration> a = run(), b = run();
+  EXPECT_EQ(a, b);
+  auto bad = MakeEstimator("xgboost:retrain=sometimes", 1, &t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "estimator 'xgboost:retrain=sometimes': retrain must be full or incremental, got 'sometimes'");
+  EXPECT_TRUE(MakeEstimator("xgboost:retrain=incremental,update-rounds=5", 1, &t).ok());
+}
+
+TEST(Xgb, ForestRejectsWhatIsNotAModel) {
+  EXPECT_FALSE(XgbForest::FromUbjson("").ok());
+  EXPECT_FALSE(XgbForest::FromUbjson("{not ubjson").ok());
 }
 
 }  // namespace

@@ -88,7 +88,11 @@ class TiresiasResched final : public ReschedulePlugin {
   };
   struct VcState {
     std::set<RunEntry> running;  // by current (queue, FIFO) key
-    int64_t used_milli = 0;
+    int64_t used_milli = 0;      // Σ GPU demand (milli) of `running`
+    // Running jobs inside their restart protection, by the time it ends, and their Σ demand
+    // (expired lazily at each decision: ExpireProtection).
+    std::set<std::pair<Time, uint32_t>> protected_until;
+    int64_t protected_milli = 0;
   };
   struct Timer {
     Time t;
@@ -138,21 +142,33 @@ class TiresiasResched final : public ReschedulePlugin {
     VcState& v = V(j.vc);
     v.used_milli += static_cast<int64_t>(j.job->gpu_milli_total());
     Insert(h, slot);
-    if (const Duration p = Protection(j); p > 0) timers_.push(Timer{h.now() + p, slot, j.seq, -j.started - 1, false});
+    if (prot_until_.size() <= slot) prot_until_.resize(slot + 1u, kNoTime);
+    prot_until_[slot] = kNoTime;
+    if (const Duration p = Protection(j); p > 0) {
+      timers_.push(Timer{h.now() + p, slot, j.seq, -j.started - 1, false});
+      prot_until_[slot] = j.started + p;  // protected at t ⟺ t - started < p ⟺ t < started + p
+      v.protected_until.insert({prot_until_[slot], slot});
+      v.protected_milli += static_cast<int64_t>(j.job->gpu_milli_total());
+    }
     // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
     // the running key differs, the order changed: decide again at the next Schedule call.
     if (cur_[slot].k1 != j.key1 || cur_[slot].k2 != j.key2) h.MarkDirty(j.vc);
   }
 
-  void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) override {
+  void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause cause, bool requeued) override {
+    const bool finished = cause == EndCause::kFinished;
     SchedJob& j = h.job(slot);
     VcState& v = V(j.vc);
     v.used_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
     v.running.erase(cur_[slot]);
+    if (slot < prot_until_.size() && prot_until_[slot] != kNoTime) {
+      if (v.protected_until.erase({prot_until_[slot], slot})) v.protected_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
+      prot_until_[slot] = kNoTime;
+    }
     if (finished && c_->o.gittins)
       c_->sample.push_back(j.attained + (h.now() - j.started) * static_cast<int64_t>(j.job->gpus));
-    if (!finished && c_->o.knob > 0) {
-      // Preempted (j.attained already includes the segment): arm its starvation promotion.
+    if (requeued && c_->o.knob > 0) {
+      // Waits again (j.attained already includes the segment): arm its starvation promotion.
       const int64_t a = j.attained - j.policy_aux;
       const int q = c_->Queue(c_->o.gpu_time ? a : c_->Executed(j));
       if (q > 0) {
@@ -170,6 +186,7 @@ class TiresiasResched final : public ReschedulePlugin {
     SortKey minp;
     if (!h.MinPendingKey(vc, &minp)) return Next::kStop;
     const int64_t capacity = static_cast<int64_t>(h.state().vc_total_gpus(vc)) * 1000;
+    ExpireProtection(h, v);
     // Preemption is possible only if some pending job precedes some running job.
     bool walk_running = false;
     if (!v.running.empty()) {
@@ -190,15 +207,18 @@ class TiresiasResched final : public ReschedulePlugin {
       return Next::kStop;
     }
     // Restarted jobs inside their protection keep their GPUs whatever their priority.
-    if (c_->o.protect > 0)
-      for (const RunEntry& e : v.running)
-        if (Protected(h.job(e.slot), now)) budget -= static_cast<int64_t>(h.job(e.slot).job->gpu_milli_total());
+    budget -= v.protected_milli;
     auto it = v.running.begin();
+    int64_t unvisited = v.used_milli - v.protected_milli;  // Σ unprotected demand from `it` on
     auto consume_running = [&](const RunEntry* bound) {
       for (; it != v.running.end() && (!bound || *it < *bound); ++it) {
+        // Every remaining job fits what is left (each takes d ≤ budget in turn): all are
+        // kept, nothing more changes.
+        if (!bound && unvisited <= budget) break;
         const SchedJob& rj = h.job(it->slot);
-        if (c_->o.protect > 0 && Protected(rj, now)) continue;
+        if (Protected(it->slot, now)) continue;
         const int64_t d = static_cast<int64_t>(rj.job->gpu_milli_total());
+        unvisited -= d;
         if (d <= budget) budget -= d;
         else preempt_.push_back(it->slot);
       }
@@ -254,9 +274,15 @@ class TiresiasResched final : public ReschedulePlugin {
       } else if (d <= b1 + tail) {
         const RunEntry pe{j.key1, j.key2, j.seq, s};
         if (!tail_exact) {
-          tail_exact = true;
           tail = 0;
-          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r) tail += Freeable(h, r->slot);
+          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r) {
+            tail += Freeable(h, r->slot);
+            if (d <= b1 + tail) {  // already enough: the full walk runs (the rest of the sum is moot)
+              need_full = true;
+              return -1;
+            }
+          }
+          tail_exact = true;
           fc = v.running.upper_bound(pe);
         } else {
           for (; fc != v.running.end() && !(pe < *fc); ++fc) tail -= Freeable(h, fc->slot);
@@ -343,11 +369,22 @@ class TiresiasResched final : public ReschedulePlugin {
     if (j.preemptions == 0 || c_->o.protect <= 0) return 0;
     return static_cast<Duration>(std::ceil(c_->o.protect * static_cast<double>(LucidPreemptionOverhead(j.job->gpus))));
   }
-  bool Protected(const SchedJob& j, Time now) const { return now - j.started < Protection(j); }
+  // Whether running `slot` is inside its restart protection at `now` (kNoTime: none).
+  bool Protected(uint32_t slot, Time now) const { return slot < prot_until_.size() && now < prot_until_[slot]; }
   // GPUs (milli) a running job would give back if preempted now (0 while protected).
   int64_t Freeable(SchedulerHandle& h, uint32_t slot) const {
     const SchedJob& j = h.job(slot);
-    return Protected(j, h.now()) ? 0 : static_cast<int64_t>(j.job->gpu_milli_total());
+    return Protected(slot, h.now()) ? 0 : static_cast<int64_t>(j.job->gpu_milli_total());
+  }
+
+  // Drops the jobs whose restart protection has ended by now from protected_until.
+  void ExpireProtection(SchedulerHandle& h, VcState& v) {
+    while (!v.protected_until.empty() && v.protected_until.begin()->first <= h.now()) {
+      const uint32_t slot = v.protected_until.begin()->second;
+      v.protected_milli -= static_cast<int64_t>(h.job(slot).job->gpu_milli_total());
+      prot_until_[slot] = kNoTime;
+      v.protected_until.erase(v.protected_until.begin());
+    }
   }
 
   VcState& V(VcId vc) {
@@ -387,6 +424,7 @@ class TiresiasResched final : public ReschedulePlugin {
   std::shared_ptr<TiresiasCore> c_;
   std::vector<VcState> vcs_;
   std::vector<RunEntry> cur_;  // per slot: its key in the running set
+  std::vector<Time> prot_until_;  // per slot: end of its restart protection, or kNoTime
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::vector<uint32_t> place_, preempt_;
   Allocation alloc_;
