@@ -59,7 +59,7 @@ struct ModelConstants {
   double alloc_const_bytes = 17e6;     // allocator-visible constants (cuBLAS workspace, loss scalars; set on 1.3B)
   double loss_bwd_bytes_per_logit = 12;  // live bytes per logit at the loss backward (set on 1.3B)
   double loss_fwd_bytes_per_logit = 8;   // live bytes per logit at the end of the loss forward
-  double fsdp_unit_host_s = 250e-6;    // host time of one FSDP1 unit pre/post hook pair (prior, not fitted)
+  double fsdp_unit_host_s = 1.5e-3;    // host time of one FSDP1 unit's hooks per step (1.3B FSDP row, data/profiles)
   double dtensor_op_factor = 6.0;      // DTensor dispatch cost in units of host_op_s (prior, not fitted)
   double comm_compute_slowdown = 0.05; // compute slowdown while NCCL kernels share the SMs (prior)
 };

@@ -50,7 +50,17 @@ Result<GpuProfile> ResolveGpu(const std::string& name, const ProfilePaths& paths
   const std::string lower = Lower(name);
   const std::string own = paths.profile_dir + "/" + lower + ".json";
   std::error_code ec;
-  if (lower != "h200-shared" && !paths.profile_dir.empty() && fs::exists(own, ec)) return LoadProfile(own);
+  if (lower != "h200-shared" && !paths.profile_dir.empty() && fs::exists(own, ec)) {
+    ORR_ASSIGN_OR_RETURN(GpuProfile p, LoadProfile(own));
+    // A profile measured on one GPU has no collectives: take the shared 2-GPU NCCL tables of
+    // the same GPU type when they are there.
+    const std::string micro = paths.shared_dir + "/gpu-h200/micro";
+    if (p.collectives.empty() && lower == "h200" && fs::exists(micro, ec)) {
+      Result<GpuProfile> shared = LoadH200Micro(micro);
+      if (shared.ok()) p.collectives = shared->collectives;
+    }
+    return p;
+  }
   if (lower == "h200-shared" || lower == "h200") {
     const std::string micro = paths.shared_dir + "/gpu-h200/micro";
     if (fs::exists(micro, ec)) return LoadH200Micro(micro);

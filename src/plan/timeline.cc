@@ -294,7 +294,6 @@ class StepBuilder {
         if (shard && world < p_.dp) {
           last_comm_ = tl_.Async(Coll(Collective::kAllReduce, GradDType(), bytes / world, p_.dp / world, DpGroupNodes()));
         }
-        if (p_.framework == Framework::kFsdp) tl_.Host(g_.constants.fsdp_unit_host_s / 2);
         break;
       }
     }
@@ -312,11 +311,16 @@ class StepBuilder {
     const int ag = tl_.Async(Coll(Collective::kAllGather, p_.fsdp_bf16_params ? DType::kBf16 : DType::kFp32, bytes,
                                   p_.shard.s_p, DpGroupNodes()),
                              prefetch_anchor_);
-    if (p_.framework == Framework::kFsdp) tl_.Host(g_.constants.fsdp_unit_host_s / 2);
     return ag;
   }
   // FSDP SHARD_GRAD_OP and FULL_SHARD gather in forward; only FULL_SHARD again in backward.
   bool GathersInForward() const { return p_.shard.s_p > 1 || (p_.framework == Framework::kFsdp && p_.shard.s_g > 1); }
+
+  // FSDP1's pre/post hooks of one unit (flat-parameter views, stream waits), half in forward and
+  // half in backward; they run whatever the world size.
+  void FsdpHooks() {
+    if (p_.framework == Framework::kFsdp) tl_.Host(g_.constants.fsdp_unit_host_s / 2);
+  }
 
   // ---- the whole micro-step
   void Forward() {
@@ -327,6 +331,7 @@ class StepBuilder {
       if (next_ag >= 0) tl_.WaitFor(next_ag);
       prefetch_anchor_ = tl_.Last();
       next_ag = GathersInForward() && (first_micro_ || p_.shard.s_p > 1) ? GatherForwardUnit(s_.block_params) : -1;
+      FsdpHooks();
       BlockForward(false);
     }
     if (next_ag >= 0) tl_.WaitFor(next_ag);
@@ -374,6 +379,7 @@ class StepBuilder {
       next_ag = regather && l > 0 ? GatherUnit(s_.block_params) : -1;
       if (p_.recompute == Recompute::kFull) BlockForward(true);
       BlockBackward();
+      FsdpHooks();
       GradientsReady(s_.block_params);
     }
     if (s_.first) {
