@@ -86,7 +86,7 @@ int RunEstimate(const EstimateArgs& a) {
   if (!e.ok()) return Fail(e.error());
   if (!e->fits && !a.allow_oom) {
     return Fail(MakeError(fmt::format(
-        "plan does not fit in memory: predicted peak {:.1f} GiB > {:.1f} GiB on {} (largest part: {}; try "
+        "plan does not fit in memory: predicted peak {:.1f} GiB > {:.1f} GiB on {} (peak at the {}; try "
         "--recompute full, more GPUs, a ZeRO stage or tensor/pipeline parallelism; --allow-oom prints the estimate)",
         e->memory.peak_bytes / kGiB, e->device_memory_bytes / kGiB, gpu->gpu, e->memory.peak_phase)));
   }
