@@ -10,7 +10,7 @@ import torch
 import gpt
 
 GiB = 2 ** 30
-STRATEGIES = ("single", "ddp", "fsdp_full", "fsdp_grad_op", "fsdp_no_shard", "tp_mega", "ulysses")
+STRATEGIES = ("single", "ddp", "fsdp_full", "fsdp_grad_op", "fsdp_no_shard", "tp_mega", "ulysses", "pp")
 
 
 def build(strategy, h, L, heads, ckpt, device, world, group=None):
@@ -49,7 +49,39 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
+def measure_pipeline(model_name, s, micro, ckpt, device, rank, world, timed=5, warmup=3):
+    """1F1B over `world` stages, `micro` micro-batches of one sequence each."""
+    import pipeline
+    h, L, heads = gpt.MODELS[model_name]
+    cuda = device.type == "cuda"
+    base = torch.cuda.memory_allocated(device) if cuda else 0
+    torch.manual_seed(1234 + rank)
+    stage = pipeline.Stage(h, L, heads, rank, world, ckpt, device)
+    opt = torch.optim.AdamW(stage.parameters(), lr=1e-4, weight_decay=0.1, **({"fused": True} if cuda else {}))
+    if cuda:
+        torch.cuda.reset_peak_memory_stats(device)
+    g = torch.Generator().manual_seed(42)
+    xs = [torch.randint(0, gpt.VOCAB, (1, s), generator=g).to(device) for _ in range(micro)]
+    ys = [torch.randint(0, gpt.VOCAB, (1, s), generator=g).to(device) for _ in range(micro)]
+    times = []
+    for i in range(warmup + timed):
+        sync(device)
+        t0 = time.perf_counter()
+        pipeline.train_step(stage, opt, xs, ys, h, device, rank, world)
+        sync(device)
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+    peak = (torch.cuda.max_memory_allocated(device) - base) / GiB if cuda else 0.0
+    return {"id": f"pp|{model_name}|s{s}|b{micro}|ck{int(ckpt)}", "strategy": f"dp=1,pp={world},micro={micro}",
+            "gpus": world, "model": model_name, "N_total": gpt.n_total(h, L), "h": h, "L": L, "heads": heads,
+            "s": s, "b": 1, "ckpt": int(ckpt), "status": "ok", "iters": timed,
+            "t_median_s": statistics.median(times), "t_min_s": min(times), "t_max_s": max(times),
+            "static_after_step1_gib": 0.0, "peak_alloc_net_gib": peak, "peak_reserved_net_gib": 0.0}
+
+
 def measure(strategy, model_name, s, b, ckpt, device, rank=0, world=1, group=None, timed=5, warmup=3):
+    if strategy == "pp":
+        return measure_pipeline(model_name, s, b, ckpt, device, rank, world, timed, warmup)
     h, L, heads = gpt.MODELS[model_name]
     if strategy == "single" and world != 1:
         raise ValueError("single runs on one process")

@@ -64,6 +64,16 @@ class StepTest(unittest.TestCase):
         self.assertEqual(len(line.split(",")), len(steps.CSV_COLUMNS))
 
 
+def _fsdp_importable():
+    """Debian's torch 1.13 cannot import FSDP under Python 3.11 (dataclass error in
+    torch.distributed._shard); the FSDP path then runs on the GPU machine only."""
+    try:
+        import torch.distributed.fsdp  # noqa: F401
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
 def _gloo_worker(rank, world, port, out):
     import torch.distributed as dist
     import collectives
@@ -79,8 +89,11 @@ def _gloo_worker(rank, world, port, out):
     loss.backward()
     t = torch.tensor([loss.item()])
     dist.all_reduce(t)
+    # the distributed strategies' steps over the same two ranks
+    recs = [steps.measure(st, "tiny", 16, 2, False, CPU, rank, world, timed=1, warmup=1)
+            for st in ("ddp", "ulysses", "pp") + (("fsdp_full",) if _fsdp_importable() else ())]
     if rank == 0:
-        json.dump({"rows": rows, "loss_sum": t.item(), "loss": loss.item()}, open(out, "w"))
+        json.dump({"rows": rows, "loss_sum": t.item(), "loss": loss.item(), "steps": recs}, open(out, "w"))
     dist.destroy_process_group()
 
 
@@ -93,6 +106,15 @@ class CollectivesTest(unittest.TestCase):
         self.assertEqual({x["op"] for x in r["rows"]}, {"all_reduce", "all_gather", "send_recv"})
         self.assertTrue(all(x["world"] == 2 and x["t_s"] > 0 for x in r["rows"]))
         self.assertAlmostEqual(r["loss_sum"], 2 * r["loss"], places=4)
+        self.assertEqual([x["id"] for x in r["steps"]][:3],
+                         ["ddp|tiny|s16|b2|ck0", "ulysses|tiny|s16|b2|ck0", "pp|tiny|s16|b2|ck0"])
+        self.assertEqual(r["steps"][2]["strategy"], "dp=1,pp=2,micro=2")
+        self.assertTrue(all(x["t_median_s"] > 0 for x in r["steps"]))
+
+    def test_one_f_one_b_order(self):
+        import pipeline
+        self.assertEqual(pipeline.schedule(0, 2, 3), ["F", "F", "B", "F", "B", "B"])
+        self.assertEqual(pipeline.schedule(1, 2, 3), ["F", "B", "F", "B", "F", "B"])
 
 
 class ProfileFileTest(unittest.TestCase):
