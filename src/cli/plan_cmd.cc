@@ -8,6 +8,7 @@
 #include "base/io.h"
 #include "cli/commands.h"
 #include "plan/estimate.h"
+#include "plan/lins.h"
 #include "plan/registry.h"
 #include "plan/validate.h"
 
@@ -158,6 +159,28 @@ int RunConvert(const ConvertArgs& a) {
   return w.ok() ? kExitOk : Fail(w.error());
 }
 
+struct LinsArgs {
+  std::string model = "llama-7b";
+  int64_t seq = 4096;
+  double tokens = 4.0 * 1024 * 1024;
+};
+
+int RunLins(const LinsArgs& a) {
+  Result<plan::GptModel> m = plan::ParseModelSpec(a.model);
+  if (!m.ok()) return Fail(m.error());
+  const plan::IbFabric f;
+  std::printf("%6s %-7s %6s %10s %10s %10s\n", "gpus", "scheme", "MFU", "s_p:s_g:s_os", "compute_s", "exposed_s");
+  for (int g : {8, 16, 32, 64, 128, 256, 512, 1024}) {
+    for (plan::ZeroScheme s : {plan::ZeroScheme::kLins, plan::ZeroScheme::kMics, plan::ZeroScheme::kZero1,
+                               plan::ZeroScheme::kZero3}) {
+      const plan::ScalePoint p = plan::LinsStep(*m, a.seq, a.tokens, g, s, f, 80e9);
+      std::printf("%6d %-7s %5.1f%% %4d:%d:%-4d %10.3f %10.3f\n", g, std::string(plan::SchemeName(s)).c_str(),
+                  100 * p.mfu, p.shard.s_p, p.shard.s_g, p.shard.s_os, p.compute_s, p.exposed_comm_s);
+    }
+  }
+  return kExitOk;
+}
+
 void AddGpuFlags(CLI::App* c, GpuArgs* g) {
   c->add_option("--gpu", g->gpu, "GPU type (a profile in data/profiles, or H200-shared)");
   c->add_option("--profile", g->profile, "profile file (docs/formats/gpu-profile.md) instead of --gpu");
@@ -194,6 +217,13 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
   AddGpuFlags(c, &conv->gpu);
   c->add_option("-o,--output", conv->output, "output file ('-' = stdout)");
   c->callback([conv, exit_code] { *exit_code = RunConvert(*conv); });
+
+  auto lins = std::make_shared<LinsArgs>();
+  CLI::App* l = plan_cmd->add_subcommand("lins-scaling", "MFU vs scale of ZeRO-1/ZeRO-3/MiCS/Lins on A800 + InfiniBand (docs/validation.md §P)");
+  l->add_option("--model", lins->model, "model preset or gpt:...");
+  l->add_option("--seq", lins->seq, "sequence length");
+  l->add_option("--global-tokens", lins->tokens, "tokens per step");
+  l->callback([lins, exit_code] { *exit_code = RunLins(*lins); });
 
   RegisterPlanSearch(*plan_cmd, exit_code);
 }
