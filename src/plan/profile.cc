@@ -360,6 +360,10 @@ Result<GpuProfile> ParseProfileJson(std::string_view text, std::string_view file
     const size_t colon = what.rfind(": ");
     return MakeError(PosOf(text, file, e.byte) + ": invalid JSON: " +
                      (colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const json::exception& e) {  // e.g. a number out of range (no position given)
+    const std::string what = e.what();
+    const size_t close = what.find("] ");
+    return MakeError(std::string(file) + ": invalid JSON: " + (close == std::string::npos ? what : what.substr(close + 2)));
   }
   const Where w{file, ""};
   ORR_RETURN_IF_ERROR(OnlyKeys(doc, {"format", "version", "gpu", "source", "memory_gib", "peak_bf16_tflops",
