@@ -67,7 +67,7 @@ nlohmann::json EstimateJson(const plan::Workload& w, const plan::ParallelPlan& p
   j["memory"] = {{"params_gib", m.params_bytes / kGiB}, {"grads_gib", m.grads_bytes / kGiB},
                  {"optimizer_gib", m.optimizer_bytes / kGiB}, {"buffers_gib", m.buffers_bytes / kGiB},
                  {"activations_gib", m.activations_bytes / kGiB}, {"logits_gib", m.logits_bytes / kGiB},
-                 {"transient_gib", m.transient_bytes / kGiB}, {"peak_phase", m.peak_phase}};
+                 {"transient_gib", m.transient_bytes / kGiB}, {"peak_phase", plan::MemoryPhaseName(m.peak_phase)}};
   return j;
 }
 
@@ -89,7 +89,7 @@ int RunEstimate(const EstimateArgs& a) {
     return Fail(MakeError(fmt::format(
         "plan does not fit in memory: predicted peak {:.1f} GiB > {:.1f} GiB on {} (peak at the {}; try "
         "--recompute full, more GPUs, a ZeRO stage or tensor/pipeline parallelism; --allow-oom prints the estimate)",
-        e->memory.peak_bytes / kGiB, e->device_memory_bytes / kGiB, gpu->gpu, e->memory.peak_phase)));
+        e->memory.peak_bytes / kGiB, e->device_memory_bytes / kGiB, gpu->gpu, plan::MemoryPhaseName(e->memory.peak_phase))));
   }
   const nlohmann::json j = EstimateJson(w, *p, *e, *gpu);
   if (a.json) {
@@ -97,7 +97,7 @@ int RunEstimate(const EstimateArgs& a) {
   } else {
     std::printf("step time     %.4f s (%s)\npeak memory   %.2f GiB of %.1f GiB (%s)\nthroughput    %.0f tokens/s, MFU %.1f %%\nplan          %s\n",
                 e->time.step_s, e->time.host_bound ? "host-bound" : "device-bound", e->memory.peak_bytes / kGiB,
-                e->device_memory_bytes / kGiB, e->memory.peak_phase.c_str(), e->tokens_per_s, 100 * e->mfu,
+                e->device_memory_bytes / kGiB, std::string(plan::MemoryPhaseName(e->memory.peak_phase)).c_str(), e->tokens_per_s, 100 * e->mfu,
                 plan::DescribePlan(*p).c_str());
   }
   return e->fits ? kExitOk : kExitBadInput;

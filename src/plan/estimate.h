@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -37,6 +38,10 @@ struct TimeBreakdown {
   bool host_bound = false;    // the host, not the GPU, sets the pace
 };
 
+// The moment of a step at which memory peaks (docs/design/planner.md, "Memory").
+enum class MemoryPhase { kForwardEnd, kLossBackward, kBlockBackward, kOptimizer };
+std::string_view MemoryPhaseName(MemoryPhase p);  // forward_end, loss_backward, block_backward, optimizer
+
 struct MemoryBreakdown {
   double params_bytes = 0;
   double grads_bytes = 0;
@@ -46,7 +51,7 @@ struct MemoryBreakdown {
   double logits_bytes = 0;       // logits and loss buffers at the peak
   double transient_bytes = 0;
   double peak_bytes = 0;
-  std::string peak_phase;        // forward_end | loss_backward | block_backward | optimizer
+  MemoryPhase peak_phase = MemoryPhase::kForwardEnd;
 };
 
 struct StepEstimate {

@@ -85,6 +85,16 @@ double WeightCopyBytes(const ParallelPlan& p, double matmul_params) {
 
 }  // namespace
 
+std::string_view MemoryPhaseName(MemoryPhase p) {
+  switch (p) {
+    case MemoryPhase::kForwardEnd: return "forward_end";
+    case MemoryPhase::kLossBackward: return "loss_backward";
+    case MemoryPhase::kBlockBackward: return "block_backward";
+    case MemoryPhase::kOptimizer: return "optimizer";
+  }
+  return "?";
+}
+
 MemoryBreakdown StageMemory(const Workload& w, const ParallelPlan& p, const GpuProfile& gpu, int stage) {
   const StageShape s = MakeStage(w, p, stage);
   const StateBytes sb = BytesPerParam(p.precision);
@@ -118,21 +128,21 @@ MemoryBreakdown StageMemory(const Workload& w, const ParallelPlan& p, const GpuP
   const double copies_block = WeightCopyBytes(p, s.block_matmul);
 
   struct Phase {
-    const char* name;
+    MemoryPhase name;
     double grads, buffers, acts, logits, transient;
   };
   const double first_grads_missing = std::min(grads, (s.block_params + s.embed_params) * sb.grad / p.shard.s_g);
   const Phase phases[] = {
-      {"forward_end", grads_fb, copies_all, acts, c.loss_fwd_bytes_per_logit * logits_tokens, 0},
-      {"loss_backward", grads_fb, ckpt ? copies_head : copies_all, acts, c.loss_bwd_bytes_per_logit * logits_tokens, 0},
-      {"block_backward", grads - first_grads_missing + fb.unit_grad, copies_block,
+      {MemoryPhase::kForwardEnd, grads_fb, copies_all, acts, c.loss_fwd_bytes_per_logit * logits_tokens, 0},
+      {MemoryPhase::kLossBackward, grads_fb, ckpt ? copies_head : copies_all, acts, c.loss_bwd_bytes_per_logit * logits_tokens, 0},
+      {MemoryPhase::kBlockBackward, grads - first_grads_missing + fb.unit_grad, copies_block,
        (in_flight - 1) * (s.layers * per_block + head_act) + full_block + (ckpt ? per_block : 0), held_logits,
        ab.backward_transient * s.tokens_rep},
-      {"optimizer", grads, 0, 0, held_logits, 0},
+      {MemoryPhase::kOptimizer, grads, 0, 0, held_logits, 0},
   };
   MemoryBreakdown best;
   for (const Phase& ph : phases) {
-    const bool opt = std::string_view(ph.name) == "optimizer";
+    const bool opt = ph.name == MemoryPhase::kOptimizer;
     const double states = opt ? params_rest + optim + fb.persistent : states_fb;
     const double total = states + ph.grads + ph.buffers + ph.acts + ph.logits + ph.transient + c.alloc_const_bytes;
     if (total > best.peak_bytes) {

@@ -97,7 +97,7 @@ TEST(Memory, SingleGpuPeakIsTheLossBackwardSum) {
   const double per_token = 24 * (36.0 * 2048 + 64 + 16) + 6 * 2048 + 12 * 32000.0;
   const double expect = 12 * N + 2 * Nmm + 2048 * per_token + p.constants.alloc_const_bytes;
   EXPECT_NEAR(e->memory.peak_bytes, expect, 1.0);
-  EXPECT_EQ(e->memory.peak_phase, "loss_backward");
+  EXPECT_EQ(e->memory.peak_phase, MemoryPhase::kLossBackward);
 }
 
 TEST(Memory, DdpAddsOneBucketCopyOfTheGradients) {

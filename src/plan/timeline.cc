@@ -31,7 +31,7 @@ struct Op {
 
 class Timeline {
  public:
-  explicit Timeline(const GpuProfile& g, const ParallelPlan& p) : gpu_(g), plan_(p) {
+  Timeline(const GpuProfile& g, const ParallelPlan& p) : gpu_(g) {
     host_op_ = g.constants.host_op_s * (p.framework == Framework::kDtensorTp ? g.constants.dtensor_op_factor : 1.0);
   }
 
@@ -75,7 +75,6 @@ class Timeline {
   }
 
   const GpuProfile& gpu_;
-  const ParallelPlan& plan_;
   double host_op_ = 0;
   int pending_wait_ = -1;
   bool recompute_ = false;
@@ -123,9 +122,7 @@ TimeBreakdown Timeline::Run() const {
 class StepBuilder {
  public:
   StepBuilder(const Workload& w, const ParallelPlan& p, const GpuProfile& g, int stage, const GroupLayout& layout)
-      : w_(w), p_(p), g_(g), s_(MakeStage(w, p, stage)), layout_(layout), tl_(g, p) {
-    act_dtype_ = DType::kBf16;
-  }
+      : p_(p), g_(g), s_(MakeStage(w, p, stage)), layout_(layout), tl_(g, p) {}
 
   TimeBreakdown Build() {
     for (int micro = 0; micro < micro_steps_; ++micro) {
@@ -152,19 +149,23 @@ class StepBuilder {
   double Coll(Collective op, DType dt, double bytes, int world, int nodes) const {
     return CollectiveTime(g_, op, dt, bytes, world, nodes);
   }
-  void TpCollective(bool reduce_scatter_or_gather, bool gather) {
+  // Tensor parallelism: the reduction after a row-parallel GEMM (all-reduce, or reduce-scatter
+  // under sequence parallelism) and, under sequence parallelism only, the all-gather before a
+  // column-parallel GEMM. In backward the roles swap (the backward of an all-gather is a
+  // reduce-scatter and vice versa; an all-reduce's backward is free).
+  void TpReduce() {
     if (p_.tp <= 1) return;
-    const double bytes = T() * h() * 2.0;  // bf16 activations of the full (unsplit) sequence
-    Collective op = !p_.tp_seq_parallel ? Collective::kAllReduce
-                    : gather             ? Collective::kAllGather
-                                         : Collective::kReduceScatter;
-    (void)reduce_scatter_or_gather;
-    tl_.Blocking(Coll(op, act_dtype_, bytes, p_.tp, layout_.tp_nodes));
+    const Collective op = p_.tp_seq_parallel ? Collective::kReduceScatter : Collective::kAllReduce;
+    tl_.Blocking(Coll(op, DType::kBf16, T() * h() * 2.0, p_.tp, layout_.tp_nodes));
+  }
+  void TpGather() {
+    if (p_.tp <= 1 || !p_.tp_seq_parallel) return;
+    tl_.Blocking(Coll(Collective::kAllGather, DType::kBf16, T() * h() * 2.0, p_.tp, layout_.tp_nodes));
   }
   void UlyssesAllToAll(double bytes_per_rank) {
     if (p_.sp <= 1 || p_.sp_kind == SeqParallel::kRing) return;
     const int world = p_.sp_kind == SeqParallel::kTwoD ? std::min(p_.sp, g_.gpus_per_node) : p_.sp;
-    tl_.Blocking(Coll(Collective::kAllToAll, act_dtype_, bytes_per_rank * world, world, 1));
+    tl_.Blocking(Coll(Collective::kAllToAll, DType::kBf16, bytes_per_rank * world, world, 1));
   }
 
   // ---- attention under sequence parallelism
@@ -201,25 +202,25 @@ class StepBuilder {
     }
     tl_.Mem(2 * rb * h() * Tr());                       // LN1
     if (Fp32Residual()) tl_.Mem((rb + 2) * h() * Tr()); // cast to bf16
-    if (p_.tp_seq_parallel) TpCollective(true, true);
+    TpGather();
     tl_.Gemm(GemmOp::kFwd, T(), h(), 3 * h() / p_.tp);  // QKV
     UlyssesAllToAll(3 * 2.0 * T() * h() / p_.tp);
     tl_.Attn(AttentionTime(false));
     UlyssesAllToAll(2.0 * T() * h() / p_.tp);
     tl_.Host(4 * CurrentHostOp());                      // views, transposes
     tl_.Gemm(GemmOp::kFwd, T(), h() / p_.tp, h());      // Proj
-    TpCollective(true, false);
+    TpReduce();
     tl_.Mem((2 * rb + 2) * h() * Tr());                 // residual add
     tl_.Mem(2 * rb * h() * Tr());                       // LN2
     if (Fp32Residual()) tl_.Mem((rb + 2) * h() * Tr());
-    if (p_.tp_seq_parallel) TpCollective(true, true);
+    TpGather();
     tl_.Gemm(GemmOp::kFwd, T(), h(), ffn_l);            // FC1
     tl_.Mem(4.0 * ffn_l * T());                         // GELU (bf16 in, bf16 out)
     // Non-reentrant checkpointing stops the recompute once every saved tensor is back: FC2's
     // output and the residual add are never needed again.
     if (!recompute) {
       tl_.Gemm(GemmOp::kFwd, T(), ffn_l, h());          // FC2
-      TpCollective(true, false);
+      TpReduce();
       tl_.Mem((2 * rb + 2) * h() * Tr());               // residual add
     }
     tl_.SetRecompute(false);
@@ -230,16 +231,16 @@ class StepBuilder {
     const double rb = ResidualBytes();
     const double ffn_l = s_.ffn / p_.tp;
     tl_.Mem((rb + 2) * h() * Tr());                     // grad cast for the FC2 branch
-    if (p_.tp_seq_parallel) TpCollective(true, true);
+    TpGather();
     tl_.Gemm(GemmOp::kDgrad, T(), h(), ffn_l);          // FC2 dgrad
     tl_.Gemm(GemmOp::kWgrad, h(), T(), ffn_l);          // FC2 wgrad
     tl_.Mem(6.0 * ffn_l * T());                         // GELU backward
     tl_.Gemm(GemmOp::kDgrad, T(), ffn_l, h());          // FC1 dgrad
     tl_.Gemm(GemmOp::kWgrad, ffn_l, T(), h());          // FC1 wgrad
-    TpCollective(false, false);
+    TpReduce();
     tl_.Mem((3 * rb + 2) * h() * Tr() + 2 * rb * h() * Tr());  // LN2 backward + residual accumulate
     tl_.Mem((rb + 2) * h() * Tr());
-    if (p_.tp_seq_parallel) TpCollective(true, true);
+    TpGather();
     tl_.Gemm(GemmOp::kDgrad, T(), h(), h() / p_.tp);    // Proj dgrad
     tl_.Gemm(GemmOp::kWgrad, h(), T(), h() / p_.tp);    // Proj wgrad
     UlyssesAllToAll(2.0 * T() * h() / p_.tp);
@@ -247,7 +248,7 @@ class StepBuilder {
     UlyssesAllToAll(3 * 2.0 * T() * h() / p_.tp);
     tl_.Gemm(GemmOp::kDgrad, T(), 3 * h() / p_.tp, h());  // QKV dgrad
     tl_.Gemm(GemmOp::kWgrad, 3 * h() / p_.tp, T(), h());  // QKV wgrad
-    TpCollective(false, false);
+    TpReduce();
     tl_.Mem((3 * rb + 2) * h() * Tr() + 2 * rb * h() * Tr());  // LN1 backward + residual accumulate
     // weight gradients: bf16 -> fp32 cast and accumulation into .grad (read-add-write later)
     const double grad_bytes = Fp32Residual() ? (first_micro_ ? 6.0 : 12.0) : (first_micro_ ? 0.0 : 6.0);
@@ -406,13 +407,11 @@ class StepBuilder {
     tl_.Host(2 * (s_.layers + 2) * CurrentHostOp() / 8);  // zero_grad(set_to_none)
   }
 
-  const Workload& w_;
   const ParallelPlan& p_;
   const GpuProfile& g_;
   StageShape s_;
   GroupLayout layout_;
   Timeline tl_;
-  DType act_dtype_;
   bool first_micro_ = true, last_micro_ = true, with_optimizer_ = true, sync_grads_ = true;
   int micro_steps_ = 1;
   double pending_bucket_ = 0;
