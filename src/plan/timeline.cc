@@ -326,7 +326,7 @@ class StepBuilder {
   // ---- the whole micro-step
   void Forward() {
     const double rb = ResidualBytes();
-    if (s_.first) tl_.Mem((rb + 8.0 / std::max(1.0, h())) * h() * Tr() * 2);  // embedding gather
+    if (s_.first) tl_.Mem((2 * rb * h() + 16) * Tr());  // embedding gather: read + write a row, token ids
     int next_ag = GathersInForward() && first_micro_ ? GatherForwardUnit(s_.embed_params + s_.head_params) : -1;
     for (int l = 0; l < s_.layers; ++l) {
       if (next_ag >= 0) tl_.WaitFor(next_ag);
