@@ -34,3 +34,29 @@ BENCHMARK(BM_SailorSearch)->Args({32, 96})->Args({80, 240})->Args({128, 384})->U
 
 }  // namespace
 }  // namespace orrery::plan
+
+#include "plan/estimate.h"
+#include "plan/registry.h"
+
+namespace orrery::plan {
+namespace {
+
+// One op-level step estimate (what a planner-aware progress model would call per allocation).
+void BM_EstimateStep(benchmark::State& state) {
+  ProfilePaths paths{std::string(ORRERY_SHARED_DIR) + "/../wt-none", ORRERY_SHARED_DIR};
+  Result<GpuProfile> gpu = ResolveGpu("H200-shared", paths);
+  if (!gpu.ok()) {
+    state.SkipWithError("no ../shared/gpu-h200/micro");
+    return;
+  }
+  Workload w{*ParseModelSpec("6.7B"), 4096, 1};
+  ParallelPlan p = *ParseStrategy("dp=8,tp=2,pp=4,zero=1,micro=16", 64);
+  for (auto _ : state) {
+    Result<StepEstimate> e = EstimateStep(w, p, *gpu, 8);
+    benchmark::DoNotOptimize(e.ok() ? e->time.step_s : 0.0);
+  }
+}
+BENCHMARK(BM_EstimateStep)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace orrery::plan
