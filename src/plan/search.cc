@@ -95,10 +95,8 @@ double StageMemory(const SearchRequest& r, const StageTable& t, const StagePlan&
   return params * r.bytes_per_param + act + (s.tp > 1 ? kOverheadTpN : kOverheadTp1);
 }
 
-}  // namespace
-
-void EvaluateCandidate(const SearchRequest& r, PlanCandidate* c) {
-  Tables tables(r);
+// Sailor's 1F1B iteration time and the cost of one candidate, with the memoized stage tables.
+void Evaluate(const SearchRequest& r, Tables& tables, PlanCandidate* c) {
   double slowest = 0, pass = 0, sync = 0, update = 0;
   std::vector<int> used(r.pool.size(), 0);
   for (size_t i = 0; i < c->stages.size(); ++i) {
@@ -124,8 +122,6 @@ void EvaluateCandidate(const SearchRequest& r, PlanCandidate* c) {
   }
   c->cost_per_iter = dollars_per_s * c->iter_s;
 }
-
-namespace {
 
 class Searcher {
  public:
@@ -248,7 +244,7 @@ class Searcher {
       const bool first = s < k;
       c.stages.push_back({first ? a : b, first ? ta : tb, split[s].first, split[s].second});
     }
-    EvaluateCandidate(r_, &c);
+    Evaluate(r_, tables_, &c);
     ++result_.evaluated;
     const double thr = 1.0 / c.iter_s;
     if (c.cost_per_iter > r_.max_cost_per_iter || thr < r_.min_iters_per_s) return -1;
@@ -268,6 +264,11 @@ class Searcher {
 };
 
 }  // namespace
+
+void EvaluateCandidate(const SearchRequest& r, PlanCandidate* c) {
+  Tables tables(r);
+  Evaluate(r, tables, c);
+}
 
 Result<SearchResult> SearchPlans(const SearchRequest& r) {
   if (r.model == nullptr || r.pool.empty()) return MakeError("search: no model or empty GPU pool");
