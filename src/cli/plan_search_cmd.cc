@@ -33,9 +33,10 @@ struct SearchArgs {
 struct PoolSpec {
   std::string gpu;
   int count = 0;
+  std::string zone;
 };
 
-// "sailor:A100-40=128,V100-16=384"
+// "sailor:A100-40=128,V100-16=384" or with zones "sailor:A100-40=64@us-central1-a,V100-16=384@us-west1-b"
 Result<std::vector<PoolSpec>> ParsePool(const std::string& text) {
   const std::string prefix = "sailor:";
   if (text.rfind(prefix, 0) != 0) {
@@ -45,6 +46,9 @@ Result<std::vector<PoolSpec>> ParsePool(const std::string& text) {
   std::stringstream ss(text.substr(prefix.size()));
   std::string item;
   while (std::getline(ss, item, ',')) {
+    const size_t at = item.find('@');
+    const std::string zone = at == std::string::npos ? "" : item.substr(at + 1);
+    item = item.substr(0, at);
     const size_t eq = item.find('=');
     int count = 0;
     try {
@@ -53,9 +57,9 @@ Result<std::vector<PoolSpec>> ParsePool(const std::string& text) {
       count = 0;
     }
     if (eq == std::string::npos || count <= 0) {
-      return MakeError("search: pool entry \"" + item + "\" must read TYPE=COUNT with COUNT > 0");
+      return MakeError("search: pool entry \"" + item + "\" must read TYPE=COUNT[@ZONE] with COUNT > 0");
     }
-    out.push_back({item.substr(0, eq), count});
+    out.push_back({item.substr(0, eq), count, zone});
   }
   if (out.empty()) return MakeError("search: empty --pool");
   return out;
@@ -81,7 +85,16 @@ int RunSearch(const SearchArgs& a) {
   plan::SearchRequest r;
   r.model = &*model;
   r.global_batch = a.global_batch > 0 ? a.global_batch : model->global_batch;
-  for (size_t i = 0; i < gpus.size(); ++i) r.pool.push_back({&gpus[i], (*pool)[i].count});
+  plan::ZoneNetwork zones;
+  bool zoned = false;
+  for (const PoolSpec& p : *pool) zoned = zoned || !p.zone.empty();
+  if (zoned) {
+    Result<plan::ZoneNetwork> z = plan::LoadZoneNetwork(dir);
+    if (!z.ok()) return Fail(z.error());
+    zones = std::move(*z);
+    r.zones = &zones;
+  }
+  for (size_t i = 0; i < gpus.size(); ++i) r.pool.push_back({&gpus[i], (*pool)[i].count, (*pool)[i].zone});
   if (a.objective == "cost") r.objective = plan::Objective::kCost;
   else if (a.objective != "throughput") return Fail(MakeError("search: --objective must be throughput or cost, got \"" + a.objective + "\""));
   if (a.max_cost > 0) r.max_cost_per_iter = a.max_cost;
@@ -94,7 +107,7 @@ int RunSearch(const SearchArgs& a) {
   const plan::PlanCandidate& b = res->best;
   nlohmann::json stages = nlohmann::json::array();
   for (const plan::StagePlan& s : b.stages) {
-    stages.push_back({{"gpu", gpus[s.gpu_index].name}, {"tp", s.tp}, {"layers", {s.layer_begin, s.layer_end}},
+    stages.push_back({{"gpu", gpus[s.gpu_index].name}, {"zone", r.pool[s.gpu_index].zone}, {"tp", s.tp}, {"layers", {s.layer_begin, s.layer_end}},
                       {"peak_gib", s.peak_bytes / double(1ull << 30)}});
   }
   nlohmann::json j = {{"model", a.model}, {"global_batch", r.global_batch}, {"pp", b.pp}, {"dp", b.dp},
@@ -123,7 +136,7 @@ void RegisterPlanSearch(CLI::App& plan, int* exit_code) {
   auto a = std::make_shared<SearchArgs>();
   CLI::App* c = plan.add_subcommand("search", "search parallel plans over a GPU pool (Sailor's profiles)");
   c->add_option("--model", a->model, "GPT-Neo-2.7, OPT-350, OPT-30, LLAMA-3-8");
-  c->add_option("--pool", a->pool, "sailor:TYPE=COUNT[,TYPE=COUNT...]")->required();
+  c->add_option("--pool", a->pool, "sailor:TYPE=COUNT[@ZONE][,TYPE=COUNT[@ZONE]...]")->required();
   c->add_option("--global-batch", a->global_batch, "sequences per iteration (default: Sailor's training config)");
   c->add_option("--objective", a->objective, "throughput | cost");
   c->add_option("--max-cost", a->max_cost, "budget: at most this many $ per iteration");

@@ -136,4 +136,39 @@ Result<SailorGpu> LoadSailorGpu(const std::string& dir, const std::string& model
   return g;
 }
 
+const BandwidthFit* ZoneNetwork::Fit(const std::string& from, const std::string& gpu, const std::string& to) const {
+  auto it = fits.find({from, gpu, to});
+  return it == fits.end() ? nullptr : &it->second;
+}
+
+double ZoneNetwork::DollarsPerGb(const std::string& from, const std::string& to) const {
+  auto it = dollars_per_gb.find({from, to});
+  return it == dollars_per_gb.end() ? 0.0 : it->second;
+}
+
+Result<ZoneNetwork> LoadZoneNetwork(const std::string& dir) {
+  ZoneNetwork z;
+  const std::string bw_path = dir + "/providers/multizone_bandwidths.json";
+  ORR_ASSIGN_OR_RETURN(json bw, ReadJson(bw_path));
+  for (auto from = bw.begin(); from != bw.end(); ++from) {
+    for (auto gpu = from.value().begin(); gpu != from.value().end(); ++gpu) {
+      if (!gpu.value().contains("1")) continue;
+      for (auto to = gpu.value()["1"].begin(); to != gpu.value()["1"].end(); ++to) {
+        const json& recv = to.value();
+        if (!recv.contains(gpu.key()) || !recv[gpu.key()].contains("1")) continue;
+        ORR_ASSIGN_OR_RETURN(BandwidthFit f, ParseFit(recv[gpu.key()]["1"], bw_path + ": " + from.key() + "/" + gpu.key()));
+        z.fits[{from.key(), gpu.key(), to.key()}] = f;
+      }
+    }
+  }
+  const std::string cost_path = dir + "/providers/gcp/communication_cost.json";
+  ORR_ASSIGN_OR_RETURN(json cost, ReadJson(cost_path));
+  for (auto from = cost.begin(); from != cost.end(); ++from) {
+    for (auto to = from.value().begin(); to != from.value().end(); ++to) {
+      if (to.value().is_number()) z.dollars_per_gb[{from.key(), to.key()}] = to.value().get<double>();
+    }
+  }
+  return z;
+}
+
 }  // namespace orrery::plan

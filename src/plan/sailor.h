@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,17 @@ struct SailorModel {
   std::map<int, std::vector<LayerSize>> sizes;  // by TP degree
   int Layers() const { return sizes.empty() ? 0 : static_cast<int>(sizes.begin()->second.size()); }
 };
+
+// Between zones (geo-distributed pools): Sailor's fits of point-to-point bandwidth from a zone's
+// GPU type to another zone (providers/multizone_bandwidths.json, one GPU each side) and GCP's
+// $/GB of traffic (providers/gcp/communication_cost.json).
+struct ZoneNetwork {
+  std::map<std::tuple<std::string, std::string, std::string>, BandwidthFit> fits;  // (from, gpu, to)
+  std::map<std::pair<std::string, std::string>, double> dollars_per_gb;
+  const BandwidthFit* Fit(const std::string& from, const std::string& gpu, const std::string& to) const;
+  double DollarsPerGb(const std::string& from, const std::string& to) const;
+};
+Result<ZoneNetwork> LoadZoneNetwork(const std::string& sailor_dir);
 
 // Prices in $/GPU-hour from Sailor's paper (GCP on-demand, ../shared/specs/sailor.md §1):
 // A100-40 3.67, V100-16 2.55, GH-96 11.06; others are not published there (0 = unknown).

@@ -96,8 +96,15 @@ double StageMemory(const SearchRequest& r, const StageTable& t, const StagePlan&
 }
 
 // Sailor's 1F1B iteration time and the cost of one candidate, with the memoized stage tables.
+// The zone network's fit for stage-to-stage traffic between two pool entries, when they are in
+// different zones.
+const BandwidthFit* CrossZone(const SearchRequest& r, const PoolEntry& from, const PoolEntry& to) {
+  if (r.zones == nullptr || from.zone.empty() || to.zone.empty() || from.zone == to.zone) return nullptr;
+  return r.zones->Fit(from.zone, from.gpu->name, to.zone);
+}
+
 void Evaluate(const SearchRequest& r, Tables& tables, PlanCandidate* c) {
-  double slowest = 0, pass = 0, sync = 0, update = 0;
+  double slowest = 0, pass = 0, sync = 0, update = 0, egress_dollars = 0;
   std::vector<int> used(r.pool.size(), 0);
   for (size_t i = 0; i < c->stages.size(); ++i) {
     StagePlan& s = c->stages[i];
@@ -105,7 +112,17 @@ void Evaluate(const SearchRequest& r, Tables& tables, PlanCandidate* c) {
     const StageTable& t = tables.Get(s.gpu_index, c->micro_batch, s.tp);
     const double comp = t.Range(t.comp, s.layer_begin, s.layer_end);
     const double out_floats = r.model->sizes.at(s.tp)[s.layer_end - 1].act_output;
-    const double p2p = i + 1 < c->stages.size() ? P2pTime(g, out_floats * c->micro_batch * kFloatBytes) : 0;
+    const double act_bytes = out_floats * c->micro_batch * kFloatBytes;
+    double p2p = 0;
+    if (i + 1 < c->stages.size()) {
+      const PoolEntry& from = r.pool[s.gpu_index];
+      const PoolEntry& to = r.pool[c->stages[i + 1].gpu_index];
+      const BandwidthFit* zf = CrossZone(r, from, to);
+      p2p = zf != nullptr ? act_bytes / zf->Bps(act_bytes) : P2pTime(g, act_bytes);
+      if (zf != nullptr) {  // activations forward and gradients back, every micro-batch, every replica
+        egress_dollars += 2.0 * act_bytes * c->num_micro * c->dp / 1e9 * r.zones->DollarsPerGb(from.zone, to.zone);
+      }
+    }
     slowest = std::max(slowest, comp + p2p);
     pass += comp + 2 * p2p;
     sync = std::max(sync, AllReduceTime(g, t.Range(t.params, s.layer_begin, s.layer_end) * kFloatBytes, c->dp, s.tp));
@@ -120,7 +137,7 @@ void Evaluate(const SearchRequest& r, Tables& tables, PlanCandidate* c) {
     dollars_per_s += used[k] * r.pool[k].gpu->price_per_hour / 3600.0;
     c->gpus += used[k];
   }
-  c->cost_per_iter = dollars_per_s * c->iter_s;
+  c->cost_per_iter = dollars_per_s * c->iter_s + egress_dollars;
 }
 
 class Searcher {
@@ -275,6 +292,7 @@ Result<SearchResult> SearchPlans(const SearchRequest& r) {
   if (r.global_batch <= 0) return MakeError("search: --global-batch must be positive");
   for (const PoolEntry& e : r.pool) {
     if (e.count <= 0) return MakeError("search: pool entry " + e.gpu->name + " has no GPUs");
+    if (!e.zone.empty() && r.zones == nullptr) return MakeError("search: pool entries with zones need the zone network");
   }
   Searcher s(r);
   SearchResult res = s.Run();

@@ -4,7 +4,9 @@
 // budget ($ per iteration) or a minimum throughput. Heuristics (docs/design/planner.md, "Search"):
 // TP inside a node (H1), TP from the smallest that fits up to the largest that still speeds a stage
 // up 1.5× (H2, the memory-feasible range), data-parallel degrees only where the number of micro-batches changes, scanned downwards
-// with early stop (H3); stage costs memoized as prefix sums. `exhaustive` turns H2/H3 off.
+// with early stop (H3); each stage's replicas in one pool entry, hence one zone and region (H5);
+// activations between stages in different zones cross the zone network (time and $/GB).
+// Stage costs memoized as prefix sums. `exhaustive` turns H2/H3 off.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,7 @@ enum class Objective { kThroughput, kCost };
 struct PoolEntry {
   const SailorGpu* gpu = nullptr;
   int count = 0;
+  std::string zone;  // empty: one zone for the whole pool
 };
 
 struct SearchRequest {
@@ -33,6 +36,7 @@ struct SearchRequest {
   double min_iters_per_s = 0;
   bool exhaustive = false;
   double bytes_per_param = 24;  // Sailor's DeepSpeed accounting (fp16 + fp32 master + Adam + buffers)
+  const ZoneNetwork* zones = nullptr;  // needed when pool entries are in different zones
 };
 
 struct StagePlan {

@@ -21,7 +21,7 @@ void BM_SailorSearch(benchmark::State& state) {
   SearchRequest r;
   r.model = &m;
   r.global_batch = m.global_batch;
-  r.pool = {{&a, static_cast<int>(state.range(0))}, {&v, static_cast<int>(state.range(1))}};
+  r.pool = {{&a, static_cast<int>(state.range(0)), ""}, {&v, static_cast<int>(state.range(1)), ""}};
   int64_t evaluated = 0;
   for (auto _ : state) {
     Result<SearchResult> res = SearchPlans(r);

@@ -21,7 +21,7 @@ double BestIterTime(const Instance& in, bool exhaustive, const SailorModel& m, s
   SearchRequest r;
   r.model = &m;
   r.global_batch = m.global_batch;
-  for (size_t i = 0; i < gpus.size(); ++i) r.pool.push_back({&gpus[i], in.pool[i].second});
+  for (size_t i = 0; i < gpus.size(); ++i) r.pool.push_back({&gpus[i], in.pool[i].second, ""});
   r.exhaustive = exhaustive;
   Result<SearchResult> res = SearchPlans(r);
   EXPECT_TRUE(res.ok()) << res.error().message;
@@ -57,7 +57,7 @@ TEST(Search, BudgetAndThroughputConstraints) {
   SearchRequest r;
   r.model = &m;
   r.global_batch = m.global_batch;
-  r.pool = {{&gpus[0], 16}, {&gpus[1], 32}};
+  r.pool = {{&gpus[0], 16, ""}, {&gpus[1], 32, ""}};
   const SearchResult fastest = *SearchPlans(r);
   r.objective = Objective::kCost;
   const SearchResult cheapest = *SearchPlans(r);
@@ -78,7 +78,7 @@ TEST(Search, EvaluateMatchesSailorsFormula) {
   SearchRequest r;
   r.model = &m;
   r.global_batch = 64;
-  r.pool = {{&a100, 1}};
+  r.pool = {{&a100, 1, ""}};
   PlanCandidate c;
   c.pp = 1, c.micro_batch = 1, c.dp = 1, c.num_micro = 64;
   c.stages = {{0, 1, 0, m.Layers()}};
@@ -88,6 +88,32 @@ TEST(Search, EvaluateMatchesSailorsFormula) {
   for (const LayerCost& l : a100.times.at({1, 1})) comp += l.fwd_s + l.bwd_s, upd += l.update_s;
   EXPECT_NEAR(c.iter_s, 64 * comp + upd, 1e-12);
   EXPECT_NEAR(c.cost_per_iter, 3.67 / 3600 * c.iter_s, 1e-12);
+}
+
+}  // namespace
+}  // namespace orrery::plan
+
+namespace orrery::plan {
+namespace {
+
+TEST(Search, StagesInAnotherRegionPayTheZoneNetwork) {
+  if (!std::filesystem::exists(kDir)) GTEST_SKIP() << "no " << kDir;
+  SailorModel m = *LoadSailorModel(kDir, "OPT-350");
+  std::vector<SailorGpu> gpus = {*LoadSailorGpu(kDir, "OPT-350", "A100-40"), *LoadSailorGpu(kDir, "OPT-350", "V100-16")};
+  ZoneNetwork zones = *LoadZoneNetwork(kDir);
+  SearchRequest r;
+  r.model = &m;
+  r.global_batch = m.global_batch;
+  r.zones = &zones;
+  r.pool = {{&gpus[0], 16, "us-central1-a"}, {&gpus[1], 32, "us-central1-a"}};
+  const SearchResult same = *SearchPlans(r);
+  r.pool[1].zone = "us-west1-b";
+  const SearchResult apart = *SearchPlans(r);
+  EXPECT_GE(apart.best.iter_s, same.best.iter_s);
+  EXPECT_GT(apart.best.cost_per_iter, same.best.cost_per_iter);  // us-central1 -> us-west1: 0.02 $/GB
+  EXPECT_DOUBLE_EQ(zones.DollarsPerGb("us-central1-a", "us-west1-b"), 0.02);
+  r.zones = nullptr;
+  EXPECT_EQ(SearchPlans(r).error().message, "search: pool entries with zones need the zone network");
 }
 
 }  // namespace
