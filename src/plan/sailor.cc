@@ -1,6 +1,7 @@
 #include "plan/sailor.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <set>
 
@@ -49,17 +50,23 @@ Result<json> ReadJson(const std::string& path) {
   return j;
 }
 
-int ToInt(const std::string& s, const std::string& where) {
-  try {
-    return std::stoi(s);
-  } catch (...) {
-    return -1;
+// A non-negative integer key ("0", "12") of Sailor's JSON objects.
+Result<int> KeyInt(const std::string& key, const std::string& where) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), v);
+  if (ec != std::errc() || p != key.data() + key.size() || v < 0) {
+    return MakeError(where + ": expected a non-negative integer key, got \"" + key + "\"");
   }
-  (void)where;
+  return v;
+}
+
+bool Numbers(const json& v, size_t n) {
+  if (!v.is_array() || v.size() != n) return false;
+  return std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number(); });
 }
 
 Result<BandwidthFit> ParseFit(const json& v, const std::string& where) {
-  if (!v.is_array() || v.size() != 2 || !v[0].is_array() || v[0].size() != 3 || !v[1].is_number()) {
+  if (!v.is_array() || v.size() != 2 || !Numbers(v[0], 3) || !v[1].is_number()) {
     return MakeError(where + ": expected [[a, b, c], max_bandwidth]");
   }
   return BandwidthFit{v[0][0].get<double>(), v[0][1].get<double>(), v[0][2].get<double>(), v[1].get<double>()};
@@ -70,14 +77,15 @@ Status LoadFits(const json& doc, const std::string& kind, const std::string& gpu
   if (!doc.contains(kind) || !doc[kind].contains(gpu)) return Status::Ok();
   for (auto it = doc[kind][gpu].begin(); it != doc[kind][gpu].end(); ++it) {
     ORR_ASSIGN_OR_RETURN(BandwidthFit f, ParseFit(it.value(), path + ": " + kind + "/" + gpu + "/" + it.key()));
-    (*out)[ToInt(it.key(), path)] = f;
+    ORR_ASSIGN_OR_RETURN(int count, KeyInt(it.key(), path + ": " + kind + "/" + gpu));
+    (*out)[count] = f;
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Result<SailorModel> LoadSailorModel(const std::string& dir, const std::string& model) {
+static Result<SailorModel> LoadSailorModelUnchecked(const std::string& dir, const std::string& model) {
   const std::string info_path = dir + "/configs/llm_info.json";
   ORR_ASSIGN_OR_RETURN(json info, ReadJson(info_path));
   if (!info.contains(model)) return MakeError(info_path + ": no model '" + model + "'");
@@ -86,12 +94,15 @@ Result<SailorModel> LoadSailorModel(const std::string& dir, const std::string& m
   for (auto t = info[model].begin(); t != info[model].end(); ++t) {
     std::vector<LayerSize> layers(t.value().size());
     for (auto l = t.value().begin(); l != t.value().end(); ++l) {
-      const int idx = ToInt(l.key(), info_path);
-      if (idx < 0 || idx >= static_cast<int>(layers.size())) return MakeError(info_path + ": bad layer index " + l.key());
+      ORR_ASSIGN_OR_RETURN(int idx, KeyInt(l.key(), info_path + ": " + model + "/" + t.key()));
+      if (idx >= static_cast<int>(layers.size()) || !l.value().is_object()) {
+        return MakeError(info_path + ": " + model + "/" + t.key() + ": bad layer " + l.key());
+      }
       layers[idx] = {l.value().value("params_floats", 0.0), l.value().value("act_output_floats", 0.0),
                      l.value().value("act_mem_floats", 0.0)};
     }
-    m.sizes[ToInt(t.key(), info_path)] = std::move(layers);
+    ORR_ASSIGN_OR_RETURN(int tp, KeyInt(t.key(), info_path + ": " + model));
+    m.sizes[tp] = std::move(layers);
   }
   for (const char* cfg : {"training_config_gpt_neo27.json", "training_config_opt_350.json"}) {
     Result<json> c = ReadJson(dir + "/configs/" + cfg);
@@ -103,7 +114,7 @@ Result<SailorModel> LoadSailorModel(const std::string& dir, const std::string& m
   return m;
 }
 
-Result<SailorGpu> LoadSailorGpu(const std::string& dir, const std::string& model, const std::string& gpu) {
+static Result<SailorGpu> LoadSailorGpuUnchecked(const std::string& dir, const std::string& model, const std::string& gpu) {
   const std::string path = dir + "/profiles/" + model + "/" + gpu + "/profile.json";
   ORR_ASSIGN_OR_RETURN(json prof, ReadJson(path));
   SailorGpu g;
@@ -112,15 +123,18 @@ Result<SailorGpu> LoadSailorGpu(const std::string& dir, const std::string& model
     for (auto tp = mb.value().begin(); tp != mb.value().end(); ++tp) {
       std::vector<LayerCost> layers(tp.value().size());
       for (auto l = tp.value().begin(); l != tp.value().end(); ++l) {
-        const int idx = ToInt(l.key(), path);
+        ORR_ASSIGN_OR_RETURN(int idx, KeyInt(l.key(), path));
         const json& v = l.value();
-        if (idx < 0 || idx >= static_cast<int>(layers.size()) || !v.is_array() || v.size() != 3) {
+        if (idx >= static_cast<int>(layers.size()) || !Numbers(v, 3)) {
           return MakeError(path + ": micro-batch " + mb.key() + ", tp " + tp.key() + ", layer " + l.key() +
                            ": expected [forward_s, backward_s, update_s]");
         }
         layers[idx] = {v[0].get<double>(), v[1].get<double>(), v[2].get<double>()};
       }
-      g.times[{ToInt(mb.key(), path), ToInt(tp.key(), path)}] = std::move(layers);
+      ORR_ASSIGN_OR_RETURN(int mbs, KeyInt(mb.key(), path));
+      ORR_ASSIGN_OR_RETURN(int tpd, KeyInt(tp.key(), path));
+      if (mbs == 0 || tpd == 0) return MakeError(path + ": micro-batch and TP keys must be positive");
+      g.times[{mbs, tpd}] = std::move(layers);
     }
   }
   const std::string cluster = dir + "/configs/basic_cluster_config.json";
@@ -146,7 +160,7 @@ double ZoneNetwork::DollarsPerGb(const std::string& from, const std::string& to)
   return it == dollars_per_gb.end() ? 0.0 : it->second;
 }
 
-Result<ZoneNetwork> LoadZoneNetwork(const std::string& dir) {
+static Result<ZoneNetwork> LoadZoneNetworkUnchecked(const std::string& dir) {
   ZoneNetwork z;
   const std::string bw_path = dir + "/providers/multizone_bandwidths.json";
   ORR_ASSIGN_OR_RETURN(json bw, ReadJson(bw_path));
@@ -169,6 +183,45 @@ Result<ZoneNetwork> LoadZoneNetwork(const std::string& dir) {
     }
   }
   return z;
+}
+
+}  // namespace orrery::plan
+
+namespace orrery::plan {
+
+// Sailor's files as data: a value of the wrong JSON type is an error, never an exception.
+Result<SailorModel> LoadSailorModel(const std::string& dir, const std::string& model) {
+  try {
+    return LoadSailorModelUnchecked(dir, model);
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(dir + " (Sailor's profiles): " + e.what());
+  }
+}
+
+}  // namespace orrery::plan
+
+namespace orrery::plan {
+
+// Sailor's files as data: a value of the wrong JSON type is an error, never an exception.
+Result<SailorGpu> LoadSailorGpu(const std::string& dir, const std::string& model, const std::string& gpu) {
+  try {
+    return LoadSailorGpuUnchecked(dir, model, gpu);
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(dir + " (Sailor's profiles): " + e.what());
+  }
+}
+
+}  // namespace orrery::plan
+
+namespace orrery::plan {
+
+// Sailor's files as data: a value of the wrong JSON type is an error, never an exception.
+Result<ZoneNetwork> LoadZoneNetwork(const std::string& dir) {
+  try {
+    return LoadZoneNetworkUnchecked(dir);
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(dir + " (Sailor's profiles): " + e.what());
+  }
 }
 
 }  // namespace orrery::plan
