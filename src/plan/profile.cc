@@ -508,7 +508,11 @@ Result<GpuProfile> LoadH200Micro(const std::string& micro_dir) {
       json r = json::parse(line, nullptr, false);
       const Where w{path + ":" + std::to_string(lineno), ""};
       if (r.is_discarded() || !r.is_object()) return w.Fail("expected one JSON object per line");
-      ORR_RETURN_IF_ERROR(AddMicroRow(r, w, &rows));
+      try {
+        ORR_RETURN_IF_ERROR(AddMicroRow(r, w, &rows));
+      } catch (const json::exception& e) {  // e.g. "status" that is not a string
+        return w.Fail(e.what());
+      }
     }
   }
   if (files == 0) return MakeError(micro_dir + ": no call1.jsonl or call2.jsonl (the H200 micro-profiles)");
