@@ -27,5 +27,7 @@ void RegisterEval(CLI::App& app, int* exit_code);      // eval_cmd.cc (evaluatio
 inline constexpr std::string_view kNeedsSlurm = "   # needs a Slurm cluster";
 void SetExamples(CLI::App* cmd, std::initializer_list<std::string_view> examples,
                  std::initializer_list<std::string_view> slurm_examples = {});  // examples.cc
+void RegisterPlan(CLI::App& app, int* exit_code);      // plan_cmd.cc (training-job planner)
+void RegisterPlanSearch(CLI::App& plan, int* exit_code);  // plan_search_cmd.cc
 
 }  // namespace orrery::cli
