@@ -79,6 +79,7 @@ constexpr KeyRule kRules[] = {
     {"wandb_run_name", F::kModelName, 45, Parse::kModelLike},
     {"sbatch.job_name", F::kModelName, 30, Parse::kModelLike},
     {"sbatch.j", F::kModelName, 30, Parse::kModelLike},
+    {"job.description", F::kModelName, 50, Parse::kModelLike},
     {"num_layers", F::kNumLayers, 90, Parse::kPositive},
     {"n_layer", F::kNumLayers, 90, Parse::kPositive},
     {"n_layers", F::kNumLayers, 90, Parse::kPositive},
@@ -105,6 +106,7 @@ constexpr KeyRule kRules[] = {
     {"block_size", F::kSeqLen, 85, Parse::kPositive},
     {"context_length", F::kSeqLen, 70, Parse::kPositive},
     {"max_length", F::kSeqLen, 55, Parse::kPositive},
+    {"max_len", F::kSeqLen, 50, Parse::kPositive},
     {"max_position_embeddings", F::kSeqLen, 40, Parse::kPositive},
     // batches
     {"data.train_batch_size", F::kGlobalBatch, 95, Parse::kPositive},
@@ -165,6 +167,7 @@ constexpr KeyRule kRules[] = {
     {"num_nodes", F::kNodes, 85, Parse::kLeadingInt},
     {"num_machines", F::kNodes, 85, Parse::kLeadingInt},
     {"standalone", F::kNodes, 80, Parse::kFlagIsOne},
+    {"nodes", F::kNodes, 70, Parse::kLeadingInt},
     {"sbatch.gres", F::kGpusPerNode, 95, Parse::kGres},
     {"sbatch.gpus_per_node", F::kGpusPerNode, 95, Parse::kGres},
     {"n_gpus_per_node", F::kGpusPerNode, 90, Parse::kPositive},
@@ -477,11 +480,19 @@ class Builder {
         return;
       }
     }
+    if (const Setting* total = Find({"sbatch.gpus", "sbatch.g"}); total && Num(F::kNodes)) {
+      double g = *ParseNumber(total->value), nodes = *Num(F::kNodes);
+      if (g > 0 && std::fmod(g, nodes) == 0) {
+        SetDerived(F::kGpusPerNode, g / nodes, "#SBATCH --gpus " + Fmt(g) + " / " + Fmt(nodes) + " nodes", 0.85);
+        return;
+      }
+    }
     if (const Setting* procs = Find({"num_processes"})) {
       double total = *ParseNumber(procs->value);
-      double nodes = Num(F::kNodes).value_or(1);
-      if (total > 0 && std::fmod(total, nodes) == 0)
-        SetDerived(F::kGpusPerNode, total / nodes, "accelerate --num_processes " + Fmt(total) + " / " + Fmt(nodes) + " machines", 0.8);
+      auto nodes = Num(F::kNodes);
+      std::string machines = nodes ? Fmt(*nodes) + " machines" : "1 machine (accelerate's default)";
+      if (total > 0 && std::fmod(total, nodes.value_or(1)) == 0)
+        SetDerived(F::kGpusPerNode, total / nodes.value_or(1), "accelerate --num_processes " + Fmt(total) + " / " + machines, 0.7);
     }
   }
 
@@ -510,7 +521,9 @@ class Builder {
   void DeriveDp() {
     if (Num(F::kDp)) return;
     auto nodes = Num(F::kNodes), gpn = Num(F::kGpusPerNode);
-    if (!nodes || !gpn) return;
+    if (!gpn) return;
+    if (!nodes && !Find({"num_processes"})) return;  // accelerate's process count is the whole world
+    nodes = nodes.value_or(1);
     if (framework_ == Framework::kVerl || framework_ == Framework::kOpenRLHF) return;
     auto tp = Num(F::kTp), pp = Num(F::kPp);
     if (!tp && !pp && !DataParallelOnly()) return;

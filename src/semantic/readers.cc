@@ -102,6 +102,11 @@ bool IsBareFlag(std::string_view key) {
   return kBare.count(key) > 0;
 }
 
+// HF's `--deepspeed ds.json` takes a file where Megatron's `--deepspeed` takes nothing.
+bool IsConfigPath(std::string_view w) {
+  return EndsWith(w, ".json") || EndsWith(w, ".yaml") || EndsWith(w, ".yml") || EndsWith(w, ".toml");
+}
+
 void AddProgram(Document* doc, std::string_view word) {
   if (word.empty() || doc->programs.size() >= 64) return;
   doc->programs.push_back(Lower(StripUnresolved(word)));
@@ -130,6 +135,7 @@ void ArgsToSettings(const std::vector<ShellWord>& words, SettingKind kind, const
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i].text.s;
     Loc at = words[i].text.first();
+    if (w == "--") continue;  // end of a launcher's own options (ray job submit -- python ...)
     if (w.size() > 1 && w[0] == '-' && !LooksNumeric(w)) {
       size_t eq = w.find('=');
       if (eq != std::string::npos) {
@@ -140,11 +146,12 @@ void ArgsToSettings(const std::vector<ShellWord>& words, SettingKind kind, const
         continue;
       }
       std::string key = NormalizeKey(w);
-      if (key == "m" && i + 1 < words.size()) {  // python -m module
+      if ((key == "m" || key == "module") && i + 1 < words.size()) {  // python -m module, deepspeed --module
         AddProgram(doc, words[++i].text.s);
         continue;
       }
-      bool has_value = i + 1 < words.size() && !IsBareFlag(key) &&
+      bool bare = IsBareFlag(key) && !(i + 1 < words.size() && IsConfigPath(words[i + 1].text.s));
+      bool has_value = i + 1 < words.size() && !bare &&
                        (words[i + 1].text.s.empty() || words[i + 1].text.s[0] != '-' || LooksNumeric(words[i + 1].text.s));
       AddSetting(doc, prefix, w, has_value ? &words[i + 1] : nullptr, kind, at);
       if (has_value) ++i;
@@ -235,7 +242,9 @@ void FlattenJson(const nlohmann::ordered_json& v, const std::string& path, JsonL
 // Line and column of a JSON parse error at byte `offset`.
 Loc OffsetLoc(const LocText& text, size_t offset) {
   if (text.at.empty()) return Loc{1, 1};
-  return offset < text.at.size() ? text.at[offset] : text.at.back();
+  if (offset < text.at.size()) return text.at[offset];
+  Loc end = text.at.back();  // just past the last byte
+  return text.s.back() == '\n' ? Loc{end.line + 1, 1} : Loc{end.line, end.col + 1};
 }
 
 void ReadJsonText(const LocText& text, Document* doc) {
