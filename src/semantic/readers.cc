@@ -1,12 +1,5 @@
 // Readers: one per format, each reducing a file to a Document (document.h).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"  // inside yaml-cpp 0.7's node/impl.h
-#endif
 #include <yaml-cpp/yaml.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #include <algorithm>
 #include <cctype>
@@ -289,10 +282,11 @@ LocText WholeText(std::string_view text, uint32_t base_line) {
 
 void FlattenYaml(const YAML::Node& node, const std::string& path, uint32_t base_line, Document* doc, int depth) {
   if (!node.IsMap() || depth > static_cast<int>(kMaxNesting)) return;
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    if (!it->first.IsScalar()) continue;
-    std::string key = path.empty() ? it->first.Scalar() : path + "." + it->first.Scalar();
-    const YAML::Node& v = it->second;
+  for (const auto& kv : node) {
+    const YAML::Node k = kv.first;  // copies: the iterator's pair is a temporary
+    const YAML::Node v = kv.second;
+    if (!k.IsScalar()) continue;
+    std::string key = path.empty() ? k.Scalar() : path + "." + k.Scalar();
     if (v.IsMap()) {
       FlattenYaml(v, key, base_line, doc, depth + 1);
       continue;
@@ -303,7 +297,7 @@ void FlattenYaml(const YAML::Node& node, const std::string& path, uint32_t base_
     s.key = NormalizeKey(key);
     s.value = v.Scalar();
     YAML::Mark m = v.Mark();
-    if (m.line < 0) m = it->first.Mark();
+    if (m.line < 0) m = k.Mark();
     s.loc = Loc{base_line + static_cast<uint32_t>(std::max(0, m.line)) + 1, static_cast<uint32_t>(std::max(0, m.column)) + 1};
     s.kind = SettingKind::kConfigKey;
     doc->settings.push_back(std::move(s));
