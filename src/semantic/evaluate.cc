@@ -53,17 +53,25 @@ Result<LabelledRecord> ParseRecord(std::string_view line, const std::string& whe
   try {
     j = nlohmann::json::parse(line);
   } catch (const nlohmann::json::parse_error& e) {
-    return MakeError(where + ":" + std::to_string(e.byte) + ": expected a JSON object, got a syntax error (" +
-                     std::string(e.what()).substr(std::string(e.what()).find("syntax error") == std::string::npos ? 0 : std::string(e.what()).find("syntax error")) + ")");
+    std::string what = e.what();
+    size_t p = what.find("syntax error");
+    return MakeError(where + ":" + std::to_string(e.byte) + ": expected a JSON object, got a " +
+                     (p == std::string::npos ? what : what.substr(p)));
   }
   if (!j.is_object()) return MakeError(where + ":1: expected a JSON object per line, got " + std::string(j.type_name()));
   if (!j.contains("labels") || !j["labels"].is_object())
     return MakeError(where + ":1: field 'labels': expected an object, got " + (j.contains("labels") ? std::string(j["labels"].type_name()) : "nothing"));
+  auto text_of = [&](const char* key) -> Result<std::string> {
+    if (!j.contains(key) || j[key].is_null()) return std::string();
+    if (!j[key].is_string()) return MakeError(where + ":1: field '" + key + "': expected a string, got " + j[key].type_name());
+    return j[key].get<std::string>();
+  };
   LabelledRecord r;
-  r.id = j.value("id", "");
-  r.kind = j.value("kind", "");
-  r.text = j.contains("text") && j["text"].is_string() ? j["text"].get<std::string>() : "";
-  r.file_name = j.contains("source") && j["source"].is_string() ? FileNameOfSource(j["source"].get<std::string>()) : "";
+  ORR_ASSIGN_OR_RETURN(r.id, text_of("id"));
+  ORR_ASSIGN_OR_RETURN(r.kind, text_of("kind"));
+  ORR_ASSIGN_OR_RETURN(r.text, text_of("text"));
+  ORR_ASSIGN_OR_RETURN(std::string source, text_of("source"));
+  r.file_name = FileNameOfSource(source);
   if (r.file_name.empty()) r.file_name = r.id;
   const nlohmann::json& labels = j["labels"];
   for (size_t i = 0; i < kNumFields; ++i) {

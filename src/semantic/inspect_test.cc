@@ -202,6 +202,9 @@ TEST(EvaluateTest, CorpusErrorsAreLocated) {
   auto r = ParseLabelledCorpus("{\"id\": \"X\", \"labels\": {}}\n[1]\n", "c.jsonl");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "c.jsonl:2:1: expected a JSON object per line, got array");
+  auto n = ParseLabelledCorpus("{\"id\": 1, \"labels\": {}}\n", "c.jsonl");
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().message, "c.jsonl:1:1: field 'id': expected a string, got number");
 }
 
 // The dev corpus of shared/corpora/launch-configs: the floor reached (docs/validation.md).
