@@ -7,18 +7,11 @@
 
 #include "semantic/inspect.h"
 #include "semantic/shell.h"
+#include "semantic/strings.h"
 
 namespace orrery::semantic {
 
 namespace {
-
-std::string Normalize(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return out;
-}
 
 std::string BeforeParen(const std::string& s) {
   size_t p = s.find(" (");
@@ -105,13 +98,13 @@ bool ValuesMatch(FieldId f, const std::optional<Value>& predicted, const std::op
   std::string p = FormatValue(*predicted), l = FormatValue(*label);
   switch (f) {
     case FieldId::kTimeLimit: return p == l;
-    case FieldId::kFramework: return Normalize(BeforeParen(p)) == Normalize(BeforeParen(l));
+    case FieldId::kFramework: return NormalizeName(BeforeParen(p)) == NormalizeName(BeforeParen(l));
     case FieldId::kModelName: {
-      std::string np = Normalize(p), nl = Normalize(l);
+      std::string np = NormalizeName(p), nl = NormalizeName(l);
       if (strict || np.size() < 4 || nl.size() < 4) return np == nl;
       return nl.find(np) != std::string::npos || np.find(nl) != std::string::npos;
     }
-    default: return Normalize(p) == Normalize(l);
+    default: return NormalizeName(p) == NormalizeName(l);
   }
 }
 

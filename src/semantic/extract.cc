@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "semantic/models.h"
+#include "semantic/strings.h"
 
 namespace orrery::semantic {
 
@@ -31,10 +32,6 @@ std::string_view FrameworkName(Framework f) {
 }
 
 namespace {
-
-bool EndsWith(std::string_view s, std::string_view suf) {
-  return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf;
-}
 
 // `key` is `pattern` or ends with ".pattern" (a nested config key or a Hydra override).
 bool KeyMatches(std::string_view key, std::string_view pattern) {
@@ -238,8 +235,7 @@ std::optional<Value> ParseValue(const Setting& s, Parse p) {
       return Value(*n);
     }
     case Parse::kText: {
-      std::string low;
-      for (char c : v) low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      std::string low = Lower(v);
       if (v.empty() || low == "null" || low == "none" || low == "~" || low == "true" || low == "false") return std::nullopt;
       return Value(v);
     }
@@ -281,18 +277,14 @@ bool Disabled(const Document& doc, const Setting& s) {
     }
     return "";
   };
-  auto lower = [](std::string v) {
-    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return v;
-  };
   if (KeyMatches(s.key, "checkpoint.interval")) {
     std::string section = s.key.substr(0, s.key.size() - std::string_view("interval").size());
-    std::string en = lower(value_of(section + "enable"));
-    if (en.empty()) en = lower(value_of(section + "enable_checkpoint"));
+    std::string en = Lower(value_of(section + "enable"));
+    if (en.empty()) en = Lower(value_of(section + "enable_checkpoint"));
     return en == "false";
   }
   if (KeyMatches(s.key, "save_steps")) {
-    std::string strat = lower(value_of("save_strategy"));
+    std::string strat = Lower(value_of("save_strategy"));
     if (strat == "no" || strat == "epoch") return true;
     auto n = ParseNumber(s.value);
     return n && *n < 1;  // a fraction of the run, not a step interval
@@ -573,8 +565,7 @@ class Builder {
     if (Num(F::kZeroStage)) return;
     for (const Setting& s : doc_.settings) {
       if (!IsConfigReference(s.key)) continue;
-      std::string base = s.value.substr(s.value.find_last_of('/') + 1);
-      for (char& c : base) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::string base = Lower(std::string_view(s.value).substr(s.value.find_last_of('/') + 1));
       for (size_t i = 0; i < base.size(); ++i) {
         if (base[i] != 'z') continue;
         size_t j = i + 1;
@@ -795,8 +786,7 @@ std::vector<std::string> ReferencedFiles(const Document& doc) {
   for (const Setting& s : doc.settings) {
     if (s.unresolved || s.file != 0) continue;
     std::string_view v = s.value;
-    bool config_ext = EndsWith(v, ".json") || EndsWith(v, ".yaml") || EndsWith(v, ".yml") || EndsWith(v, ".toml");
-    if (config_ext && std::find(out.begin(), out.end(), s.value) == out.end()) out.push_back(s.value);
+    if (IsConfigPath(v) && std::find(out.begin(), out.end(), s.value) == out.end()) out.push_back(s.value);
   }
   return out;
 }

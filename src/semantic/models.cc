@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "semantic/strings.h"
+
 namespace orrery::semantic {
 
 namespace {
@@ -103,13 +105,6 @@ constexpr const char* kMentionWords[] = {"gpt-2", "gpt2", "gpt-3", "gpt3", "gpt-
 
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
-std::string Normalize(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (IsAlnum(c)) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return out;
-}
 
 struct SizeToken {
   size_t begin = 0, end = 0;
@@ -157,7 +152,7 @@ std::optional<double> SizeFromName(std::string_view name) {
 }
 
 const ModelArch* FindModel(std::string_view name) {
-  std::string n = Normalize(name);
+  std::string n = NormalizeName(name);
   std::vector<SizeToken> tokens = SizeTokens(name);
   double size = 0;
   if (!tokens.empty()) size = tokens.front().moe ? 0 : tokens.front().billions;

@@ -14,6 +14,7 @@
 #include "semantic/arith.h"
 #include "semantic/document.h"
 #include "semantic/shell.h"
+#include "semantic/strings.h"
 
 namespace orrery::semantic {
 
@@ -39,21 +40,6 @@ std::string NormalizeKey(std::string_view key) {
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool EndsWith(std::string_view s, std::string_view suf) {
-  return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf;
-}
-
-std::string_view TrimView(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // Deepest nesting of JSON/TOML/YAML flow brackets; the libraries recurse per level.
 size_t BracketDepth(std::string_view text) {
@@ -93,11 +79,6 @@ bool IsBareFlag(std::string_view key) {
       "x", "e", "trust_remote_code", "do_train", "do_eval", "overwrite_output_dir", "gradient_checkpointing",
       "checkpoint_activations", "bash", "c", "v"};
   return kBare.count(key) > 0;
-}
-
-// HF's `--deepspeed ds.json` takes a file where Megatron's `--deepspeed` takes nothing.
-bool IsConfigPath(std::string_view w) {
-  return EndsWith(w, ".json") || EndsWith(w, ".yaml") || EndsWith(w, ".yml") || EndsWith(w, ".toml");
 }
 
 void AddProgram(Document* doc, std::string_view word) {
@@ -143,6 +124,7 @@ void ArgsToSettings(const std::vector<ShellWord>& words, SettingKind kind, const
         AddProgram(doc, words[++i].text.s);
         continue;
       }
+      // HF's `--deepspeed ds.json` takes a file where Megatron's `--deepspeed` takes nothing.
       bool bare = IsBareFlag(key) && !(i + 1 < words.size() && IsConfigPath(words[i + 1].text.s));
       bool has_value = i + 1 < words.size() && !bare &&
                        (words[i + 1].text.s.empty() || words[i + 1].text.s[0] != '-' || LooksNumeric(words[i + 1].text.s));
