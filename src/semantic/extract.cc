@@ -52,7 +52,9 @@ enum class Parse : uint8_t {
   kModelLike,    // a run or job name: counts as the model only when it names a size
 };
 
-enum class Scope : uint8_t { kAny, kPython };
+// Where a rule applies: anywhere, in Python configs only (nanoGPT's bare `batch_size`), or in
+// `hf jobs` command lines only (their `--timeout` is the scheduler's limit).
+enum class Scope : uint8_t { kAny, kPython, kHfJobs };
 
 struct KeyRule {
   const char* pattern;  // a normalized key (KeyMatches)
@@ -177,6 +179,7 @@ constexpr KeyRule kRules[] = {
     {"sbatch.t", F::kTimeLimit, 95, Parse::kText},
     {"run.time_limit", F::kTimeLimit, 95, Parse::kText},
     {"time_limit", F::kTimeLimit, 70, Parse::kText},
+    {"timeout", F::kTimeLimit, 90, Parse::kText, Scope::kHfJobs},
     {"save_interval", F::kCheckpointIntervalSteps, 90, Parse::kPositive},
     {"save_steps", F::kCheckpointIntervalSteps, 90, Parse::kPositive},
     {"save_freq", F::kCheckpointIntervalSteps, 90, Parse::kPositive},
@@ -326,6 +329,18 @@ class Builder {
     return o;
   }
 
+  bool InScope(Scope scope) const {
+    switch (scope) {
+      case Scope::kAny: return true;
+      case Scope::kPython: return doc_.format == Format::kPython;
+      case Scope::kHfJobs: {
+        auto has = [&](std::string_view p) { return std::find(doc_.programs.begin(), doc_.programs.end(), p) != doc_.programs.end(); };
+        return (has("hf") || has("huggingface-cli")) && has("jobs");
+      }
+    }
+    return false;
+  }
+
   void Offer(FieldId f, Value v, Origin o, Provenance p, double weight, std::string note = "") {
     Candidate c;
     c.fv.value = std::move(v);
@@ -342,7 +357,7 @@ class Builder {
     for (const Setting& s : doc_.settings) {
       if (s.unresolved || Disabled(doc_, s)) continue;
       for (const KeyRule& r : kRules) {
-        if (r.scope == Scope::kPython && doc_.format != Format::kPython) continue;
+        if (!InScope(r.scope)) continue;
         if (!KeyMatches(s.key, r.pattern)) continue;
         auto v = ParseValue(s, r.parse);
         if (!v) continue;
@@ -677,6 +692,9 @@ constexpr FrameworkRule kFrameworkRules[] = {
     {Framework::kDeepSpeed, Evidence::kKey, "train_micro_batch_size_per_gpu", 3, Format::kJson, false},
     {Framework::kDeepSpeed, Evidence::kKey, "train_batch_size", 3, Format::kJson, false},
     {Framework::kDeepSpeed, Evidence::kKeyPrefix, "zero_optimization.", 3, Format::kJson, false},
+    {Framework::kDeepSpeed, Evidence::kKey, "gradient_accumulation_steps", 2, Format::kJson, false},
+    {Framework::kDeepSpeed, Evidence::kKey, "steps_per_print", 2, Format::kJson, false},
+    {Framework::kDeepSpeed, Evidence::kKey, "wall_clock_breakdown", 2, Format::kJson, false},
     {Framework::kDeepSpeed, Evidence::kProgram, "deepspeed", 2, Format::kShell, true},
     {Framework::kTorchtitan, Evidence::kProgram, "torchtitan", 8, Format::kShell, true},
     {Framework::kTorchtitan, Evidence::kKey, "model.flavor", 4, Format::kToml, false},
@@ -687,6 +705,8 @@ constexpr FrameworkRule kFrameworkRules[] = {
     {Framework::kLlamaFactory, Evidence::kKey, "finetuning_type", 4, Format::kShell, true},
     {Framework::kLlamaFactory, Evidence::kKey, "cutoff_len", 3, Format::kShell, true},
     {Framework::kLlamaFactory, Evidence::kKey, "template", 1, Format::kShell, true},
+    {Framework::kLlamaFactory, Evidence::kKey, "stage", 1, Format::kShell, true},
+    {Framework::kLlamaFactory, Evidence::kKey, "infer_backend", 3, Format::kShell, true},
     {Framework::kAxolotl, Evidence::kProgram, "axolotl", 8, Format::kShell, true},
     {Framework::kAxolotl, Evidence::kKey, "sequence_len", 3, Format::kShell, true},
     {Framework::kAxolotl, Evidence::kKey, "sample_packing", 3, Format::kShell, true},
@@ -719,12 +739,19 @@ constexpr FrameworkRule kFrameworkRules[] = {
     {Framework::kHfTransformers, Evidence::kKey, "num_train_epochs", 1, Format::kShell, true},
     {Framework::kHfTransformers, Evidence::kKey, "output_dir", 1, Format::kShell, true},
     {Framework::kHfTransformers, Evidence::kKey, "gradient_accumulation_steps", 1, Format::kShell, true},
-    {Framework::kHfTransformers, Evidence::kProgram, "run_clm", 3, Format::kShell, true},
+    {Framework::kHfTransformers, Evidence::kProgram, "run_*.py", 3, Format::kShell, true},
+    {Framework::kHfTransformers, Evidence::kProgram, "examples/pytorch/", 3, Format::kShell, true},
 };
 constexpr size_t kNumFrameworks = static_cast<size_t>(Framework::kOpenRLHF) + 1;
 
-// "trl" as a path component or module ("trl", "trl/scripts/sft.py", "trl.scripts"), not a substring.
+// A substring, except two patterns: "trl" as a path component or module ("trl",
+// "trl/scripts/sft.py", "trl.scripts"), and "run_*.py" (the Transformers example scripts:
+// run_clm.py, run_glue.py, ...) as a base name.
 bool ProgramMatches(std::string_view program, std::string_view needle) {
+  if (needle == "run_*.py") {
+    std::string_view base = program.substr(program.find_last_of('/') + 1);
+    return base.rfind("run_", 0) == 0 && EndsWith(base, ".py");
+  }
   if (needle != "trl") return program.find(needle) != std::string_view::npos;
   for (size_t p = program.find("trl"); p != std::string_view::npos; p = program.find("trl", p + 1)) {
     bool start = p == 0 || program[p - 1] == '/';

@@ -141,6 +141,13 @@ TEST(InspectTest, HfCommandInMarkdownWithZeroFromConfigName) {
   EXPECT_EQ(s.get(F::kMicroBatch)->origin.line, 5u);
 }
 
+TEST(InspectTest, HfJobsTimeoutIsTheSchedulersLimitOnlyThere) {
+  LaunchSchema jobs = InspectText("job.sh", "hf jobs run --flavor a100-large --timeout 2h img python run_glue.py --num_train_epochs 2\n");
+  ExpectSchema(jobs, {{F::kFramework, "Hugging Face Transformers"}, {F::kEpochs, 2.0}, {F::kTimeLimit, "2h"}});
+  LaunchSchema other = InspectText("job.sh", "torchrun --nproc_per_node 2 run_glue.py --timeout 30 --num_train_epochs 2\n");
+  EXPECT_FALSE(other.get(F::kTimeLimit).has_value());  // a process-group timeout, not a limit
+}
+
 TEST(InspectTest, ReferencedConfigIsMerged) {
   std::vector<InputFile> in = {
       {"jobs/run.sh", "deepspeed --num_gpus 4 train.py --deepspeed conf/ds.json --num_train_epochs 2\n"},
