@@ -29,5 +29,6 @@ void SetExamples(CLI::App* cmd, std::initializer_list<std::string_view> examples
                  std::initializer_list<std::string_view> slurm_examples = {});  // examples.cc
 void RegisterPlan(CLI::App& app, int* exit_code);      // plan_cmd.cc (training-job planner)
 void RegisterPlanSearch(CLI::App& plan, int* exit_code);  // plan_search_cmd.cc
+void RegisterInspect(CLI::App& app, int* exit_code);   // inspect_cmd.cc (launch-config reader)
 
 }  // namespace orrery::cli

@@ -2,14 +2,16 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "semantic/semantic_estimator.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, replay, eval, plan)"};
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, replay, eval, plan, inspect)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
   orrery::cli::SetExamples(&app, {"./build/orrery simulate --no-output",
                                   "./build/orrery simulate --help"});
   int exit_code = 0;
+  orrery::semantic::RegisterSemanticEstimator();  // "semantic" in MakeEstimator (predict evaluate, simulate)
   orrery::cli::RegisterImport(app, &exit_code);
   orrery::cli::RegisterGenerate(app, &exit_code);
   orrery::cli::RegisterSimulate(app, &exit_code);
@@ -21,6 +23,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterReplay(app, &exit_code);
   orrery::cli::RegisterEval(app, &exit_code);
   orrery::cli::RegisterPlan(app, &exit_code);
+  orrery::cli::RegisterInspect(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
