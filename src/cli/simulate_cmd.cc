@@ -312,6 +312,8 @@ Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::str
                    "' (" + reasons +
                    "). Hint: pass the cluster the trace ran on (--cluster FILE.toml or --cluster auto), "
                    "--cpu-jobs for jobs without GPUs, or --swf-procs-as-gpus for an HPC (SWF) log");
+}
+
 // The simulator configuration of one policy's run.
 SimConfig MakeSimConfig(const Options& o, const std::string& policy, const std::vector<uint32_t>& tie,
                         const std::string& energy, const std::vector<PowerModel>& node_power) {
