@@ -1,5 +1,7 @@
 #include "cli/eval_setup.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "eval/history.h"
@@ -47,7 +49,8 @@ Result<EvalSetup> PrepareEval(const EvalArgs& a) {
   ORR_ASSIGN_OR_RETURN(uint32_t gpus, eval::GpusPerTrial(s.model, s.gpu, s.cluster.gpus_per_node));
   std::vector<eval::Prior> priors;
   s.priors = "cost model (" + std::string(cost.name()) + ")";
-  if (!a.history.empty()) {
+  const bool use_history = !a.history.empty() && !(a.history_may_be_new && !std::filesystem::exists(a.history));
+  if (use_history) {
     ORR_ASSIGN_OR_RETURN(auto h, eval::History::Open(a.history, /*create=*/false));
     ORR_ASSIGN_OR_RETURN(priors, h->Priors(s.suite, s.model, s.gpu, gpus));
     size_t known = 0;
@@ -56,7 +59,7 @@ Result<EvalSetup> PrepareEval(const EvalArgs& a) {
                            priors.size());
   }
   ORR_ASSIGN_OR_RETURN(s.workload, eval::BuildWorkload(s.suite, s.model, s.gpu, s.cluster.gpus_per_node, cost,
-                                                       a.history.empty() ? nullptr : &priors));
+                                                       use_history ? &priors : nullptr));
   return s;
 }
 

@@ -27,6 +27,7 @@ struct EvalArgs {
   std::string history;
   std::vector<std::string> only;
   bool skip_unsized = false;
+  bool history_may_be_new = false;  // submit: a missing history is created later, no priors now
 };
 
 struct EvalSetup {

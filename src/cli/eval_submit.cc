@@ -428,6 +428,7 @@ int Record(const std::string& cmd, const RecordArgs& a) {
 int RunSubmit(SubmitArgs a) {
   if (a.workdir.empty() || a.workdir[0] != '/') return Fail("submit", MakeError("--workdir must be an absolute path"));
   if (!(a.time_scale > 0 && std::isfinite(a.time_scale))) return Fail("submit", MakeError("--time-scale must be positive"));
+  a.eval.history_may_be_new = true;
   live::ExecSlurmClient slurm(live::ExecSlurmOptions{a.bin_dir, a.slurm_conf, a.timeout_ms});
   Submission sub;
   auto nodes = PartitionNodes(slurm, a, &a.eval);
