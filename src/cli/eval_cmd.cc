@@ -64,7 +64,9 @@ struct CompareArgs {
 };
 
 // Makespan of every strategy at every node count, and each one's speed-up over coupled.
-int RunCompare(const CompareArgs& a) {
+int RunCompare(CompareArgs a) {
+  if (a.nodes.empty()) return Fail("compare", MakeError("--nodes-list: expected at least one node count"));
+  a.eval.nodes = a.nodes.front();  // the workload does not depend on it; every count is checked below
   auto setup = PrepareEval(a.eval);
   if (!setup.ok()) return Fail("compare", setup.error());
   NoteDropped("compare", *setup);

@@ -43,7 +43,7 @@ Result<EvalSetup> PrepareEval(const EvalArgs& a) {
   ORR_ASSIGN_OR_RETURN(s.suite, eval::RequireSized(chosen, a.skip_unsized, &s.dropped));
   ORR_ASSIGN_OR_RETURN(s.model, eval::ParseModelSize(a.model_size));
   ORR_ASSIGN_OR_RETURN(s.gpu, eval::GpuByName(a.gpu));
-  s.cluster = ClusterFor(a, a.nodes == 0 ? 1 : a.nodes);
+  s.cluster = ClusterFor(a, a.nodes);
   ORR_RETURN_IF_ERROR(eval::ValidateCluster(s.cluster));
   eval::CalibratedCostModel cost;
   ORR_ASSIGN_OR_RETURN(uint32_t gpus, eval::GpusPerTrial(s.model, s.gpu, s.cluster.gpus_per_node));
