@@ -313,8 +313,8 @@ Status ReadResultFile(const std::string& path, const nlohmann::json& subm, RunRe
   double load_s = 0;
   while (reader->Next(&line)) {
     uint32_t bad = 0;
-    SplitLine(line, '\t', &f, &scratch, &bad);
     const std::string where = path + ":" + std::to_string(reader->line_number()) + ":1: ";
+    if (!SplitLine(line, '\t', &f, &scratch, &bad)) return MakeError(where + "unterminated quoted field");
     auto num = [&](size_t i, double* v) { return i < f.size() && ParseF64(Trim(f[i].text), v); };
     double d[6] = {0, 0, 0, 0, 0, 0};
     const std::string_view kind = f.empty() ? "" : f[0].text;
