@@ -230,6 +230,8 @@ Result<SlurmIds> SubmitAll(live::ExecSlurmClient& slurm, const SubmitArgs& a, co
                            const Submission& sub) {
   SlurmIds ids;
   const std::string dir = a.workdir;
+  // Preloads first: trials wait for their node's cache file, so a preload must never queue
+  // behind array tasks that fill the node.
   for (size_t n = 0; n < sub.predicted.preloads.size(); ++n) {
     live::BatchSpec b;
     b.name = "orrery-eval-preload";
