@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "live/batch_submit.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -112,6 +114,31 @@ TEST(EvalCliTest, CompareListsEveryStrategyAtEveryNodeCount) {
   ASSERT_EQ(o.status, 0) << o.text;
   const auto j = nlohmann::json::parse(o.text.substr(o.text.find('{')));
   EXPECT_EQ(j["rows"].size(), 4u * 4u);
+}
+
+TEST(EvalCliTest, SbatchArgumentsOfATrialArrayAndAMetricJob) {
+  orrery::live::BatchSpec arr;
+  arr.name = "orrery-eval-trial";
+  arr.partition = "gpu";
+  arr.script = "/w/trial.sh";
+  arr.workdir = "/w";
+  arr.output = "/w/logs/trial-%a.out";
+  arr.array_size = 3;
+  arr.gpus_per_node = 1;
+  EXPECT_EQ(orrery::live::SbatchArgs(arr),
+            (std::vector<std::string>{"--parsable", "-J", "orrery-eval-trial", "-o", "/w/logs/trial-%a.out", "-D", "/w",
+                                      "--cpus-per-task=1", "-p", "gpu", "--array=0-2", "--gres=gpu:1", "--export=ALL",
+                                      "/w/trial.sh"}));
+  orrery::live::BatchSpec m;
+  m.partition = "cpu";
+  m.script = "/w/metric.sh";
+  m.after_ok = {"17_0", "17_2"};
+  m.env = {"ORRERY_EVAL_METRIC=4"};
+  m.nodelist = "node2";
+  EXPECT_EQ(orrery::live::SbatchArgs(m),
+            (std::vector<std::string>{"--parsable", "-J", "orrery", "-o", "/dev/null", "-D", "/tmp", "--cpus-per-task=1",
+                                      "-p", "cpu", "--dependency=afterok:17_0:17_2", "--nodelist=node2",
+                                      "--export=ALL,ORRERY_EVAL_METRIC=4", "/w/metric.sh"}));
 }
 
 }  // namespace

@@ -402,11 +402,9 @@ int Record(const std::string& cmd, const RecordArgs& a) {
     if (!a.history.empty()) {
       auto h = eval::History::Open(a.history, /*create=*/true);
       if (!h.ok()) return Fail(cmd.c_str(), h.error());
-      for (const eval::TrialRecord& r : res->records) {
-        auto ins = (*h)->Record(r);
-        if (!ins.ok()) return Fail(cmd.c_str(), ins.error());
-        added += *ins;
-      }
+      auto ins = (*h)->RecordAll(res->records);
+      if (!ins.ok()) return Fail(cmd.c_str(), ins.error());
+      added = *ins;
     }
     const double measured = res->last_end - subm.at("submit_unix").get<double>();
     const double predicted = subm.at("predicted_makespan_s").get<double>();
