@@ -127,6 +127,25 @@ TEST(StrategyTest, AcmeSplitsLongDatasetsAndCutsJobsAfterLongMetrics) {
   EXPECT_EQ(Jobs(*p), (V{{{1, 40, 80}}, {{1, 0, 40}}, {{0, 0, 40}, {0, 80, 120}}, {{0, 40, 80}}}));
 }
 
+TEST(StrategyTest, CoverageCheckRejectsGapsOverlapsAndDuplicates) {
+  const Workload w = Of({D("a", 10, TaskType::kGeneration)});
+  const std::vector<std::vector<Slice>> bad = {
+      {{0, 0, 5}},                 // gap [5, 10)
+      {{0, 0, 6}, {0, 5, 10}},     // overlap
+      {{0, 0, 10}, {0, 0, 10}},    // duplicate
+      {},                          // missing
+  };
+  for (const auto& slices : bad) {
+    Plan p;
+    p.strategy = "hand";
+    for (const Slice& s : slices) p.gpu_jobs.push_back(GpuJob{{s}});
+    EXPECT_FALSE(CheckCoverage(w, p).ok()) << slices.size();
+  }
+  Plan good;
+  good.gpu_jobs = {GpuJob{{Slice{0, 5, 10}}}, GpuJob{{Slice{0, 0, 5}}}};
+  EXPECT_TRUE(CheckCoverage(w, good).ok());
+}
+
 TEST(StrategyTest, UnknownStrategiesAndOptionsAreErrors) {
   auto a = MakeStrategy("fastest");
   ASSERT_FALSE(a.ok());
