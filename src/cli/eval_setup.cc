@@ -25,6 +25,11 @@ void AddEvalFlags(CLI::App* cmd, EvalArgs* a, bool nodes_required) {
   cmd->add_flag("--skip-unsized", a->skip_unsized, "drop datasets without an example count instead of failing");
 }
 
+int EvalFail(const char* cmd, const Error& e) {
+  fmt::print(stderr, "orrery eval {}: {}\n", cmd, e.message);
+  return e.exit_code;
+}
+
 eval::ClusterSpec ClusterFor(const EvalArgs& a, uint32_t nodes) {
   eval::ClusterSpec c;
   c.nodes = nodes;
