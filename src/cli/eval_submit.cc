@@ -67,6 +67,9 @@ std::string Secs(double s) { return fmt::format("{:.3f}", std::max(0.0, s)); }
 
 // --- the generated scripts (sleep emulation unless a command is given)
 std::string TrialScript(const std::string& dir, const std::string& command) {
+  // The modelled startup, load and on-GPU metric are slept only in emulation; a real trial
+  // command does them itself (it still waits for the node cache).
+  auto sleep = [&](const char* var) { return command.empty() ? "sleep \"$" + std::string(var) + "\"\n" : std::string(); };
   const std::string run_slice = command.empty()
       ? "    sleep \"${INFER_S[$k]}\"\n"
       : "    ORRERY_EVAL_DATASET=\"$(sed -n \"$((ds + 1))p\" \"$D/jobs/datasets.txt\")\" ORRERY_EVAL_BEGIN=$b "
@@ -82,12 +85,12 @@ std::string TrialScript(const std::string& dir, const std::string& command) {
          "echo \"gpu-$I $(now) $NODE\" >> \"$D/runs.log\"\n"
          "out=\"$D/results/gpu-$I.tsv\"; tmp=\"$out.tmp.$$\"; : > \"$tmp\"\n"
          "t0=$(now)\n"
-         "sleep \"$STARTUP_S\"\n"
+         + sleep("STARTUP_S") +
          "l0=$(now)\n"
          "if [ \"$LOAD\" = node-cache ]; then\n"
          "  while [ ! -e \"$D/cache/$NODE.ready\" ]; do sleep 0.05; done\n"
          "fi\n"
-         "sleep \"$LOAD_S\"\n"
+         + sleep("LOAD_S") +
          "l1=$(now)\n"
          "k=0\n"
          "for s in $SLICES; do\n"
@@ -96,7 +99,7 @@ std::string TrialScript(const std::string& dir, const std::string& command) {
          "  printf 'slice\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$I\" \"$k\" \"$ds\" \"$b\" \"$e\" \"$a\" \"$(now)\" >> \"$tmp\"\n"
          "  k=$((k + 1))\n"
          "done\n"
-         "sleep \"$METRIC_S\"\n"
+         + sleep("METRIC_S") +
          "printf 'job\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$I\" \"$t0\" \"$(now)\" \"$l0\" \"$l1\" \"$NODE\" >> \"$tmp\"\n"
          "mv \"$tmp\" \"$out\"\n";
 }
