@@ -16,13 +16,14 @@ declare -A ALLOWED=(
   [sched/framework]="predict model base"
   [sched/plugins]="sched/framework predict model base"
   [sim]="sched/framework sched/plugins predict trace config model base"
+  [eval]="model base"
   [analysis]="trace model base"
   [plan]="base"
   [live]="sched/framework sched/plugins predict config model base"
-  [cli]="sim live analysis workload config trace sched/framework sched/plugins predict plan semantic model base"
+  [cli]="sim live analysis workload config trace sched/framework sched/plugins predict plan semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis plan semantic cli)
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis plan semantic eval cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

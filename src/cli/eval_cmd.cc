@@ -1,6 +1,6 @@
 // `orrery eval`: evaluation jobs (docs/design/eval.md).
 //   eval plan SUITE --model-size 7B --nodes N [--strategy S] [--json] [--out FILE]
-//   eval compare SUITE --model-size 7B --nodes-list 1,2,4,8 [--strategy S,...] [--json]
+//   eval compare SUITE --model-size 7B [--nodes-list 1,2,4,8] [--strategies "S;S;..."] [--json]
 //   eval submit SUITE ... --partition P --cpu-partition Q --workdir DIR [--wait]   (eval_submit.cc)
 //   eval record WORKDIR --history DB                                             (eval_submit.cc)
 #include <cstdio>
@@ -19,11 +19,6 @@ namespace orrery::cli {
 
 namespace {
 
-int Fail(const char* cmd, const Error& e) {
-  fmt::print(stderr, "orrery eval {}: {}\n", cmd, e.message);
-  return e.exit_code;
-}
-
 void NoteDropped(const char* cmd, const EvalSetup& s) {
   if (!s.dropped.empty())
     fmt::print(stderr, "orrery eval {}: note: skipped {} dataset(s) without an example count: {}\n", cmd,
@@ -39,17 +34,17 @@ struct PlanArgs {
 
 int RunPlan(const PlanArgs& a) {
   auto setup = PrepareEval(a.eval);
-  if (!setup.ok()) return Fail("plan", setup.error());
+  if (!setup.ok()) return EvalFail("plan", setup.error());
   NoteDropped("plan", *setup);
   auto strategy = eval::MakeStrategy(a.strategy);
-  if (!strategy.ok()) return Fail("plan", strategy.error());
+  if (!strategy.ok()) return EvalFail("plan", strategy.error());
   auto plan = eval::BuildPlan(**strategy, a.strategy, setup->workload, setup->cluster);
-  if (!plan.ok()) return Fail("plan", plan.error());
+  if (!plan.ok()) return EvalFail("plan", plan.error());
   auto sched = eval::Execute(setup->workload, *plan, setup->cluster);
-  if (!sched.ok()) return Fail("plan", sched.error());
+  if (!sched.ok()) return EvalFail("plan", sched.error());
   eval::PlanReport r{a.eval.suite, &setup->workload, &*plan, &*sched, setup->cluster, setup->priors};
   if (!a.out.empty()) {
-    if (Status st = WriteFileAtomic(a.out, eval::PlanJson(r).dump(2) + "\n"); !st.ok()) return Fail("plan", st.error());
+    if (Status st = WriteFileAtomic(a.out, eval::PlanJson(r).dump(2) + "\n"); !st.ok()) return EvalFail("plan", st.error());
   }
   const std::string text = a.json ? eval::PlanJson(r).dump(2) + "\n" : eval::PlanText(r);
   std::fputs(text.c_str(), stdout);
@@ -64,9 +59,11 @@ struct CompareArgs {
 };
 
 // Makespan of every strategy at every node count, and each one's speed-up over coupled.
-int RunCompare(const CompareArgs& a) {
+int RunCompare(CompareArgs a) {
+  if (a.nodes.empty()) return EvalFail("compare", MakeError("--nodes-list: expected at least one node count"));
+  a.eval.nodes = a.nodes.front();  // the workload does not depend on it; every count is checked below
   auto setup = PrepareEval(a.eval);
-  if (!setup.ok()) return Fail("compare", setup.error());
+  if (!setup.ok()) return EvalFail("compare", setup.error());
   NoteDropped("compare", *setup);
   nlohmann::json rows = nlohmann::json::array();
   std::string table = fmt::format("{:<48}", "strategy \\ nodes");
@@ -75,16 +72,16 @@ int RunCompare(const CompareArgs& a) {
   std::vector<double> coupled(a.nodes.size(), 0);
   for (const std::string& spec : a.strategies) {
     auto strategy = eval::MakeStrategy(spec);
-    if (!strategy.ok()) return Fail("compare", strategy.error());
+    if (!strategy.ok()) return EvalFail("compare", strategy.error());
     std::string line = fmt::format("{:<48}", spec);
     for (size_t i = 0; i < a.nodes.size(); ++i) {
       const eval::ClusterSpec c = ClusterFor(a.eval, a.nodes[i]);
-      if (Status st = eval::ValidateCluster(c); !st.ok()) return Fail("compare", st.error());
+      if (Status st = eval::ValidateCluster(c); !st.ok()) return EvalFail("compare", st.error());
       auto plan = eval::BuildPlan(**strategy, spec, setup->workload, c);
-      if (!plan.ok()) return Fail("compare", plan.error());
+      if (!plan.ok()) return EvalFail("compare", plan.error());
       auto s = eval::Execute(setup->workload, *plan, c);
-      if (!s.ok()) return Fail("compare", s.error());
-      if (spec == "coupled") coupled[i] = s->makespan_s;
+      if (!s.ok()) return EvalFail("compare", s.error());
+      if ((*strategy)->name() == "coupled") coupled[i] = s->makespan_s;
       const double ratio = coupled[i] > 0 ? coupled[i] / s->makespan_s : 0;
       line += fmt::format(" {:>7.0f} s{}", s->makespan_s, ratio > 0 ? fmt::format(" {:>4.2f}x", ratio) : "      ");
       rows.push_back({{"strategy", spec}, {"nodes", a.nodes[i]}, {"makespan_s", std::round(s->makespan_s * 1000) / 1000},

@@ -1,5 +1,7 @@
 #include "cli/eval_setup.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "eval/history.h"
@@ -23,6 +25,11 @@ void AddEvalFlags(CLI::App* cmd, EvalArgs* a, bool nodes_required) {
   cmd->add_flag("--skip-unsized", a->skip_unsized, "drop datasets without an example count instead of failing");
 }
 
+int EvalFail(const char* cmd, const Error& e) {
+  fmt::print(stderr, "orrery eval {}: {}\n", cmd, e.message);
+  return e.exit_code;
+}
+
 eval::ClusterSpec ClusterFor(const EvalArgs& a, uint32_t nodes) {
   eval::ClusterSpec c;
   c.nodes = nodes;
@@ -41,13 +48,14 @@ Result<EvalSetup> PrepareEval(const EvalArgs& a) {
   ORR_ASSIGN_OR_RETURN(s.suite, eval::RequireSized(chosen, a.skip_unsized, &s.dropped));
   ORR_ASSIGN_OR_RETURN(s.model, eval::ParseModelSize(a.model_size));
   ORR_ASSIGN_OR_RETURN(s.gpu, eval::GpuByName(a.gpu));
-  s.cluster = ClusterFor(a, a.nodes == 0 ? 1 : a.nodes);
+  s.cluster = ClusterFor(a, a.nodes);
   ORR_RETURN_IF_ERROR(eval::ValidateCluster(s.cluster));
   eval::CalibratedCostModel cost;
   ORR_ASSIGN_OR_RETURN(uint32_t gpus, eval::GpusPerTrial(s.model, s.gpu, s.cluster.gpus_per_node));
   std::vector<eval::Prior> priors;
   s.priors = "cost model (" + std::string(cost.name()) + ")";
-  if (!a.history.empty()) {
+  const bool use_history = !a.history.empty() && !(a.history_may_be_new && !std::filesystem::exists(a.history));
+  if (use_history) {
     ORR_ASSIGN_OR_RETURN(auto h, eval::History::Open(a.history, /*create=*/false));
     ORR_ASSIGN_OR_RETURN(priors, h->Priors(s.suite, s.model, s.gpu, gpus));
     size_t known = 0;
@@ -56,7 +64,7 @@ Result<EvalSetup> PrepareEval(const EvalArgs& a) {
                            priors.size());
   }
   ORR_ASSIGN_OR_RETURN(s.workload, eval::BuildWorkload(s.suite, s.model, s.gpu, s.cluster.gpus_per_node, cost,
-                                                       a.history.empty() ? nullptr : &priors));
+                                                       use_history ? &priors : nullptr));
   return s;
 }
 

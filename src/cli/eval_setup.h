@@ -27,6 +27,7 @@ struct EvalArgs {
   std::string history;
   std::vector<std::string> only;
   bool skip_unsized = false;
+  bool history_may_be_new = false;  // submit: a missing history is created later, no priors now
 };
 
 struct EvalSetup {
@@ -43,6 +44,8 @@ struct EvalSetup {
 void AddEvalFlags(CLI::App* cmd, EvalArgs* a, bool nodes_required);
 // Reads the suite, the history (if any) and resolves everything; errors carry exit codes.
 Result<EvalSetup> PrepareEval(const EvalArgs& a);
+// Prints "orrery eval CMD: message" to stderr and returns the error's exit code.
+int EvalFail(const char* cmd, const Error& e);
 // Same request on another node count (the figures' sweep).
 eval::ClusterSpec ClusterFor(const EvalArgs& a, uint32_t nodes);
 

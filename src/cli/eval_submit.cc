@@ -52,11 +52,6 @@ struct RecordArgs {
   bool json = false;
 };
 
-int Fail(const char* cmd, const Error& e) {
-  fmt::print(stderr, "orrery eval {}: {}\n", cmd, e.message);
-  return e.exit_code;
-}
-
 double NowUnix() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -72,6 +67,9 @@ std::string Secs(double s) { return fmt::format("{:.3f}", std::max(0.0, s)); }
 
 // --- the generated scripts (sleep emulation unless a command is given)
 std::string TrialScript(const std::string& dir, const std::string& command) {
+  // The modelled startup, load and on-GPU metric are slept only in emulation; a real trial
+  // command does them itself (it still waits for the node cache).
+  auto sleep = [&](const char* var) { return command.empty() ? "sleep \"$" + std::string(var) + "\"\n" : std::string(); };
   const std::string run_slice = command.empty()
       ? "    sleep \"${INFER_S[$k]}\"\n"
       : "    ORRERY_EVAL_DATASET=\"$(sed -n \"$((ds + 1))p\" \"$D/jobs/datasets.txt\")\" ORRERY_EVAL_BEGIN=$b "
@@ -87,12 +85,12 @@ std::string TrialScript(const std::string& dir, const std::string& command) {
          "echo \"gpu-$I $(now) $NODE\" >> \"$D/runs.log\"\n"
          "out=\"$D/results/gpu-$I.tsv\"; tmp=\"$out.tmp.$$\"; : > \"$tmp\"\n"
          "t0=$(now)\n"
-         "sleep \"$STARTUP_S\"\n"
+         + sleep("STARTUP_S") +
          "l0=$(now)\n"
          "if [ \"$LOAD\" = node-cache ]; then\n"
          "  while [ ! -e \"$D/cache/$NODE.ready\" ]; do sleep 0.05; done\n"
          "fi\n"
-         "sleep \"$LOAD_S\"\n"
+         + sleep("LOAD_S") +
          "l1=$(now)\n"
          "k=0\n"
          "for s in $SLICES; do\n"
@@ -101,7 +99,7 @@ std::string TrialScript(const std::string& dir, const std::string& command) {
          "  printf 'slice\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$I\" \"$k\" \"$ds\" \"$b\" \"$e\" \"$a\" \"$(now)\" >> \"$tmp\"\n"
          "  k=$((k + 1))\n"
          "done\n"
-         "sleep \"$METRIC_S\"\n"
+         + sleep("METRIC_S") +
          "printf 'job\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$I\" \"$t0\" \"$(now)\" \"$l0\" \"$l1\" \"$NODE\" >> \"$tmp\"\n"
          "mv \"$tmp\" \"$out\"\n";
 }
@@ -230,6 +228,8 @@ Result<SlurmIds> SubmitAll(live::ExecSlurmClient& slurm, const SubmitArgs& a, co
                            const Submission& sub) {
   SlurmIds ids;
   const std::string dir = a.workdir;
+  // Preloads first: trials wait for their node's cache file, so a preload must never queue
+  // behind array tasks that fill the node.
   for (size_t n = 0; n < sub.predicted.preloads.size(); ++n) {
     live::BatchSpec b;
     b.name = "orrery-eval-preload";
@@ -313,8 +313,8 @@ Status ReadResultFile(const std::string& path, const nlohmann::json& subm, RunRe
   double load_s = 0;
   while (reader->Next(&line)) {
     uint32_t bad = 0;
-    SplitLine(line, '\t', &f, &scratch, &bad);
     const std::string where = path + ":" + std::to_string(reader->line_number()) + ":1: ";
+    if (!SplitLine(line, '\t', &f, &scratch, &bad)) return MakeError(where + "unterminated quoted field");
     auto num = [&](size_t i, double* v) { return i < f.size() && ParseF64(Trim(f[i].text), v); };
     double d[6] = {0, 0, 0, 0, 0, 0};
     const std::string_view kind = f.empty() ? "" : f[0].text;
@@ -392,19 +392,17 @@ int Record(const std::string& cmd, const RecordArgs& a) {
   nlohmann::json subm;
   try {
     auto j = ReadJson(a.workdir + "/submission.json");
-    if (!j.ok()) return Fail(cmd.c_str(), j.error());
+    if (!j.ok()) return EvalFail(cmd.c_str(), j.error());
     subm = *j;
     auto res = ReadResults(a.workdir, subm);
-    if (!res.ok()) return Fail(cmd.c_str(), res.error());
+    if (!res.ok()) return EvalFail(cmd.c_str(), res.error());
     uint64_t added = 0;
     if (!a.history.empty()) {
       auto h = eval::History::Open(a.history, /*create=*/true);
-      if (!h.ok()) return Fail(cmd.c_str(), h.error());
-      for (const eval::TrialRecord& r : res->records) {
-        auto ins = (*h)->Record(r);
-        if (!ins.ok()) return Fail(cmd.c_str(), ins.error());
-        added += *ins;
-      }
+      if (!h.ok()) return EvalFail(cmd.c_str(), h.error());
+      auto ins = (*h)->RecordAll(res->records);
+      if (!ins.ok()) return EvalFail(cmd.c_str(), ins.error());
+      added = *ins;
     }
     const double measured = res->last_end - subm.at("submit_unix").get<double>();
     const double predicted = subm.at("predicted_makespan_s").get<double>();
@@ -421,39 +419,40 @@ int Record(const std::string& cmd, const RecordArgs& a) {
                  added, a.history.empty() ? " (no --history)" : " to " + a.history);
     return seen == expected ? kExitOk : kExitRuntime;
   } catch (const nlohmann::json::exception& e) {
-    return Fail(cmd.c_str(), MakeError(a.workdir + "/submission.json: unexpected content: " + e.what()));
+    return EvalFail(cmd.c_str(), MakeError(a.workdir + "/submission.json: unexpected content: " + e.what()));
   }
 }
 
 int RunSubmit(SubmitArgs a) {
-  if (a.workdir.empty() || a.workdir[0] != '/') return Fail("submit", MakeError("--workdir must be an absolute path"));
-  if (!(a.time_scale > 0 && std::isfinite(a.time_scale))) return Fail("submit", MakeError("--time-scale must be positive"));
+  if (a.workdir.empty() || a.workdir[0] != '/') return EvalFail("submit", MakeError("--workdir must be an absolute path"));
+  if (!(a.time_scale > 0 && std::isfinite(a.time_scale))) return EvalFail("submit", MakeError("--time-scale must be positive"));
+  a.eval.history_may_be_new = true;
   live::ExecSlurmClient slurm(live::ExecSlurmOptions{a.bin_dir, a.slurm_conf, a.timeout_ms});
   Submission sub;
   auto nodes = PartitionNodes(slurm, a, &a.eval);
-  if (!nodes.ok()) return Fail("submit", nodes.error());
+  if (!nodes.ok()) return EvalFail("submit", nodes.error());
   sub.nodes = *nodes;
   auto setup = PrepareEval(a.eval);
-  if (!setup.ok()) return Fail("submit", setup.error());
+  if (!setup.ok()) return EvalFail("submit", setup.error());
   auto strategy = eval::MakeStrategy(a.strategy);
-  if (!strategy.ok()) return Fail("submit", strategy.error());
+  if (!strategy.ok()) return EvalFail("submit", strategy.error());
   auto plan = eval::BuildPlan(**strategy, a.strategy, setup->workload, setup->cluster);
-  if (!plan.ok()) return Fail("submit", plan.error());
+  if (!plan.ok()) return EvalFail("submit", plan.error());
   sub.plan = std::move(*plan);
   auto sched = eval::Execute(setup->workload, sub.plan, setup->cluster);
-  if (!sched.ok()) return Fail("submit", sched.error());
+  if (!sched.ok()) return EvalFail("submit", sched.error());
   sub.predicted = std::move(*sched);
-  if (Status st = MakeWorkdir(a.workdir); !st.ok()) return Fail("submit", st.error());
-  if (Status st = WriteJobFiles(a, *setup, sub); !st.ok()) return Fail("submit", st.error());
+  if (Status st = MakeWorkdir(a.workdir); !st.ok()) return EvalFail("submit", st.error());
+  if (Status st = WriteJobFiles(a, *setup, sub); !st.ok()) return EvalFail("submit", st.error());
   eval::PlanReport rep{a.eval.suite, &setup->workload, &sub.plan, &sub.predicted, setup->cluster, setup->priors};
   if (Status st = WriteFileAtomic(a.workdir + "/plan.json", eval::PlanJson(rep).dump(2) + "\n"); !st.ok())
-    return Fail("submit", st.error());
+    return EvalFail("submit", st.error());
   const double submit_unix = NowUnix();
   auto ids = SubmitAll(slurm, a, *setup, sub);
-  if (!ids.ok()) return Fail("submit", ids.error());
+  if (!ids.ok()) return EvalFail("submit", ids.error());
   const nlohmann::json subm = SubmissionJson(a, *setup, sub, *ids, submit_unix);
   if (Status st = WriteFileAtomic(a.workdir + "/submission.json", subm.dump(2) + "\n"); !st.ok())
-    return Fail("submit", st.error());
+    return EvalFail("submit", st.error());
   fmt::print(stderr,
              "orrery eval submit: {} preload job(s), array {} with {} GPU trial job(s), {} CPU metric job(s) on {}; "
              "predicted makespan {:.1f} s\n",
@@ -464,7 +463,7 @@ int RunSubmit(SubmitArgs a) {
   const size_t expected = Expected(subm);
   while (ResultFiles(a.workdir) < expected) {
     if (NowUnix() - submit_unix > limit)
-      return Fail("submit", MakeError(fmt::format("{} of {} jobs reported after {:.0f} s (see {}/logs)",
+      return EvalFail("submit", MakeError(fmt::format("{} of {} jobs reported after {:.0f} s (see {}/logs)",
                                                   ResultFiles(a.workdir), expected, limit, a.workdir), kExitRuntime));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

@@ -28,6 +28,7 @@ class Acme final : public Strategy {
     const uint32_t gpus = std::max<uint32_t>(1, c.nodes * (c.gpus_per_node / w.gpus_per_trial));
     const double overhead = w.startup_s + w.model.checkpoint_bytes() / c.cache_bytes_per_s;
     std::vector<std::vector<Piece>> per_gpu = AssignLpt(Pieces(w, gpus), gpus, overhead);
+    MakeContiguous(w, &per_gpu);
     struct Planned {
       GpuJob job;
       double start;
@@ -86,14 +87,34 @@ class Acme final : public Strategy {
     return per_gpu;
   }
 
+  // A dataset's pieces have equal sizes (within one example), so their example ranges can be
+  // handed out again in GPU order: one GPU's pieces of a dataset become adjacent and merge into
+  // one slice (one run of the trial command instead of several).
+  static void MakeContiguous(const Workload& w, std::vector<std::vector<Piece>>* per_gpu) {
+    std::vector<std::vector<Piece*>> by_dataset(w.datasets.size());
+    for (auto& pieces : *per_gpu)
+      for (Piece& p : pieces) by_dataset[p.slice.dataset].push_back(&p);
+    for (auto& ps : by_dataset) {
+      std::vector<Slice> ranges;
+      for (const Piece* p : ps) ranges.push_back(p->slice);
+      std::sort(ranges.begin(), ranges.end(), [](const Slice& a, const Slice& b) { return a.begin < b.begin; });
+      for (size_t i = 0; i < ps.size(); ++i) {
+        ps[i]->slice = ranges[i];
+        ps[i]->seconds = w.datasets[ranges[i].dataset].infer_s_per_example * static_cast<double>(ranges[i].examples());
+      }
+    }
+  }
+
   // One GPU's pieces as at most two GPU jobs: with metric_cut, the pieces of datasets whose
   // metric job outlasts a job start (the long metrics: code execution, judges, long
   // generations) come first, longest metric first, and end the first job, so that their CPU
   // metric jobs run while the second job infers the rest. Adjacent slices of one dataset merge.
   std::vector<GpuJob> CutJobs(const Workload& w, std::vector<Piece> pieces, double overhead) const {
     auto metric_s = [&](const Piece& p) { return MetricPhase(w, p.slice.dataset).seconds; };
-    std::stable_sort(pieces.begin(), pieces.end(),
-                     [&](const Piece& a, const Piece& b) { return metric_s(a) > metric_s(b); });
+    std::sort(pieces.begin(), pieces.end(), [&](const Piece& a, const Piece& b) {
+      if (metric_s(a) != metric_s(b)) return metric_s(a) > metric_s(b);
+      return a.slice.dataset != b.slice.dataset ? a.slice.dataset < b.slice.dataset : a.slice.begin < b.slice.begin;
+    });
     std::vector<GpuJob> jobs(1);
     for (size_t i = 0; i < pieces.size(); ++i) {
       const bool first_short = o_.metric_cut && i > 0 && metric_s(pieces[i - 1]) > overhead &&

@@ -114,6 +114,21 @@ Result<bool> History::Record(const TrialRecord& r) {
   return sqlite3_changes(db_) > 0;
 }
 
+Result<uint64_t> History::RecordAll(const std::vector<TrialRecord>& rs) {
+  ORR_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  uint64_t added = 0;
+  for (const TrialRecord& r : rs) {
+    Result<bool> ins = Record(r);
+    if (!ins.ok()) {
+      Status rollback = Exec("ROLLBACK");
+      return rollback.ok() ? ins.error() : ins.error().With("rollback failed too");
+    }
+    added += *ins;
+  }
+  ORR_RETURN_IF_ERROR(Exec("COMMIT"));
+  return added;
+}
+
 Result<uint64_t> History::Count() {
   Stmt q;
   if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) FROM trials", -1, &q.s, nullptr) != SQLITE_OK ||

@@ -45,6 +45,8 @@ class History {
 
   // Inserts a record; returns false when its key was already recorded.
   Result<bool> Record(const TrialRecord& r);
+  // Records all in one transaction (all or nothing); returns how many were new.
+  Result<uint64_t> RecordAll(const std::vector<TrialRecord>& rs);
   Result<uint64_t> Count();
   // Priors for the datasets of a sized suite: median seconds per example of the last 20 runs
   // of each dataset on this GPU kind, scaled to `m`'s parameters and `gpus` GPUs (inference

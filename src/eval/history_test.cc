@@ -53,15 +53,20 @@ TEST(HistoryTest, PriorsAreMediansScaledToTheModel) {
   metric.metric_s = 50;  // 0.5 s/ex
   ASSERT_TRUE(*(*h)->Record(metric));
   EXPECT_EQ(*(*h)->Count(), 4u);
+  auto batch = (*h)->RecordAll({Rec("r3/0", "gsm8k", 10, 10), Rec("r1/0", "mmlu", 1, 1)});  // one new, one known
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(*batch, 1u);
+  EXPECT_EQ(*(*h)->Count(), 5u);
   const GpuSpec g{"a100-80g", 1, 1, 1};
   ModelSpec m14;
   m14.params = 14e9;
-  auto p = (*h)->Priors(Named({"mmlu", "gsm8k"}), m14, g, 1);
+  auto p = (*h)->Priors(Named({"mmlu", "gsm8k", "nq"}), m14, g, 1);
   ASSERT_TRUE(p.ok()) << p.error().message;
   // median(1, 300, 2) = 2 s/ex for 7B on 1 GPU -> 4 s/ex for 14B; metric 0.5 s/ex.
   EXPECT_DOUBLE_EQ((*p)[0].infer_s_per_example, 4.0);
   EXPECT_DOUBLE_EQ((*p)[0].metric_s_per_example, 0.5);
-  EXPECT_LT((*p)[1].infer_s_per_example, 0);  // no runs: no prior
+  EXPECT_DOUBLE_EQ((*p)[1].infer_s_per_example, 2.0);  // gsm8k: 1 s/ex for 7B -> 2 s/ex for 14B
+  EXPECT_LT((*p)[2].infer_s_per_example, 0);  // no runs: no prior
   // Another GPU kind has no priors.
   auto other = (*h)->Priors(Named({"mmlu"}), m14, GpuSpec{"h200", 1, 1, 1}, 1);
   ASSERT_TRUE(other.ok());
@@ -69,7 +74,7 @@ TEST(HistoryTest, PriorsAreMediansScaledToTheModel) {
   h->reset();
   auto again = History::Open(path, false);  // reopens: the schema is checked, not recreated
   ASSERT_TRUE(again.ok()) << again.error().message;
-  EXPECT_EQ(*(*again)->Count(), 4u);
+  EXPECT_EQ(*(*again)->Count(), 5u);
   std::filesystem::remove(path);
 }
 

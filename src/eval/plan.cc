@@ -94,12 +94,13 @@ Status CheckCoverage(const Workload& w, const Plan& plan) {
   for (size_t d = 0; d < cover.size(); ++d) {
     auto& c = cover[d];
     std::sort(c.begin(), c.end());
+    bool exact = !c.empty();
     uint64_t at = 0;
     for (auto [b, e] : c) {
-      if (b != at) break;
+      exact = exact && b == at;  // no gap, no overlap, no duplicate
       at = e;
     }
-    if (at != w.datasets[d].examples || c.empty() || c.back().second != at)
+    if (!exact || at != w.datasets[d].examples)
       return MakeError("plan " + plan.strategy + ": dataset " + w.datasets[d].name +
                        " is not covered exactly once by its slices", kExitRuntime);
   }

@@ -112,8 +112,10 @@ TEST(StrategyTest, AcmeBalancesByLongestProcessingTime) {
 
 TEST(StrategyTest, AcmeSplitsLongDatasetsAndCutsJobsAfterLongMetrics) {
   // 2 GPUs, granularity 2: cap = 200 / 2 / 2 = 50 s. A (120) -> 3 slices of 40; B (80) -> 2 of
-  // 40. LPT over five 40-s pieces: A0 g0, A1 g1, A2 g0, B0 g1, B1 g0. B's metric (3 + 100 s)
-  // outlasts a job start (10 + 1e9*2/10e9 = 10.2 s), so B's slices come first and end a job.
+  // 40. LPT over five 40-s pieces: A0 g0, A1 g1, A2 g0, B0 g1, B1 g0. Ranges handed out again
+  // in GPU order: g0 gets A[0:40] A[40:80] B[0:40], g1 gets A[80:120] B[40:80]. B's metric
+  // (3 + 100 s) outlasts a job start (10 + 2e9 / 10e9 = 10.2 s), so B comes first and ends a job;
+  // g0's two A slices merge into A[0:80].
   Workload w = Of({D("A", 120, TaskType::kGeneration), D("B", 80, TaskType::kGeneration)});
   w.datasets[1].metric_s = 100;
   auto s = MakeStrategy("acme:granularity=2");
@@ -122,9 +124,28 @@ TEST(StrategyTest, AcmeSplitsLongDatasetsAndCutsJobsAfterLongMetrics) {
   c.cache_bytes_per_s = 10e9;
   auto p = BuildPlan(**s, "acme", w, c);
   ASSERT_TRUE(p.ok()) << p.error().message;
-  // Planned starts (0 or 10.2 + 40 = 50.2), ties by GPU: g0 [B40:80], g1 [B0:40], g0 [A0:40 A80:120], g1 [A40:80].
+  // Planned starts (0 or 10.2 + 40 = 50.2), ties by GPU: g0 [B0:40], g1 [B40:80], g0 [A0:80], g1 [A80:120].
   using V = std::vector<std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>>;
-  EXPECT_EQ(Jobs(*p), (V{{{1, 40, 80}}, {{1, 0, 40}}, {{0, 0, 40}, {0, 80, 120}}, {{0, 40, 80}}}));
+  EXPECT_EQ(Jobs(*p), (V{{{1, 0, 40}}, {{1, 40, 80}}, {{0, 0, 80}}, {{0, 80, 120}}}));
+}
+
+TEST(StrategyTest, CoverageCheckRejectsGapsOverlapsAndDuplicates) {
+  const Workload w = Of({D("a", 10, TaskType::kGeneration)});
+  const std::vector<std::vector<Slice>> bad = {
+      {{0, 0, 5}},                 // gap [5, 10)
+      {{0, 0, 6}, {0, 5, 10}},     // overlap
+      {{0, 0, 10}, {0, 0, 10}},    // duplicate
+      {},                          // missing
+  };
+  for (const auto& slices : bad) {
+    Plan p;
+    p.strategy = "hand";
+    for (const Slice& s : slices) p.gpu_jobs.push_back(GpuJob{{s}});
+    EXPECT_FALSE(CheckCoverage(w, p).ok()) << slices.size();
+  }
+  Plan good;
+  good.gpu_jobs = {GpuJob{{Slice{0, 5, 10}}}, GpuJob{{Slice{0, 0, 5}}}};
+  EXPECT_TRUE(CheckCoverage(w, good).ok());
 }
 
 TEST(StrategyTest, UnknownStrategiesAndOptionsAreErrors) {

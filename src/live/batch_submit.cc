@@ -27,6 +27,9 @@ std::vector<std::string> SbatchArgs(const BatchSpec& s) {
 }
 
 Result<uint32_t> SubmitBatch(ExecSlurmClient& slurm, const BatchSpec& s) {
+  for (const std::string& e : s.env)
+    if (e.find(',') != std::string::npos || e.find('=') == std::string::npos)
+      return MakeError("sbatch --export: \"" + e + "\" is not KEY=VALUE without commas", kExitRuntime);
   ORR_ASSIGN_OR_RETURN(std::string out, slurm.Run("sbatch", SbatchArgs(s)));
   std::string_view t = Trim(out);
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);

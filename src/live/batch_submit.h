@@ -23,11 +23,11 @@ struct BatchSpec {
   std::string nodelist;                // --nodelist (empty: any node)
   uint32_t gpus_per_node = 0;          // --gres=gpu:N
   uint32_t cpus = 1;                   // --cpus-per-task
-  std::vector<std::string> env;        // "KEY=VALUE", exported to the job (--export=ALL,...)
+  std::vector<std::string> env;        // "KEY=VALUE" (no commas), exported to the job (--export=ALL,...)
   std::string comment;
 };
 
-// The sbatch arguments of a spec (without the tool name); public for tests.
+// The sbatch arguments of a spec (without the tool name); public for tests (tests/eval_cli_test.cc).
 std::vector<std::string> SbatchArgs(const BatchSpec& s);
 // Submits; returns the job id (of the array, for array jobs).
 Result<uint32_t> SubmitBatch(ExecSlurmClient& slurm, const BatchSpec& s);
