@@ -185,11 +185,10 @@ Diagnosis Diagnoser::Explain(const CompressedLog& log, const std::vector<Match>&
   std::vector<size_t> lines;
   for (const Match& x : m)
     if (x.rule == m[winner].rule) lines.push_back(x.line);
-  // The deciding line and up to three more of the same rule, in input order.
+  // The deciding line first, then up to three more of the same rule in input order.
   std::vector<size_t> shown{m[winner].line};
   for (size_t l : lines)
     if (shown.size() < 4 && l != m[winner].line) shown.push_back(l);
-  std::sort(shown.begin(), shown.end());
   for (size_t l : shown) {
     std::string t = log.lines[l].text;
     if (t.size() > 400) t = t.substr(0, 400) + "...";

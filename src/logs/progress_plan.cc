@@ -123,8 +123,7 @@ Framework DetectFramework(std::string_view s) {
       (Has(s, "step:") && Has(s, " - ")))
     return Framework::kVerl;
   if (Has(s, "RunningAvgSamplesPerSec") || Has(s, "[deepspeed]") || Has(s, "] step=")) return Framework::kDeepSpeed;
-  std::string_view t = s.substr(std::min(s.find_first_not_of(' '), s.size()));
-  if (StartsWith(t, "iter ") && Has(s, "loss")) return Framework::kNanoGpt;
+  if (Has(s, "iter ") && Has(s, ": loss ")) return Framework::kNanoGpt;  // "iter 12: loss 3.1, time 560.1ms"
   if (Has(s, "{'loss'") || Has(s, "'epoch':") || Has(s, "'learning_rate'") || Has(s, "{\"loss\"")) return Framework::kHfTrainer;
   if (Has(s, "v_num") || (Has(s, "Epoch ") && Has(s, "%||"))) return Framework::kLightning;
   return Framework::kUnknown;

@@ -1,0 +1,136 @@
+#include "logs/diagnose.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace orrery::logs {
+namespace {
+
+std::string Join(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const std::string& l : lines) s += l + "\n";
+  return s;
+}
+
+Diagnosis DiagnoseLines(const std::vector<std::string>& lines) { return Diagnoser().Diagnose(Join(lines)); }
+
+const char* kTimeout =
+    "[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=80, "
+    "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600123 milliseconds before timing out.";
+
+TEST(DiagnoseTest, OomOnOneRankBeatsTheTimeoutsItCaused) {
+  // Rank 3 runs out of GPU memory; the other ranks wait in the all-reduce until the watchdog
+  // fires. The timeouts come last, but the OOM is the cause (cuda_oom 80 > nccl_timeout 40).
+  Diagnosis d = DiagnoseLines({"[rank3]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", kTimeout, kTimeout});
+  EXPECT_EQ(d.category, Category::kFramework);
+  EXPECT_EQ(d.subtype, "cuda_oom");
+  EXPECT_FALSE(d.retry);
+  EXPECT_EQ(d.rule, "cuda_oom");
+}
+
+TEST(DiagnoseTest, XidNamesTheGpuBehindATimeout) {
+  Diagnosis d = DiagnoseLines({kTimeout, "[Sun Feb 23 16:24:24 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."});
+  EXPECT_EQ(d.category, Category::kInfrastructure);
+  EXPECT_EQ(d.subtype, "gpu_xid");
+  EXPECT_TRUE(d.retry);
+  EXPECT_EQ(d.suspect_node, "PCI:0000:3b:00");
+}
+
+TEST(DiagnoseTest, PlainTimeoutIsRetriedWithoutSuspect) {
+  Diagnosis d = DiagnoseLines({"step 100 loss 2.0", kTimeout});
+  EXPECT_EQ(d.subtype, "nccl_timeout");
+  EXPECT_TRUE(d.retry);
+  EXPECT_EQ(d.suspect_node, "");
+  ASSERT_EQ(d.evidence.size(), 1u);
+  EXPECT_EQ(d.evidence[0], kTimeout);
+}
+
+TEST(DiagnoseTest, ChainedExceptionsFollowedBackToTheRoot) {
+  const std::vector<std::string> log = {
+      "Traceback (most recent call last):",
+      "  File \"train.py\", line 3, in <module>",
+      "KeyError: 'labels'",
+      "",
+      "During handling of the above exception, another exception occurred:",
+      "",
+      "Traceback (most recent call last):",
+      "  File \"train.py\", line 5, in <module>",
+      "ValueError: could not build batch",
+  };
+  Diagnosis root = DiagnoseLines(log);
+  EXPECT_EQ(root.subtype, "user_code_exception");
+  ASSERT_FALSE(root.evidence.empty());
+  EXPECT_EQ(root.evidence[0], "KeyError: 'labels'");
+  // Without the chain marker the two exceptions are unrelated and the last one ended the job.
+  std::vector<std::string> unchained = log;
+  unchained[4] = "retrying";
+  Diagnosis last = DiagnoseLines(unchained);
+  ASSERT_FALSE(last.evidence.empty());
+  EXPECT_EQ(last.evidence[0], "ValueError: could not build batch");
+}
+
+TEST(DiagnoseTest, TieBreakFirstAndLast) {
+  RuleSet rs = DefaultRules();
+  rs.tie_break = TieBreak::kLast;
+  std::string log = Join({"KeyError: 'a'", "During handling of the above exception, another exception occurred:", "IndexError: b"});
+  EXPECT_EQ(Diagnoser(rs).Diagnose(log).evidence[0], "IndexError: b");
+  rs.tie_break = TieBreak::kFirst;
+  EXPECT_EQ(Diagnoser(rs).Diagnose(log).evidence[0], "KeyError: 'a'");
+}
+
+TEST(DiagnoseTest, SlurmNodeFailureNamesTheNode) {
+  Diagnosis d = DiagnoseLines({"srun: error: Node failure on gpu-node-17",
+                     "slurmstepd: error: *** JOB 77 ON gpu-node-17 CANCELLED AT 2024-05-01T10:00:00 DUE TO NODE FAILURE ***"});
+  EXPECT_EQ(d.subtype, "node_failure");
+  EXPECT_EQ(d.category, Category::kInfrastructure);
+  EXPECT_EQ(d.suspect_node, "gpu-node-17");
+}
+
+TEST(DiagnoseTest, HostOomKillBeatsTheSignal) {
+  Diagnosis d = DiagnoseLines({"failed (exitcode: -9) local_rank: 0 (pid: 12) of binary: python",
+                     "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=77.0. Some of your processes may have been killed"});
+  EXPECT_EQ(d.subtype, "host_oom_kill");
+  EXPECT_FALSE(d.retry);
+}
+
+TEST(DiagnoseTest, OverflowRunNeedsFourLines) {
+  std::vector<std::string> log;
+  for (int i = 0; i < 3; ++i)
+    log.push_back("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: " + std::to_string(64 >> i) + ", reducing to " +
+                  std::to_string(32 >> i));
+  EXPECT_EQ(DiagnoseLines(log).category, Category::kUnknown);  // three overflows happen in healthy fp16 runs
+  log.push_back("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 8, reducing to 4");
+  EXPECT_EQ(DiagnoseLines(log).subtype, "loss_scale_underflow");
+}
+
+TEST(CompressTest, RoutineLinesCollapseErrorContextStays) {
+  std::vector<std::string> log;
+  for (int i = 1; i <= 5000; ++i)
+    log.push_back(" iteration " + std::to_string(i) + "/ 10000 | elapsed time per iteration (ms): 512.3 | lm loss: 2.5E+00 |");
+  for (int r = 0; r < 64; ++r)
+    log.push_back("[rank" + std::to_string(r) + "]: RuntimeError: CUDA error: an illegal memory access was encountered");
+  CompressedLog c = Compress(Join(log), 2);
+  EXPECT_EQ(c.total_lines, 5064u);
+  // Two templates (progress, the per-rank error), each: the first two and the last line.
+  EXPECT_EQ(c.lines.size(), 6u);
+  EXPECT_EQ(c.lines.back().text, "[rank63]: RuntimeError: CUDA error: an illegal memory access was encountered");
+  EXPECT_EQ(c.lines.back().repeats, 64u);
+  EXPECT_EQ(Diagnoser().Classify(c).subtype, "illegal_memory_access");
+}
+
+TEST(DiagnoseTest, BadInputNeverCrashes) {
+  EXPECT_EQ(Diagnoser().Diagnose("").category, Category::kUnknown);
+  EXPECT_EQ(Diagnoser().Diagnose("").note, "empty log");
+  std::mt19937 rng(7);
+  std::string junk(1 << 20, '\0');
+  for (char& c : junk) c = static_cast<char>(rng());
+  (void)Diagnoser().Diagnose(junk);
+  std::string one_line(8 << 20, 'a');
+  one_line += " CUDA out of memory";  // beyond the line cap: cut, so not seen
+  EXPECT_EQ(Diagnoser().Diagnose(one_line).category, Category::kUnknown);
+  EXPECT_EQ(Diagnoser().Diagnose("\xff\xfe CUDA out of memory \xc3\x28").subtype, "cuda_oom");
+}
+
+}  // namespace
+}  // namespace orrery::logs
