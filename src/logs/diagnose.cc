@@ -49,7 +49,7 @@ CompressedLog Compress(std::string_view text, uint32_t keep_first) {
     TemplateLines& t = per[m.cluster];
     ++t.count;
     if (t.first.size() < keep_first) {
-      t.first.push_back({std::string(line), line_no, m.cluster, 0});
+      t.first.push_back({std::string(line), "", line_no, m.cluster, 0});
     } else {
       t.last.text.assign(line.data(), line.size());
       t.last.line_no = line_no;
@@ -67,7 +67,10 @@ CompressedLog Compress(std::string_view text, uint32_t keep_first) {
     if (t.last.line_no != 0) out.lines.push_back(std::move(t.last));
   }
   std::sort(out.lines.begin(), out.lines.end(), [](const KeptLine& a, const KeptLine& b) { return a.line_no < b.line_no; });
-  for (KeptLine& k : out.lines) k.repeats = per[k.cluster].count;
+  for (KeptLine& k : out.lines) {
+    k.repeats = per[k.cluster].count;
+    k.lower = AsciiLower(k.text);
+  }
   return out;
 }
 
@@ -119,13 +122,15 @@ bool IsChainMarker(std::string_view line) {
 }  // namespace
 
 bool Diagnoser::LineMatches(const Rule& r, const CompressedLog& log, size_t i) const {
-  std::string_view line = log.lines[i].text;
-  bool hit = (!r.any.empty() && ContainsAny(line, r.any)) || (!r.exception.empty() && ExceptionIn(line, r.exception));
+  auto text = [&](size_t j) -> std::string_view { return r.case_sensitive ? log.lines[j].text : log.lines[j].lower; };
+  std::string_view line = text(i);
+  bool hit = (!r.any.empty() && ContainsAny(line, r.any)) ||
+             (!r.exception.empty() && ExceptionIn(log.lines[i].text, r.exception));
   if (!hit || !ContainsAll(line, r.all) || (!r.unless.empty() && ContainsAny(line, r.unless))) return false;
   if (r.near.empty()) return true;
   size_t from = i >= r.window ? i - r.window : 0;
   for (size_t j = from; j <= i; ++j)
-    if (ContainsAny(log.lines[j].text, r.near)) return true;
+    if (ContainsAny(text(j), r.near)) return true;
   return false;
 }
 

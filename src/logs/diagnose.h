@@ -15,6 +15,7 @@ namespace orrery::logs {
 
 struct KeptLine {
   std::string text;
+  std::string lower;      // text in ASCII lowercase (case-blind rules)
   uint64_t line_no = 0;   // 1-based, in the input
   uint32_t cluster = 0;   // Drain template id
   uint64_t repeats = 1;   // lines of this template in the whole input

@@ -134,3 +134,58 @@ TEST(DiagnoseTest, BadInputNeverCrashes) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// Messages as today's PyTorch, NCCL, CUDA, Slurm and the kernel print them (written for this
+// test from the libraries' message formats, not copied from the corpus).
+struct Case {
+  const char* log;
+  Category category;
+  const char* subtype;
+  bool retry;
+  const char* suspect;
+};
+
+TEST(DiagnoseTest, MessageCatalogue) {
+  const Case cases[] = {
+      {"RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, unhandled cuda error, NCCL version 2.14.3\n"
+       "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda failure 'out of memory'",
+       Category::kFramework, "cuda_oom", false, ""},
+      {"slurmstepd: error: *** JOB 4242 ON a100-07 CANCELLED AT 2024-03-01T12:00:00 DUE TO TIME LIMIT ***",
+       Category::kInfrastructure, "time_limit", false, ""},
+      {"ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory", Category::kFramework,
+       "version_mismatch", false, ""},
+      {"RuntimeError: The size of tensor a (4096) must match the size of tensor b (2048) at non-singleton dimension 1",
+       Category::kScript, "shape_mismatch", false, ""},
+      {"OSError: [Errno 28] No space left on device: '/ckpt/step_1000'", Category::kInfrastructure, "storage_io", false, ""},
+      {"train.py: error: unrecognized arguments: --lr_sheduler cosine", Category::kScript, "bad_arguments", false, ""},
+      {"RuntimeError: No CUDA GPUs are available", Category::kInfrastructure, "gpu_unavailable", true, ""},
+      {"[  123.456] Out of memory: Killed process 9876 (python) total-vm:123456kB", Category::kInfrastructure, "host_oom_kill",
+       false, ""},
+      {"Fatal Python error: Segmentation fault\n\nThread 0x00007f (most recent call first):", Category::kFramework, "segfault",
+       false, ""},
+      {"WARNING: Loss is NaN at step 1200, stopping", Category::kFramework, "loss_nan", false, ""},
+      {"ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+       Category::kInfrastructure, "shared_memory", false, ""},
+      {"node12:1:2 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.12<0>\n"
+       "IndexError: index 5 is out of bounds for dimension 0 with size 5",
+       Category::kScript, "user_code_exception", false, ""},
+      {"  File \"/usr/lib/python3/site-packages/torch/distributed/fsdp/_runtime_utils.py\", line 9, in _pre_forward\n"
+       "    assert handle._training_state == HandleTrainingState.IDLE\nAssertionError",
+       Category::kFramework, "fsdp_assertion", false, ""},
+      {"[Mon Jan  1 00:00:00 2024] NVRM: Xid (PCI:0000:4e:00): 48, pid=77, DBE (double bit error) ECC error",
+       Category::kInfrastructure, "gpu_ecc", true, "PCI:0000:4e:00"},
+  };
+  for (const Case& c : cases) {
+    Diagnosis d = Diagnoser().Diagnose(c.log);
+    EXPECT_EQ(d.category, c.category) << c.log;
+    EXPECT_EQ(d.subtype, c.subtype) << c.log;
+    EXPECT_EQ(d.retry, c.retry) << c.log;
+    EXPECT_EQ(d.suspect_node, c.suspect) << c.log;
+  }
+}
+
+}  // namespace
+}  // namespace orrery::logs

@@ -17,9 +17,10 @@ bool IsPath(std::string_view t) {
   return t[0] == '/' || (t[0] == '.' && t[1] == '/') || (t[0] == '~' && t[1] == '/');
 }
 
-// Byte is part of a drawn tqdm bar: a space, '#', or any byte of a multi-byte UTF-8
-// sequence (the block elements ▏▎▍▌▋▊▉█ are E2 96 8x).
-bool IsBarCell(unsigned char c) { return c == ' ' || c == '#' || c >= 0x80; }
+// Byte is part of a drawn tqdm bar: a space, '#' and the digits of an ASCII bar
+// ("####5     "), or any byte of a multi-byte UTF-8 sequence (the block elements
+// ▏▎▍▌▋▊▉█ are E2 96 8x).
+bool IsBarCell(unsigned char c) { return c == ' ' || c == '#' || (c >= '0' && c <= '9') || c >= 0x80; }
 
 // Copies `line` into *out with the cells of every "N%|cells|" bar removed. Returns false
 // (and leaves *out unspecified) when the line has no bar.

@@ -15,7 +15,7 @@
 
 namespace orrery::logs {
 
-inline constexpr size_t kMaxLineBytes = 4096;
+inline constexpr size_t kMaxLineBytes = 16384;  // verl prints 2-8 KiB metric lines
 
 class LineSplitter {
  public:

@@ -74,6 +74,7 @@ std::optional<Time> LineTimestamp(std::string_view line) {
 struct ProgressTracker::Values {
   std::optional<double> step, total, bar_step, bar_total, epoch, loss, seconds, bar_seconds;
   int step_rank = 99, total_rank = 99, loss_rank = 99;
+  bool step_rounded = false;  // the named step was printed in exponent form ("global_step=3.2e+4")
 };
 
 ProgressTracker::ProgressTracker(TrackerOptions opts, FormatOracle* oracle) : opts_(opts), oracle_(oracle) {}
@@ -130,7 +131,11 @@ void ProgressTracker::Apply(const Plan& plan, const MaskedLine& line, Time now) 
     if (std::isnan(val) && r.field != Field::kLoss) continue;
     switch (r.field) {
       case Field::kStep:
-        if (r.rank < v.step_rank) v.step = val, v.step_rank = r.rank;
+        if (r.rank < v.step_rank) {
+          v.step = val;
+          v.step_rank = r.rank;
+          v.step_rounded = line.params[r.param].text.find_first_of("eE") != std::string_view::npos;
+        }
         break;
       case Field::kTotal:
         if (r.rank < v.total_rank) v.total = val, v.total_rank = r.rank;
@@ -153,8 +158,12 @@ void ProgressTracker::Update(const Values& v, const Plan& plan, Time now, std::o
   // The step: a named counter, else the bar's. A bar beside a named counter that differs
   // counts batches of the epoch: its total is not the run's.
   std::optional<double> step = v.step ? v.step : v.bar_step;
+  // NeMo's bar prints "global_step=3.2e+4" beside the exact count 32040/500150: same counter.
+  bool bar_same = v.bar_step && (!v.step || *v.bar_step == *v.step ||
+                                 (v.step_rounded && std::fabs(*v.bar_step - *v.step) <= 0.05 * std::fabs(*v.step)));
+  if (bar_same) step = v.bar_step;
   std::optional<double> total = v.total;
-  if (!total && v.bar_total && (!v.step || v.bar_step == v.step)) total = v.bar_total;
+  if (!total && v.bar_total && bar_same) total = v.bar_total;
   std::optional<int64_t> istep;
   if (step && std::isfinite(*step) && std::fabs(*step) < 9e15) istep = static_cast<int64_t>(std::llround(*step));
   bool new_step = istep && istep != cur_.step;

@@ -18,7 +18,7 @@ bool IsAlphaC(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 // "lm loss", "train/loss", "'epoch'" -> "epoch". Lowercase, single spaces, at most 48 bytes.
 std::string KeyBefore(std::string_view s, size_t off) {
   size_t i = off;
-  for (int skipped = 0; i > 0 && skipped < 8 && std::strchr(" \t:='\"", s[i - 1]) != nullptr && s[i - 1] != 0; ++skipped) --i;
+  for (int skipped = 0; i > 0 && skipped < 8 && std::strchr(" \t:='\"[", s[i - 1]) != nullptr && s[i - 1] != 0; ++skipped) --i;
   size_t end = i;
   while (i > 0 && end - i < 48) {
     char c = s[i - 1];
@@ -105,6 +105,8 @@ double SecondsScale(std::string_view k, std::string_view suffix, bool* invert) {
   if (LastSegment(k) == "time" && Words(k) <= 2) {
     if (StartsWith(suffix, "ms")) return 0.001;
     if (StartsWith(suffix, "s") && (suffix.size() == 1 || !IsAlphaC(suffix[1]))) return 1.0;
+    // "time: 0.4123  data_time: 0.0012" (detectron2, MMEngine): seconds without a unit.
+    if (k == "time" && (suffix.empty() || suffix[0] == ' ' || suffix[0] == ',' || suffix[0] == '|')) return 1.0;
   }
   if (k == "ups" || EndsWith(k, " ups")) {
     *invert = true;

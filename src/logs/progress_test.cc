@@ -186,3 +186,63 @@ TEST(LineTimestampTest, Formats) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// Progress lines in the formats the frameworks print today (written for this test).
+struct Format {
+  const char* log;
+  const char* framework;
+  std::optional<int64_t> step, total;
+  std::optional<double> epoch, loss, seconds;
+};
+
+TEST(ProgressTest, FormatCatalogue) {
+  const Format cases[] = {
+      // DeepSpeed >= 0.10 timer line.
+      {"[2024-01-01 00:00:00,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=40/global_step=10, "
+       "RunningAvgSamplesPerSec=12.5, CurrSamplesPerSec=12.1, MemAllocated=4.2GB, MaxMemAllocated=9.9GB\n",
+       "deepspeed", 10, std::nullopt, 0, std::nullopt, std::nullopt},
+      // Lightning 2.x: the step's loss, not the epoch average.
+      {"Epoch 3:  45%|####5     | 450/1000 [01:23<01:42,  5.38it/s, v_num=12, train_loss_step=0.523, train_loss_epoch=0.611]\n",
+       "pytorch_lightning", 450, 1000, 3, 0.523, 1 / 5.38},
+      // NeMo's Lightning bar: global_step printed rounded beside the exact bar count.
+      {"Epoch 0:   6%|##        | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6, v_num=95nc, reduced_train_loss=2.590, "
+       "global_step=3.2e+4, consumed_samples=2.56e+7]\n",
+       "nemo", 32040, 500150, 0, 2.59, 1 / 1.37},
+      // A hand-written loop.
+      {"Epoch [2/10], Step [100/600], Loss: 0.2345\n", "", 100, 600, 2, 0.2345, std::nullopt},
+      // detectron2-style metrics.
+      {"[01/01 00:00:00 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 2.1  loss_cls: 0.7  time: 0.4123  data_time: 0.0012  lr: 0.0001\n",
+       "", 19, std::nullopt, std::nullopt, 2.1, 0.4123},
+      // fairseq >= 0.10 with the logging prefix.
+      {"2021-01-01 00:00:00 | INFO | train_inner | epoch 002:    100 / 1000 loss=9.5, nll_loss=9.1, ppl=550, wps=1e+04, "
+       "ups=2.5, wpb=4000, bsz=100, num_updates=1100, lr=0.0005, gnorm=1.1, train_wall=40, wall=400\n",
+       "fairseq", 1100, std::nullopt, 2, 9.5, 0.4},
+      // HF Trainer's final summary dict.
+      {"{'train_runtime': 100.5, 'train_samples_per_second': 9.9, 'train_steps_per_second': 1.2, 'train_loss': 1.5, 'epoch': 3.0}\n",
+       "hf_trainer", std::nullopt, std::nullopt, 3.0, 1.5, std::nullopt},
+  };
+  for (const Format& c : cases) {
+    Reading r = Track(c.log);
+    EXPECT_EQ(FrameworkName(r.framework), c.framework) << c.log;
+    EXPECT_EQ(r.step, c.step) << c.log;
+    EXPECT_EQ(r.total_steps, c.total) << c.log;
+    EXPECT_EQ(r.epoch.has_value(), c.epoch.has_value()) << c.log;
+    if (r.epoch && c.epoch) {
+      EXPECT_DOUBLE_EQ(*r.epoch, *c.epoch) << c.log;
+    }
+    EXPECT_EQ(r.loss.has_value(), c.loss.has_value()) << c.log;
+    if (r.loss && c.loss) {
+      EXPECT_DOUBLE_EQ(*r.loss, *c.loss) << c.log;
+    }
+    EXPECT_EQ(r.seconds_per_step.has_value(), c.seconds.has_value()) << c.log;
+    if (r.seconds_per_step && c.seconds) {
+      EXPECT_NEAR(*r.seconds_per_step, *c.seconds, 1e-9) << c.log;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace orrery::logs

@@ -53,7 +53,7 @@ const std::vector<std::string> kRootKeys = {"diagnose", "rule"};
 const std::vector<std::string> kSettingsKeys = {"tie_break", "keep_first", "llm_below"};
 const std::vector<std::string> kRuleKeys = {"name",   "category", "subtype",   "retry",  "priority", "confidence",
                                             "any",    "all",      "unless",    "exception", "near",  "window",
-                                            "min_count", "suspect", "why"};
+                                            "min_count", "suspect", "why", "case_sensitive"};
 
 struct Ctx {
   const std::string& file;
@@ -173,6 +173,14 @@ Status ParseMatchers(const Ctx& c, const TV& t, const std::string& w, Rule* r) {
   if (const TV* v = Find(t, "min_count")) {
     ORR_ASSIGN_OR_RETURN(int64_t k, Integer(c, *v, w + " key 'min_count'", 1, 1000000));
     r->min_count = static_cast<uint32_t>(k);
+  }
+  if (const TV* v = Find(t, "case_sensitive")) {
+    if (!v->is_boolean()) return c.At(*v, w + " key 'case_sensitive': expected true or false, got " + Got(*v));
+    r->case_sensitive = v->as_boolean();
+  }
+  if (!r->case_sensitive) {
+    for (auto* list : {&r->any, &r->all, &r->unless, &r->near})
+      for (std::string& s : *list) s = AsciiLower(s);
   }
   return Status::Ok();
 }
@@ -355,6 +363,13 @@ std::string_view ExceptionAt(std::string_view line, size_t end) {
 }
 
 }  // namespace
+
+std::string AsciiLower(std::string_view s) {
+  std::string o(s);
+  for (char& ch : o)
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  return o;
+}
 
 std::string_view PythonException(std::string_view line) {
   for (std::string_view suffix : {"Error", "Exception", "Interrupt", "Exit"}) {

@@ -1,8 +1,9 @@
 // Diagnosis rules: a data file of line patterns (configs/diagnose-rules.toml, embedded as
 // the default; docs/formats/diagnose-rules.md). Each rule names the failure it stands for
 // (category, subtype, retry), a priority (root causes above their symptoms) and what a line
-// must contain. Matching is literal (substring) or structural (a Python exception line of a
-// named class), never regex: a rule costs a few memchr-speed searches per kept line.
+// must contain. Matching is literal (substring, ASCII case-blind unless case_sensitive) or
+// structural (a Python exception line of a named class), never regex: a rule costs a few
+// substring searches per kept line.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,7 @@ struct Rule {
   std::vector<std::string> near;       // one of these occurs in the line or the `window` kept lines before it
   uint32_t window = 0;
   uint32_t min_count = 1;              // matching lines (counting repeats) needed
+  bool case_sensitive = false;         // any/all/unless/near compare ASCII case-blind unless set (stored lowercase)
   SuspectKind suspect = SuspectKind::kNone;
   std::string why;                     // the reasoning, for people (and --explain)
   uint32_t line = 0;                   // where it was declared
@@ -71,6 +73,8 @@ RuleSet MergeRules(RuleSet base, const RuleSet& extra);
 // The class name of a Python exception line ("KeyError: 'x'", "[rank1]: torch.cuda.
 // OutOfMemoryError: CUDA out of memory" -> "OutOfMemoryError"), or "" when it is none.
 std::string_view PythonException(std::string_view line);
+// ASCII lowercase copy (how case-blind rules and lines are compared).
+std::string AsciiLower(std::string_view s);
 // The suspect named on `line`, or "".
 std::string ExtractSuspect(SuspectKind kind, std::string_view line);
 

@@ -39,7 +39,7 @@ TEST(RulesTest, ExactErrorMessages) {
             "r.toml:3:12: rule 'x' key 'category': expected one of infrastructure, framework, script, got \"hardware\"");
   EXPECT_EQ(Err(std::string(kMinimal) + "colour = 1\n"),
             "r.toml:7:10: unknown key 'colour' in [[rule]] #1 (expected one of: name, category, subtype, retry, priority, "
-            "confidence, any, all, unless, exception, near, window, min_count, suspect, why)");
+            "confidence, any, all, unless, exception, near, window, min_count, suspect, why, case_sensitive)");
   EXPECT_EQ(Err("[[rule]]\nname = \"x\"\ncategory = \"script\"\nsubtype = \"Bad-Name\"\n"),
             "r.toml:4:11: rule 'x' key 'subtype': expected snake_case ([a-z][a-z0-9_]*, at most 48 bytes), got \"Bad-Name\"");
   EXPECT_EQ(Err("[[rule]]\nname = \"x\"\ncategory = \"script\"\nsubtype = \"a\"\nretry = \"no\"\n"),
