@@ -438,6 +438,7 @@ std::string SlurmNode(std::string_view line) {
   for (auto [marker, follow] : {std::pair<std::string_view, std::string_view>{" ON ", " CANCELLED"},
                                 {"Node failure on ", ""},
                                 {"srun: error: ", ": task"},
+                                {"failed on node ", ""},
                                 {"NodeName=", ""}}) {
     std::string h = HostAfter(line, marker, follow);
     while (!h.empty() && h.back() == '.') h.pop_back();
