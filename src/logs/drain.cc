@@ -273,7 +273,7 @@ DrainMatch Drain::Add(const MaskedLine& line) {
   std::vector<uint32_t>* leaf = Leaf(line.tokens);
   int best = BestMatch(*leaf, line.tokens);
   if (best >= 0) return Merge(static_cast<uint32_t>(best), line.tokens);
-  if (clusters_.size() >= opts_.max_clusters) {
+  if (clusters_.size() >= opts_.max_clusters || leaf->size() >= opts_.max_leaf_clusters) {
     uint32_t id = Overflow(line.tokens.size());
     ++clusters_[id].count;
     return {id, false, false};

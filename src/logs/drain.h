@@ -10,7 +10,9 @@
 //    with "<*>" goes to the wildcard child, as does any token once a node has max_children
 //    children); a leaf holds clusters. A line joins the most similar cluster of its leaf
 //    (share of equal tokens ≥ similarity; "<*>" in a template matches anything) and the
-//    template's differing tokens become "<*>"; otherwise it starts a new cluster.
+//    template's differing tokens become "<*>"; otherwise it starts a new cluster. Cluster
+//    count and leaf size are capped (lines beyond go to an overflow cluster per length), so
+//    adversarial input costs bounded time and memory per line.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +52,7 @@ struct DrainOptions {
   double similarity = 0.4;   // minimum share of equal tokens to join a cluster
   size_t max_children = 100;
   size_t max_clusters = 50000;  // beyond this, unmatched lines go to one overflow cluster
+  size_t max_leaf_clusters = 256;  // ... and beyond this many in one leaf (bounds the work per line)
 };
 
 struct DrainCluster {
