@@ -1,7 +1,6 @@
 #include "logs/diagnose.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "logs/drain.h"
 #include "logs/lines.h"

@@ -1,13 +1,13 @@
 #include "logs/llm.h"
 
 #include <cstdlib>
-#include <sstream>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <toml.hpp>
 
 #include "base/io.h"
+#include "logs/toml_text.h"
 
 namespace orrery::logs {
 
@@ -74,14 +74,7 @@ constexpr const char* kFormatSystem =
 }  // namespace
 
 Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file) {
-  toml::value root;
-  try {
-    std::istringstream in{std::string(text)};
-    root = toml::parse(in, file);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    return MakeError(file + ": TOML syntax error: " + what.substr(0, what.find('\n')));
-  }
+  ORR_ASSIGN_OR_RETURN(toml::value root, ParseTomlText(text, file));
   if (!root.is_table() || !root.contains("llm") || !root.at("llm").is_table())
     return MakeError(file + ":1:1: no [llm] table (base_url, model, timeout_s, api_key_env)");
   const toml::value& t = root.at("llm");

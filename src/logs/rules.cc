@@ -1,12 +1,12 @@
 #include "logs/rules.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include <toml.hpp>
 
 #include "base/io.h"
 #include "logs/default_rules_toml.h"
+#include "logs/toml_text.h"
 
 namespace orrery::logs {
 
@@ -236,62 +236,11 @@ Result<Rule> ParseRule(const Ctx& c, const TV& t, size_t index) {
   return r;
 }
 
-// toml11 parses nested arrays and inline tables recursively: refuse deep nesting first
-// (comments and strings skipped) so that no input can exhaust the stack.
-Status CheckNesting(const Ctx& c, std::string_view text) {
-  int depth = 0;
-  uint32_t line = 1, col = 0;
-  char quote = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char ch = text[i];
-    ++col;
-    if (ch == '\n') {
-      ++line;
-      col = 0;
-      if (quote == '#') quote = 0;
-      continue;
-    }
-    if (quote != 0) {
-      if (quote == '"' && ch == '\\') {
-        ++i;
-        ++col;
-      } else if (ch == quote) {
-        quote = 0;
-      }
-      continue;
-    }
-    if (ch == '#' || ch == '"' || ch == '\'') quote = ch;
-    else if (ch == '[' || ch == '{') {
-      if (++depth > 32) return c.At(line, col, "arrays or tables nested more than 32 deep");
-    } else if (ch == ']' || ch == '}') {
-      depth = depth > 0 ? depth - 1 : 0;
-    }
-  }
-  return Status::Ok();
-}
-
-Result<TV> ParseToml(const Ctx& c, std::string_view text) {
-  ORR_RETURN_IF_ERROR(CheckNesting(c, text));
-  try {
-    std::istringstream in{std::string(text)};
-    return toml::parse(in, c.file);
-  } catch (const toml::exception& e) {
-    std::string what = e.what();
-    std::string first = what.substr(0, what.find('\n'));
-    if (first.rfind("[error] ", 0) == 0) first = first.substr(8);
-    if (first.rfind("toml::", 0) == 0 && first.find(": ") != std::string::npos) first = first.substr(first.find(": ") + 2);
-    auto loc = e.location();
-    return c.At(static_cast<uint32_t>(loc.line()), static_cast<uint32_t>(loc.column()), "TOML syntax error: " + first);
-  } catch (const std::exception& e) {
-    return MakeError(c.file + ": TOML syntax error: " + std::string(e.what()).substr(0, 200));
-  }
-}
-
 }  // namespace
 
 Result<RuleSet> ParseRules(std::string_view text, const std::string& file) {
   Ctx c{file};
-  ORR_ASSIGN_OR_RETURN(TV root, ParseToml(c, text));
+  ORR_ASSIGN_OR_RETURN(TV root, ParseTomlText(text, file));
   if (!root.is_table()) return c.At(1, 1, "expected a TOML table at top level");
   ORR_RETURN_IF_ERROR(CheckKeys(c, root, "the top-level table", kRootKeys));
   RuleSet rs;
