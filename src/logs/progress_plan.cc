@@ -115,6 +115,15 @@ double SecondsScale(std::string_view k, std::string_view suffix, bool* invert) {
   return 0;
 }
 
+// "  40%||  40/100 [...]": a tqdm bar with nothing before its percentage.
+bool BareBar(std::string_view s) {
+  size_t p = s.find("%||");
+  if (p == std::string_view::npos) return false;
+  size_t q = p;
+  while (q > 0 && s[q - 1] >= '0' && s[q - 1] <= '9') --q;
+  return q < p && s.substr(0, q).find_first_not_of(' ') == std::string_view::npos;
+}
+
 Framework DetectFramework(std::string_view s) {
   if (Has(s, "reduced_train_loss") || Has(s, "train_step_timing") || (Has(s, "Training epoch") && Has(s, "iteration")))
     return Framework::kNemo;
@@ -128,6 +137,7 @@ Framework DetectFramework(std::string_view s) {
   if (Has(s, "iter ") && Has(s, ": loss ")) return Framework::kNanoGpt;  // "iter 12: loss 3.1, time 560.1ms"
   if (Has(s, "{'loss'") || Has(s, "'epoch':") || Has(s, "'learning_rate'") || Has(s, "{\"loss\"")) return Framework::kHfTrainer;
   if (Has(s, "v_num") || (Has(s, "Epoch ") && Has(s, "%||"))) return Framework::kLightning;
+  if (BareBar(s)) return Framework::kHfTrainer;  // the Trainer's bar has no description
   return Framework::kUnknown;
 }
 

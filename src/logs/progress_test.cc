@@ -55,6 +55,7 @@ TEST(ProgressTest, TqdmCarriageReturnRefreshes) {
   // A terminal bar redraws itself with '\r'; the last refresh counts. 1.00s/it, 20 of 100.
   Reading r = Track("\r 10%|\xe2\x96\x88         | 10/100 [00:10<01:30,  1.00it/s]\r 20%|\xe2\x96\x88\xe2\x96\x88        | "
                     "20/100 [00:20<01:20,  1.00s/it]");
+  EXPECT_EQ(FrameworkName(r.framework), "hf_trainer");  // a bar without description
   EXPECT_EQ(r.step, 20);
   EXPECT_EQ(r.total_steps, 100);
   EXPECT_DOUBLE_EQ(*r.seconds_per_step, 1.0);
