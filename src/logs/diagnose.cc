@@ -31,12 +31,13 @@ struct TemplateLines {
 
 }  // namespace
 
-CompressedLog Compress(std::string_view text, uint32_t keep_first) {
+CompressedLog Compress(std::string_view text, const CompressOptions& opts) {
   Drain drain;
   MaskedLine masked;
   std::string scratch;
   std::vector<TemplateLines> per;
-  uint64_t line_no = 0;
+  std::vector<KeptLine> tail(opts.tail_lines);  // ring of the last lines
+  uint64_t line_no = 0, nonblank = 0;
   LineSplitter split;
   auto on_line = [&](std::string_view raw) {
     ++line_no;
@@ -47,13 +48,20 @@ CompressedLog Compress(std::string_view text, uint32_t keep_first) {
     if (m.cluster >= per.size()) per.resize(m.cluster + 1);
     TemplateLines& t = per[m.cluster];
     ++t.count;
-    if (t.first.size() < keep_first) {
+    if (t.first.size() < opts.keep_first) {
       t.first.push_back({std::string(line), "", line_no, m.cluster, 0});
     } else {
       t.last.text.assign(line.data(), line.size());
       t.last.line_no = line_no;
       t.last.cluster = m.cluster;
     }
+    if (!tail.empty()) {
+      KeptLine& k = tail[nonblank % tail.size()];
+      k.text.assign(line.data(), line.size());
+      k.line_no = line_no;
+      k.cluster = m.cluster;
+    }
+    ++nonblank;
   };
   split.Feed(text, on_line);
   split.Finish(on_line);
@@ -65,7 +73,12 @@ CompressedLog Compress(std::string_view text, uint32_t keep_first) {
     for (KeptLine& k : t.first) out.lines.push_back(std::move(k));
     if (t.last.line_no != 0) out.lines.push_back(std::move(t.last));
   }
+  for (KeptLine& k : tail)
+    if (k.line_no != 0) out.lines.push_back(std::move(k));
   std::sort(out.lines.begin(), out.lines.end(), [](const KeptLine& a, const KeptLine& b) { return a.line_no < b.line_no; });
+  out.lines.erase(std::unique(out.lines.begin(), out.lines.end(),
+                              [](const KeptLine& a, const KeptLine& b) { return a.line_no == b.line_no; }),
+                  out.lines.end());
   for (KeptLine& k : out.lines) {
     k.repeats = per[k.cluster].count;
     k.lower = AsciiLower(k.text);
@@ -219,6 +232,6 @@ Diagnosis Diagnoser::Classify(const CompressedLog& log) const {
   return Explain(log, m, Decide(log, m));
 }
 
-Diagnosis Diagnoser::Diagnose(std::string_view tail) const { return Classify(Compress(tail, rules_.keep_first)); }
+Diagnosis Diagnoser::Diagnose(std::string_view tail) const { return Classify(Compress(tail, rules_.compress)); }
 
 }  // namespace orrery::logs

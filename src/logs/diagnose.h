@@ -31,8 +31,7 @@ struct CompressedLog {
   std::string Text(size_t max_bytes = 16384) const;
 };
 
-// keep_first: occurrences of each template kept from the start (its last one is always kept).
-CompressedLog Compress(std::string_view text, uint32_t keep_first);
+CompressedLog Compress(std::string_view text, const CompressOptions& opts);
 
 enum class DiagnosisSource { kRules, kLlm, kNone };
 std::string_view DiagnosisSourceName(DiagnosisSource s);

@@ -110,10 +110,13 @@ TEST(CompressTest, RoutineLinesCollapseErrorContextStays) {
     log.push_back(" iteration " + std::to_string(i) + "/ 10000 | elapsed time per iteration (ms): 512.3 | lm loss: 2.5E+00 |");
   for (int r = 0; r < 64; ++r)
     log.push_back("[rank" + std::to_string(r) + "]: RuntimeError: CUDA error: an illegal memory access was encountered");
-  CompressedLog c = Compress(Join(log), 2);
+  CompressedLog c = Compress(Join(log), CompressOptions{2, 0});
   EXPECT_EQ(c.total_lines, 5064u);
   // Two templates (progress, the per-rank error), each: the first two and the last line.
   EXPECT_EQ(c.lines.size(), 6u);
+  // With a verbatim tail of 10 lines (errors of ranks 54-63): progress first two and last (3),
+  // errors of ranks 0 and 1 (2), the tail (10, rank 63 among them): 15.
+  EXPECT_EQ(Compress(Join(log), CompressOptions{2, 10}).lines.size(), 15u);
   EXPECT_EQ(c.lines.back().text, "[rank63]: RuntimeError: CUDA error: an illegal memory access was encountered");
   EXPECT_EQ(c.lines.back().repeats, 64u);
   EXPECT_EQ(Diagnoser().Classify(c).subtype, "illegal_memory_access");
@@ -185,6 +188,28 @@ TEST(DiagnoseTest, MessageCatalogue) {
     EXPECT_EQ(d.retry, c.retry) << c.log;
     EXPECT_EQ(d.suspect_node, c.suspect) << c.log;
   }
+}
+
+}  // namespace
+}  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+TEST(DiagnoseTest, AssertionNearADeepSpeedFrame) {
+  // The DeepSpeed frame is the fourth of six; `near` looks 15 kept lines back from the
+  // AssertionError and finds it (deepspeed_assertion 70 > user_code_exception 50).
+  std::string log = "Traceback (most recent call last):\n";
+  for (const char* f : {"/w/train.py", "/w/model.py", "/w/trainer.py", "/env/deepspeed/runtime/engine.py", "/w/utils.py",
+                        "/w/more.py"})
+    log += std::string("  File \"") + f + "\", line 10, in step\n    x = y\n";
+  log += "AssertionError: bad partition\n";
+  EXPECT_EQ(Diagnoser().Diagnose(log).subtype, "deepspeed_assertion");
+  // Twenty frames later the DeepSpeed one is out of the window: a plain assertion.
+  std::string far = log.substr(0, log.rfind("AssertionError"));
+  for (int i = 0; i < 20; ++i) far += "  File \"/w/f" + std::to_string(i) + ".py\", line 1, in g\n";
+  far += "AssertionError: bad partition\n";
+  EXPECT_EQ(Diagnoser().Diagnose(far).subtype, "user_code_exception");
 }
 
 }  // namespace

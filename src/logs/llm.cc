@@ -183,7 +183,7 @@ LlmDiagnoser::LlmDiagnoser(const Diagnoser* rules, ChatClient* client, size_t ma
     : rules_(rules), client_(client), max_context_(max_context_bytes) {}
 
 Diagnosis LlmDiagnoser::Diagnose(std::string_view tail) {
-  CompressedLog log = Compress(tail, rules_->rules().keep_first);
+  CompressedLog log = Compress(tail, rules_->rules().compress);
   Diagnosis d = rules_->Classify(log);
   if (client_ == nullptr || (d.source == DiagnosisSource::kRules && d.confidence >= rules_->rules().llm_below)) return d;
   std::string ctx = log.Text(max_context_);

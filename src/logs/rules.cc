@@ -50,7 +50,7 @@ namespace {
 using TV = toml::value;
 
 const std::vector<std::string> kRootKeys = {"diagnose", "rule"};
-const std::vector<std::string> kSettingsKeys = {"tie_break", "keep_first", "llm_below"};
+const std::vector<std::string> kSettingsKeys = {"tie_break", "keep_first", "tail_lines", "llm_below"};
 const std::vector<std::string> kRuleKeys = {"name",   "category", "subtype",   "retry",  "priority", "confidence",
                                             "any",    "all",      "unless",    "exception", "near",  "window",
                                             "min_count", "suspect", "why", "case_sensitive"};
@@ -144,7 +144,11 @@ Status ParseSettings(const Ctx& c, const TV& t, RuleSet* rs) {
   }
   if (const TV* v = Find(t, "keep_first")) {
     ORR_ASSIGN_OR_RETURN(int64_t k, Integer(c, *v, "[diagnose] keep_first", 1, 100));
-    rs->keep_first = static_cast<uint32_t>(k);
+    rs->compress.keep_first = static_cast<uint32_t>(k);
+  }
+  if (const TV* v = Find(t, "tail_lines")) {
+    ORR_ASSIGN_OR_RETURN(int64_t k, Integer(c, *v, "[diagnose] tail_lines", 0, 10000));
+    rs->compress.tail_lines = static_cast<uint32_t>(k);
   }
   if (const TV* v = Find(t, "llm_below")) {
     ORR_ASSIGN_OR_RETURN(rs->llm_below, Fraction(c, *v, "[diagnose] llm_below"));

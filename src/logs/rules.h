@@ -55,10 +55,18 @@ struct Rule {
   uint32_t line = 0;                   // where it was declared
 };
 
+// Log compression: per Drain template the first keep_first lines and the last one are kept,
+// and the last tail_lines lines of the log verbatim (the final error block whole, even where
+// its lines' templates repeat: interleaved ranks, frames of the same file).
+struct CompressOptions {
+  uint32_t keep_first = 2;
+  uint32_t tail_lines = 100;
+};
+
 struct RuleSet {
   std::vector<Rule> rules;
   TieBreak tie_break = TieBreak::kChainRoot;
-  uint32_t keep_first = 2;      // log compression: occurrences of a template kept before it counts as routine
+  CompressOptions compress;
   double llm_below = 0.6;       // ask the LLM backend (when configured) below this confidence
   std::string source;           // file name, or "<embedded>"
 };

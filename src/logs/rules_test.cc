@@ -22,7 +22,8 @@ TEST(RulesTest, EmbeddedDefaultParses) {
   const RuleSet& rs = DefaultRules();
   EXPECT_GE(rs.rules.size(), 40u);
   EXPECT_EQ(rs.tie_break, TieBreak::kChainRoot);
-  EXPECT_EQ(rs.keep_first, 2u);
+  EXPECT_EQ(rs.compress.keep_first, 2u);
+  EXPECT_EQ(rs.compress.tail_lines, 100u);
 }
 
 TEST(RulesTest, MinimalRuleAndDefaults) {
