@@ -48,6 +48,9 @@ Framework HintOf(std::string_view line) {
   return Framework::kUnknown;
 }
 
+// Lines without digits are searched for a framework's name only this early in a log.
+constexpr uint64_t kHintLines = 2000;
+
 Framework Combine(Framework detected, Framework hint) {
   if (detected == Framework::kHfTrainer && hint == Framework::kAxolotl) return hint;
   if (detected == Framework::kLightning && hint == Framework::kNemo) return hint;
@@ -89,7 +92,10 @@ void ProgressTracker::Finish(Time now) {
 
 void ProgressTracker::OnLine(std::string_view raw, Time now) {
   ++lines_;
-  if (!HasDigit(raw)) return;  // every progress line has a number; most routine text has few
+  if (!HasDigit(raw)) {  // every progress line has a number; banners ("[axolotl] ...") may name the framework
+    if (hint_ == Framework::kUnknown && lines_ <= kHintLines) hint_ = HintOf(raw);
+    return;
+  }
   std::string_view line = CleanLine(raw, &scratch_);
   Mask(line, &masked_);
   DrainMatch m = drain_.Add(masked_);

@@ -247,3 +247,16 @@ TEST(ProgressTest, FormatCatalogue) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+TEST(ProgressTest, BannerNamesTheFramework) {
+  // axolotl prints HF Trainer's dicts; its own log lines name it.
+  Reading r = Track("[axolotl.cli.train] loading model and tokenizer\n{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 0.25}\n");
+  EXPECT_EQ(FrameworkName(r.framework), "axolotl");
+  EXPECT_EQ(FrameworkName(Track("{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 0.25}\n").framework), "hf_trainer");
+}
+
+}  // namespace
+}  // namespace orrery::logs
