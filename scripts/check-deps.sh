@@ -24,6 +24,12 @@ declare -A ALLOWED=(
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
 FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis plan semantic eval cli)
+  [logs]="base"
+  [live]="sched/framework sched/plugins predict config model base"
+  [cli]="sim live analysis logs workload config trace sched/framework sched/plugins predict model base"
+)
+# Longest prefixes first so sched/framework wins over a bare "sched".
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis logs cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

@@ -30,5 +30,7 @@ void SetExamples(CLI::App* cmd, std::initializer_list<std::string_view> examples
 void RegisterPlan(CLI::App& app, int* exit_code);      // plan_cmd.cc (training-job planner)
 void RegisterPlanSearch(CLI::App& plan, int* exit_code);  // plan_search_cmd.cc
 void RegisterInspect(CLI::App& app, int* exit_code);   // inspect_cmd.cc (launch-config reader)
+void RegisterDiagnose(CLI::App& app, int* exit_code);  // diagnose_cmd.cc (failure logs)
+void RegisterProgress(CLI::App& app, int* exit_code);  // progress_cmd.cc (training progress)
 
 }  // namespace orrery::cli
