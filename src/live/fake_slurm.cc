@@ -16,8 +16,7 @@ void FakeSlurm::AddNode(const std::string& name, uint16_t gpus, const std::strin
 Status FakeSlurm::Reach() {
   ++calls_;
   if (unreachable_)
-    return MakeError("slurm: `squeue` exited 1: slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
-                     kExitRuntime);
+    return SlurmError("slurm: `squeue` exited 1: slurm_load_jobs error: Unable to contact slurm controller (connect failure)");
   return Status::Ok();
 }
 
@@ -156,12 +155,20 @@ Result<std::vector<SlurmNode>> FakeSlurm::Nodes(const std::vector<std::string>&)
   return out;
 }
 
+Status FakeSlurm::NodesInto(const std::vector<std::string>&, std::vector<SlurmNode>* out) {
+  ORR_RETURN_IF_ERROR(Reach());
+  out->resize(nodes_.size());
+  size_t i = 0;
+  for (const auto& [name, n] : nodes_) (*out)[i++] = n.n;  // reuses each element's storage
+  return Status::Ok();
+}
+
 Status FakeSlurm::Hold(uint32_t job) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
-  if (f.j.state != SlurmJobState::kPending) return MakeError("slurm: Job is no longer pending execution", kExitRuntime);
+  if (f.j.state != SlurmJobState::kPending) return SlurmError("slurm: Job is no longer pending execution");
   if (!f.j.held) {
     f.j.held = true;
     f.j.reason = "JobHeldAdmin";
@@ -175,11 +182,11 @@ Status FakeSlurm::Hold(uint32_t job) {
 Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
-  if (f.j.state != SlurmJobState::kPending) return MakeError("slurm: Job is no longer pending execution", kExitRuntime);
+  if (f.j.state != SlurmJobState::kPending) return SlurmError("slurm: Job is no longer pending execution");
   for (const auto& s : nodes)
-    if (!nodes_.count(s.node)) return MakeError("slurm: Invalid node name specified: " + s.node, kExitRuntime);
+    if (!nodes_.count(s.node)) return SlurmError("slurm: Invalid node name specified: " + s.node);
   f.pinned = nodes;
   if (f.j.held) {
     f.j.held = false;
@@ -195,22 +202,22 @@ Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
 Status FakeSlurm::RequeueHold(uint32_t job) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
-  if (it->second.j.state != SlurmJobState::kRunning) return MakeError("slurm: Job is not running", kExitRuntime);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
+  if (it->second.j.state != SlurmJobState::kRunning) return SlurmError("slurm: Job is not running");
   Requeue(it->second, true);
   return Status::Ok();
 }
 
 Status FakeSlurm::SetPriority(uint32_t job, uint32_t) {
   ORR_RETURN_IF_ERROR(Reach());
-  if (!jobs_.count(job)) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (!jobs_.count(job)) return SlurmError("slurm: Invalid job id specified");
   return Status::Ok();
 }
 
 Status FakeSlurm::PowerDown(const std::string& node) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = nodes_.find(node);
-  if (it == nodes_.end()) return MakeError("slurm: Invalid node name specified", kExitRuntime);
+  if (it == nodes_.end()) return SlurmError("slurm: Invalid node name specified");
   ++power_calls_[node].downs;
   it->second.n.avail = NodeAvail::kPoweredDown;
   it->second.n.state_raw = "idle%";
@@ -222,7 +229,7 @@ Status FakeSlurm::PowerDown(const std::string& node) {
 Status FakeSlurm::PowerUp(const std::string& node) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = nodes_.find(node);
-  if (it == nodes_.end()) return MakeError("slurm: Invalid node name specified", kExitRuntime);
+  if (it == nodes_.end()) return SlurmError("slurm: Invalid node name specified");
   ++power_calls_[node].ups;
   it->second.n.avail = NodeAvail::kPoweringUp;
   it->second.n.state_raw = "idle#";
@@ -259,7 +266,7 @@ Result<uint32_t> FakeSlurm::Submit(const SubmitSpec& s) {
 Status FakeSlurm::Cancel(uint32_t job) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
   if (IsTerminal(f.j.state)) return Status::Ok();
   if (f.j.state == SlurmJobState::kRunning) {

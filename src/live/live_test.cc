@@ -143,7 +143,7 @@ TEST(Journal, PlanMarkDuplicateAndReopen) {
     ASSERT_TRUE(j.ok()) << j.error().message;
     JournalDecision d;
     d.key = "start/5/0";
-    d.kind = "start";
+    d.kind = DecisionKind::kStart;
     d.job = 5;
     d.nodes = {{"node1", 4}, {"node2", 4}};
     ASSERT_TRUE((*j)->Plan(&d).ok());
@@ -155,15 +155,15 @@ TEST(Journal, PlanMarkDuplicateAndReopen) {
   }
   auto j = Journal::Open(path);
   ASSERT_TRUE(j.ok());
-  auto planned = (*j)->WithState("planned");
+  auto planned = (*j)->WithState(DecisionState::kPlanned);
   ASSERT_TRUE(planned.ok());
   ASSERT_EQ(planned->size(), 1u);
   EXPECT_EQ((*planned)[0].nodes.size(), 2u);
   EXPECT_EQ((*planned)[0].nodes[1].node, "node2");
   EXPECT_EQ((*j)->Gens()->at(5), 2u);
-  ASSERT_TRUE((*j)->Mark("start/5/0", "applied", 10, "").ok());
-  EXPECT_TRUE((*j)->WithState("planned")->empty());
-  EXPECT_FALSE((*j)->Mark("start/9/0", "applied", 10, "").ok());
+  ASSERT_TRUE((*j)->Mark("start/5/0", DecisionState::kApplied, 10, "").ok());
+  EXPECT_TRUE((*j)->WithState(DecisionState::kPlanned)->empty());
+  EXPECT_FALSE((*j)->Mark("start/9/0", DecisionState::kApplied, 10, "").ok());
 }
 
 TEST(Journal, CachedStatementsAndManualCheckpointKeepEveryRow) {
@@ -176,11 +176,13 @@ TEST(Journal, CachedStatementsAndManualCheckpointKeepEveryRow) {
       for (int i = 0; i < 100; ++i) {
         JournalDecision d;
         d.job = static_cast<uint32_t>(t * 100 + i);
-        d.kind = "start";
+        d.kind = DecisionKind::kStart;
         d.key = "start/" + std::to_string(d.job) + "/0";
         d.nodes = {{"node1", 1}};
         ASSERT_TRUE((*j)->Plan(&d).ok());
-        if (i % 2 == 0) ASSERT_TRUE((*j)->Mark(d.key, "applied", t, "").ok());
+        if (i % 2 == 0) {
+          ASSERT_TRUE((*j)->Mark(d.key, DecisionState::kApplied, t, "").ok());
+        }
       }
       ASSERT_TRUE((*j)->Commit().ok());
     }
@@ -194,9 +196,9 @@ TEST(Journal, CachedStatementsAndManualCheckpointKeepEveryRow) {
   auto j = Journal::Open(path);
   ASSERT_TRUE(j.ok());
   EXPECT_EQ((*j)->All()->size(), 3000u);
-  EXPECT_EQ((*j)->WithState("planned")->size(), 1500u);
-  EXPECT_EQ((*j)->Get("start/2999/0")->state, "planned");
-  EXPECT_EQ((*j)->Get("start/2998/0")->state, "applied");
+  EXPECT_EQ((*j)->WithState(DecisionState::kPlanned)->size(), 1500u);
+  EXPECT_EQ((*j)->Get("start/2999/0")->state, DecisionState::kPlanned);
+  EXPECT_EQ((*j)->Get("start/2998/0")->state, DecisionState::kApplied);
 }
 
 // ------------------------------------------------------------------ daemon on FakeSlurm
@@ -268,7 +270,7 @@ TEST(Daemon, SjfStartsShortestFirstAndPinsNodes) {
   auto all = r.journal->All();
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 4u);
-  for (const auto& dec : *all) EXPECT_EQ(dec.state, "applied") << dec.key;
+  for (const auto& dec : *all) EXPECT_EQ(dec.state, DecisionState::kApplied) << dec.key;
 }
 
 TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
@@ -292,7 +294,7 @@ TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
   for (const auto& e : q)
     if (e.job == b) eb = &e;
   ASSERT_NE(eb, nullptr);
-  EXPECT_EQ(eb->phase, "queued");
+  EXPECT_EQ(eb->state, JobState::kQueued);
   EXPECT_EQ(eb->position, 0);
   EXPECT_NE(eb->why.find("consolidate"), std::string::npos) << eb->why;
   // a was decided at 1002 with duration 3600 (no hint, no limit): predicted start of b is
@@ -352,8 +354,8 @@ TEST(Daemon, DecisionOnNodeThatFailsBeforeLaunchIsTakenBack) {
   EXPECT_EQ(r.slurm.counters(a).completions, 1u);
   EXPECT_EQ(r.slurm.counters(a).starts, 1u);
   EXPECT_NE(r.slurm.job(a).nodes[0], first);
-  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->state, "superseded");
-  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, "applied");
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->state, DecisionState::kSuperseded);
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, DecisionState::kApplied);
 }
 
 TEST(Daemon, ResumeFailureIsReportedAndDaemonKeepsWorking) {
@@ -428,8 +430,8 @@ TEST(Daemon, RandomCrashesLoseNoDecisionAndApplyNoneTwice) {
   ASSERT_TRUE(all.ok());
   std::map<uint32_t, int> applied;
   for (const auto& dec : *all) {
-    EXPECT_NE(dec.state, "planned") << dec.key;
-    if (dec.kind == "start" && dec.state == "applied") ++applied[dec.job];
+    EXPECT_NE(dec.state, DecisionState::kPlanned) << dec.key;
+    if (dec.kind == DecisionKind::kStart && dec.state == DecisionState::kApplied) ++applied[dec.job];
   }
   for (uint32_t id : ids) {
     EXPECT_EQ(fake.counters(id).starts, 1u) << id;
