@@ -28,6 +28,7 @@
 #include "cli/replay.h"
 #include "live/daemon.h"
 #include "live/journal.h"
+#include "live/live_policy.h"
 #include "live/serve_config.h"
 #include "live/slurm_cluster.h"
 #include "live/slurm_client.h"
@@ -130,6 +131,8 @@ int RunReplay(Options o) {
   // --- options, trace, segment (nothing touches Slurm before these are valid)
   if (!(o.speedup > 0)) return Fail("--speedup must be a positive number");
   if (o.interval_ms < 10) return Fail("--interval-ms must be at least 10");
+  // The live daemon runs the policy: what live mode refuses is refused here, before Slurm.
+  if (Status s = live::CheckLivePolicy(o.policy, o.seed); !s.ok()) return Fail("--policy: " + s.error().message);
   live::ExecSlurmOptions so;
   if (!o.config.empty()) {
     auto cfg = live::LoadServeConfig(o.config);

@@ -33,11 +33,17 @@ std::string Daemon::StartKey(uint32_t job, uint32_t gen) const { return fmt::for
 
 // ---------------------------------------------------------------- the policy's decisions
 
+// The policy's cycle, on the core's cadence (Scheduler::RunCycle): event-driven policies
+// decide every daemon cycle, periodic ones (tiresias:preset=lucid) at their decision ticks,
+// as in the simulator. A tick that fell between two daemon cycles (the daemon's cycles
+// need not land on every second) is run first, at its own time, as the simulator would have.
 Status Daemon::Decide(Time now, CycleStats* st) {
   decisions_.clear();
   auto t0 = std::chrono::steady_clock::now();
-  sched_->Schedule(now, &decisions_);
-  st->decided = true;
+  if (sched_->policy().tick > 0 && next_due_ != kNoTime && next_due_ < now)
+    st->decided |= sched_->RunCycle(next_due_, &decisions_).ran;
+  st->decided |= sched_->RunCycle(now, &decisions_).ran;
+  next_due_ = sched_->NextDecisionTime(now);
   st->decide_ms = MsSince(t0);
   if (decisions_.empty()) return Status::Ok();
   auto t1 = std::chrono::steady_clock::now();
@@ -54,36 +60,39 @@ Status Daemon::Decide(Time now, CycleStats* st) {
 
 // The journal record of a scheduler decision; the job's state moves with it (a start pins
 // it, a preemption starts a new generation: the scheduler has queued it again).
+// Every decision kind is handled here (std::visit over the closed sum type, one lambda per
+// kind: a new kind does not compile until it is).
 Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
-  const uint32_t id = slot_job_[d.slot];
+  const uint32_t id = slot_job_[SlotOf(d)];
   LiveJob& lj = *jobs_.at(id);
   JournalDecision jd;
   jd.cycle = cycle_;
   jd.time = now;
   jd.job = id;
   jd.gen = lj.gen;
-  switch (d.kind) {
-    case Decision::kStart:
-      jd.kind = DecisionKind::kStart;
-      jd.key = StartKey(id, lj.gen);
-      for (const Slot& s : sched_->view(d.slot).alloc)
-        jd.nodes.push_back(NodeShare{cluster_->nodes[s.node.v].name, s.gpus});
-      lj.state = JobState::kStarting;
-      lj.nodes = jd.nodes;
-      lj.started = now;
-      return jd;
-    case Decision::kPreempt:
-      jd.kind = DecisionKind::kRequeue;
-      jd.key = fmt::format("requeue/{}/{}", id, lj.gen);
-      jd.nodes = lj.nodes;
-      ++lj.gen;
-      gens_[id] = lj.gen;
-      lj.state = JobState::kQueued;
-      lj.nodes.clear();
-      lj.started = kNoTime;
-      return jd;
-  }
-  return MakeError("daemon: unknown decision kind", kExitRuntime);
+  std::visit(Overloaded{
+                 [&](const StartDecision& s) {
+                   jd.kind = DecisionKind::kStart;
+                   jd.key = StartKey(id, lj.gen);
+                   for (const Slot& sl : sched_->view(s.slot).alloc)
+                     jd.nodes.push_back(NodeShare{cluster_->nodes[sl.node.v].name, sl.gpus});
+                   lj.state = JobState::kStarting;
+                   lj.nodes = jd.nodes;
+                   lj.started = now;
+                 },
+                 [&](const PreemptDecision&) {  // the scheduler has queued it again: a new generation
+                   jd.kind = DecisionKind::kRequeue;
+                   jd.key = fmt::format("requeue/{}/{}", id, lj.gen);
+                   jd.nodes = lj.nodes;
+                   ++lj.gen;
+                   gens_[id] = lj.gen;
+                   lj.state = JobState::kQueued;
+                   lj.nodes.clear();
+                   lj.started = kNoTime;
+                 },
+             },
+             d);
+  return jd;
 }
 
 // ---------------------------------------------------------------- the path

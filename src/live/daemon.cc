@@ -81,19 +81,20 @@ Status Daemon::Observe(Time now, CycleStats* st) {
     last_error_ = e.message;
     return e;
   }
-  bool changed = false;
-  ORR_RETURN_IF_ERROR(ObserveNodes(node_buf_, &changed));
-  if (changed) need_rebuild_ = true;
+  ORR_RETURN_IF_ERROR(ObserveNodes(node_buf_));
   ORR_RETURN_IF_ERROR(journal_->Begin());
   Status s = Status::Ok();
+  if (need_rebuild_) {
+    s = Rebuild(now);
+    st->rebuilt = s.ok();
+  } else {
+    s = SyncNodes(now);
+  }
   for (const SlurmJob& sj : listing->jobs)
     if (s.ok()) s = Reconcile(sj, now);
   if (s.ok() && listing->full) s = DropVanished(*listing, now);
   cursor_ = listing->cursor;
-  if (s.ok() && need_rebuild_) {
-    s = Rebuild(now);
-    st->rebuilt = s.ok();
-  }
+  if (s.ok()) s = SyncNodes(now);  // nodes whose jobs just left
   if (s.ok()) s = journal_->SetCounter("cycle", cycle_);
   Status c = journal_->Commit();  // what was reconciled is kept even when a later step failed
   ORR_RETURN_IF_ERROR(s);

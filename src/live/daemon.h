@@ -127,6 +127,7 @@ class Daemon {
     uint32_t gen = 0;
     std::vector<NodeShare> nodes;
     Time started = kNoTime;
+    Duration hint = -1;  // the duration its comment declares, or -1
     std::string reason;
     std::string partition;
     bool held = false;
@@ -141,7 +142,9 @@ class Daemon {
   int VcOf(const std::string& partition) const;
 
   // --- observe and reconcile (reconcile.cc)
-  Status ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed);
+  Status ObserveNodes(const std::vector<SlurmNode>& nodes);
+  Status SyncNodes(Time now);
+  void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);
   Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;
   Status Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now);
@@ -151,13 +154,16 @@ class Daemon {
   Status Supersede(uint32_t job, uint32_t gen, Time now, const std::string& why);
   void FillJob(LiveJob& lj, const SlurmJob& sj);
   void TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now);
-  Status HoldInSlurm(LiveJob& lj, Time now);
+  bool HoldInSlurm(LiveJob& lj, Time now);
   Status NewGeneration(LiveJob& lj, Time now, const std::string& why);
   void Leave(LiveJob& lj, const SlurmJob* sj, Time now);
-  // The scheduler port: a job enters (queued or running where Slurm has it) or leaves the
-  // scheduler's snapshot.
+  // The scheduler port, through the core's lifecycle verbs: a job enters (queued, or
+  // running where Slurm has it), goes back to the queue, or leaves.
+  enum class Where { kFits, kNoRoom, kOutside };
+  Where AllocFor(const LiveJob& lj, Allocation* alloc) const;
   void Attach(LiveJob& lj, Time now);
-  void Detach(LiveJob& lj, Time now);
+  void Withdraw(LiveJob& lj, Time now);
+  void BackToQueue(LiveJob& lj, bool held, Time now);
   Status Rebuild(Time now);
 
   // --- the journaled apply path (apply.cc)
@@ -176,7 +182,6 @@ class Daemon {
   // --- views (views.cc)
   void QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
                      std::vector<QueueEntry>* out) const;
-  std::vector<Time> PredictStarts(VcId vc, const std::vector<const LiveJob*>& q, Time now) const;
   std::string BootingNodes(VcId vc) const;
   QueueEntry OtherEntry(const LiveJob& lj) const;
 
@@ -215,7 +220,9 @@ class Daemon {
   int64_t power_seq_ = 0;  // last power decision number (journal counter "power")
   int64_t cycle_ = 0;
   bool paused_ = false;
-  bool need_rebuild_ = true;
+  bool need_rebuild_ = true;   // no scheduler yet, or a node changed its GPU count
+  bool nodes_dirty_ = false;   // nodes joined, left or changed placeability: SyncNodes
+  Time next_due_ = kNoTime;    // the policy's next decision tick, as of the last cycle
   std::string last_error_;
   Time last_cycle_ = kNoTime;
   // metrics

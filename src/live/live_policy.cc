@@ -8,10 +8,8 @@ Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed) {
   ORR_ASSIGN_OR_RETURN(PolicyParts p, MakePolicy(spec, seed, nullptr));
   if (p.share)
     return MakeError("GPU-sharing policies (" + spec + ") are not supported by orrery serve yet");
-  if (p.profiler.enabled)
-    return MakeError("policy '" + spec +
-                     "' runs jobs through a profiling stage (Lucid's profiler), which only the simulator has; "
-                     "orrery serve refuses it (use the policy without the profiler)");
+  // Oracle policies and Lucid's profiler stage: the core's rule (CheckLiveSupport).
+  ORR_RETURN_IF_ERROR(CheckLiveSupport(p));
   return p;
 }
 

@@ -1,8 +1,9 @@
 // Which policies live mode runs, and the one place that builds them for the daemon.
 // Refused, with a message naming the reason: GPU-sharing policies (a share of a GPU is not
-// expressible with ReqNodeList/--gres=gpu), policies with a staging stage that only the
-// simulator has (Lucid's profiler), and oracle policies (they read the true remaining work,
-// which no live scheduler knows).
+// expressible with ReqNodeList/--gres=gpu), and what the core refuses live
+// (CheckLiveSupport: oracle policies such as sjf/srtf and oracle estimators, which read
+// true durations no live scheduler knows; Lucid's profiler stage, which only the simulator
+// models).
 #pragma once
 
 #include <string>

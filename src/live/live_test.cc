@@ -246,7 +246,7 @@ struct Rig {
 };
 
 TEST(Daemon, SjfStartsShortestFirstAndPinsNodes) {
-  Rig r("sjf");
+  Rig r("qssf:estimator=walltime");  // estimate = the declared duration (hint)
   // 16 GPUs. Jobs (gpus, duration): A(8,10) B(8,30) C(8,5) D(16,2). SJF blocking order at
   // t=1001: D(2) needs 16 → starts; then C(5), A(10), B(30).
   uint32_t a = r.Submit(8, 10), b = r.Submit(8, 30), c = r.Submit(8, 5), d = r.Submit(16, 2, 2);
@@ -400,7 +400,7 @@ TEST(Daemon, RandomCrashesLoseNoDecisionAndApplyNoneTwice) {
   std::string path = TempPath("crash.db");
   DaemonOptions opts;
   opts.partitions = {"gpu"};
-  opts.policy = "sjf";
+  opts.policy = "qssf:estimator=walltime";
   int crashes = 0;
   for (int round = 0; round < 400 && fake.num_done() < ids.size(); ++round) {
     CrashingSlurm slurm(&fake);

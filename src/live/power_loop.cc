@@ -79,15 +79,12 @@ void Daemon::PowerApplied(const std::string& node, bool up) {
   n.avail = NodeAvail::kPoweredDown;
   n.state_raw = "idle%";
   idle_since_.erase(node);
-  if (!sched_ || id == node_index_.end() || !was_up || !power_) {
-    need_rebuild_ = true;
-    return;
-  }
+  if (!sched_ || id == node_index_.end() || !was_up) return;
   const ClusterState& cs = sched_->cluster_state();
   if (cs.powered(id->second) && cs.free_gpus(id->second) == cluster_->nodes[id->second.v].gpus)
     sched_->SetNodePowered(id->second, false);
   else
-    need_rebuild_ = true;  // (an operator's power-down of a busy node) the next rebuild sorts it out
+    nodes_dirty_ = true;  // (an operator's power-down of a busy node) out of placement once idle
 }
 
 // Power decisions of the energy policy or of the wake-up rule: numbered, then the apply path.
@@ -115,8 +112,9 @@ std::vector<Daemon::VcLoad> Daemon::MeasureLoad(Time now, const std::vector<std:
   std::vector<VcLoad> load(nv);
   // Idle-since per node (the per-node keep-alive): reset while it works or is not on.
   for (const Node& nd : cluster_->nodes) {
-    const SlurmNode& sn = nodes_.at(nd.name);
-    const bool on = sn.avail == NodeAvail::kUp, b = is_busy(nd.name);
+    auto it = nodes_.find(nd.name);
+    const NodeAvail avail = it == nodes_.end() ? NodeAvail::kDown : it->second.avail;  // departed: down
+    const bool on = avail == NodeAvail::kUp, b = is_busy(nd.name);
     if (!on || b) {
       idle_since_.erase(nd.name);
     } else if (!idle_since_.count(nd.name)) {
@@ -125,8 +123,8 @@ std::vector<Daemon::VcLoad> Daemon::MeasureLoad(Time now, const std::vector<std:
     VcLoad& l = load[nd.vc.v];
     l.used_now += on && b;
     l.idle_on += on && !b;
-    l.booting += sn.avail == NodeAvail::kPoweringUp;
-    l.off += sn.avail == NodeAvail::kPoweredDown;
+    l.booting += avail == NodeAvail::kPoweringUp;
+    l.off += avail == NodeAvail::kPoweredDown;
     l.gpn = std::max(l.gpn, nd.gpus);
   }
   for (size_t v = 0; v < nv; ++v) vc_used_peak_[v] = std::max(vc_used_peak_[v], load[v].used_now);
@@ -156,7 +154,8 @@ Status Daemon::PolicyPower(Time now, const std::vector<std::string>& busy, std::
   snap_.nodes.assign(cluster_->nodes.size(), NodePowerView{});
   for (const Node& nd : cluster_->nodes) {
     NodePowerView& pv = snap_.nodes[nd.id.v];
-    pv.state = PowerStateOf(nodes_.at(nd.name).avail);
+    auto node = nodes_.find(nd.name);
+    pv.state = PowerStateOf(node == nodes_.end() ? NodeAvail::kDown : node->second.avail);
     pv.busy = is_busy(nd.name);
     auto it = idle_since_.find(nd.name);
     pv.idle_since = it == idle_since_.end() ? now : it->second;
@@ -176,7 +175,9 @@ Status Daemon::PolicyPower(Time now, const std::vector<std::string>& busy, std::
   for (const PowerDecision& d : power_out_) {
     if (d.node.v >= cluster_->nodes.size()) continue;
     const std::string& name = cluster_->nodes[d.node.v].name;
-    const SlurmNode& sn = nodes_.at(name);
+    auto found = nodes_.find(name);
+    if (found == nodes_.end()) continue;  // departed
+    const SlurmNode& sn = found->second;
     VcLoad& l = load[cluster_->nodes[d.node.v].vc.v];
     switch (d.kind) {
       case PowerDecision::kPowerUp:
@@ -204,26 +205,28 @@ Status Daemon::PolicyPower(Time now, const std::vector<std::string>& busy, std::
 }
 
 // Wake-ups for pending jobs (what Slurm's own power saving does when it allocates a
-// powered-down node; here jobs are held, so the daemon wakes them).
-// Same rule as PowerSim::AfterCycle.
+// powered-down node; here jobs are held, so the daemon wakes them): how many by the core's
+// rule (DemandWakeups, sched/framework/power.h), which ones: the lowest-numbered wakeable.
 Status Daemon::DemandPower(Time now, const std::vector<VcLoad>& load, CycleStats* st) {
   std::vector<std::pair<std::string, bool>> wake;
   const ClusterState& cs = sched_->cluster_state();
   for (size_t v = 0; v < load.size(); ++v) {
     const VcLoad& l = load[v];
-    if (l.pending == 0 || l.off == 0) continue;
-    const uint64_t G = l.gpn;
-    const uint64_t free_gpus = cs.vc_free_gpus(VcId(static_cast<uint16_t>(v)));
-    const uint64_t partial_free = free_gpus - std::min<uint64_t>(free_gpus, uint64_t{l.idle_on} * G);
-    const uint64_t small_left = l.small_milli > partial_free * 1000 ? l.small_milli - partial_free * 1000 : 0;
-    const uint64_t need = l.big_nodes + (small_left + G * 1000 - 1) / (G * 1000);
-    const uint64_t have = uint64_t{l.idle_on} + l.booting;
-    uint64_t n = need > have ? need - have : 0;
-    if (n == 0 && l.booting == 0 && l.idle_on == 0) n = 1;
+    VcPowerLoad rule;
+    rule.pending_jobs = l.pending;
+    rule.off = l.off;
+    rule.booting = l.booting;
+    rule.idle_on = l.idle_on;
+    rule.gpus_per_node = l.gpn;
+    rule.free_gpus = cs.vc_free_gpus(VcId(static_cast<uint16_t>(v)));
+    rule.pending_small_milli = l.small_milli;
+    rule.pending_big_nodes = l.big_nodes;
+    uint64_t n = DemandWakeups(rule);  // the core's one rule, as in the simulator
     for (NodeId id : cluster_->vcs[v].nodes) {  // lowest-named first
       if (n == 0) break;
       const std::string& name = cluster_->nodes[id.v].name;
-      if (!Wakeable(nodes_.at(name))) continue;
+      auto found = nodes_.find(name);
+      if (found == nodes_.end() || !Wakeable(found->second)) continue;
       bool dup = false;
       for (const auto& [k, d] : unapplied_)
         dup |= d.kind == DecisionKind::kPowerUp && !d.nodes.empty() && d.nodes[0].node == name;

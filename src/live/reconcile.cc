@@ -30,11 +30,6 @@ bool SameNodes(const std::vector<NodeShare>& a, const std::vector<std::string>& 
   return x == y;
 }
 
-// Energy: which managed nodes are in the scheduler's cluster. Down/drained nodes are not;
-// powered-down (~ % !) and powering-up (#) nodes are, as unpowered nodes (ClusterState power
-// states, as in the simulator): placers never see them, the PowerPlugin sees them as
-// powerable, admission counts their GPUs.
-bool InModel(NodeAvail a) { return a != NodeAvail::kDown; }
 constexpr Duration kPowerUpGrace = 10;
 
 bool Placed(JobState s) { return s == JobState::kStarting || s == JobState::kRunning || s == JobState::kUnplaced; }
@@ -43,18 +38,17 @@ bool Placed(JobState s) { return s == JobState::kStarting || s == JobState::kRun
 
 // ---------------------------------------------------------------- nodes
 
-Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) {
+Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes) {
   // O(nodes) with no allocation in the steady state: update the known records in place;
-  // the snapshot is rebuilt only when the set of schedulable nodes or their GPUs change.
+  // SyncNodes follows only when a node joined, left or changed whether it is placeable.
   Time now = clock_->Now();
-  *changed = false;
   size_t seen = 0;
   for (const SlurmNode& n : nodes) {
     if (VcOf(n.partition) < 0) continue;
     auto it = nodes_.find(n.name);
     if (it == nodes_.end()) {
       nodes_.emplace(n.name, n);
-      *changed = true;
+      nodes_dirty_ = true;
       ++seen;
       continue;
     }
@@ -74,18 +68,18 @@ Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) 
     if (old.avail != n.avail) {
       Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
                                     n.state_raw));
-      // The snapshot changes when a node becomes (un)schedulable or enters/leaves the model
-      // (down nodes are outside it; powered-down and booting ones inside, unpowered).
-      // powered-down <-> powering-up changes nothing the placers see.
-      if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp || InModel(old.avail) != InModel(n.avail))
-        *changed = true;
+      // Placeable exactly while up: powered-down <-> powering-up changes nothing placers see.
+      if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) nodes_dirty_ = true;
       if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) {
         // Slurm marks a node DOWN when it misses ResumeTimeout after a POWER_UP.
         ++m_failed_resumes_;
         Note(now, "power", fmt::format("failed resume: {} went down while powering up ({})", n.name, n.state_raw));
       }
     }
-    if (old.gpus != n.gpus) *changed = true;
+    if (old.gpus != n.gpus) {
+      Note(now, "node", fmt::format("{} changed from {} to {} GPUs: the scheduler is rebuilt", n.name, old.gpus, n.gpus));
+      need_rebuild_ = true;
+    }
     if (old.avail != n.avail || old.state_raw != n.state_raw || old.gpus != n.gpus) old = n;
   }
   if (seen != nodes_.size()) {  // nodes left the managed partitions
@@ -96,7 +90,7 @@ Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) 
       if (!present.count(it->first)) {
         Note(now, "node", it->first + " left the managed partitions");
         it = nodes_.erase(it);
-        *changed = true;
+        nodes_dirty_ = true;
       } else {
         ++it;
       }
@@ -105,16 +99,18 @@ Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed) 
   return Status::Ok();
 }
 
+// The scheduler and its cluster from every managed node Slurm lists (ascending names:
+// deterministic node ids). Done once; afterwards nodes join (AddNode) and leave placement
+// (SetNodePowered) without a rebuild, so the policy's state (attained service, learned
+// estimates) is kept. Only a node whose GPU count changes forces a rebuild.
 Status Daemon::Rebuild(Time now) {
-  // Detach every job from the old scheduler (its slots die with it).
-  for (auto& [id, lj] : jobs_) {
+  for (auto& [id, lj] : jobs_) {  // their slots die with the old scheduler
     lj->slot = UINT32_MAX;
     if (lj->state == JobState::kRejected) lj->state = JobState::kQueued;
     if (lj->state == JobState::kUnplaced) lj->state = JobState::kRunning;
   }
   std::vector<const SlurmNode*> model;
-  for (const auto& [name, n] : nodes_)
-    if (n.avail == NodeAvail::kUp || (power_ && InModel(n.avail))) model.push_back(&n);
+  for (const auto& [name, n] : nodes_) model.push_back(&n);
   SlurmCluster built = ClusterFromSinfo(opts_.partitions, std::move(model));
   ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
@@ -122,18 +118,69 @@ Status Daemon::Rebuild(Time now) {
   cluster_ = std::make_unique<Cluster>(std::move(built.cluster));
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
   node_index_ = std::move(built.index);
-  // Energy: powered-down and booting nodes are in the cluster but unpowered (no free GPU
-  // for placement), before any job is attached (a job Slurm runs there stays outside).
-  if (power_)
-    for (const Node& nd : cluster_->nodes)
-      if (nodes_.at(nd.name).avail != NodeAvail::kUp) sched_->SetNodePowered(nd.id, false);
+  next_due_ = kNoTime;
+  // Nodes that are not schedulable now are in the cluster but unpowered (no free GPU for
+  // placement), before any job is attached (a job Slurm runs there stays outside).
+  for (const Node& nd : cluster_->nodes)
+    if (nodes_.at(nd.name).avail != NodeAvail::kUp) sched_->SetNodePowered(nd.id, false);
   slot_job_.clear();
   std::vector<uint32_t> ids;
   for (const auto& [id, lj] : jobs_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
   for (uint32_t id : ids) Attach(*jobs_[id], now);
   need_rebuild_ = false;
+  nodes_dirty_ = false;
   return Status::Ok();
+}
+
+// Brings the scheduler's cluster in line with the nodes Slurm lists: new nodes join,
+// a node is placeable exactly while Slurm shows it up (down, drained, powered-down, booting
+// and departed nodes are unpowered; a node with work is taken out once its jobs are gone).
+// Rejected and unplaced jobs are retried when the placeable set grew.
+Status Daemon::SyncNodes(Time now) {
+  if (!nodes_dirty_) return Status::Ok();
+  nodes_dirty_ = false;
+  bool grew = false;
+  for (const auto& [name, n] : nodes_) {
+    if (node_index_.count(name)) continue;
+    Node nd;
+    nd.id = NodeId(static_cast<uint32_t>(cluster_->nodes.size()));
+    nd.vc = VcId(static_cast<uint16_t>(VcOf(n.partition)));
+    nd.gpus = n.gpus;
+    nd.name = name;
+    ORR_RETURN_IF_ERROR(sched_->AddNode(nd));
+    cluster_->vcs[nd.vc.v].nodes.push_back(nd.id);
+    cluster_->vcs[nd.vc.v].gpus += nd.gpus;
+    cluster_->nodes.push_back(nd);
+    node_index_.emplace(name, nd.id);
+    Note(now, "node", fmt::format("{} joined the cluster ({} GPUs)", name, nd.gpus));
+    grew = true;
+  }
+  const ClusterState& cs = sched_->cluster_state();
+  for (const Node& nd : cluster_->nodes) {
+    auto it = nodes_.find(nd.name);
+    const bool want = it != nodes_.end() && it->second.avail == NodeAvail::kUp;
+    if (want == cs.powered(nd.id)) continue;
+    if (want) {
+      sched_->SetNodePowered(nd.id, true);
+      grew = true;
+    } else if (cs.free_gpus(nd.id) == nd.gpus) {
+      sched_->SetNodePowered(nd.id, false);
+    } else {
+      nodes_dirty_ = true;  // still has work in the snapshot: out of placement once it is idle
+    }
+  }
+  if (grew) RetryOutsiders(now);
+  return Status::Ok();
+}
+
+void Daemon::RetryOutsiders(Time now) {
+  for (auto& [id, lj] : jobs_) {
+    if (lj->slot != UINT32_MAX) continue;
+    if (lj->state == JobState::kRejected) lj->state = JobState::kQueued;
+    if (lj->state == JobState::kUnplaced) lj->state = JobState::kRunning;
+    Attach(*lj, now);
+  }
 }
 
 // ---------------------------------------------------------------- the scheduler port
@@ -142,7 +189,8 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   Job& j = lj.job;
   j.id = JobId(sj.id);
   j.submit = sj.submit == kNoTime ? clock_->Now() : sj.submit;
-  Duration hint = DurationHint(sj.comment);
+  const Duration hint = DurationHint(sj.comment);
+  lj.hint = hint;
   j.walltime = sj.time_limit;
   j.duration = hint >= 0 ? hint : (sj.time_limit > 0 ? sj.time_limit : opts_.default_duration);
   j.gpus = sj.gpus_per_node * sj.num_nodes;
@@ -153,26 +201,39 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   j.vc = VcId(static_cast<uint16_t>(std::max(vc, 0)));
 }
 
-// Puts a job into the scheduler according to its state. Jobs running on nodes outside
-// the model (down, powered off) are not attached: their GPUs are not in the snapshot.
+// Where Slurm has an active job, as the snapshot's allocation. kOutside: a node is not
+// placeable (down, powered off, departed); kNoRoom: the snapshot has no room there now.
+Daemon::Where Daemon::AllocFor(const LiveJob& lj, Allocation* alloc) const {
+  alloc->clear();
+  const ClusterState& cs = sched_->cluster_state();
+  for (const NodeShare& s : lj.nodes) {
+    auto it = node_index_.find(s.node);
+    if (it == node_index_.end() || !cs.powered(it->second)) return Where::kOutside;
+    alloc->push_back(Slot{it->second, s.gpus, 1000, 0, 0, 0});
+  }
+  // Slurm wins: a job that runs (or was released) where the snapshot has no room (e.g.
+  // Slurm started a job before the daemon could hold it, on GPUs a decision also took)
+  // stays outside the snapshot until its GPUs are free there; no invariant is broken.
+  for (const Slot& sl : *alloc)
+    if (cs.free_gpus(sl.node) < sl.gpus) return Where::kNoRoom;
+  return Where::kFits;
+}
+
+// Puts a job into the scheduler according to its state (idempotent).
 void Daemon::Attach(LiveJob& lj, Time now) {
   if (!sched_ || lj.slot != UINT32_MAX) return;
   Allocation alloc;
   const bool active = lj.state == JobState::kStarting || lj.state == JobState::kRunning;
   if (active) {
-    for (const NodeShare& s : lj.nodes) {
-      auto it = node_index_.find(s.node);
-      if (it == node_index_.end()) {
+    switch (AllocFor(lj, &alloc)) {
+      case Where::kOutside:
         lj.state = JobState::kUnplaced;
         return;
-      }
-      alloc.push_back(Slot{it->second, s.gpus, 1000, 0, 0, 0});
+      case Where::kNoRoom:
+        return;
+      case Where::kFits:
+        break;
     }
-    // Slurm wins: a job that runs (or was released) where the snapshot has no room (e.g.
-    // Slurm started a job before the daemon could hold it, on GPUs a decision also took)
-    // stays outside the snapshot until its GPUs are free there; no invariant is broken.
-    for (const Slot& sl : alloc)
-      if (sched_->cluster_state().free_gpus(sl.node) < sl.gpus) return;
   }
   // A queued job enters the policy's queue only once Slurm has shown it held: a start
   // decision updates its ReqNodeList, which on a job that Slurm has meanwhile started
@@ -192,22 +253,55 @@ void Daemon::Attach(LiveJob& lj, Time now) {
   lj.slot = *slot;
   if (slot_job_.size() <= lj.slot) slot_job_.resize(lj.slot + 1, 0);
   slot_job_[lj.slot] = lj.id;
+  // What the job and Slurm declare: its comment's duration hint overrides the policy's
+  // estimate; without one, a job the policy has no estimate for is believed to run its time
+  // limit, else the configured default (Job::duration, FillJob).
+  if (lj.hint >= 0 || sched_->view(lj.slot).estimate < 0)
+    sched_->UpdateEstimate(lj.slot, now, lj.job.duration, EstimateSource::kReported);
   if (active) sched_->Adopt(lj.slot, std::move(alloc), lj.started == kNoTime ? now : lj.started);
 }
 
-void Daemon::Detach(LiveJob& lj, Time now) {
+// Out of the scheduler without teaching anything (cancelled, released by someone else,
+// purged from Slurm's listing, moved by Slurm).
+void Daemon::Withdraw(LiveJob& lj, Time now) {
   if (!sched_ || lj.slot == UINT32_MAX) return;
-  if (!sched_->view(lj.slot).running) sched_->Adopt(lj.slot, Allocation{}, now);  // withdraw from the queue
-  sched_->Finish(lj.slot, now);
+  sched_->Withdraw(lj.slot, now);
   sched_->Release(lj.slot);
   lj.slot = UINT32_MAX;
 }
 
-// The job left Slurm's queue (ended, or purged): out of the scheduler.
+// The job left Slurm's queue: out of the scheduler by how it ended. Only a job Slurm
+// reports completed teaches the estimators; one that vanished from the listing (purged
+// before the daemon saw its end) is withdrawn.
 void Daemon::Leave(LiveJob& lj, const SlurmJob* sj, Time now) {
-  (void)sj;
-  Detach(lj, now);
   ++m_completed_;
+  if (!sched_ || lj.slot == UINT32_MAX) return;
+  const uint32_t slot = lj.slot;
+  const bool running = sched_->view(slot).running;
+  const SlurmJobState end = sj && running ? sj->state : SlurmJobState::kCancelled;
+  switch (end) {
+    case SlurmJobState::kFinished:
+      sched_->Finish(slot, now);
+      break;
+    case SlurmJobState::kFailed:
+      sched_->Fail(slot, now, FailureKind::kUnknown, /*restartable=*/false);
+      break;
+    case SlurmJobState::kCancelled:
+    case SlurmJobState::kPending:  // (not an end: never passed here)
+    case SlurmJobState::kRunning:
+      sched_->Withdraw(slot, now);
+      break;
+  }
+  sched_->Release(slot);
+  lj.slot = UINT32_MAX;
+}
+
+// A running (or starting) job is pending again in Slurm: back to the policy's queue with its
+// attained service. It stays there only while the daemon can keep it held.
+void Daemon::BackToQueue(LiveJob& lj, bool held, Time now) {
+  if (!sched_ || lj.slot == UINT32_MAX) return;
+  if (sched_->view(lj.slot).running) sched_->Requeue(lj.slot, now, EndCause::kRequeued);
+  if (!held) Withdraw(lj, now);  // re-enters when Slurm shows it held
 }
 
 // ---------------------------------------------------------------- jobs
@@ -257,11 +351,12 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
     case Action::kMove:
       TakeSlurmPlacement(lj, sj, now);
       break;
-    case Action::kBackToQueue:
+    case Action::kBackToQueue: {
       ++m_slurm_requeued_;
-      ORR_RETURN_IF_ERROR(NewGeneration(lj, now, "Slurm requeued it (" + sj.reason + ")"));
-      if (!sj.held) return HoldInSlurm(lj, now);
-      break;
+      const bool held = sj.held || HoldInSlurm(lj, now);
+      BackToQueue(lj, held, now);
+      return NewGeneration(lj, now, "Slurm requeued it (" + sj.reason + ")");
+    }
     case Action::kTakeBack: {
       if (!sj.held) {
         Status hold = slurm_->Hold(sj.id);
@@ -273,38 +368,48 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
       const std::string why = sj.held ? "held again after its start decision"
                                       : "its nodes became unavailable before it started (" + sj.reason + ")";
       ORR_RETURN_IF_ERROR(Supersede(lj.id, lj.gen, now, sj.held ? "job held again in Slurm" : "Slurm: " + sj.reason));
+      BackToQueue(lj, true, now);
       return NewGeneration(lj, now, why);
     }
     case Action::kHoldAgain:  // released by someone else: out of the queue until held again
-      Detach(lj, now);
+      Withdraw(lj, now);
       lj.state = tr.next;
-      return HoldInSlurm(lj, now);
+      HoldInSlurm(lj, now);
+      return Status::Ok();
   }
   lj.state = tr.next;
   return Status::Ok();
 }
 
+// Slurm runs the job where the daemon did not put it. A queued job is started there in
+// the scheduler (it keeps its slot); a job the snapshot had elsewhere is taken out and
+// attached again where Slurm runs it.
 void Daemon::TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now) {
-  Detach(lj, now);
+  const bool was_pending = sched_ && lj.slot != UINT32_MAX && !sched_->view(lj.slot).running;
   lj.state = JobState::kRunning;
   lj.started = sj.start == kNoTime ? now : sj.start;
   lj.nodes.clear();
   for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
+  Allocation alloc;
+  if (was_pending && AllocFor(lj, &alloc) == Where::kFits) {
+    sched_->Adopt(lj.slot, std::move(alloc), lj.started);
+    return;
+  }
+  Withdraw(lj, now);  // Attach follows
 }
 
-// Holds a pending job the daemon found released (a hold that fails is reported and tried
-// again when the next listing still shows the job released).
-Status Daemon::HoldInSlurm(LiveJob& lj, Time now) {
-  if (!opts_.hold_unheld) return Status::Ok();
+// Holds a pending job the daemon found released; true when it is held now (a hold that
+// fails is reported and tried again when the next listing still shows the job released).
+bool Daemon::HoldInSlurm(LiveJob& lj, Time now) {
+  if (!opts_.hold_unheld) return false;
   Status st = slurm_->Hold(lj.id);
   if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", lj.id, st.error().message));
-  return Status::Ok();
+  return st.ok();
 }
 
 // The job went back to pending in Slurm (requeued by Slurm, or its start taken back): a
 // new generation, queued (entering the policy's queue once held).
 Status Daemon::NewGeneration(LiveJob& lj, Time now, const std::string& why) {
-  Detach(lj, now);
   ++lj.gen;
   gens_[lj.id] = lj.gen;
   ORR_RETURN_IF_ERROR(journal_->SetGen(lj.id, lj.gen));
@@ -358,7 +463,7 @@ Status Daemon::NewJob(const SlurmJob& sj, Time now) {
   lj.held = sj.held;
   jobs_[sj.id] = std::move(owned);
   ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
-  if (lj.state == JobState::kUnheld) ORR_RETURN_IF_ERROR(HoldInSlurm(lj, now));
+  if (lj.state == JobState::kUnheld) HoldInSlurm(lj, now);
   if (!need_rebuild_) Attach(lj, now);
   return Status::Ok();
 }

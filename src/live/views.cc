@@ -1,7 +1,6 @@
 // The API views (/api/v1/queue, /api/v1/decisions, /healthz, /metrics): read-only, under
 // the daemon's lock, from the state the last cycle left.
 #include <algorithm>
-#include <queue>
 
 #include <fmt/format.h>
 
@@ -59,7 +58,6 @@ void Daemon::QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, si
   const uint64_t free_now = sched_->cluster_state().vc_free_gpus(vc);
   const PluginStatus block = sched_->last_block(vc);
   const std::string booting = BootingNodes(vc);
-  std::vector<Time> starts = PredictStarts(vc, q, now);
   for (size_t i = 0; i < q.size() && out->size() < limit; ++i) {
     const LiveJob* lj = q[i];
     QueueEntry e;
@@ -69,7 +67,9 @@ void Daemon::QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, si
     e.nodes = std::max<uint32_t>(1, lj->job.nodes);
     e.submit = lj->job.submit;
     e.position = static_cast<int64_t>(i);
-    e.predicted_start = starts[i];
+    // From the policy's own view (queue order, believed ends): the core's answer, the same
+    // as `orrery explain` gives.
+    e.predicted_start = sched_->PredictStart(lj->slot, now).at;
     if (i == 0) {
       e.why = block.ok() ? "first in the queue: starts at the next cycle if it fits"
                          : fmt::format("{}: {}", block.plugin, block.reason);
@@ -84,39 +84,6 @@ void Daemon::QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, si
       e.why = fmt::format("waits for powered-down node(s) to boot: {} powering up; {}", booting, e.why);
     out->push_back(std::move(e));
   }
-}
-
-// Predicted starts: list scheduling of the queue over the GPUs freed by running jobs'
-// estimated ends (GPU counts only; node fragmentation ignored).
-std::vector<Time> Daemon::PredictStarts(VcId vc, const std::vector<const LiveJob*>& q, Time now) const {
-  int64_t free = static_cast<int64_t>(sched_->cluster_state().vc_free_gpus(vc));
-  using End = std::pair<Time, int64_t>;
-  std::priority_queue<End, std::vector<End>, std::greater<>> ends;
-  for (const auto& [id, lj] : jobs_)
-    if ((lj->state == JobState::kRunning || lj->state == JobState::kStarting) && lj->slot != UINT32_MAX &&
-        lj->job.vc == vc)
-      ends.push({std::max(now, sched_->view(lj->slot).est_end), static_cast<int64_t>(lj->job.gpus)});
-  const bool blocking = sched_->policy().blocking;
-  const int64_t total = static_cast<int64_t>(sched_->cluster_state().vc_total_gpus(vc));
-  std::vector<Time> out(q.size(), kNoTime);
-  Time t = now, prev = now;
-  for (size_t i = 0; i < q.size(); ++i) {
-    const int64_t need = q[i]->job.gpus;
-    if (need > total) continue;
-    t = blocking ? std::max(t, prev) : now;
-    while (free < need && !ends.empty()) {
-      t = std::max(t, ends.top().first);
-      free += ends.top().second;
-      ends.pop();
-    }
-    out[i] = t;
-    prev = t;
-    free -= need;
-    const SchedJob& sj = sched_->view(q[i]->slot);
-    Duration est = sj.estimate >= 0 ? sj.estimate : q[i]->job.duration;
-    ends.push({t + std::max<Duration>(1, est), need});
-  }
-  return out;
 }
 
 // Nodes of `vc` that are booting (woken for the queue or by the energy policy).

@@ -1,5 +1,7 @@
 // The machines: nodes with GPUs, grouped into virtual clusters (VCs, Slurm
-// partitions). Plain data; loaded from TOML or CSV by config/.
+// partitions), and the network between them (Topology: GPUs within a node, nodes within
+// racks/leaf switches, link classes with bandwidths). Plain data; loaded from TOML or CSV
+// by config/ (docs/formats/cluster.md).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,27 @@ struct Node {
   uint16_t gpus = 0;       // GPU devices
   uint32_t cpu_milli = 0;  // 0 = not modelled
   uint32_t mem_mib = 0;    // 0 = not modelled
+  uint16_t rack = 0;       // index into Topology::racks (0 = the default rack when none is declared)
   std::string name;
+};
+
+// How two GPUs are connected: on one node (NVLink/NVSwitch or PCIe), through one rack's
+// leaf switch, or across the spine.
+enum class LinkClass : uint8_t { kIntraNode = 0, kIntraRack, kInterRack };
+inline constexpr int kNumLinkClasses = 3;
+
+struct LinkSpec {
+  double gbps = 0;         // per-GPU bandwidth in GB/s (0 = unknown)
+  double latency_us = 0;   // one-way latency (0 = unknown)
+};
+
+// The network. Shipped configs that say nothing get one rack holding every node and
+// unknown bandwidths (0), which no policy reads as a constraint.
+struct Topology {
+  std::vector<std::string> racks{"default"};  // rack index -> name (leaf switch)
+  LinkSpec links[kNumLinkClasses];            // by LinkClass
+  bool declared = false;                      // the config had a [topology] table or rack keys
+  const LinkSpec& link(LinkClass c) const { return links[static_cast<int>(c)]; }
 };
 
 struct VirtualCluster {
@@ -37,6 +59,13 @@ struct Cluster {
   StringPool gpu_types;  // GpuTypeId -> model name
   // When true, every job runs in the single VC regardless of its own VC label.
   bool single_pool = false;
+  Topology topology;
+
+  // The slowest link class between GPUs on nodes a and b.
+  LinkClass LinkBetween(NodeId a, NodeId b) const {
+    if (a == b) return LinkClass::kIntraNode;
+    return nodes[a.v].rack == nodes[b.v].rack ? LinkClass::kIntraRack : LinkClass::kInterRack;
+  }
 
   uint64_t total_gpus() const {
     uint64_t g = 0;

@@ -158,24 +158,21 @@ void PowerSim::AfterCycle(Time t, Scheduler& sched) {
     vc_used_peak_ = vc_used_;
     std::fill(vc_demand_wakes_.begin(), vc_demand_wakes_.end(), 0);
   }
-  // Wake-ups for pending jobs: enough nodes for the VC's pending work beyond what its idle
-  // powered and booting nodes (and, for small jobs, the free GPUs of partly used nodes) hold;
-  // at least one when jobs wait and no capacity is on its way.
+  // Wake-ups for pending jobs: the core's one rule (DemandWakeups, sched/framework/power.h).
   const ClusterState& cs = sched.cluster_state();
   for (size_t v = 0; v < vc_pending_.size(); ++v) {
-    if (vc_pending_[v] == 0 || vc_off_[v] == 0) continue;
     const auto& vn = cluster_.vcs[v].nodes;
-    const uint64_t G = std::max<uint16_t>(1, vc_gpn_[v]);
     const uint64_t powered_on = vn.size() - vc_off_[v] - vc_booting_[v];
-    const uint64_t idle_on = powered_on - std::min<uint64_t>(powered_on, vc_used_[v]);
-    const uint64_t free_gpus = cs.vc_free_gpus(VcId(static_cast<uint16_t>(v)));
-    const uint64_t partial_free = free_gpus - std::min(free_gpus, idle_on * G);
-    const uint64_t small = vc_pending_small_milli_[v];
-    const uint64_t small_left = small > partial_free * 1000 ? small - partial_free * 1000 : 0;
-    uint64_t need = vc_pending_big_nodes_[v] + (small_left + G * 1000 - 1) / (G * 1000);
-    uint64_t have = idle_on + vc_booting_[v];
-    uint64_t wake = need > have ? need - have : 0;
-    if (wake == 0 && vc_booting_[v] == 0 && idle_on == 0) wake = 1;
+    VcPowerLoad load;
+    load.pending_jobs = vc_pending_[v];
+    load.off = vc_off_[v];
+    load.booting = vc_booting_[v];
+    load.idle_on = powered_on - std::min<uint64_t>(powered_on, vc_used_[v]);
+    load.gpus_per_node = vc_gpn_[v];
+    load.free_gpus = cs.vc_free_gpus(VcId(static_cast<uint16_t>(v)));
+    load.pending_small_milli = vc_pending_small_milli_[v];
+    load.pending_big_nodes = vc_pending_big_nodes_[v];
+    uint64_t wake = DemandWakeups(load);
     for (NodeId n : vn) {
       if (wake == 0) break;
       if (nodes_[n.v].state == PowerState::kOff) {

@@ -12,6 +12,7 @@
 #include "sched/plugins/ces.h"
 #include "sched/plugins/policies.h"
 #include "sim/power_sim.h"
+#include "sim/truth.h"
 
 namespace orrery {
 
@@ -200,7 +201,9 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       prof_gpus += nd.gpus;
     }
   }
+  SimTruth truth(policy.preempt_overhead ? policy.preempt_overhead : &PreemptionOverhead);
   Scheduler sched(sched_cluster, fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer));
+  sched.AttachTruth(&truth);
   const bool measure_frag = fractional && cfg.frag_interval > 0;
   const auto mix = measure_frag ? DemandMix(trace) : decltype(DemandMix(trace)){};
   Time next_frag = kNoTime;
@@ -302,26 +305,13 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     return true;
   };
 
-  // Periodic decisions (PolicyParts::tick): cycles only at multiples of the tick while
-  // jobs are pending. Event-driven policies with time-driven changes (ReschedulePlugin::
-  // NextWakeup, e.g. Tiresias' queue demotions) get a Schedule call at the wake-up time.
+  // The decision cadence is the core's (Scheduler::NextDecisionTime / RunCycle): decision
+  // ticks of periodic policies, wake-ups of event-driven ones (e.g. Tiresias' demotions).
   const Duration tick = sched.policy().tick;
-  const ReschedulePlugin* resched = sched.policy().reschedule.get();
-  Time next_tick = kNoTime;
-  auto ceil_tick = [&](Time x) { Time m = x % tick; return m == 0 ? x : x + (m < 0 ? -m : tick - m); };
   while (next < n || !heap.empty() || (tick > 0 && sched.pending_total() > 0) || (power && power->booting())) {
     Time t = next < n ? trace.jobs[order(next)].submit : INT64_MAX;
     if (!heap.empty()) t = std::min(t, heap.Top().t);
-    Time wake = kNoTime;
-    if (tick > 0) {
-      if (sched.pending_total() > 0) {
-        if (next_tick == kNoTime || next_tick <= last_t) next_tick = ceil_tick(last_t + 1);
-        t = std::min(t, next_tick);
-      }
-    } else if (resched && sched.pending_total() > 0) {
-      wake = resched->NextWakeup();
-      if (wake != kNoTime && (last_t == kNoTime || wake > last_t)) t = std::min(t, wake);
-    }
+    if (const Time due = sched.NextDecisionTime(last_t); due != kNoTime) t = std::min(t, due);
     if (power) t = std::min(t, power->NextEvent(next < n || !heap.empty() || sched.pending_total() > 0));
     // Samples strictly before t see the state as it was since the previous instant.
     if (measure_frag && t != INT64_MAX) {  // the state since the previous instant, sampled on the grid
@@ -348,7 +338,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
       uint32_t idx = slot_job[c.slot];
       const SchedJob& sj = sched.view(c.slot);
       JobOutcome& o = r.outcomes[idx];
-      if (sj.home_vc.valid() && sj.remaining > t - sj.started) {  // profiling over, work left: hand over
+      if (sj.home_vc.valid() && truth.Remaining(c.slot) > t - sj.started) {  // profiling over, work left: hand over
         o.run += t - seg_start[c.slot];
         busy_milli -= trace.jobs[idx].gpu_milli_total();
         if (power) power->OnStop(c.slot, sj, true, t);
@@ -463,22 +453,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     }
     // 3. One scheduling cycle (periodic policies: only at ticks, unless tick_and_events).
     decisions.clear();
-    bool cycle = true;
-    bool at_tick = false;
-    if (tick > 0) {
-      if (next_tick == kNoTime || next_tick < t) next_tick = ceil_tick(t);
-      at_tick = next_tick == t;
-      if (at_tick) {
-        sched.MarkPendingVcsDirty();
-        next_tick = t + tick;
-      }
-      cycle = at_tick || sched.policy().tick_and_events;
-    }
-    if (cycle) sched.Schedule(t, &decisions);
+    const CycleRun run = sched.RunCycle(t, &decisions);
+    const bool cycle = run.ran, at_tick = run.at_tick;
     if (watching && watch_slot != UINT32_MAX && cycle) {
       const SchedJob& w = sched.view(watch_slot);
       bool touched = false;
-      for (const Decision& d : decisions) touched |= d.slot == watch_slot;
+      for (const Decision& d : decisions) touched |= SlotOf(d) == watch_slot;
       if (touched) sched.Describe(watch_slot, t, cfg.watch_notes);
       if (!w.running) {
         PluginStatus b = sched.last_block(w.vc);
@@ -496,29 +476,31 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
     if (at_tick && decisions.empty() && heap.empty() && next == n && sched.running_total() == 0 &&
         !(power && power->booting()))
       break;
-    for (const Decision& d : decisions) {
-      uint32_t idx = slot_job[d.slot];
+    for (const Decision& dec : decisions) {
+      const uint32_t ds = SlotOf(dec);
+      uint32_t idx = slot_job[ds];
       JobOutcome& o = r.outcomes[idx];
-      const SchedJob& sj = sched.view(d.slot);
-      if (d.kind == Decision::kStart) {
+      const SchedJob& sj = sched.view(ds);
+      if (std::holds_alternative<StartDecision>(dec)) {
+        const StartDecision d = std::get<StartDecision>(dec);
         if (o.start == kNoTime) o.start = t;
         seg_start[d.slot] = t;
         o.wait += t - pending_since[d.slot];
         if (sj.partner == kNoSlot || sj.owns_gpus) {
           busy_milli += trace.jobs[idx].gpu_milli_total();
           if (coloc) {
-            work_left[d.slot] = static_cast<double>(sj.remaining);
+            work_left[d.slot] = static_cast<double>(truth.Remaining(d.slot));
             rate[d.slot] = 1.0f;
             rate_since[d.slot] = t;
           }
-          const Duration seg = sj.home_vc.valid() ? std::min(sj.remaining, prof.time_limit) : sj.remaining;
+          const Duration seg = sj.home_vc.valid() ? std::min(truth.Remaining(d.slot), prof.time_limit) : truth.Remaining(d.slot);
           heap.Push(t + seg, Completion{d.slot, slot_gen[d.slot]});
         } else {  // packed onto a running partner's GPUs: both slow down
           ++r.packed_starts;
           const uint32_t p = sj.partner;
           r.packs.emplace_back(idx, slot_job[p]);
           const uint16_t wa = coloc->workload(JobId(idx)), wb = coloc->workload(JobId(slot_job[p]));
-          work_left[d.slot] = static_cast<double>(sj.remaining);
+          work_left[d.slot] = static_cast<double>(truth.Remaining(d.slot));
           rate[d.slot] = 1.0f;
           rate_since[d.slot] = t;
           retime(d.slot, t, coloc->TrueSpeed(wa, wb));
@@ -527,6 +509,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
         }
         if (power) power->OnStart(d.slot, sj, trace.jobs[idx].submit, t);
       } else {  // preempted: its completion event is void; it waits again from now
+        const PreemptDecision d = std::get<PreemptDecision>(dec);
         ++slot_gen[d.slot];
         if (o.preemptions < UINT16_MAX) ++o.preemptions;
         o.run += t - seg_start[d.slot];

@@ -27,6 +27,7 @@
 #include "model/job.h"
 #include "predict/estimator.h"
 #include "sched/framework/cluster_state.h"
+#include "sched/framework/oracle.h"
 
 namespace orrery {
 
@@ -50,20 +51,41 @@ struct PluginStatus {
 // "No job" for slot references (e.g. no GPU-sharing partner).
 inline constexpr uint32_t kNoSlot = UINT32_MAX;
 
-// The scheduler's view of one active (pending or running) job.
+// Where a job's duration estimate comes from.
+enum class EstimateSource : uint8_t {
+  kNone = 0,   // no estimate: the policy has no estimator (the belief falls back, BelievedDuration)
+  kEstimator,  // the policy's DurationEstimator at submit
+  kOracle,     // an oracle estimator (reads the truth; simulator only)
+  kReported,   // the job (or the resource manager) reported progress or an ETA
+};
+
+// Progress a job reported about itself (from its log, a metrics endpoint, the simulator's
+// progress model): steps done of the total, and when.
+struct Progress {
+  int64_t steps_done = -1;   // -1 = never reported
+  int64_t steps_total = -1;  // -1 = unknown
+  Time at = kNoTime;
+};
+
+// The scheduler's view of one active (pending or running) job: only what a live scheduler
+// could know (belief). The truth (true remaining work, when it really ends) is behind
+// OracleView (oracle.h), supplied only by the simulator.
 struct SchedJob {
-  const Job* job = nullptr;
+  const Job* job = nullptr;   // the request (plugins must not read job->duration: oracle.h)
   VcId vc;                    // cluster VC it runs in
   GpuTypeMask types = 0;      // accepted GPU types, in the cluster's type ids (0 = any)
   uint32_t seq = 0;           // tie-break order among equal keys (trace order unless overridden)
-  Duration remaining = 0;     // true remaining work (oracle; the simulator's truth)
-  Duration estimate = -1;     // estimator output at submit (cached), -1 = not computed
+  uint32_t slot = 0;          // its own slot (the key of OracleView lookups)
+  Duration estimate = -1;     // estimated duration (estimator at submit, or updated), -1 = none
+  EstimateSource est_source = EstimateSource::kNone;
   Time enqueued = 0;          // time it last entered the queue
   Time started = kNoTime;     // start of the current running segment
   Time est_end = 0;           // when the scheduler believes it ends (start + estimated remaining)
-  Time true_end = 0;          // when it really ends (oracle; for preemption ordering)
   int64_t key1 = 0, key2 = 0; // cached queue-sort key
   uint32_t preemptions = 0;
+  uint16_t attempts = 0;      // runs started so far (the current one included)
+  uint16_t failures = 0;      // attempts that ended in a failure
+  Progress progress;
   Duration attained = 0;      // GPU-seconds of service received so far (until the current segment)
   int64_t policy_aux = 0;     // owned by the policy (Tiresias: attained service at the last promotion)
   Allocation alloc;
@@ -118,8 +140,10 @@ class QueueSortPlugin : public virtual Plugin {
  public:
   // Key computed when the job (re-)enters the queue; smaller runs first; ties by (seq).
   virtual SortKey Key(const SchedJob& j, Time now) = 0;
-  // Whether the key reads true durations (SJF, SRTF): such runs are labelled "oracle".
+  // Whether the key reads true durations (SJF, SRTF): such runs are labelled "oracle", need
+  // an OracleView (given through BindOracle before the first Key) and are refused live.
   virtual bool wants_oracle() const { return false; }
+  virtual void BindOracle(const OracleView* oracle) {}
 };
 
 class PlacePlugin : public virtual Plugin {

@@ -67,6 +67,24 @@ struct ForecastError {
   double mape_pct() const { return n_ape ? 100.0 * ape_sum / static_cast<double>(n_ape) : 0; }
 };
 
+// One VC's power and load at a cycle, as the wake-up rule reads it.
+struct VcPowerLoad {
+  uint64_t pending_jobs = 0;         // jobs waiting in the VC
+  uint64_t off = 0, booting = 0;     // nodes powered down / booting
+  uint64_t idle_on = 0;              // powered nodes running nothing
+  uint64_t gpus_per_node = 1;        // the VC's GPUs per node (≥ 1)
+  uint64_t free_gpus = 0;            // free GPUs on powered nodes (ClusterState::vc_free_gpus)
+  uint64_t pending_small_milli = 0;  // milli-GPUs of pending jobs smaller than a node
+  uint64_t pending_big_nodes = 0;    // whole nodes needed by pending jobs of a node or more
+};
+
+// The one wake-up rule for pending jobs (simulator and daemon): how many powered-down
+// nodes of the VC to power up now -- enough for the VC's pending work beyond what its idle
+// powered and booting nodes (and, for small jobs, the free GPUs of partly used nodes) hold;
+// at least one when jobs wait and no capacity is on its way; none when nothing waits or
+// nothing is off. (Drivers wake at most that many of the nodes they can wake.)
+uint64_t DemandWakeups(const VcPowerLoad& v);
+
 class PowerPlugin : public virtual Plugin {
  public:
   // Seconds between two Decide calls (the driver calls at multiples of it from the run's

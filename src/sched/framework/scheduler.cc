@@ -13,9 +13,47 @@ constexpr const char* kNoCpuMemNode = "no node in the VC has enough CPU/memory";
 
 Duration PreemptionOverhead(uint32_t gpus) { return gpus <= 1 ? 7 : (gpus <= 8 ? 30 : 60); }
 
+namespace {
+Time CeilTo(Time x, Duration tick) {
+  const Time m = x % tick;
+  return m == 0 ? x : x + (m < 0 ? -m : tick - m);
+}
+}  // namespace
+
+bool PolicyParts::reads_oracle() const {
+  return (estimator && estimator->is_oracle()) || (sort && sort->wants_oracle()) ||
+         (post && post->needs_true_end_order());
+}
+
+Status CheckLiveSupport(const PolicyParts& p) {
+  const std::string who = "policy '" + p.name + "': ";
+  if (p.sort && p.sort->wants_oracle())
+    return MakeError(who + "its queue order '" + std::string(p.sort->name()) +
+                     "' reads true job durations (an oracle), which only `orrery simulate` knows");
+  if (p.post && p.post->needs_true_end_order())
+    return MakeError(who + "'" + std::string(p.post->name()) +
+                     "' orders running jobs by their true ends (an oracle), which only `orrery simulate` knows");
+  if (p.estimator && p.estimator->is_oracle())
+    return MakeError(who + "estimator '" + std::string(p.estimator->name()) +
+                     "' reads true job durations (an oracle); choose another estimator=... for live mode");
+  if (p.profiler.enabled)
+    return MakeError(who + "Lucid's profiler stage needs a staging partition only the simulator models; "
+                     "add profiler=false to run it live");
+  return Status::Ok();
+}
+
+Shape RequestedShape(const Job& job) {
+  Shape s;
+  s.gpus = job.gpus;
+  s.nodes = job.nodes;
+  s.layout.dp = static_cast<uint16_t>(std::max<uint32_t>(1, std::min<uint32_t>(job.gpus, UINT16_MAX)));
+  return s;
+}
+
 Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem, PolicyParts policy,
                      std::unique_ptr<PlacePlugin> placer, SchedulerOptions opts)
-    : state_(cluster, track_gpus, model_cpu_mem),
+    : cluster_(cluster),
+      state_(cluster_, track_gpus, model_cpu_mem),
       policy_(std::move(policy)),
       placer_(std::move(placer)),
       opts_(opts),
@@ -29,25 +67,33 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
   // Running sets ordered by end time are needed only by PostFilter plugins (a Reschedule
   // plugin tracks the running jobs it needs through its JobStarted/JobStopped hooks).
   track_running_ = policy_.post != nullptr;
-  track_node_ends_ = policy_.preemptive;
+  true_end_order_ = policy_.post && policy_.post->needs_true_end_order();
   ORR_CHECK(!(policy_.share && policy_.preemptive));
-  if (track_node_ends_) node_ends_.resize(cluster.nodes.size());
   for (size_t v = 0; v < vcs_.size(); ++v) {
     size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
     for (size_t c = 0; c < k; ++c) vcs_[v].classes.emplace_back(pool_resource_.get());
   }
 }
 
+void Scheduler::AttachTruth(TruthModel* truth) {
+  ORR_CHECK(pool_.empty());
+  truth_ = truth;
+  policy_.sort->BindOracle(truth);
+  track_node_ends_ = truth && true_end_order_ && policy_.preemptive;
+  if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
+}
+
 void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
   if (!track_node_ends_) return;
   VcQueues& q = vcs_[j.vc.v];
+  const Time end = true_end_[j.slot];
   for (const Slot& sl : j.alloc) {
     auto& ends = node_ends_[sl.node.v];
     if (!ends.empty()) q.busy_by_min_end.erase({*ends.begin(), sl.node.v});
     if (add) {
-      ends.insert(j.true_end);
+      ends.insert(end);
     } else {
-      auto it = ends.find(j.true_end);
+      auto it = ends.find(end);
       ORR_CHECK(it != ends.end());
       ends.erase(it);
     }
@@ -97,22 +143,8 @@ Result<uint32_t> Scheduler::SubmitStaged(const Job* job, VcId vc, VcId stage, Gp
 void Scheduler::Handover(uint32_t slot, Time now) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running && j.home_vc.valid() && j.partner == kNoSlot);
-  VcQueues& q = vcs_[j.vc.v];
-  state_.Release(j.alloc);
-  TrackNodeEnds(j, false);
-  if (track_running_) {
-    q.running_est.erase(REntry{j.est_end, j.seq, slot});
-    q.running_true.erase(REntry{j.true_end, j.seq, slot});
-  }
-  ++q.version;
-  if (!q.dirty) {
-    q.dirty = true;
-    dirty_list_.push_back(j.vc.v);
-  }
-  --running_total_;
-  if (policy_.share) policy_.share->OnRunning(*this, slot, false);
+  DetachRunning(slot, EndCause::kRequeued, now);
   j.alloc.clear();
-  j.remaining = std::max<Duration>(0, j.remaining - (now - j.started));
   j.vc = j.home_vc;
   j.home_vc = VcId();
   Enqueue(slot, now);
@@ -142,6 +174,7 @@ Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, u
   }
   SchedJob& j = pool_[slot];
   j.job = job;
+  j.slot = slot;
   j.vc = vc;
   if (staging_.valid()) {
     j.home_vc = vc;
@@ -149,8 +182,11 @@ Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, u
   }
   j.types = types;
   j.seq = seq;
-  j.remaining = job->duration;
-  if (policy_.estimator) j.estimate = policy_.estimator->Estimate(*job, now);
+  if (truth_) truth_->Submitted(slot, *job, now);
+  if (policy_.estimator) {
+    j.estimate = policy_.estimator->Estimate(*job, now);
+    j.est_source = policy_.estimator->is_oracle() ? EstimateSource::kOracle : EstimateSource::kEstimator;
+  }
   if (policy_.estimator && watched(slot)) ExplainEstimate(slot, now);
   if (policy_.share) policy_.share->OnSubmit(j, slot, now);
   Enqueue(slot, now);
@@ -194,11 +230,9 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   }
 }
 
-void Scheduler::Finish(uint32_t slot, Time now) {
-  now_ = std::max(now_, now);
+void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
-  VcQueues& q = vcs_[j.vc.v];
   if (policy_.share) policy_.share->OnRunning(*this, slot, false);  // sees the partner link
   if (j.partner != kNoSlot) {  // the partner keeps the GPUs (and now holds them)
     SchedJob& p = pool_[j.partner];
@@ -209,21 +243,151 @@ void Scheduler::Finish(uint32_t slot, Time now) {
     state_.Release(j.alloc);
   }
   j.owns_gpus = true;
-  TrackNodeEnds(j, false);
-  if (track_running_) {
-    q.running_est.erase(REntry{j.est_end, j.seq, slot});
-    q.running_true.erase(REntry{j.true_end, j.seq, slot});
-  }
-  ++q.version;
+  EraseRunningOrder(slot);
+  ++vcs_[j.vc.v].version;
   --running_total_;
   j.running = false;
-  j.remaining = 0;
+  if (truth_) truth_->Stopped(slot, now, cause);
+  MarkDirty(j.vc);
+}
+
+void Scheduler::Finish(uint32_t slot, Time now) {
+  now_ = std::max(now_, now);
+  DetachRunning(slot, EndCause::kFinished, now);
+  SchedJob& j = pool_[slot];
   if (policy_.estimator) policy_.estimator->Observe(*j.job, now - j.started);
-  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, true);
-  if (!q.dirty) {
-    q.dirty = true;
-    dirty_list_.push_back(j.vc.v);
+  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, EndCause::kFinished, false);
+}
+
+void Scheduler::Fail(uint32_t slot, Time now, FailureKind kind, bool restartable) {
+  now_ = std::max(now_, now);
+  SchedJob& j = pool_[slot];
+  ++j.failures;
+  if (watched(slot))
+    Note(slot, ExplainNote{now, "scheduler", "failed",
+                           std::string("failed (") + std::string(FailureKindName(kind)) + ")" +
+                               (restartable ? "; requeued" : "; leaves"),
+                           {}});
+  if (restartable) {
+    StopToQueue(slot, now, EndCause::kFailed, false);
+    return;
   }
+  DetachRunning(slot, EndCause::kFailed, now);
+  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, EndCause::kFailed, false);
+}
+
+void Scheduler::Requeue(uint32_t slot, Time now, EndCause cause) {
+  ORR_CHECK(cause == EndCause::kPreempted || cause == EndCause::kNodeLost || cause == EndCause::kRequeued);
+  now_ = std::max(now_, now);
+  StopToQueue(slot, now, cause, false);
+}
+
+void Scheduler::Withdraw(uint32_t slot, Time now) {
+  now_ = std::max(now_, now);
+  SchedJob& j = pool_[slot];
+  if (j.running) {
+    DetachRunning(slot, EndCause::kWithdrawn, now);
+    if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, EndCause::kWithdrawn, false);
+    return;
+  }
+  RemovePending(slot);
+  if (truth_) truth_->Stopped(slot, now, EndCause::kWithdrawn);
+  MarkDirty(j.vc);
+}
+
+void Scheduler::RemovePending(uint32_t slot) {
+  SchedJob& j = pool_[slot];
+  VcQueues& q = vcs_[j.vc.v];
+  const size_t erased = q.classes[ClassOf(j)].erase(KeyOf(slot));
+  ORR_CHECK(erased == 1);
+  --q.size;
+  --pending_total_;
+  pending_milli_ -= j.job->gpu_milli_total();
+}
+
+void Scheduler::ReportProgress(uint32_t slot, Time now, Progress p) {
+  SchedJob& j = pool_[slot];
+  const Progress before = j.progress;
+  j.progress = p;
+  if (!j.running || p.steps_total <= 0 || p.steps_done <= 0 || now <= j.started) return;
+  // Rate over this attempt: since the previous report of this attempt, else since its start.
+  const bool same_attempt = before.at != kNoTime && before.at > j.started && before.steps_done >= 0;
+  const double steps = static_cast<double>(p.steps_done - (same_attempt ? before.steps_done : 0));
+  const double secs = static_cast<double>(now - (same_attempt ? before.at : j.started));
+  if (steps <= 0 || secs <= 0) return;
+  const double left = static_cast<double>(std::max<int64_t>(0, p.steps_total - p.steps_done));
+  const Time end = now + static_cast<Time>(std::ceil(left * secs / steps));
+  UpdateEstimate(slot, now, end - j.started, EstimateSource::kReported);
+}
+
+void Scheduler::UpdateEstimate(uint32_t slot, Time now, Duration estimate, EstimateSource source) {
+  now_ = std::max(now_, now);
+  SchedJob& j = pool_[slot];
+  j.estimate = estimate;
+  j.est_source = source;
+  if (!j.running) {
+    Rekey(slot);
+    MarkDirty(j.vc);
+    return;
+  }
+  VcQueues& q = vcs_[j.vc.v];
+  if (track_running_) q.running_est.erase(REntry{j.est_end, j.seq, slot});
+  j.est_end = j.started + std::max<Duration>(1, estimate);
+  if (track_running_) q.running_est.insert(REntry{j.est_end, j.seq, slot});
+  ++q.version;  // per-state caches (EASY's shadow time) read the believed ends
+  MarkDirty(j.vc);
+}
+
+void Scheduler::Resize(uint32_t slot, Allocation alloc, Time now) {
+  now_ = std::max(now_, now);
+  SchedJob& j = pool_[slot];
+  ORR_CHECK(j.running && j.partner == kNoSlot && !alloc.empty());
+  EraseRunningOrder(slot);
+  state_.Release(j.alloc);
+  state_.Apply(alloc);
+  j.alloc = std::move(alloc);
+  InsertRunningOrder(slot);
+  ++vcs_[j.vc.v].version;
+  MarkDirty(j.vc);
+}
+
+Status Scheduler::AddNode(const Node& node) {
+  if (node.id.v != cluster_.nodes.size())
+    return MakeError("AddNode: node id " + std::to_string(node.id.v) + " is not the next id " +
+                     std::to_string(cluster_.nodes.size()));
+  if (!node.vc.valid() || node.vc.v >= cluster_.vcs.size())
+    return MakeError("AddNode: node '" + node.name + "' names no VC of the cluster");
+  std::vector<NodeId> off;
+  for (const Node& n : cluster_.nodes)
+    if (!state_.powered(n.id)) off.push_back(n.id);
+  cluster_.nodes.push_back(node);
+  cluster_.vcs[node.vc.v].nodes.push_back(node.id);
+  cluster_.vcs[node.vc.v].gpus += node.gpus;
+  state_ = ClusterState(cluster_, state_.tracks_gpus(), state_.models_cpu_mem());
+  for (const SchedJob& j : pool_)
+    if (j.job && j.running && j.owns_gpus) state_.Apply(j.alloc);
+  for (NodeId n : off) state_.SetPowered(n, false);
+  if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
+  feasibility_.clear();
+  ResizeClasses(node.vc);
+  for (size_t v = 0; v < vcs_.size(); ++v) {
+    ++vcs_[v].version;
+    MarkDirty(VcId(static_cast<uint16_t>(v)));
+  }
+  return Status::Ok();
+}
+
+void Scheduler::ResizeClasses(VcId vc) {
+  VcQueues& q = vcs_[vc.v];
+  const size_t k = static_cast<size_t>(state_.vc_max_node_gpus(vc)) + 2;
+  if (q.classes.size() == k) return;
+  std::vector<QEntry> all;
+  for (auto& cls : q.classes) {
+    all.insert(all.end(), cls.begin(), cls.end());
+    cls.clear();
+  }
+  while (q.classes.size() < k) q.classes.emplace_back(pool_resource_.get());
+  for (const QEntry& e : all) q.classes[ClassOf(pool_[e.slot])].insert(e);
 }
 
 void Scheduler::SetNodePowered(NodeId n, bool on) {
@@ -246,11 +410,7 @@ void Scheduler::Release(uint32_t slot) {
 
 void Scheduler::Start(uint32_t slot, Allocation alloc) {
   SchedJob& j = pool_[slot];
-  VcQueues& q = vcs_[j.vc.v];
-  q.classes[ClassOf(j)].erase(KeyOf(slot));
-  --q.size;
-  --pending_total_;
-  pending_milli_ -= j.job->gpu_milli_total();
+  RemovePending(slot);
   state_.Apply(alloc);
   j.alloc = std::move(alloc);
   MarkRunning(slot);
@@ -260,11 +420,7 @@ void Scheduler::StartShared(uint32_t slot, uint32_t partner) {
   SchedJob& j = pool_[slot];
   SchedJob& p = pool_[partner];
   ORR_CHECK(p.running && p.partner == kNoSlot && p.vc == j.vc && !j.running);
-  VcQueues& q = vcs_[j.vc.v];
-  q.classes[ClassOf(j)].erase(KeyOf(slot));
-  --q.size;
-  --pending_total_;
-  pending_milli_ -= j.job->gpu_milli_total();
+  RemovePending(slot);
   j.alloc = p.alloc;  // the same GPUs; the ClusterState is unchanged
   j.owns_gpus = false;
   j.partner = partner;
@@ -292,60 +448,84 @@ void Scheduler::MarkRunning(uint32_t slot) {
   ++q.version;
   j.running = true;
   j.started = now_;
-  j.true_end = now_ + j.remaining;
-  Duration est = j.estimate >= 0 ? j.estimate : j.remaining;
-  if (j.preemptions > 0 && policy_.estimator && policy_.estimator->is_oracle()) est = j.remaining;
-  j.est_end = now_ + std::max<Duration>(1, est);
-  TrackNodeEnds(j, true);
-  if (track_running_) {
-    q.running_est.insert(REntry{j.est_end, j.seq, slot});
-    q.running_true.insert(REntry{j.true_end, j.seq, slot});
+  if (j.attempts < UINT16_MAX) ++j.attempts;
+  if (truth_) {
+    truth_->Started(slot, now_);
+    if (true_end_.size() <= slot) true_end_.resize(pool_.size());
+    true_end_[slot] = truth_->TrueEnd(slot);
   }
+  Duration est = BelievedDuration(j);
+  if (j.preemptions > 0 && j.est_source == EstimateSource::kOracle) est = truth_->Remaining(slot);
+  j.est_end = now_ + std::max<Duration>(1, est);
+  InsertRunningOrder(slot);
   ++running_total_;
-  out_->push_back(Decision{Decision::kStart, slot});
+  if (!adopting_) out_->push_back(StartDecision{slot});
   if (policy_.reschedule) policy_.reschedule->JobStarted(*this, slot);
   if (watched(slot)) Note(slot, ExplainNote{now_, "scheduler", "started", "started", {{"gpus", j.job->gpus}}});
   if (policy_.share) policy_.share->OnRunning(*this, slot, true);
 }
 
+void Scheduler::InsertRunningOrder(uint32_t slot) {
+  const SchedJob& j = pool_[slot];
+  VcQueues& q = vcs_[j.vc.v];
+  TrackNodeEnds(j, true);
+  if (track_running_) q.running_est.insert(REntry{j.est_end, j.seq, slot});
+  if (true_end_order_) q.running_true.insert(REntry{true_end_[slot], j.seq, slot});
+}
+
+void Scheduler::EraseRunningOrder(uint32_t slot) {
+  const SchedJob& j = pool_[slot];
+  VcQueues& q = vcs_[j.vc.v];
+  TrackNodeEnds(j, false);
+  if (track_running_) q.running_est.erase(REntry{j.est_end, j.seq, slot});
+  if (true_end_order_) q.running_true.erase(REntry{true_end_[slot], j.seq, slot});
+}
+
+Duration Scheduler::BelievedDuration(const SchedJob& j) const {
+  if (j.estimate >= 0) return j.estimate;
+  if (truth_) return truth_->Remaining(j.slot);
+  return std::max<Duration>(0, j.job->walltime);
+}
+
 void Scheduler::Adopt(uint32_t slot, Allocation alloc, Time started) {
-  ORR_CHECK(!pool_[slot].running);
-  std::vector<Decision> sink;
-  std::vector<Decision>* saved_out = out_;
-  Time saved_now = now_;
-  out_ = &sink;
+  ORR_CHECK(!pool_[slot].running && !alloc.empty());
+  const Time saved_now = now_;
+  adopting_ = true;
   now_ = started;
   Start(slot, std::move(alloc));
-  out_ = saved_out;
+  adopting_ = false;
   now_ = saved_now;
 }
 
 void Scheduler::Preempt(uint32_t slot) {
+  ORR_CHECK(pool_[slot].partner == kNoSlot);  // sharing policies are not preemptive
+  StopToQueue(slot, now_, EndCause::kPreempted, true);
+}
+
+// A running job goes back to its queue: the attempt's service is kept (attained), the
+// truth charges its restart physics (TruthModel::Stopped).
+void Scheduler::StopToQueue(uint32_t slot, Time now, EndCause cause, bool emit) {
   SchedJob& j = pool_[slot];
-  ORR_CHECK(j.running);
-  ORR_CHECK(j.partner == kNoSlot);  // sharing policies are not preemptive
-  VcQueues& q = vcs_[j.vc.v];
-  state_.Release(j.alloc);
-  TrackNodeEnds(j, false);
-  ++q.version;
-  q.running_est.erase(REntry{j.est_end, j.seq, slot});
-  q.running_true.erase(REntry{j.true_end, j.seq, slot});
-  --running_total_;
+  const Duration ran = now - j.started;
+  DetachRunning(slot, cause, now);
   j.alloc.clear();
-  Duration ran = now_ - j.started;
   j.attained += ran * j.job->gpus;
-  const Duration overhead =
-      policy_.preempt_overhead ? policy_.preempt_overhead(j.job->gpus) : PreemptionOverhead(j.job->gpus);
-  j.remaining = (j.true_end - now_) + overhead;
-  j.running = false;  // before the plugins and the QueueSort key see it
-  ++j.preemptions;
-  out_->push_back(Decision{Decision::kPreempt, slot});
-  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, false);
-  if (watched(slot))
-    Note(slot, ExplainNote{now_, "scheduler", "preempted", "preempted; restart overhead charged",
-                           {{"overhead_s", static_cast<double>(overhead)},
-                            {"remaining_s", static_cast<double>(j.remaining)}}});
-  Enqueue(slot, now_);
+  if (cause == EndCause::kPreempted) ++j.preemptions;
+  if (emit) out_->push_back(PreemptDecision{slot});
+  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, cause, true);
+  if (watched(slot)) NoteStopped(slot, now, cause);
+  Enqueue(slot, now);
+}
+
+void Scheduler::NoteStopped(uint32_t slot, Time now, EndCause cause) {
+  if (!truth_) {
+    Note(slot, ExplainNote{now, "scheduler", std::string(EndCauseName(cause)), std::string(EndCauseName(cause)), {}});
+    return;
+  }
+  Note(slot, ExplainNote{now, "scheduler", std::string(EndCauseName(cause)),
+                         std::string(EndCauseName(cause)) + "; restart overhead charged",
+                         {{"overhead_s", static_cast<double>(truth_->RestartCost(slot))},
+                          {"remaining_s", static_cast<double>(truth_->Remaining(slot))}}});
 }
 
 void Scheduler::ExplainEstimate(uint32_t slot, Time now) {
@@ -451,6 +631,7 @@ void Scheduler::ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_
 }
 
 void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) {
+  ORR_CHECK(truth_ && true_end_order_);
   const auto& r = vcs_[vc.v].running_true;
   for (auto it = r.rbegin(); it != r.rend(); ++it)
     if (!fn(it->slot)) return;
@@ -466,13 +647,13 @@ void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
   dirty_list_.clear();
   for (uint16_t v : cycle_list_) {
     vcs_[v].dirty = false;
-    CycleVc(VcId(v), now);
+    CycleVc(VcId(v));
     vcs_[v].fresh.clear();
   }
   out_ = nullptr;
 }
 
-void Scheduler::CycleVc(VcId vc, Time now) {
+void Scheduler::CycleVc(VcId vc) {
   VcQueues& q = vcs_[vc.v];
   q.last_block = PluginStatus::Ok();
   if (policy_.reschedule) {
@@ -486,7 +667,6 @@ void Scheduler::CycleVc(VcId vc, Time now) {
     if (next == ReschedulePlugin::Next::kStop) return;
   }
   if (q.size == 0) return;
-  (void)now;
   // While sharing is active: a packing pass, then greedy exclusive placement, then another
   // packing pass for partners started meanwhile (packing takes no GPUs, so it never makes
   // room for an exclusive placement).
@@ -563,6 +743,89 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     }
     if (blocking) return;
   }
+}
+
+}  // namespace orrery
+
+namespace orrery {
+
+Time Scheduler::NextDecisionTime(Time last) {
+  const Duration tick = policy_.tick;
+  if (tick > 0) {
+    if (pending_total_ == 0) return kNoTime;
+    if (next_tick_ == kNoTime || next_tick_ <= last) next_tick_ = CeilTo(last + 1, tick);
+    return next_tick_;
+  }
+  if (!policy_.reschedule || pending_total_ == 0) return kNoTime;
+  const Time wake = policy_.reschedule->NextWakeup();
+  return wake != kNoTime && (last == kNoTime || wake > last) ? wake : kNoTime;
+}
+
+CycleRun Scheduler::RunCycle(Time now, std::vector<Decision>* out) {
+  CycleRun run{true, false};
+  const Duration tick = policy_.tick;
+  if (tick > 0) {
+    if (next_tick_ == kNoTime || next_tick_ < now) next_tick_ = CeilTo(now, tick);
+    run.at_tick = next_tick_ == now;
+    if (run.at_tick) {
+      MarkPendingVcsDirty();
+      next_tick_ = now + tick;
+    }
+    run.ran = run.at_tick || policy_.tick_and_events;
+  }
+  if (run.ran) Schedule(now, out);
+  return run;
+}
+
+StartPrediction Scheduler::PredictStart(uint32_t slot, Time now) const {
+  const SchedJob& j = pool_[slot];
+  StartPrediction p;
+  p.why = vcs_[j.vc.v].last_block;
+  if (j.running) {
+    p.at = j.started;
+    p.why = PluginStatus::Ok();
+    return p;
+  }
+  // Releases: the running jobs of the VC at their believed ends.
+  std::vector<std::pair<Time, uint64_t>> releases;
+  for (const SchedJob& r : pool_)
+    if (r.job && r.running && r.vc == j.vc && r.owns_gpus) releases.push_back({r.est_end, r.job->gpus});
+  std::sort(releases.begin(), releases.end());
+  // The jobs ahead of it in the policy's order, then itself, each at the first time the
+  // VC's free GPUs hold it, holding them for its believed duration (a list schedule of
+  // the policy's own queue and beliefs; blocking policies keep the order, greedy ones may
+  // start a later job earlier, which only makes the prediction conservative).
+  std::vector<const SchedJob*> ahead;
+  const QEntry me = KeyOf(slot);
+  for (const auto& cls : vcs_[j.vc.v].classes)
+    for (auto it = cls.begin(); it != cls.end() && *it < me; ++it) ahead.push_back(&pool_[it->slot]);
+  std::sort(ahead.begin(), ahead.end(), [&](const SchedJob* a, const SchedJob* b) {
+    return KeyOf(a->slot) < KeyOf(b->slot);
+  });
+  p.ahead = static_cast<uint32_t>(ahead.size());
+  ahead.push_back(&j);
+  int64_t free = static_cast<int64_t>(state_.vc_free_gpus(j.vc));
+  const int64_t total = static_cast<int64_t>(state_.vc_total_gpus(j.vc));
+  Time t = now, start = kNoTime;
+  size_t next_release = 0;
+  for (const SchedJob* a : ahead) {
+    const int64_t need = a->job->gpus;
+    if (need > total) return p;  // never fits with what is known
+    while (free < need && next_release < releases.size()) {
+      t = std::max(t, releases[next_release].first);
+      free += static_cast<int64_t>(releases[next_release].second);
+      ++next_release;
+    }
+    if (free < need) return p;
+    start = t;
+    free -= need;
+    const Time end = t + std::max<Duration>(1, BelievedDuration(*a));
+    releases.insert(std::upper_bound(releases.begin() + static_cast<std::ptrdiff_t>(next_release), releases.end(),
+                                     std::make_pair(end, static_cast<uint64_t>(need))),
+                    {end, static_cast<uint64_t>(need)});
+  }
+  p.at = start;
+  return p;
 }
 
 }  // namespace orrery

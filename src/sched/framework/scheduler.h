@@ -10,6 +10,12 @@
 //
 // Pending jobs are kept per size class, so a cycle visits only jobs of sizes that can fit
 // (or that a PostFilter can make room for); work per cycle is also bounded (max_examined).
+//
+// Drivers speak to it only through the lifecycle verbs (Submit, Adopt = start, Finish,
+// Fail, Requeue, Withdraw, ReportProgress, UpdateEstimate, Resize, AddNode,
+// SetNodePowered) and the cadence (NextDecisionTime, RunCycle), and handle every
+// Decision kind (decision.h). The truth of a simulated run is attached with AttachTruth
+// (oracle.h); a live run has none. docs/design/job-model.md draws the job lifecycle.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +30,14 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/attempt.h"
 #include "predict/interference.h"
+#include "sched/framework/decision.h"
+#include "sched/framework/oracle.h"
 #include "sched/framework/plugin.h"
+#include "sched/framework/shape.h"
 
 namespace orrery {
-
-struct Decision {
-  enum Kind : uint8_t { kStart, kPreempt };
-  Kind kind;
-  uint32_t slot;  // SchedJob slot (stable while the job is active)
-};
 
 class Scheduler;
 
@@ -48,9 +52,16 @@ class SchedulerHandle {
   // Pending jobs of `vc` after `slot` in queue order that could fit the VC's free GPUs now
   // (jobs of sizes that cannot fit are not visited), at most `limit`.
   virtual void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) = 0;
-  // Visits running jobs of `vc` by est_end ascending / true_end descending until fn returns false.
+  // Visits running jobs of `vc` by est_end ascending until fn returns false.
   virtual void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
+  // The truth (simulator only; null live). Oracle plugins read it; others must not.
+  virtual const OracleView* oracle() const = 0;
+  // Oracle only (oracle() != null and the PostFilter's needs_true_end_order()): running
+  // jobs of `vc` by true end descending until fn returns false.
   virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
+  // The one belief of a job's duration: its estimate, else (simulator) the oracle's
+  // remaining work, else its walltime request, else 0.
+  virtual Duration BelievedDuration(const SchedJob& j) const = 0;
   virtual void Start(uint32_t slot, Allocation alloc) = 0;
   // Starts pending `slot` on the GPUs of running `partner` (GPU sharing; see SharePlugin).
   virtual void StartShared(uint32_t slot, uint32_t partner) = 0;
@@ -91,6 +102,8 @@ class PostFilterPlugin : public virtual Plugin {
   // Whether Run could place `slot` although it does not fit the free resources (e.g. by
   // preempting). Greedy cycles skip jobs of sizes that cannot fit unless this says yes.
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
+  // Whether Run visits running jobs by true end (ForEachRunningByTrueEndDesc: an oracle).
+  virtual bool needs_true_end_order() const { return false; }
 };
 
 // Whole-VC decisions at each cycle of a VC, before (or instead of) the framework's queue
@@ -108,8 +121,10 @@ class ReschedulePlugin : public virtual Plugin {
   // Lifecycle hooks (every start, preemption and completion, whoever decided it). The
   // handle's ForEachRunning* visit nothing unless the policy also has a PostFilter: a
   // Reschedule plugin keeps its own view of the running jobs through these hooks.
+  // JobStopped: `cause` says why (only kFinished may teach); `requeued`: the job waits again
+  // (kPreempted, kRequeued, kNodeLost, a restartable kFailed), else it leaves.
   virtual void JobStarted(SchedulerHandle& h, uint32_t slot) {}
-  virtual void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) {}
+  virtual void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause cause, bool requeued) {}
   // Earliest time at which Run would decide differently without any arrival or
   // completion (e.g. a running job crossing a queue threshold), or kNoTime. An
   // event-driven driver calls Schedule then (Advance marks the VCs concerned).
@@ -157,7 +172,9 @@ struct PolicyParts {
   // multiples of tick, over every VC with pending jobs), plus at events if tick_and_events.
   Duration tick = 0;
   bool tick_and_events = false;
-  // Checkpoint/restart overhead per preemption (null = PreemptionOverhead below).
+  // Checkpoint/restart overhead per preemption that the policy's paper assumes (null =
+  // PreemptionOverhead below). Read by the simulator's truth (restart physics), never by
+  // the core.
   Duration (*preempt_overhead)(uint32_t gpus) = nullptr;
   std::unique_ptr<DurationEstimator> estimator;  // may be null
   bool blocking = true;                    // stop at the first job that cannot be placed
@@ -166,6 +183,28 @@ struct PolicyParts {
   // Interference data for sharing policies: the driver reads the true co-located speeds here.
   std::shared_ptr<const ColocationContext> colocation;
   ProfilerSpec profiler;
+  std::unique_ptr<ShapePlugin> shape;      // null = every job runs in the shape it asked for
+  // Whether the policy reads the truth (an oracle sort or estimator).
+  bool reads_oracle() const;
+};
+
+// Whether a live driver (no truth, no staging partition) can run this policy: an error
+// naming the reason for oracle policies (SJF, SRTF, oracle estimators) and for Lucid's
+// profiler stage (simulator only; `lucid:profiler=false` runs live).
+Status CheckLiveSupport(const PolicyParts& policy);
+
+// "When will it run, and why not now": a pending job's predicted start from the policy's
+// own view (its queue order, the running jobs' believed ends, the free resources).
+struct StartPrediction {
+  Time at = kNoTime;        // kNoTime = cannot be predicted (e.g. it never fits with what is known)
+  uint32_t ahead = 0;       // pending jobs ahead of it in the policy's order in its VC
+  PluginStatus why;         // why it is not running now (the VC's last blocking reason)
+};
+
+// Whether a cycle ran at an instant (RunCycle) and whether it was a decision tick.
+struct CycleRun {
+  bool ran = false;
+  bool at_tick = false;
 };
 
 struct SchedulerOptions {
@@ -176,6 +215,8 @@ class Scheduler final : private SchedulerHandle {
  public:
   Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem, PolicyParts policy,
             std::unique_ptr<PlacePlugin> placer, SchedulerOptions opts = {});
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
 
   // A job arrives. Returns its slot, or UnschedulableForever (never enqueued) with the reason.
   Result<uint32_t> Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now);
@@ -184,10 +225,48 @@ class Scheduler final : private SchedulerHandle {
   // A staged running job leaves its staging VC (resources freed, work done so far kept) and
   // is queued in its home VC.
   void Handover(uint32_t slot, Time now);
-  // A running job finished (the driver decides when). Frees its resources.
+  // --- lifecycle verbs (both drivers). A job that leaves (Finish, a non-restartable Fail,
+  // Withdraw) keeps its slot until the driver has recorded it and calls Release.
+  // A running job finished its work (the driver decides when). Frees its resources; the only
+  // verb that teaches the estimator (the attempt's duration).
   void Finish(uint32_t slot, Time now);
-  // Runs a cycle over every VC touched since the last call; appends Start/Preempt decisions.
+  // A running job failed. Restartable: it waits again (attained service, estimate and
+  // attempts kept); else it leaves. Never teaches the estimator.
+  void Fail(uint32_t slot, Time now, FailureKind kind, bool restartable);
+  // A running job goes back to the queue for `cause` (kPreempted by the resource manager,
+  // kNodeLost, kRequeued); attained service kept. No decision is emitted.
+  void Requeue(uint32_t slot, Time now, EndCause cause);
+  // A pending or running job leaves (cancelled): resources freed, nothing learned.
+  void Withdraw(uint32_t slot, Time now);
+  // Observed progress; with steps_total known and the job running, the believed end
+  // becomes now + (its time so far) × (steps left / steps done), as UpdateEstimate.
+  void ReportProgress(uint32_t slot, Time now, Progress p);
+  // New belief of the job's total duration (seconds from its first start of this attempt
+  // for running jobs): re-keys everything ordered by believed end, bumps the VC's version
+  // (invalidating per-state caches such as EASY's shadow time), re-sorts a pending job.
+  void UpdateEstimate(uint32_t slot, Time now, Duration estimate, EstimateSource source);
+  // A running job's allocation changes (elastic shapes): `alloc` replaces its own.
+  void Resize(uint32_t slot, Allocation alloc, Time now);
+  // A node joins the cluster (its id must be the next one; its VC must exist). Queues,
+  // running jobs, estimators and the policy's state are kept (no rebuild).
+  Status AddNode(const Node& node);
+
+  // --- cadence: one rule for both drivers (PolicyParts::tick, ReschedulePlugin::NextWakeup)
+  // The earliest time after `last` at which a cycle is due with no event (a decision tick
+  // while jobs are pending, or the policy's wake-up), kNoTime if none.
+  Time NextDecisionTime(Time last);
+  // Called once per instant after its events were fed: runs the cycle if due at `now`
+  // (periodic policies: at ticks, or also at events with tick_and_events; others: always).
+  CycleRun RunCycle(Time now, std::vector<Decision>* out);
+  // Runs a cycle over every VC touched since the last call; appends decisions (prefer
+  // RunCycle, which honours the policy's cadence).
   void Schedule(Time now, std::vector<Decision>* out);
+
+  // --- answers
+  StartPrediction PredictStart(uint32_t slot, Time now) const;
+  // Simulator only, before the first Submit: the truth the oracle view reads.
+  void AttachTruth(TruthModel* truth);
+  const OracleView* oracle() const override { return truth_; }
 
   const SchedJob& view(uint32_t slot) const { return pool_[slot]; }
   const ClusterState& cluster_state() const { return state_; }
@@ -212,7 +291,7 @@ class Scheduler final : private SchedulerHandle {
   // Live driver: pending job `slot` already runs where the resource manager put it (found
   // running after a restart, started outside the policy, or a decision awaiting Slurm's
   // confirmation). Like a Start at `started` with `alloc`, but no decision is emitted. An
-  // empty allocation withdraws a job that left the queue (then Finish + Release it).
+  // empty allocation is refused (use Withdraw).
   void Adopt(uint32_t slot, Allocation alloc, Time started);
 
  private:
@@ -240,7 +319,7 @@ class Scheduler final : private SchedulerHandle {
     std::vector<std::pmr::set<QEntry>> classes;
     size_t size = 0;
     std::pmr::set<REntry> running_est;   // by est_end
-    std::pmr::set<REntry> running_true;  // by true_end
+    std::pmr::set<REntry> running_true;  // by true end (oracle; true_end_order_ only)
     std::vector<uint32_t> fresh;
     uint64_t version = 0;
     // Preemptive policies: busy nodes ordered by the earliest true end of their jobs.
@@ -259,7 +338,10 @@ class Scheduler final : private SchedulerHandle {
   };
   const Feasibility& FeasibilityOf(VcId vc, GpuTypeMask types);
   void Enqueue(uint32_t slot, Time now);
-  void CycleVc(VcId vc, Time now);
+  void CycleVc(VcId vc);
+  void StopToQueue(uint32_t slot, Time now, EndCause cause, bool emit);
+  void NoteStopped(uint32_t slot, Time now, EndCause cause);
+  void ResizeClasses(VcId vc);  // after a node changed the VC's largest node
   void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
 
   // SchedulerHandle
@@ -270,10 +352,17 @@ class Scheduler final : private SchedulerHandle {
   void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) override;
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
   void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
+  Duration BelievedDuration(const SchedJob& j) const override;
   void Start(uint32_t slot, Allocation alloc) override;
   void StartShared(uint32_t slot, uint32_t partner) override;
   void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) override;
   void MarkRunning(uint32_t slot);  // bookkeeping shared by Start and StartShared
+  // Bookkeeping shared by every way a running job stops: resources, running sets, counters.
+  void DetachRunning(uint32_t slot, EndCause cause, Time now);
+  void RemovePending(uint32_t slot);
+  void InsertRunningOrder(uint32_t slot);
+  void EraseRunningOrder(uint32_t slot);
+  void EmitOrAdopt(uint32_t slot);
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
@@ -305,6 +394,7 @@ class Scheduler final : private SchedulerHandle {
   // Node pool for the queue and running sets: millions of inserts/erases without malloc.
   std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_resource_ =
       std::make_unique<std::pmr::unsynchronized_pool_resource>();
+  Cluster cluster_;  // the scheduler's own copy (AddNode grows it)
   ClusterState state_;
   PolicyParts policy_;
   std::unique_ptr<PlacePlugin> placer_;
@@ -319,8 +409,13 @@ class Scheduler final : private SchedulerHandle {
   uint64_t pending_milli_ = 0;
   Allocation scratch_;
   bool track_running_ = true;
+  bool true_end_order_ = false;   // running_true kept (oracle PostFilters)
   bool track_node_ends_ = false;
+  bool adopting_ = false;         // Adopt: starts emit no decision
   std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs
+  TruthModel* truth_ = nullptr;
+  std::vector<Time> true_end_;    // per slot: the truth's end at its start (oracle orders only)
+  Time next_tick_ = kNoTime;
   std::vector<std::pmr::set<QEntry>::iterator> cursors_, cycle_cursors_;
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;

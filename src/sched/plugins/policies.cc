@@ -22,18 +22,34 @@ class FifoSort final : public QueueSortPlugin {
   SortKey Key(const SchedJob& j, Time) override { return {j.job->submit, 0}; }
 };
 
-class SjfSort final : public QueueSortPlugin {
+// Oracle orders: read the truth through the OracleView the simulator binds.
+class OracleSort : public QueueSortPlugin {
  public:
-  std::string_view name() const override { return "sjf"; }
-  SortKey Key(const SchedJob& j, Time) override { return {j.job->duration, j.job->submit}; }
   bool wants_oracle() const override { return true; }
+  void BindOracle(const OracleView* oracle) override { oracle_ = oracle; }
+
+ protected:
+  Duration TrueRemaining(const SchedJob& j) const {
+    ORR_CHECK(oracle_);
+    return oracle_->Remaining(j.slot);
+  }
+
+ private:
+  const OracleView* oracle_ = nullptr;
 };
 
-class SrtfSort final : public QueueSortPlugin {
+// True duration: SJF is not preemptive, so a job's key is computed once, at submit, when
+// its remaining work is all of it.
+class SjfSort final : public OracleSort {
+ public:
+  std::string_view name() const override { return "sjf"; }
+  SortKey Key(const SchedJob& j, Time) override { return {TrueRemaining(j), j.job->submit}; }
+};
+
+class SrtfSort final : public OracleSort {
  public:
   std::string_view name() const override { return "srtf"; }
-  SortKey Key(const SchedJob& j, Time) override { return {j.remaining, j.job->submit}; }
-  bool wants_oracle() const override { return true; }
+  SortKey Key(const SchedJob& j, Time) override { return {TrueRemaining(j), j.job->submit}; }
 };
 
 // Estimated GPU-time; ties by GPU count (Helios sorts by GPUs first, stably).
@@ -90,7 +106,7 @@ class EasyBackfill final : public PostFilterPlugin {
                                 : (j.job->gpus > st.vc_free_gpus(vc) || Idle(st, vc) < j.job->gpus / maxg))
           continue;
       }
-      Duration est = j.estimate >= 0 ? j.estimate : j.remaining;
+      Duration est = h.BelievedDuration(j);
       bool ends_before_shadow = shadow_ != kNoTime && h.now() + std::max<Duration>(1, est) <= shadow_;
       const NodeMask* blocked = (shadow_ == kNoTime || ends_before_shadow) ? nullptr : &reserved_;
       if (shadow_ == kNoTime) continue;  // head can never start with current knowledge: do not backfill
@@ -160,13 +176,15 @@ class EasyBackfill final : public PostFilterPlugin {
 class PreemptLonger final : public PostFilterPlugin {
  public:
   std::string_view name() const override { return "preempt-longer-remaining"; }
+  bool needs_true_end_order() const override { return true; }
 
   bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) override {
     const SchedJob& j = h.job(slot);
     bool longer = false;
     const Time now = h.now();
+    const OracleView& o = *h.oracle();
     h.ForEachRunningByTrueEndDesc(j.vc, [&](uint32_t r) {
-      longer = h.job(r).true_end - now > j.remaining;
+      longer = o.TrueEnd(r) - now > o.Remaining(slot);
       return false;  // only the longest-remaining job matters
     });
     return longer;
@@ -178,6 +196,8 @@ class PreemptLonger final : public PostFilterPlugin {
     const VcId vc = j.vc;
     ClusterState& st = h.state();
     const Time now = h.now();
+    const OracleView& o = *h.oracle();
+    const Duration remaining = o.Remaining(slot);
     if (!EnoughIfAllPreempted(h, j)) return Next::kContinue;
     // Victims: running jobs whose remaining time exceeds j's, longest first.
     victims_.clear();
@@ -185,7 +205,7 @@ class PreemptLonger final : public PostFilterPlugin {
     bool ok = false;
     h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r) {
       SchedJob& rj = h.job(r);
-      if (rj.true_end - now <= j.remaining) return false;
+      if (o.TrueEnd(r) - now <= remaining) return false;
       victims_.push_back(r);
       st.Release(rj.alloc);
       freed += rj.job->gpus;
@@ -248,10 +268,11 @@ class PreemptLonger final : public PostFilterPlugin {
     const VcId vc = j.vc;
     const uint16_t g = st.vc_max_node_gpus(vc);
     // Whole-node demands: exact in O(log n) from the busy-nodes-by-earliest-end index.
+    const Duration remaining = h.oracle()->Remaining(j.slot);
     if (job.gpus >= g && job.nodes <= 1 && job.gpus % g == 0)
-      return h.NodesIdleIfPreemptedAfter(vc, h.now() + j.remaining) >= job.gpus / g;
+      return h.NodesIdleIfPreemptedAfter(vc, h.now() + remaining) >= job.gpus / g;
     if (job.gpus > g && job.nodes <= 1 &&
-        h.NodesIdleIfPreemptedAfter(vc, h.now() + j.remaining) < job.gpus / g)
+        h.NodesIdleIfPreemptedAfter(vc, h.now() + remaining) < job.gpus / g)
       return false;
     // Within one cycle (same instant and VC), jobs are visited in ascending remaining time
     // and, until a preemption succeeds, resources only shrink: a later job has fewer
@@ -281,9 +302,11 @@ class PreemptLonger final : public PostFilterPlugin {
     bool early = false;
     uint64_t freed = st.vc_free_gpus(vc);
     const Time now = h.now();
+    const OracleView& o = *h.oracle();
+    const Duration remaining = o.Remaining(j.slot);
     h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r) {
       const SchedJob& rj = h.job(r);
-      if (rj.true_end - now <= j.remaining) return false;
+      if (o.TrueEnd(r) - now <= remaining) return false;
       for (const Slot& sl : rj.alloc) {
         if (sl.milli != 1000) continue;  // a shared GPU frees no whole GPU by itself
         if (extra_[sl.node.v] == 0) touched_.push_back(sl.node.v);

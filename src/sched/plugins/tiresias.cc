@@ -144,15 +144,16 @@ class TiresiasResched final : public ReschedulePlugin {
     if (cur_[slot].k1 != j.key1 || cur_[slot].k2 != j.key2) h.MarkDirty(j.vc);
   }
 
-  void JobStopped(SchedulerHandle& h, uint32_t slot, bool finished) override {
+  void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause cause, bool requeued) override {
+    const bool finished = cause == EndCause::kFinished;
     SchedJob& j = h.job(slot);
     VcState& v = V(j.vc);
     v.used_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
     v.running.erase(cur_[slot]);
     if (finished && c_->o.gittins)
       c_->sample.push_back(j.attained + (h.now() - j.started) * static_cast<int64_t>(j.job->gpus));
-    if (!finished && c_->o.knob > 0) {
-      // Preempted (j.attained already includes the segment): arm its starvation promotion.
+    if (requeued && c_->o.knob > 0) {
+      // Waits again (j.attained already includes the segment): arm its starvation promotion.
       const int64_t a = j.attained - j.policy_aux;
       const int q = c_->Queue(c_->o.gpu_time ? a : c_->Executed(j));
       if (q > 0) {

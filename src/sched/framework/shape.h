@@ -1,0 +1,39 @@
+// The Shape extension point: before placement, choose the shape a pending job runs in --
+// GPU count, node count and parallel layout -- given the job and the free cluster. Default
+// (no ShapePlugin): what the job asked for. The planner plugs in here.
+#pragma once
+
+#include <cstdint>
+
+#include "sched/framework/cluster_state.h"
+
+namespace orrery {
+
+struct SchedJob;
+
+// Parallel layout of a data/tensor/pipeline-parallel job (dp × tp × pp = GPUs).
+struct ParallelLayout {
+  uint16_t dp = 1, tp = 1, pp = 1;
+  friend bool operator==(const ParallelLayout&, const ParallelLayout&) = default;
+};
+
+struct Shape {
+  uint32_t gpus = 0;
+  uint16_t nodes = 0;  // 0 = placer decides
+  ParallelLayout layout;
+  friend bool operator==(const Shape&, const Shape&) = default;
+};
+
+// The shape a job asked for (its request; layout = pure data parallel over its GPUs).
+Shape RequestedShape(const Job& job);
+
+class ShapePlugin {
+ public:
+  virtual ~ShapePlugin() = default;
+  virtual const char* name() const = 0;
+  // The shape to try placing `j` in now. Must not mutate `state`. Returning the requested
+  // shape keeps the job as it asked; another shape changes its demand until it stops.
+  virtual Shape Choose(const SchedJob& j, const ClusterState& state) = 0;
+};
+
+}  // namespace orrery
