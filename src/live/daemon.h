@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -115,8 +116,10 @@ class Daemon {
     std::vector<std::string> events;  // recent node/job events, newest last
   };
   Health GetHealth() const;
-  // Tests: the scheduler the daemon drives (null before the first cycle).
+  // Tests: the scheduler the daemon drives (null before the first cycle), and its view of
+  // a job (nullopt when the job is not in it).
   const Scheduler* scheduler() const { return sched_.get(); }
+  std::optional<SchedJob> JobView(uint32_t job) const;
 
  private:
   struct LiveJob {

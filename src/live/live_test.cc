@@ -529,3 +529,88 @@ TEST(HttpApi, ServesQueueMetricsAndGuardsMutations) {
 
 }  // namespace
 }  // namespace orrery::live
+
+// ------------------------------------------------------------------ the core's verbs, live
+namespace orrery::live {
+namespace {
+
+uint32_t SubmitPlain(FakeSlurm& slurm, uint32_t gpus, Duration sleep) {  // no duration hint
+  SubmitSpec s;
+  s.partition = "gpu";
+  s.gpus_per_node = gpus;
+  s.sleep_s = sleep;
+  return *slurm.Submit(s);
+}
+
+// A cancelled job leaves through Withdraw: the estimator learns only from completed jobs.
+// user-stats (median of the last 10 finished jobs of the same GPU count; these jobs have
+// no user). A (sleep 10): released at its first cycle t, started by Slurm at t+1, seen
+// completed at t+11 -> observed 11 s. B is cancelled after 5 s of running: when cancelled
+// jobs were finished (Adopt(empty) + Finish), it taught 5 s (C estimated median {11, 5} = 8);
+// now the window stays {11}, so C is estimated 11.
+TEST(DaemonVerbs, CancelledJobsTeachNothing) {
+  Rig r("qssf:estimator=user-stats", 1);
+  uint32_t a = SubmitPlain(r.slurm, 1, 10);
+  for (int i = 0; i < 14; ++i) r.Tick();
+  ASSERT_TRUE(IsTerminal(r.slurm.job(a).state));
+  uint32_t b = SubmitPlain(r.slurm, 1, 100);
+  for (int i = 0; i < 4; ++i) r.Tick();
+  ASSERT_EQ(r.slurm.job(b).state, SlurmJobState::kRunning);
+  ASSERT_TRUE(r.slurm.Cancel(b).ok());
+  r.Tick();
+  uint32_t c = SubmitPlain(r.slurm, 1, 5);
+  r.Tick();
+  auto vc = r.daemon->JobView(c);
+  ASSERT_TRUE(vc.has_value());
+  EXPECT_EQ(vc->est_source, EstimateSource::kEstimator);
+  EXPECT_EQ(vc->estimate, 11);
+}
+
+// Tiresias' attained service survives a node joining: the scheduler is not rebuilt.
+// thresholds=40 GPU-s: A (8 GPUs) is demoted after 5 s of service; B (8 GPUs) then arrives
+// in the top queue and preempts it; A waits with its attained service (> 40 GPU-s). node2
+// joins: A starts there, and its attained service is what it had (a rebuild would have
+// re-submitted it with none).
+TEST(DaemonVerbs, NodeJoinKeepsTiresiasAttainedService) {
+  Rig r("tiresias:thresholds=40,protect=0", 1);
+  uint32_t a = r.Submit(8, 200);
+  for (int i = 0; i < 8; ++i) r.Tick();
+  uint32_t b = r.Submit(8, 200);
+  for (int i = 0; i < 3; ++i) r.Tick();
+  ASSERT_EQ(r.slurm.job(b).state, SlurmJobState::kRunning);
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kPending);
+  auto before = r.daemon->JobView(a);
+  ASSERT_TRUE(before.has_value());
+  EXPECT_GE(before->attained, 40);
+  const Scheduler* sched = r.daemon->scheduler();
+  r.slurm.AddNode("node2", 8, "gpu");
+  for (int i = 0; i < 3; ++i) r.Tick();
+  EXPECT_EQ(r.daemon->scheduler(), sched);  // the same scheduler: nothing rebuilt
+  EXPECT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node2"});
+  auto after = r.daemon->JobView(a);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->attained, before->attained);
+  EXPECT_EQ(after->preemptions, 1u);
+}
+
+// The core owns the cadence: tiresias:preset=lucid decides on its 60-s grid live too. The
+// rig's clock starts at 1000 s; a job submitted at 1001 waits for the tick at 1020 (the
+// first multiple of 60 after its arrival), although the daemon cycles every second.
+TEST(DaemonVerbs, PeriodicPolicyDecidesOnItsTicks) {
+  Rig r("tiresias:preset=lucid", 1);
+  uint32_t a = r.Submit(1, 30);
+  Time released = kNoTime;
+  for (int i = 0; i < 30 && released == kNoTime; ++i) {
+    r.Tick();
+    if (r.slurm.counters(a).releases > 0) released = r.clock.Now();
+  }
+  EXPECT_EQ(released, 1020);
+  auto all = r.journal->All();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].time, 1020);
+}
+
+}  // namespace
+}  // namespace orrery::live

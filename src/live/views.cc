@@ -129,6 +129,13 @@ QueueEntry Daemon::OtherEntry(const LiveJob& lj) const {
   return e;
 }
 
+std::optional<SchedJob> Daemon::JobView(uint32_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job);
+  if (!sched_ || it == jobs_.end() || it->second->slot == UINT32_MAX) return std::nullopt;
+  return sched_->view(it->second->slot);
+}
+
 std::vector<JournalDecision> Daemon::RecentDecisions(size_t n) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<JournalDecision> out;
