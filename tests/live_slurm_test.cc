@@ -216,8 +216,8 @@ TEST(LiveSlurmSlow, KillNineDuringRunEveryJobOnceNoDecisionLostOrDoubled) {
   ASSERT_TRUE(all.ok());
   std::map<uint32_t, std::vector<live::JournalDecision>> starts;
   for (const auto& d : *all) {
-    EXPECT_NE(d.state, DecisionState::kPlanned) << d.key;
-    if (d.kind == DecisionKind::kStart && d.state == DecisionState::kApplied) starts[d.job].push_back(d);
+    EXPECT_NE(d.state, live::DecisionState::kPlanned) << d.key;
+    if (d.kind == live::DecisionKind::kStart && d.state == live::DecisionState::kApplied) starts[d.job].push_back(d);
   }
   size_t adopted = 0;
   Time first = INT64_MAX, last = 0;
@@ -583,17 +583,17 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
   ASSERT_TRUE(all.ok());
   std::map<std::string, std::vector<live::JournalDecision>> power;
   for (const auto& d : *all) {
-    EXPECT_NE(d.state, DecisionState::kPlanned) << d.key;
-    if (d.kind != DecisionKind::kPowerUp && d.kind != DecisionKind::kPowerDown) continue;
-    EXPECT_EQ(d.state, DecisionState::kApplied) << d.key << " " << d.detail;
+    EXPECT_NE(d.state, live::DecisionState::kPlanned) << d.key;
+    if (d.kind != live::DecisionKind::kPowerUp && d.kind != live::DecisionKind::kPowerDown) continue;
+    EXPECT_EQ(d.state, live::DecisionState::kApplied) << d.key << " " << d.detail;
     EXPECT_NE(d.nodes[0].node, "node1") << d.key;
     power[d.nodes[0].node].push_back(d);
   }
   for (const char* n : {"node2", "node3"}) {
     ASSERT_GE(power[n].size(), 2u) << n;
-    EXPECT_EQ(power[n][0].kind, DecisionKind::kPowerDown) << n;
+    EXPECT_EQ(power[n][0].kind, live::DecisionKind::kPowerDown) << n;
     EXPECT_EQ(power[n][0].detail, "ces") << n;
-    EXPECT_EQ(power[n][1].kind, DecisionKind::kPowerUp) << n;
+    EXPECT_EQ(power[n][1].kind, live::DecisionKind::kPowerUp) << n;
     EXPECT_EQ(power[n][1].detail, "demand") << n;
   }
   // power.log (harness programs): suspend then resume, once each before the burst ran.

@@ -26,6 +26,10 @@ void FakeSlurm::Touch(FJob& f) {
 }
 
 void FakeSlurm::Requeue(FJob& f, bool hold) {
+  if (restart_cost_ && f.j.state == SlurmJobState::kRunning) {  // a checkpointing job resumes
+    const uint32_t gpus = f.j.gpus_per_node * f.j.num_nodes;
+    f.sleep = std::max<Duration>(0, f.j.start + f.sleep - clock_->Now()) + restart_cost_(gpus);
+  }
   for (const auto& s : f.pinned) {
     auto it = nodes_.find(s.node);
     if (it != nodes_.end()) it->second.n.gpus_used -= std::min(it->second.n.gpus_used, s.gpus);
@@ -91,40 +95,44 @@ void FakeSlurm::Advance() {
   for (uint32_t id : released_) {
     FJob& f = jobs_.at(id);
     if (f.j.state != SlurmJobState::kPending || f.j.held) continue;
-    bool fits = !f.pinned.empty();
-    for (const auto& s : f.pinned) {
-      auto it = nodes_.find(s.node);
-      fits = fits && it != nodes_.end() && it->second.n.avail == NodeAvail::kUp &&
-             it->second.n.gpus - it->second.n.gpus_used >= s.gpus;
-    }
-    if (!fits) {
-      std::string unavailable;
-      for (const auto& sh : f.pinned) {
-        auto it = nodes_.find(sh.node);
-        if (it == nodes_.end() || it->second.n.avail != NodeAvail::kUp) unavailable += (unavailable.empty() ? "" : ",") + sh.node;
-      }
-      std::string reason = unavailable.empty() ? "Resources" : "ReqNodeNotAvail, UnavailableNodes:" + unavailable;
-      if (f.j.reason != reason) {
-        f.j.reason = reason;
-        Touch(f);
-      }
-      wait.push_back(id);
-      continue;
-    }
-    f.j.nodes.clear();
-    for (const auto& s : f.pinned) {
-      nodes_.at(s.node).n.gpus_used += s.gpus;
-      f.j.nodes.push_back(s.node);
-    }
-    f.j.state = SlurmJobState::kRunning;
-    f.j.state_raw = "RUNNING";
-    f.j.reason = "None";
-    f.j.start = now;
-    ++counters_[id].starts;
-    running_.push_back(id);
-    Touch(f);
+    if (!TryStart(f, now)) wait.push_back(id);
   }
   released_.swap(wait);
+}
+
+bool FakeSlurm::TryStart(FJob& f, Time now) {
+  bool fits = !f.pinned.empty();
+  for (const auto& s : f.pinned) {
+    auto it = nodes_.find(s.node);
+    fits = fits && it != nodes_.end() && it->second.n.avail == NodeAvail::kUp &&
+           it->second.n.gpus - it->second.n.gpus_used >= s.gpus;
+  }
+  if (!fits) {
+    std::string unavailable;
+    for (const auto& sh : f.pinned) {
+      auto it = nodes_.find(sh.node);
+      if (it == nodes_.end() || it->second.n.avail != NodeAvail::kUp) unavailable += (unavailable.empty() ? "" : ",") + sh.node;
+    }
+    std::string reason = unavailable.empty() ? "Resources" : "ReqNodeNotAvail, UnavailableNodes:" + unavailable;
+    if (f.j.reason != reason) {
+      f.j.reason = reason;
+      Touch(f);
+    }
+    return false;
+  }
+  f.j.nodes.clear();
+  for (const auto& s : f.pinned) {
+    nodes_.at(s.node).n.gpus_used += s.gpus;
+    f.j.nodes.push_back(s.node);
+  }
+  f.j.state = SlurmJobState::kRunning;
+  f.j.state_raw = "RUNNING";
+  f.j.reason = "None";
+  f.j.start = now;
+  ++counters_[f.j.id].starts;
+  running_.push_back(f.j.id);
+  Touch(f);
+  return true;
 }
 
 Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cursor) {
@@ -194,7 +202,9 @@ Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
     ++counters_[job].releases;
     Touch(f);
   }
-  // Released and pinned: Slurm starts it on those nodes once they are free.
+  // Released and pinned: Slurm starts it on those nodes once they are free (at once when
+  // start_at_release is set and they are free now).
+  if (start_at_release_ && TryStart(f, clock_->Now())) return Status::Ok();
   if (std::find(released_.begin(), released_.end(), job) == released_.end()) released_.push_back(job);
   return Status::Ok();
 }
