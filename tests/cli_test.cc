@@ -66,7 +66,7 @@ TEST(CliTest, SameInputsAndSeedGiveByteIdenticalOutputs) {
     EXPECT_EQ(Slurp(e.path()), Slurp(b / rel)) << rel;
     ++files;
   }
-  EXPECT_EQ(files, 7);  // summary.json + 3 × (jobs.csv, timeseries.csv)
+  EXPECT_EQ(files, 10);  // summary.json + 3 × (jobs.csv, attempts.csv, timeseries.csv)
   // A different seed gives a different workload.
   fs::path c = TempDir("c");
   ASSERT_EQ(RunCmd("simulate --generate helios-venus --days 5 --seed 8 --policy fifo -q --out-dir " + c.string()).status, 0);
@@ -147,6 +147,23 @@ TEST(CliTest, ReplayRefusesBadTraceAndUnreachableSlurm) {
 }
 
 }  // namespace
+
+// attempts.csv golden (docs/formats/attempts.md), same trace and policy as the explain test
+// below: J0 runs 0..25 (25 steps; checkpointed when preempted, so 25 durable), J1 25..45,
+// J0 again 45..160 (75 steps left + Tiresias' 40-s restart overhead = 115 s). Rows in end order.
+TEST(CliTest, AttemptsCsvGolden) {
+  const std::string fx = std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/explain/";
+  fs::path d = TempDir("attempts");
+  Out o = RunCmd("simulate " + fx + "tiny.csv --cluster " + fx + "one-node.toml --policy tiresias:thresholds=100 -q --out-dir " +
+                 (d / "out").string());
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_EQ(Slurp(d / "out" / "tiresias_thresholds_100" / "attempts.csv"),
+            "job_id,source_id,attempt,start,end,run,gpus,nodes,steps_done,steps_durable,cause,failure,restartable\n"
+            "0,long,0,0,25,25,4,a-0,25,25,preempted,,\n"
+            "1,short,0,25,45,20,4,a-0,20,20,finished,,\n"
+            "0,long,1,45,160,115,4,a-0,100,100,finished,,\n");
+  fs::remove_all(d);
+}
 
 // `orrery explain` on a hand-built trace (tests/fixtures/explain): J0 (4 GPUs, 100 s) at 0,
 // J1 (4 GPUs, 20 s) at 10 on one 4-GPU node. Under tiresias:thresholds=100 (worked out in

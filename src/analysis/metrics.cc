@@ -77,6 +77,7 @@ RunSummary Summarize(const RunData& run) {
       case OutcomeStatus::kRejected: ++s.rejected; ++reasons[o.reject_reason]; break;
       case OutcomeStatus::kSkipped: ++s.skipped; ++reasons[o.reject_reason]; break;
       case OutcomeStatus::kUnfinished: ++s.unfinished; break;
+      case OutcomeStatus::kFailed: ++s.failed; break;
     }
   }
   std::vector<double> buf;

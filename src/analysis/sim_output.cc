@@ -25,6 +25,7 @@ const char* StatusName(OutcomeStatus s) {
     case OutcomeStatus::kUnfinished: return "unfinished";
     case OutcomeStatus::kRejected: return "rejected";
     case OutcomeStatus::kSkipped: return "skipped";
+    case OutcomeStatus::kFailed: return "failed";
   }
   return "?";
 }
@@ -95,6 +96,43 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
     b.push_back(',');
     if (o.status == OutcomeStatus::kRejected || o.status == OutcomeStatus::kSkipped)
       AppendCsvField(b, o.reject_reason < reasons.size() ? reasons[o.reject_reason] : "");
+    b.push_back('\n');
+    f->MaybeFlush();
+  }
+  return f->Commit();
+}
+
+Status WriteAttemptsCsv(const std::string& path, const Trace& trace, const AttemptLog& log, const Cluster& cluster) {
+  ORR_ASSIGN_OR_RETURN(auto f, AtomicFile::Create(path));
+  std::string& b = f->buffer();
+  b += "job_id,source_id,attempt,start,end,run,gpus,nodes,steps_done,steps_durable,cause,failure,restartable\n";
+  for (const Attempt& a : log.attempts) {
+    AppendInt(b, a.job.v);
+    b.push_back(',');
+    if (a.job.v < trace.source_ids.size()) AppendCsvField(b, trace.source_ids[a.job.v]);
+    for (int64_t v : {static_cast<int64_t>(a.index), a.start, a.end, a.end - a.start, static_cast<int64_t>(a.gpus)}) {
+      b.push_back(',');
+      AppendInt(b, v);
+    }
+    b.push_back(',');
+    std::string nodes;
+    for (uint32_t i = 0; i < a.node_count; ++i) {
+      const NodeId n = log.nodes[a.nodes_at + i];
+      if (i) nodes.push_back(' ');
+      nodes += n.v < cluster.nodes.size() && !cluster.nodes[n.v].name.empty() ? cluster.nodes[n.v].name
+                                                                               : std::to_string(n.v);
+    }
+    AppendCsvField(b, nodes);
+    b.push_back(',');
+    AppendInt(b, a.steps_done);
+    b.push_back(',');
+    AppendInt(b, a.steps_durable);
+    b.push_back(',');
+    b += EndCauseName(a.cause);
+    b.push_back(',');
+    b += FailureKindName(a.failure);
+    b.push_back(',');
+    b += a.cause == EndCause::kFailed ? (a.restartable ? "true" : "false") : "";
     b.push_back('\n');
     f->MaybeFlush();
   }
@@ -203,6 +241,7 @@ nlohmann::ordered_json SummaryToJson(const RunSummary& s) {
   j["uses_oracle_durations"] = s.oracle;
   j["jobs"] = {{"total", s.jobs}, {"finished", s.finished}, {"rejected", s.rejected}, {"skipped", s.skipped},
                {"unfinished", s.unfinished}};
+  if (s.failed > 0) j["jobs"]["failed"] = s.failed;  // only runs with failures have the key
   j["preemptions"] = s.preemptions;
   j["jct_s"] = DistJson(s.jct);
   j["queue_delay_s"] = DistJson(s.wait);

@@ -2,6 +2,7 @@
 //   jobs.csv        one row per trace job
 //   timeseries.csv  one row per sample (60 s by default)
 //   summary.json    RunSummary of every policy of the invocation
+//   attempts.csv    one row per attempt (every run of a job; docs/formats/attempts.md)
 // and the readable side-by-side table printed on stdout. All files are written
 // atomically; numbers are formatted deterministically (same run → same bytes).
 #pragma once
@@ -13,6 +14,8 @@
 
 #include "analysis/metrics.h"
 #include "base/result.h"
+#include "model/attempt.h"
+#include "model/cluster.h"
 
 namespace orrery {
 
@@ -21,6 +24,8 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
 // powered_nodes (energy-saving runs, one per sample): adds the powered_nodes column.
 Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>& samples, uint64_t total_gpus,
                           const std::vector<uint32_t>* powered_nodes = nullptr);
+// node names from `cluster` (the cluster the run placed jobs on).
+Status WriteAttemptsCsv(const std::string& path, const Trace& trace, const AttemptLog& log, const Cluster& cluster);
 nlohmann::ordered_json SummaryToJson(const RunSummary& s);
 // The "energy" object of an energy-saving run (docs/formats/sim-output.md).
 nlohmann::ordered_json EnergyToJson(const EnergyStats& e);

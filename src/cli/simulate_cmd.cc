@@ -337,6 +337,7 @@ int Run(const Options& o) {
     cfg.resume_failure = o.resume_failure;
     cfg.node_power = node_power;
     cfg.explain = !o.no_output;  // packing.csv is the only reader
+    cfg.record_attempts = !o.no_output && !o.helios_compat;  // attempts.csv is the only reader
     cfg.progress = [&](uint64_t d, uint64_t t) { progress.Update(p, d, t); };
     auto t0 = std::chrono::steady_clock::now();
     auto r = o.helios_compat ? SimulateHeliosCompat(trace, *cluster, cfg) : Simulate(trace, *cluster, cfg);
@@ -374,6 +375,10 @@ int Run(const Options& o) {
       if (ec) return fail(MakeError(dir + ": cannot create directory: " + ec.message(), kExitRuntime));
       Status w = WriteJobsCsv(dir + "/jobs.csv", trace, r->outcomes, r->vc_names, r->reasons);
       if (!w.ok()) return fail(w.error());
+      if (cfg.record_attempts) {
+        w = WriteAttemptsCsv(dir + "/attempts.csv", trace, r->attempts, *cluster);
+        if (!w.ok()) return fail(w.error());
+      }
       w = WriteTimeSeriesCsv(dir + "/timeseries.csv", r->samples, r->total_gpus, r->has_energy ? &r->powered_samples : nullptr);
       if (!w.ok()) return fail(w.error());
       w = WriteSharingCsvs(dir, trace, *r);

@@ -14,6 +14,7 @@ enum class OutcomeStatus : uint8_t {
   kUnfinished,      // still pending or running when the run stopped (horizon)
   kRejected,        // can never run on this cluster (too large, no matching GPU type, ...)
   kSkipped,         // not simulated: the trace lacks its duration
+  kFailed,          // its last attempt failed and was not restartable (attempts.csv says how)
 };
 
 // 48 bytes: the simulator keeps one per trace job. The submit time is the trace's

@@ -8,6 +8,7 @@
 
 #include "base/string_pool.h"
 #include "model/job.h"
+#include "model/work.h"
 
 namespace orrery {
 
@@ -21,6 +22,9 @@ struct Trace {
   int64_t epoch_unix = 0;  // absolute time (UTC seconds) of submit == 0; 0 if unknown
   bool epoch_known = false;
   std::string origin;      // importer / generator that produced it, e.g. "philly"
+  // Optional: per job, its phases (model/work.h). Empty (or an empty WorkSpec) = a trace job,
+  // one generic phase of `duration` steps at 1 step/s.
+  std::vector<WorkSpec> work;
 };
 
 }  // namespace orrery

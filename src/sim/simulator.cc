@@ -12,16 +12,36 @@
 #include "sched/plugins/ces.h"
 #include "sched/plugins/policies.h"
 #include "sim/power_sim.h"
+#include "sim/progress.h"
 #include "sim/truth.h"
 
 namespace orrery {
 
 namespace {
 
-struct Completion {
-  uint32_t slot;
-  uint32_t gen;  // lazy cancellation: stale when the slot's generation moved on
+// The simulator's events. One (time, rank, seq) queue holds them all; at one instant they
+// are handled in rank order (below), each rank in push order, then the instant ends with one
+// scheduling cycle (Scheduler::RunCycle) and the energy step. Observations (samples) see the
+// state after every instant at or before their time and make no instant themselves; timers
+// (decision, power) make an instant only if their source still wants that time.
+enum class EventKind : uint8_t {
+  kCompletion = 0,  // a running attempt's work ends (or the profiler's time limit)
+  kFailure,         // an injected failure of a running attempt (SimConfig::failures)
+  kPower,           // energy: a boot ends or the control step is due (PowerSim::NextEvent)
+  kArrival,         // the next trace job is submitted
+  kProgressReport,  // a running job with phases reports its steps (SimConfig::progress_report)
+  kDecision,        // a decision tick or the policy's wake-up (Scheduler::NextDecisionTime)
+  kSample,          // the time series (SimConfig::sample_interval): observation
+  kFragSample,      // the fragmentation measure (SimConfig::frag_interval): observation
 };
+
+struct SimEvent {
+  EventKind kind;
+  uint32_t slot = 0;  // completion, failure, progress: the job's slot
+  uint32_t gen = 0;   // lazy cancellation: stale when the slot's generation moved on
+};
+
+uint8_t RankOf(EventKind k) { return static_cast<uint8_t>(k); }
 
 // Maps trace VCs and GPU types onto the cluster's.
 struct Mapping {
@@ -142,6 +162,630 @@ FragSample Fragmentation(const ClusterState& st, Time t,
   return f;
 }
 
+
+// One simulation run: the state of Simulate() and one handler per event kind.
+class SimRun {
+ public:
+  SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_cluster, const SimConfig& cfg,
+         PolicyParts policy, std::unique_ptr<PlacePlugin> placer, std::unique_ptr<PowerPlugin> power_plugin,
+         SimResult* r);
+  Status Run();
+
+ private:
+  // --- the loop
+  bool HasWork() const;
+  bool Live(const EventQueue<SimEvent>::Event& e);
+  void BeginInstant(Time t);
+  void Dispatch(const SimEvent& e, Time t);
+  bool EndInstant(Time t);  // false: stop the run
+  void PushTimers(Time t);
+  void Observe(const EventQueue<SimEvent>::Event& e);
+  Status Finish();
+  // --- handlers
+  void OnCompletion(const SimEvent& e, Time t);
+  void OnFailure(const SimEvent& e, Time t);
+  void OnPower(Time t);
+  void OnArrival(Time t);
+  void OnProgressReport(const SimEvent& e, Time t);
+  void ApplyStart(uint32_t slot, Time t);
+  void ApplyPreempt(uint32_t slot, Time t);
+  // --- helpers
+  bool AdmitStatic(const Job& j, JobOutcome& o);
+  bool MapJob(const Job& j, JobOutcome& o, GpuTypeMask* types);
+  void Track(uint32_t slot, uint32_t idx, Time t);
+  void FinishJob(uint32_t slot, uint32_t idx, Time t);
+  void HandOver(uint32_t slot, uint32_t idx, Time t);
+  void PushCompletion(uint32_t slot, Time end);
+  void Retime(uint32_t s, Time t);
+  void ArmAttemptEvents(uint32_t slot, uint32_t idx, Time t);
+  void OpenAttempt(uint32_t slot, uint32_t idx, Time t);
+  void CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, FailureKind kind = FailureKind::kNone,
+                    bool restartable = false);
+  void Done(uint32_t idx);
+  uint8_t ReasonId(std::string_view why);
+  uint32_t Order(size_t i) const { return order_.empty() ? static_cast<uint32_t>(i) : order_[i]; }
+  uint32_t SeqOf(uint32_t i) const { return cfg_.tie_order.empty() ? i : cfg_.tie_order[i]; }
+  void WatchNote(Time t, const char* kind, std::string text);
+  void WatchAfterCycle(Time t, const std::vector<Decision>& decisions);
+
+  const Trace& trace_;
+  const Cluster& cluster_;
+  const SimConfig& cfg_;
+  SimResult& r_;
+  SimTruth truth_;
+  Scheduler sched_;
+  std::shared_ptr<const ColocationContext> coloc_;
+  std::unique_ptr<ProgressModel> progress_;
+  ProfilerSpec prof_;
+  VcId prof_vc_;
+  GpuTypeMask prof_types_ = 0;  // GPU types present in the profiler
+  uint64_t prof_gpus_ = 0;
+  Mapping map_;
+  std::unique_ptr<PowerSim> power_;
+  EventQueue<SimEvent> q_;
+  std::vector<uint32_t> order_;  // arrival order when the trace is not in (submit, seq) order
+  size_t next_ = 0, n_ = 0;
+  uint64_t done_ = 0, progress_step_ = 1, completions_queued_ = 0;
+  Time last_t_ = kNoTime, decision_at_ = kNoTime, power_at_ = kNoTime;
+  Time sample_at_ = kNoTime;  // the queued time-series sample
+  uint64_t busy_milli_ = 0;
+  std::vector<Decision> decisions_;
+  // per slot
+  std::vector<uint32_t> slot_job_, slot_gen_;
+  std::vector<Time> pending_since_, seg_start_;
+  // dynamic progress (co-location): work left in seconds of running alone, speed, since when
+  std::vector<double> work_left_;
+  std::vector<float> rate_;
+  std::vector<Time> rate_since_, shared_since_;
+  // attempts (SimConfig::record_attempts): the nodes of each running attempt
+  std::vector<std::vector<NodeId>> attempt_nodes_;
+  // fragmentation
+  bool measure_frag_ = false;
+  std::vector<std::pair<std::pair<uint32_t, uint16_t>, double>> mix_;
+  // explain
+  bool watching_ = false, watch_done_ = false;
+  uint32_t watch_slot_ = UINT32_MAX;
+  std::string last_block_text_;
+};
+
+SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_cluster, const SimConfig& cfg,
+               PolicyParts policy, std::unique_ptr<PlacePlugin> placer, std::unique_ptr<PowerPlugin> power_plugin,
+               SimResult* r)
+    : trace_(trace),
+      cluster_(cluster),
+      cfg_(cfg),
+      r_(*r),
+      truth_(policy.preempt_overhead ? policy.preempt_overhead : &PreemptionOverhead, &trace.work),
+      sched_(sched_cluster, r->fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer)),
+      n_(trace.jobs.size()) {
+  sched_.AttachTruth(&truth_);
+  coloc_ = sched_.policy().share ? sched_.policy().colocation : nullptr;
+  if (coloc_)
+    progress_ = std::make_unique<ColocationProgress>(coloc_, &slot_job_);
+  else
+    progress_ = std::make_unique<SoloProgress>();
+  prof_ = sched_.policy().profiler;
+  if (prof_.enabled) {
+    prof_vc_ = VcId(static_cast<uint16_t>(sched_cluster.vcs.size() - 1));
+    for (NodeId nid : sched_cluster.vcs.back().nodes) {
+      const Node& nd = sched_cluster.nodes[nid.v];
+      if (nd.gpu_type.valid()) prof_types_ |= 1u << nd.gpu_type.v;
+      prof_gpus_ += nd.gpus;
+    }
+  }
+  map_ = BuildMapping(trace, cluster);
+  measure_frag_ = r->fractional && cfg.frag_interval > 0;
+  if (measure_frag_) mix_ = DemandMix(trace);
+  progress_step_ = std::max<uint64_t>(1, n_ / 100);
+  // Arrival order: (submit, tie order). Traces from the importers and the generator are
+  // already in that order, and then no index array is kept (4 bytes per job saved).
+  bool sorted = true;
+  for (size_t i = 1; i < n_ && sorted; ++i) {
+    const Job &a = trace.jobs[i - 1], &b = trace.jobs[i];
+    sorted = a.submit < b.submit || (a.submit == b.submit && SeqOf(static_cast<uint32_t>(i - 1)) < SeqOf(static_cast<uint32_t>(i)));
+  }
+  if (!sorted) {
+    order_.resize(n_);
+    std::iota(order_.begin(), order_.end(), 0u);
+    std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+      const Job &ja = trace.jobs[a], &jb = trace.jobs[b];
+      return ja.submit != jb.submit ? ja.submit < jb.submit : SeqOf(a) < SeqOf(b);
+    });
+  }
+  r_.first_submit = n_ ? trace.jobs[Order(0)].submit : 0;
+  if (power_plugin)
+    power_ = std::make_unique<PowerSim>(sched_cluster, std::move(power_plugin), cfg.node_power, cfg.wake_latency,
+                                        cfg.resume_failure, cfg.seed, r_.first_submit);
+  watching_ = cfg.watch_job >= 0 && static_cast<size_t>(cfg.watch_job) < n_ && cfg.watch_notes;
+  if (watching_) sched_.Watch(&trace.jobs[static_cast<size_t>(cfg.watch_job)], cfg.watch_notes);
+}
+
+// ---------------------------------------------------------------- the loop
+
+Status SimRun::Run() {
+  if (n_) q_.Push(trace_.jobs[Order(0)].submit, RankOf(EventKind::kArrival), SimEvent{EventKind::kArrival});
+  if (cfg_.sample_interval > 0 && n_) {
+    const Time m = r_.first_submit % cfg_.sample_interval;
+    sample_at_ = r_.first_submit - (m < 0 ? m + cfg_.sample_interval : m);  // floor to the period
+    q_.Push(sample_at_, RankOf(EventKind::kSample), SimEvent{EventKind::kSample});
+  }
+  if (measure_frag_ && n_) {  // the first grid point at or after the first instant
+    const Time f = cfg_.frag_interval, t0 = r_.first_submit;
+    const Time m = ((t0 % f) + f) % f;
+    q_.Push(m == 0 ? t0 : t0 - m + f, RankOf(EventKind::kFragSample), SimEvent{EventKind::kFragSample});
+  }
+  PushTimers(kNoTime);
+  while (HasWork()) {
+    const auto& top = q_.Top();
+    if (top.payload.kind == EventKind::kSample || top.payload.kind == EventKind::kFragSample) {
+      Observe(q_.Pop());
+      continue;
+    }
+    if (!Live(top)) {
+      q_.Pop();
+      continue;
+    }
+    const Time t = top.t;
+    BeginInstant(t);
+    while (!q_.empty() && q_.Top().t == t && q_.Top().payload.kind != EventKind::kSample &&
+           q_.Top().payload.kind != EventKind::kFragSample)
+      Dispatch(q_.Pop().payload, t);
+    if (!EndInstant(t)) break;
+    if (watch_done_ && cfg_.stop_after_watch) {
+      r_.stopped_early = true;
+      return Status::Ok();
+    }
+    PushTimers(t);
+  }
+  return Finish();
+}
+
+// The run goes on while anything can still happen (arrivals, attempts ending, ticks while
+// jobs wait, boots).
+bool SimRun::HasWork() const {
+  return next_ < n_ || completions_queued_ > 0 || (sched_.policy().tick > 0 && sched_.pending_total() > 0) ||
+         (power_ && power_->booting());
+}
+
+bool SimRun::Live(const EventQueue<SimEvent>::Event& e) {
+  switch (e.payload.kind) {
+    case EventKind::kDecision: return e.t == sched_.NextDecisionTime(last_t_);
+    case EventKind::kPower: return e.t == power_->NextEvent(next_ < n_ || completions_queued_ > 0 || sched_.pending_total() > 0);
+    case EventKind::kFailure:
+    case EventKind::kProgressReport: return slot_gen_[e.payload.slot] == e.payload.gen;
+    case EventKind::kCompletion:  // even a stale one makes an instant (as it always did)
+    case EventKind::kArrival:
+    case EventKind::kSample:
+    case EventKind::kFragSample:
+      return true;
+  }
+  return true;
+}
+
+// Timers for the next instant: the core's decision cadence and the energy controller's.
+void SimRun::PushTimers(Time t) {
+  if (const Time due = sched_.NextDecisionTime(t); due != kNoTime && due != decision_at_) {
+    q_.Push(due, RankOf(EventKind::kDecision), SimEvent{EventKind::kDecision});
+    decision_at_ = due;
+  }
+  if (!power_) return;
+  const Time p = power_->NextEvent(next_ < n_ || completions_queued_ > 0 || sched_.pending_total() > 0);
+  if (p != INT64_MAX && p != power_at_) {
+    q_.Push(p, RankOf(EventKind::kPower), SimEvent{EventKind::kPower});
+    power_at_ = p;
+  }
+}
+
+void SimRun::Observe(const EventQueue<SimEvent>::Event& e) {
+  if (e.payload.kind == EventKind::kSample) {
+    r_.samples.push_back(TimeSample{e.t, busy_milli_, static_cast<uint32_t>(sched_.running_total()),
+                                    static_cast<uint32_t>(sched_.pending_total()), sched_.pending_gpu_milli()});
+    if (power_) r_.powered_samples.push_back(power_->powered());
+    sample_at_ = e.t + cfg_.sample_interval;
+    q_.Push(sample_at_, RankOf(EventKind::kSample), SimEvent{EventKind::kSample});
+    return;
+  }
+  r_.fragmentation.push_back(Fragmentation(sched_.cluster_state(), e.t, mix_));
+  q_.Push(e.t + cfg_.frag_interval, RankOf(EventKind::kFragSample), SimEvent{EventKind::kFragSample});
+}
+
+// Integrates busy GPUs and power over [last instant, t).
+void SimRun::BeginInstant(Time t) {
+  if (last_t_ != kNoTime) {
+    r_.gpu_seconds_busy += static_cast<double>(busy_milli_) / 1000.0 * static_cast<double>(t - last_t_);
+    if (power_) power_->Advance(last_t_, t, busy_milli_);
+  }
+  last_t_ = t;
+}
+
+void SimRun::Dispatch(const SimEvent& e, Time t) {
+  switch (e.kind) {
+    case EventKind::kCompletion: return OnCompletion(e, t);
+    case EventKind::kFailure: return OnFailure(e, t);
+    case EventKind::kPower: return OnPower(t);
+    case EventKind::kArrival: return OnArrival(t);
+    case EventKind::kProgressReport: return OnProgressReport(e, t);
+    case EventKind::kDecision: return;  // the instant's cycle runs in EndInstant
+    case EventKind::kSample:
+    case EventKind::kFragSample: return;  // observations never reach Dispatch
+  }
+}
+
+// The instant's one scheduling cycle, its decisions, then the energy step.
+bool SimRun::EndInstant(Time t) {
+  if (watching_ && !watch_done_ && watch_slot_ == UINT32_MAX &&
+      r_.outcomes[static_cast<size_t>(cfg_.watch_job)].status != OutcomeStatus::kFinished) {
+    const JobOutcome& wo = r_.outcomes[static_cast<size_t>(cfg_.watch_job)];
+    WatchNote(t, "rejected", "not simulated: " + r_.reasons[wo.reject_reason]);
+    watch_done_ = true;
+  }
+  decisions_.clear();
+  const CycleRun run = sched_.RunCycle(t, &decisions_);
+  if (watching_ && watch_slot_ != UINT32_MAX && run.ran) WatchAfterCycle(t, decisions_);
+  // Periodic policies: a tick that changes nothing with nothing left to happen would repeat forever.
+  if (run.at_tick && decisions_.empty() && completions_queued_ == 0 && next_ == n_ && sched_.running_total() == 0 &&
+      !(power_ && power_->booting()))
+    return false;
+  // A job started and preempted in the same cycle produced both decisions in order; the
+  // completion pushed for the earlier start carries a stale generation and is skipped.
+  for (const Decision& d : decisions_)
+    std::visit(Overloaded{[&](const StartDecision& s) { ApplyStart(s.slot, t); },
+                          [&](const PreemptDecision& p) { ApplyPreempt(p.slot, t); }},
+               d);
+  if (power_) power_->AfterCycle(t, sched_);
+  return true;
+}
+
+Status SimRun::Finish() {
+  if (sample_at_ != kNoTime && last_t_ != kNoTime && sample_at_ <= last_t_) {  // final sample at the last instant
+    r_.samples.push_back(TimeSample{sample_at_, busy_milli_, 0, 0, 0});
+    if (power_) r_.powered_samples.push_back(power_->powered());
+  }
+  const Time last = last_t_ == kNoTime ? 0 : last_t_;
+  if (power_) {
+    r_.has_energy = true;
+    r_.energy = power_->Finish(r_.first_submit, last);
+    r_.energy.spec = cfg_.energy;
+  }
+  if (cfg_.explain && sched_.policy().share) {
+    for (size_t i = 0; i < n_; ++i) {
+      std::string why = sched_.policy().share->Explain(JobId(static_cast<uint32_t>(i)));
+      if (!why.empty()) r_.explain.emplace_back(static_cast<uint32_t>(i), std::move(why));
+    }
+  }
+  if (sched_.running_total() != 0 || sched_.pending_total() != 0) {
+    return MakeError("simulation ended with " + std::to_string(sched_.running_total()) + " running and " +
+                         std::to_string(sched_.pending_total()) + " pending jobs",
+                     kExitRuntime);
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- handlers
+
+// A running attempt's work is done: the job finishes, or (profiler) is handed over.
+void SimRun::OnCompletion(const SimEvent& e, Time t) {
+  --completions_queued_;
+  if (slot_gen_[e.slot] != e.gen) return;  // cancelled by a preemption or a re-timing
+  ++r_.events;
+  const uint32_t idx = slot_job_[e.slot];
+  const SchedJob& sj = sched_.view(e.slot);
+  if (sj.home_vc.valid() && truth_.Remaining(e.slot) > t - sj.started) return HandOver(e.slot, idx, t);
+  if (sj.home_vc.valid()) {
+    ++r_.profiled;
+    ++r_.done_in_profiler;
+  }
+  FinishJob(e.slot, idx, t);
+}
+
+void SimRun::FinishJob(uint32_t slot, uint32_t idx, Time t) {
+  JobOutcome& o = r_.outcomes[idx];
+  const SchedJob& sj = sched_.view(slot);
+  o.end = t;
+  o.run += t - seg_start_[slot];
+  const uint32_t partner = sj.partner;
+  if (partner == kNoSlot) busy_milli_ -= trace_.jobs[idx].gpu_milli_total();  // else the partner keeps the GPUs
+  if (power_) power_->OnStop(slot, sj, false, t);
+  sched_.Finish(slot, t);
+  CloseAttempt(slot, idx, t, EndCause::kFinished);
+  if (partner != kNoSlot) {  // the partner runs alone again, at full speed
+    r_.shared_run[idx] += t - shared_since_[slot];
+    r_.shared_run[slot_job_[partner]] += t - shared_since_[partner];
+    Retime(partner, t);
+  }
+  if (watching_ && slot == watch_slot_) {
+    WatchNote(t, "finished", "finished: waited " + std::to_string(o.wait) + " s, ran " + std::to_string(o.run) +
+                                 " s, JCT " + std::to_string(t - trace_.jobs[idx].submit) + " s");
+    watch_slot_ = UINT32_MAX;
+    watch_done_ = true;
+  }
+  ++slot_gen_[slot];  // no event of this job outlives it
+  sched_.Release(slot);
+  r_.last_end = std::max(r_.last_end, t);
+  Done(idx);
+}
+
+// Lucid's profiler: the time limit is over and work is left; the job goes to its own VC.
+void SimRun::HandOver(uint32_t slot, uint32_t idx, Time t) {
+  JobOutcome& o = r_.outcomes[idx];
+  o.run += t - seg_start_[slot];
+  busy_milli_ -= trace_.jobs[idx].gpu_milli_total();
+  if (power_) power_->OnStop(slot, sched_.view(slot), true, t);
+  sched_.Handover(slot, t);
+  CloseAttempt(slot, idx, t, EndCause::kRequeued);
+  ++slot_gen_[slot];
+  pending_since_[slot] = t;
+  ++r_.profiled;
+}
+
+// An injected failure (SimConfig::failures) ends the running attempt.
+void SimRun::OnFailure(const SimEvent& e, Time t) {
+  if (slot_gen_[e.slot] != e.gen) return;  // the attempt ended before
+  const uint32_t idx = slot_job_[e.slot];
+  const SchedJob& sj = sched_.view(e.slot);
+  const InjectedFailure* f = nullptr;
+  for (const InjectedFailure& x : cfg_.failures)
+    if (x.job == idx && x.attempt + 1u == sj.attempts) f = &x;
+  ORR_CHECK(f && sj.partner == kNoSlot);
+  ++r_.events;
+  JobOutcome& o = r_.outcomes[idx];
+  o.run += t - seg_start_[e.slot];
+  busy_milli_ -= trace_.jobs[idx].gpu_milli_total();
+  if (power_) power_->OnStop(e.slot, sj, f->restartable, t);
+  ++slot_gen_[e.slot];
+  sched_.Fail(e.slot, t, f->kind, f->restartable);
+  CloseAttempt(e.slot, idx, t, EndCause::kFailed, f->kind, f->restartable);
+  if (f->restartable) {
+    pending_since_[e.slot] = t;
+    return;
+  }
+  o.status = OutcomeStatus::kFailed;
+  o.end = t;
+  sched_.Release(e.slot);
+  r_.last_end = std::max(r_.last_end, t);
+  Done(idx);
+}
+
+void SimRun::OnPower(Time t) { power_->FinishBoots(t, sched_); }
+
+void SimRun::OnArrival(Time t) {
+  const uint32_t idx = Order(next_++);
+  if (next_ < n_) q_.Push(trace_.jobs[Order(next_)].submit, RankOf(EventKind::kArrival), SimEvent{EventKind::kArrival});
+  ++r_.events;
+  const Job& j = trace_.jobs[idx];
+  JobOutcome& o = r_.outcomes[idx];
+  o.job = JobId(idx);
+  o.gpus = j.gpus;
+  o.gpu_milli = j.gpu_milli;
+  GpuTypeMask types = 0;
+  if (!AdmitStatic(j, o) || !MapJob(j, o, &types)) return Done(idx);
+  const bool watched_now = watching_ && idx == static_cast<uint32_t>(cfg_.watch_job);
+  if (watched_now)
+    WatchNote(t, "submitted", "submitted to VC " + cluster_.vcs[o.vc.v].name + " (" + std::to_string(j.gpus) +
+                                  " GPUs, " + std::to_string(j.duration) + " s of work)");
+  // Profiler: jobs of at most max_gpus GPUs that fit it (and accept its GPU types) go there first.
+  const bool stage = prof_.enabled && j.gpus > 0 && j.gpus <= prof_.max_gpus && j.gpus <= prof_gpus_ &&
+                     j.nodes <= prof_.nodes && (types == 0 || prof_types_ == 0 || (types & prof_types_) == prof_types_);
+  auto slot = stage ? sched_.SubmitStaged(&j, o.vc, prof_vc_, types, SeqOf(idx), t)
+                    : sched_.Submit(&j, o.vc, types, SeqOf(idx), t);
+  if (!slot.ok()) {
+    o.status = OutcomeStatus::kRejected;
+    o.reject_reason = ReasonId(slot.error().message);
+    return Done(idx);
+  }
+  Track(*slot, idx, t);
+  if (watched_now) {
+    watch_slot_ = *slot;
+    sched_.Describe(*slot, t, cfg_.watch_notes);
+  }
+  if (power_) power_->OnSubmit(sched_.view(*slot));
+}
+
+// A job with phases reports the steps it has done (as a live job's log would).
+void SimRun::OnProgressReport(const SimEvent& e, Time t) {
+  if (slot_gen_[e.slot] != e.gen) return;
+  const uint32_t idx = slot_job_[e.slot];
+  const WorkSpec& w = trace_.work[idx];
+  const SchedJob& sj = sched_.view(e.slot);
+  const Duration restore = std::min<Duration>(t - sj.started, truth_.RestartCost(e.slot));
+  const StepsReached s = StepsAfter(w, truth_.steps_durable(e.slot), t - sj.started - restore);
+  sched_.ReportProgress(e.slot, t, Progress{s.done, w.total_steps(), t});
+  q_.Push(t + cfg_.progress_report, RankOf(EventKind::kProgressReport),
+          SimEvent{EventKind::kProgressReport, e.slot, e.gen});
+}
+
+void SimRun::ApplyStart(uint32_t slot, Time t) {
+  const uint32_t idx = slot_job_[slot];
+  JobOutcome& o = r_.outcomes[idx];
+  const SchedJob& sj = sched_.view(slot);
+  if (o.start == kNoTime) o.start = t;
+  seg_start_[slot] = t;
+  o.wait += t - pending_since_[slot];
+  ++slot_gen_[slot];  // events of an earlier attempt are void
+  OpenAttempt(slot, idx, t);
+  if (sj.partner == kNoSlot || sj.owns_gpus) {
+    busy_milli_ += trace_.jobs[idx].gpu_milli_total();
+    const Duration rem = truth_.Remaining(slot);
+    if (progress_->dynamic()) {
+      work_left_[slot] = static_cast<double>(rem);
+      rate_[slot] = 1.0f;
+      rate_since_[slot] = t;
+    }
+    PushCompletion(slot, t + (sj.home_vc.valid() ? std::min(rem, prof_.time_limit) : rem));
+  } else {  // packed onto a running partner's GPUs: both slow down
+    ++r_.packed_starts;
+    const uint32_t p = sj.partner;
+    r_.packs.emplace_back(idx, slot_job_[p]);
+    work_left_[slot] = static_cast<double>(truth_.Remaining(slot));
+    rate_[slot] = 1.0f;
+    rate_since_[slot] = t;
+    Retime(slot, t);
+    Retime(p, t);
+    shared_since_[slot] = shared_since_[p] = t;
+  }
+  ArmAttemptEvents(slot, idx, t);
+  if (power_) power_->OnStart(slot, sj, trace_.jobs[idx].submit, t);
+}
+
+// Preempted: its completion event is void; it waits again from now.
+void SimRun::ApplyPreempt(uint32_t slot, Time t) {
+  const uint32_t idx = slot_job_[slot];
+  JobOutcome& o = r_.outcomes[idx];
+  ++slot_gen_[slot];
+  if (o.preemptions < UINT16_MAX) ++o.preemptions;
+  o.run += t - seg_start_[slot];
+  busy_milli_ -= trace_.jobs[idx].gpu_milli_total();
+  pending_since_[slot] = t;
+  CloseAttempt(slot, idx, t, EndCause::kPreempted);
+  if (power_) power_->OnStop(slot, sched_.view(slot), true, t);
+}
+
+// ---------------------------------------------------------------- helpers
+
+// Jobs that can never be simulated.
+bool SimRun::AdmitStatic(const Job& j, JobOutcome& o) {
+  if (j.duration < 0 && (trace_.work.empty() || trace_.work[o.job.v].phases.empty())) {
+    o.status = OutcomeStatus::kSkipped;
+    o.reject_reason = ReasonId("duration unknown in the trace");
+    return false;
+  }
+  if (j.gpus == 0 && !cfg_.run_cpu_jobs) {
+    o.status = OutcomeStatus::kSkipped;
+    o.reject_reason = ReasonId("CPU-only job (use --cpu-jobs to simulate)");
+    return false;
+  }
+  return true;
+}
+
+// The job's VC and GPU types in the cluster's ids (rejected when it has none there).
+bool SimRun::MapJob(const Job& j, JobOutcome& o, GpuTypeMask* types) {
+  int32_t vc = j.vc.valid() && j.vc.v < map_.vc.size() ? map_.vc[j.vc.v] : (map_.vc.empty() ? -1 : map_.vc[0]);
+  if (!j.vc.valid() && (cluster_.single_pool || cluster_.vcs.size() == 1)) vc = 0;
+  if (vc < 0) {
+    o.status = OutcomeStatus::kRejected;
+    o.reject_reason = ReasonId("job's VC is not in the cluster");
+    return false;
+  }
+  o.vc = VcId(static_cast<uint16_t>(vc));
+  *types = 0;
+  for (uint32_t m = j.gpu_types; m; m &= m - 1) {
+    const int tt = std::countr_zero(m);
+    if (tt < static_cast<int>(map_.type.size()) && map_.type[tt] >= 0) *types |= 1u << map_.type[tt];
+  }
+  if (j.gpu_types != 0 && *types == 0) {
+    o.status = OutcomeStatus::kRejected;
+    o.reject_reason = ReasonId("no accepted GPU type exists in the cluster");
+    return false;
+  }
+  return true;
+}
+
+void SimRun::Track(uint32_t s, uint32_t idx, Time t) {
+  if (slot_job_.size() <= s) {
+    slot_job_.resize(s + 1);
+    slot_gen_.resize(s + 1, 0);
+    pending_since_.resize(s + 1);
+    seg_start_.resize(s + 1);
+    if (progress_->dynamic()) {
+      work_left_.resize(s + 1);
+      rate_.resize(s + 1);
+      rate_since_.resize(s + 1);
+      shared_since_.resize(s + 1);
+    }
+    if (cfg_.record_attempts) attempt_nodes_.resize(s + 1);
+  }
+  slot_job_[s] = idx;
+  ++slot_gen_[s];
+  pending_since_[s] = t;
+}
+
+void SimRun::PushCompletion(uint32_t slot, Time end) {
+  q_.Push(end, RankOf(EventKind::kCompletion), SimEvent{EventKind::kCompletion, slot, slot_gen_[slot]});
+  ++completions_queued_;
+}
+
+// Re-times running job s at t to the progress model's speed now: its completion event is
+// re-pushed (the old one becomes stale through the slot generation).
+void SimRun::Retime(uint32_t s, Time t) {
+  const float speed = progress_->Speed(sched_, s);
+  work_left_[s] = std::max(0.0, work_left_[s] - static_cast<double>(rate_[s]) * static_cast<double>(t - rate_since_[s]));
+  rate_[s] = speed;
+  rate_since_[s] = t;
+  ++slot_gen_[s];
+  PushCompletion(s, t + static_cast<Time>(std::ceil(work_left_[s] / speed - 1e-6)));
+}
+
+// Events of the attempt that starts now: an injected failure, progress reports.
+void SimRun::ArmAttemptEvents(uint32_t slot, uint32_t idx, Time t) {
+  const uint16_t attempt = sched_.view(slot).attempts;
+  for (const InjectedFailure& f : cfg_.failures)
+    if (f.job == idx && f.attempt + 1u == attempt)
+      q_.Push(t + f.after, RankOf(EventKind::kFailure), SimEvent{EventKind::kFailure, slot, slot_gen_[slot]});
+  if (cfg_.progress_report > 0 && idx < trace_.work.size() && !trace_.work[idx].phases.empty())
+    q_.Push(t + cfg_.progress_report, RankOf(EventKind::kProgressReport),
+            SimEvent{EventKind::kProgressReport, slot, slot_gen_[slot]});
+}
+
+void SimRun::OpenAttempt(uint32_t slot, uint32_t, Time) {
+  if (!cfg_.record_attempts) return;
+  auto& nodes = attempt_nodes_[slot];
+  nodes.clear();
+  for (const Slot& s : sched_.view(slot).alloc) nodes.push_back(s.node);
+}
+
+void SimRun::CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, FailureKind kind, bool restartable) {
+  if (!cfg_.record_attempts) return;
+  Attempt a;
+  a.job = JobId(idx);
+  a.start = seg_start_[slot];
+  a.end = t;
+  a.steps_done = truth_.steps_done(slot);
+  a.steps_durable = truth_.steps_durable(slot);
+  a.gpus = trace_.jobs[idx].gpus;
+  a.cause = cause;
+  a.failure = kind;
+  a.restartable = restartable;
+  const uint16_t n = sched_.view(slot).attempts;
+  a.index = static_cast<uint8_t>(std::min<uint16_t>(255, n > 0 ? n - 1 : 0));
+  const auto& nodes = attempt_nodes_[slot];
+  r_.attempts.Add(a, nodes.data(), nodes.size());
+}
+
+void SimRun::Done(uint32_t) {
+  ++done_;
+  if (cfg_.progress && done_ % progress_step_ == 0) cfg_.progress(done_, n_);
+}
+
+uint8_t SimRun::ReasonId(std::string_view why) {
+  for (size_t i = 0; i < r_.reasons.size(); ++i)
+    if (r_.reasons[i] == why) return static_cast<uint8_t>(i);
+  r_.reasons.emplace_back(why);
+  return static_cast<uint8_t>(r_.reasons.size() - 1);
+}
+
+void SimRun::WatchNote(Time t, const char* kind, std::string text) {
+  cfg_.watch_notes->push_back(ExplainNote{t, "simulator", kind, std::move(text), {}});
+}
+
+// Explain: the watched job's state after a cycle (decisions about it, why it still waits).
+void SimRun::WatchAfterCycle(Time t, const std::vector<Decision>& decisions) {
+  const SchedJob& w = sched_.view(watch_slot_);
+  bool touched = false;
+  for (const Decision& d : decisions) touched |= SlotOf(d) == watch_slot_;
+  if (touched) sched_.Describe(watch_slot_, t, cfg_.watch_notes);
+  if (w.running) {
+    last_block_text_.clear();
+    return;
+  }
+  const PluginStatus b = sched_.last_block(w.vc);
+  std::string why = b.ok() ? "no blocking reason recorded (the jobs ahead of it were placed, skipped or kept running)"
+                           : std::string(b.reason) + " [" + std::string(b.plugin) + "]";
+  if (why != last_block_text_) {
+    WatchNote(t, "pending", "pending; the VC's last cycle stopped because: " + why);
+    last_block_text_ = why;
+  }
+}
+
 }  // namespace
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg) {
@@ -150,16 +794,12 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   return Simulate(trace, cluster, cfg, std::move(policy));
 }
 
-Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg, PolicyParts policy) {
-  if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
-  ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(cfg.placer, cfg.seed));
-  // GPU sharing: the true co-located speeds come from the policy's interference context.
-  const std::shared_ptr<const ColocationContext> coloc = policy.share ? policy.colocation : nullptr;
-  if (policy.share && (!coloc || coloc->job_workload.size() != trace.jobs.size()))
+namespace {
+
+Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& policy) {
+  if (policy.share && (!policy.colocation || policy.colocation->job_workload.size() != trace.jobs.size()))
     return MakeError("policy '" + cfg.policy + "' shares GPUs but supplies no per-job interference data");
-  std::unique_ptr<PowerPlugin> power_plugin;
   if (!cfg.energy.empty()) {
-    ORR_ASSIGN_OR_RETURN(power_plugin, MakePowerPlugin(cfg.energy, cfg.seed, trace.epoch_unix));
     if (!(cfg.resume_failure >= 0 && cfg.resume_failure <= 0.9))
       return MakeError("resume failure probability must be in [0, 0.9], got " + std::to_string(cfg.resume_failure));
     if (cfg.wake_latency < 0) return MakeError("wake-up latency must be ≥ 0 s");
@@ -167,387 +807,52 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   if (!cfg.tie_order.empty() && cfg.tie_order.size() != trace.jobs.size())
     return MakeError("tie order has " + std::to_string(cfg.tie_order.size()) + " entries for " +
                      std::to_string(trace.jobs.size()) + " jobs");
+  if (!trace.work.empty() && trace.work.size() != trace.jobs.size())
+    return MakeError("trace has phases for " + std::to_string(trace.work.size()) + " of its " +
+                     std::to_string(trace.jobs.size()) + " jobs");
+  for (const InjectedFailure& f : cfg.failures)
+    if (f.job >= trace.jobs.size() || f.after < 0)
+      return MakeError("injected failure: job " + std::to_string(f.job) + " after " + std::to_string(f.after) +
+                       " s is not a job of the trace / a time ≥ 0");
+  if (policy.share && !cfg.failures.empty())
+    return MakeError("injected failures are not supported with GPU-sharing policies");
+  return Status::Ok();
+}
 
+}  // namespace
+
+Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg, PolicyParts policy) {
+  if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
+  ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(cfg.placer, cfg.seed));
+  ORR_RETURN_IF_ERROR(CheckConfig(trace, cfg, policy));
+  std::unique_ptr<PowerPlugin> power_plugin;
+  if (!cfg.energy.empty()) {
+    ORR_ASSIGN_OR_RETURN(power_plugin, MakePowerPlugin(cfg.energy, cfg.seed, trace.epoch_unix));
+  }
   SimResult r;
   r.policy = cfg.policy;
   r.placer = cfg.placer;
-  r.oracle = (policy.estimator && policy.estimator->is_oracle()) || policy.sort->wants_oracle();
+  r.oracle = policy.reads_oracle();
   r.total_gpus = cluster.total_gpus();
-  if (coloc) {
+  if (policy.share) {
+    const ColocationContext& c = *policy.colocation;
     r.shared_run.assign(trace.jobs.size(), 0);
-    r.workload_assignment = "seeded: each job gets one of the " + std::to_string(coloc->n()) +
-                            " workloads of " + coloc->source + " uniformly (seed " + std::to_string(coloc->seed) +
-                            "); the trace has no model/batch/utilization columns";
+    r.workload_assignment = "seeded: each job gets one of the " + std::to_string(c.n()) + " workloads of " + c.source +
+                            " uniformly (seed " + std::to_string(c.seed) + "); the trace has no model/batch/utilization columns";
   }
   for (const auto& v : cluster.vcs) r.vc_names.push_back(v.name);
-  bool fractional = false;
-  for (const Job& j : trace.jobs) fractional |= j.is_fractional();
+  for (const Job& j : trace.jobs) r.fractional |= j.is_fractional();
+  r.outcomes.resize(trace.jobs.size());
   // Lucid's profiler: a staging VC carved out of the cluster (the scheduler sees the derived
   // cluster; trace VCs still map onto the original VC ids, which the derived one keeps).
-  const ProfilerSpec prof = policy.profiler;
   Cluster derived;
-  VcId prof_vc;
-  if (prof.enabled) {
-    ORR_ASSIGN_OR_RETURN(derived, CarveProfiler(cluster, prof));
-    prof_vc = VcId(static_cast<uint16_t>(derived.vcs.size() - 1));
+  if (policy.profiler.enabled) {
+    ORR_ASSIGN_OR_RETURN(derived, CarveProfiler(cluster, policy.profiler));
   }
-  const Cluster& sched_cluster = prof.enabled ? derived : cluster;
-  GpuTypeMask prof_types = 0;  // GPU types present in the profiler
-  uint64_t prof_gpus = 0;
-  if (prof.enabled) {
-    for (NodeId nid : derived.vcs.back().nodes) {
-      const Node& nd = derived.nodes[nid.v];
-      if (nd.gpu_type.valid()) prof_types |= 1u << nd.gpu_type.v;
-      prof_gpus += nd.gpus;
-    }
-  }
-  SimTruth truth(policy.preempt_overhead ? policy.preempt_overhead : &PreemptionOverhead);
-  Scheduler sched(sched_cluster, fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer));
-  sched.AttachTruth(&truth);
-  const bool measure_frag = fractional && cfg.frag_interval > 0;
-  const auto mix = measure_frag ? DemandMix(trace) : decltype(DemandMix(trace)){};
-  Time next_frag = kNoTime;
-  // --- explain: one watched job (SimConfig::watch_job)
-  const bool watching = cfg.watch_job >= 0 && static_cast<size_t>(cfg.watch_job) < trace.jobs.size() && cfg.watch_notes;
-  uint32_t watch_slot = UINT32_MAX;
-  std::string last_block_text;
-  bool watch_done = false;
-  auto note = [&](Time t, const char* kind, std::string text) {
-    cfg.watch_notes->push_back(ExplainNote{t, "simulator", kind, std::move(text), {}});
-  };
-  if (watching) sched.Watch(&trace.jobs[static_cast<size_t>(cfg.watch_job)], cfg.watch_notes);
-
-  const size_t n = trace.jobs.size();
-  r.outcomes.resize(n);
-  auto reason_id = [&](std::string_view why) -> uint8_t {
-    for (size_t i = 0; i < r.reasons.size(); ++i)
-      if (r.reasons[i] == why) return static_cast<uint8_t>(i);
-    r.reasons.emplace_back(why);
-    return static_cast<uint8_t>(r.reasons.size() - 1);
-  };
-
-  // Arrival order: (submit, tie order). Traces from the importers and the generator are
-  // already in that order, and then no index array is kept (4 bytes per job saved).
-  auto seq_of = [&](uint32_t i) { return cfg.tie_order.empty() ? i : cfg.tie_order[i]; };
-  bool sorted = true;
-  for (size_t i = 1; i < n && sorted; ++i) {
-    const Job &a = trace.jobs[i - 1], &b = trace.jobs[i];
-    sorted = a.submit < b.submit || (a.submit == b.submit && seq_of(static_cast<uint32_t>(i - 1)) < seq_of(static_cast<uint32_t>(i)));
-  }
-  std::vector<uint32_t> order_storage;
-  if (!sorted) {
-    order_storage.resize(n);
-    std::iota(order_storage.begin(), order_storage.end(), 0u);
-    std::stable_sort(order_storage.begin(), order_storage.end(), [&](uint32_t a, uint32_t b) {
-      const Job &ja = trace.jobs[a], &jb = trace.jobs[b];
-      return ja.submit != jb.submit ? ja.submit < jb.submit : seq_of(a) < seq_of(b);
-    });
-  }
-  auto order = [&](size_t i) -> uint32_t { return sorted ? static_cast<uint32_t>(i) : order_storage[i]; };
-
-  Mapping map = BuildMapping(trace, cluster);
-  std::vector<uint32_t> slot_job;   // slot -> job index
-  std::vector<uint32_t> slot_gen;   // slot -> generation (lazy cancellation of completions)
-  std::vector<Time> pending_since;  // per slot
-  std::vector<Time> seg_start;      // per slot: start of the current running segment
-  // Sharing only (coloc): per slot, work left in seconds of exclusive running, the current
-  // progress rate (1 alone, the interference truth while sharing) and since when.
-  std::vector<double> work_left;
-  std::vector<float> rate;
-  std::vector<Time> rate_since, shared_since;
-  EventQueue<Completion> heap;
-  std::vector<Decision> decisions;
-  size_t next = 0;
-  uint64_t done = 0;
-  uint64_t progress_step = std::max<uint64_t>(1, n / 100);
-  Time next_sample = kNoTime;
-  Time last_t = kNoTime;
-  uint64_t busy_milli = 0;
-  r.first_submit = n ? trace.jobs[order(0)].submit : 0;
-  if (cfg.sample_interval > 0 && n) {
-    Time m = r.first_submit % cfg.sample_interval;
-    next_sample = r.first_submit - (m < 0 ? m + cfg.sample_interval : m);  // floor to the period
-  }
-
-  // Re-times a running job whose rate changes at t to `new_rate`: its completion event
-  // is re-pushed (the old one becomes stale through the slot generation).
-  auto retime = [&](uint32_t s, Time t, float new_rate) {
-    work_left[s] = std::max(0.0, work_left[s] - static_cast<double>(rate[s]) * static_cast<double>(t - rate_since[s]));
-    rate[s] = new_rate;
-    rate_since[s] = t;
-    ++slot_gen[s];
-    Time end = t + static_cast<Time>(std::ceil(work_left[s] / new_rate - 1e-6));
-    heap.Push(end, Completion{s, slot_gen[s]});
-  };
-  // Energy saving (null when off: the loop below is then exactly the plain simulator's).
-  std::unique_ptr<PowerSim> power;
-  if (power_plugin)
-    power = std::make_unique<PowerSim>(sched_cluster, std::move(power_plugin), cfg.node_power, cfg.wake_latency,
-                                       cfg.resume_failure, cfg.seed, r.first_submit);
-
-  auto finish_outcome = [&](uint32_t idx) {
-    ++done;
-    if (cfg.progress && done % progress_step == 0) cfg.progress(done, n);
-  };
-
-  // Pre-pass: jobs that can never be simulated.
-  auto admit_static = [&](const Job& j, JobOutcome& o) -> bool {
-    if (j.duration < 0) {
-      o.status = OutcomeStatus::kSkipped;
-      o.reject_reason = reason_id("duration unknown in the trace");
-      return false;
-    }
-    if (j.gpus == 0 && !cfg.run_cpu_jobs) {
-      o.status = OutcomeStatus::kSkipped;
-      o.reject_reason = reason_id("CPU-only job (use --cpu-jobs to simulate)");
-      return false;
-    }
-    return true;
-  };
-
-  // The decision cadence is the core's (Scheduler::NextDecisionTime / RunCycle): decision
-  // ticks of periodic policies, wake-ups of event-driven ones (e.g. Tiresias' demotions).
-  const Duration tick = sched.policy().tick;
-  while (next < n || !heap.empty() || (tick > 0 && sched.pending_total() > 0) || (power && power->booting())) {
-    Time t = next < n ? trace.jobs[order(next)].submit : INT64_MAX;
-    if (!heap.empty()) t = std::min(t, heap.Top().t);
-    if (const Time due = sched.NextDecisionTime(last_t); due != kNoTime) t = std::min(t, due);
-    if (power) t = std::min(t, power->NextEvent(next < n || !heap.empty() || sched.pending_total() > 0));
-    // Samples strictly before t see the state as it was since the previous instant.
-    if (measure_frag && t != INT64_MAX) {  // the state since the previous instant, sampled on the grid
-      if (next_frag == kNoTime) next_frag = t - (t % cfg.frag_interval + cfg.frag_interval) % cfg.frag_interval;
-      while (next_frag < t) {
-        if (last_t != kNoTime) r.fragmentation.push_back(Fragmentation(sched.cluster_state(), next_frag, mix));
-        next_frag += cfg.frag_interval;
-      }
-    }
-    while (next_sample != kNoTime && next_sample < t) {
-      r.samples.push_back(TimeSample{next_sample, busy_milli, static_cast<uint32_t>(sched.running_total()),
-                                     static_cast<uint32_t>(sched.pending_total()), sched.pending_gpu_milli()});
-      if (power) r.powered_samples.push_back(power->powered());
-      next_sample += cfg.sample_interval;
-    }
-    if (last_t != kNoTime) r.gpu_seconds_busy += static_cast<double>(busy_milli) / 1000.0 * static_cast<double>(t - last_t);
-    if (power && last_t != kNoTime) power->Advance(last_t, t, busy_milli);
-    last_t = t;
-    // 1. Completions.
-    while (!heap.empty() && heap.Top().t == t) {
-      Completion c = heap.Pop().payload;
-      if (slot_gen[c.slot] != c.gen) continue;  // cancelled by a preemption
-      ++r.events;
-      uint32_t idx = slot_job[c.slot];
-      const SchedJob& sj = sched.view(c.slot);
-      JobOutcome& o = r.outcomes[idx];
-      if (sj.home_vc.valid() && truth.Remaining(c.slot) > t - sj.started) {  // profiling over, work left: hand over
-        o.run += t - seg_start[c.slot];
-        busy_milli -= trace.jobs[idx].gpu_milli_total();
-        if (power) power->OnStop(c.slot, sj, true, t);
-        sched.Handover(c.slot, t);
-        pending_since[c.slot] = t;
-        ++r.profiled;
-        continue;
-      }
-      if (sj.home_vc.valid()) {
-        ++r.profiled;
-        ++r.done_in_profiler;
-      }
-      o.end = t;
-      o.run += t - seg_start[c.slot];
-      const uint32_t partner = sj.partner;
-      if (partner == kNoSlot) busy_milli -= trace.jobs[idx].gpu_milli_total();  // else the partner keeps the GPUs
-      if (power) power->OnStop(c.slot, sj, false, t);
-      sched.Finish(c.slot, t);
-      if (partner != kNoSlot) {  // the partner runs alone again, at full speed
-        r.shared_run[idx] += t - shared_since[c.slot];
-        r.shared_run[slot_job[partner]] += t - shared_since[partner];
-        retime(partner, t, 1.0f);
-      }
-      if (watching && c.slot == watch_slot) {
-        note(t, "finished", "finished: waited " + std::to_string(o.wait) + " s, ran " + std::to_string(o.run) +
-                                " s, JCT " + std::to_string(t - trace.jobs[idx].submit) + " s");
-        watch_slot = UINT32_MAX;
-        watch_done = true;
-      }
-      sched.Release(c.slot);
-      r.last_end = std::max(r.last_end, t);
-      finish_outcome(idx);
-    }
-    // 1b. Boots that end now (the nodes join this instant's cycle).
-    if (power) power->FinishBoots(t, sched);
-    // 2. Arrivals.
-    while (next < n && trace.jobs[order(next)].submit == t) {
-      uint32_t idx = order(next++);
-      ++r.events;
-      const Job& j = trace.jobs[idx];
-      JobOutcome& o = r.outcomes[idx];
-      o.job = JobId(idx);
-      o.gpus = j.gpus;
-      o.gpu_milli = j.gpu_milli;
-      if (!admit_static(j, o)) {
-        finish_outcome(idx);
-        continue;
-      }
-      int32_t vc = j.vc.valid() && j.vc.v < map.vc.size() ? map.vc[j.vc.v] : (map.vc.empty() ? -1 : map.vc[0]);
-      if (!j.vc.valid() && (cluster.single_pool || cluster.vcs.size() == 1)) vc = 0;
-      if (vc < 0) {
-        o.status = OutcomeStatus::kRejected;
-        o.reject_reason = reason_id("job's VC is not in the cluster");
-        finish_outcome(idx);
-        continue;
-      }
-      o.vc = VcId(static_cast<uint16_t>(vc));
-      GpuTypeMask types = 0;
-      bool had_types = j.gpu_types != 0;
-      for (uint32_t m = j.gpu_types; m; m &= m - 1) {
-        int tt = std::countr_zero(m);
-        if (tt < static_cast<int>(map.type.size()) && map.type[tt] >= 0) types |= 1u << map.type[tt];
-      }
-      if (had_types && types == 0) {
-        o.status = OutcomeStatus::kRejected;
-        o.reject_reason = reason_id("no accepted GPU type exists in the cluster");
-        finish_outcome(idx);
-        continue;
-      }
-      const bool watched_now = watching && idx == static_cast<uint32_t>(cfg.watch_job);
-      if (watched_now)
-        note(t, "submitted", "submitted to VC " + cluster.vcs[o.vc.v].name + " (" + std::to_string(j.gpus) + " GPUs, " +
-                                 std::to_string(j.duration) + " s of work)");
-      // Profiler: jobs of at most max_gpus GPUs that fit it (and accept its GPU types) go there first.
-      const bool stage = prof.enabled && j.gpus > 0 && j.gpus <= prof.max_gpus && j.gpus <= prof_gpus &&
-                         j.nodes <= prof.nodes && (types == 0 || prof_types == 0 || (types & prof_types) == prof_types);
-      auto slot = stage ? sched.SubmitStaged(&j, o.vc, prof_vc, types, seq_of(idx), t)
-                        : sched.Submit(&j, o.vc, types, seq_of(idx), t);
-      if (!slot.ok()) {
-        o.status = OutcomeStatus::kRejected;
-        o.reject_reason = reason_id(slot.error().message);
-        finish_outcome(idx);
-        continue;
-      }
-      uint32_t s = *slot;
-      if (slot_job.size() <= s) {
-        slot_job.resize(s + 1);
-        slot_gen.resize(s + 1, 0);
-        pending_since.resize(s + 1);
-        seg_start.resize(s + 1);
-        if (coloc) {
-          work_left.resize(s + 1);
-          rate.resize(s + 1);
-          rate_since.resize(s + 1);
-          shared_since.resize(s + 1);
-        }
-      }
-      slot_job[s] = idx;
-      ++slot_gen[s];
-      pending_since[s] = t;
-      if (watched_now) {
-        watch_slot = s;
-        sched.Describe(s, t, cfg.watch_notes);
-      }
-      if (power) power->OnSubmit(sched.view(s));
-    }
-    if (watching && !watch_done && watch_slot == UINT32_MAX &&
-        r.outcomes[static_cast<size_t>(cfg.watch_job)].status != OutcomeStatus::kFinished) {
-      const JobOutcome& wo = r.outcomes[static_cast<size_t>(cfg.watch_job)];
-      note(t, "rejected", "not simulated: " + r.reasons[wo.reject_reason]);
-      watch_done = true;
-    }
-    // 3. One scheduling cycle (periodic policies: only at ticks, unless tick_and_events).
-    decisions.clear();
-    const CycleRun run = sched.RunCycle(t, &decisions);
-    const bool cycle = run.ran, at_tick = run.at_tick;
-    if (watching && watch_slot != UINT32_MAX && cycle) {
-      const SchedJob& w = sched.view(watch_slot);
-      bool touched = false;
-      for (const Decision& d : decisions) touched |= SlotOf(d) == watch_slot;
-      if (touched) sched.Describe(watch_slot, t, cfg.watch_notes);
-      if (!w.running) {
-        PluginStatus b = sched.last_block(w.vc);
-        std::string why = b.ok() ? "no blocking reason recorded (the jobs ahead of it were placed, skipped or kept running)"
-                                 : std::string(b.reason) + " [" + std::string(b.plugin) + "]";
-        if (why != last_block_text) {
-          note(t, "pending", "pending; the VC's last cycle stopped because: " + why);
-          last_block_text = why;
-        }
-      } else {
-        last_block_text.clear();
-      }
-    }
-    // Periodic policies: a tick that changes nothing with nothing left to happen would repeat forever.
-    if (at_tick && decisions.empty() && heap.empty() && next == n && sched.running_total() == 0 &&
-        !(power && power->booting()))
-      break;
-    for (const Decision& dec : decisions) {
-      const uint32_t ds = SlotOf(dec);
-      uint32_t idx = slot_job[ds];
-      JobOutcome& o = r.outcomes[idx];
-      const SchedJob& sj = sched.view(ds);
-      if (std::holds_alternative<StartDecision>(dec)) {
-        const StartDecision d = std::get<StartDecision>(dec);
-        if (o.start == kNoTime) o.start = t;
-        seg_start[d.slot] = t;
-        o.wait += t - pending_since[d.slot];
-        if (sj.partner == kNoSlot || sj.owns_gpus) {
-          busy_milli += trace.jobs[idx].gpu_milli_total();
-          if (coloc) {
-            work_left[d.slot] = static_cast<double>(truth.Remaining(d.slot));
-            rate[d.slot] = 1.0f;
-            rate_since[d.slot] = t;
-          }
-          const Duration seg = sj.home_vc.valid() ? std::min(truth.Remaining(d.slot), prof.time_limit) : truth.Remaining(d.slot);
-          heap.Push(t + seg, Completion{d.slot, slot_gen[d.slot]});
-        } else {  // packed onto a running partner's GPUs: both slow down
-          ++r.packed_starts;
-          const uint32_t p = sj.partner;
-          r.packs.emplace_back(idx, slot_job[p]);
-          const uint16_t wa = coloc->workload(JobId(idx)), wb = coloc->workload(JobId(slot_job[p]));
-          work_left[d.slot] = static_cast<double>(truth.Remaining(d.slot));
-          rate[d.slot] = 1.0f;
-          rate_since[d.slot] = t;
-          retime(d.slot, t, coloc->TrueSpeed(wa, wb));
-          retime(p, t, coloc->TrueSpeed(wb, wa));
-          shared_since[d.slot] = shared_since[p] = t;
-        }
-        if (power) power->OnStart(d.slot, sj, trace.jobs[idx].submit, t);
-      } else {  // preempted: its completion event is void; it waits again from now
-        const PreemptDecision d = std::get<PreemptDecision>(dec);
-        ++slot_gen[d.slot];
-        if (o.preemptions < UINT16_MAX) ++o.preemptions;
-        o.run += t - seg_start[d.slot];
-        busy_milli -= trace.jobs[idx].gpu_milli_total();
-        pending_since[d.slot] = t;
-        if (power) power->OnStop(d.slot, sj, true, t);
-      }
-    }
-    // A job started and preempted in the same cycle produced both decisions in order; the
-    // completion pushed for the earlier start carries a stale generation and is skipped.
-    // 4. Energy saving: the control step (when due) and wake-ups for jobs left pending.
-    if (power) power->AfterCycle(t, sched);
-    if (watch_done && cfg.stop_after_watch) {
-      r.stopped_early = true;
-      return r;
-    }
-  }
-  // Final sample at the last instant.
-  if (next_sample != kNoTime && next_sample <= last_t) {
-    r.samples.push_back(TimeSample{next_sample, busy_milli, 0, 0, 0});
-    if (power) r.powered_samples.push_back(power->powered());
-  }
-  if (power) {
-    r.has_energy = true;
-    r.energy = power->Finish(r.first_submit, last_t);
-    r.energy.spec = cfg.energy;
-  }
-  if (cfg.explain && sched.policy().share) {
-    for (size_t i = 0; i < n; ++i) {
-      std::string why = sched.policy().share->Explain(JobId(static_cast<uint32_t>(i)));
-      if (!why.empty()) r.explain.emplace_back(static_cast<uint32_t>(i), std::move(why));
-    }
-  }
-  if (sched.running_total() != 0 || sched.pending_total() != 0) {
-    return MakeError("simulation ended with " + std::to_string(sched.running_total()) + " running and " +
-                         std::to_string(sched.pending_total()) + " pending jobs",
-                     kExitRuntime);
-  }
+  const Cluster& sched_cluster = policy.profiler.enabled ? derived : cluster;
+  auto run = std::make_unique<SimRun>(trace, cluster, sched_cluster, cfg, std::move(policy), std::move(placer),
+                                      std::move(power_plugin), &r);
+  ORR_RETURN_IF_ERROR(run->Run());
   return r;
 }
 
@@ -560,10 +865,10 @@ Status CheckConservation(const Trace& trace, const SimResult& r) {
   for (size_t i = 0; i < r.outcomes.size(); ++i) {
     const JobOutcome& o = r.outcomes[i];
     const Job& j = trace.jobs[i];
-    if (o.status != OutcomeStatus::kFinished) continue;
+    if (o.status != OutcomeStatus::kFinished && o.status != OutcomeStatus::kFailed) continue;
     if (o.start == kNoTime || o.end == kNoTime || o.start < j.submit || o.end < o.start)
       return MakeError("conservation: job " + std::to_string(i) + " finished with inconsistent times", kExitRuntime);
-    if (o.run < j.duration)
+    if (o.status == OutcomeStatus::kFinished && o.run < j.duration)
       return MakeError("conservation: job " + std::to_string(i) + " ran " + std::to_string(o.run) + " s of its " +
                            std::to_string(j.duration) + " s",
                        kExitRuntime);

@@ -11,6 +11,7 @@
 
 #include "base/result.h"
 #include "config/cluster_config.h"
+#include "model/attempt.h"
 #include "model/cluster.h"
 #include "model/energy.h"
 #include "model/outcome.h"
@@ -19,6 +20,16 @@
 namespace orrery {
 
 struct ExplainNote;  // sched/framework/plugin.h
+
+// A failure the run injects (tests, what-if studies): attempt `attempt` (0-based) of trace job
+// `job` fails `after` seconds into its run.
+struct InjectedFailure {
+  uint32_t job = 0;
+  uint16_t attempt = 0;
+  Duration after = 0;
+  FailureKind kind = FailureKind::kHardware;
+  bool restartable = true;
+};
 
 struct SimConfig {
   std::string policy = "fifo";          // MakePolicy spec
@@ -49,6 +60,12 @@ struct SimConfig {
   int64_t watch_job = -1;
   std::vector<ExplainNote>* watch_notes = nullptr;
   bool stop_after_watch = false;
+  // Attempts: record every attempt in SimResult::attempts (attempts.csv). Off, nothing is kept.
+  bool record_attempts = false;
+  // Jobs with phases (Trace::work) report their steps every `progress_report` s while they
+  // run (Scheduler::ReportProgress), as a live job's log would; 0 = never.
+  Duration progress_report = 0;
+  std::vector<InjectedFailure> failures;
 };
 
 // FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the
@@ -86,6 +103,8 @@ struct SimResult {
   bool has_energy = false;           // SimConfig::energy was set
   EnergyStats energy;
   std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
+  bool fractional = false;           // the trace has fractional-GPU jobs
+  AttemptLog attempts;               // SimConfig::record_attempts: every attempt, in end order
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);

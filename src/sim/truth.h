@@ -1,22 +1,43 @@
 // The simulator's truth about each active job (sched/framework/oracle.h): its true
 // remaining work and when it really ends, kept current by the scheduler's lifecycle
-// callbacks. Restart physics live here: a preempted trace job (one generic phase,
-// checkpointed when preempted) loses no work and is charged the policy's restart overhead.
+// callbacks. Restart physics live here, nowhere else:
+//   * trace jobs (one generic phase, checkpointed when preempted): a preemption loses no
+//     work and charges the policy's restart overhead (PolicyParts::preempt_overhead);
+//   * jobs with a WorkSpec (model/work.h): periodic checkpoints cost their `cost` while
+//     running; a preemption without on_preempt, a failure or a lost node loses the steps
+//     since the last durable checkpoint, and the next attempt first pays `restore`.
+// Times are in seconds of running alone at the requested shape (a ProgressModel scales
+// them by the job's speed).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "model/work.h"
 #include "sched/framework/oracle.h"
 
 namespace orrery {
 
+// Seconds of running (step time plus periodic checkpoint costs) to take `w` from step
+// `from` to step `to` (0 ≤ from ≤ to ≤ total).
+Duration SecondsBetween(const WorkSpec& w, int64_t from, int64_t to);
+// Steps reached and the last durable checkpoint (a boundary whose cost was fully paid)
+// after running `secs` seconds from step `from` (itself durable).
+struct StepsReached {
+  int64_t done = 0;
+  int64_t durable = 0;
+};
+StepsReached StepsAfter(const WorkSpec& w, int64_t from, Duration secs);
+
 class SimTruth final : public TruthModel {
  public:
-  // overhead: restart cost charged per preemption (PolicyParts::preempt_overhead).
-  explicit SimTruth(Duration (*overhead)(uint32_t gpus)) : overhead_(overhead) {}
+  // overhead: restart cost charged per preemption of a trace job.
+  // work: per trace job index, its WorkSpec (empty = every job is a trace job).
+  SimTruth(Duration (*overhead)(uint32_t gpus), const std::vector<WorkSpec>* work)
+      : overhead_(overhead), work_(work) {}
 
-  // Pending: the work left at its next start. Running: the work left when it started.
+  // Pending: seconds of running it needs from its next start (restore included). Running:
+  // as at the start of the current attempt.
   Duration Remaining(uint32_t slot) const override { return at(slot).remaining; }
   Time TrueEnd(uint32_t slot) const override { return at(slot).started + at(slot).remaining; }
   Duration RestartCost(uint32_t slot) const override { return at(slot).restart_cost; }
@@ -25,17 +46,29 @@ class SimTruth final : public TruthModel {
   void Started(uint32_t slot, Time now) override { at(slot).started = now; }
   void Stopped(uint32_t slot, Time now, EndCause cause) override;
 
+  // Attempts: steps the job had reached when it last stopped (before any loss) and the steps
+  // covered by its last durable checkpoint then (cumulative over attempts).
+  int64_t steps_done(uint32_t slot) const { return at(slot).reached; }
+  int64_t steps_durable(uint32_t slot) const { return at(slot).durable; }
+
  private:
   struct Entry {
     Duration remaining = 0;
     Time started = kNoTime;
-    Duration restart_cost = 0;
+    Duration restart_cost = 0;  // charged at the last stop
+    Duration restart_left = 0;  // of `remaining`: restart cost still to run before steps
+    int64_t done = 0, durable = 0, total = 0;  // done: where the next attempt starts from
+    int64_t reached = 0;                       // steps reached at the last stop
+    const WorkSpec* work = nullptr;  // null: a trace job (1 step per second)
     uint32_t gpus = 0;
   };
   Entry& at(uint32_t slot) { return jobs_[slot]; }
   const Entry& at(uint32_t slot) const { return jobs_[slot]; }
+  void StopTrace(Entry& e, Duration ran, EndCause cause);
+  void StopWork(Entry& e, Duration ran, EndCause cause);
 
   Duration (*overhead_)(uint32_t gpus);
+  const std::vector<WorkSpec>* work_;
   std::vector<Entry> jobs_;
 };
 

@@ -1,0 +1,286 @@
+// The Scheduler on its own, without the simulator: its lifecycle verbs, cadence and answers,
+// driven the way a driver drives it (Submit, RunCycle, Finish / Fail / Requeue / Withdraw /
+// ReportProgress / UpdateEstimate, AddNode), with readable job builders. No truth is
+// attached (a live scheduler's view), except where an oracle policy is tested.
+#include "sched/framework/scheduler.h"
+
+#include <deque>
+
+#include <gtest/gtest.h>
+
+#include "sched/framework/test_util.h"
+#include "sched/plugins/placers.h"
+#include "sched/plugins/policies.h"
+
+namespace orrery {
+namespace {
+
+using testing::AddVc;
+
+// ---- builders
+
+class JobBuilder {
+ public:
+  explicit JobBuilder(uint32_t id) { j_.id = JobId(id); }
+  JobBuilder& gpus(uint32_t g) { j_.gpus = g; return *this; }
+  JobBuilder& at(Time t) { j_.submit = t; return *this; }
+  JobBuilder& runs(Duration d) { j_.duration = d; return *this; }
+  JobBuilder& walltime(Duration w) { j_.walltime = w; return *this; }
+  const Job& job() const { return j_; }
+
+ private:
+  Job j_;
+};
+JobBuilder AJob(uint32_t id) { return JobBuilder(id).gpus(1).runs(100); }
+
+// Records what the scheduler taught it (Observe) and estimates the walltime.
+class RecordingEstimator final : public DurationEstimator {
+ public:
+  std::string_view name() const override { return "recording"; }
+  Duration Estimate(const Job& job, Time) override { return job.walltime; }
+  void Observe(const Job& job, Duration actual) override { observed.push_back({job.id.v, actual}); }
+  std::vector<std::pair<uint32_t, Duration>> observed;
+};
+
+// A cluster of `nodes` nodes × `gpus` GPUs in VC "a", a policy, and the driver's side.
+struct Rig {
+  Cluster cluster;
+  std::deque<Job> jobs;  // stable addresses
+  std::unique_ptr<Scheduler> s;
+  RecordingEstimator* est = nullptr;
+  std::vector<Decision> out;
+
+  Rig(const std::string& policy, int nodes, uint16_t gpus, bool recording_estimator = true) {
+    AddVc(&cluster, "a", nodes, gpus);
+    auto parts = MakePolicy(policy, 1);
+    EXPECT_TRUE(parts.ok()) << parts.error().message;
+    if (recording_estimator) {
+      auto e = std::make_unique<RecordingEstimator>();
+      est = e.get();
+      parts->estimator = std::move(e);
+    }
+    auto placer = MakePlacer("consolidate", 1);
+    s = std::make_unique<Scheduler>(cluster, false, false, std::move(*parts), std::move(*placer));
+  }
+  uint32_t Submit(const JobBuilder& b) {
+    jobs.push_back(b.job());
+    auto slot = s->Submit(&jobs.back(), VcId(0), 0, static_cast<uint32_t>(jobs.size() - 1), b.job().submit);
+    EXPECT_TRUE(slot.ok());
+    return *slot;
+  }
+  // One instant: the cycle if due; returns "S<slot>" / "P<slot>" per decision.
+  std::string Cycle(Time t) {
+    out.clear();
+    s->RunCycle(t, &out);
+    std::string d;
+    for (const Decision& x : out)
+      d += std::visit(Overloaded{[](const StartDecision& st) { return "S" + std::to_string(st.slot) + " "; },
+                                 [](const PreemptDecision& p) { return "P" + std::to_string(p.slot) + " "; }},
+                      x);
+    return d;
+  }
+  const SchedJob& view(uint32_t slot) const { return s->view(slot); }
+};
+
+// ---- lifecycle verbs: only a finished job teaches the estimator
+
+struct VerbCase {
+  const char* name;
+  void (*verb)(Scheduler& s, uint32_t slot, Time now);
+  size_t observed;    // Observe calls after the verb
+  bool pending_after; // the job waits again
+};
+
+TEST(SchedulerLifecycle, OnlyFinishTeachesTheEstimator) {
+  const VerbCase cases[] = {
+      {"finish", [](Scheduler& s, uint32_t slot, Time t) { s.Finish(slot, t); }, 1, false},
+      {"withdraw running", [](Scheduler& s, uint32_t slot, Time t) { s.Withdraw(slot, t); }, 0, false},
+      {"fail, not restartable",
+       [](Scheduler& s, uint32_t slot, Time t) { s.Fail(slot, t, FailureKind::kUser, false); }, 0, false},
+      {"fail, restartable",
+       [](Scheduler& s, uint32_t slot, Time t) { s.Fail(slot, t, FailureKind::kHardware, true); }, 0, true},
+      {"requeue (node lost)", [](Scheduler& s, uint32_t slot, Time t) { s.Requeue(slot, t, EndCause::kNodeLost); }, 0,
+       true},
+  };
+  for (const VerbCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Rig r("fifo", 1, 4);
+    const uint32_t a = r.Submit(AJob(0).gpus(4).walltime(500));
+    EXPECT_EQ(r.Cycle(0), "S0 ");
+    c.verb(*r.s, a, 70);
+    ASSERT_EQ(r.est->observed.size(), c.observed);
+    if (c.observed) EXPECT_EQ(r.est->observed[0].second, 70);  // the attempt's run time: 70 - 0
+    EXPECT_EQ(r.s->pending_total(), c.pending_after ? 1u : 0u);
+    EXPECT_EQ(r.s->running_total(), 0u);
+    EXPECT_EQ(r.s->cluster_state().vc_free_gpus(VcId(0)), 4u);  // the GPUs are free in every case
+  }
+}
+
+// The old live path (Adopt(empty) + Finish) taught a 0-s duration for every cancelled job.
+TEST(SchedulerLifecycle, WithdrawingAPendingJobFreesNothingAndTeachesNothing) {
+  Rig r("fifo", 1, 4);
+  const uint32_t a = r.Submit(AJob(0).gpus(4).walltime(500));
+  const uint32_t b = r.Submit(AJob(1).gpus(4).walltime(500).at(5));
+  EXPECT_EQ(r.Cycle(5), "S0 ");
+  r.s->Withdraw(b, 6);
+  r.s->Release(b);
+  EXPECT_EQ(r.s->pending_total(), 0u);
+  EXPECT_EQ(r.s->pending_gpu_milli(), 0u);
+  r.s->Finish(a, 100);
+  EXPECT_EQ(r.est->observed.size(), 1u);  // only job 0's 100 s
+  EXPECT_EQ(r.Cycle(100), "");            // nothing left to start
+}
+
+// Requeue keeps attained service (Tiresias' priority input) and counts attempts:
+// a 2-GPU job runs 0..50 → attained 2 × 50 = 100 GPU-s; it is not a preemption.
+TEST(SchedulerLifecycle, RequeueKeepsAttainedServiceAndCountsAttempts) {
+  Rig r("tiresias", 1, 4, false);
+  const uint32_t a = r.Submit(AJob(0).gpus(2));
+  EXPECT_EQ(r.Cycle(0), "S0 ");
+  EXPECT_EQ(r.view(a).attempts, 1);
+  r.s->Requeue(a, 50, EndCause::kRequeued);
+  EXPECT_EQ(r.view(a).attained, 100);
+  EXPECT_EQ(r.view(a).preemptions, 0u);
+  EXPECT_FALSE(r.view(a).running);
+  EXPECT_EQ(r.Cycle(50), "S0 ");
+  EXPECT_EQ(r.view(a).attempts, 2);
+  EXPECT_EQ(r.view(a).attained, 100);  // kept across the restart
+}
+
+// A restartable failure counts in `failures`, keeps the job, and its second attempt runs.
+TEST(SchedulerLifecycle, RestartableFailureRequeuesTheJob) {
+  Rig r("fifo", 1, 4);
+  const uint32_t a = r.Submit(AJob(0).gpus(4).walltime(300));
+  EXPECT_EQ(r.Cycle(0), "S0 ");
+  r.s->Fail(a, 30, FailureKind::kHardware, true);
+  EXPECT_EQ(r.view(a).failures, 1);
+  EXPECT_EQ(r.Cycle(30), "S0 ");
+  EXPECT_EQ(r.view(a).attempts, 2);
+}
+
+// ---- progress and estimates re-key EASY's reservation
+//
+// One 8-GPU node. A (6 GPUs, walltime 1000) runs from 0. H (8 GPUs) is the blocked head: its
+// shadow time is A's believed end, 1000. B (2 GPUs, walltime 500) arrives at 110 and fits the 2
+// free GPUs; it would end at 610.
+//   * no report: 610 ≤ 1000, B is backfilled at 110;
+//   * A reports 50 of 100 steps at t=100: 50 steps in 100 s → 50 left take 100 s → A ends at
+//     200 = H's new shadow; B would end at 610 > 200 on H's reserved node: B waits.
+TEST(SchedulerLifecycle, ProgressReportRekeysEasyReservation) {
+  for (bool report : {false, true}) {
+    SCOPED_TRACE(report ? "with report" : "without report");
+    Rig r("easy", 1, 8);
+    const uint32_t a = r.Submit(AJob(0).gpus(6).walltime(1000));
+    EXPECT_EQ(r.Cycle(0), "S0 ");
+    r.Submit(AJob(1).gpus(8).walltime(1000).at(1));
+    EXPECT_EQ(r.Cycle(1), "");  // H blocked
+    if (report) {
+      r.s->ReportProgress(a, 100, Progress{50, 100, 100});
+      EXPECT_EQ(r.view(a).est_end, 200);
+      EXPECT_EQ(r.view(a).est_source, EstimateSource::kReported);
+    }
+    const uint32_t b = r.Submit(AJob(2).gpus(2).walltime(500).at(110));
+    r.Cycle(110);
+    EXPECT_EQ(r.view(b).running, !report);
+  }
+}
+
+// UpdateEstimate on a pending job re-sorts it (QSSF orders by estimate × GPUs).
+TEST(SchedulerLifecycle, UpdateEstimateResortsAPendingJob) {
+  Rig r("qssf", 1, 4);
+  const uint32_t blocker = r.Submit(AJob(0).gpus(4).walltime(100));
+  EXPECT_EQ(r.Cycle(0), "S0 ");
+  const uint32_t x = r.Submit(AJob(1).gpus(4).walltime(300).at(1));  // key 1200
+  const uint32_t y = r.Submit(AJob(2).gpus(4).walltime(200).at(2));  // key 800: first
+  r.s->UpdateEstimate(x, 3, 100, EstimateSource::kReported);       // key 400: now first
+  r.Cycle(3);
+  r.s->Finish(blocker, 100);
+  EXPECT_EQ(r.Cycle(100), "S" + std::to_string(x) + " ");
+  EXPECT_FALSE(r.view(y).running);
+}
+
+// ---- cadence: decision ticks are the core's (tiresias:preset=lucid decides every 60 s)
+
+TEST(SchedulerCadence, PeriodicPolicyCyclesOnlyAtTicks) {
+  Rig r("tiresias:preset=lucid", 1, 4, false);
+  r.Submit(AJob(0).gpus(1).at(7));
+  EXPECT_EQ(r.s->NextDecisionTime(7), 60);  // the next multiple of 60 after 7
+  EXPECT_EQ(r.Cycle(7), "");                // an arrival between ticks decides nothing
+  EXPECT_EQ(r.Cycle(60), "S0 ");
+  EXPECT_EQ(r.s->NextDecisionTime(60), kNoTime);  // nothing pending: no tick due
+}
+
+// ---- answers
+
+// PredictStart: one 4-GPU node, A (4 GPUs, walltime 100) runs from 0; B (4 GPUs, walltime
+// 50) and C (2 GPUs) wait in FIFO order: B at A's believed end 100, C at B's end 150.
+TEST(SchedulerAnswers, PredictStartFollowsThePolicysOrderAndBeliefs) {
+  Rig r("fifo", 1, 4);
+  r.Submit(AJob(0).gpus(4).walltime(100));
+  EXPECT_EQ(r.Cycle(0), "S0 ");
+  const uint32_t b = r.Submit(AJob(1).gpus(4).walltime(50).at(1));
+  const uint32_t c = r.Submit(AJob(2).gpus(2).walltime(10).at(2));
+  r.Cycle(2);
+  const StartPrediction pb = r.s->PredictStart(b, 2), pc = r.s->PredictStart(c, 2);
+  EXPECT_EQ(pb.at, 100);
+  EXPECT_EQ(pb.ahead, 0u);
+  EXPECT_EQ(pc.at, 150);
+  EXPECT_EQ(pc.ahead, 1u);
+  EXPECT_FALSE(pb.why.ok());  // the VC's blocking reason
+}
+
+TEST(SchedulerAnswers, LiveModeRefusesOraclePoliciesAndTheProfiler) {
+  struct Case {
+    const char* policy;
+    const char* message;  // empty = accepted
+  };
+  const Case cases[] = {
+      {"fifo", ""},
+      {"easy", ""},
+      {"tiresias", ""},
+      {"lucid:estimator=user-stats,pack=false,profiler=false", ""},
+      {"sjf", "policy 'sjf': its queue order 'sjf' reads true job durations (an oracle), which only `orrery simulate` knows"},
+      {"srtf", "policy 'srtf': its queue order 'srtf' reads true job durations (an oracle), which only `orrery simulate` knows"},
+      {"qssf", "policy 'qssf': estimator 'noisy-oracle' reads true job durations (an oracle); choose another estimator=... for live mode"},
+      {"lucid:estimator=user-stats,pack=false",
+       "policy 'lucid:estimator=user-stats,pack=false': Lucid's profiler stage needs a staging partition only the simulator models; add profiler=false to run it live"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.policy);
+    auto parts = MakePolicy(c.policy, 1);
+    ASSERT_TRUE(parts.ok()) << parts.error().message;
+    const Status st = CheckLiveSupport(*parts);
+    if (*c.message == 0) {
+      EXPECT_TRUE(st.ok()) << st.error().message;
+    } else {
+      ASSERT_FALSE(st.ok());
+      EXPECT_EQ(st.error().message, c.message);
+    }
+  }
+}
+
+// ---- nodes join without a rebuild: queue, running jobs and the estimator's knowledge stay
+
+TEST(SchedulerNodes, AddNodeKeepsQueueRunningJobsAndLearning) {
+  Rig r("fifo", 1, 4);
+  const uint32_t a = r.Submit(AJob(0).gpus(4).walltime(100));
+  EXPECT_EQ(r.Cycle(0), "S0 ");
+  const uint32_t b = r.Submit(AJob(1).gpus(4).walltime(100).at(1));
+  EXPECT_EQ(r.Cycle(1), "");  // no room
+  Node n = r.cluster.nodes[0];
+  n.id = NodeId(1);
+  n.name = "a-new";
+  ASSERT_TRUE(r.s->AddNode(n).ok());
+  EXPECT_EQ(r.s->cluster_state().vc_total_gpus(VcId(0)), 8u);
+  EXPECT_EQ(r.s->cluster_state().vc_free_gpus(VcId(0)), 4u);  // A still holds node 0
+  EXPECT_EQ(r.Cycle(2), "S" + std::to_string(b) + " ");
+  EXPECT_EQ(r.view(b).alloc[0].node, NodeId(1));
+  r.s->Finish(a, 100);
+  EXPECT_EQ(r.est->observed.size(), 1u);
+  Node bad = n;
+  bad.id = NodeId(7);
+  EXPECT_EQ(r.s->AddNode(bad).error().message, "AddNode: node id 7 is not the next id 2");
+}
+
+}  // namespace
+}  // namespace orrery
