@@ -111,8 +111,11 @@ void Args(benchmark::internal::Benchmark* b) {
   b->Iterations(200)->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
-BENCHMARK_CAPTURE(BM_Cycle, sjf, "sjf")->Apply(Args);
+// Live mode refuses oracle policies (sjf): qssf with the walltime estimator orders by the
+// jobs' declared durations (their hints, reported as estimates) × GPUs instead.
+BENCHMARK_CAPTURE(BM_Cycle, qssf, "qssf:estimator=walltime")->Apply(Args);
 BENCHMARK_CAPTURE(BM_Cycle, easy, "easy")->Apply(Args);
+BENCHMARK_CAPTURE(BM_Cycle, tiresias, "tiresias")->Apply(Args);
 
 }  // namespace
 }  // namespace orrery::live

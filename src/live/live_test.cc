@@ -480,6 +480,18 @@ TEST(ServeConfig, ParsesAndRejectsWithLocations) {
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[http]\ntoken = \"short\"\n"),
             "s.toml:4:9: [http]: the token must have at least 16 characters");
   EXPECT_NE(err("[slurm\n").find("s.toml:1:"), std::string::npos);
+  // Policies live mode refuses, located at the spec.
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"sjf\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'sjf': its queue order 'sjf' reads true job durations (an "
+            "oracle), which only `orrery simulate` knows");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"qssf\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'qssf': estimator 'noisy-oracle' reads true job durations (an "
+            "oracle); choose another estimator=... for live mode");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"qssf:estimator=walltime\"\n"), "OK");
+  // The shared TOML reader's input checks and typed getters (config/toml_util.h).
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[daemon]\nhold_unheld = 1\n"),
+            "s.toml:4:15: 'hold_unheld' in [daemon]: expected true or false, got 1");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"g\xffu\"]\n"), "s.toml:2:17: expected UTF-8 text without NUL bytes, got byte 0xFF");
 }
 
 TEST(HttpApi, ServesQueueMetricsAndGuardsMutations) {
