@@ -6,6 +6,7 @@
 // process or after a restart, so none is lost and none is applied twice.
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -99,75 +100,90 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
 
 Status Daemon::ApplyPath(std::vector<JournalDecision> batch, bool planned, Time now, CycleStats* st) {
   if (batch.empty()) return Status::Ok();
-  if (!planned) {  // 1. plan: every decision journaled before Slurm sees any
-    ORR_RETURN_IF_ERROR(journal_->Begin());
-    Status s = Status::Ok();
-    for (JournalDecision& d : batch) {
-      if (s.ok()) s = journal_->Plan(&d);
-      // A preemption starts the job's next generation, recorded with the decision.
-      if (s.ok() && d.kind == DecisionKind::kRequeue) s = journal_->SetGen(d.job, d.gen + 1);
-      if (s.ok() && IsPower(d.kind)) s = journal_->SetCounter("power", power_seq_);
-    }
-    if (!s.ok()) {
-      Status rb = journal_->Rollback();
-      if (!rb.ok()) return s.error().With("journal rollback failed too (" + rb.error().message + ")");
-      return s;
-    }
-    ORR_RETURN_IF_ERROR(journal_->Commit());
-  }
+  if (!planned) ORR_RETURN_IF_ERROR(PlanBatch(batch));
   // 2. apply, 3. confirm (one transaction; a mark that fails leaves the decision planned).
   ORR_RETURN_IF_ERROR(journal_->Begin());
   Status first = Status::Ok();
-  std::vector<std::string> settled;
   for (JournalDecision& d : batch) {
-    std::string why;
-    const Verdict v = planned ? Check(d, &why) : Verdict::kSend;
-    DecisionState to = DecisionState::kApplied;
-    switch (v) {
-      case Verdict::kWait:
-        continue;
-      case Verdict::kObsolete:
-        to = DecisionState::kSuperseded;
-        break;
-      case Verdict::kInEffect:
-        break;
-      case Verdict::kSend: {
-        Status s = Send(d);
-        if (!s.ok()) {
-          ++st->apply_errors;
-          ++m_apply_errors_;
-          last_error_ = s.error().message;
-          Note(now, "error", fmt::format("{}: {} ({})", d.key, s.error().message,
-                                         planned && IsPower(d.kind) ? "not retried" : "retried next cycle"));
-          if (!(planned && IsPower(d.kind))) {  // a power action is retried once, then failed
-            unapplied_[d.key] = d;
-            continue;
-          }
-          to = DecisionState::kFailed;
-          why = s.error().message;
-          break;
-        }
-        why = !d.detail.empty() ? d.detail : planned ? "applied after a retry" : "";
-        break;
-      }
-    }
-    Status m = journal_->Mark(d.key, to, now, why);
-    if (!m.ok()) {  // stays planned: confirmed from what Slurm shows at the next cycle
-      if (first.ok()) first = m;
-      unapplied_[d.key] = d;
-      continue;
-    }
-    settled.push_back(d.key);
-    d.state = to;
-    if (to != DecisionState::kApplied) continue;
-    if (v == Verdict::kSend) Applied(d, now, st);
-    d.applied_time = now;
-    d.detail = why;
-    Remember(d);
+    Status m = ApplyOne(d, planned, now, st);
+    if (!m.ok() && first.ok()) first = m;
   }
-  for (const std::string& k : settled) unapplied_.erase(k);
   ORR_RETURN_IF_ERROR(journal_->Commit());
   return first;
+}
+
+// 1. plan: every decision journaled (one transaction) before Slurm sees any.
+Status Daemon::PlanBatch(std::vector<JournalDecision>& batch) {
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  Status s = Status::Ok();
+  for (JournalDecision& d : batch) {
+    if (s.ok()) s = journal_->Plan(&d);
+    // A preemption starts the job's next generation, recorded with the decision.
+    if (s.ok() && d.kind == DecisionKind::kRequeue) s = journal_->SetGen(d.job, d.gen + 1);
+    if (s.ok() && IsPower(d.kind)) s = journal_->SetCounter("power", power_seq_);
+  }
+  if (s.ok()) return journal_->Commit();
+  Status rb = journal_->Rollback();
+  if (!rb.ok()) return s.error().With("journal rollback failed too (" + rb.error().message + ")");
+  return s;
+}
+
+// One decision: checked against Slurm when met again (`retry`), sent, confirmed. Returns
+// the journal's error only; a decision that is not settled stays in unapplied_.
+Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st) {
+  std::string why;
+  const Verdict v = retry ? Check(d, &why) : Verdict::kSend;
+  DecisionState to = DecisionState::kApplied;
+  switch (v) {
+    case Verdict::kWait:
+      return Status::Ok();
+    case Verdict::kObsolete:
+      to = DecisionState::kSuperseded;
+      break;
+    case Verdict::kInEffect:
+      break;
+    case Verdict::kSend: {
+      std::optional<DecisionState> sent = SendOrDefer(d, retry, now, st, &why);
+      if (!sent) return Status::Ok();
+      to = *sent;
+      break;
+    }
+  }
+  Status m = journal_->Mark(d.key, to, now, why);
+  if (!m.ok()) {  // stays planned: confirmed from what Slurm shows at the next cycle
+    unapplied_[d.key] = d;
+    return m;
+  }
+  unapplied_.erase(d.key);
+  d.state = to;
+  if (to != DecisionState::kApplied) return Status::Ok();
+  if (v == Verdict::kSend) Applied(d, now, st);
+  d.applied_time = now;
+  d.detail = why;
+  Remember(d);
+  return Status::Ok();
+}
+
+// Sends a decision; the state to mark, or nullopt when it is retried next cycle (a power
+// action Slurm refuses is retried once, then failed).
+std::optional<DecisionState> Daemon::SendOrDefer(const JournalDecision& d, bool retry, Time now, CycleStats* st,
+                                                 std::string* why) {
+  Status s = Send(d);
+  if (s.ok()) {
+    *why = !d.detail.empty() ? d.detail : retry ? "applied after a retry" : "";
+    return DecisionState::kApplied;
+  }
+  ++st->apply_errors;
+  ++m_apply_errors_;
+  last_error_ = s.error().message;
+  const bool give_up = retry && IsPower(d.kind);
+  Note(now, "error", fmt::format("{}: {} ({})", d.key, s.error().message, give_up ? "not retried" : "retried next cycle"));
+  if (!give_up) {
+    unapplied_[d.key] = d;
+    return std::nullopt;
+  }
+  *why = s.error().message;
+  return DecisionState::kFailed;
 }
 
 // A planned decision met again (next cycle, or after a restart): is it still to be sent?

@@ -177,6 +177,10 @@ class Daemon {
   // Plans `batch` (one transaction, unless already planned), then applies and confirms
   // each (one transaction). The only code that sends decisions to Slurm.
   Status ApplyPath(std::vector<JournalDecision> batch, bool planned, Time now, CycleStats* st);
+  Status PlanBatch(std::vector<JournalDecision>& batch);
+  Status ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st);
+  std::optional<DecisionState> SendOrDefer(const JournalDecision& d, bool retry, Time now, CycleStats* st,
+                                           std::string* why);
   Verdict Check(const JournalDecision& d, std::string* why) const;
   Status Send(const JournalDecision& d);
   void Applied(const JournalDecision& d, Time now, CycleStats* st);
