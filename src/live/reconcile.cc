@@ -141,8 +141,13 @@ Status Daemon::SyncNodes(Time now) {
   if (!nodes_dirty_) return Status::Ok();
   nodes_dirty_ = false;
   bool grew = false;
-  for (const auto& [name, n] : nodes_) {
-    if (node_index_.count(name)) continue;
+  std::vector<const SlurmNode*> joined;
+  for (const auto& [name, n] : nodes_)
+    if (!node_index_.count(name)) joined.push_back(&n);
+  std::sort(joined.begin(), joined.end(), [](const SlurmNode* a, const SlurmNode* b) { return a->name < b->name; });
+  for (const SlurmNode* np : joined) {  // ascending names: deterministic node ids
+    const SlurmNode& n = *np;
+    const std::string& name = n.name;
     Node nd;
     nd.id = NodeId(static_cast<uint32_t>(cluster_->nodes.size()));
     nd.vc = VcId(static_cast<uint16_t>(VcOf(n.partition)));
