@@ -814,6 +814,9 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
     if (f.job >= trace.jobs.size() || f.after < 0)
       return MakeError("injected failure: job " + std::to_string(f.job) + " after " + std::to_string(f.after) +
                        " s is not a job of the trace / a time ≥ 0");
+  if (policy.shape)
+    return MakeError("policy '" + cfg.policy + "' reshapes jobs (ShapePlugin '" + policy.shape->name() +
+                     "'): the simulator has no progress model for shaped jobs yet");
   if (policy.share && !cfg.failures.empty())
     return MakeError("injected failures are not supported with GPU-sharing policies");
   return Status::Ok();

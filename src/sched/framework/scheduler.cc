@@ -244,6 +244,10 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   }
   j.owns_gpus = true;
   EraseRunningOrder(slot);
+  if (slot < shaped_.size() && shaped_[slot]) {  // back to the shape it asked for
+    j.job = requested_[slot];
+    shaped_[slot].reset();
+  }
   ++vcs_[j.vc.v].version;
   --running_total_;
   j.running = false;
@@ -411,6 +415,11 @@ void Scheduler::Release(uint32_t slot) {
 void Scheduler::Start(uint32_t slot, Allocation alloc) {
   SchedJob& j = pool_[slot];
   RemovePending(slot);
+  if (shaping_) {  // PlaceShaped chose another shape: the job runs in it until it stops
+    shaped_[slot] = std::make_unique<Job>(shaped_job_);
+    j.job = shaped_[slot].get();
+    shaping_ = false;
+  }
   state_.Apply(alloc);
   j.alloc = std::move(alloc);
   MarkRunning(slot);
@@ -479,6 +488,26 @@ void Scheduler::EraseRunningOrder(uint32_t slot) {
   TrackNodeEnds(j, false);
   if (track_running_) q.running_est.erase(REntry{j.est_end, j.seq, slot});
   if (true_end_order_) q.running_true.erase(REntry{true_end_[slot], j.seq, slot});
+}
+
+// Shape: the ShapePlugin's choice for pending `slot`; a shape other than the request is
+// placed as a shaped copy of the job (kept by Start while it runs).
+PluginStatus Scheduler::PlaceShaped(uint32_t slot) {
+  SchedJob& j = pool_[slot];
+  const Shape s = policy_.shape->Choose(j, state_);
+  shaping_ = s != RequestedShape(*j.job);
+  if (!shaping_) return placer_->Place(j, state_, nullptr, &scratch_);
+  shaped_job_ = *j.job;
+  shaped_job_.gpus = s.gpus;
+  shaped_job_.nodes = s.nodes;
+  if (requested_.size() <= slot) requested_.resize(pool_.size(), nullptr);
+  if (shaped_.size() <= slot) shaped_.resize(pool_.size());
+  requested_[slot] = j.job;
+  SchedJob probe = j;
+  probe.job = &shaped_job_;
+  PluginStatus st = placer_->Place(probe, state_, nullptr, &scratch_);
+  if (!st.ok()) shaping_ = false;
+  return st;
 }
 
 Duration Scheduler::BelievedDuration(const SchedJob& j) const {
@@ -714,7 +743,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     QEntry here = *cur[pick];
     uint32_t slot = here.slot;
     SchedJob& j = pool_[slot];
-    PluginStatus st = placer_->Place(j, state_, nullptr, &scratch_);
+    PluginStatus st = policy_.shape ? PlaceShaped(slot) : placer_->Place(j, state_, nullptr, &scratch_);
     if (st.ok()) {
       ++cur[pick];  // Start erases the current entry
       Start(slot, std::move(scratch_));

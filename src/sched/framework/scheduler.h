@@ -360,6 +360,7 @@ class Scheduler final : private SchedulerHandle {
   // Bookkeeping shared by every way a running job stops: resources, running sets, counters.
   void DetachRunning(uint32_t slot, EndCause cause, Time now);
   void RemovePending(uint32_t slot);
+  PluginStatus PlaceShaped(uint32_t slot);  // PolicyParts::shape
   void InsertRunningOrder(uint32_t slot);
   void EraseRunningOrder(uint32_t slot);
   void EmitOrAdopt(uint32_t slot);
@@ -414,6 +415,11 @@ class Scheduler final : private SchedulerHandle {
   bool adopting_ = false;         // Adopt: starts emit no decision
   std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs
   TruthModel* truth_ = nullptr;
+  // Shape: per slot, the shaped copy a running job uses and the request it reverts to.
+  std::vector<std::unique_ptr<Job>> shaped_;
+  std::vector<const Job*> requested_;
+  Job shaped_job_;
+  bool shaping_ = false;
   std::vector<Time> true_end_;    // per slot: the truth's end at its start (oracle orders only)
   Time next_tick_ = kNoTime;
   std::vector<std::pmr::set<QEntry>::iterator> cursors_, cycle_cursors_;
