@@ -54,13 +54,21 @@ using toml_util::Find;
 using toml_util::Got;
 
 // Keys accepted in each table.
-const std::vector<std::string> kRootKeys = {"name", "single_pool", "defaults", "vc", "node_group"};
+const std::vector<std::string> kRootKeys = {"name", "single_pool", "defaults", "vc", "node_group", "topology"};
 const std::vector<std::string> kDefaultsKeys = {"gpus_per_node", "gpu_type", "cpu_milli",
                                                 "mem_mib", "idle_watts", "busy_watts_per_gpu"};
 const std::vector<std::string> kVcKeys = {"name",    "nodes",      "gpus_per_node",     "gpu_type",
-                                          "cpu_milli", "mem_mib", "idle_watts", "busy_watts_per_gpu"};
+                                          "cpu_milli", "mem_mib", "idle_watts", "busy_watts_per_gpu",
+                                          "rack",      "nodes_per_rack"};
 const std::vector<std::string> kGroupKeys = {"count",   "gpus",        "gpu_type",   "cpu_milli",         "mem_mib",
-                                             "vc",      "name_prefix", "idle_watts", "busy_watts_per_gpu"};
+                                             "vc",      "name_prefix", "idle_watts", "busy_watts_per_gpu",
+                                             "rack",    "nodes_per_rack"};
+// [topology]: per-GPU bandwidth (GB/s) and latency (µs) of each link class (model/cluster.h).
+const char* const kLinkKeys[kNumLinkClasses][2] = {{"nvlink_gbps", "nvlink_latency_us"},
+                                                   {"intra_rack_gbps", "intra_rack_latency_us"},
+                                                   {"inter_rack_gbps", "inter_rack_latency_us"}};
+const std::vector<std::string> kTopologyKeys = {"nvlink_gbps",     "nvlink_latency_us",     "intra_rack_gbps",
+                                                "intra_rack_latency_us", "inter_rack_gbps", "inter_rack_latency_us"};
 
 constexpr const char* kPoolVcName = "default";
 
@@ -71,10 +79,10 @@ Result<std::optional<int64_t>> IntIn(const Ctx& c, const TV& tbl, const std::str
   return toml_util::GetInt(c, tbl, key, KeyIn(key, where), min, max);
 }
 
-Result<std::optional<double>> GetWatts(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where) {
+Result<std::optional<double>> GetNumber(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where,
+                                        const std::string& expected) {
   const TV* v = Find(tbl, key);
   if (!v) return std::optional<double>();
-  const char* expected = "a non-negative number of watts below 1e9";
   double x;
   if (v->is_integer())
     x = static_cast<double>(v->as_integer());
@@ -85,6 +93,10 @@ Result<std::optional<double>> GetWatts(const Ctx& c, const TV& tbl, const std::s
   if (!std::isfinite(x) || x < 0 || x >= 1e9)
     return c.At(*v, KeyIn(key, where) + ": expected " + expected + ", got " + Got(*v));
   return std::optional<double>(x);
+}
+
+Result<std::optional<double>> GetWatts(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where) {
+  return GetNumber(c, tbl, key, where, "a non-negative number of watts below 1e9");
 }
 
 Result<std::optional<std::string>> NameIn(const Ctx& c, const TV& tbl, const std::string& key,
@@ -143,7 +155,48 @@ struct PendingGroup {
   NodeGroupSpec spec;
   std::string name_prefix;  // empty: "<vc>-<index in vc>"
   size_t vc_index = 0;
+  std::string rack;            // all its nodes in this rack (empty: see nodes_per_rack)
+  uint32_t nodes_per_rack = 0; // > 0: its nodes fill racks "<vc>-rack<k>" of this many
 };
+
+// The optional rack keys of a [[vc]] or [[node_group]] table.
+Status ReadRack(const Ctx& c, const TV& t, const std::string& where, PendingGroup* pg) {
+  ORR_ASSIGN_OR_RETURN(auto rack, NameIn(c, t, "rack", where));
+  ORR_ASSIGN_OR_RETURN(auto per, IntIn(c, t, "nodes_per_rack", where, 1, kMaxConfigNodes));
+  if (rack && per)
+    return c.At(*Find(t, "nodes_per_rack"), where + ": expected either 'rack' or 'nodes_per_rack', got both");
+  if (rack) pg->rack = *rack;
+  if (per) pg->nodes_per_rack = static_cast<uint32_t>(*per);
+  return Status::Ok();
+}
+
+Status ReadTopology(const Ctx& c, const TV& root, Topology* topo) {
+  const TV* t = Find(root, "topology");
+  if (!t) return Status::Ok();
+  if (!t->is_table()) return c.AtKey(*t, "topology", "key 'topology': expected a table ([topology]), got " + Got(*t));
+  ORR_RETURN_IF_ERROR(CheckKeys(c, *t, "[topology]", kTopologyKeys));
+  for (int k = 0; k < kNumLinkClasses; ++k) {
+    ORR_ASSIGN_OR_RETURN(auto gbps, GetNumber(c, *t, kLinkKeys[k][0], "[topology]", "a non-negative number of GB/s below 1e9"));
+    ORR_ASSIGN_OR_RETURN(auto lat, GetNumber(c, *t, kLinkKeys[k][1], "[topology]", "a non-negative number of µs below 1e9"));
+    if (gbps) topo->links[k].gbps = *gbps;
+    if (lat) topo->links[k].latency_us = *lat;
+  }
+  topo->declared = true;
+  return Status::Ok();
+}
+
+// The rack index of the i-th node of group pg (interned into topo->racks; 0 = "default").
+uint16_t RackOf(const PendingGroup& pg, const std::string& vc_name, uint32_t i, Topology* topo) {
+  std::string name = !pg.rack.empty()        ? pg.rack
+                     : pg.nodes_per_rack > 0 ? vc_name + "-rack" + std::to_string(i / pg.nodes_per_rack)
+                                             : std::string();
+  if (name.empty()) return 0;
+  topo->declared = true;
+  for (size_t r = 0; r < topo->racks.size(); ++r)
+    if (topo->racks[r] == name) return static_cast<uint16_t>(r);
+  topo->racks.push_back(std::move(name));
+  return static_cast<uint16_t>(topo->racks.size() - 1);
+}
 
 Result<const toml::array*> GetTableArray(const Ctx& c, const TV& root, const std::string& key) {
   const TV* v = Find(root, key);
@@ -221,6 +274,7 @@ Result<ClusterSpec> Build(const Ctx& c, const TV& root, std::string name, bool s
       n.gpus = g.gpus;
       n.cpu_milli = g.cpu_milli;
       n.mem_mib = g.mem_mib;
+      n.rack = RackOf(pg, vc.name, i, &cl.topology);
       n.name = pg.name_prefix.empty() ? vc.name + "-" + std::to_string(per_vc[pg.vc_index])
                                       : pg.name_prefix + std::to_string(i);
       ++per_vc[pg.vc_index];
@@ -301,6 +355,7 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
       pg.spec.vc = *vname;
       pg.spec.count = static_cast<uint32_t>(*nodes);
       ORR_RETURN_IF_ERROR(FinishGroup(c, t, where, "gpus_per_node", Merge(defaults, s), &pg.spec));
+      ORR_RETURN_IF_ERROR(ReadRack(c, t, where, &pg));
       groups.push_back(std::move(pg));
     }
   }
@@ -340,10 +395,13 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
       ORR_RETURN_IF_ERROR(ReadShape(c, t, where, "gpus", &s));
       pg.spec.count = static_cast<uint32_t>(*count);
       ORR_RETURN_IF_ERROR(FinishGroup(c, t, where, "gpus", Merge(defaults, s), &pg.spec));
+      ORR_RETURN_IF_ERROR(ReadRack(c, t, where, &pg));
       groups.push_back(std::move(pg));
     }
   }
-  return Build(c, root, *name, single_pool, vc_names, std::move(groups));
+  ORR_ASSIGN_OR_RETURN(ClusterSpec spec, Build(c, root, *name, single_pool, vc_names, std::move(groups)));
+  ORR_RETURN_IF_ERROR(ReadTopology(c, root, &spec.cluster.topology));
+  return spec;
 }
 
 }  // namespace
