@@ -19,17 +19,12 @@ declare -A ALLOWED=(
   [eval]="model base"
   [analysis]="trace model base"
   [plan]="base"
-  [live]="sched/framework sched/plugins predict config model base"
-  [cli]="sim live analysis workload config trace sched/framework sched/plugins predict plan semantic eval model base"
-)
-# Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis plan semantic eval cli)
   [logs]="base"
   [live]="sched/framework sched/plugins predict config model base"
-  [cli]="sim live analysis logs workload config trace sched/framework sched/plugins predict model base"
+  [cli]="sim live analysis logs workload config trace sched/framework sched/plugins predict plan semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis logs cli)
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis plan semantic eval logs cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

@@ -3,6 +3,7 @@
 // Functions that can fail on input return Result; invariants use ORR_CHECK.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -16,13 +17,26 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;    // internal failure, violated invariant
 inline constexpr int kExitBadInput = 2;   // malformed input, bad flags, bad config
 
+// What kind of failure an Error is, for callers that act on it (retry, treat as done,
+// report as bad setup): they test the code, never the message text.
+enum class ErrorCode : uint8_t {
+  kGeneric,      // no finer classification
+  kNotFound,     // the named object does not exist (job id, node name, journal key)
+  kWrongState,   // the object exists but the operation does not apply in its state
+  kAlreadyDone,  // the requested change is already in effect
+  kUnavailable,  // a service could not be reached or did not answer in time (retryable)
+  kNoTool,       // a program could not be executed at all (setup error, not retryable)
+  kDuplicate,    // a record with this key already exists
+};
+
 struct Error {
   std::string message;
   int exit_code = kExitBadInput;
+  ErrorCode code = ErrorCode::kGeneric;
 
   // Prepends context: Error{"x"}.With("while importing a.csv") -> "while importing a.csv: x".
   Error With(const std::string& context) const& {
-    return Error{context + ": " + message, exit_code};
+    return Error{context + ": " + message, exit_code, code};
   }
 };
 
@@ -64,7 +78,9 @@ class [[nodiscard]] Status {
   bool ok_ = true;
 };
 
-inline Error MakeError(std::string msg, int code = kExitBadInput) { return Error{std::move(msg), code}; }
+inline Error MakeError(std::string msg, int exit_code = kExitBadInput, ErrorCode code = ErrorCode::kGeneric) {
+  return Error{std::move(msg), exit_code, code};
+}
 
 }  // namespace orrery
 

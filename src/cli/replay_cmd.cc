@@ -28,7 +28,9 @@
 #include "cli/replay.h"
 #include "live/daemon.h"
 #include "live/journal.h"
+#include "live/live_policy.h"
 #include "live/serve_config.h"
+#include "live/slurm_cluster.h"
 #include "live/slurm_client.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
@@ -119,8 +121,9 @@ Status RunWarmup(live::SlurmClient& slurm, const std::string& partition) {
       if (j.id == id && live::IsTerminal(j.state)) return Status::Ok();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  (void)slurm.Cancel(id);
-  return MakeError("the warm-up job " + std::to_string(id) + " did not run within 60 s (is the partition usable?)",
+  std::string also;
+  if (Status c = slurm.Cancel(id); !c.ok()) also = "; cancelling it failed too: " + c.error().message;
+  return MakeError("the warm-up job " + std::to_string(id) + " did not run within 60 s (is the partition usable?)" + also,
                    kExitRuntime);
 }
 
@@ -128,6 +131,8 @@ int RunReplay(Options o) {
   // --- options, trace, segment (nothing touches Slurm before these are valid)
   if (!(o.speedup > 0)) return Fail("--speedup must be a positive number");
   if (o.interval_ms < 10) return Fail("--interval-ms must be at least 10");
+  // The live daemon runs the policy: what live mode refuses is refused here, before Slurm.
+  if (Status s = live::CheckLivePolicy(o.policy, o.seed); !s.ok()) return Fail("--policy: " + s.error().message);
   live::ExecSlurmOptions so;
   if (!o.config.empty()) {
     auto cfg = live::LoadServeConfig(o.config);
@@ -179,19 +184,9 @@ int RunReplay(Options o) {
   if (busy && !o.dry_run)
     return Fail(fmt::format("partition '{}' has {} job(s) pending or running; a replay needs it idle (its "
                             "measurements would include them)", o.partition, busy));
-  Cluster cluster;
-  cluster.name = "slurm";
-  cluster.vcs.push_back(VirtualCluster{VcId(0), o.partition, {}, 0});
-  for (const auto& n : up) {
-    Node nd;
-    nd.id = NodeId(static_cast<uint32_t>(cluster.nodes.size()));
-    nd.vc = VcId(0);
-    nd.gpus = n.gpus;
-    nd.name = n.name;
-    cluster.vcs[0].nodes.push_back(nd.id);
-    cluster.vcs[0].gpus += n.gpus;
-    cluster.nodes.push_back(nd);
-  }
+  std::vector<const live::SlurmNode*> model;
+  for (const auto& n : up) model.push_back(&n);
+  const Cluster cluster = live::ClusterFromSinfo({o.partition}, std::move(model)).cluster;
 
   replay::SegmentOptions sopt;
   sopt.skip = o.skip;

@@ -39,7 +39,7 @@ int RunServe(const std::string& config_path, int64_t max_cycles, bool verbose) {
   // retried (slurmctld restarts must not stop the daemon).
   {
     auto probe = slurm.Nodes(cfg->daemon.partitions);
-    if (!probe.ok() && probe.error().message.find("cannot run") != std::string::npos) {
+    if (!probe.ok() && probe.error().code == ErrorCode::kNoTool) {
       fmt::print(stderr, "orrery serve: {} (set [slurm] bin_dir or PATH)\n", probe.error().message);
       return kExitBadInput;
     }

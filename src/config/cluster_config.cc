@@ -9,10 +9,10 @@
 #include <string_view>
 #include <unordered_map>
 
-#include <toml.hpp>
 
 #include "base/io.h"
 #include "base/parse.h"
+#include "config/toml_util.h"
 
 namespace orrery {
 
@@ -47,141 +47,42 @@ PowerModel DefaultPowerModel(const std::string& gpu_type, uint32_t gpus) {
 
 namespace {
 
-using TV = toml::value;
+using TV = toml_util::Value;
+using Ctx = toml_util::Locator;
+using toml_util::CheckKeys;
+using toml_util::Find;
+using toml_util::Got;
 
 // Keys accepted in each table.
-const std::vector<std::string> kRootKeys = {"name", "single_pool", "defaults", "vc", "node_group"};
+const std::vector<std::string> kRootKeys = {"name", "single_pool", "defaults", "vc", "node_group", "topology"};
 const std::vector<std::string> kDefaultsKeys = {"gpus_per_node", "gpu_type", "cpu_milli",
                                                 "mem_mib", "idle_watts", "busy_watts_per_gpu"};
 const std::vector<std::string> kVcKeys = {"name",    "nodes",      "gpus_per_node",     "gpu_type",
-                                          "cpu_milli", "mem_mib", "idle_watts", "busy_watts_per_gpu"};
+                                          "cpu_milli", "mem_mib", "idle_watts", "busy_watts_per_gpu",
+                                          "rack",      "nodes_per_rack"};
 const std::vector<std::string> kGroupKeys = {"count",   "gpus",        "gpu_type",   "cpu_milli",         "mem_mib",
-                                             "vc",      "name_prefix", "idle_watts", "busy_watts_per_gpu"};
+                                             "vc",      "name_prefix", "idle_watts", "busy_watts_per_gpu",
+                                             "rack",    "nodes_per_rack"};
+// [topology]: per-GPU bandwidth (GB/s) and latency (µs) of each link class (model/cluster.h).
+const char* const kLinkKeys[kNumLinkClasses][2] = {{"nvlink_gbps", "nvlink_latency_us"},
+                                                   {"intra_rack_gbps", "intra_rack_latency_us"},
+                                                   {"inter_rack_gbps", "inter_rack_latency_us"}};
+const std::vector<std::string> kTopologyKeys = {"nvlink_gbps",     "nvlink_latency_us",     "intra_rack_gbps",
+                                                "intra_rack_latency_us", "inter_rack_gbps", "inter_rack_latency_us"};
 
 constexpr const char* kPoolVcName = "default";
 
-std::string JoinKeys(const std::vector<std::string>& keys) {
-  std::string s;
-  for (size_t i = 0; i < keys.size(); ++i) s += (i ? ", " : "") + keys[i];
-  return s;
-}
-
-// Source text of a value (exactly as written), when it lies on one line.
-std::string RawToken(const TV& v) {
-  auto loc = v.location();
-  const std::string& line = loc.line_str();
-  size_t b = loc.column() ? loc.column() - 1 : 0;
-  if (b >= line.size()) return "";
-  std::string tok = line.substr(b, loc.region());
-  if (tok.size() > 60) tok = tok.substr(0, 57) + "...";
-  return tok;
-}
-
-// "what was found", e.g. `-3`, `a string "64"`, `a table`.
-std::string Got(const TV& v) {
-  switch (v.type()) {
-    case toml::value_t::integer:
-    case toml::value_t::floating: {
-      std::string tok = RawToken(v);
-      if (!tok.empty()) return tok;
-      char buf[64];
-      if (v.is_integer())
-        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.as_integer()));
-      else
-        std::snprintf(buf, sizeof buf, "%g", v.as_floating());
-      return buf;
-    }
-    case toml::value_t::boolean:
-      return std::string("a boolean ") + (v.as_boolean() ? "true" : "false");
-    case toml::value_t::string:
-      return "a string " + Quote(v.as_string().str);
-    case toml::value_t::table:
-      return "a table";
-    case toml::value_t::array:
-      return "an array";
-    case toml::value_t::offset_datetime:
-    case toml::value_t::local_datetime:
-    case toml::value_t::local_date:
-    case toml::value_t::local_time:
-      return "a date/time " + RawToken(v);
-    default:
-      return "an empty value";
-  }
-}
-
-struct Ctx {
-  std::string file;
-
-  std::string Pos(uint32_t line, uint32_t col) const {
-    return file + ":" + std::to_string(line) + ":" + std::to_string(col);
-  }
-  Error At(const TV& v, const std::string& msg) const {
-    auto loc = v.location();
-    return MakeError(Pos(loc.line(), loc.column()) + ": " + msg);
-  }
-  // Located at the key of a `key = value` pair when it can be found on the value's line.
-  Error AtKey(const TV& v, const std::string& key, const std::string& msg) const {
-    auto loc = v.location();
-    uint32_t col = loc.column();
-    if (!v.is_table() && !v.is_array()) {
-      const std::string& line = loc.line_str();
-      size_t limit = std::min<size_t>(line.size(), col ? col - 1 : 0);
-      size_t p = line.rfind(key, limit);
-      if (p != std::string::npos && p < limit) col = static_cast<uint32_t>(p + 1);
-    }
-    return MakeError(Pos(loc.line(), col) + ": " + msg);
-  }
-};
-
-// Table entries sorted by source position (toml11's table is unordered).
-std::vector<std::pair<std::string, const TV*>> SortedEntries(const TV& tbl) {
-  std::vector<std::pair<std::string, const TV*>> out;
-  for (const auto& [k, v] : tbl.as_table()) out.emplace_back(k, &v);
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    auto la = a.second->location(), lb = b.second->location();
-    if (la.line() != lb.line()) return la.line() < lb.line();
-    if (la.column() != lb.column()) return la.column() < lb.column();
-    return a.first < b.first;
-  });
-  return out;
-}
-
-Status CheckKeys(const Ctx& c, const TV& tbl, const std::string& where, const std::vector<std::string>& allowed) {
-  for (const auto& [k, v] : SortedEntries(tbl)) {
-    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-      return c.AtKey(*v, k, "unknown key '" + k + "' in " + where + ": expected one of " + JoinKeys(allowed));
-  }
-  return Status::Ok();
-}
-
-const TV* Find(const TV& tbl, const std::string& key) {
-  const auto& t = tbl.as_table();
-  auto it = t.find(key);
-  return it == t.end() ? nullptr : &it->second;
-}
-
 std::string KeyIn(const std::string& key, const std::string& where) { return "key '" + key + "' in " + where; }
 
-// Integer in [min, max]; absent -> nullopt.
-Result<std::optional<int64_t>> GetInt(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where,
+Result<std::optional<int64_t>> IntIn(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where,
                                       int64_t min, int64_t max) {
-  const TV* v = Find(tbl, key);
-  if (!v) return std::optional<int64_t>();
-  std::string expected = min == 1 ? "a positive integer" : min == 0 ? "a non-negative integer" : "an integer";
-  if (!v->is_integer()) return c.At(*v, KeyIn(key, where) + ": expected " + expected + ", got " + Got(*v));
-  // toml11 saturates out-of-range literals at INT64_MIN/MAX; the raw token is reported then.
-  int64_t x = v->as_integer();
-  if (x < min) return c.At(*v, KeyIn(key, where) + ": expected " + expected + ", got " + Got(*v));
-  if (x > max)
-    return c.At(*v, KeyIn(key, where) + ": expected " + expected + " no greater than " + std::to_string(max) +
-                        ", got " + Got(*v));
-  return std::optional<int64_t>(x);
+  return toml_util::GetInt(c, tbl, key, KeyIn(key, where), min, max);
 }
 
-Result<std::optional<double>> GetWatts(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where) {
+Result<std::optional<double>> GetNumber(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where,
+                                        const std::string& expected) {
   const TV* v = Find(tbl, key);
   if (!v) return std::optional<double>();
-  const char* expected = "a non-negative number of watts below 1e9";
   double x;
   if (v->is_integer())
     x = static_cast<double>(v->as_integer());
@@ -194,18 +95,13 @@ Result<std::optional<double>> GetWatts(const Ctx& c, const TV& tbl, const std::s
   return std::optional<double>(x);
 }
 
-Result<std::optional<std::string>> GetString(const Ctx& c, const TV& tbl, const std::string& key,
+Result<std::optional<double>> GetWatts(const Ctx& c, const TV& tbl, const std::string& key, const std::string& where) {
+  return GetNumber(c, tbl, key, where, "a non-negative number of watts below 1e9");
+}
+
+Result<std::optional<std::string>> NameIn(const Ctx& c, const TV& tbl, const std::string& key,
                                              const std::string& where) {
-  const TV* v = Find(tbl, key);
-  if (!v) return std::optional<std::string>();
-  if (!v->is_string() || v->as_string().str.empty())
-    return c.At(*v, KeyIn(key, where) + ": expected a non-empty string, got " +
-                        (v->is_string() ? std::string("an empty string") : Got(*v)));
-  const std::string& s = v->as_string().str;
-  for (unsigned char ch : s)
-    if (ch < 0x20 || ch == 0x7f || ch == ',')
-      return c.At(*v, KeyIn(key, where) + ": expected a name without commas or control characters, got " + Got(*v));
-  return std::optional<std::string>(s);
+  return toml_util::GetName(c, tbl, key, KeyIn(key, where));
 }
 
 // The optional node-shape keys shared by [defaults], [[vc]] and [[node_group]].
@@ -217,19 +113,19 @@ struct Shape {
 
 Status ReadShape(const Ctx& c, const TV& tbl, const std::string& where, const char* gpus_key, Shape* s) {
   {
-    ORR_ASSIGN_OR_RETURN(auto g, GetInt(c, tbl, gpus_key, where, 0, 65535));
+    ORR_ASSIGN_OR_RETURN(auto g, IntIn(c, tbl, gpus_key, where, 0, 65535));
     if (g) s->gpus = g;
   }
   {
-    ORR_ASSIGN_OR_RETURN(auto t, GetString(c, tbl, "gpu_type", where));
+    ORR_ASSIGN_OR_RETURN(auto t, NameIn(c, tbl, "gpu_type", where));
     if (t) s->gpu_type = t;
   }
   {
-    ORR_ASSIGN_OR_RETURN(auto x, GetInt(c, tbl, "cpu_milli", where, 0, UINT32_MAX));
+    ORR_ASSIGN_OR_RETURN(auto x, IntIn(c, tbl, "cpu_milli", where, 0, UINT32_MAX));
     if (x) s->cpu_milli = x;
   }
   {
-    ORR_ASSIGN_OR_RETURN(auto x, GetInt(c, tbl, "mem_mib", where, 0, UINT32_MAX));
+    ORR_ASSIGN_OR_RETURN(auto x, IntIn(c, tbl, "mem_mib", where, 0, UINT32_MAX));
     if (x) s->mem_mib = x;
   }
   {
@@ -259,7 +155,48 @@ struct PendingGroup {
   NodeGroupSpec spec;
   std::string name_prefix;  // empty: "<vc>-<index in vc>"
   size_t vc_index = 0;
+  std::string rack;            // all its nodes in this rack (empty: see nodes_per_rack)
+  uint32_t nodes_per_rack = 0; // > 0: its nodes fill racks "<vc>-rack<k>" of this many
 };
+
+// The optional rack keys of a [[vc]] or [[node_group]] table.
+Status ReadRack(const Ctx& c, const TV& t, const std::string& where, PendingGroup* pg) {
+  ORR_ASSIGN_OR_RETURN(auto rack, NameIn(c, t, "rack", where));
+  ORR_ASSIGN_OR_RETURN(auto per, IntIn(c, t, "nodes_per_rack", where, 1, kMaxConfigNodes));
+  if (rack && per)
+    return c.At(*Find(t, "nodes_per_rack"), where + ": expected either 'rack' or 'nodes_per_rack', got both");
+  if (rack) pg->rack = *rack;
+  if (per) pg->nodes_per_rack = static_cast<uint32_t>(*per);
+  return Status::Ok();
+}
+
+Status ReadTopology(const Ctx& c, const TV& root, Topology* topo) {
+  const TV* t = Find(root, "topology");
+  if (!t) return Status::Ok();
+  if (!t->is_table()) return c.AtKey(*t, "topology", "key 'topology': expected a table ([topology]), got " + Got(*t));
+  ORR_RETURN_IF_ERROR(CheckKeys(c, *t, "[topology]", kTopologyKeys));
+  for (int k = 0; k < kNumLinkClasses; ++k) {
+    ORR_ASSIGN_OR_RETURN(auto gbps, GetNumber(c, *t, kLinkKeys[k][0], "[topology]", "a non-negative number of GB/s below 1e9"));
+    ORR_ASSIGN_OR_RETURN(auto lat, GetNumber(c, *t, kLinkKeys[k][1], "[topology]", "a non-negative number of µs below 1e9"));
+    if (gbps) topo->links[k].gbps = *gbps;
+    if (lat) topo->links[k].latency_us = *lat;
+  }
+  topo->declared = true;
+  return Status::Ok();
+}
+
+// The rack index of the i-th node of group pg (interned into topo->racks; 0 = "default").
+uint16_t RackOf(const PendingGroup& pg, const std::string& vc_name, uint32_t i, Topology* topo) {
+  std::string name = !pg.rack.empty()        ? pg.rack
+                     : pg.nodes_per_rack > 0 ? vc_name + "-rack" + std::to_string(i / pg.nodes_per_rack)
+                                             : std::string();
+  if (name.empty()) return 0;
+  topo->declared = true;
+  for (size_t r = 0; r < topo->racks.size(); ++r)
+    if (topo->racks[r] == name) return static_cast<uint16_t>(r);
+  topo->racks.push_back(std::move(name));
+  return static_cast<uint16_t>(topo->racks.size() - 1);
+}
 
 Result<const toml::array*> GetTableArray(const Ctx& c, const TV& root, const std::string& key) {
   const TV* v = Find(root, key);
@@ -337,6 +274,7 @@ Result<ClusterSpec> Build(const Ctx& c, const TV& root, std::string name, bool s
       n.gpus = g.gpus;
       n.cpu_milli = g.cpu_milli;
       n.mem_mib = g.mem_mib;
+      n.rack = RackOf(pg, vc.name, i, &cl.topology);
       n.name = pg.name_prefix.empty() ? vc.name + "-" + std::to_string(per_vc[pg.vc_index])
                                       : pg.name_prefix + std::to_string(i);
       ++per_vc[pg.vc_index];
@@ -349,183 +287,17 @@ Result<ClusterSpec> Build(const Ctx& c, const TV& root, std::string name, bool s
   return out;
 }
 
-// toml11 annotates the offending spot as
-//    " 12 | text"
-//    "    |      ^--- note"
-// The last annotated line and column is more precise than exception::location().
-bool AnnotatedPos(const std::string& what, uint32_t* line_out, uint32_t* col_out) {
-  bool found = false;
-  long cur_line = -1;
-  size_t pos = 0;
-  while (pos < what.size()) {
-    size_t e = what.find('\n', pos);
-    if (e == std::string::npos) e = what.size();
-    std::string_view line(what.data() + pos, e - pos);
-    pos = e + 1;
-    size_t bar = line.find(" | ");
-    if (bar == std::string_view::npos) {
-      continue;
-    }
-    std::string_view gutter = Trim(line.substr(0, bar));
-    std::string_view body = line.substr(bar + 3);
-    if (!gutter.empty()) {
-      int64_t n = 0;
-      cur_line = ParseI64(gutter, &n) && n > 0 ? n : -1;
-      continue;
-    }
-    size_t m = body.find_first_not_of(' ');
-    if (cur_line > 0 && m != std::string_view::npos && (body[m] == '^' || body[m] == '~')) {
-      *line_out = static_cast<uint32_t>(cur_line);
-      *col_out = static_cast<uint32_t>(m + 1);
-      found = true;
-    }
-  }
-  return found;
-}
-
-std::string SyntaxMessage(const std::string& what) {
-  // toml11 writes "[error] toml::parse_xxx: message\n --> file\n ... | ^--- note".
-  std::string first = what.substr(0, what.find('\n'));
-  if (first.rfind("[error] ", 0) == 0) first = first.substr(8);
-  if (first.rfind("toml::", 0) == 0) {
-    size_t p = first.find(": ");
-    if (p != std::string::npos) first = first.substr(p + 2);
-  }
-  std::string note;
-  size_t pos = 0;
-  while (pos < what.size()) {
-    size_t e = what.find('\n', pos);
-    if (e == std::string::npos) e = what.size();
-    std::string_view line(what.data() + pos, e - pos);
-    for (std::string_view mark : {"^--- ", "~~~ "}) {
-      size_t m = line.find(mark);
-      if (m != std::string_view::npos) note = std::string(line.substr(m + mark.size()));
-    }
-    pos = e + 1;
-  }
-  while (!first.empty() && (first.back() == ' ' || first.back() == '.')) first.pop_back();
-  while (!note.empty() && (note.back() == ' ' || note.back() == '.')) note.pop_back();
-  if (!note.empty() && note != first) first += " (" + note + ")";
-  return first;
-}
-
-// toml11 parses nested arrays and inline tables recursively, so very deep nesting would
-// overflow the stack. Reject it before parsing: a lexical scan that skips comments and
-// strings (basic, literal, multi-line) and tracks the depth of [ and {.
-constexpr int kMaxNesting = 64;
-
-Status CheckNesting(const Ctx& c, const std::string& text) {
-  int depth = 0;
-  uint32_t line = 1, col = 0;
-  size_t n = text.size();
-  for (size_t i = 0; i < n; ++i) {
-    char ch = text[i];
-    ++col;
-    if (ch == '\n') {
-      ++line;
-      col = 0;
-      continue;
-    }
-    if (ch == '#') {
-      while (i + 1 < n && text[i + 1] != '\n') ++i;
-      continue;
-    }
-    if (ch == '"' || ch == '\'') {
-      bool multi = i + 2 < n && text[i + 1] == ch && text[i + 2] == ch;
-      size_t j = i + (multi ? 3 : 1);
-      for (; j < n; ++j) {
-        if (text[j] == '\n') {
-          if (!multi) break;  // a single-line string cannot span lines
-          ++line;
-          col = 0;
-          continue;
-        }
-        ++col;
-        if (ch == '"' && text[j] == '\\') {
-          ++j;
-          ++col;
-          continue;
-        }
-        if (text[j] == ch) {
-          if (!multi) break;
-          if (j + 2 < n && text[j + 1] == ch && text[j + 2] == ch) {
-            j += 2;
-            col += 2;
-            break;
-          }
-        }
-      }
-      if (j < n && text[j] == '\n') --j;  // let the outer loop count the newline
-      i = j < n ? j : n;
-      continue;
-    }
-    if (ch == '[' || ch == '{') {
-      if (++depth > kMaxNesting)
-        return MakeError(c.Pos(line, col) + ": expected arrays and inline tables nested at most " +
-                         std::to_string(kMaxNesting) + " deep, got deeper nesting");
-    } else if ((ch == ']' || ch == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return Status::Ok();
-}
-
-// TOML is UTF-8 without NUL bytes. Debian's toml11 (3.7) overruns a buffer while reporting
-// invalid UTF-8 inside a literal string (found by cluster_config_fuzz), so the text is
-// validated here first and toml11 never sees such input.
-Status CheckUtf8(const Ctx& c, const std::string& text) {
-  uint32_t line = 1, col = 1;
-  const size_t n = text.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned char b = static_cast<unsigned char>(text[i]);
-    size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-    bool ok = len != 0 && i + len <= n && b != 0;
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (ok && len == 2) ok = b >= 0xC2;  // no overlong 2-byte forms
-    if (!ok) {
-      char got[8];
-      std::snprintf(got, sizeof got, "0x%02X", b);
-      return MakeError(c.Pos(line, col) + ": expected UTF-8 text without NUL bytes, got byte " + got);
-    }
-    if (b == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-    i += len;
-  }
-  return Status::Ok();
-}
-
 Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) {
   Ctx c{file};
-  ORR_RETURN_IF_ERROR(CheckUtf8(c, text));
-  ORR_RETURN_IF_ERROR(CheckNesting(c, text));
-  TV root;
-  try {
-    std::istringstream in(text);
-    root = toml::parse(in, file);
-  } catch (const toml::exception& e) {
-    auto loc = e.location();
-    uint32_t line = loc.line(), col = loc.column();
-    AnnotatedPos(e.what(), &line, &col);
-    return MakeError(c.Pos(line, col) + ": TOML syntax error: " + SyntaxMessage(e.what()));
-  } catch (const std::exception& e) {
-    return MakeError(file + ": TOML syntax error: " + SyntaxMessage(e.what()));
-  }
-  if (!root.is_table()) return MakeError(c.Pos(1, 1) + ": expected a TOML table at top level");
+  ORR_ASSIGN_OR_RETURN(TV root, toml_util::Parse(c, text));
   const std::string top = "the top-level table";
   ORR_RETURN_IF_ERROR(CheckKeys(c, root, top, kRootKeys));
 
-  ORR_ASSIGN_OR_RETURN(auto name, GetString(c, root, "name", top));
+  ORR_ASSIGN_OR_RETURN(auto name, NameIn(c, root, "name", top));
   if (!name) return MakeError(c.Pos(1, 1) + ": missing required key 'name' in the top-level table (a non-empty string)");
 
-  bool single_pool = false;
-  if (const TV* sp = Find(root, "single_pool")) {
-    if (!sp->is_boolean()) return c.At(*sp, KeyIn("single_pool", top) + ": expected true or false, got " + Got(*sp));
-    single_pool = sp->as_boolean();
-  }
+  ORR_ASSIGN_OR_RETURN(auto pool, toml_util::GetBool(c, root, "single_pool", KeyIn("single_pool", top)));
+  const bool single_pool = pool.value_or(false);
 
   Shape defaults;
   if (const TV* d = Find(root, "defaults")) {
@@ -564,10 +336,10 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
       const TV& t = (*vcs)[i];
       std::string where = "[[vc]] #" + std::to_string(i + 1);
       ORR_RETURN_IF_ERROR(CheckKeys(c, t, where, kVcKeys));
-      ORR_ASSIGN_OR_RETURN(auto vname, GetString(c, t, "name", where));
+      ORR_ASSIGN_OR_RETURN(auto vname, NameIn(c, t, "name", where));
       if (!vname) return c.At(t, where + " is missing required key 'name' (a non-empty string)");
       where += " '" + *vname + "'";
-      ORR_ASSIGN_OR_RETURN(auto nodes, GetInt(c, t, "nodes", where, 1, kMaxConfigNodes));
+      ORR_ASSIGN_OR_RETURN(auto nodes, IntIn(c, t, "nodes", where, 1, kMaxConfigNodes));
       if (!nodes) return c.At(t, where + " is missing required key 'nodes' (a positive integer)");
       ORR_RETURN_IF_ERROR(add_nodes(*Find(t, "nodes"), "nodes", where, *nodes));
       auto it = vc_index.find(*vname);
@@ -583,6 +355,7 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
       pg.spec.vc = *vname;
       pg.spec.count = static_cast<uint32_t>(*nodes);
       ORR_RETURN_IF_ERROR(FinishGroup(c, t, where, "gpus_per_node", Merge(defaults, s), &pg.spec));
+      ORR_RETURN_IF_ERROR(ReadRack(c, t, where, &pg));
       groups.push_back(std::move(pg));
     }
   }
@@ -591,10 +364,10 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
       const TV& t = (*ngs)[i];
       std::string where = "[[node_group]] #" + std::to_string(i + 1);
       ORR_RETURN_IF_ERROR(CheckKeys(c, t, where, kGroupKeys));
-      ORR_ASSIGN_OR_RETURN(auto count, GetInt(c, t, "count", where, 1, kMaxConfigNodes));
+      ORR_ASSIGN_OR_RETURN(auto count, IntIn(c, t, "count", where, 1, kMaxConfigNodes));
       if (!count) return c.At(t, where + " is missing required key 'count' (a positive integer)");
       ORR_RETURN_IF_ERROR(add_nodes(*Find(t, "count"), "count", where, *count));
-      ORR_ASSIGN_OR_RETURN(auto vname, GetString(c, t, "vc", where));
+      ORR_ASSIGN_OR_RETURN(auto vname, NameIn(c, t, "vc", where));
       PendingGroup pg;
       if (single_pool) {
         if (vname)
@@ -616,16 +389,19 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
         }
         pg.spec.vc = *vname;
       }
-      ORR_ASSIGN_OR_RETURN(auto prefix, GetString(c, t, "name_prefix", where));
+      ORR_ASSIGN_OR_RETURN(auto prefix, NameIn(c, t, "name_prefix", where));
       if (prefix) pg.name_prefix = *prefix;
       Shape s;
       ORR_RETURN_IF_ERROR(ReadShape(c, t, where, "gpus", &s));
       pg.spec.count = static_cast<uint32_t>(*count);
       ORR_RETURN_IF_ERROR(FinishGroup(c, t, where, "gpus", Merge(defaults, s), &pg.spec));
+      ORR_RETURN_IF_ERROR(ReadRack(c, t, where, &pg));
       groups.push_back(std::move(pg));
     }
   }
-  return Build(c, root, *name, single_pool, vc_names, std::move(groups));
+  ORR_ASSIGN_OR_RETURN(ClusterSpec spec, Build(c, root, *name, single_pool, vc_names, std::move(groups)));
+  ORR_RETURN_IF_ERROR(ReadTopology(c, root, &spec.cluster.topology));
+  return spec;
 }
 
 }  // namespace

@@ -339,13 +339,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"name = \"c\"\nnodes = 3\n",
                 "t.toml:2:1: unknown key 'nodes' in the top-level table: expected one of name, single_pool, defaults, vc, "
-                "node_group"},
+                "node_group, topology"},
         BadCase{"name = \"c\"\n[defaults]\ngpu_per_node = 8\n",
                 "t.toml:3:1: unknown key 'gpu_per_node' in [defaults]: expected one of gpus_per_node, gpu_type, "
                 "cpu_milli, mem_mib, idle_watts, busy_watts_per_gpu"},
         BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = 2\n  colour = \"red\"\n",
                 "t.toml:7:3: unknown key 'colour' in [[vc]] #1: expected one of name, nodes, gpus_per_node, gpu_type, "
-                "cpu_milli, mem_mib, idle_watts, busy_watts_per_gpu"},
+                "cpu_milli, mem_mib, idle_watts, busy_watts_per_gpu, rack, nodes_per_rack"},
         BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = -3\n",
                 "t.toml:6:9: key 'nodes' in [[vc]] #1 'a': expected a positive integer, got -3"},
         BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"a\"\nnodes = 0\n",
@@ -421,7 +421,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "1200000 so far"},
         BadCase{"name = \"c\"\nsingle_pool = true\n[[node_group]]\ncount = 1\ngpus = 1\ncolor = 1\n",
                 "t.toml:6:1: unknown key 'color' in [[node_group]] #1: expected one of count, gpus, gpu_type, "
-                "cpu_milli, mem_mib, vc, name_prefix, idle_watts, busy_watts_per_gpu"},
+                "cpu_milli, mem_mib, vc, name_prefix, idle_watts, busy_watts_per_gpu, rack, nodes_per_rack"},
         BadCase{"name = \"c\"\nname = \"d\"\n",
                 "t.toml:2:8: TOML syntax error: value (\"name\") already exists (value defined twice)"},
         BadCase{"name = \"c\"\n[defaults]\ngpus_per_node = 8\n[defaults]\n",
@@ -492,6 +492,53 @@ TEST(InferCluster, SwfHeaderErrors) {
   ASSERT_FALSE(bad_nodes.ok());
   EXPECT_EQ(bad_nodes.error().message, "mem.swf:1: header 'MaxNodes': expected a positive integer, got \"-3\"");
   std::filesystem::remove(p);
+// Topology (docs/formats/cluster.md): racks per [[vc]] / [[node_group]], link classes.
+TEST(ClusterConfigTopology, RacksAndLinks) {
+  auto r = ParseClusterConfigString(R"(name = "t"
+[topology]
+nvlink_gbps = 450
+intra_rack_gbps = 50
+inter_rack_gbps = 25
+inter_rack_latency_us = 5
+[[vc]]
+name = "a"
+nodes = 5
+gpus_per_node = 8
+nodes_per_rack = 2
+[[vc]]
+name = "b"
+nodes = 1
+gpus_per_node = 8
+rack = "a-rack2"
+)", "t.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Cluster& c = *r;
+  // a-0,a-1 → a-rack0; a-2,a-3 → a-rack1; a-4 → a-rack2, shared with b's node.
+  ASSERT_EQ(c.topology.racks, (std::vector<std::string>{"default", "a-rack0", "a-rack1", "a-rack2"}));
+  const uint16_t want[] = {1, 1, 2, 2, 3, 3};
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(c.nodes[i].rack, want[i]) << i;
+  EXPECT_EQ(c.LinkBetween(NodeId(0), NodeId(0)), LinkClass::kIntraNode);
+  EXPECT_EQ(c.LinkBetween(NodeId(0), NodeId(1)), LinkClass::kIntraRack);
+  EXPECT_EQ(c.LinkBetween(NodeId(1), NodeId(2)), LinkClass::kInterRack);
+  EXPECT_EQ(c.LinkBetween(NodeId(4), NodeId(5)), LinkClass::kIntraRack);
+  EXPECT_EQ(c.topology.link(LinkClass::kIntraNode).gbps, 450);
+  EXPECT_EQ(c.topology.link(LinkClass::kInterRack).latency_us, 5);
+  EXPECT_TRUE(c.topology.declared);
+}
+
+TEST(ClusterConfigTopology, ShippedConfigsHaveOneDefaultRack) {
+  auto r = LoadClusterConfig(kSource + "/configs/philly-half.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->topology.declared);
+  EXPECT_EQ(r->topology.racks.size(), 1u);
+  for (const Node& n : r->nodes) EXPECT_EQ(n.rack, 0);
+}
+
+TEST(ClusterConfigTopology, BadKeysAreLocated) {
+  EXPECT_EQ(Err("name = \"t\"\n[topology]\nnvlink_gbps = -1\n[[vc]]\nname = \"a\"\nnodes = 1\ngpus_per_node = 8\n"),
+            "t.toml:3:15: key 'nvlink_gbps' in [topology]: expected a non-negative number of GB/s below 1e9, got -1");
+  EXPECT_EQ(Err("name = \"t\"\n[[vc]]\nname = \"a\"\nnodes = 2\ngpus_per_node = 8\nrack = \"r\"\nnodes_per_rack = 1\n"),
+            "t.toml:7:18: [[vc]] #1 'a': expected either 'rack' or 'nodes_per_rack', got both");
 }
 
 }  // namespace

@@ -1,29 +1,35 @@
-// The live driver: one decision cycle = observe Slurm -> update the scheduler's snapshot
-// (the same Scheduler/ClusterState/SchedJob the simulator drives) -> run the policy ->
-// journal -> apply through SlurmClient. Time comes from an injected Clock.
+// The live driver: one decision cycle = observe Slurm -> reconcile each job's typed state
+// (job_state.h) into the scheduler's snapshot (the same Scheduler/ClusterState/SchedJob the
+// simulator drives) -> run the policy -> the one journaled apply path (plan -> journal ->
+// apply -> confirm) -> the power loop. Time comes from an injected Clock.
 //
 // Control mechanism (docs/live.md): jobs in the managed partitions are held in Slurm until
 // the policy starts them (users submit with --hold; the daemon holds any it finds
-// released). A start decision pins the job to the chosen nodes (ReqNodeList, NumNodes) and
-// releases it; a preemption is `scontrol requeuehold`. Each decision is journaled as
-// planned before it is applied and marked applied after; on restart, what Slurm reports
-// decides whether a planned decision took effect (released or running: applied; still
-// held: apply again). Slurm wins: a job Slurm runs elsewhere is adopted where it runs, a
-// job Slurm requeued goes back to the queue with a new generation.
+// released). A start decision pins the job to the chosen nodes (ReqNodeList) and releases
+// it; a preemption is `scontrol requeuehold`. Each decision is journaled as planned before
+// it is applied and marked applied after; on restart, what Slurm reports decides whether a
+// planned decision took effect (released or running: applied; still held: apply again).
+// Slurm wins: a job Slurm runs elsewhere is adopted where it runs, a job Slurm requeued goes
+// back to the queue with a new generation.
+//
+// The code is split by job: daemon.cc (the cycle), reconcile.cc (observe and the job-state
+// transitions), apply.cc (the journaled apply path), power_loop.cc (energy), views.cc (API).
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "base/result.h"
 #include "base/time.h"
-#include "live/declared_truth.h"
+#include "live/job_state.h"
 #include "live/journal.h"
 #include "live/slurm_client.h"
 #include "model/cluster.h"
@@ -35,7 +41,7 @@ namespace orrery::live {
 
 struct DaemonOptions {
   std::vector<std::string> partitions;  // managed partitions (VCs), in this order
-  std::string policy = "fifo";          // MakePolicy spec
+  std::string policy = "fifo";          // MakePolicy spec (live_policy.h says which are accepted)
   std::string placer = "consolidate";   // MakePlacer name
   uint64_t seed = 1;
   Duration default_duration = 3600;  // job duration when there is no hint and no time limit
@@ -59,11 +65,12 @@ struct CycleStats {
   size_t power_ups = 0, power_downs = 0;  // energy-policy power decisions applied this cycle
   size_t pending = 0, running = 0;
   bool rebuilt = false;
+  bool decided = false;  // the policy ran a cycle (periodic policies: only at their ticks)
 };
 
 struct QueueEntry {
   uint32_t job;
-  std::string phase;  // queued | starting | running | rejected | unplaced
+  JobState state = JobState::kQueued;
   uint32_t gpus, nodes;
   Time submit;
   int64_t position = -1;       // in the policy's queue order (queued jobs)
@@ -72,12 +79,17 @@ struct QueueEntry {
   std::vector<NodeShare> where;
 };
 
+// The cycle-latency histogram's buckets (views.cc): index of `seconds`, and the count.
+size_t LatencyBucket(double seconds);
+size_t NumLatencyBuckets();
+
 class Daemon {
  public:
   Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts);
   ~Daemon();
 
-  // Loads the journal (job generations, decisions planned but not confirmed). Call once.
+  // Loads the journal (job generations, decisions planned but not confirmed) and builds
+  // the policy (refused with a message when live mode cannot run it). Call once.
   Status Recover();
   // One observe -> decide -> apply cycle. An error (Slurm unreachable, ...) leaves the
   // daemon's state as it was; the next cycle retries.
@@ -104,44 +116,93 @@ class Daemon {
     std::vector<std::string> events;  // recent node/job events, newest last
   };
   Health GetHealth() const;
+  // Tests: the scheduler the daemon drives (null before the first cycle), and its view of
+  // a job (nullopt when the job is not in it).
+  const Scheduler* scheduler() const { return sched_.get(); }
+  std::optional<SchedJob> JobView(uint32_t job) const;
 
  private:
-  enum class Phase { kQueued, kStarting, kRunning, kRejected, kUnplaced };
   struct LiveJob {
     uint32_t id = 0;
     Job job;
-    Phase phase = Phase::kQueued;
+    JobState state = JobState::kUnheld;
     uint32_t slot = UINT32_MAX;
     uint32_t gen = 0;
     std::vector<NodeShare> nodes;
     Time started = kNoTime;
+    Duration hint = -1;  // the duration its comment declares, or -1
     std::string reason;
     std::string partition;
     bool held = false;
   };
 
-  Status ObserveNodes(const std::vector<SlurmNode>& nodes, bool* changed);
-  void Reconcile(const SlurmJob& sj, Time now);
-  void NewJob(const SlurmJob& sj, Time now);
-  void SettleUnapplied(const SlurmJob& sj, Time now);
-  void FillJob(LiveJob& lj, const SlurmJob& sj);
-  void Detach(LiveJob& lj, Time now, bool completed = false);
-  void Attach(LiveJob& lj, Time now);
-  void Requeued(LiveJob& lj, Time now, const std::string& why);
-  Status Rebuild(Time now);
-  Status ApplyPending(Time now, CycleStats* st);
-  Status Decide(Time now, CycleStats* st);
+  // --- the cycle (daemon.cc)
+  Status Observe(Time now, CycleStats* st);
+  Status DropVanished(const JobListing& listing, Time now);
+  void FinishStats(std::chrono::steady_clock::time_point t0, Time now, CycleStats* st);
   void Note(Time now, const std::string& kind, const std::string& detail);
   void Remember(const JournalDecision& d);
-  std::string StartKey(uint32_t job, uint32_t gen) const;
   int VcOf(const std::string& partition) const;
-  // Energy (docs/live.md#energy): node power states from Slurm -> PowerSnapshot -> the
-  // PowerPlugin every period, plus on-demand wake-ups for pending jobs; decisions go through
-  // the journal like start decisions.
+
+  // --- observe and reconcile (reconcile.cc)
+  Status ObserveNodes(const std::vector<SlurmNode>& nodes);
+  Status SyncNodes(Time now);
+  void RetryOutsiders(Time now);
+  Status Reconcile(const SlurmJob& sj, Time now);
+  Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;
+  Status Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now);
+  Status NewJob(const SlurmJob& sj, Time now);
+  Status ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now);
+  Status SettleUnapplied(const SlurmJob& sj, Time now);
+  Status Supersede(uint32_t job, uint32_t gen, Time now, const std::string& why);
+  void FillJob(LiveJob& lj, const SlurmJob& sj);
+  void TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now);
+  bool HoldInSlurm(LiveJob& lj, Time now);
+  Status NewGeneration(LiveJob& lj, Time now, const std::string& why);
+  void Leave(LiveJob& lj, const SlurmJob* sj, Time now);
+  // The scheduler port, through the core's lifecycle verbs: a job enters (queued, or
+  // running where Slurm has it), goes back to the queue, or leaves.
+  enum class Where { kFits, kNoRoom, kOutside };
+  Where AllocFor(const LiveJob& lj, Allocation* alloc) const;
+  void Attach(LiveJob& lj, Time now);
+  void Withdraw(LiveJob& lj, Time now);
+  void BackToQueue(LiveJob& lj, bool held, Time now);
+  Status Rebuild(Time now);
+
+  // --- the journaled apply path (apply.cc)
+  enum class Verdict { kSend, kInEffect, kObsolete, kWait };
+  Status Decide(Time now, CycleStats* st);
+  Result<JournalDecision> PlanFor(const Decision& d, Time now);
+  Status RetryUnapplied(Time now, CycleStats* st);
+  // Plans `batch` (one transaction, unless already planned), then applies and confirms
+  // each (one transaction). The only code that sends decisions to Slurm.
+  Status ApplyPath(std::vector<JournalDecision> batch, bool planned, Time now, CycleStats* st);
+  Status PlanBatch(std::vector<JournalDecision>& batch);
+  Status ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st);
+  std::optional<DecisionState> SendOrDefer(const JournalDecision& d, bool retry, Time now, CycleStats* st,
+                                           std::string* why);
+  Verdict Check(const JournalDecision& d, std::string* why) const;
+  Status Send(const JournalDecision& d);
+  void Applied(const JournalDecision& d, Time now, CycleStats* st);
+  std::string StartKey(uint32_t job, uint32_t gen) const;
+
+  // --- views (views.cc)
+  void QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
+                     std::vector<QueueEntry>* out) const;
+  std::string BootingNodes(VcId vc) const;
+  QueueEntry OtherEntry(const LiveJob& lj) const;
+
+  // --- energy (power_loop.cc; docs/live.md#energy): node power states from Slurm ->
+  // PowerSnapshot -> the PowerPlugin every period, plus on-demand wake-ups for pending jobs;
+  // decisions go through the apply path.
+  struct VcLoad;
   Status PowerStep(Time now, CycleStats* st);
+  std::vector<VcLoad> MeasureLoad(Time now, const std::vector<std::string>& busy);
+  Status PolicyPower(Time now, const std::vector<std::string>& busy, std::vector<VcLoad>& load, CycleStats* st);
+  Status DemandPower(Time now, const std::vector<VcLoad>& load, CycleStats* st);
+  Status PlanPower(Time now, const std::vector<std::pair<std::string, bool>>& todo, const char* source,
+                   CycleStats* st);
   std::vector<std::string> NodesWithWork() const;  // sorted names: running/starting/pinned jobs
-  Status PlanAndApplyPower(Time now, const std::vector<std::pair<std::string, bool>>& todo, const char* source,
-                           CycleStats* st);
   void PowerApplied(const std::string& node, bool up);  // mirrors an applied power action locally
 
   SlurmClient* slurm_;
@@ -151,7 +212,6 @@ class Daemon {
   mutable std::mutex mu_;
 
   std::unique_ptr<Cluster> cluster_;
-  std::unique_ptr<DeclaredTruth> declared_;  // before sched_: outlives it
   std::unique_ptr<Scheduler> sched_;
   std::unordered_map<std::string, NodeId> node_index_;   // up nodes in the model
   std::unordered_map<std::string, SlurmNode> nodes_;       // last observed, all managed nodes
@@ -162,15 +222,19 @@ class Daemon {
   std::deque<JournalDecision> recent_;
   std::deque<std::string> events_;
   std::vector<Decision> decisions_;
+  std::vector<SlurmNode> node_buf_;                        // reused sinfo listing
   uint64_t cursor_ = 0;
+  int64_t power_seq_ = 0;  // last power decision number (journal counter "power")
   int64_t cycle_ = 0;
   bool paused_ = false;
-  bool need_rebuild_ = true;
+  bool need_rebuild_ = true;   // no scheduler yet, or a node changed its GPU count
+  bool nodes_dirty_ = false;   // nodes joined, left or changed placeability: SyncNodes
+  Time next_due_ = kNoTime;    // the policy's next decision tick, as of the last cycle
   std::string last_error_;
   Time last_cycle_ = kNoTime;
   // metrics
   uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0, m_adopted_ = 0,
-           m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0;
+           m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0, m_journal_errors_ = 0;
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts
   // energy

@@ -34,7 +34,10 @@ void BM_Cycle(benchmark::State& state, const char* policy) {
     s.gpus_per_node = gpus[rng() % 5];
     s.sleep_s = 60 + static_cast<Duration>(rng() % 3600);
     s.duration_hint = s.sleep_s;
-    (void)slurm.Submit(s);
+    if (auto id = slurm.Submit(s); !id.ok()) {
+      state.SkipWithError(id.error().message.c_str());
+      return;
+    }
   }
   std::string path = (std::filesystem::temp_directory_path() / ("orrery_cycle_bench_" + std::to_string(getpid()) + ".db")).string();
   std::filesystem::remove(path);
@@ -48,7 +51,10 @@ void BM_Cycle(benchmark::State& state, const char* policy) {
   opts.policy = policy;
   opts.full_resync_cycles = 0;  // delta listings only (a full resync is a separate cost, see docs/benchmarks.md)
   Daemon daemon(&slurm, journal->get(), &clock, opts);
-  (void)daemon.Recover();
+  if (Status rec = daemon.Recover(); !rec.ok()) {
+    state.SkipWithError(rec.error().message.c_str());
+    return;
+  }
   // Warm-up: the first cycle lists everything and builds the snapshot; a few more fill the cluster.
   for (int i = 0; i < 3; ++i) {
     clock.Set(clock.Now() + 1);
@@ -105,8 +111,11 @@ void Args(benchmark::internal::Benchmark* b) {
   b->Iterations(200)->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
-BENCHMARK_CAPTURE(BM_Cycle, sjf, "sjf")->Apply(Args);
+// Live mode refuses oracle policies (sjf): qssf with the walltime estimator orders by the
+// jobs' declared durations (their hints, reported as estimates) × GPUs instead.
+BENCHMARK_CAPTURE(BM_Cycle, qssf, "qssf:estimator=walltime")->Apply(Args);
 BENCHMARK_CAPTURE(BM_Cycle, easy, "easy")->Apply(Args);
+BENCHMARK_CAPTURE(BM_Cycle, tiresias, "tiresias")->Apply(Args);
 
 }  // namespace
 }  // namespace orrery::live

@@ -82,7 +82,7 @@ struct EnergyRig {
     EXPECT_TRUE(all.ok());
     if (all.ok())
       for (const auto& d : *all)
-        if (d.kind == "power-up" || d.kind == "power-down") out.push_back(d);
+        if (d.kind == DecisionKind::kPowerUp || d.kind == DecisionKind::kPowerDown) out.push_back(d);
     return out;
   }
   NodeAvail avail(const std::string& n) const { return slurm.node(n).avail; }
@@ -104,7 +104,7 @@ TEST(LiveEnergy, IdleNodesPastKeepAliveArePoweredDown) {
   EXPECT_EQ(p[1].key, "power-down/node3/2");
   EXPECT_EQ(p[2].key, "power-down/node2/3");
   for (const auto& d : p) {
-    EXPECT_EQ(d.state, "applied");
+    EXPECT_EQ(d.state, DecisionState::kApplied);
     EXPECT_EQ(d.time, 1021);
     EXPECT_EQ(d.detail, "ces");
   }
@@ -147,7 +147,7 @@ TEST(LiveEnergy, DemandWakesTheRightNumberOfNodes) {
   // While they boot the queue says why the jobs wait.
   bool boot_why = false;
   for (const auto& e : r.daemon->Queue(10))
-    boot_why |= e.phase == "queued" && e.why.find("waits for powered-down node(s) to boot: node2,node3") == 0;
+    boot_why |= e.state == JobState::kQueued && e.why.find("waits for powered-down node(s) to boot: node2,node3") == 0;
   EXPECT_TRUE(boot_why);
   r.TickUntil(1080);
   for (uint32_t j : {a, b, c}) {
@@ -263,7 +263,7 @@ TEST(LiveEnergy, RestartBetweenPlanAndApplyDoesNotDuplicate) {
   }
   auto p = r.Power();
   ASSERT_EQ(p.size(), 3u);
-  for (const auto& d : p) EXPECT_EQ(d.state, "applied") << d.key;
+  for (const auto& d : p) EXPECT_EQ(d.state, DecisionState::kApplied) << d.key;
   EXPECT_NE(p[0].detail.find("confirmed: Slurm shows node4"), std::string::npos) << p[0].detail;
   EXPECT_EQ(r.slurm.power_calls("node1").downs, 0u);
 }

@@ -16,8 +16,7 @@ void FakeSlurm::AddNode(const std::string& name, uint16_t gpus, const std::strin
 Status FakeSlurm::Reach() {
   ++calls_;
   if (unreachable_)
-    return MakeError("slurm: `squeue` exited 1: slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
-                     kExitRuntime);
+    return SlurmError("slurm: `squeue` exited 1: slurm_load_jobs error: Unable to contact slurm controller (connect failure)");
   return Status::Ok();
 }
 
@@ -27,6 +26,10 @@ void FakeSlurm::Touch(FJob& f) {
 }
 
 void FakeSlurm::Requeue(FJob& f, bool hold) {
+  if (restart_cost_ && f.j.state == SlurmJobState::kRunning) {  // a checkpointing job resumes
+    const uint32_t gpus = f.j.gpus_per_node * f.j.num_nodes;
+    f.sleep = std::max<Duration>(0, f.j.start + f.sleep - clock_->Now()) + restart_cost_(gpus);
+  }
   for (const auto& s : f.pinned) {
     auto it = nodes_.find(s.node);
     if (it != nodes_.end()) it->second.n.gpus_used -= std::min(it->second.n.gpus_used, s.gpus);
@@ -92,40 +95,44 @@ void FakeSlurm::Advance() {
   for (uint32_t id : released_) {
     FJob& f = jobs_.at(id);
     if (f.j.state != SlurmJobState::kPending || f.j.held) continue;
-    bool fits = !f.pinned.empty();
-    for (const auto& s : f.pinned) {
-      auto it = nodes_.find(s.node);
-      fits = fits && it != nodes_.end() && it->second.n.avail == NodeAvail::kUp &&
-             it->second.n.gpus - it->second.n.gpus_used >= s.gpus;
-    }
-    if (!fits) {
-      std::string unavailable;
-      for (const auto& sh : f.pinned) {
-        auto it = nodes_.find(sh.node);
-        if (it == nodes_.end() || it->second.n.avail != NodeAvail::kUp) unavailable += (unavailable.empty() ? "" : ",") + sh.node;
-      }
-      std::string reason = unavailable.empty() ? "Resources" : "ReqNodeNotAvail, UnavailableNodes:" + unavailable;
-      if (f.j.reason != reason) {
-        f.j.reason = reason;
-        Touch(f);
-      }
-      wait.push_back(id);
-      continue;
-    }
-    f.j.nodes.clear();
-    for (const auto& s : f.pinned) {
-      nodes_.at(s.node).n.gpus_used += s.gpus;
-      f.j.nodes.push_back(s.node);
-    }
-    f.j.state = SlurmJobState::kRunning;
-    f.j.state_raw = "RUNNING";
-    f.j.reason = "None";
-    f.j.start = now;
-    ++counters_[id].starts;
-    running_.push_back(id);
-    Touch(f);
+    if (!TryStart(f, now)) wait.push_back(id);
   }
   released_.swap(wait);
+}
+
+bool FakeSlurm::TryStart(FJob& f, Time now) {
+  bool fits = !f.pinned.empty();
+  for (const auto& s : f.pinned) {
+    auto it = nodes_.find(s.node);
+    fits = fits && it != nodes_.end() && it->second.n.avail == NodeAvail::kUp &&
+           it->second.n.gpus - it->second.n.gpus_used >= s.gpus;
+  }
+  if (!fits) {
+    std::string unavailable;
+    for (const auto& sh : f.pinned) {
+      auto it = nodes_.find(sh.node);
+      if (it == nodes_.end() || it->second.n.avail != NodeAvail::kUp) unavailable += (unavailable.empty() ? "" : ",") + sh.node;
+    }
+    std::string reason = unavailable.empty() ? "Resources" : "ReqNodeNotAvail, UnavailableNodes:" + unavailable;
+    if (f.j.reason != reason) {
+      f.j.reason = reason;
+      Touch(f);
+    }
+    return false;
+  }
+  f.j.nodes.clear();
+  for (const auto& s : f.pinned) {
+    nodes_.at(s.node).n.gpus_used += s.gpus;
+    f.j.nodes.push_back(s.node);
+  }
+  f.j.state = SlurmJobState::kRunning;
+  f.j.state_raw = "RUNNING";
+  f.j.reason = "None";
+  f.j.start = now;
+  ++counters_[f.j.id].starts;
+  running_.push_back(f.j.id);
+  Touch(f);
+  return true;
 }
 
 Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cursor) {
@@ -156,12 +163,20 @@ Result<std::vector<SlurmNode>> FakeSlurm::Nodes(const std::vector<std::string>&)
   return out;
 }
 
+Status FakeSlurm::NodesInto(const std::vector<std::string>&, std::vector<SlurmNode>* out) {
+  ORR_RETURN_IF_ERROR(Reach());
+  out->resize(nodes_.size());
+  size_t i = 0;
+  for (const auto& [name, n] : nodes_) (*out)[i++] = n.n;  // reuses each element's storage
+  return Status::Ok();
+}
+
 Status FakeSlurm::Hold(uint32_t job) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
-  if (f.j.state != SlurmJobState::kPending) return MakeError("slurm: Job is no longer pending execution", kExitRuntime);
+  if (f.j.state != SlurmJobState::kPending) return SlurmError("slurm: Job is no longer pending execution");
   if (!f.j.held) {
     f.j.held = true;
     f.j.reason = "JobHeldAdmin";
@@ -175,11 +190,11 @@ Status FakeSlurm::Hold(uint32_t job) {
 Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
-  if (f.j.state != SlurmJobState::kPending) return MakeError("slurm: Job is no longer pending execution", kExitRuntime);
+  if (f.j.state != SlurmJobState::kPending) return SlurmError("slurm: Job is no longer pending execution");
   for (const auto& s : nodes)
-    if (!nodes_.count(s.node)) return MakeError("slurm: Invalid node name specified: " + s.node, kExitRuntime);
+    if (!nodes_.count(s.node)) return SlurmError("slurm: Invalid node name specified: " + s.node);
   f.pinned = nodes;
   if (f.j.held) {
     f.j.held = false;
@@ -187,7 +202,9 @@ Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
     ++counters_[job].releases;
     Touch(f);
   }
-  // Released and pinned: Slurm starts it on those nodes once they are free.
+  // Released and pinned: Slurm starts it on those nodes once they are free (at once when
+  // start_at_release is set and they are free now).
+  if (start_at_release_ && TryStart(f, clock_->Now())) return Status::Ok();
   if (std::find(released_.begin(), released_.end(), job) == released_.end()) released_.push_back(job);
   return Status::Ok();
 }
@@ -195,22 +212,22 @@ Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
 Status FakeSlurm::RequeueHold(uint32_t job) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
-  if (it->second.j.state != SlurmJobState::kRunning) return MakeError("slurm: Job is not running", kExitRuntime);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
+  if (it->second.j.state != SlurmJobState::kRunning) return SlurmError("slurm: Job is not running");
   Requeue(it->second, true);
   return Status::Ok();
 }
 
 Status FakeSlurm::SetPriority(uint32_t job, uint32_t) {
   ORR_RETURN_IF_ERROR(Reach());
-  if (!jobs_.count(job)) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (!jobs_.count(job)) return SlurmError("slurm: Invalid job id specified");
   return Status::Ok();
 }
 
 Status FakeSlurm::PowerDown(const std::string& node) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = nodes_.find(node);
-  if (it == nodes_.end()) return MakeError("slurm: Invalid node name specified", kExitRuntime);
+  if (it == nodes_.end()) return SlurmError("slurm: Invalid node name specified");
   ++power_calls_[node].downs;
   it->second.n.avail = NodeAvail::kPoweredDown;
   it->second.n.state_raw = "idle%";
@@ -222,7 +239,7 @@ Status FakeSlurm::PowerDown(const std::string& node) {
 Status FakeSlurm::PowerUp(const std::string& node) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = nodes_.find(node);
-  if (it == nodes_.end()) return MakeError("slurm: Invalid node name specified", kExitRuntime);
+  if (it == nodes_.end()) return SlurmError("slurm: Invalid node name specified");
   ++power_calls_[node].ups;
   it->second.n.avail = NodeAvail::kPoweringUp;
   it->second.n.state_raw = "idle#";
@@ -259,7 +276,7 @@ Result<uint32_t> FakeSlurm::Submit(const SubmitSpec& s) {
 Status FakeSlurm::Cancel(uint32_t job) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return MakeError("slurm: Invalid job id specified", kExitRuntime);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
   if (IsTerminal(f.j.state)) return Status::Ok();
   if (f.j.state == SlurmJobState::kRunning) {

@@ -7,6 +7,7 @@
 // job ran exactly once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -28,6 +29,11 @@ class FakeSlurm final : public SlurmClient {
   void set_fail_resume(const std::string& node, bool v) { fail_resume_[node] = v; }
   void SetNodeDown(const std::string& node, bool down);  // running jobs there are requeued
   void set_power_delay(Duration d) { power_delay_ = d; }
+  // Timing as the simulator models it (the parity test): a released job whose nodes are
+  // free starts at the release instant, not at the next Advance; and a requeued running job
+  // resumes from its checkpoint, charged restart_cost(gpus) (empty: it restarts from scratch).
+  void set_start_at_release(bool v) { start_at_release_ = v; }
+  void set_checkpointing(std::function<Duration(uint32_t gpus)> restart_cost) { restart_cost_ = std::move(restart_cost); }
 
   // Inspection.
   struct Counters {
@@ -50,6 +56,7 @@ class FakeSlurm final : public SlurmClient {
 
   Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
+  Status NodesInto(const std::vector<std::string>& partitions, std::vector<SlurmNode>* out) override;
   Status Hold(uint32_t job) override;
   Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) override;
   Status RequeueHold(uint32_t job) override;
@@ -74,6 +81,7 @@ class FakeSlurm final : public SlurmClient {
   Status Reach();
   void Touch(FJob& f);
   void Requeue(FJob& f, bool hold);
+  bool TryStart(FJob& f, Time now);
 
   const Clock* clock_;
   std::map<uint32_t, FJob> jobs_;
@@ -89,6 +97,8 @@ class FakeSlurm final : public SlurmClient {
   size_t done_ = 0;
   bool unreachable_ = false;
   Duration power_delay_ = 5;
+  bool start_at_release_ = false;
+  std::function<Duration(uint32_t)> restart_cost_;
 };
 
 }  // namespace orrery::live

@@ -62,7 +62,7 @@ Status HttpApi::Start(const std::string& host, int port) {
     for (const QueueEntry& e : daemon_->Queue(LimitParam(req, 1000))) {
       json where = json::array();
       for (const auto& n : e.where) where.push_back({{"node", n.node}, {"gpus", n.gpus}});
-      arr.push_back({{"job", e.job}, {"phase", e.phase}, {"gpus", e.gpus}, {"nodes", e.nodes},
+      arr.push_back({{"job", e.job}, {"phase", std::string(JobStateName(e.state))}, {"gpus", e.gpus}, {"nodes", e.nodes},
                      {"submit", TimeJson(e.submit)}, {"position", e.position < 0 ? json(nullptr) : json(e.position)},
                      {"why", e.why}, {"predicted_start", TimeJson(e.predicted_start)}, {"where", where}});
     }
@@ -73,8 +73,8 @@ Status HttpApi::Start(const std::string& host, int port) {
     for (const JournalDecision& d : daemon_->RecentDecisions(LimitParam(req, 100))) {
       json nodes = json::array();
       for (const auto& n : d.nodes) nodes.push_back({{"node", n.node}, {"gpus", n.gpus}});
-      arr.push_back({{"key", d.key}, {"kind", d.kind}, {"job", d.job}, {"generation", d.gen}, {"cycle", d.cycle},
-                     {"time", d.time}, {"state", d.state}, {"nodes", nodes}, {"detail", d.detail},
+      arr.push_back({{"key", d.key}, {"kind", std::string(DecisionKindName(d.kind))}, {"job", d.job}, {"generation", d.gen}, {"cycle", d.cycle},
+                     {"time", d.time}, {"state", std::string(DecisionStateName(d.state))}, {"nodes", nodes}, {"detail", d.detail},
                      {"applied_time", TimeJson(d.applied_time)}});
     }
     Reply(res, 200, arr);

@@ -100,8 +100,29 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, bool syn
   return j;
 }
 
+namespace {
+constexpr std::string_view kKindNames[] = {"start", "requeue", "power-down", "power-up"};
+constexpr std::string_view kStateNames[] = {"planned", "applied", "failed", "superseded"};
+
+template <class E, size_t N>
+bool ParseName(const std::string_view (&names)[N], std::string_view s, E* out) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == s) {
+      *out = static_cast<E>(i);
+      return true;
+    }
+  return false;
+}
+}  // namespace
+
+std::string_view DecisionKindName(DecisionKind k) { return kKindNames[static_cast<size_t>(k)]; }
+std::string_view DecisionStateName(DecisionState s) { return kStateNames[static_cast<size_t>(s)]; }
+bool ParseDecisionKind(std::string_view s, DecisionKind* out) { return ParseName(kKindNames, s, out); }
+bool ParseDecisionState(std::string_view s, DecisionState* out) { return ParseName(kStateNames, s, out); }
+
 Status Journal::Begin() { return Exec("BEGIN IMMEDIATE"); }
 Status Journal::Commit() { return Exec("COMMIT"); }
+Status Journal::Rollback() { return Exec("ROLLBACK"); }
 
 namespace {
 struct Stmt {
@@ -130,28 +151,28 @@ Status Journal::Plan(JournalDecision* d) {
   BindText(stmt, 1, d->key);
   sqlite3_bind_int64(stmt, 2, d->cycle);
   sqlite3_bind_int64(stmt, 3, d->time);
-  BindText(stmt, 4, d->kind);
+  BindText(stmt, 4, std::string(DecisionKindName(d->kind)));
   sqlite3_bind_int64(stmt, 5, d->job);
   sqlite3_bind_int64(stmt, 6, d->gen);
   BindText(stmt, 7, EncodeNodes(d->nodes));
   BindText(stmt, 8, d->detail);
   int rc = sqlite3_step(stmt);
-  if (rc == SQLITE_CONSTRAINT) return MakeError("journal: duplicate decision " + d->key, kExitRuntime);
+  if (rc == SQLITE_CONSTRAINT) return MakeError("journal: duplicate decision " + d->key, kExitRuntime, ErrorCode::kDuplicate);
   if (rc != SQLITE_DONE) return Err("insert decision " + d->key);
   d->seq = sqlite3_last_insert_rowid(db_);
-  d->state = "planned";
+  d->state = DecisionState::kPlanned;
   return Status::Ok();
 }
 
-Status Journal::Mark(const std::string& key, const std::string& state, Time t, const std::string& detail) {
+Status Journal::Mark(const std::string& key, DecisionState state, Time t, const std::string& detail) {
   ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("UPDATE decisions SET state=?, applied_time=?, detail=? WHERE key=?"));
   Reset reset{stmt};
-  BindText(stmt, 1, state);
+  BindText(stmt, 1, std::string(DecisionStateName(state)));
   sqlite3_bind_int64(stmt, 2, t);
   BindText(stmt, 3, detail);
   BindText(stmt, 4, key);
   if (sqlite3_step(stmt) != SQLITE_DONE) return Err("update decision " + key);
-  if (sqlite3_changes(db_) != 1) return MakeError("journal: no decision " + key, kExitRuntime);
+  if (sqlite3_changes(db_) != 1) return MakeError("journal: no decision " + key, kExitRuntime, ErrorCode::kNotFound);
   return Status::Ok();
 }
 
@@ -168,11 +189,13 @@ Result<std::vector<JournalDecision>> Journal::Query(const std::string& where_ord
     d.key = Col(st.s, 1);
     d.cycle = sqlite3_column_int64(st.s, 2);
     d.time = sqlite3_column_int64(st.s, 3);
-    d.kind = Col(st.s, 4);
+    if (!ParseDecisionKind(Col(st.s, 4), &d.kind))
+      return MakeError("journal: decision " + d.key + " has an unknown kind \"" + Col(st.s, 4) + "\"", kExitRuntime);
     d.job = static_cast<uint32_t>(sqlite3_column_int64(st.s, 5));
     d.gen = static_cast<uint32_t>(sqlite3_column_int64(st.s, 6));
     ORR_ASSIGN_OR_RETURN(d.nodes, DecodeNodes(Col(st.s, 7)));
-    d.state = Col(st.s, 8);
+    if (!ParseDecisionState(Col(st.s, 8), &d.state))
+      return MakeError("journal: decision " + d.key + " has an unknown state \"" + Col(st.s, 8) + "\"", kExitRuntime);
     d.detail = Col(st.s, 9);
     d.applied_time = sqlite3_column_type(st.s, 10) == SQLITE_NULL ? kNoTime : sqlite3_column_int64(st.s, 10);
     out.push_back(std::move(d));
@@ -181,8 +204,8 @@ Result<std::vector<JournalDecision>> Journal::Query(const std::string& where_ord
   return out;
 }
 
-Result<std::vector<JournalDecision>> Journal::WithState(const std::string& state) {
-  return Query("WHERE state=? ORDER BY seq", {state});
+Result<std::vector<JournalDecision>> Journal::WithState(DecisionState state) {
+  return Query("WHERE state=? ORDER BY seq", {std::string(DecisionStateName(state))});
 }
 Result<std::vector<JournalDecision>> Journal::Recent(size_t n) {
   return Query("ORDER BY seq DESC LIMIT " + std::to_string(n), {});
@@ -191,7 +214,7 @@ Result<std::vector<JournalDecision>> Journal::All() { return Query("ORDER BY seq
 
 Result<JournalDecision> Journal::Get(const std::string& key) {
   ORR_ASSIGN_OR_RETURN(auto v, Query("WHERE key=?", {key}));
-  if (v.empty()) return MakeError("journal: no decision " + key, kExitRuntime);
+  if (v.empty()) return MakeError("journal: no decision " + key, kExitRuntime, ErrorCode::kNotFound);
   return std::move(v[0]);
 }
 

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -19,16 +20,30 @@ struct sqlite3_stmt;
 
 namespace orrery::live {
 
+// What a decision does; stored as its name ("start", "requeue", "power-down", "power-up").
+enum class DecisionKind : uint8_t { kStart, kRequeue, kPowerDown, kPowerUp };
+// Where it is on the apply path; stored as its name ("planned", "applied", ...).
+enum class DecisionState : uint8_t {
+  kPlanned,     // journaled, not yet confirmed in Slurm
+  kApplied,     // Slurm took it (or showed it in effect)
+  kFailed,      // Slurm refused it and it is not retried (power actions)
+  kSuperseded,  // it can no longer take effect (the job or node changed first)
+};
+std::string_view DecisionKindName(DecisionKind k);
+std::string_view DecisionStateName(DecisionState s);
+bool ParseDecisionKind(std::string_view s, DecisionKind* out);
+bool ParseDecisionState(std::string_view s, DecisionState* out);
+
 struct JournalDecision {
   std::string key;
   int64_t seq = 0;  // row id: total order of decisions
   int64_t cycle = 0;
   Time time = 0;
-  std::string kind;  // start | requeue | power-down | power-up
+  DecisionKind kind = DecisionKind::kStart;
   uint32_t job = 0;
   uint32_t gen = 0;
   std::vector<NodeShare> nodes;  // start: where; power: the node
-  std::string state;             // planned | applied | failed | superseded
+  DecisionState state = DecisionState::kPlanned;
   std::string detail;
   Time applied_time = kNoTime;
 };
@@ -47,10 +62,11 @@ class Journal {
 
   Status Begin();
   Status Commit();
+  Status Rollback();
   // Records a planned decision; fails with "duplicate decision" when the key exists.
   Status Plan(JournalDecision* d);
-  Status Mark(const std::string& key, const std::string& state, Time t, const std::string& detail);
-  Result<std::vector<JournalDecision>> WithState(const std::string& state);
+  Status Mark(const std::string& key, DecisionState state, Time t, const std::string& detail);
+  Result<std::vector<JournalDecision>> WithState(DecisionState state);
   Result<std::vector<JournalDecision>> Recent(size_t n);
   Result<std::vector<JournalDecision>> All();
   Result<JournalDecision> Get(const std::string& key);  // error when absent

@@ -143,7 +143,7 @@ TEST(Journal, PlanMarkDuplicateAndReopen) {
     ASSERT_TRUE(j.ok()) << j.error().message;
     JournalDecision d;
     d.key = "start/5/0";
-    d.kind = "start";
+    d.kind = DecisionKind::kStart;
     d.job = 5;
     d.nodes = {{"node1", 4}, {"node2", 4}};
     ASSERT_TRUE((*j)->Plan(&d).ok());
@@ -155,15 +155,15 @@ TEST(Journal, PlanMarkDuplicateAndReopen) {
   }
   auto j = Journal::Open(path);
   ASSERT_TRUE(j.ok());
-  auto planned = (*j)->WithState("planned");
+  auto planned = (*j)->WithState(DecisionState::kPlanned);
   ASSERT_TRUE(planned.ok());
   ASSERT_EQ(planned->size(), 1u);
   EXPECT_EQ((*planned)[0].nodes.size(), 2u);
   EXPECT_EQ((*planned)[0].nodes[1].node, "node2");
   EXPECT_EQ((*j)->Gens()->at(5), 2u);
-  ASSERT_TRUE((*j)->Mark("start/5/0", "applied", 10, "").ok());
-  EXPECT_TRUE((*j)->WithState("planned")->empty());
-  EXPECT_FALSE((*j)->Mark("start/9/0", "applied", 10, "").ok());
+  ASSERT_TRUE((*j)->Mark("start/5/0", DecisionState::kApplied, 10, "").ok());
+  EXPECT_TRUE((*j)->WithState(DecisionState::kPlanned)->empty());
+  EXPECT_FALSE((*j)->Mark("start/9/0", DecisionState::kApplied, 10, "").ok());
 }
 
 TEST(Journal, CachedStatementsAndManualCheckpointKeepEveryRow) {
@@ -176,11 +176,13 @@ TEST(Journal, CachedStatementsAndManualCheckpointKeepEveryRow) {
       for (int i = 0; i < 100; ++i) {
         JournalDecision d;
         d.job = static_cast<uint32_t>(t * 100 + i);
-        d.kind = "start";
+        d.kind = DecisionKind::kStart;
         d.key = "start/" + std::to_string(d.job) + "/0";
         d.nodes = {{"node1", 1}};
         ASSERT_TRUE((*j)->Plan(&d).ok());
-        if (i % 2 == 0) ASSERT_TRUE((*j)->Mark(d.key, "applied", t, "").ok());
+        if (i % 2 == 0) {
+          ASSERT_TRUE((*j)->Mark(d.key, DecisionState::kApplied, t, "").ok());
+        }
       }
       ASSERT_TRUE((*j)->Commit().ok());
     }
@@ -194,9 +196,9 @@ TEST(Journal, CachedStatementsAndManualCheckpointKeepEveryRow) {
   auto j = Journal::Open(path);
   ASSERT_TRUE(j.ok());
   EXPECT_EQ((*j)->All()->size(), 3000u);
-  EXPECT_EQ((*j)->WithState("planned")->size(), 1500u);
-  EXPECT_EQ((*j)->Get("start/2999/0")->state, "planned");
-  EXPECT_EQ((*j)->Get("start/2998/0")->state, "applied");
+  EXPECT_EQ((*j)->WithState(DecisionState::kPlanned)->size(), 1500u);
+  EXPECT_EQ((*j)->Get("start/2999/0")->state, DecisionState::kPlanned);
+  EXPECT_EQ((*j)->Get("start/2998/0")->state, DecisionState::kApplied);
 }
 
 // ------------------------------------------------------------------ daemon on FakeSlurm
@@ -244,7 +246,7 @@ struct Rig {
 };
 
 TEST(Daemon, SjfStartsShortestFirstAndPinsNodes) {
-  Rig r("sjf");
+  Rig r("qssf:estimator=walltime");  // estimate = the declared duration (hint)
   // 16 GPUs. Jobs (gpus, duration): A(8,10) B(8,30) C(8,5) D(16,2). SJF blocking order at
   // t=1001: D(2) needs 16 → starts; then C(5), A(10), B(30).
   uint32_t a = r.Submit(8, 10), b = r.Submit(8, 30), c = r.Submit(8, 5), d = r.Submit(16, 2, 2);
@@ -268,7 +270,7 @@ TEST(Daemon, SjfStartsShortestFirstAndPinsNodes) {
   auto all = r.journal->All();
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 4u);
-  for (const auto& dec : *all) EXPECT_EQ(dec.state, "applied") << dec.key;
+  for (const auto& dec : *all) EXPECT_EQ(dec.state, DecisionState::kApplied) << dec.key;
 }
 
 TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
@@ -292,7 +294,7 @@ TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
   for (const auto& e : q)
     if (e.job == b) eb = &e;
   ASSERT_NE(eb, nullptr);
-  EXPECT_EQ(eb->phase, "queued");
+  EXPECT_EQ(eb->state, JobState::kQueued);
   EXPECT_EQ(eb->position, 0);
   EXPECT_NE(eb->why.find("consolidate"), std::string::npos) << eb->why;
   // a was decided at 1002 with duration 3600 (no hint, no limit): predicted start of b is
@@ -352,8 +354,8 @@ TEST(Daemon, DecisionOnNodeThatFailsBeforeLaunchIsTakenBack) {
   EXPECT_EQ(r.slurm.counters(a).completions, 1u);
   EXPECT_EQ(r.slurm.counters(a).starts, 1u);
   EXPECT_NE(r.slurm.job(a).nodes[0], first);
-  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->state, "superseded");
-  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, "applied");
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->state, DecisionState::kSuperseded);
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, DecisionState::kApplied);
 }
 
 TEST(Daemon, ResumeFailureIsReportedAndDaemonKeepsWorking) {
@@ -398,7 +400,7 @@ TEST(Daemon, RandomCrashesLoseNoDecisionAndApplyNoneTwice) {
   std::string path = TempPath("crash.db");
   DaemonOptions opts;
   opts.partitions = {"gpu"};
-  opts.policy = "sjf";
+  opts.policy = "qssf:estimator=walltime";
   int crashes = 0;
   for (int round = 0; round < 400 && fake.num_done() < ids.size(); ++round) {
     CrashingSlurm slurm(&fake);
@@ -428,8 +430,8 @@ TEST(Daemon, RandomCrashesLoseNoDecisionAndApplyNoneTwice) {
   ASSERT_TRUE(all.ok());
   std::map<uint32_t, int> applied;
   for (const auto& dec : *all) {
-    EXPECT_NE(dec.state, "planned") << dec.key;
-    if (dec.kind == "start" && dec.state == "applied") ++applied[dec.job];
+    EXPECT_NE(dec.state, DecisionState::kPlanned) << dec.key;
+    if (dec.kind == DecisionKind::kStart && dec.state == DecisionState::kApplied) ++applied[dec.job];
   }
   for (uint32_t id : ids) {
     EXPECT_EQ(fake.counters(id).starts, 1u) << id;
@@ -478,6 +480,18 @@ TEST(ServeConfig, ParsesAndRejectsWithLocations) {
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[http]\ntoken = \"short\"\n"),
             "s.toml:4:9: [http]: the token must have at least 16 characters");
   EXPECT_NE(err("[slurm\n").find("s.toml:1:"), std::string::npos);
+  // Policies live mode refuses, located at the spec.
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"sjf\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'sjf': its queue order 'sjf' reads true job durations (an "
+            "oracle), which only `orrery simulate` knows");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"qssf\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'qssf': estimator 'noisy-oracle' reads true job durations (an "
+            "oracle); choose another estimator=... for live mode");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"qssf:estimator=walltime\"\n"), "OK");
+  // The shared TOML reader's input checks and typed getters (config/toml_util.h).
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[daemon]\nhold_unheld = 1\n"),
+            "s.toml:4:15: 'hold_unheld' in [daemon]: expected true or false, got 1");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"g\xffu\"]\n"), "s.toml:2:17: expected UTF-8 text without NUL bytes, got byte 0xFF");
 }
 
 TEST(HttpApi, ServesQueueMetricsAndGuardsMutations) {
@@ -523,6 +537,91 @@ TEST(HttpApi, ServesQueueMetricsAndGuardsMutations) {
   ASSERT_TRUE(locked.Start("127.0.0.1", 0).ok());
   httplib::Client cli2("127.0.0.1", locked.port());
   EXPECT_EQ(cli2.Post("/api/v1/resume", good, "", "text/plain")->status, 403);
+}
+
+}  // namespace
+}  // namespace orrery::live
+
+// ------------------------------------------------------------------ the core's verbs, live
+namespace orrery::live {
+namespace {
+
+uint32_t SubmitPlain(FakeSlurm& slurm, uint32_t gpus, Duration sleep) {  // no duration hint
+  SubmitSpec s;
+  s.partition = "gpu";
+  s.gpus_per_node = gpus;
+  s.sleep_s = sleep;
+  return *slurm.Submit(s);
+}
+
+// A cancelled job leaves through Withdraw: the estimator learns only from completed jobs.
+// user-stats (median of the last 10 finished jobs of the same GPU count; these jobs have
+// no user). A (sleep 10): released at its first cycle t, started by Slurm at t+1, seen
+// completed at t+11 -> observed 11 s. B is cancelled after 5 s of running: when cancelled
+// jobs were finished (Adopt(empty) + Finish), it taught 5 s (C estimated median {11, 5} = 8);
+// now the window stays {11}, so C is estimated 11.
+TEST(DaemonVerbs, CancelledJobsTeachNothing) {
+  Rig r("qssf:estimator=user-stats", 1);
+  uint32_t a = SubmitPlain(r.slurm, 1, 10);
+  for (int i = 0; i < 14; ++i) r.Tick();
+  ASSERT_TRUE(IsTerminal(r.slurm.job(a).state));
+  uint32_t b = SubmitPlain(r.slurm, 1, 100);
+  for (int i = 0; i < 4; ++i) r.Tick();
+  ASSERT_EQ(r.slurm.job(b).state, SlurmJobState::kRunning);
+  ASSERT_TRUE(r.slurm.Cancel(b).ok());
+  r.Tick();
+  uint32_t c = SubmitPlain(r.slurm, 1, 5);
+  r.Tick();
+  auto vc = r.daemon->JobView(c);
+  ASSERT_TRUE(vc.has_value());
+  EXPECT_EQ(vc->est_source, EstimateSource::kEstimator);
+  EXPECT_EQ(vc->estimate, 11);
+}
+
+// Tiresias' attained service survives a node joining: the scheduler is not rebuilt.
+// thresholds=40 GPU-s: A (8 GPUs) is demoted after 5 s of service; B (8 GPUs) then arrives
+// in the top queue and preempts it; A waits with its attained service (> 40 GPU-s). node2
+// joins: A starts there, and its attained service is what it had (a rebuild would have
+// re-submitted it with none).
+TEST(DaemonVerbs, NodeJoinKeepsTiresiasAttainedService) {
+  Rig r("tiresias:thresholds=40,protect=0", 1);
+  uint32_t a = r.Submit(8, 200);
+  for (int i = 0; i < 8; ++i) r.Tick();
+  uint32_t b = r.Submit(8, 200);
+  for (int i = 0; i < 3; ++i) r.Tick();
+  ASSERT_EQ(r.slurm.job(b).state, SlurmJobState::kRunning);
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kPending);
+  auto before = r.daemon->JobView(a);
+  ASSERT_TRUE(before.has_value());
+  EXPECT_GE(before->attained, 40);
+  const Scheduler* sched = r.daemon->scheduler();
+  r.slurm.AddNode("node2", 8, "gpu");
+  for (int i = 0; i < 3; ++i) r.Tick();
+  EXPECT_EQ(r.daemon->scheduler(), sched);  // the same scheduler: nothing rebuilt
+  EXPECT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node2"});
+  auto after = r.daemon->JobView(a);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->attained, before->attained);
+  EXPECT_EQ(after->preemptions, 1u);
+}
+
+// The core owns the cadence: tiresias:preset=lucid decides on its 60-s grid live too. The
+// rig's clock starts at 1000 s; a job submitted at 1001 waits for the tick at 1020 (the
+// first multiple of 60 after its arrival), although the daemon cycles every second.
+TEST(DaemonVerbs, PeriodicPolicyDecidesOnItsTicks) {
+  Rig r("tiresias:preset=lucid", 1);
+  uint32_t a = r.Submit(1, 30);
+  Time released = kNoTime;
+  for (int i = 0; i < 30 && released == kNoTime; ++i) {
+    r.Tick();
+    if (r.slurm.counters(a).releases > 0) released = r.clock.Now();
+  }
+  EXPECT_EQ(released, 1020);
+  auto all = r.journal->All();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].time, 1020);
 }
 
 }  // namespace

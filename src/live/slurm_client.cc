@@ -346,7 +346,7 @@ Result<ExecResult> Exec(const std::vector<std::string>& argv, int timeout_ms, co
   if (rc != 0) {
     close(out_pipe[0]);
     close(err_pipe[0]);
-    return MakeError("cannot run " + argv[0] + ": " + std::strerror(rc), kExitRuntime);
+    return MakeError("cannot run " + argv[0] + ": " + std::strerror(rc), kExitRuntime, ErrorCode::kNoTool);
   }
   ExecResult r;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -387,6 +387,28 @@ Result<ExecResult> Exec(const std::vector<std::string>& argv, int timeout_ms, co
   return r;
 }
 
+bool WaitsForUnavailableNodes(const SlurmJob& j) {
+  return j.state == SlurmJobState::kPending && !j.held && j.reason.rfind("ReqNodeNotAvail", 0) == 0;
+}
+
+// --------------------------------------------------------------------------- replies
+
+ErrorCode ClassifySlurmReply(std::string_view text) {
+  auto has = [&](std::string_view s) { return text.find(s) != std::string_view::npos; };
+  if (has("Invalid job id") || has("Invalid node name")) return ErrorCode::kNotFound;
+  if (has("already")) return ErrorCode::kAlreadyDone;
+  if (has("not running") || has("not pending") || has("no longer pending") || has("not held"))
+    return ErrorCode::kWrongState;
+  if (has("Unable to contact") || has("Socket timed out") || has("Connection refused") || has("connect failure"))
+    return ErrorCode::kUnavailable;
+  return ErrorCode::kGeneric;
+}
+
+Error SlurmError(std::string message) {
+  ErrorCode code = ClassifySlurmReply(message);
+  return MakeError(std::move(message), kExitRuntime, code);
+}
+
 // --------------------------------------------------------------------------- ExecSlurmClient
 
 Result<std::string> ExecSlurmClient::Run(const std::string& tool, std::vector<std::string> args) {
@@ -404,7 +426,7 @@ Result<std::string> ExecSlurmClient::Run(const std::string& tool, std::vector<st
   }
   if (r.timed_out)
     return MakeError("slurm: `" + cmdline + "` timed out after " + std::to_string(opts_.timeout_ms) +
-                     " ms (is slurmctld reachable?)", kExitRuntime);
+                     " ms (is slurmctld reachable?)", kExitRuntime, ErrorCode::kUnavailable);
   if (r.exit_code != 0) {
     std::string err = Trim(r.err);
     if (err.empty()) err = Trim(r.out);
@@ -412,7 +434,7 @@ Result<std::string> ExecSlurmClient::Run(const std::string& tool, std::vector<st
       err += " (orrery serve needs Slurm operator rights for priority/hold/release/requeue and administrator "
              "rights for node power; run it as root or SlurmUser, or give its user AdminLevel=Operator/Admin "
              "with sacctmgr)";
-    return MakeError("slurm: `" + cmdline + "` exited " + std::to_string(r.exit_code) + ": " + err, kExitRuntime);
+    return SlurmError("slurm: `" + cmdline + "` exited " + std::to_string(r.exit_code) + ": " + err);
   }
   return std::move(r.out);
 }
@@ -449,7 +471,7 @@ Result<std::vector<SlurmNode>> ExecSlurmClient::Nodes(const std::vector<std::str
 
 Status ExecSlurmClient::Hold(uint32_t job) {
   auto r = Run("scontrol", {"hold", std::to_string(job)});
-  if (!r.ok() && r.error().message.find("already") != std::string::npos) return Status::Ok();
+  if (!r.ok() && r.error().code == ErrorCode::kAlreadyDone) return Status::Ok();
   if (!r.ok()) return r.error();
   return Status::Ok();
 }
@@ -464,9 +486,7 @@ Status ExecSlurmClient::StartOn(uint32_t job, const std::vector<NodeShare>& node
   if (!u.ok()) return u.error();
   auto r = Run("scontrol", {"release", id});
   // Releasing twice (e.g. re-applying after a crash) is harmless.
-  if (!r.ok() && r.error().message.find("not held") == std::string::npos &&
-      r.error().message.find("Job is not pending") == std::string::npos)
-    return r.error();
+  if (!r.ok() && r.error().code != ErrorCode::kWrongState) return r.error();
   return Status::Ok();
 }
 

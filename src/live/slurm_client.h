@@ -26,6 +26,10 @@ enum class SlurmJobState : uint8_t {
 };
 std::string_view SlurmJobStateName(SlurmJobState s);
 bool IsTerminal(SlurmJobState s);
+struct SlurmJob;
+// A released pending job that waits because nodes it was pinned to are unavailable
+// (reason ReqNodeNotAvail: a node went down between the decision and the launch).
+bool WaitsForUnavailableNodes(const SlurmJob& j);
 
 struct SlurmJob {
   uint32_t id = 0;
@@ -96,6 +100,11 @@ class SlurmClient {
   // cursor != 0 an implementation may return only the jobs changed since that listing.
   virtual Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) = 0;
   virtual Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) = 0;
+  // The same listing into *out, reusing its storage (the daemon's read every cycle).
+  virtual Status NodesInto(const std::vector<std::string>& partitions, std::vector<SlurmNode>* out) {
+    ORR_ASSIGN_OR_RETURN(*out, Nodes(partitions));
+    return Status::Ok();
+  }
   // Admin hold of a pending job. Holding an already held job is not an error.
   virtual Status Hold(uint32_t job) = 0;
   // Pins a held pending job to `nodes` (ReqNodeList) and releases it, so that
@@ -132,6 +141,13 @@ Time ParseSlurmTime(std::string_view s);
 Duration ParseTimeLimit(std::string_view s);
 // The duration hint in a job comment ("orrery:duration=12"), or -1.
 Duration DurationHint(std::string_view comment);
+
+// Slurm's error replies classified (the one place that reads their wording): "Invalid job
+// id" -> kNotFound, "already ..." -> kAlreadyDone, "not running/pending/held" ->
+// kWrongState, "Unable to contact slurm controller" -> kUnavailable, else kGeneric.
+ErrorCode ClassifySlurmReply(std::string_view text);
+// An error carrying Slurm's reply and its classification (exit code kExitRuntime).
+Error SlurmError(std::string message);
 
 // Runs a command without a shell. stdout/stderr captured; killed after timeout_ms.
 struct ExecResult {

@@ -1,0 +1,290 @@
+// The one journaled apply path: plan (journal the batch as planned, one transaction) ->
+// apply (send each decision to Slurm) -> confirm (mark each applied, one transaction).
+// Decisions of the policy, of the energy loop and of operators all go through ApplyPath;
+// a decision that could not be confirmed stays planned (in memory and in the journal) and is
+// checked against what Slurm shows before it is sent again (RetryUnapplied), in this
+// process or after a restart, so none is lost and none is applied twice.
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "live/daemon.h"
+
+namespace orrery::live {
+
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string NodeNames(const std::vector<NodeShare>& n) {
+  std::string s;
+  for (size_t i = 0; i < n.size(); ++i) s += (i ? "," : "") + n[i].node;
+  return s;
+}
+
+bool IsPower(DecisionKind k) { return k == DecisionKind::kPowerUp || k == DecisionKind::kPowerDown; }
+
+}  // namespace
+
+std::string Daemon::StartKey(uint32_t job, uint32_t gen) const { return fmt::format("start/{}/{}", job, gen); }
+
+// ---------------------------------------------------------------- the policy's decisions
+
+// The policy's cycle, on the core's cadence (Scheduler::RunCycle): event-driven policies
+// decide every daemon cycle, periodic ones (tiresias:preset=lucid) at their decision ticks,
+// as in the simulator. A tick that fell between two daemon cycles (the daemon's cycles
+// need not land on every second) is run first, at its own time, as the simulator would have.
+Status Daemon::Decide(Time now, CycleStats* st) {
+  decisions_.clear();
+  auto t0 = std::chrono::steady_clock::now();
+  if (sched_->policy().tick > 0 && next_due_ != kNoTime && next_due_ < now)
+    st->decided |= sched_->RunCycle(next_due_, &decisions_).ran;
+  st->decided |= sched_->RunCycle(now, &decisions_).ran;
+  next_due_ = sched_->NextDecisionTime(now);
+  st->decide_ms = MsSince(t0);
+  if (decisions_.empty()) return Status::Ok();
+  auto t1 = std::chrono::steady_clock::now();
+  std::vector<JournalDecision> batch;
+  batch.reserve(decisions_.size());
+  for (const Decision& d : decisions_) {
+    ORR_ASSIGN_OR_RETURN(JournalDecision jd, PlanFor(d, now));
+    batch.push_back(std::move(jd));
+  }
+  ORR_RETURN_IF_ERROR(ApplyPath(std::move(batch), false, now, st));
+  st->apply_ms = MsSince(t1);
+  return Status::Ok();
+}
+
+// The journal record of a scheduler decision; the job's state moves with it (a start pins
+// it, a preemption starts a new generation: the scheduler has queued it again).
+// Every decision kind is handled here (std::visit over the closed sum type, one lambda per
+// kind: a new kind does not compile until it is).
+Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
+  const uint32_t id = slot_job_[SlotOf(d)];
+  LiveJob& lj = *jobs_.at(id);
+  JournalDecision jd;
+  jd.cycle = cycle_;
+  jd.time = now;
+  jd.job = id;
+  jd.gen = lj.gen;
+  std::visit(Overloaded{
+                 [&](const StartDecision& s) {
+                   jd.kind = DecisionKind::kStart;
+                   jd.key = StartKey(id, lj.gen);
+                   for (const Slot& sl : sched_->view(s.slot).alloc)
+                     jd.nodes.push_back(NodeShare{cluster_->nodes[sl.node.v].name, sl.gpus});
+                   lj.state = JobState::kStarting;
+                   lj.nodes = jd.nodes;
+                   lj.started = now;
+                 },
+                 [&](const PreemptDecision&) {  // the scheduler has queued it again: a new generation
+                   jd.kind = DecisionKind::kRequeue;
+                   jd.key = fmt::format("requeue/{}/{}", id, lj.gen);
+                   jd.nodes = lj.nodes;
+                   ++lj.gen;
+                   gens_[id] = lj.gen;
+                   lj.state = JobState::kQueued;
+                   lj.nodes.clear();
+                   lj.started = kNoTime;
+                 },
+             },
+             d);
+  return jd;
+}
+
+// ---------------------------------------------------------------- the path
+
+Status Daemon::ApplyPath(std::vector<JournalDecision> batch, bool planned, Time now, CycleStats* st) {
+  if (batch.empty()) return Status::Ok();
+  if (!planned) ORR_RETURN_IF_ERROR(PlanBatch(batch));
+  // 2. apply, 3. confirm (one transaction; a mark that fails leaves the decision planned).
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  Status first = Status::Ok();
+  for (JournalDecision& d : batch) {
+    Status m = ApplyOne(d, planned, now, st);
+    if (!m.ok() && first.ok()) first = m;
+  }
+  ORR_RETURN_IF_ERROR(journal_->Commit());
+  return first;
+}
+
+// 1. plan: every decision journaled (one transaction) before Slurm sees any.
+Status Daemon::PlanBatch(std::vector<JournalDecision>& batch) {
+  ORR_RETURN_IF_ERROR(journal_->Begin());
+  Status s = Status::Ok();
+  for (JournalDecision& d : batch) {
+    if (s.ok()) s = journal_->Plan(&d);
+    // A preemption starts the job's next generation, recorded with the decision.
+    if (s.ok() && d.kind == DecisionKind::kRequeue) s = journal_->SetGen(d.job, d.gen + 1);
+    if (s.ok() && IsPower(d.kind)) s = journal_->SetCounter("power", power_seq_);
+  }
+  if (s.ok()) return journal_->Commit();
+  Status rb = journal_->Rollback();
+  if (!rb.ok()) return s.error().With("journal rollback failed too (" + rb.error().message + ")");
+  return s;
+}
+
+// One decision: checked against Slurm when met again (`retry`), sent, confirmed. Returns
+// the journal's error only; a decision that is not settled stays in unapplied_.
+Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st) {
+  std::string why;
+  const Verdict v = retry ? Check(d, &why) : Verdict::kSend;
+  DecisionState to = DecisionState::kApplied;
+  switch (v) {
+    case Verdict::kWait:
+      return Status::Ok();
+    case Verdict::kObsolete:
+      to = DecisionState::kSuperseded;
+      break;
+    case Verdict::kInEffect:
+      break;
+    case Verdict::kSend: {
+      std::optional<DecisionState> sent = SendOrDefer(d, retry, now, st, &why);
+      if (!sent) return Status::Ok();
+      to = *sent;
+      break;
+    }
+  }
+  Status m = journal_->Mark(d.key, to, now, why);
+  if (!m.ok()) {  // stays planned: confirmed from what Slurm shows at the next cycle
+    unapplied_[d.key] = d;
+    return m;
+  }
+  unapplied_.erase(d.key);
+  d.state = to;
+  if (to != DecisionState::kApplied) return Status::Ok();
+  if (v == Verdict::kSend) Applied(d, now, st);
+  d.applied_time = now;
+  d.detail = why;
+  Remember(d);
+  return Status::Ok();
+}
+
+// Sends a decision; the state to mark, or nullopt when it is retried next cycle (a power
+// action Slurm refuses is retried once, then failed).
+std::optional<DecisionState> Daemon::SendOrDefer(const JournalDecision& d, bool retry, Time now, CycleStats* st,
+                                                 std::string* why) {
+  Status s = Send(d);
+  if (s.ok()) {
+    *why = !d.detail.empty() ? d.detail : retry ? "applied after a retry" : "";
+    return DecisionState::kApplied;
+  }
+  ++st->apply_errors;
+  ++m_apply_errors_;
+  last_error_ = s.error().message;
+  const bool give_up = retry && IsPower(d.kind);
+  Note(now, "error", fmt::format("{}: {} ({})", d.key, s.error().message, give_up ? "not retried" : "retried next cycle"));
+  if (!give_up) {
+    unapplied_[d.key] = d;
+    return std::nullopt;
+  }
+  *why = s.error().message;
+  return DecisionState::kFailed;
+}
+
+// A planned decision met again (next cycle, or after a restart): is it still to be sent?
+Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const {
+  switch (d.kind) {
+    case DecisionKind::kStart: {
+      auto it = jobs_.find(d.job);
+      if (it == jobs_.end()) return Verdict::kWait;  // not listed yet (or gone: settled when seen ended)
+      const LiveJob& lj = *it->second;
+      if (lj.state == JobState::kRunning && lj.gen == d.gen) {  // took effect before we could confirm it
+        *why = "confirmed: Slurm runs it on " + NodeNames(lj.nodes);
+        return Verdict::kInEffect;
+      }
+      if (lj.state != JobState::kStarting || lj.gen != d.gen) {
+        *why = "job state changed before the decision was applied";
+        return Verdict::kObsolete;
+      }
+      return Verdict::kSend;
+    }
+    case DecisionKind::kRequeue:
+      return Verdict::kSend;  // idempotent: a job no longer running is not requeued (Send)
+    case DecisionKind::kPowerDown:
+    case DecisionKind::kPowerUp:
+      break;
+  }
+  if (d.nodes.empty()) {
+    *why = "no node";
+    return Verdict::kObsolete;
+  }
+  // Never sent twice: a decision planned before a crash may have reached Slurm; what Slurm
+  // shows now tells.
+  const std::string& node = d.nodes[0].node;
+  auto obs = nodes_.find(node);
+  if (obs == nodes_.end()) return Verdict::kSend;
+  const bool up = d.kind == DecisionKind::kPowerUp;
+  const NodeAvail a = obs->second.avail;
+  if ((up && (a == NodeAvail::kPoweringUp || a == NodeAvail::kUp)) || (!up && a == NodeAvail::kPoweredDown)) {
+    *why = (d.detail.empty() ? "" : d.detail + "; ") + "confirmed: Slurm shows " + node + " " + obs->second.state_raw;
+    return Verdict::kInEffect;
+  }
+  if (!up && a == NodeAvail::kUp && power_) {
+    std::vector<std::string> busy = NodesWithWork();
+    if (std::binary_search(busy.begin(), busy.end(), node)) {  // never power down a node with work
+      *why = node + " has work now";
+      return Verdict::kObsolete;
+    }
+  }
+  return Verdict::kSend;
+}
+
+Status Daemon::Send(const JournalDecision& d) {
+  switch (d.kind) {
+    case DecisionKind::kStart:
+      return slurm_->StartOn(d.job, d.nodes);
+    case DecisionKind::kRequeue: {
+      Status s = slurm_->RequeueHold(d.job);
+      // The job ended or is no longer running: nothing left to preempt.
+      if (!s.ok() && (s.error().code == ErrorCode::kWrongState || s.error().code == ErrorCode::kNotFound))
+        return Status::Ok();
+      return s;
+    }
+    case DecisionKind::kPowerDown:
+      return slurm_->PowerDown(d.nodes.at(0).node);
+    case DecisionKind::kPowerUp:
+      return slurm_->PowerUp(d.nodes.at(0).node);
+  }
+  return MakeError("daemon: unknown decision kind", kExitRuntime);
+}
+
+// Bookkeeping of a decision Slurm took.
+void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
+  switch (d.kind) {
+    case DecisionKind::kStart:
+      ++st->starts;
+      ++m_starts_;
+      return;
+    case DecisionKind::kRequeue:
+      ++st->requeues;
+      ++m_requeues_;
+      return;
+    case DecisionKind::kPowerDown:
+    case DecisionKind::kPowerUp:
+      break;
+  }
+  const bool up = d.kind == DecisionKind::kPowerUp;
+  const std::string& node = d.nodes[0].node;
+  ++m_power_;
+  ++(up ? st->power_ups : st->power_downs);
+  if (d.detail == "ces") ++(up ? m_power_ces_up_ : m_power_ces_down_);
+  if (d.detail == "demand") ++m_power_demand_up_;
+  PowerApplied(node, up);
+  Note(now, "power", fmt::format("{}: {} {}", d.detail.empty() ? "operator" : d.detail, DecisionKindName(d.kind), node));
+}
+
+// Planned decisions not yet confirmed (earlier cycles, or before a restart).
+Status Daemon::RetryUnapplied(Time now, CycleStats* st) {
+  if (unapplied_.empty()) return Status::Ok();
+  std::vector<JournalDecision> batch;
+  batch.reserve(unapplied_.size());
+  for (const auto& [key, d] : unapplied_) batch.push_back(d);
+  return ApplyPath(std::move(batch), true, now, st);
+}
+
+}  // namespace orrery::live

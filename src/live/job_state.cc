@@ -1,0 +1,100 @@
+#include "live/job_state.h"
+
+namespace orrery::live {
+
+std::string_view JobStateName(JobState s) {
+  switch (s) {
+    case JobState::kUnheld: return "unheld";
+    case JobState::kQueued: return "queued";
+    case JobState::kStarting: return "starting";
+    case JobState::kRunning: return "running";
+    case JobState::kRejected: return "rejected";
+    case JobState::kUnplaced: return "unplaced";
+  }
+  return "?";
+}
+
+std::string_view SeenName(Seen s) {
+  switch (s) {
+    case Seen::kEnded: return "ended";
+    case Seen::kRunningAsKnown: return "running-as-known";
+    case Seen::kRunningElsewhere: return "running-elsewhere";
+    case Seen::kHeld: return "held";
+    case Seen::kReleased: return "released";
+    case Seen::kNodesGone: return "nodes-gone";
+  }
+  return "?";
+}
+
+std::string_view ActionName(Action a) {
+  switch (a) {
+    case Action::kNone: return "none";
+    case Action::kLeave: return "leave";
+    case Action::kStarted: return "started";
+    case Action::kAdopt: return "adopt";
+    case Action::kMove: return "move";
+    case Action::kBackToQueue: return "back-to-queue";
+    case Action::kTakeBack: return "take-back";
+    case Action::kHoldAgain: return "hold-again";
+    case Action::kEnqueue: return "enqueue";
+  }
+  return "?";
+}
+
+namespace {
+
+// Slurm runs it.
+Transition OnRunning(JobState s, bool as_known) {
+  switch (s) {
+    case JobState::kUnheld:
+    case JobState::kQueued:
+    case JobState::kRejected:
+      return {JobState::kRunning, Action::kAdopt};
+    case JobState::kStarting:
+      return {JobState::kRunning, as_known ? Action::kStarted : Action::kMove};
+    case JobState::kRunning:
+    case JobState::kUnplaced:
+      return {JobState::kRunning, as_known ? Action::kNone : Action::kMove};
+  }
+  return {s, Action::kNone};
+}
+
+// Slurm shows it pending.
+Transition OnPending(JobState s, Seen seen, bool decision_open) {
+  const bool held = seen == Seen::kHeld;
+  switch (s) {
+    case JobState::kUnheld:
+      return held ? Transition{JobState::kQueued, Action::kEnqueue} : Transition{s, Action::kNone};
+    case JobState::kQueued:
+      return held ? Transition{s, Action::kNone} : Transition{JobState::kUnheld, Action::kHoldAgain};
+    case JobState::kStarting:
+      // Held again by someone, or its nodes went away, after the decision took effect.
+      if (!decision_open && seen != Seen::kReleased) return {JobState::kQueued, Action::kTakeBack};
+      return {s, Action::kNone};
+    case JobState::kRunning:
+    case JobState::kUnplaced:
+      return {JobState::kQueued, Action::kBackToQueue};
+    case JobState::kRejected:
+      return {s, Action::kNone};
+  }
+  return {s, Action::kNone};
+}
+
+}  // namespace
+
+Transition Next(JobState s, Seen seen, bool decision_open) {
+  switch (seen) {
+    case Seen::kEnded:
+      return {s, Action::kLeave};
+    case Seen::kRunningAsKnown:
+    case Seen::kRunningElsewhere:
+      return OnRunning(s, seen == Seen::kRunningAsKnown);
+    case Seen::kHeld:
+    case Seen::kReleased:
+    case Seen::kNodesGone:
+      return OnPending(s, seen, decision_open);
+  }
+  return {s, Action::kNone};
+}
+
+}  // namespace orrery::live

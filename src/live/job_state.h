@@ -1,0 +1,57 @@
+// The reconciler's job states and transitions (docs/live.md#reconciler). Every cycle each
+// managed job Slurm lists is classified (Seen) and moved by Next(): a pure function of the
+// job's state, what Slurm shows and whether its start decision is still unconfirmed, so the
+// whole table is unit-tested (job_state_test.cc) and the daemon only executes the Action.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace orrery::live {
+
+enum class JobState : uint8_t {
+  kUnheld,    // pending in Slurm and not held: outside the policy's queue until Slurm shows it held
+  kQueued,    // pending and held: in the policy's queue
+  kStarting,  // a start decision pinned it to nodes (released or about to be); Slurm has not started it
+  kRunning,   // Slurm runs it (in the scheduler's snapshot when its nodes are modelled and have room)
+  kRejected,  // held, but the policy can never place it (admission refused); retried when nodes change
+  kUnplaced,  // Slurm runs it on nodes outside the model (down, powered off)
+};
+std::string_view JobStateName(JobState s);  // "unheld", "queued", "starting", ...
+
+// What the latest listing says about a job the daemon knows.
+enum class Seen : uint8_t {
+  kEnded,             // terminal (completed, failed, cancelled, ...)
+  kRunningAsKnown,    // running on exactly the nodes the daemon has for it
+  kRunningElsewhere,  // running on other nodes, or started without a decision
+  kHeld,              // pending, held
+  kReleased,          // pending, not held
+  kNodesGone,         // pending, released, waiting with ReqNodeNotAvail (its pinned nodes went away)
+};
+std::string_view SeenName(Seen s);
+
+// What the daemon does on a transition.
+enum class Action : uint8_t {
+  kNone,
+  kLeave,        // out of the scheduler (finish, fail or withdraw as Slurm says); decisions settled
+  kStarted,      // Slurm started it where the decision put it
+  kAdopt,        // Slurm runs a job the policy did not start: take Slurm's placement
+  kMove,         // Slurm runs it elsewhere than the daemon has it: take Slurm's placement
+  kBackToQueue,  // Slurm requeued a running job: new generation, held, queued again
+  kTakeBack,     // its start decision will not take effect: superseded, held, queued again
+  kHoldAgain,    // released by someone else while queued: out of the queue, held again
+  kEnqueue,      // now held: into the policy's queue
+};
+std::string_view ActionName(Action a);
+
+struct Transition {
+  JobState next;
+  Action action;
+  bool operator==(const Transition& o) const { return next == o.next && action == o.action; }
+};
+
+// `decision_open`: the start decision of the job's current generation is planned and not
+// yet confirmed (the apply path retries it; Slurm's state does not override it yet).
+Transition Next(JobState s, Seen seen, bool decision_open);
+
+}  // namespace orrery::live

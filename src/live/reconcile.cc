@@ -1,0 +1,522 @@
+// Observe and reconcile: what Slurm lists becomes each job's typed state (job_state.h) and
+// the scheduler's snapshot. Slurm wins: the daemon's belief follows what Slurm reports.
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "live/daemon.h"
+#include "live/slurm_cluster.h"
+#include "live/live_policy.h"
+#include "sched/plugins/placers.h"
+
+namespace orrery::live {
+
+namespace {
+
+std::string NodeNames(const std::vector<NodeShare>& n) {
+  std::string s;
+  for (size_t i = 0; i < n.size(); ++i) s += (i ? "," : "") + n[i].node;
+  return s;
+}
+
+bool SameNodes(const std::vector<NodeShare>& a, const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return false;
+  std::vector<std::string> x;
+  for (const auto& s : a) x.push_back(s.node);
+  std::vector<std::string> y = b;
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y;
+}
+
+constexpr Duration kPowerUpGrace = 10;
+
+bool Placed(JobState s) { return s == JobState::kStarting || s == JobState::kRunning || s == JobState::kUnplaced; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- nodes
+
+Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes) {
+  // O(nodes) with no allocation in the steady state: update the known records in place;
+  // SyncNodes follows only when a node joined, left or changed whether it is placeable.
+  Time now = clock_->Now();
+  size_t seen = 0;
+  for (const SlurmNode& n : nodes) {
+    if (VcOf(n.partition) < 0) continue;
+    auto it = nodes_.find(n.name);
+    if (it == nodes_.end()) {
+      nodes_.emplace(n.name, n);
+      nodes_dirty_ = true;
+      ++seen;
+      continue;
+    }
+    SlurmNode& old = it->second;
+    if (old.partition != n.partition) continue;  // listed again for a second managed partition
+    ++seen;
+    if (!power_up_sent_.empty()) {
+      // Energy: a POWER_UP we sent shows in sinfo ("#") only at Slurm's next power-thread
+      // pass; until then (at most kPowerUpGrace s) keep the node as powering up.
+      auto sent = power_up_sent_.find(n.name);
+      if (sent != power_up_sent_.end()) {
+        if (n.avail == NodeAvail::kPoweredDown && old.avail == NodeAvail::kPoweringUp && now - sent->second < kPowerUpGrace)
+          continue;
+        power_up_sent_.erase(sent);
+      }
+    }
+    if (old.avail != n.avail) {
+      Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
+                                    n.state_raw));
+      // Placeable exactly while up: powered-down <-> powering-up changes nothing placers see.
+      if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) nodes_dirty_ = true;
+      if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) {
+        // Slurm marks a node DOWN when it misses ResumeTimeout after a POWER_UP.
+        ++m_failed_resumes_;
+        Note(now, "power", fmt::format("failed resume: {} went down while powering up ({})", n.name, n.state_raw));
+      }
+    }
+    if (old.gpus != n.gpus) {
+      Note(now, "node", fmt::format("{} changed from {} to {} GPUs: the scheduler is rebuilt", n.name, old.gpus, n.gpus));
+      need_rebuild_ = true;
+    }
+    if (old.avail != n.avail || old.state_raw != n.state_raw || old.gpus != n.gpus) old = n;
+  }
+  if (seen != nodes_.size()) {  // nodes left the managed partitions
+    std::set<std::string> present;
+    for (const SlurmNode& n : nodes)
+      if (VcOf(n.partition) >= 0) present.insert(n.name);
+    for (auto it = nodes_.begin(); it != nodes_.end();) {
+      if (!present.count(it->first)) {
+        Note(now, "node", it->first + " left the managed partitions");
+        it = nodes_.erase(it);
+        nodes_dirty_ = true;
+      } else {
+        ++it;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// The scheduler and its cluster from every managed node Slurm lists (ascending names:
+// deterministic node ids). Done once; afterwards nodes join (AddNode) and leave placement
+// (SetNodePowered) without a rebuild, so the policy's state (attained service, learned
+// estimates) is kept. Only a node whose GPU count changes forces a rebuild.
+Status Daemon::Rebuild(Time now) {
+  for (auto& [id, lj] : jobs_) {  // their slots die with the old scheduler
+    lj->slot = UINT32_MAX;
+    if (lj->state == JobState::kRejected) lj->state = JobState::kQueued;
+    if (lj->state == JobState::kUnplaced) lj->state = JobState::kRunning;
+  }
+  std::vector<const SlurmNode*> model;
+  for (const auto& [name, n] : nodes_) model.push_back(&n);
+  SlurmCluster built = ClusterFromSinfo(opts_.partitions, std::move(model));
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed));
+  ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
+  sched_.reset();
+  cluster_ = std::make_unique<Cluster>(std::move(built.cluster));
+  sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
+  node_index_ = std::move(built.index);
+  next_due_ = kNoTime;
+  // Nodes that are not schedulable now are in the cluster but unpowered (no free GPU for
+  // placement), before any job is attached (a job Slurm runs there stays outside).
+  for (const Node& nd : cluster_->nodes)
+    if (nodes_.at(nd.name).avail != NodeAvail::kUp) sched_->SetNodePowered(nd.id, false);
+  slot_job_.clear();
+  std::vector<uint32_t> ids;
+  for (const auto& [id, lj] : jobs_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (uint32_t id : ids) Attach(*jobs_[id], now);
+  need_rebuild_ = false;
+  nodes_dirty_ = false;
+  return Status::Ok();
+}
+
+// Brings the scheduler's cluster in line with the nodes Slurm lists: new nodes join,
+// a node is placeable exactly while Slurm shows it up (down, drained, powered-down, booting
+// and departed nodes are unpowered; a node with work is taken out once its jobs are gone).
+// Rejected and unplaced jobs are retried when the placeable set grew.
+Status Daemon::SyncNodes(Time now) {
+  if (!nodes_dirty_) return Status::Ok();
+  nodes_dirty_ = false;
+  bool grew = false;
+  std::vector<const SlurmNode*> joined;
+  for (const auto& [name, n] : nodes_)
+    if (!node_index_.count(name)) joined.push_back(&n);
+  std::sort(joined.begin(), joined.end(), [](const SlurmNode* a, const SlurmNode* b) { return a->name < b->name; });
+  for (const SlurmNode* np : joined) {  // ascending names: deterministic node ids
+    const SlurmNode& n = *np;
+    const std::string& name = n.name;
+    Node nd;
+    nd.id = NodeId(static_cast<uint32_t>(cluster_->nodes.size()));
+    nd.vc = VcId(static_cast<uint16_t>(VcOf(n.partition)));
+    nd.gpus = n.gpus;
+    nd.name = name;
+    ORR_RETURN_IF_ERROR(sched_->AddNode(nd));
+    cluster_->vcs[nd.vc.v].nodes.push_back(nd.id);
+    cluster_->vcs[nd.vc.v].gpus += nd.gpus;
+    cluster_->nodes.push_back(nd);
+    node_index_.emplace(name, nd.id);
+    Note(now, "node", fmt::format("{} joined the cluster ({} GPUs)", name, nd.gpus));
+    grew = true;
+  }
+  const ClusterState& cs = sched_->cluster_state();
+  for (const Node& nd : cluster_->nodes) {
+    auto it = nodes_.find(nd.name);
+    const bool want = it != nodes_.end() && it->second.avail == NodeAvail::kUp;
+    if (want == cs.powered(nd.id)) continue;
+    if (want) {
+      sched_->SetNodePowered(nd.id, true);
+      grew = true;
+    } else if (cs.free_gpus(nd.id) == nd.gpus) {
+      sched_->SetNodePowered(nd.id, false);
+    } else {
+      nodes_dirty_ = true;  // still has work in the snapshot: out of placement once it is idle
+    }
+  }
+  if (grew) RetryOutsiders(now);
+  return Status::Ok();
+}
+
+void Daemon::RetryOutsiders(Time now) {
+  for (auto& [id, lj] : jobs_) {
+    if (lj->slot != UINT32_MAX) continue;
+    if (lj->state == JobState::kRejected) lj->state = JobState::kQueued;
+    if (lj->state == JobState::kUnplaced) lj->state = JobState::kRunning;
+    Attach(*lj, now);
+  }
+}
+
+// ---------------------------------------------------------------- the scheduler port
+
+void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
+  Job& j = lj.job;
+  j.id = JobId(sj.id);
+  j.submit = sj.submit == kNoTime ? clock_->Now() : sj.submit;
+  const Duration hint = DurationHint(sj.comment);
+  lj.hint = hint;
+  j.walltime = sj.time_limit;
+  j.duration = hint >= 0 ? hint : (sj.time_limit > 0 ? sj.time_limit : opts_.default_duration);
+  j.gpus = sj.gpus_per_node * sj.num_nodes;
+  j.gpu_milli = 1000;
+  j.nodes = static_cast<uint16_t>(sj.num_nodes > 1 ? sj.num_nodes : 0);
+  lj.partition = sj.partition;
+  int vc = VcOf(sj.partition);
+  j.vc = VcId(static_cast<uint16_t>(std::max(vc, 0)));
+}
+
+// Where Slurm has an active job, as the snapshot's allocation. kOutside: a node is not
+// placeable (down, powered off, departed); kNoRoom: the snapshot has no room there now.
+Daemon::Where Daemon::AllocFor(const LiveJob& lj, Allocation* alloc) const {
+  alloc->clear();
+  const ClusterState& cs = sched_->cluster_state();
+  for (const NodeShare& s : lj.nodes) {
+    auto it = node_index_.find(s.node);
+    if (it == node_index_.end() || !cs.powered(it->second)) return Where::kOutside;
+    alloc->push_back(Slot{it->second, s.gpus, 1000, 0, 0, 0});
+  }
+  // Slurm wins: a job that runs (or was released) where the snapshot has no room (e.g.
+  // Slurm started a job before the daemon could hold it, on GPUs a decision also took)
+  // stays outside the snapshot until its GPUs are free there; no invariant is broken.
+  for (const Slot& sl : *alloc)
+    if (cs.free_gpus(sl.node) < sl.gpus) return Where::kNoRoom;
+  return Where::kFits;
+}
+
+// Puts a job into the scheduler according to its state (idempotent).
+void Daemon::Attach(LiveJob& lj, Time now) {
+  if (!sched_ || lj.slot != UINT32_MAX) return;
+  Allocation alloc;
+  const bool active = lj.state == JobState::kStarting || lj.state == JobState::kRunning;
+  if (active) {
+    switch (AllocFor(lj, &alloc)) {
+      case Where::kOutside:
+        lj.state = JobState::kUnplaced;
+        return;
+      case Where::kNoRoom:
+        return;
+      case Where::kFits:
+        break;
+    }
+  }
+  // A queued job enters the policy's queue only once Slurm has shown it held: a start
+  // decision updates its ReqNodeList, which on a job that Slurm has meanwhile started
+  // would resize the running job. A held job cannot start behind our back.
+  if (!active && (lj.state != JobState::kQueued || !lj.held)) return;
+  auto slot = sched_->Submit(&lj.job, lj.job.vc, 0, lj.id, now);
+  if (!slot.ok()) {
+    if (active) {  // runs in Slurm although the policy would never place it: keep it outside
+      lj.state = JobState::kUnplaced;
+      return;
+    }
+    lj.state = JobState::kRejected;
+    lj.reason = slot.error().message;
+    Note(now, "reject", fmt::format("job {}: {} (kept held; retried when nodes change)", lj.id, lj.reason));
+    return;
+  }
+  lj.slot = *slot;
+  if (slot_job_.size() <= lj.slot) slot_job_.resize(lj.slot + 1, 0);
+  slot_job_[lj.slot] = lj.id;
+  // What the job and Slurm declare: its comment's duration hint overrides the policy's
+  // estimate; without one, a job the policy has no estimate for is believed to run its time
+  // limit, else the configured default (Job::duration, FillJob).
+  if (lj.hint >= 0 || sched_->view(lj.slot).estimate < 0)
+    sched_->UpdateEstimate(lj.slot, now, lj.job.duration, EstimateSource::kReported);
+  if (active) sched_->Adopt(lj.slot, std::move(alloc), lj.started == kNoTime ? now : lj.started);
+}
+
+// Out of the scheduler without teaching anything (cancelled, released by someone else,
+// purged from Slurm's listing, moved by Slurm).
+void Daemon::Withdraw(LiveJob& lj, Time now) {
+  if (!sched_ || lj.slot == UINT32_MAX) return;
+  sched_->Withdraw(lj.slot, now);
+  sched_->Release(lj.slot);
+  lj.slot = UINT32_MAX;
+}
+
+// The job left Slurm's queue: out of the scheduler by how it ended. Only a job Slurm
+// reports completed teaches the estimators; one that vanished from the listing (purged
+// before the daemon saw its end) is withdrawn.
+void Daemon::Leave(LiveJob& lj, const SlurmJob* sj, Time now) {
+  ++m_completed_;
+  if (!sched_ || lj.slot == UINT32_MAX) return;
+  const uint32_t slot = lj.slot;
+  const bool running = sched_->view(slot).running;
+  const SlurmJobState end = sj && running ? sj->state : SlurmJobState::kCancelled;
+  switch (end) {
+    case SlurmJobState::kFinished:
+      sched_->Finish(slot, now);
+      break;
+    case SlurmJobState::kFailed:
+      sched_->Fail(slot, now, FailureKind::kUnknown, /*restartable=*/false);
+      break;
+    case SlurmJobState::kCancelled:
+    case SlurmJobState::kPending:  // (not an end: never passed here)
+    case SlurmJobState::kRunning:
+      sched_->Withdraw(slot, now);
+      break;
+  }
+  sched_->Release(slot);
+  lj.slot = UINT32_MAX;
+}
+
+// A running (or starting) job is pending again in Slurm: back to the policy's queue with its
+// attained service. It stays there only while the daemon can keep it held.
+void Daemon::BackToQueue(LiveJob& lj, bool held, Time now) {
+  if (!sched_ || lj.slot == UINT32_MAX) return;
+  if (sched_->view(lj.slot).running) sched_->Requeue(lj.slot, now, EndCause::kRequeued);
+  if (!held) Withdraw(lj, now);  // re-enters when Slurm shows it held
+}
+
+// ---------------------------------------------------------------- jobs
+
+Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
+  if (IsTerminal(sj.state)) return Seen::kEnded;
+  if (sj.state == SlurmJobState::kRunning)
+    return Placed(lj.state) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
+  if (sj.held) return Seen::kHeld;
+  return WaitsForUnavailableNodes(sj) ? Seen::kNodesGone : Seen::kReleased;
+}
+
+Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
+  if (VcOf(sj.partition) < 0) return Status::Ok();
+  auto it = jobs_.find(sj.id);
+  if (it == jobs_.end()) return NewJob(sj, now);
+  LiveJob& lj = *it->second;
+  lj.held = sj.held;
+  const bool open = unapplied_.count(StartKey(lj.id, lj.gen)) > 0;
+  const Transition tr = Next(lj.state, Classify(lj, sj), open);
+  ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));
+  if (tr.action == Action::kLeave) {
+    jobs_.erase(it);
+    return Status::Ok();
+  }
+  if (!need_rebuild_) Attach(lj, now);  // idempotent: (re)enters the snapshot when it can
+  return Status::Ok();
+}
+
+Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now) {
+  switch (tr.action) {
+    case Action::kNone:
+    case Action::kEnqueue:  // Attach follows
+      break;
+    case Action::kLeave:
+      Leave(lj, &sj, now);
+      return SettleUnapplied(sj, now);
+    case Action::kStarted:
+      lj.started = sj.start == kNoTime ? now : sj.start;
+      break;
+    case Action::kAdopt:
+      ++m_adopted_;
+      Note(now, "adopt", fmt::format("job {} started in Slurm on {} without an Orrery decision", lj.id,
+                                     fmt::format("{}", fmt::join(sj.nodes, ","))));
+      TakeSlurmPlacement(lj, sj, now);
+      break;
+    case Action::kMove:
+      TakeSlurmPlacement(lj, sj, now);
+      break;
+    case Action::kBackToQueue: {
+      ++m_slurm_requeued_;
+      const bool held = sj.held || HoldInSlurm(lj, now);
+      BackToQueue(lj, held, now);
+      return NewGeneration(lj, now, "Slurm requeued it (" + sj.reason + ")");
+    }
+    case Action::kTakeBack: {
+      if (!sj.held) {
+        Status hold = slurm_->Hold(sj.id);
+        if (!hold.ok()) {  // still released: tried again next cycle, the job stays starting
+          Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, hold.error().message));
+          return Status::Ok();
+        }
+      }
+      const std::string why = sj.held ? "held again after its start decision"
+                                      : "its nodes became unavailable before it started (" + sj.reason + ")";
+      ORR_RETURN_IF_ERROR(Supersede(lj.id, lj.gen, now, sj.held ? "job held again in Slurm" : "Slurm: " + sj.reason));
+      BackToQueue(lj, true, now);
+      return NewGeneration(lj, now, why);
+    }
+    case Action::kHoldAgain:  // released by someone else: out of the queue until held again
+      Withdraw(lj, now);
+      lj.state = tr.next;
+      HoldInSlurm(lj, now);
+      return Status::Ok();
+  }
+  lj.state = tr.next;
+  return Status::Ok();
+}
+
+// Slurm runs the job where the daemon did not put it. A queued job is started there in
+// the scheduler (it keeps its slot); a job the snapshot had elsewhere is taken out and
+// attached again where Slurm runs it.
+void Daemon::TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now) {
+  const bool was_pending = sched_ && lj.slot != UINT32_MAX && !sched_->view(lj.slot).running;
+  lj.state = JobState::kRunning;
+  lj.started = sj.start == kNoTime ? now : sj.start;
+  lj.nodes.clear();
+  for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
+  Allocation alloc;
+  if (was_pending && AllocFor(lj, &alloc) == Where::kFits) {
+    sched_->Adopt(lj.slot, std::move(alloc), lj.started);
+    return;
+  }
+  Withdraw(lj, now);  // Attach follows
+}
+
+// Holds a pending job the daemon found released; true when it is held now (a hold that
+// fails is reported and tried again when the next listing still shows the job released).
+bool Daemon::HoldInSlurm(LiveJob& lj, Time now) {
+  if (!opts_.hold_unheld) return false;
+  Status st = slurm_->Hold(lj.id);
+  if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", lj.id, st.error().message));
+  return st.ok();
+}
+
+// The job went back to pending in Slurm (requeued by Slurm, or its start taken back): a
+// new generation, queued (entering the policy's queue once held).
+Status Daemon::NewGeneration(LiveJob& lj, Time now, const std::string& why) {
+  ++lj.gen;
+  gens_[lj.id] = lj.gen;
+  ORR_RETURN_IF_ERROR(journal_->SetGen(lj.id, lj.gen));
+  lj.state = JobState::kQueued;
+  lj.nodes.clear();
+  lj.started = kNoTime;
+  Note(now, "requeue", fmt::format("job {} back in the queue (generation {}): {}", lj.id, lj.gen, why));
+  return Status::Ok();
+}
+
+Status Daemon::Supersede(uint32_t job, uint32_t gen, Time now, const std::string& why) {
+  const std::string key = StartKey(job, gen);
+  Status st = journal_->Mark(key, DecisionState::kSuperseded, now, why);
+  if (!st.ok() && st.error().code != ErrorCode::kNotFound) return st;
+  unapplied_.erase(key);
+  return Status::Ok();
+}
+
+// A job ended in Slurm: its decisions not yet confirmed are settled from what Slurm
+// reports: applied when it ran where the decision put it, else superseded.
+Status Daemon::SettleUnapplied(const SlurmJob& sj, Time now) {
+  for (auto u = unapplied_.begin(); u != unapplied_.end();) {
+    if (u->second.job != sj.id) {
+      ++u;
+      continue;
+    }
+    const bool ran_there =
+        u->second.kind == DecisionKind::kStart && sj.start != kNoTime && SameNodes(u->second.nodes, sj.nodes);
+    const DecisionState state = ran_there ? DecisionState::kApplied : DecisionState::kSuperseded;
+    ORR_RETURN_IF_ERROR(journal_->Mark(u->first, state, now,
+                                       std::string(ran_there ? "confirmed: Slurm ran it there, " : "job ended in Slurm: ") +
+                                           sj.state_raw));
+    if (ran_there) {
+      u->second.state = state;
+      Remember(u->second);
+    }
+    u = unapplied_.erase(u);
+  }
+  return Status::Ok();
+}
+
+// First sight of a job (new, or after a restart): its state from Slurm and the journal.
+Status Daemon::NewJob(const SlurmJob& sj, Time now) {
+  if (IsTerminal(sj.state)) return SettleUnapplied(sj, now);  // ended before we saw it
+  auto owned = std::make_unique<LiveJob>();
+  LiveJob& lj = *owned;
+  lj.id = sj.id;
+  FillJob(lj, sj);
+  auto g = gens_.find(sj.id);
+  lj.gen = g == gens_.end() ? 0 : g->second;
+  lj.held = sj.held;
+  jobs_[sj.id] = std::move(owned);
+  ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
+  if (lj.state == JobState::kUnheld) HoldInSlurm(lj, now);
+  if (!need_rebuild_) Attach(lj, now);
+  return Status::Ok();
+}
+
+// The state of a job seen for the first time, from what Slurm shows and the start decision
+// of its generation (planned or applied before a restart). Decisions are made only for
+// jobs seen held, and the release is the last step of applying one: released means applied
+// (confirm it); still held means not applied (the apply path applies it again, on a job that
+// cannot have started meanwhile); held after it was applied means someone held it again.
+Status Daemon::ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now) {
+  const std::string key = StartKey(sj.id, lj.gen);
+  auto un = unapplied_.find(key);
+  const bool planned = un != unapplied_.end();
+  Result<JournalDecision> known = planned ? Result<JournalDecision>(un->second) : journal_->Get(key);
+  if (!known.ok() && known.error().code != ErrorCode::kNotFound) return known.error();
+  if (sj.state == SlurmJobState::kRunning) {
+    lj.state = JobState::kRunning;
+    lj.started = sj.start == kNoTime ? now : sj.start;
+    for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
+    if (planned) {
+      ORR_RETURN_IF_ERROR(journal_->Mark(key, DecisionState::kApplied, now,
+                                         "confirmed after restart: Slurm runs it on " + NodeNames(lj.nodes)));
+      unapplied_.erase(un);
+    } else if (!known.ok()) {
+      ++m_adopted_;
+      Note(now, "adopt", fmt::format("job {} runs on {} without an Orrery decision (adopted)", sj.id, NodeNames(lj.nodes)));
+    }
+    return Status::Ok();
+  }
+  const bool live_decision =
+      known.ok() && known->state != DecisionState::kSuperseded && known->state != DecisionState::kFailed;
+  if (!live_decision) {
+    lj.state = sj.held ? JobState::kQueued : JobState::kUnheld;
+    return Status::Ok();
+  }
+  if (sj.held && known->state == DecisionState::kApplied) {  // Slurm wins: it is queued anew
+    ORR_RETURN_IF_ERROR(Supersede(sj.id, lj.gen, now, "job held again in Slurm"));
+    return NewGeneration(lj, now, "held again after its start decision");
+  }
+  lj.state = JobState::kStarting;
+  lj.nodes = known->nodes;
+  if (!sj.held && planned) {
+    ORR_RETURN_IF_ERROR(journal_->Mark(key, DecisionState::kApplied, now, "confirmed after restart: Slurm shows it released"));
+    un->second.state = DecisionState::kApplied;
+    Remember(un->second);
+    unapplied_.erase(un);
+  }
+  return Status::Ok();
+}
+
+}  // namespace orrery::live

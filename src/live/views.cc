@@ -1,0 +1,245 @@
+// The API views (/api/v1/queue, /api/v1/decisions, /healthz, /metrics): read-only, under
+// the daemon's lock, from the state the last cycle left.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "live/daemon.h"
+
+namespace orrery::live {
+
+namespace {
+
+constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+constexpr size_t kNumBuckets = sizeof(kLatencyBuckets) / sizeof(kLatencyBuckets[0]);
+
+std::string NodeNames(const std::vector<NodeShare>& n) {
+  std::string s;
+  for (size_t i = 0; i < n.size(); ++i) s += (i ? "," : "") + n[i].node;
+  return s;
+}
+
+}  // namespace
+
+size_t LatencyBucket(double seconds) {
+  size_t b = 0;
+  while (b < kNumBuckets && seconds > kLatencyBuckets[b]) ++b;
+  return b;
+}
+size_t NumLatencyBuckets() { return kNumBuckets + 1; }
+
+std::vector<QueueEntry> Daemon::Queue(size_t limit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<QueueEntry> out;
+  if (!sched_) return out;
+  const Time now = last_cycle_ == kNoTime ? clock_->Now() : last_cycle_;
+  std::vector<std::vector<const LiveJob*>> queued(opts_.partitions.size());
+  for (const auto& [id, lj] : jobs_)
+    if (lj->state == JobState::kQueued && lj->slot != UINT32_MAX) queued[lj->job.vc.v].push_back(lj.get());
+  for (size_t v = 0; v < queued.size() && out.size() < limit; ++v) QueuedEntries(VcId(static_cast<uint16_t>(v)), queued[v], now, limit, &out);
+  for (const auto& [id, lj] : jobs_) {
+    if (out.size() >= limit) break;
+    if (lj->state == JobState::kQueued && lj->slot != UINT32_MAX) continue;
+    out.push_back(OtherEntry(*lj));
+  }
+  return out;
+}
+
+// Queued jobs of one VC in the policy's order, with why each waits and when it should start.
+void Daemon::QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
+                           std::vector<QueueEntry>* out) const {
+  std::sort(q.begin(), q.end(), [&](const LiveJob* a, const LiveJob* b) {
+    const SchedJob &x = sched_->view(a->slot), &y = sched_->view(b->slot);
+    if (x.key1 != y.key1) return x.key1 < y.key1;
+    if (x.key2 != y.key2) return x.key2 < y.key2;
+    return x.seq < y.seq;
+  });
+  const bool blocking = sched_->policy().blocking;
+  const uint64_t free_now = sched_->cluster_state().vc_free_gpus(vc);
+  const PluginStatus block = sched_->last_block(vc);
+  const std::string booting = BootingNodes(vc);
+  for (size_t i = 0; i < q.size() && out->size() < limit; ++i) {
+    const LiveJob* lj = q[i];
+    QueueEntry e;
+    e.job = lj->id;
+    e.state = JobState::kQueued;
+    e.gpus = lj->job.gpus;
+    e.nodes = std::max<uint32_t>(1, lj->job.nodes);
+    e.submit = lj->job.submit;
+    e.position = static_cast<int64_t>(i);
+    // From the policy's own view (queue order, believed ends): the core's answer, the same
+    // as `orrery explain` gives.
+    e.predicted_start = sched_->PredictStart(lj->slot, now).at;
+    if (i == 0) {
+      e.why = block.ok() ? "first in the queue: starts at the next cycle if it fits"
+                         : fmt::format("{}: {}", block.plugin, block.reason);
+    } else if (blocking) {
+      e.why = fmt::format("behind job {} (position {} in {} order; head-of-line blocking)", q[0]->id, i,
+                          sched_->policy().name);
+    } else {
+      e.why = fmt::format("position {} in {} order: does not fit the free GPUs ({} free, needs {})", i,
+                          sched_->policy().name, free_now, lj->job.gpus);
+    }
+    if (!booting.empty() && lj->job.gpus > free_now)
+      e.why = fmt::format("waits for powered-down node(s) to boot: {} powering up; {}", booting, e.why);
+    out->push_back(std::move(e));
+  }
+}
+
+// Nodes of `vc` that are booting (woken for the queue or by the energy policy).
+std::string Daemon::BootingNodes(VcId vc) const {
+  std::string booting;
+  for (NodeId id : cluster_->vcs[vc.v].nodes) {
+    const std::string& name = cluster_->nodes[id.v].name;
+    auto it = nodes_.find(name);
+    if (it != nodes_.end() && it->second.avail == NodeAvail::kPoweringUp) booting += (booting.empty() ? "" : ",") + name;
+  }
+  return booting;
+}
+
+QueueEntry Daemon::OtherEntry(const LiveJob& lj) const {
+  QueueEntry e;
+  e.job = lj.id;
+  e.state = lj.state;
+  e.gpus = lj.job.gpus;
+  e.nodes = std::max<uint32_t>(1, lj.job.nodes);
+  e.submit = lj.job.submit;
+  e.where = lj.nodes;
+  switch (lj.state) {
+    case JobState::kStarting:
+      e.why = "released to Slurm on " + NodeNames(lj.nodes) + "; waiting for Slurm to start it";
+      e.predicted_start = lj.started;
+      break;
+    case JobState::kRunning:
+      e.predicted_start = lj.started;
+      break;
+    case JobState::kRejected:
+      e.why = lj.reason + " (kept held; retried when the nodes change)";
+      break;
+    case JobState::kUnplaced:
+      e.why = "runs on nodes outside the schedulable set (down or powered off)";
+      break;
+    case JobState::kQueued:
+      e.why = "waiting for the next cycle";
+      break;
+    case JobState::kUnheld:
+      e.why = "not held in Slurm: enters the queue once the daemon's hold shows";
+      break;
+  }
+  return e;
+}
+
+std::optional<SchedJob> Daemon::JobView(uint32_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job);
+  if (!sched_ || it == jobs_.end() || it->second->slot == UINT32_MAX) return std::nullopt;
+  return sched_->view(it->second->slot);
+}
+
+std::vector<JournalDecision> Daemon::RecentDecisions(size_t n) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<JournalDecision> out;
+  for (auto it = recent_.rbegin(); it != recent_.rend() && out.size() < n; ++it) out.push_back(*it);
+  return out;
+}
+
+Daemon::Health Daemon::GetHealth() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Health h;
+  h.ok = last_error_.empty() && last_cycle_ != kNoTime;
+  h.paused = paused_;
+  h.last_error = last_error_;
+  h.last_cycle = last_cycle_;
+  h.cycles = cycle_;
+  h.nodes_total = nodes_.size();
+  for (const auto& [n, s] : nodes_) {
+    h.nodes_up += s.avail == NodeAvail::kUp;
+    h.nodes_powered_down += s.avail == NodeAvail::kPoweredDown;
+    h.nodes_booting += s.avail == NodeAvail::kPoweringUp;
+  }
+  h.failed_resumes = m_failed_resumes_;
+  h.energy = opts_.energy;
+  h.events.assign(events_.begin(), events_.end());
+  return h;
+}
+
+namespace {
+
+struct Metrics {
+  std::string m;
+  void Counter(const char* name, const char* help, uint64_t v) {
+    m += fmt::format("# HELP {} {}\n# TYPE {} counter\n{} {}\n", name, help, name, name, v);
+  }
+  void Gauge(const char* name, const char* help, double v) {
+    m += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{} {}\n", name, help, name, name, v);
+  }
+  void Histogram(const std::vector<double>& hist) {
+    m += "# HELP orrery_cycle_duration_seconds Wall time of one observe-decide-apply cycle.\n";
+    m += "# TYPE orrery_cycle_duration_seconds histogram\n";
+    double cum = 0, count = 0;
+    for (double c : hist) count += c;
+    for (size_t i = 0; i < kNumBuckets; ++i) {
+      cum += hist[i];
+      m += fmt::format("orrery_cycle_duration_seconds_bucket{{le=\"{}\"}} {}\n", kLatencyBuckets[i], cum);
+    }
+    m += fmt::format("orrery_cycle_duration_seconds_bucket{{le=\"+Inf\"}} {}\n", count);
+    m += fmt::format("orrery_cycle_duration_seconds_count {}\n", count);
+  }
+};
+
+}  // namespace
+
+std::string Daemon::MetricsText() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Metrics x;
+  x.Histogram(latency_hist_);
+  x.Gauge("orrery_last_cycle_seconds", "Wall time of the last cycle.", last_stats_.total_ms / 1000.0);
+  x.Counter("orrery_cycles_total", "Decision cycles run since the journal was created.", static_cast<uint64_t>(cycle_));
+  x.Counter("orrery_decisions_start_total", "Start decisions applied by this process.", m_starts_);
+  x.Counter("orrery_decisions_requeue_total", "Preemptions (requeue+hold) applied by this process.", m_requeues_);
+  x.Counter("orrery_power_actions_total", "Node power actions applied by this process.", m_power_);
+  x.Counter("orrery_apply_errors_total", "Decisions Slurm refused or could not take (retried).", m_apply_errors_);
+  x.Counter("orrery_slurm_errors_total", "Cycles that could not read Slurm's state.", m_slurm_errors_);
+  x.Counter("orrery_journal_errors_total", "Journal writes of events that failed (the event is only in memory).",
+            m_journal_errors_);
+  x.Counter("orrery_jobs_adopted_total", "Jobs found running without an Orrery decision.", m_adopted_);
+  x.Counter("orrery_jobs_requeued_by_slurm_total", "Running jobs Slurm put back to pending.", m_slurm_requeued_);
+  x.Counter("orrery_jobs_left_total", "Jobs that ended or left the managed partitions.", m_completed_);
+  size_t pending = 0, running = 0, starting = 0;
+  for (const auto& [id, lj] : jobs_) {
+    pending += lj->state == JobState::kQueued || lj->state == JobState::kUnheld || lj->state == JobState::kRejected;
+    running += lj->state == JobState::kRunning || lj->state == JobState::kUnplaced;
+    starting += lj->state == JobState::kStarting;
+  }
+  x.Gauge("orrery_jobs_pending", "Jobs waiting for a start decision.", static_cast<double>(pending));
+  x.Gauge("orrery_jobs_starting", "Jobs released to Slurm, not yet running.", static_cast<double>(starting));
+  x.Gauge("orrery_jobs_running", "Jobs running in the managed partitions.", static_cast<double>(running));
+  const double total = sched_ ? static_cast<double>(sched_->cluster_state().total_gpus_all()) : 0;
+  const double busy = sched_ ? static_cast<double>(sched_->cluster_state().busy_gpu_milli()) / 1000.0 : 0;
+  x.Gauge("orrery_gpus_total", "GPUs on schedulable (up) nodes.", total);
+  x.Gauge("orrery_gpus_allocated", "GPUs allocated to running or starting jobs.", busy);
+  x.Gauge("orrery_gpu_utilization", "Allocated / schedulable GPUs.", total > 0 ? busy / total : 0);
+  size_t up = 0, off = 0, booting = 0;
+  for (const auto& [n, s] : nodes_) {
+    up += s.avail == NodeAvail::kUp;
+    off += s.avail == NodeAvail::kPoweredDown;
+    booting += s.avail == NodeAvail::kPoweringUp;
+  }
+  x.Gauge("orrery_nodes_up", "Managed nodes that are schedulable.", static_cast<double>(up));
+  x.Gauge("orrery_nodes_total", "Managed nodes.", static_cast<double>(nodes_.size()));
+  x.Gauge("orrery_nodes_powered", "Managed nodes powered on (up, not powered down, not booting).", static_cast<double>(up));
+  x.Gauge("orrery_nodes_powered_down", "Managed nodes powered down or powering down in Slurm.", static_cast<double>(off));
+  x.Gauge("orrery_nodes_booting", "Managed nodes powering up in Slurm.", static_cast<double>(booting));
+  x.m += "# HELP orrery_power_decisions_total Node power decisions applied by this process, by source and kind.\n";
+  x.m += "# TYPE orrery_power_decisions_total counter\n";
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-down\"}} {}\n", m_power_ces_down_);
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-up\"}} {}\n", m_power_ces_up_);
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"demand\",kind=\"power-up\"}} {}\n", m_power_demand_up_);
+  x.Counter("orrery_power_refused_total", "Energy-policy power-downs dropped: the node had work.", m_power_refused_);
+  x.Counter("orrery_failed_resumes_total", "Nodes seen going DOWN while powering up (missed ResumeTimeout).",
+            m_failed_resumes_);
+  x.Gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
+  return x.m;
+}
+
+}  // namespace orrery::live
