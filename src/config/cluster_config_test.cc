@@ -492,6 +492,8 @@ TEST(InferCluster, SwfHeaderErrors) {
   ASSERT_FALSE(bad_nodes.ok());
   EXPECT_EQ(bad_nodes.error().message, "mem.swf:1: header 'MaxNodes': expected a positive integer, got \"-3\"");
   std::filesystem::remove(p);
+}
+
 // Topology (docs/formats/cluster.md): racks per [[vc]] / [[node_group]], link classes.
 TEST(ClusterConfigTopology, RacksAndLinks) {
   auto r = ParseClusterConfigString(R"(name = "t"
