@@ -276,6 +276,8 @@ TEST(CliTest, GeneratedPresetRunsOnItsOwnCluster) {
   EXPECT_NE(o.text.find("on cluster 'generated:helios-saturn' (260 nodes, 2080 GPUs, 1 VCs)"), std::string::npos)
       << o.text;
   EXPECT_NE(o.text.find("not run (rejected/skipped)        0/0"), std::string::npos) << o.text;
+}
+
 TEST(CliTest, DiagnoseJsonKeysExitCodesAndRuleErrors) {
   fs::path d = TempDir("diagnose");
   std::ofstream(d / "oom.log") << "step 10\n[rank3]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n";
