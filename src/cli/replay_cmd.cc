@@ -524,9 +524,9 @@ int RunReplay(Options o) {
 void RegisterReplay(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "replay", "Replay a trace segment on a live Slurm partition as scaled sleep jobs and compare with the simulator");
-  SetExamples(cmd, {"./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --speedup 10 --policy sjf "
+  SetExamples(cmd, {"./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --speedup 10 --policy qssf:estimator=walltime "
                     "--partition gpu --dry-run --nodes 2 --node-gpus 8"},
-              {"./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --speedup 10 --policy sjf "
+              {"./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --speedup 10 --policy qssf:estimator=walltime "
                "--partition gpu --out /tmp/orrery-example-replay"});
   auto o = std::make_shared<Options>();
   cmd->add_option("--slurm", o->trace, "trace to replay on Slurm (any format `orrery import` reads)")->required();
