@@ -93,7 +93,6 @@ void SimTruth::Submitted(uint32_t slot, const Job& job, Time) {
 
 void SimTruth::Stopped(uint32_t slot, Time now, EndCause cause) {
   Entry& e = at(slot);
-  const Duration ran = e.started == kNoTime ? 0 : now - e.started;
   e.restart_cost = 0;
   switch (cause) {
     case EndCause::kFinished:
@@ -110,9 +109,9 @@ void SimTruth::Stopped(uint32_t slot, Time now, EndCause cause) {
     case EndCause::kNodeLost:
       if (e.started == kNoTime) return;  // never ran
       if (e.work)
-        StopWork(e, ran, cause);
+        StopWork(e, now - e.started, cause);
       else
-        StopTrace(e, ran, cause);
+        StopTrace(e, now - e.started, cause);
       return;
   }
 }

@@ -230,7 +230,8 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   }
 }
 
-void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
+// always_inline: one home for the rule, no call per stop (1M-job runs).
+[[gnu::always_inline]] inline void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
   if (policy_.share) policy_.share->OnRunning(*this, slot, false);  // sees the partner link
@@ -299,7 +300,7 @@ void Scheduler::Withdraw(uint32_t slot, Time now) {
   MarkDirty(j.vc);
 }
 
-void Scheduler::RemovePending(uint32_t slot) {
+[[gnu::always_inline]] inline void Scheduler::RemovePending(uint32_t slot) {
   SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
   const size_t erased = q.classes[ClassOf(j)].erase(KeyOf(slot));
@@ -451,7 +452,7 @@ void Scheduler::ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function
   }
 }
 
-void Scheduler::MarkRunning(uint32_t slot) {
+[[gnu::always_inline]] inline void Scheduler::MarkRunning(uint32_t slot) {
   SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
   ++q.version;
