@@ -22,7 +22,7 @@ Time CeilTo(Time x, Duration tick) {
 
 bool PolicyParts::reads_oracle() const {
   return (estimator && estimator->is_oracle()) || (sort && sort->wants_oracle()) ||
-         (post && post->needs_true_end_order());
+         (post && post->needs_true_end_order()) || belief_is_truth();
 }
 
 Status CheckLiveSupport(const PolicyParts& p) {
@@ -33,6 +33,11 @@ Status CheckLiveSupport(const PolicyParts& p) {
   if (p.post && p.post->needs_true_end_order())
     return MakeError(who + "'" + std::string(p.post->name()) +
                      "' orders running jobs by their true ends (an oracle), which only `orrery simulate` knows");
+  if (p.belief_is_truth())
+    return MakeError(who + "'" + std::string(p.post->name()) +
+                     "' reserves by believed durations and the policy has no estimator, so they are the true "
+                     "remaining work (an oracle), which only `orrery simulate` knows; use policy 'easy' "
+                     "(the same backfill with walltime estimates) for live mode");
   if (p.estimator && p.estimator->is_oracle())
     return MakeError(who + "estimator '" + std::string(p.estimator->name()) +
                      "' reads true job durations (an oracle); choose another estimator=... for live mode");

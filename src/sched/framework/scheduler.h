@@ -104,6 +104,10 @@ class PostFilterPlugin : public virtual Plugin {
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
   // Whether Run visits running jobs by true end (ForEachRunningByTrueEndDesc: an oracle).
   virtual bool needs_true_end_order() const { return false; }
+  // Whether Run decides by believed durations (BelievedDuration, est_end: EASY's
+  // reservation). Without an estimator the belief is the truth in the simulator, so such a
+  // policy is an oracle policy (PolicyParts::belief_is_truth).
+  virtual bool reads_believed_durations() const { return false; }
 };
 
 // Whole-VC decisions at each cycle of a VC, before (or instead of) the framework's queue
@@ -184,8 +188,12 @@ struct PolicyParts {
   std::shared_ptr<const ColocationContext> colocation;
   ProfilerSpec profiler;
   std::unique_ptr<ShapePlugin> shape;      // null = every job runs in the shape it asked for
-  // Whether the policy reads the truth (an oracle sort or estimator).
+  // Whether the policy reads the truth (an oracle sort, estimator or PostFilter, or
+  // belief_is_truth).
   bool reads_oracle() const;
+  // Whether the PostFilter decides by believed durations while the policy has no estimator:
+  // BelievedDuration then falls back to the truth's remaining work (simulator only).
+  bool belief_is_truth() const { return !estimator && post && post->reads_believed_durations(); }
 };
 
 // Whether a live driver (no truth, no staging partition) can run this policy: an error

@@ -67,6 +67,7 @@ class EasyBackfill final : public PostFilterPlugin {
  public:
   explicit EasyBackfill(size_t max_test) : max_test_(max_test) {}
   std::string_view name() const override { return "easy-backfill"; }
+  bool reads_believed_durations() const override { return true; }
 
   Next Run(SchedulerHandle& h, uint32_t head_slot, bool* placed) override {
     *placed = false;

@@ -241,6 +241,10 @@ TEST(SchedulerAnswers, LiveModeRefusesOraclePoliciesAndTheProfiler) {
       {"lucid:estimator=user-stats,pack=false,profiler=false", ""},
       {"sjf", "policy 'sjf': its queue order 'sjf' reads true job durations (an oracle), which only `orrery simulate` knows"},
       {"srtf", "policy 'srtf': its queue order 'srtf' reads true job durations (an oracle), which only `orrery simulate` knows"},
+      {"fifo:backfill=easy",
+       "policy 'fifo:backfill=easy': 'easy-backfill' reserves by believed durations and the policy has no estimator, "
+       "so they are the true remaining work (an oracle), which only `orrery simulate` knows; use policy 'easy' (the "
+       "same backfill with walltime estimates) for live mode"},
       {"qssf", "policy 'qssf': estimator 'noisy-oracle' reads true job durations (an oracle); choose another estimator=... for live mode"},
       {"lucid:estimator=user-stats,pack=false",
        "policy 'lucid:estimator=user-stats,pack=false': Lucid's profiler stage needs a staging partition only the simulator models; add profiler=false to run it live"},
@@ -250,6 +254,8 @@ TEST(SchedulerAnswers, LiveModeRefusesOraclePoliciesAndTheProfiler) {
     auto parts = MakePolicy(c.policy, 1);
     ASSERT_TRUE(parts.ok()) << parts.error().message;
     const Status st = CheckLiveSupport(*parts);
+    // The simulator labels exactly the policies live mode refuses for reading the truth.
+    EXPECT_EQ(parts->reads_oracle(), *c.message != 0 && std::string(c.message).find("oracle") != std::string::npos);
     if (*c.message == 0) {
       EXPECT_TRUE(st.ok()) << st.error().message;
     } else {
