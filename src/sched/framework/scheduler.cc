@@ -790,7 +790,7 @@ namespace orrery {
 Time Scheduler::NextDecisionTimeSlow(Time last) {
   const Duration tick = policy_.tick;
   if (tick > 0) {
-    if (pending_total_ == 0) return kNoTime;
+    if (pending_total_ == 0) return next_tick_ = kNoTime;  // not due: nothing to catch up
     if (next_tick_ == kNoTime || next_tick_ <= last) next_tick_ = CeilTo(last + 1, tick);
     return next_tick_;
   }
@@ -802,15 +802,25 @@ Time Scheduler::NextDecisionTimeSlow(Time last) {
 CycleRun Scheduler::RunPeriodicCycle(Time now, std::vector<Decision>* out) {
   CycleRun run{true, false};
   const Duration tick = policy_.tick;
+  if (next_tick_ != kNoTime && next_tick_ < now) {  // a due tick between two calls: at its own time
+    run.caught_up = next_tick_;
+    RunTick(next_tick_, out);
+  }
   if (next_tick_ == kNoTime || next_tick_ < now) next_tick_ = CeilTo(now, tick);
   run.at_tick = next_tick_ == now;
-  if (run.at_tick) {
-    MarkPendingVcsDirty();
-    next_tick_ = now + tick;
-  }
-  run.ran = run.at_tick || policy_.tick_and_events;
-  if (run.ran) Schedule(now, out);
+  if (run.at_tick)
+    RunTick(now, out);
+  else if (policy_.tick_and_events)
+    Schedule(now, out);
+  run.ran = run.at_tick || policy_.tick_and_events || run.caught_up != kNoTime;
+  if (pending_total_ == 0) next_tick_ = kNoTime;  // the next tick is due only while jobs wait
   return run;
+}
+
+void Scheduler::RunTick(Time t, std::vector<Decision>* out) {
+  MarkPendingVcsDirty();
+  next_tick_ = t + policy_.tick;
+  Schedule(t, out);
 }
 
 StartPrediction Scheduler::PredictStart(uint32_t slot, Time now) const {

@@ -209,10 +209,12 @@ struct StartPrediction {
   PluginStatus why;         // why it is not running now (the VC's last blocking reason)
 };
 
-// Whether a cycle ran at an instant (RunCycle) and whether it was a decision tick.
+// Whether a cycle ran at an instant (RunCycle), whether it was a decision tick, and the
+// due tick that fell between this call and the previous one and was run first.
 struct CycleRun {
   bool ran = false;
   bool at_tick = false;
+  Time caught_up = kNoTime;  // kNoTime: none
 };
 
 struct SchedulerOptions {
@@ -267,6 +269,11 @@ class Scheduler final : private SchedulerHandle {
   }
   // Called once per instant after its events were fed: runs the cycle if due at `now`
   // (periodic policies: at ticks, or also at events with tick_and_events; others: always).
+  // A due tick (the next tick after the previous call, jobs waiting then) that fell between
+  // that call and `now` runs first, at its own time, its decisions ahead of now's
+  // (CycleRun::caught_up); later ticks of the same gap are folded into now. It sees the
+  // queue as fed by now (a driver feeds events before it calls). The simulator calls at
+  // every due tick, so it never catches up; a daemon whose cycles miss a tick does.
   CycleRun RunCycle(Time now, std::vector<Decision>* out) {
     if (policy_.tick > 0) return RunPeriodicCycle(now, out);
     Schedule(now, out);
@@ -385,6 +392,7 @@ class Scheduler final : private SchedulerHandle {
   void UpdateRunningOrder(uint32_t slot, bool insert);
   Time NextDecisionTimeSlow(Time last);
   CycleRun RunPeriodicCycle(Time now, std::vector<Decision>* out);
+  void RunTick(Time t, std::vector<Decision>* out);  // a decision tick at t: every pending VC
   void EmitOrAdopt(uint32_t slot);
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
