@@ -167,7 +167,6 @@ class SimRun {
   void OnFailure(const SimEvent& e, Time t);
   void OnPower(Time t);
   void OnArrival(Time t);
-  void Arrive(uint32_t idx, Time t);  // one trace job submitted at t
   void OnProgressReport(const SimEvent& e, Time t);
   void ApplyStart(uint32_t slot, Time t);
   void ApplyPreempt(uint32_t slot, Time t);
@@ -531,15 +530,9 @@ void SimRun::OnFailure(const SimEvent& e, Time t) {
 
 void SimRun::OnPower(Time t) { power_->FinishBoots(t, sched_); }
 
-// Every trace job submitted at t, in trace order (arrivals are consecutive in the instant's
-// order: nothing they do pushes an event), then the timer for the next one.
 void SimRun::OnArrival(Time t) {
-  do Arrive(Order(next_++), t);
-  while (next_ < n_ && trace_.jobs[Order(next_)].submit == t);
+  const uint32_t idx = Order(next_++);
   if (next_ < n_) q_.SetTimer(EventKind::kArrival, trace_.jobs[Order(next_)].submit);
-}
-
-void SimRun::Arrive(uint32_t idx, Time t) {
   ++r_.events;
   const Job& j = trace_.jobs[idx];
   JobOutcome& o = r_.outcomes[idx];

@@ -113,7 +113,7 @@ uint64_t Scheduler::NodesIdleIfPreemptedAfter(VcId vc, Time t) {
   return (state_.vc_nodes(vc).size() - busy) + (busy - ending_by_t);
 }
 
-size_t Scheduler::ClassOf(const SchedJob& j) const {
+[[gnu::always_inline]] inline size_t Scheduler::ClassOf(const SchedJob& j) const {
   const Job& job = *j.job;
   if (job.gpus == 0 || job.is_fractional()) return 0;
   uint16_t g = state_.vc_max_node_gpus(j.vc);
@@ -155,7 +155,7 @@ void Scheduler::Handover(uint32_t slot, Time now) {
   Enqueue(slot, now);
 }
 
-Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now) {
+[[gnu::flatten]] Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now) {
   // Admission: may this job ever run in its VC? Capacities per (VC, type mask) are
   // computed once and cached, so admission costs O(1) per job.
   const Feasibility& fz = FeasibilityOf(vc, types);
@@ -235,8 +235,7 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   }
 }
 
-// always_inline: one home for the rule, no call per stop (1M-job runs).
-[[gnu::always_inline]] inline void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
+void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
   if (policy_.share) policy_.share->OnRunning(*this, slot, false);  // sees the partner link
@@ -261,7 +260,9 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   MarkDirty(j.vc);
 }
 
-void Scheduler::Finish(uint32_t slot, Time now) {
+// flatten (Start too): the shared bookkeeping is inlined here, the hot caller, and nowhere
+// else (no call per job on 1M-job runs; the other callers keep the out-of-line copy).
+[[gnu::flatten]] void Scheduler::Finish(uint32_t slot, Time now) {
   now_ = std::max(now_, now);
   DetachRunning(slot, EndCause::kFinished, now);
   SchedJob& j = pool_[slot];
@@ -305,7 +306,7 @@ void Scheduler::Withdraw(uint32_t slot, Time now) {
   MarkDirty(j.vc);
 }
 
-[[gnu::always_inline]] inline void Scheduler::RemovePending(uint32_t slot) {
+void Scheduler::RemovePending(uint32_t slot) {
   SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
   const size_t erased = q.classes[ClassOf(j)].erase(KeyOf(slot));
@@ -418,7 +419,7 @@ void Scheduler::Release(uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
-void Scheduler::Start(uint32_t slot, Allocation alloc) {
+[[gnu::flatten]] void Scheduler::Start(uint32_t slot, Allocation alloc) {
   SchedJob& j = pool_[slot];
   RemovePending(slot);
   if (shaping_) {  // PlaceShaped chose another shape: the job runs in it until it stops
@@ -457,7 +458,7 @@ void Scheduler::ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function
   }
 }
 
-[[gnu::always_inline]] inline void Scheduler::MarkRunning(uint32_t slot) {
+void Scheduler::MarkRunning(uint32_t slot) {
   SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
   ++q.version;
