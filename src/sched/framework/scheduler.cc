@@ -260,8 +260,9 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   MarkDirty(j.vc);
 }
 
-// flatten (Start too): the shared bookkeeping is inlined here, the hot caller, and nowhere
-// else (no call per job on 1M-job runs; the other callers keep the out-of-line copy).
+// flatten (Submit and Start too: the verbs every job goes through once): the shared
+// bookkeeping is inlined into them only, no call per job on 1M-job runs; the other callers
+// keep the out-of-line copy (docs/benchmarks.md, job model follow-up).
 [[gnu::flatten]] void Scheduler::Finish(uint32_t slot, Time now) {
   now_ = std::max(now_, now);
   DetachRunning(slot, EndCause::kFinished, now);
