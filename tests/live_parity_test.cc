@@ -142,13 +142,11 @@ Outcomes Simulated(const std::string& policy, const std::vector<Spec>& specs, co
 // Every policy of the registry in its default form, plus the live-mode variants of those
 // live refuses by default (an estimator that is not an oracle, Lucid without its profiler)
 // and a Tiresias that preempts within this short workload.
-// Not here: `fifo:backfill=easy` (EASY backfill without an estimator). Live mode accepts it,
-// but the two drivers do not hold the same beliefs for it: the core's BelievedDuration falls
-// back to the oracle's remaining work in the simulator and to the time limit live, so the
-// simulator backfills with the truth (10 of these 40 jobs identical). `easy` (estimator
-// walltime) is the same policy with one belief in both drivers.
+// `fifo:backfill=easy` (EASY backfill without an estimator) reserves by the true remaining work
+// in the simulator (BelievedDuration's fallback), so it is an oracle policy and refused live;
+// `easy` (estimator walltime) is the same backfill with one belief in both drivers.
 const char* const kCandidates[] = {
-    "fifo", "sjf", "srtf", "qssf", "qssf:estimator=walltime", "easy",
+    "fifo", "fifo:backfill=easy", "sjf", "srtf", "qssf", "qssf:estimator=walltime", "easy",
     "tiresias", "tiresias:thresholds=200/800,protect=0", "tiresias:preset=lucid", "lucid", "lucid:profiler=false",
 };
 
@@ -180,7 +178,7 @@ TEST(LiveSimParity, EveryLivePolicyDecidesAsTheSimulator) {
     ++compared;
   }
   EXPECT_EQ(compared, 6u);  // fifo, qssf:estimator=walltime, easy, tiresias x2, tiresias:preset=lucid
-  EXPECT_EQ(refused, 5u);   // sjf, srtf, qssf (noisy-oracle estimator), lucid x2 (GPU sharing)
+  EXPECT_EQ(refused, 6u);   // fifo:backfill=easy, sjf, srtf, qssf (noisy-oracle estimator), lucid x2 (GPU sharing)
 }
 
 }  // namespace

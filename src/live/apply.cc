@@ -36,15 +36,12 @@ std::string Daemon::StartKey(uint32_t job, uint32_t gen) const { return fmt::for
 
 // The policy's cycle, on the core's cadence (Scheduler::RunCycle): event-driven policies
 // decide every daemon cycle, periodic ones (tiresias:preset=lucid) at their decision ticks,
-// as in the simulator. A tick that fell between two daemon cycles (the daemon's cycles
-// need not land on every second) is run first, at its own time, as the simulator would have.
+// as in the simulator; a due tick that fell between two daemon cycles (they need not land
+// on every second) is run by the core first, at its own time.
 Status Daemon::Decide(Time now, CycleStats* st) {
   decisions_.clear();
   auto t0 = std::chrono::steady_clock::now();
-  if (sched_->policy().tick > 0 && next_due_ != kNoTime && next_due_ < now)
-    st->decided |= sched_->RunCycle(next_due_, &decisions_).ran;
   st->decided |= sched_->RunCycle(now, &decisions_).ran;
-  next_due_ = sched_->NextDecisionTime(now);
   st->decide_ms = MsSince(t0);
   if (decisions_.empty()) return Status::Ok();
   auto t1 = std::chrono::steady_clock::now();

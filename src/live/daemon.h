@@ -229,7 +229,6 @@ class Daemon {
   bool paused_ = false;
   bool need_rebuild_ = true;   // no scheduler yet, or a node changed its GPU count
   bool nodes_dirty_ = false;   // nodes joined, left or changed placeability: SyncNodes
-  Time next_due_ = kNoTime;    // the policy's next decision tick, as of the last cycle
   std::string last_error_;
   Time last_cycle_ = kNoTime;
   // metrics

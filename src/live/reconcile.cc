@@ -118,7 +118,6 @@ Status Daemon::Rebuild(Time now) {
   cluster_ = std::make_unique<Cluster>(std::move(built.cluster));
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
   node_index_ = std::move(built.index);
-  next_due_ = kNoTime;
   // Nodes that are not schedulable now are in the cluster but unpowered (no free GPU for
   // placement), before any job is attached (a job Slurm runs there stays outside).
   for (const Node& nd : cluster_->nodes)

@@ -22,7 +22,7 @@ Time CeilTo(Time x, Duration tick) {
 
 bool PolicyParts::reads_oracle() const {
   return (estimator && estimator->is_oracle()) || (sort && sort->wants_oracle()) ||
-         (post && post->needs_true_end_order());
+         (post && post->needs_true_end_order()) || belief_is_truth();
 }
 
 Status CheckLiveSupport(const PolicyParts& p) {
@@ -33,6 +33,11 @@ Status CheckLiveSupport(const PolicyParts& p) {
   if (p.post && p.post->needs_true_end_order())
     return MakeError(who + "'" + std::string(p.post->name()) +
                      "' orders running jobs by their true ends (an oracle), which only `orrery simulate` knows");
+  if (p.belief_is_truth())
+    return MakeError(who + "'" + std::string(p.post->name()) +
+                     "' reserves by believed durations and the policy has no estimator, so they are the true "
+                     "remaining work (an oracle), which only `orrery simulate` knows; use policy 'easy' "
+                     "(the same backfill with walltime estimates) for live mode");
   if (p.estimator && p.estimator->is_oracle())
     return MakeError(who + "estimator '" + std::string(p.estimator->name()) +
                      "' reads true job durations (an oracle); choose another estimator=... for live mode");
@@ -108,7 +113,7 @@ uint64_t Scheduler::NodesIdleIfPreemptedAfter(VcId vc, Time t) {
   return (state_.vc_nodes(vc).size() - busy) + (busy - ending_by_t);
 }
 
-size_t Scheduler::ClassOf(const SchedJob& j) const {
+[[gnu::always_inline]] inline size_t Scheduler::ClassOf(const SchedJob& j) const {
   const Job& job = *j.job;
   if (job.gpus == 0 || job.is_fractional()) return 0;
   uint16_t g = state_.vc_max_node_gpus(j.vc);
@@ -150,7 +155,7 @@ void Scheduler::Handover(uint32_t slot, Time now) {
   Enqueue(slot, now);
 }
 
-Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now) {
+[[gnu::flatten]] Result<uint32_t> Scheduler::Submit(const Job* job, VcId vc, GpuTypeMask types, uint32_t seq, Time now) {
   // Admission: may this job ever run in its VC? Capacities per (VC, type mask) are
   // computed once and cached, so admission costs O(1) per job.
   const Feasibility& fz = FeasibilityOf(vc, types);
@@ -244,7 +249,7 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   }
   j.owns_gpus = true;
   EraseRunningOrder(slot);
-  if (slot < shaped_.size() && shaped_[slot]) {  // back to the shape it asked for
+  if (!shaped_.empty() && slot < shaped_.size() && shaped_[slot]) {  // back to the shape it asked for
     j.job = requested_[slot];
     shaped_[slot].reset();
   }
@@ -255,7 +260,10 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   MarkDirty(j.vc);
 }
 
-void Scheduler::Finish(uint32_t slot, Time now) {
+// flatten (Submit and Start too: the verbs every job goes through once): the shared
+// bookkeeping is inlined into them only, no call per job on 1M-job runs; the other callers
+// keep the out-of-line copy (docs/benchmarks.md, job model follow-up).
+[[gnu::flatten]] void Scheduler::Finish(uint32_t slot, Time now) {
   now_ = std::max(now_, now);
   DetachRunning(slot, EndCause::kFinished, now);
   SchedJob& j = pool_[slot];
@@ -412,7 +420,7 @@ void Scheduler::Release(uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
-void Scheduler::Start(uint32_t slot, Allocation alloc) {
+[[gnu::flatten]] void Scheduler::Start(uint32_t slot, Allocation alloc) {
   SchedJob& j = pool_[slot];
   RemovePending(slot);
   if (shaping_) {  // PlaceShaped chose another shape: the job runs in it until it stops
@@ -479,10 +487,18 @@ void Scheduler::UpdateRunningOrder(uint32_t slot, bool insert) {
   VcQueues& q = vcs_[j.vc.v];
   TrackNodeEnds(j, insert);
   const REntry est{j.est_end, j.seq, slot};
-  if (track_running_) insert ? (void)q.running_est.insert(est) : (void)q.running_est.erase(est);
+  if (track_running_) {
+    if (insert)
+      q.running_est.insert(est);
+    else
+      q.running_est.erase(est);
+  }
   if (!true_end_order_) return;
   const REntry tru{true_end_[slot], j.seq, slot};
-  insert ? (void)q.running_true.insert(tru) : (void)q.running_true.erase(tru);
+  if (insert)
+    q.running_true.insert(tru);
+  else
+    q.running_true.erase(tru);
 }
 
 // Shape: the ShapePlugin's choice for pending `slot`; a shape other than the request is
@@ -654,11 +670,11 @@ void Scheduler::ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_
     if (!fn(e.slot)) return;
 }
 
-void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) {
+void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) {
   ORR_CHECK(truth_ && true_end_order_);
   const auto& r = vcs_[vc.v].running_true;
   for (auto it = r.rbegin(); it != r.rend(); ++it)
-    if (!fn(it->slot)) return;
+    if (!fn(it->slot, it->end)) return;
 }
 
 void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
@@ -776,7 +792,7 @@ namespace orrery {
 Time Scheduler::NextDecisionTimeSlow(Time last) {
   const Duration tick = policy_.tick;
   if (tick > 0) {
-    if (pending_total_ == 0) return kNoTime;
+    if (pending_total_ == 0) return next_tick_ = kNoTime;  // not due: nothing to catch up
     if (next_tick_ == kNoTime || next_tick_ <= last) next_tick_ = CeilTo(last + 1, tick);
     return next_tick_;
   }
@@ -788,15 +804,25 @@ Time Scheduler::NextDecisionTimeSlow(Time last) {
 CycleRun Scheduler::RunPeriodicCycle(Time now, std::vector<Decision>* out) {
   CycleRun run{true, false};
   const Duration tick = policy_.tick;
+  if (next_tick_ != kNoTime && next_tick_ < now) {  // a due tick between two calls: at its own time
+    run.caught_up = next_tick_;
+    RunTick(next_tick_, out);
+  }
   if (next_tick_ == kNoTime || next_tick_ < now) next_tick_ = CeilTo(now, tick);
   run.at_tick = next_tick_ == now;
-  if (run.at_tick) {
-    MarkPendingVcsDirty();
-    next_tick_ = now + tick;
-  }
-  run.ran = run.at_tick || policy_.tick_and_events;
-  if (run.ran) Schedule(now, out);
+  if (run.at_tick)
+    RunTick(now, out);
+  else if (policy_.tick_and_events)
+    Schedule(now, out);
+  run.ran = run.at_tick || policy_.tick_and_events || run.caught_up != kNoTime;
+  if (pending_total_ == 0) next_tick_ = kNoTime;  // the next tick is due only while jobs wait
   return run;
+}
+
+void Scheduler::RunTick(Time t, std::vector<Decision>* out) {
+  MarkPendingVcsDirty();
+  next_tick_ = t + policy_.tick;
+  Schedule(t, out);
 }
 
 StartPrediction Scheduler::PredictStart(uint32_t slot, Time now) const {

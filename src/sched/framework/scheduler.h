@@ -57,8 +57,8 @@ class SchedulerHandle {
   // The truth (simulator only; null live). Oracle plugins read it; others must not.
   virtual const OracleView* oracle() const = 0;
   // Oracle only (oracle() != null and the PostFilter's needs_true_end_order()): running
-  // jobs of `vc` by true end descending until fn returns false.
-  virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
+  // jobs of `vc` by true end descending until fn(slot, true end) returns false.
+  virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) = 0;
   // The one belief of a job's duration: its estimate, else (simulator) the oracle's
   // remaining work, else its walltime request, else 0.
   virtual Duration BelievedDuration(const SchedJob& j) const = 0;
@@ -104,6 +104,10 @@ class PostFilterPlugin : public virtual Plugin {
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
   // Whether Run visits running jobs by true end (ForEachRunningByTrueEndDesc: an oracle).
   virtual bool needs_true_end_order() const { return false; }
+  // Whether Run decides by believed durations (BelievedDuration, est_end: EASY's
+  // reservation). Without an estimator the belief is the truth in the simulator, so such a
+  // policy is an oracle policy (PolicyParts::belief_is_truth).
+  virtual bool reads_believed_durations() const { return false; }
 };
 
 // Whole-VC decisions at each cycle of a VC, before (or instead of) the framework's queue
@@ -184,8 +188,12 @@ struct PolicyParts {
   std::shared_ptr<const ColocationContext> colocation;
   ProfilerSpec profiler;
   std::unique_ptr<ShapePlugin> shape;      // null = every job runs in the shape it asked for
-  // Whether the policy reads the truth (an oracle sort or estimator).
+  // Whether the policy reads the truth (an oracle sort, estimator or PostFilter, or
+  // belief_is_truth).
   bool reads_oracle() const;
+  // Whether the PostFilter decides by believed durations while the policy has no estimator:
+  // BelievedDuration then falls back to the truth's remaining work (simulator only).
+  bool belief_is_truth() const { return !estimator && post && post->reads_believed_durations(); }
 };
 
 // Whether a live driver (no truth, no staging partition) can run this policy: an error
@@ -201,10 +209,12 @@ struct StartPrediction {
   PluginStatus why;         // why it is not running now (the VC's last blocking reason)
 };
 
-// Whether a cycle ran at an instant (RunCycle) and whether it was a decision tick.
+// Whether a cycle ran at an instant (RunCycle), whether it was a decision tick, and the
+// due tick that fell between this call and the previous one and was run first.
 struct CycleRun {
   bool ran = false;
   bool at_tick = false;
+  Time caught_up = kNoTime;  // kNoTime: none
 };
 
 struct SchedulerOptions {
@@ -259,6 +269,11 @@ class Scheduler final : private SchedulerHandle {
   }
   // Called once per instant after its events were fed: runs the cycle if due at `now`
   // (periodic policies: at ticks, or also at events with tick_and_events; others: always).
+  // A due tick (the next tick after the previous call, jobs waiting then) that fell between
+  // that call and `now` runs first, at its own time, its decisions ahead of now's
+  // (CycleRun::caught_up); later ticks of the same gap are folded into now. It sees the
+  // queue as fed by now (a driver feeds events before it calls). The simulator calls at
+  // every due tick, so it never catches up; a daemon whose cycles miss a tick does.
   CycleRun RunCycle(Time now, std::vector<Decision>* out) {
     if (policy_.tick > 0) return RunPeriodicCycle(now, out);
     Schedule(now, out);
@@ -357,7 +372,7 @@ class Scheduler final : private SchedulerHandle {
   SchedJob& job(uint32_t slot) override { return pool_[slot]; }
   void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) override;
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
-  void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
+  void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) override;
   Duration BelievedDuration(const SchedJob& j) const override;
   void Start(uint32_t slot, Allocation alloc) override;
   void StartShared(uint32_t slot, uint32_t partner) override;
@@ -377,6 +392,7 @@ class Scheduler final : private SchedulerHandle {
   void UpdateRunningOrder(uint32_t slot, bool insert);
   Time NextDecisionTimeSlow(Time last);
   CycleRun RunPeriodicCycle(Time now, std::vector<Decision>* out);
+  void RunTick(Time t, std::vector<Decision>* out);  // a decision tick at t: every pending VC
   void EmitOrAdopt(uint32_t slot);
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }

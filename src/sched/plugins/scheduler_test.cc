@@ -49,6 +49,7 @@ struct Rig {
   std::unique_ptr<Scheduler> s;
   RecordingEstimator* est = nullptr;
   std::vector<Decision> out;
+  CycleRun last;  // of the last Cycle
 
   Rig(const std::string& policy, int nodes, uint16_t gpus, bool recording_estimator = true) {
     AddVc(&cluster, "a", nodes, gpus);
@@ -71,7 +72,7 @@ struct Rig {
   // One instant: the cycle if due; returns "S<slot>" / "P<slot>" per decision.
   std::string Cycle(Time t) {
     out.clear();
-    s->RunCycle(t, &out);
+    last = s->RunCycle(t, &out);
     std::string d;
     for (const Decision& x : out)
       d += std::visit(Overloaded{[](const StartDecision& st) { return "S" + std::to_string(st.slot) + " "; },
@@ -210,6 +211,75 @@ TEST(SchedulerCadence, PeriodicPolicyCyclesOnlyAtTicks) {
   EXPECT_EQ(r.s->NextDecisionTime(60), kNoTime);  // nothing pending: no tick due
 }
 
+// Ticks that fall between two RunCycle calls (a daemon's cycles need not land on every
+// tick): a due tick (jobs waiting) runs first at its own time; later ticks of the same gap
+// are folded into the call; a tick with nothing pending is not due and is never caught up.
+// tiresias:preset=lucid (ticks every 60 s), one node of 4 GPUs.
+TEST(SchedulerCadence, DueTickBetweenTwoCallsRunsAtItsOwnTime) {
+  struct Step {
+    Time t;
+    uint32_t submit_gpus;   // > 0: a job of that size is submitted at t (no cycle)
+    const char* decisions;  // of the cycle at t
+    Time caught_up;         // CycleRun::caught_up
+    bool at_tick;
+    Time next;              // NextDecisionTime(t) after the cycle
+  };
+  struct Case {
+    const char* name;
+    std::vector<Step> steps;
+  };
+  const Case cases[] = {
+      {"every tick called: nothing to catch up",
+       {{7, 1, "", 0, false, 0}, {7, 0, "", kNoTime, false, 60}, {60, 0, "S0 ", kNoTime, true, kNoTime}}},
+      {"the tick at 60 falls between 7 and 75: it starts J0 at 60",
+       {{7, 1, "", 0, false, 0}, {7, 0, "", kNoTime, false, 60}, {75, 0, "S0 ", 60, false, kNoTime}}},
+      {"gap 7..150: tick 60 runs (J0 on all 4 GPUs), tick 120 is folded into 150, J1 waits for 180",
+       {{7, 4, "", 0, false, 0},
+        {7, 4, "", 0, false, 0},
+        {7, 0, "", kNoTime, false, 60},
+        {150, 0, "S0 ", 60, false, 180}}},
+      {"gap 7..120 ending on a tick: tick 60 starts J0, tick 120 starts nothing new (J1 blocked)",
+       {{7, 4, "", 0, false, 0},
+        {7, 4, "", 0, false, 0},
+        {7, 0, "", kNoTime, false, 60},
+        {120, 0, "S0 ", 60, true, 180}}},
+      {"nothing pending at 120: not due, a job submitted at 130 waits for 180",
+       {{7, 1, "", 0, false, 0},
+        {7, 0, "", kNoTime, false, 60},
+        {60, 0, "S0 ", kNoTime, true, kNoTime},
+        {130, 1, "", 0, false, 0},
+        {130, 0, "", kNoTime, false, 180},
+        {180, 0, "S1 ", kNoTime, true, kNoTime}}},
+      {"nothing pending after the cycle at 60, no NextDecisionTime query: tick 120 is not due",
+       {{7, 1, "", 0, false, 0},
+        {60, 0, "S0 ", kNoTime, true, kNoTime},
+        {100, 1, "", 0, false, 0},
+        {130, 0, "", kNoTime, false, 180}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Rig r("tiresias:preset=lucid", 1, 4, false);
+    uint32_t id = 0;
+    for (const Step& st : c.steps) {
+      SCOPED_TRACE(st.t);
+      if (st.submit_gpus > 0) {
+        r.Submit(AJob(id++).gpus(st.submit_gpus).at(st.t));
+        continue;
+      }
+      EXPECT_EQ(r.Cycle(st.t), st.decisions);
+      EXPECT_EQ(r.last.caught_up, st.caught_up);
+      EXPECT_EQ(r.last.at_tick, st.at_tick);
+      EXPECT_EQ(r.s->NextDecisionTime(st.t), st.next);
+    }
+  }
+  // A caught-up start is dated at its tick (what attempts and the journal record).
+  Rig r("tiresias:preset=lucid", 1, 4, false);
+  const uint32_t j0 = r.Submit(AJob(0).gpus(1).at(7));
+  EXPECT_EQ(r.Cycle(7), "");
+  EXPECT_EQ(r.Cycle(75), "S0 ");
+  EXPECT_EQ(r.view(j0).started, 60);
+}
+
 // ---- answers
 
 // PredictStart: one 4-GPU node, A (4 GPUs, walltime 100) runs from 0; B (4 GPUs, walltime
@@ -241,6 +311,10 @@ TEST(SchedulerAnswers, LiveModeRefusesOraclePoliciesAndTheProfiler) {
       {"lucid:estimator=user-stats,pack=false,profiler=false", ""},
       {"sjf", "policy 'sjf': its queue order 'sjf' reads true job durations (an oracle), which only `orrery simulate` knows"},
       {"srtf", "policy 'srtf': its queue order 'srtf' reads true job durations (an oracle), which only `orrery simulate` knows"},
+      {"fifo:backfill=easy",
+       "policy 'fifo:backfill=easy': 'easy-backfill' reserves by believed durations and the policy has no estimator, "
+       "so they are the true remaining work (an oracle), which only `orrery simulate` knows; use policy 'easy' (the "
+       "same backfill with walltime estimates) for live mode"},
       {"qssf", "policy 'qssf': estimator 'noisy-oracle' reads true job durations (an oracle); choose another estimator=... for live mode"},
       {"lucid:estimator=user-stats,pack=false",
        "policy 'lucid:estimator=user-stats,pack=false': Lucid's profiler stage needs a staging partition only the simulator models; add profiler=false to run it live"},
@@ -250,6 +324,8 @@ TEST(SchedulerAnswers, LiveModeRefusesOraclePoliciesAndTheProfiler) {
     auto parts = MakePolicy(c.policy, 1);
     ASSERT_TRUE(parts.ok()) << parts.error().message;
     const Status st = CheckLiveSupport(*parts);
+    // The simulator labels exactly the policies live mode refuses for reading the truth.
+    EXPECT_EQ(parts->reads_oracle(), *c.message != 0 && std::string(c.message).find("oracle") != std::string::npos);
     if (*c.message == 0) {
       EXPECT_TRUE(st.ok()) << st.error().message;
     } else {
