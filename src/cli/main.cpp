@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterExplain(app, &exit_code);
   orrery::cli::RegisterServe(app, &exit_code);
   orrery::cli::RegisterReplay(app, &exit_code);
+  orrery::cli::RegisterResilience(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
