@@ -18,6 +18,23 @@ Duration IntervalFor(const CheckpointPlan& p, double mtbf_s) {
   return std::max<Duration>({tau, p.persist_lag(), 1});
 }
 
+CheckpointProgress RunWithCheckpoints(const CheckpointPlan& p, Duration interval, Duration from, Duration wall) {
+  CheckpointProgress s;
+  if (interval <= 0 || p.mode == CheckpointMode::kNone) {
+    s.work = wall;
+    s.durable = from;
+    return s;
+  }
+  const Duration stall = p.stall(), lag = p.persist_lag();
+  const Duration cycle = interval + stall;
+  const Duration k = wall / cycle, r = wall - k * cycle;  // whole cycles, then the part of one
+  s.work = k * interval + std::min(r, interval);
+  s.stall = k * stall + std::max<Duration>(0, r - interval);
+  const Duration persisted = wall >= lag ? std::min(k, (wall - lag) / cycle) : 0;  // j-th durable at j*cycle + lag
+  s.durable = from + persisted * interval;
+  return s;
+}
+
 Result<CheckpointPlan> MakeCheckpointPlan(const std::string& spec) {
   Result<PluginSpec> s = ParsePluginSpec(spec, "checkpoint plan");
   if (!s) return s.error();

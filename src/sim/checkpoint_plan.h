@@ -37,6 +37,16 @@ Duration YoungDalyInterval(Duration stall, double mtbf_s);
 // nor than 1 s. 0 = no checkpoints.
 Duration IntervalFor(const CheckpointPlan& p, double mtbf_s);
 
+// What `wall` seconds of running do from durable training time `from`, checkpointing every
+// `interval` s of training (0 = never): each checkpoint stalls `stall()`, and is durable
+// `persist_lag()` s after its stall ends. A failure then loses from + work - durable.
+struct CheckpointProgress {
+  Duration work = 0;     // s of training done
+  Duration stall = 0;    // s stalled writing/snapshotting
+  Duration durable = 0;  // training time covered by the last durable checkpoint (>= from)
+};
+CheckpointProgress RunWithCheckpoints(const CheckpointPlan& p, Duration interval, Duration from, Duration wall);
+
 // "none", "sync:every=3h", "async:every=young-daly,write=120s,snapshot=5s,restore=5m,init=2m".
 Result<CheckpointPlan> MakeCheckpointPlan(const std::string& spec);
 

@@ -16,27 +16,6 @@ struct NodeHealth {
   uint32_t faults = 0;
 };
 
-// Progress of one attempt that trains for `e` wall seconds from durable step-time `from`.
-struct Segment {
-  Duration work = 0, stall = 0, durable = 0;  // durable: training time covered by a durable checkpoint
-};
-
-Segment RunFor(Duration e, Duration from, Duration tau, Duration stall, Duration lag) {
-  Segment s;
-  if (tau <= 0) {
-    s.work = e;
-    s.durable = from;
-    return s;
-  }
-  const Duration cycle = tau + stall;
-  const Duration k = e / cycle, r = e - k * cycle;
-  s.work = k * tau + std::min(r, tau);
-  s.stall = k * stall + std::max<Duration>(0, r - tau);
-  const Duration persisted = e >= lag ? std::min(k, (e - lag) / cycle) : 0;  // checkpoint j durable at j*cycle + lag
-  s.durable = from + persisted * tau;
-  return s;
-}
-
 class TrainingRun {
  public:
   TrainingRun(const TrainingRunSpec& spec, const FailureModel& m, const CheckpointPlan& plan,
@@ -62,7 +41,7 @@ class TrainingRun {
     return mult * m_.NodePerHour() + m_.JobPerHour(static_cast<double>(gang_.size()));
   }
   FaultCause DrawCause(uint32_t* node);
-  void Fault(FaultCause cause, uint32_t node, const Segment& seg, Time attempt_start);
+  void Fault(FaultCause cause, uint32_t node, const CheckpointProgress& seg, Time attempt_start);
   Duration ReplaceNode(uint32_t node, const RecoveryAction& a);
   void ReturnRepaired();
 
@@ -142,7 +121,7 @@ Duration TrainingRun::ReplaceNode(uint32_t node, const RecoveryAction& a) {
   return wait;
 }
 
-void TrainingRun::Fault(FaultCause cause, uint32_t node, const Segment& seg, Time attempt_start) {
+void TrainingRun::Fault(FaultCause cause, uint32_t node, const CheckpointProgress& seg, Time attempt_start) {
   ++r_.faults[static_cast<int>(cause)];
   ++r_.by_category[static_cast<int>(CategoryOf(cause))];
   const RecoveryAction a = Decide(policy_, cause, script_repeats_);
@@ -192,7 +171,6 @@ TrainingRunResult TrainingRun::Run() {
   for (uint32_t n = spec_.nodes + HotSpares(); n < total; ++n) cold_.push_back(n);
   r_.mtbf_s = 3600.0 / (spec_.nodes * m_.NodePerHour() + m_.JobPerHour(spec_.nodes));
   r_.interval = IntervalFor(plan_, r_.mtbf_s);
-  const Duration stall = plan_.stall(), lag = plan_.persist_lag();
   while (t_ < spec_.horizon) {
     const Time start = t_;
     const double rate = GangRatePerHour() / 3600.0;
@@ -200,7 +178,7 @@ TrainingRunResult TrainingRun::Run() {
                          : rate > 0      ? static_cast<Duration>(std::ceil(time_rng_.Exponential(rate)))
                                          : spec_.horizon;
     const Duration e = std::min<Duration>(gap, spec_.horizon - t_);
-    const Segment seg = RunFor(e, done_, r_.interval, stall, lag);
+    const CheckpointProgress seg = RunWithCheckpoints(plan_, r_.interval, done_, e);
     r_.time.stall += seg.stall;
     t_ += e;
     if (t_ >= spec_.horizon) {
