@@ -79,17 +79,19 @@ StepsReached StepsAfter(const WorkSpec& w, int64_t from, Duration secs) {
 
 void SimTruth::Submitted(uint32_t slot, const Job& job, Time) {
   if (jobs_.size() <= slot) jobs_.resize(slot + 1);
-  Entry e;
+  Entry& e = jobs_[slot];
+  e.started = kNoTime;
+  e.restart_cost = e.restart_left = 0;
+  e.done = e.durable = e.reached = 0;
   e.gpus = job.gpus;
-  if (work_ && job.id.v < work_->size() && !(*work_)[job.id.v].phases.empty()) {
+  e.work = nullptr;
+  if (work_ && !work_->empty() && job.id.v < work_->size() && !(*work_)[job.id.v].phases.empty()) {
     e.work = &(*work_)[job.id.v];
     e.total = e.work->total_steps();
     e.remaining = SecondsBetween(*e.work, 0, e.total);
-  } else {
-    e.total = job.duration;
-    e.remaining = job.duration;
+    return;
   }
-  jobs_[slot] = e;
+  e.total = e.remaining = job.duration;
 }
 
 void SimTruth::Stopped(uint32_t slot, Time now, EndCause cause) {

@@ -1,6 +1,9 @@
 // The Shape extension point: before placement, choose the shape a pending job runs in --
 // GPU count, node count and parallel layout -- given the job and the free cluster. Default
-// (no ShapePlugin): what the job asked for. The planner plugs in here.
+// (no ShapePlugin): what the job asked for. The planner plugs in here. A chosen shape is the
+// job's demand while it runs (SchedJob::job points at a shaped copy of the request; the
+// request comes back when it stops). Greedy cycles visit jobs by their requested size class.
+// The simulator refuses shaping policies until a ProgressModel for shaped jobs exists.
 #pragma once
 
 #include <cstdint>

@@ -284,3 +284,47 @@ TEST(SchedulerNodes, AddNodeKeepsQueueRunningJobsAndLearning) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+// Shape: a plugin that halves a job's GPUs when its request does not fit the free GPUs.
+class HalveWhenFull final : public ShapePlugin {
+ public:
+  const char* name() const override { return "halve-when-full"; }
+  Shape Choose(const SchedJob& j, const ClusterState& st) override {
+    Shape s = RequestedShape(*j.job);
+    if (st.vc_free_gpus(j.vc) < s.gpus) s.gpus /= 2;
+    return s;
+  }
+};
+
+// One 8-GPU node; A (4 GPUs) runs; B asks for 8: shaped to 4, it starts now on the 4 free
+// GPUs. Requeued, it asks for 8 again (pending GPUs count its request).
+TEST(SchedulerShape, ShapePluginChoosesTheDemandBeforePlacement) {
+  Cluster c;
+  AddVc(&c, "a", 1, 8);
+  auto parts = MakePolicy("fifo", 1);
+  ASSERT_TRUE(parts.ok());
+  parts->shape = std::make_unique<HalveWhenFull>();
+  auto placer = MakePlacer("consolidate", 1);
+  Scheduler s(c, false, false, std::move(*parts), std::move(*placer));
+  Job a = AJob(0).gpus(4).job(), b = AJob(1).gpus(8).job();
+  const uint32_t sa = *s.Submit(&a, VcId(0), 0, 0, 0);
+  std::vector<Decision> out;
+  s.RunCycle(0, &out);
+  const uint32_t sb = *s.Submit(&b, VcId(0), 0, 1, 1);
+  s.RunCycle(1, &out);
+  ASSERT_TRUE(s.view(sb).running);
+  EXPECT_EQ(s.view(sb).job->gpus, 4u);
+  EXPECT_EQ(s.cluster_state().vc_free_gpus(VcId(0)), 0u);
+  s.Requeue(sb, 10, EndCause::kRequeued);
+  EXPECT_EQ(s.view(sb).job, &b);
+  EXPECT_EQ(s.pending_gpu_milli(), 8000u);
+  s.Finish(sa, 20);
+  s.RunCycle(20, &out);  // all 8 free: B runs as asked
+  EXPECT_EQ(s.view(sb).job->gpus, 8u);
+}
+
+}  // namespace
+}  // namespace orrery
