@@ -18,6 +18,7 @@
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
+#include "sim/failure_inject.h"
 #include "sim/helios_compat.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
@@ -27,6 +28,43 @@
 namespace orrery::cli {
 
 namespace {
+
+// --failures / --recovery: the injected failure list and what summary.json says about it.
+// Off (empty spec): nothing, and every output is as without the option.
+struct FailureSetup {
+  std::vector<InjectedFailure> list;
+  nlohmann::ordered_json json;
+};
+constexpr int kMaxModelAttempts = 8;
+
+Result<FailureSetup> SetUpFailures(const std::string& spec, const std::string& recovery, const Trace& trace,
+                                   const Cluster& cluster, uint64_t seed) {
+  FailureSetup out;
+  if (spec.empty() || spec == "off") return out;
+  Result<RecoveryPolicy> policy = MakeRecovery(recovery);
+  if (!policy) return policy.error().With("--recovery");
+  uint32_t per_node = 0;
+  for (const Node& n : cluster.nodes) per_node = std::max<uint32_t>(per_node, n.gpus);
+  InjectedSummary sum;
+  const bool recorded = spec == "trace" || spec.rfind("trace:", 0) == 0;
+  if (!recorded && spec.rfind("model:", 0) != 0)
+    return MakeError("--failures: expected off, trace[:MODEL] or model:MODEL[:key=value,...], got \"" + spec + "\"");
+  Result<FailureModel> model = MakeFailureModel(recorded ? (spec == "trace" ? "acme" : spec.substr(6)) : spec.substr(6));
+  if (!model) return model.error().With("--failures");
+  out.list = recorded ? RecordedFailures(trace, *model, *policy, per_node, seed, &sum)
+                      : DrawFailures(trace, *model, *policy, per_node, seed, kMaxModelAttempts, &sum);
+  out.json["spec"] = spec;
+  out.json["recovery"] = recovery;
+  out.json["injected"] = out.list.size();
+  out.json["retried"] = sum.retried;
+  out.json["not_retried"] = sum.not_retried;
+  nlohmann::ordered_json cat;
+  for (int c = 0; c < kNumFailureCategories; ++c)
+    cat[std::string(FailureCategoryName(static_cast<FailureCategory>(c)))] = sum.by_category[c];
+  cat["timeout"] = sum.timeouts;
+  out.json["by_category"] = cat;
+  return out;
+}
 
 // GPU sharing, profiler and fragmentation figures of one run (absent keys when not used).
 void AddSharingJson(const Trace& trace, const SimResult& r, nlohmann::ordered_json* run) {
@@ -127,6 +165,8 @@ struct Options {
   int64_t wake_latency = 300;
   double resume_failure = 0;
   std::string power_model;       // documented defaults for nodes whose config has none
+  std::string failures;          // "" = off; trace[:MODEL] or model:MODEL_SPEC
+  std::string recovery = "requeue";
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -306,6 +346,8 @@ int Run(const Options& o) {
     }
   }
 
+  Result<FailureSetup> failures = SetUpFailures(o.failures, o.recovery, trace, *cluster, o.seed);
+  if (!failures) return fail(failures.error());
   if (!o.quiet) {
     std::printf("Orrery simulate: %s\n", scenario.c_str());
     std::printf("  %zu jobs on cluster '%s' (%zu nodes, %llu GPUs, %zu VCs), placer %s%s\n", trace.jobs.size(),
@@ -339,6 +381,7 @@ int Run(const Options& o) {
     cfg.explain = !o.no_output;  // packing.csv is the only reader
     cfg.record_attempts = !o.no_output && !o.helios_compat;  // attempts.csv is the only reader
     cfg.progress = [&](uint64_t d, uint64_t t) { progress.Update(p, d, t); };
+    cfg.failures = failures->list;
     auto t0 = std::chrono::steady_clock::now();
     auto r = o.helios_compat ? SimulateHeliosCompat(trace, *cluster, cfg) : Simulate(trace, *cluster, cfg);
     progress.Done();
@@ -353,6 +396,7 @@ int Run(const Options& o) {
     summaries.push_back(s);
     all["runs"].push_back(SummaryToJson(s));
     AddSharingJson(trace, *r, &all["runs"].back());
+    if (!failures->json.empty()) all["runs"].back()["failures"] = failures->json;
     if (!r->workload_assignment.empty()) notes.push_back(p + ": job attributes for packing: " + r->workload_assignment);
     if (!r->fragmentation.empty()) {
       double mean = 0;
@@ -443,6 +487,10 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--power-model", opts->power_model,
                   "With --energy: use the documented 8-GPU V100, A100 or H100 power defaults for nodes whose "
                   "config gives no power model");
+  cmd->add_option("--failures", opts->failures,
+                  "Failures (off by default): trace[:acme|llama3] honours recorded FAILED/NODE_FAIL/TIMEOUT; "
+                  "model:llama3[:key=value,...] draws them (docs/design/failures.md)");
+  cmd->add_option("--recovery", opts->recovery, "With --failures: none, requeue[:from=...] (default), acme[:spares=N]");
   cmd->add_flag("-q,--quiet", opts->quiet, "Print only the table");
   cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });
 }
