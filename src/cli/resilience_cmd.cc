@@ -45,7 +45,8 @@ int Fail(const Error& e) {
   return e.exit_code;
 }
 
-double Round(double v, double unit) { return std::round(v / unit) * unit; }
+// Rounds to a multiple of `unit` (a power of ten), dividing by its inverse so that JSON prints it short.
+double Round(double v, double unit) { return std::round(v / unit) / std::round(1 / unit); }
 
 nlohmann::ordered_json BucketsJson(const TimeBuckets& b, double gpus) {
   nlohmann::ordered_json j;

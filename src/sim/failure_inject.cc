@@ -66,10 +66,12 @@ std::vector<InjectedFailure> RecordedFailures(const Trace& trace, const FailureM
   std::vector<InjectedFailure> out;
   Rng rng(seed, "failures/attribution");
   for (const Job& j : trace.jobs) {
-    if (j.gpus == 0 || j.duration < 0) continue;
+    if (j.gpus == 0 || j.duration <= 0) continue;
     InjectedFailure f;
     f.job = j.id.v;
-    f.after = j.duration;
+    // One second before its recorded end: at the end itself its completion would come first
+    // (completions rank before failures at one instant) and the work would count as done.
+    f.after = j.duration - 1;
     FaultCause cause = FaultCause::kGpu;
     switch (j.state) {
       case JobState::kFailed:

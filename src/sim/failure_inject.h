@@ -2,7 +2,7 @@
 // the SimConfig::failures list the event simulator injects (docs/design/failures.md).
 //   trace:       a job's recorded final state is honoured: FAILED (category drawn from the
 //                failure model's competing hazards, default `acme`), NODE_FAIL (infrastructure)
-//                and TIMEOUT (not retried) end its first attempt at its recorded duration;
+//                and TIMEOUT (not retried) end its first attempt 1 s before its recorded end;
 //                whether it is retried is the recovery policy's decision.
 //   model:SPEC:  every attempt (up to `max_attempts`) draws a time to failure from the model's
 //                hazards (node causes x its nodes, framework, hangs; script errors in the first
