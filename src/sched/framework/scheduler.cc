@@ -244,7 +244,7 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   }
   j.owns_gpus = true;
   EraseRunningOrder(slot);
-  if (slot < shaped_.size() && shaped_[slot]) {  // back to the shape it asked for
+  if (!shaped_.empty() && slot < shaped_.size() && shaped_[slot]) {  // back to the shape it asked for
     j.job = requested_[slot];
     shaped_[slot].reset();
   }
@@ -479,10 +479,18 @@ void Scheduler::UpdateRunningOrder(uint32_t slot, bool insert) {
   VcQueues& q = vcs_[j.vc.v];
   TrackNodeEnds(j, insert);
   const REntry est{j.est_end, j.seq, slot};
-  if (track_running_) insert ? (void)q.running_est.insert(est) : (void)q.running_est.erase(est);
+  if (track_running_) {
+    if (insert)
+      q.running_est.insert(est);
+    else
+      q.running_est.erase(est);
+  }
   if (!true_end_order_) return;
   const REntry tru{true_end_[slot], j.seq, slot};
-  insert ? (void)q.running_true.insert(tru) : (void)q.running_true.erase(tru);
+  if (insert)
+    q.running_true.insert(tru);
+  else
+    q.running_true.erase(tru);
 }
 
 // Shape: the ShapePlugin's choice for pending `slot`; a shape other than the request is
