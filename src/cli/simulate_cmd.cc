@@ -34,6 +34,8 @@ namespace {
 struct FailureSetup {
   std::vector<InjectedFailure> list;
   nlohmann::ordered_json json;
+  FailureModel model;
+  uint32_t gpus_per_node = 0;
 };
 constexpr int kMaxModelAttempts = 8;
 
@@ -51,6 +53,8 @@ Result<FailureSetup> SetUpFailures(const std::string& spec, const std::string& r
     return MakeError("--failures: expected off, trace[:MODEL] or model:MODEL[:key=value,...], got \"" + spec + "\"");
   Result<FailureModel> model = MakeFailureModel(recorded ? (spec == "trace" ? "acme" : spec.substr(6)) : spec.substr(6));
   if (!model) return model.error().With("--failures");
+  out.model = *model;
+  out.gpus_per_node = per_node;
   out.list = recorded ? RecordedFailures(trace, *model, *policy, per_node, seed, &sum)
                       : DrawFailures(trace, *model, *policy, per_node, seed, kMaxModelAttempts, &sum);
   out.json["spec"] = spec;
@@ -167,6 +171,7 @@ struct Options {
   std::string power_model;       // documented defaults for nodes whose config has none
   std::string failures;          // "" = off; trace[:MODEL] or model:MODEL_SPEC
   std::string recovery = "requeue";
+  std::string checkpoint;        // with --failures: periodic checkpoints of every GPU job
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -348,6 +353,14 @@ int Run(const Options& o) {
 
   Result<FailureSetup> failures = SetUpFailures(o.failures, o.recovery, trace, *cluster, o.seed);
   if (!failures) return fail(failures.error());
+  if (!o.checkpoint.empty()) {  // periodic checkpoints of every GPU job (needs a failure model)
+    if (failures->json.empty()) return fail(MakeError("--checkpoint needs --failures"));
+    if (!trace.work.empty()) return fail(MakeError("--checkpoint: the trace already has phases"));
+    Result<CheckpointPlan> plan = MakeCheckpointPlan(o.checkpoint);
+    if (!plan) return fail(plan.error().With("--checkpoint"));
+    trace.work = CheckpointedWork(trace, failures->model, *plan, failures->gpus_per_node);
+    failures->json["checkpoint"] = o.checkpoint;
+  }
   if (!o.quiet) {
     std::printf("Orrery simulate: %s\n", scenario.c_str());
     std::printf("  %zu jobs on cluster '%s' (%zu nodes, %llu GPUs, %zu VCs), placer %s%s\n", trace.jobs.size(),
@@ -490,6 +503,8 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--failures", opts->failures,
                   "Failures (off by default): trace[:acme|llama3] honours recorded FAILED/NODE_FAIL/TIMEOUT; "
                   "model:llama3[:key=value,...] draws them (docs/design/failures.md)");
+  cmd->add_option("--checkpoint", opts->checkpoint,
+                  "With --failures: checkpoint every GPU job, e.g. async:every=young-daly or sync:every=1h");
   cmd->add_option("--recovery", opts->recovery, "With --failures: none, requeue[:from=...] (default), acme[:spares=N]");
   cmd->add_flag("-q,--quiet", opts->quiet, "Print only the table");
   cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });

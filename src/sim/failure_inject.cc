@@ -125,4 +125,21 @@ std::vector<InjectedFailure> DrawFailures(const Trace& trace, const FailureModel
   return out;
 }
 
+std::vector<WorkSpec> CheckpointedWork(const Trace& trace, const FailureModel& m, const CheckpointPlan& plan,
+                                       uint32_t gpus_per_node) {
+  std::vector<WorkSpec> work(trace.jobs.size());
+  for (const Job& j : trace.jobs) {
+    if (j.gpus == 0 || j.duration <= 0) continue;
+    const double nodes = Nodes(j, gpus_per_node);
+    const double per_hour = nodes * m.NodePerHour() + m.JobPerHour(nodes);
+    Phase p;
+    p.kind = PhaseKind::kTrain;
+    p.steps = j.duration;
+    p.demand = DemandOf(j);
+    p.checkpoint = ToCheckpointPolicy(plan, per_hour > 0 ? 3600.0 / per_hour : 1e12);
+    work[j.id.v].phases.push_back(p);
+  }
+  return work;
+}
+
 }  // namespace orrery

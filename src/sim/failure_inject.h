@@ -14,6 +14,7 @@
 
 #include "model/trace.h"
 #include "sched/plugins/recovery.h"
+#include "sim/checkpoint_plan.h"
 #include "sim/failure_model.h"
 #include "sim/simulator.h"
 
@@ -31,5 +32,11 @@ std::vector<InjectedFailure> RecordedFailures(const Trace& trace, const FailureM
 std::vector<InjectedFailure> DrawFailures(const Trace& trace, const FailureModel& m, const RecoveryPolicy& policy,
                                           uint32_t gpus_per_node, uint64_t seed, int max_attempts,
                                           InjectedSummary* summary);
+
+// `--checkpoint SPEC` in a trace run: each GPU job becomes one train phase of `duration` steps
+// at 1 s/step with the plan's policy (interval from the job's MTBF under `m` for Young/Daly);
+// jobs without GPUs or duration keep no phases (trace jobs).
+std::vector<WorkSpec> CheckpointedWork(const Trace& trace, const FailureModel& m, const CheckpointPlan& plan,
+                                       uint32_t gpus_per_node);
 
 }  // namespace orrery
