@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/failure_metrics.h"
 #include "analysis/sim_output.h"
 #include "base/io.h"
 #include "base/parse.h"
@@ -68,6 +69,23 @@ Result<FailureSetup> SetUpFailures(const std::string& spec, const std::string& r
   cat["timeout"] = sum.timeouts;
   out.json["by_category"] = cat;
   return out;
+}
+
+nlohmann::ordered_json FailureMetricsJson(const FailureMetrics& m) {
+  const auto r = [](double v) { return std::round(v * 1000) / 1000; };
+  nlohmann::ordered_json j;
+  j["jobs_with_failures"] = m.jobs_with_failures;
+  j["failed_attempts"] = m.failed_attempts;
+  j["recovered"] = m.recovered;
+  nlohmann::ordered_json kinds;
+  for (int k = 1; k < kNumFailureKinds; ++k) kinds[std::string(FailureKindName(static_cast<FailureKind>(k)))] = m.by_kind[k];
+  j["by_kind"] = kinds;
+  j["lost_work_gpu_hours"] = r(m.lost_work_gpu_hours);
+  j["overhead_gpu_hours"] = r(m.overhead_gpu_hours);
+  j["waiting_gpu_hours"] = r(m.waiting_gpu_hours);
+  j["mttr_s"] = r(m.mttr_s);
+  j["ettr_failed_jobs"] = std::round(m.ettr * 100000) / 100000;
+  return j;
 }
 
 // GPU sharing, profiler and fragmentation figures of one run (absent keys when not used).
@@ -409,7 +427,11 @@ int Run(const Options& o) {
     summaries.push_back(s);
     all["runs"].push_back(SummaryToJson(s));
     AddSharingJson(trace, *r, &all["runs"].back());
-    if (!failures->json.empty()) all["runs"].back()["failures"] = failures->json;
+    if (!failures->json.empty()) {
+      nlohmann::ordered_json f = failures->json;
+      if (cfg.record_attempts) f["metrics"] = FailureMetricsJson(ComputeFailureMetrics(trace, r->outcomes, r->attempts));
+      all["runs"].back()["failures"] = f;
+    }
     if (!r->workload_assignment.empty()) notes.push_back(p + ": job attributes for packing: " + r->workload_assignment);
     if (!r->fragmentation.empty()) {
       double mean = 0;
