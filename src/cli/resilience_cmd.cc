@@ -146,10 +146,10 @@ int RunTrain(const TrainArgs& a) {
     if (Status st = WriteJson(a.out, out); !st.ok()) return Fail(st.error());
   if (!a.quiet) {
     const nlohmann::ordered_json& f = runs[0];
-    std::printf("%s | %s | %s: ETTR %.2f %% (mean of %u seeds; min %.2f, max %.2f); seed %llu: %u failures, "
+    std::printf("%s | %s | %s: ETTR %.2f %% (mean of %u seeds; min %.2f, max %.2f); seed %llu: %u restarts, "
                 "MTBF %.2f h, interval %lld s, MTTR %.0f s, %u manual, %u cordoned, %u faults on flaky nodes\n",
                 a.recovery.c_str(), a.checkpoint.c_str(), a.failures.c_str(), 100 * sum / a.seeds, a.seeds, 100 * lo,
-                100 * hi, static_cast<unsigned long long>(a.seed), f["restarts"].get<uint32_t>() + 0u,
+                100 * hi, static_cast<unsigned long long>(a.seed), f["restarts"].get<uint32_t>(),
                 f["mtbf_hours"].get<double>(), static_cast<long long>(f["checkpoint_interval_s"].get<int64_t>()),
                 f["mttr_s"].get<double>(), f["manual_recoveries"].get<uint32_t>(), f["cordoned_nodes"].get<uint32_t>(),
                 f["flaky_node_faults"].get<uint32_t>());
