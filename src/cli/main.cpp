@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterInspect(app, &exit_code);
   orrery::cli::RegisterDiagnose(app, &exit_code);
   orrery::cli::RegisterProgress(app, &exit_code);
+  orrery::cli::RegisterResilience(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

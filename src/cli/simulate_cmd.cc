@@ -13,6 +13,7 @@
 #include <optional>
 #include <mutex>
 
+#include "analysis/failure_metrics.h"
 #include "analysis/sim_output.h"
 #include "base/io.h"
 #include "base/parallel.h"
@@ -23,6 +24,7 @@
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
+#include "sim/failure_inject.h"
 #include "sim/helios_compat.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
@@ -33,6 +35,64 @@
 namespace orrery::cli {
 
 namespace {
+
+// --failures / --recovery: the injected failure list and what summary.json says about it.
+// Off (empty spec): nothing, and every output is as without the option.
+struct FailureSetup {
+  std::vector<InjectedFailure> list;
+  nlohmann::ordered_json json;
+  FailureModel model;
+  uint32_t gpus_per_node = 0;
+};
+constexpr int kMaxModelAttempts = 8;
+
+Result<FailureSetup> SetUpFailures(const std::string& spec, const std::string& recovery, const Trace& trace,
+                                   const Cluster& cluster, uint64_t seed) {
+  FailureSetup out;
+  if (spec.empty() || spec == "off") return out;
+  Result<RecoveryPolicy> policy = MakeRecovery(recovery);
+  if (!policy) return policy.error().With("--recovery");
+  uint32_t per_node = 0;
+  for (const Node& n : cluster.nodes) per_node = std::max<uint32_t>(per_node, n.gpus);
+  InjectedSummary sum;
+  const bool recorded = spec == "trace" || spec.rfind("trace:", 0) == 0;
+  if (!recorded && spec.rfind("model:", 0) != 0)
+    return MakeError("--failures: expected off, trace[:MODEL] or model:MODEL[:key=value,...], got \"" + spec + "\"");
+  Result<FailureModel> model = MakeFailureModel(recorded ? (spec == "trace" ? "acme" : spec.substr(6)) : spec.substr(6));
+  if (!model) return model.error().With("--failures");
+  out.model = *model;
+  out.gpus_per_node = per_node;
+  out.list = recorded ? RecordedFailures(trace, *model, *policy, per_node, seed, &sum)
+                      : DrawFailures(trace, *model, *policy, per_node, seed, kMaxModelAttempts, &sum);
+  out.json["spec"] = spec;
+  out.json["recovery"] = recovery;
+  out.json["injected"] = out.list.size();
+  out.json["retried"] = sum.retried;
+  out.json["not_retried"] = sum.not_retried;
+  nlohmann::ordered_json cat;
+  for (int c = 0; c < kNumFailureCategories; ++c)
+    cat[std::string(FailureCategoryName(static_cast<FailureCategory>(c)))] = sum.by_category[c];
+  cat["timeout"] = sum.timeouts;
+  out.json["by_category"] = cat;
+  return out;
+}
+
+nlohmann::ordered_json FailureMetricsJson(const FailureMetrics& m) {
+  const auto r = [](double v) { return std::round(v * 1000) / 1000; };
+  nlohmann::ordered_json j;
+  j["jobs_with_failures"] = m.jobs_with_failures;
+  j["failed_attempts"] = m.failed_attempts;
+  j["recovered"] = m.recovered;
+  nlohmann::ordered_json kinds;
+  for (int k = 1; k < kNumFailureKinds; ++k) kinds[std::string(FailureKindName(static_cast<FailureKind>(k)))] = m.by_kind[k];
+  j["by_kind"] = kinds;
+  j["lost_work_gpu_hours"] = r(m.lost_work_gpu_hours);
+  j["overhead_gpu_hours"] = r(m.overhead_gpu_hours);
+  j["waiting_gpu_hours"] = r(m.waiting_gpu_hours);
+  j["mttr_s"] = r(m.mttr_s);
+  j["ettr_failed_jobs"] = std::round(m.ettr * 100000) / 100000;
+  return j;
+}
 
 // GPU sharing, profiler and fragmentation figures of one run (absent keys when not used).
 void AddSharingJson(const Trace& trace, const SimResult& r, nlohmann::ordered_json* run) {
@@ -136,6 +196,9 @@ struct Options {
   double resume_failure = 0;
   std::string power_model;       // documented defaults for nodes whose config has none
   unsigned threads = 0;          // policies simulated at once; 0 = every available core
+  std::string failures;          // "" = off; trace[:MODEL] or model:MODEL_SPEC
+  std::string recovery = "requeue";
+  std::string checkpoint;        // with --failures: periodic checkpoints of every GPU job
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -396,7 +459,7 @@ void SummariseRun(const Trace& trace, const SimConfig& cfg, const SimResult& r, 
 // `dir` (none when empty). Independent of every other policy's run, so several run at once
 // on worker threads.
 PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster, const SimConfig& cfg,
-                    const std::string& dir) {
+                    const std::string& dir, const nlohmann::ordered_json& failures_json) {
   PolicyRun out;
   auto t0 = std::chrono::steady_clock::now();
   auto r = o.helios_compat ? SimulateHeliosCompat(trace, cluster, cfg) : Simulate(trace, cluster, cfg);
@@ -414,6 +477,11 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SummariseRun(trace, cfg, *r, &out);
+  if (!failures_json.empty()) {  // --failures: the setup, and the metrics computed from attempts
+    nlohmann::ordered_json f = failures_json;
+    if (cfg.record_attempts) f["metrics"] = FailureMetricsJson(ComputeFailureMetrics(trace, r->outcomes, r->attempts));
+    out.json["failures"] = f;
+  }
   if (!dir.empty()) out.status = WriteRunFiles(dir, trace, cluster, cfg, *r);
   return out;
 }
@@ -517,6 +585,16 @@ int Run(const Options& o) {
     }
   }
 
+  Result<FailureSetup> failures = SetUpFailures(o.failures, o.recovery, trace, *cluster, o.seed);
+  if (!failures) return fail(failures.error());
+  if (!o.checkpoint.empty()) {  // periodic checkpoints of every GPU job (needs a failure model)
+    if (failures->json.empty()) return fail(MakeError("--checkpoint needs --failures"));
+    if (!trace.work.empty()) return fail(MakeError("--checkpoint: the trace already has phases"));
+    Result<CheckpointPlan> plan = MakeCheckpointPlan(o.checkpoint);
+    if (!plan) return fail(plan.error().With("--checkpoint"));
+    trace.work = CheckpointedWork(trace, failures->model, *plan, failures->gpus_per_node);
+    failures->json["checkpoint"] = o.checkpoint;
+  }
   if (!o.quiet) {
     std::printf("Orrery simulate: %s\n", scenario.c_str());
     std::printf("  %zu jobs on cluster '%s' (%zu nodes, %llu GPUs, %zu VCs), placer %s%s\n", trace.jobs.size(),
@@ -529,6 +607,7 @@ int Run(const Options& o) {
   for (size_t i = 0; i < policies.size(); ++i) {
     cfgs.push_back(MakeSimConfig(o, policies[i], tie, energy, node_power));
     cfgs.back().progress = [&progress, i](uint64_t d, uint64_t t) { progress.Update(i, d, t); };
+    cfgs.back().failures = failures->list;
   }
   const std::vector<std::string> dirs =
       o.no_output ? std::vector<std::string>(policies.size()) : RunDirs(o.out_dir, policies);
@@ -546,7 +625,7 @@ int Run(const Options& o) {
   Error failed = MakeError("");
   const bool ok = RunOrdered<PolicyRun>(
       policies.size(), o.threads ? o.threads : AvailableCpus(),
-      [&](size_t i) { return RunPolicy(o, trace, *cluster, cfgs[i], dirs[i]); },
+      [&](size_t i) { return RunPolicy(o, trace, *cluster, cfgs[i], dirs[i], failures->json); },
       [&](size_t i, PolicyRun& run) {
         progress.Done(i);
         if (!run.status.ok()) {
@@ -632,6 +711,12 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", opts->threads,
                   "Policies simulated at once (default 0 = one per available core); outputs are identical "
                   "for every value");
+  cmd->add_option("--failures", opts->failures,
+                  "Failures (off by default): trace[:acme|llama3] honours recorded FAILED/NODE_FAIL/TIMEOUT; "
+                  "model:llama3[:key=value,...] draws them (docs/design/failures.md)");
+  cmd->add_option("--checkpoint", opts->checkpoint,
+                  "With --failures: checkpoint every GPU job, e.g. async:every=young-daly or sync:every=1h");
+  cmd->add_option("--recovery", opts->recovery, "With --failures: none, requeue[:from=...] (default), acme[:spares=N]");
   cmd->add_flag("-q,--quiet", opts->quiet, "Print only the table");
   cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });
 }

@@ -221,6 +221,9 @@ class SimRun {
   std::vector<Time> rate_since_, shared_since_;
   // attempts (SimConfig::record_attempts): the nodes of each running attempt
   std::vector<std::vector<NodeId>> attempt_nodes_;
+  // injected failures indexed by (job, attempt): positions in cfg_.failures
+  std::vector<uint32_t> failure_order_;
+  const InjectedFailure* FailureOf(uint32_t job, uint16_t attempt) const;
   // fragmentation
   bool measure_frag_ = false;
   std::vector<std::pair<std::pair<uint32_t, uint16_t>, double>> mix_;
@@ -257,6 +260,12 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
     }
   }
   map_ = BuildMapping(trace, cluster);
+  failure_order_.resize(cfg.failures.size());
+  std::iota(failure_order_.begin(), failure_order_.end(), 0u);
+  std::stable_sort(failure_order_.begin(), failure_order_.end(), [&](uint32_t a, uint32_t b) {
+    const InjectedFailure &fa = cfg.failures[a], &fb = cfg.failures[b];
+    return fa.job != fb.job ? fa.job < fb.job : fa.attempt < fb.attempt;
+  });
   measure_frag_ = r->fractional && cfg.frag_interval > 0;
   if (measure_frag_) mix_ = DemandMix(trace);
   progress_step_ = std::max<uint64_t>(1, n_ / 100);
@@ -505,9 +514,7 @@ void SimRun::OnFailure(const SimEvent& e, Time t) {
   if (slot_gen_[e.slot] != e.gen) return;  // the attempt ended before
   const uint32_t idx = slot_job_[e.slot];
   const SchedJob& sj = sched_.view(e.slot);
-  const InjectedFailure* f = nullptr;
-  for (const InjectedFailure& x : cfg_.failures)
-    if (x.job == idx && x.attempt + 1u == sj.attempts) f = &x;
+  const InjectedFailure* f = FailureOf(idx, static_cast<uint16_t>(sj.attempts - 1));
   ORR_CHECK(f && sj.partner == kNoSlot);
   ++r_.events;
   JobOutcome& o = r_.outcomes[idx];
@@ -700,11 +707,19 @@ void SimRun::Retime(uint32_t s, Time t) {
 void SimRun::ArmAttemptEvents(uint32_t slot, uint32_t idx, Time t) {
   if (cfg_.failures.empty() && cfg_.progress_report <= 0) return;
   const uint16_t attempt = sched_.view(slot).attempts;
-  for (const InjectedFailure& f : cfg_.failures)
-    if (f.job == idx && f.attempt + 1u == attempt)
-      q_.PushJob(t + f.after, EventKind::kFailure, slot, slot_gen_[slot]);
+  if (const InjectedFailure* f = attempt > 0 ? FailureOf(idx, static_cast<uint16_t>(attempt - 1)) : nullptr)
+    q_.PushJob(t + f->after, EventKind::kFailure, slot, slot_gen_[slot]);
   if (cfg_.progress_report > 0 && idx < trace_.work.size() && !trace_.work[idx].phases.empty())
     q_.PushJob(t + cfg_.progress_report, EventKind::kProgressReport, slot, slot_gen_[slot]);
+}
+
+// The last injected failure of attempt `attempt` of trace job `job` (as the list gives them), or null.
+const InjectedFailure* SimRun::FailureOf(uint32_t job, uint16_t attempt) const {
+  const auto key = [&](uint32_t i) { return std::pair{cfg_.failures[i].job, cfg_.failures[i].attempt}; };
+  auto it = std::upper_bound(failure_order_.begin(), failure_order_.end(), std::pair{job, attempt},
+                             [&](const std::pair<uint32_t, uint16_t>& k, uint32_t i) { return k < key(i); });
+  if (it == failure_order_.begin() || key(*(it - 1)) != std::pair{job, attempt}) return nullptr;
+  return &cfg_.failures[*(it - 1)];
 }
 
 void SimRun::OpenAttempt(uint32_t slot, uint32_t, Time) {
