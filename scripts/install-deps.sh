@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev
-  libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev zlib1g-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev libyaml-cpp-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev pkg-config
   libxgboost-dev
   libsqlite3-dev libcpp-httplib-dev

@@ -16,5 +16,6 @@ void RegisterReport(CLI::App& app, int* exit_code);    // report_cmd.cc
 void RegisterExplain(CLI::App& app, int* exit_code);   // explain_cmd.cc
 void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mode)
 void RegisterReplay(CLI::App& app, int* exit_code);    // replay_cmd.cc (live mode vs simulator)
+void RegisterInspect(CLI::App& app, int* exit_code);   // inspect_cmd.cc (launch-config reader)
 
 }  // namespace orrery::cli

@@ -2,12 +2,14 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "semantic/semantic_estimator.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve)"};
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, inspect)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
+  orrery::semantic::RegisterSemanticEstimator();  // "semantic" in MakeEstimator (predict evaluate, simulate)
   orrery::cli::RegisterImport(app, &exit_code);
   orrery::cli::RegisterGenerate(app, &exit_code);
   orrery::cli::RegisterSimulate(app, &exit_code);
@@ -17,6 +19,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterExplain(app, &exit_code);
   orrery::cli::RegisterServe(app, &exit_code);
   orrery::cli::RegisterReplay(app, &exit_code);
+  orrery::cli::RegisterInspect(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "base/io.h"
 #include "base/parse.h"
@@ -136,7 +137,20 @@ Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed, XgbEsti
 
 }  // namespace
 
+namespace {
+std::map<std::string, EstimatorBuilder>& Builders() {
+  static std::map<std::string, EstimatorBuilder> builders;
+  return builders;
+}
+}  // namespace
+
+void RegisterEstimatorBuilder(const std::string& name, EstimatorBuilder builder) { Builders()[name] = std::move(builder); }
+
 Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed, const Trace* trace) {
+  const std::string head = spec.substr(0, spec.find(':'));
+  if (auto it = Builders().find(head); it != Builders().end()) {
+    return it->second(head.size() < spec.size() ? spec.substr(head.size() + 1) : std::string(), seed, trace);
+  }
   if ((spec.rfind("table:", 0) != 0 && spec.find(':') != std::string::npos) || spec == "history" ||
       spec == "user-stats" || spec == "xgboost" || spec == "blend" || spec == "ga2m") {
     std::string name;

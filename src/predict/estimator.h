@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -106,5 +107,13 @@ struct Trace;
 //             retrained weekly; exposes per-feature and pairwise contributions (Explain)
 // `trace` (may be null) must outlive the estimator; it supplies names, users, the epoch.
 Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed, const Trace* trace);
+
+// Estimators that live above predict/ (the scheduling advisor's "semantic" estimator in
+// semantic/, which needs the launch-config reader) register a builder under their name at
+// program start (cli/main.cpp); MakeEstimator("NAME[:options]", ...) then calls it with the
+// text after "NAME:" ("" when none). predict/ itself never includes them.
+using EstimatorBuilder =
+    std::function<Result<std::unique_ptr<DurationEstimator>>(const std::string& options, uint64_t seed, const Trace* trace)>;
+void RegisterEstimatorBuilder(const std::string& name, EstimatorBuilder builder);
 
 }  // namespace orrery
