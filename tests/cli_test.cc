@@ -201,3 +201,39 @@ TEST(CliTest, ExplainTiresiasDecisionsAndJson) {
   EXPECT_NE(bad.text.find("expected a job index in [0, 2)"), std::string::npos) << bad.text;
   EXPECT_EQ(RunCmd(base + "nosuch --source-id" + cl).status, 2);
 }
+
+TEST(CliTest, DiagnoseJsonKeysExitCodesAndRuleErrors) {
+  fs::path d = TempDir("diagnose");
+  std::ofstream(d / "oom.log") << "step 10\n[rank3]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n";
+  std::ofstream(d / "empty.log");
+  Out j = RunCmd("diagnose --json " + (d / "oom.log").string());
+  ASSERT_EQ(j.status, 0) << j.text;
+  EXPECT_EQ(j.text,
+            "{\"category\":\"framework\",\"subtype\":\"cuda_oom\",\"retry\":false,\"suspect_node\":\"\",\"evidence\":[\"[rank3]: "
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\"]}\n");
+  // Standard input, and an empty log: diagnosed as unknown, exit status 1.
+  EXPECT_EQ(RunCmd("diagnose - < " + (d / "oom.log").string()).status, 0);
+  Out e = RunCmd("diagnose --json " + (d / "empty.log").string());
+  EXPECT_EQ(e.status, 1);
+  EXPECT_NE(e.text.find("\"category\":\"unknown\""), std::string::npos) << e.text;
+  // A bad rule file: located message, exit status 2.
+  std::ofstream(d / "bad.toml") << "[[rule]]\nname = \"x\"\ncategory = \"hardware\"\n";
+  Out b = RunCmd("diagnose --rules " + (d / "bad.toml").string() + " " + (d / "oom.log").string());
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.text.find((d / "bad.toml").string() + ":3:12: rule 'x' key 'category': expected one of infrastructure"),
+            std::string::npos)
+      << b.text;
+  EXPECT_EQ(RunCmd("diagnose " + (d / "missing.log").string()).status, 2);
+}
+
+TEST(CliTest, ProgressJsonKeys) {
+  fs::path d = TempDir("progress");
+  std::ofstream(d / "train.log") << "iter 10: loss 2.5000, time 500.00ms\niter 11: loss 2.4000, time 500.00ms\n";
+  Out j = RunCmd("progress --json " + (d / "train.log").string());
+  ASSERT_EQ(j.status, 0) << j.text;
+  EXPECT_EQ(j.text,
+            "{\"framework\":\"nanogpt\",\"step\":11,\"total_steps\":null,\"epoch\":null,\"loss\":2.4,\"seconds_per_step\":0.5,"
+            "\"eta_s\":null}\n");
+  std::ofstream(d / "none.log") << "hello\n";
+  EXPECT_EQ(RunCmd("progress " + (d / "none.log").string()).status, 1);
+}

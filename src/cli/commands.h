@@ -17,5 +17,7 @@ void RegisterExplain(CLI::App& app, int* exit_code);   // explain_cmd.cc
 void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mode)
 void RegisterReplay(CLI::App& app, int* exit_code);    // replay_cmd.cc (live mode vs simulator)
 void RegisterInspect(CLI::App& app, int* exit_code);   // inspect_cmd.cc (launch-config reader)
+void RegisterDiagnose(CLI::App& app, int* exit_code);  // diagnose_cmd.cc (failure logs)
+void RegisterProgress(CLI::App& app, int* exit_code);  // progress_cmd.cc (training progress)
 
 }  // namespace orrery::cli

@@ -5,7 +5,7 @@
 #include "semantic/semantic_estimator.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, inspect)"};
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, inspect, diagnose, progress)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterServe(app, &exit_code);
   orrery::cli::RegisterReplay(app, &exit_code);
   orrery::cli::RegisterInspect(app, &exit_code);
+  orrery::cli::RegisterDiagnose(app, &exit_code);
+  orrery::cli::RegisterProgress(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

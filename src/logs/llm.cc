@@ -1,0 +1,262 @@
+#include "logs/llm.h"
+
+#include <cstdlib>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <toml.hpp>
+
+#include "base/io.h"
+#include "logs/toml_text.h"
+
+namespace orrery::logs {
+
+namespace {
+
+using json = nlohmann::json;
+
+const std::vector<std::string> kLlmKeys = {"base_url", "model", "timeout_s", "api_key_env", "max_context_bytes"};
+
+std::string At(const std::string& file, const toml::value& v) {
+  auto loc = v.location();
+  return file + ":" + std::to_string(loc.line()) + ":" + std::to_string(loc.column());
+}
+
+Result<std::string> TomlString(const std::string& file, const toml::value& v, const std::string& key) {
+  if (!v.is_string() || v.as_string().str.empty())
+    return MakeError(At(file, v) + ": [llm] " + key + ": expected a non-empty string");
+  return v.as_string().str;
+}
+
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// The JSON object in an answer that may be wrapped in a Markdown code fence.
+std::string_view StripFence(std::string_view s) {
+  size_t a = s.find('{'), b = s.rfind('}');
+  if (a == std::string_view::npos || b == std::string_view::npos || b < a) return s;
+  return s.substr(a, b - a + 1);
+}
+
+bool SnakeCase(const std::string& s) {
+  if (s.empty() || s.size() > 48 || !(s[0] >= 'a' && s[0] <= 'z')) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+constexpr const char* kDiagnoseSystem =
+    "You diagnose why a GPU training job failed, from the end of its log (routine lines were removed; '(xN)' "
+    "marks a line repeated N times). Answer with one JSON object and nothing else: "
+    "{\"category\": \"infrastructure\"|\"framework\"|\"script\", \"subtype\": snake_case cause such as nccl_timeout, "
+    "network_ib, nccl_system_error, gpu_xid, gpu_ecc, sigkill, host_oom_kill, storage_io, hang, time_limit, cuda_oom, "
+    "illegal_memory_access, cuda_launch_failure, cudnn_error, deepspeed_assertion, fsdp_assertion, segfault, loss_nan, "
+    "loss_scale_underflow, version_mismatch, module_not_found, file_not_found, user_code_exception, bad_arguments, "
+    "shape_mismatch, syntax_error, node_failure, \"retry\": true if resubmitting unchanged on healthy nodes may "
+    "succeed, \"suspect_node\": the host, IP or GPU PCI id the log names as the fault's place or \"\", \"evidence\": "
+    "[the deciding log lines, verbatim]}. infrastructure = the cluster, node, GPU, network or storage failed or the "
+    "system killed the job; framework = CUDA/NCCL/DeepSpeed/FSDP internals, numerics or installed versions; script = "
+    "the user's code, arguments, paths or data. Prefer the root cause over its symptoms.";
+
+constexpr const char* kFormatSystem =
+    "A training job printed this progress line; its numbers are listed with indices. Answer with one JSON object and "
+    "nothing else, mapping each of step, total_steps, epoch, loss, seconds_per_step to the index of the number that "
+    "holds it, or null when the line does not show it, plus \"seconds_unit\": \"s\", \"ms\" or \"per_second\" (a rate "
+    "such as it/s). Example: {\"step\": 0, \"total_steps\": 1, \"epoch\": null, \"loss\": 2, \"seconds_per_step\": 3, "
+    "\"seconds_unit\": \"ms\"}.";
+
+}  // namespace
+
+Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file) {
+  ORR_ASSIGN_OR_RETURN(toml::value root, ParseTomlText(text, file));
+  if (!root.is_table() || !root.contains("llm") || !root.at("llm").is_table())
+    return MakeError(file + ":1:1: no [llm] table (base_url, model, timeout_s, api_key_env)");
+  const toml::value& t = root.at("llm");
+  LlmConfig c;
+  for (const auto& [k, v] : t.as_table()) {
+    if (k == "base_url") {
+      ORR_ASSIGN_OR_RETURN(c.base_url, TomlString(file, v, k));
+      if (c.base_url.rfind("http://", 0) != 0 && c.base_url.rfind("https://", 0) != 0)
+        return MakeError(At(file, v) + ": [llm] base_url: expected an http:// or https:// URL, got \"" + c.base_url + "\"");
+    } else if (k == "model") {
+      ORR_ASSIGN_OR_RETURN(c.model, TomlString(file, v, k));
+    } else if (k == "api_key_env") {
+      ORR_ASSIGN_OR_RETURN(c.api_key_env, TomlString(file, v, k));
+    } else if (k == "timeout_s") {
+      double d = v.is_floating() ? v.as_floating() : v.is_integer() ? static_cast<double>(v.as_integer()) : -1;
+      if (!(d > 0 && d <= 600)) return MakeError(At(file, v) + ": [llm] timeout_s: expected seconds in (0, 600]");
+      c.timeout_s = d;
+    } else if (k == "max_context_bytes") {
+      if (!v.is_integer() || v.as_integer() < 256 || v.as_integer() > 1000000)
+        return MakeError(At(file, v) + ": [llm] max_context_bytes: expected an integer in [256, 1000000]");
+      c.max_context_bytes = static_cast<size_t>(v.as_integer());
+    } else {
+      std::string keys;
+      for (const std::string& a : kLlmKeys) keys += (keys.empty() ? "" : ", ") + a;
+      return MakeError(At(file, v) + ": unknown key '" + k + "' in [llm] (expected one of: " + keys + ")");
+    }
+  }
+  if (c.base_url.empty()) return MakeError(At(file, t) + ": [llm]: missing required key 'base_url'");
+  if (c.model.empty()) return MakeError(At(file, t) + ": [llm]: missing required key 'model'");
+  return c;
+}
+
+Result<LlmConfig> LoadLlmConfig(const std::string& path) {
+  ORR_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseLlmConfig(text, path);
+}
+
+HttpChatClient::HttpChatClient(LlmConfig config) : cfg_(std::move(config)) {}
+
+Result<std::string> HttpChatClient::Complete(const std::string& system, const std::string& user) {
+  size_t scheme = cfg_.base_url.find("://");
+  size_t path_at = cfg_.base_url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  std::string origin = cfg_.base_url.substr(0, path_at);
+  std::string prefix = path_at == std::string::npos ? "" : cfg_.base_url.substr(path_at);
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  httplib::Client cli(origin);
+  if (!cli.is_valid()) return MakeError("llm: cannot use base_url \"" + cfg_.base_url + "\"", kExitRuntime);
+  auto sec = static_cast<time_t>(cfg_.timeout_s);
+  auto usec = static_cast<time_t>((cfg_.timeout_s - static_cast<double>(sec)) * 1e6);
+  cli.set_connection_timeout(sec, usec);
+  cli.set_read_timeout(sec, usec);
+  cli.set_write_timeout(sec, usec);
+  httplib::Headers headers;
+  if (!cfg_.api_key_env.empty()) {
+    if (const char* key = std::getenv(cfg_.api_key_env.c_str()); key != nullptr && *key != 0)
+      headers.emplace("Authorization", std::string("Bearer ") + key);
+  }
+  json body = {{"model", cfg_.model},
+               {"temperature", 0},
+               {"response_format", {{"type", "json_object"}}},
+               {"messages", json::array({{{"role", "system"}, {"content", system}}, {{"role", "user"}, {"content", user}}})}};
+  auto res = cli.Post(prefix + "/chat/completions", headers, body.dump(-1, ' ', false, json::error_handler_t::replace),
+                      "application/json");
+  if (!res) return MakeError("llm: request to " + cfg_.base_url + " failed: " + httplib::to_string(res.error()), kExitRuntime);
+  if (res->status != 200)
+    return MakeError("llm: " + cfg_.base_url + " answered HTTP " + std::to_string(res->status), kExitRuntime);
+  json j = json::parse(res->body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty() ||
+      !j["choices"][0].is_object() || !j["choices"][0].contains("message") || !j["choices"][0]["message"].is_object() ||
+      !j["choices"][0]["message"].contains("content") || !j["choices"][0]["message"]["content"].is_string())
+    return MakeError("llm: response is not a chat completion (choices[0].message.content missing)", kExitRuntime);
+  return j["choices"][0]["message"]["content"].get<std::string>();
+}
+
+Result<Diagnosis> ParseLlmDiagnosis(std::string_view content) {
+  json j = json::parse(StripFence(content), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return MakeError("llm answer: expected a JSON object");
+  Diagnosis d;
+  d.source = DiagnosisSource::kLlm;
+  d.confidence = 0.7;
+  if (!j.contains("category") || !j["category"].is_string()) return MakeError("llm answer: 'category': expected a string");
+  auto cat = ParseCategory(j["category"].get<std::string>());
+  if (!cat) return MakeError("llm answer: 'category': expected infrastructure, framework or script, got \"" +
+                             j["category"].get<std::string>().substr(0, 40) + "\"");
+  d.category = *cat;
+  if (!j.contains("subtype") || !j["subtype"].is_string() || !SnakeCase(j["subtype"].get<std::string>()))
+    return MakeError("llm answer: 'subtype': expected a snake_case string");
+  d.subtype = j["subtype"].get<std::string>();
+  if (!j.contains("retry") || !j["retry"].is_boolean()) return MakeError("llm answer: 'retry': expected true or false");
+  d.retry = j["retry"].get<bool>();
+  if (j.contains("suspect_node")) {
+    if (!j["suspect_node"].is_string()) return MakeError("llm answer: 'suspect_node': expected a string");
+    d.suspect_node = j["suspect_node"].get<std::string>().substr(0, 200);
+  }
+  if (j.contains("evidence")) {
+    if (!j["evidence"].is_array()) return MakeError("llm answer: 'evidence': expected an array of strings");
+    for (const json& e : j["evidence"]) {
+      if (!e.is_string()) return MakeError("llm answer: 'evidence': expected an array of strings");
+      if (d.evidence.size() < 8) d.evidence.push_back(e.get<std::string>().substr(0, 400));
+    }
+  }
+  return d;
+}
+
+LlmDiagnoser::LlmDiagnoser(const Diagnoser* rules, ChatClient* client, size_t max_context_bytes)
+    : rules_(rules), client_(client), max_context_(max_context_bytes) {}
+
+Diagnosis LlmDiagnoser::Diagnose(std::string_view tail) {
+  CompressedLog log = Compress(tail, rules_->rules().compress);
+  Diagnosis d = rules_->Classify(log);
+  if (client_ == nullptr || (d.source == DiagnosisSource::kRules && d.confidence >= rules_->rules().llm_below)) return d;
+  std::string ctx = log.Text(max_context_);
+  if (ctx.empty()) return d;
+  uint64_t key = Fnv1a(ctx);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) {
+    ++hits_;
+  } else {
+    ++calls_;
+    Result<std::string> answer = client_->Complete(kDiagnoseSystem, ctx);
+    Result<Diagnosis> parsed = answer.ok() ? ParseLlmDiagnosis(*answer) : Result<Diagnosis>(answer.error());
+    it = cache_.emplace(key, std::move(parsed)).first;
+  }
+  if (!it->second.ok()) {
+    d.note = it->second.error().message + "; the rules' diagnosis stands";
+    return d;
+  }
+  Diagnosis out = *it->second;
+  if (out.evidence.empty()) out.evidence = d.evidence;
+  out.note = "rules said " + std::string(CategoryName(d.category)) + "/" + d.subtype + " (confidence " +
+             std::to_string(d.confidence).substr(0, 4) + ")";
+  return out;
+}
+
+Result<Plan> ParseLlmPlan(std::string_view content, const MaskedLine& line) {
+  json j = json::parse(StripFence(content), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return MakeError("llm answer: expected a JSON object");
+  Plan p;
+  p.param_count = line.params.size();
+  p.from_oracle = true;
+  double scale = 1;
+  bool invert = false;
+  if (j.contains("seconds_unit") && !j["seconds_unit"].is_null()) {
+    if (!j["seconds_unit"].is_string()) return MakeError("llm answer: 'seconds_unit': expected \"s\", \"ms\" or \"per_second\"");
+    std::string u = j["seconds_unit"].get<std::string>();
+    if (u == "ms") scale = 0.001;
+    else if (u == "per_second") invert = true;
+    else if (u != "s") return MakeError("llm answer: 'seconds_unit': expected \"s\", \"ms\" or \"per_second\", got \"" + u.substr(0, 20) + "\"");
+  }
+  struct Key {
+    const char* name;
+    Field field;
+  };
+  for (Key k : {Key{"step", Field::kStep}, Key{"total_steps", Field::kTotal}, Key{"epoch", Field::kEpoch},
+                Key{"loss", Field::kLoss}, Key{"seconds_per_step", Field::kSeconds}}) {
+    if (!j.contains(k.name) || j[k.name].is_null()) continue;
+    const json& v = j[k.name];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= static_cast<int64_t>(line.params.size()))
+      return MakeError(std::string("llm answer: '") + k.name + "': expected null or a number index in [0, " +
+                       std::to_string(line.params.size()) + ")");
+    auto idx = static_cast<uint32_t>(v.get<int64_t>());
+    const MaskedParam& mp = line.params[idx];
+    bool secs = k.field == Field::kSeconds;
+    p.refs.push_back({k.field, idx, secs ? scale : 1.0, secs && invert, 0, mp.token, std::string(line.tokens[mp.token])});
+  }
+  if (p.refs.empty()) return MakeError("llm answer: no field mapped (the line is not progress)");
+  return p;
+}
+
+std::optional<Plan> LlmFormatOracle::Explain(const MaskedLine& line, const std::string& template_text) {
+  auto it = cache_.find(template_text);
+  if (it != cache_.end()) return it->second;
+  if (line.params.empty()) return std::nullopt;
+  std::string user = "line: " + std::string(line.source.substr(0, 2000)) + "\nnumbers:";
+  for (size_t i = 0; i < line.params.size() && i < 64; ++i) user += " [" + std::to_string(i) + "] " + std::string(line.params[i].text);
+  ++calls_;
+  std::optional<Plan> plan;
+  if (Result<std::string> a = client_->Complete(kFormatSystem, user); a.ok()) {
+    if (Result<Plan> p = ParseLlmPlan(*a, line); p.ok()) plan = std::move(*p);
+  }
+  cache_.emplace(template_text, plan);
+  return plan;
+}
+
+}  // namespace orrery::logs

@@ -1,0 +1,89 @@
+// Optional LLM backend: an OpenAI-compatible chat-completions endpoint (off by default;
+// nothing here runs unless a config names one). Used
+//  * by diagnosis for low-confidence cases: the compressed log goes in, the answer must be a
+//    JSON object {category, subtype, retry, suspect_node, evidence} of the output schema;
+//    anything else (HTTP error, timeout, not JSON, wrong types, unknown category) falls back
+//    to the rules' diagnosis, with the reason in Diagnosis::note;
+//  * by the progress tracker once per unknown line format (FormatOracle): the answer maps
+//    field names to indices of the line's numbers, validated against the line.
+// Answers are cached by a hash of the request: one question per compressed log or template.
+// Format of the config: docs/formats/llm-config.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/result.h"
+#include "logs/diagnose.h"
+#include "logs/progress.h"
+
+namespace orrery::logs {
+
+struct LlmConfig {
+  std::string base_url;         // "http://127.0.0.1:8000/v1": POST {base_url}/chat/completions
+  std::string model;
+  double timeout_s = 20;        // connect, read and write timeouts each
+  std::string api_key_env;      // name of the environment variable holding the key ("" = none)
+  size_t max_context_bytes = 12000;
+};
+
+// The [llm] table of a TOML file (other tables are ignored, so it can live in a larger config).
+Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file);
+Result<LlmConfig> LoadLlmConfig(const std::string& path);
+
+class ChatClient {
+ public:
+  virtual ~ChatClient() = default;
+  // The assistant message's content, or an error (transport, HTTP status, response shape).
+  virtual Result<std::string> Complete(const std::string& system, const std::string& user) = 0;
+};
+
+class HttpChatClient final : public ChatClient {
+ public:
+  explicit HttpChatClient(LlmConfig config);
+  Result<std::string> Complete(const std::string& system, const std::string& user) override;
+
+ private:
+  LlmConfig cfg_;
+};
+
+// Validates an answer against the diagnosis schema.
+Result<Diagnosis> ParseLlmDiagnosis(std::string_view content);
+
+class LlmDiagnoser {
+ public:
+  // Asks `client` when the rules' confidence is below rules.llm_below.
+  LlmDiagnoser(const Diagnoser* rules, ChatClient* client, size_t max_context_bytes = 12000);
+  Diagnosis Diagnose(std::string_view tail);
+  uint64_t calls() const { return calls_; }
+  uint64_t cache_hits() const { return hits_; }
+
+ private:
+  const Diagnoser* rules_;
+  ChatClient* client_;
+  size_t max_context_;
+  std::unordered_map<uint64_t, Result<Diagnosis>> cache_;
+  uint64_t calls_ = 0, hits_ = 0;
+};
+
+class LlmFormatOracle final : public FormatOracle {
+ public:
+  explicit LlmFormatOracle(ChatClient* client) : client_(client) {}
+  std::optional<Plan> Explain(const MaskedLine& line, const std::string& template_text) override;
+  uint64_t calls() const { return calls_; }
+
+ private:
+  ChatClient* client_;
+  std::unordered_map<std::string, std::optional<Plan>> cache_;
+  uint64_t calls_ = 0;
+};
+
+// A plan from the oracle's JSON answer ({"step": 0, "loss": 2, "seconds_per_step": 3,
+// "seconds_unit": "ms", ...}: indices into the line's numbers), validated against `line`.
+Result<Plan> ParseLlmPlan(std::string_view content, const MaskedLine& line);
+
+}  // namespace orrery::logs

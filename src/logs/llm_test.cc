@@ -1,0 +1,178 @@
+// The LLM backend against a small OpenAI-compatible server on 127.0.0.1 started by the test
+// (httplib::Server in a thread): a valid answer, a malformed one, a wrong schema, HTTP 500,
+// a timeout, and the cache.
+#include "logs/llm.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+namespace orrery::logs {
+namespace {
+
+class FakeEndpoint {
+ public:
+  std::atomic<int> requests{0};
+  std::string content = "{}";  // what the assistant answers
+  int status = 200;
+  int delay_ms = 0;
+  std::string last_body;
+
+  FakeEndpoint() {
+    server_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      ++requests;
+      last_body = req.body;
+      if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      nlohmann::json j = {{"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}};
+      res.status = status;
+      res.set_content(j.dump(), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FakeEndpoint() {
+    server_.stop();
+    thread_.join();
+  }
+  LlmConfig Config(double timeout_s = 5) const {
+    LlmConfig c;
+    c.base_url = "http://127.0.0.1:" + std::to_string(port_) + "/v1";
+    c.model = "test-model";
+    c.timeout_s = timeout_s;
+    return c;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// A RuntimeError no specific rule explains: rule runtime_error, confidence 0.35 < 0.5.
+const char* kVague = "Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: the flux capacitor broke\n";
+
+TEST(LlmTest, ValidAnswerReplacesLowConfidenceRules) {
+  FakeEndpoint ep;
+  ep.content = R"({"category": "infrastructure", "subtype": "gpu_xid", "retry": true, "suspect_node": "node7",
+                   "evidence": ["RuntimeError: the flux capacitor broke"]})";
+  HttpChatClient client(ep.Config());
+  Diagnoser rules;
+  LlmDiagnoser d(&rules, &client);
+  Diagnosis out = d.Diagnose(kVague);
+  EXPECT_EQ(out.source, DiagnosisSource::kLlm);
+  EXPECT_EQ(out.category, Category::kInfrastructure);
+  EXPECT_EQ(out.subtype, "gpu_xid");
+  EXPECT_TRUE(out.retry);
+  EXPECT_EQ(out.suspect_node, "node7");
+  EXPECT_EQ(out.note, "rules said script/user_code_exception (confidence 0.35)");
+  // The request carried the model and the compressed log.
+  auto body = nlohmann::json::parse(ep.last_body);
+  EXPECT_EQ(body["model"], "test-model");
+  EXPECT_NE(body["messages"][1]["content"].get<std::string>().find("flux capacitor"), std::string::npos);
+  // Cached: the same log is not asked twice.
+  (void)d.Diagnose(kVague);
+  EXPECT_EQ(ep.requests.load(), 1);
+  EXPECT_EQ(d.cache_hits(), 1u);
+}
+
+TEST(LlmTest, ConfidentRulesAreNotSentToTheLlm) {
+  FakeEndpoint ep;
+  HttpChatClient client(ep.Config());
+  Diagnoser rules;
+  LlmDiagnoser d(&rules, &client);
+  EXPECT_EQ(d.Diagnose("ModuleNotFoundError: No module named 'torch'\n").subtype, "module_not_found");
+  EXPECT_EQ(ep.requests.load(), 0);
+}
+
+TEST(LlmTest, MalformedAnswerFallsBackToRules) {
+  FakeEndpoint ep;
+  ep.content = "I think it is the GPU.";
+  HttpChatClient client(ep.Config());
+  Diagnoser rules;
+  LlmDiagnoser d(&rules, &client);
+  Diagnosis out = d.Diagnose(kVague);
+  EXPECT_EQ(out.source, DiagnosisSource::kRules);
+  EXPECT_EQ(out.rule, "runtime_error");
+  EXPECT_EQ(out.note, "llm answer: expected a JSON object; the rules' diagnosis stands");
+}
+
+TEST(LlmTest, WrongSchemaFallsBackToRules) {
+  FakeEndpoint ep;
+  ep.content = R"({"category": "hardware", "subtype": "gpu", "retry": true})";
+  HttpChatClient client(ep.Config());
+  Diagnoser rules;
+  LlmDiagnoser d(&rules, &client);
+  Diagnosis out = d.Diagnose(kVague);
+  EXPECT_EQ(out.source, DiagnosisSource::kRules);
+  EXPECT_EQ(out.note,
+            "llm answer: 'category': expected infrastructure, framework or script, got \"hardware\"; the rules' diagnosis stands");
+  EXPECT_EQ(ParseLlmDiagnosis(R"({"category": "script", "subtype": "x", "retry": "yes"})").error().message,
+            "llm answer: 'retry': expected true or false");
+}
+
+TEST(LlmTest, HttpErrorAndTimeoutFallBackToRules) {
+  FakeEndpoint ep;
+  ep.status = 500;
+  {
+    HttpChatClient client(ep.Config());
+    Diagnoser rules;
+    LlmDiagnoser d(&rules, &client);
+    Diagnosis out = d.Diagnose(kVague);
+    EXPECT_EQ(out.source, DiagnosisSource::kRules);
+    EXPECT_NE(out.note.find("answered HTTP 500"), std::string::npos) << out.note;
+  }
+  ep.status = 200;
+  ep.content = R"({"category": "script", "subtype": "x", "retry": false})";
+  ep.delay_ms = 1500;
+  HttpChatClient slow(ep.Config(0.2));
+  auto t0 = std::chrono::steady_clock::now();
+  Result<std::string> r = slow.Complete("s", "u");
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("failed"), std::string::npos) << r.error().message;
+  EXPECT_LT(waited, 1.4);  // gave up at the timeout, did not wait for the answer
+}
+
+TEST(LlmTest, FormatOracleValidatesIndices) {
+  MaskedLine m;
+  Mask("zork 12 quux 0.5 t 300", &m);
+  auto ok = ParseLlmPlan(R"({"step": 0, "loss": 1, "seconds_per_step": 2, "seconds_unit": "ms"})", m);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  ASSERT_EQ(ok->refs.size(), 3u);
+  EXPECT_DOUBLE_EQ(ok->refs[2].scale, 0.001);
+  EXPECT_EQ(ParseLlmPlan(R"({"step": 7})", m).error().message, "llm answer: 'step': expected null or a number index in [0, 3)");
+  EXPECT_EQ(ParseLlmPlan(R"({"step": null})", m).error().message, "llm answer: no field mapped (the line is not progress)");
+
+  FakeEndpoint ep;
+  ep.content = R"({"step": 0, "loss": 1})";
+  HttpChatClient client(ep.Config());
+  LlmFormatOracle oracle(&client);
+  ProgressTracker t({}, &oracle);
+  for (int i = 1; i <= 20; ++i) t.Feed("zork " + std::to_string(i) + " quux 0.5 t 300\n", kNoTime);
+  EXPECT_EQ(ep.requests.load(), 1);  // one question for the template
+  EXPECT_EQ(t.latest().step, 20);
+  EXPECT_DOUBLE_EQ(*t.latest().loss, 0.5);
+}
+
+TEST(LlmConfigTest, ParseAndErrors) {
+  auto c = ParseLlmConfig("[llm]\nbase_url = \"http://127.0.0.1:8000/v1\"\nmodel = \"m\"\ntimeout_s = 3\napi_key_env = \"K\"\n", "c.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->timeout_s, 3);
+  EXPECT_EQ(c->api_key_env, "K");
+  EXPECT_EQ(ParseLlmConfig("a = " + std::string(40, '['), "c.toml").error().message,
+            "c.toml:1:37: arrays or tables nested more than 32 deep");
+  EXPECT_EQ(ParseLlmConfig("name = 1\n", "c.toml").error().message, "c.toml:1:1: no [llm] table (base_url, model, timeout_s, api_key_env)");
+  EXPECT_EQ(ParseLlmConfig("[llm]\nbase_url = \"ftp://x\"\nmodel = \"m\"\n", "c.toml").error().message,
+            "c.toml:2:12: [llm] base_url: expected an http:// or https:// URL, got \"ftp://x\"");
+  EXPECT_EQ(ParseLlmConfig("[llm]\nbase_url = \"http://x\"\nmodel = \"m\"\ntemp = 1\n", "c.toml").error().message,
+            "c.toml:4:8: unknown key 'temp' in [llm] (expected one of: base_url, model, timeout_s, api_key_env, max_context_bytes)");
+}
+
+}  // namespace
+}  // namespace orrery::logs
