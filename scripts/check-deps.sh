@@ -18,11 +18,12 @@ declare -A ALLOWED=(
   [sim]="sched/framework sched/plugins predict trace config model base"
   [analysis]="trace model base"
   [logs]="base"
+  [signals]="sim semantic logs sched/framework sched/plugins predict trace config model base"
   [live]="sched/framework sched/plugins predict config model base"
-  [cli]="sim live analysis logs workload config trace semantic sched/framework sched/plugins predict model base"
+  [cli]="signals sim live analysis logs workload config trace semantic sched/framework sched/plugins predict model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis logs cli)
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis logs signals cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

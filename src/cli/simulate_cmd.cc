@@ -18,6 +18,8 @@
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
+#include "signals/log_signals.h"
+#include "signals/signal_set.h"
 #include "sim/helios_compat.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
@@ -127,6 +129,8 @@ struct Options {
   int64_t wake_latency = 300;
   double resume_failure = 0;
   std::string power_model;       // documented defaults for nodes whose config has none
+  std::string signals;           // "advisor,tracker" (docs/design/signals.md); "" = none
+  std::string tracker_options;   // LogSignalOptions, "interval=600,jitter=0.05"
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -275,6 +279,21 @@ int Run(const Options& o) {
   }
   std::vector<std::string> policies = SplitPolicies(o.policies.empty() ? std::vector<std::string>{kDefaultPolicies} : o.policies);
   if (policies.empty()) return fail(MakeError("no policy given"));
+  auto sig = signals::ParseSignalSet(o.signals);
+  if (!sig.ok()) return fail(sig.error());
+  auto tracker_opts = signals::ParseLogSignalOptions(o.tracker_options);
+  if (!tracker_opts.ok()) return fail(tracker_opts.error());
+  if (!o.tracker_options.empty() && !sig->tracker) return fail(MakeError("--tracker-options needs --signals tracker"));
+  if (sig->any() && o.helios_compat) return fail(MakeError("--signals cannot be combined with --helios-compat"));
+  std::vector<std::string> notes;
+  if (sig->advisor) {
+    for (std::string& p : policies) {
+      if (!signals::ReadsEstimate(p)) notes.push_back(p + ": reads no duration estimate (--signals advisor has nothing to feed it)");
+      auto with = signals::WithAdvisor(p);
+      if (!with.ok()) return fail(with.error());
+      p = *with;
+    }
+  }
 
   // Validate every policy and the placer before any work or output.
   for (const std::string& p : policies) {
@@ -322,7 +341,7 @@ int Run(const Options& o) {
   Progress progress(!o.quiet);
   std::vector<double> wall;
   std::vector<std::string> used_dirs;
-  std::vector<std::string> notes;
+  if (sig->any()) all["signals"] = {{"advisor", sig->advisor}, {"tracker", sig->tracker}};
   for (const std::string& p : policies) {
     SimConfig cfg;
     cfg.policy = p;
@@ -339,6 +358,9 @@ int Run(const Options& o) {
     cfg.explain = !o.no_output;  // packing.csv is the only reader
     cfg.record_attempts = !o.no_output && !o.helios_compat;  // attempts.csv is the only reader
     cfg.progress = [&](uint64_t d, uint64_t t) { progress.Update(p, d, t); };
+    std::unique_ptr<signals::LogSignals> tracker;
+    if (sig->tracker) tracker = std::make_unique<signals::LogSignals>(o.seed, *tracker_opts);
+    cfg.signals = tracker.get();
     auto t0 = std::chrono::steady_clock::now();
     auto r = o.helios_compat ? SimulateHeliosCompat(trace, *cluster, cfg) : Simulate(trace, *cluster, cfg);
     progress.Done();
@@ -361,6 +383,13 @@ int Run(const Options& o) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "%s: mean fragmentation ratio %.3f (FGD-style, %zu samples every %llds)", p.c_str(),
                     mean, r->fragmentation.size(), static_cast<long long>(cfg.frag_interval));
+      notes.push_back(buf);
+    }
+    if (tracker) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%s: tracker read %llu Megatron log lines (%.1f MB) every %llds", p.c_str(),
+                    static_cast<unsigned long long>(tracker->lines_written()), static_cast<double>(tracker->bytes_written()) / 1e6,
+                    static_cast<long long>(tracker_opts->interval));
       notes.push_back(buf);
     }
     wall.push_back(secs);
@@ -434,6 +463,12 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--skip-bad-rows", opts->skip_bad_rows, "Skip malformed trace rows instead of failing");
   cmd->add_flag("--vc-table", opts->vc_table, "Also print per-VC tables");
+  cmd->add_option("--signals", opts->signals,
+                  "Semantic signals fed to the policies: advisor (estimate at submit from the job's launch config: "
+                  "estimator=semantic), tracker (progress and ETA from the job's log while it runs); e.g. advisor,tracker");
+  cmd->add_option("--tracker-options", opts->tracker_options,
+                  "With --signals tracker: interval=S (log read period, 600), jitter=X (step-time noise, 0.05), "
+                  "max_lines=N (8), min_line_s=S (10)");
   cmd->add_option("--energy", opts->energy,
                   "Energy saving: ces[:key=value,...] (docs/energy.md) powers idle nodes off and on; default off");
   cmd->add_option("--wake-latency", opts->wake_latency, "With --energy: seconds a powered-up node boots (default 300)")
