@@ -384,8 +384,19 @@ class Builder {
 
   // A full-line comment that mentions a model ("GPT-2 (124M)"), or states a size
   // ("Runs the 175B parameter model"); and the file's own name.
+  // "# base_model: meta-llama/Llama-2-7b" or "# --model x": a setting switched off, not prose.
+  static bool IsCommentedOutSetting(std::string_view text) {
+    text = TrimView(text);
+    if (text.rfind("--", 0) == 0) return true;
+    size_t n = 0;
+    while (n < text.size() && (std::isalnum(static_cast<unsigned char>(text[n])) || text[n] == '_' || text[n] == '.' || text[n] == '-')) ++n;
+    std::string_view rest = TrimView(text.substr(n));
+    return n > 0 && !rest.empty() && (rest[0] == ':' || rest[0] == '=') && rest.size() > 1;
+  }
+
   void CollectModelMentions() {
     for (const Document::Note& c : doc_.comments) {
+      if (IsCommentedOutSetting(c.text)) continue;
       Origin o{doc_.file, c.loc.line, c.loc.col, "comment"};
       // Only a mention with a size names this job's model ("llama model" is a family).
       if (auto m = FindModelMention(c.text); m && SizeFromName(*m)) Offer(F::kModelName, Value(*m), o, Provenance::kComment, 80);

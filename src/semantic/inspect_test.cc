@@ -148,6 +148,13 @@ TEST(InspectTest, HfJobsTimeoutIsTheSchedulersLimitOnlyThere) {
   EXPECT_FALSE(other.get(F::kTimeLimit).has_value());  // a process-group timeout, not a limit
 }
 
+TEST(InspectTest, CommentedOutSettingsNameNoModel) {
+  LaunchSchema s = InspectText("a.yaml", "# base_model: meta-llama/Llama-2-7b-hf\n# Fine-tunes Qwen2.5-0.5B on alpaca\nmicro_batch_size: 2\n");
+  ASSERT_TRUE(s.get(F::kModelName).has_value());
+  EXPECT_EQ(FormatValue(s.get(F::kModelName)->value), "Qwen2.5-0.5B");  // the prose comment, not the switched-off key
+  EXPECT_EQ(s.get(F::kModelName)->origin.line, 2u);
+}
+
 TEST(InspectTest, ReferencedConfigIsMerged) {
   std::vector<InputFile> in = {
       {"jobs/run.sh", "deepspeed --num_gpus 4 train.py --deepspeed conf/ds.json --num_train_epochs 2\n"},

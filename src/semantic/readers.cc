@@ -480,8 +480,7 @@ bool IsLauncherWord(std::string_view w) {
   return false;
 }
 
-void ReadShellInto(std::string_view text, uint32_t base_line, Document* doc);
-
+// A here-document that holds a JSON object (an inline DeepSpeed config).
 void ReadEmbeddedConfig(const HereDoc& h, Document* doc) {
   std::string_view body = TrimView(h.body.s);
   if (body.empty()) return;

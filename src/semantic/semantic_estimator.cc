@@ -42,9 +42,8 @@ constexpr size_t kCandidatesPerIndex = 64;  // bounds each estimate's work: O(k 
 
 }  // namespace
 
-SemanticEstimator::SemanticEstimator(const Trace* trace, PayloadSource payloads, std::unique_ptr<StepTimeModel> step_model,
-                                     Options o)
-    : trace_(trace), payloads_(std::move(payloads)), step_model_(std::move(step_model)), o_(o) {}
+SemanticEstimator::SemanticEstimator(PayloadSource payloads, std::unique_ptr<StepTimeModel> step_model, Options o)
+    : payloads_(std::move(payloads)), step_model_(std::move(step_model)), o_(o) {}
 
 const SemanticEstimator::Features& SemanticEstimator::FeaturesOf(const Job& job) {
   auto it = features_.find(job.id.v);
@@ -198,7 +197,7 @@ Result<std::unique_ptr<DurationEstimator>> BuildSemantic(const std::string& opti
     return InputFile{p.file_name, p.text};
   };
   return std::unique_ptr<DurationEstimator>(
-      new SemanticEstimator(trace, std::move(source), std::make_unique<FlopsStepTimeModel>(peak, mfu), o));
+      new SemanticEstimator(std::move(source), std::make_unique<FlopsStepTimeModel>(peak, mfu), o));
 }
 
 }  // namespace

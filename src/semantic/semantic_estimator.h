@@ -59,7 +59,8 @@ class SemanticEstimator final : public DurationEstimator {
     Duration fallback = 3600;  // nothing known at all
     double overhead_s = 60;    // added to steps x step time (start-up, loading, final save)
   };
-  SemanticEstimator(const Trace* trace, PayloadSource payloads, std::unique_ptr<StepTimeModel> step_model, Options o);
+  // Job user and name ids are the trace's (interned); `payloads` gives each job's launch file.
+  SemanticEstimator(PayloadSource payloads, std::unique_ptr<StepTimeModel> step_model, Options o);
 
   std::string_view name() const override { return "semantic"; }
   Duration Estimate(const Job& job, Time now) override;
@@ -87,7 +88,6 @@ class SemanticEstimator final : public DurationEstimator {
   std::vector<const Past*> Neighbours(const Features& f) const;
   static double Similarity(const Features& a, const Features& b);
 
-  const Trace* trace_;
   PayloadSource payloads_;
   std::unique_ptr<StepTimeModel> step_model_;
   Options o_;

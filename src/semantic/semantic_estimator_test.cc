@@ -68,7 +68,7 @@ TEST(SemanticEstimatorTest, StepsTimesFlopsStepTimeThenCalibration) {
   // step = 6 x 6.74e9 x (4 x 1 x 8 x 2048) / (8 x 100e12 x 0.5) = 6.626 s (hand: 6*6.74e9*65536 / 4e14)
   SemanticEstimator::Options o;
   o.overhead_s = 0;
-  SemanticEstimator est(nullptr, FixedSource(1000), std::make_unique<FlopsStepTimeModel>(100e12, 0.5), o);
+  SemanticEstimator est(FixedSource(1000), std::make_unique<FlopsStepTimeModel>(100e12, 0.5), o);
   Job first = MakeJob(0, 1, 8, 0);
   double step = 6 * 6.74e9 * 65536 / (8 * 100e12 * 0.5);
   // No neighbours yet: the chance of an early end is the prior 1/2, so T x (1 - 1/4).
@@ -90,7 +90,7 @@ TEST(SemanticEstimatorTest, RetrievalWhenTheConfigHasNoSteps) {
   PayloadSource epochs = [](const Job&) -> std::optional<InputFile> {
     return InputFile{"a.yaml", "model_name_or_path: org/Llama-2-7B\nnum_train_epochs: 3\n"};
   };
-  SemanticEstimator est(nullptr, epochs, std::make_unique<FlopsStepTimeModel>(100e12, 0.5), {});
+  SemanticEstimator est(epochs, std::make_unique<FlopsStepTimeModel>(100e12, 0.5), {});
   EXPECT_EQ(est.Estimate(MakeJob(0, 1, 8, 0), 0), 3600);  // nothing known: the fallback
   est.Observe(MakeJob(1, 1, 8, 0), 100);
   est.Observe(MakeJob(2, 1, 8, 0), 300);
@@ -100,7 +100,7 @@ TEST(SemanticEstimatorTest, RetrievalWhenTheConfigHasNoSteps) {
 }
 
 TEST(SemanticEstimatorTest, EarlyFailureChanceFromNeighbours) {
-  SemanticEstimator est(nullptr, FixedSource(10), std::make_unique<FlopsStepTimeModel>(100e12, 0.5), {});
+  SemanticEstimator est(FixedSource(10), std::make_unique<FlopsStepTimeModel>(100e12, 0.5), {});
   est.Observe(MakeJob(1, 1, 8, 0, JobState::kFailed), 10);
   est.Observe(MakeJob(2, 1, 8, 0, JobState::kCancelled), 10);
   est.Observe(MakeJob(3, 1, 8, 0, JobState::kFailed), 10);
