@@ -1,6 +1,6 @@
 // `orrery diagnose LOG...`: why did a training job fail? Reads the tail of each log (file,
 // .gz, "-" = stdin), compresses it with the Drain miner and classifies it with the rules
-// (configs/diagnose-rules.toml unless --rules), optionally asking an LLM endpoint in
+// (configs/logs/diagnose-rules.toml unless --rules), optionally asking an LLM endpoint in
 // low-confidence cases (--llm-config). `orrery diagnose evaluate FILE.jsonl` scores it on a
 // labelled file of the failure-logs schema. Formats: docs/formats/diagnose.md.
 #include <cstdio>
@@ -120,7 +120,7 @@ int RunEvaluate(const DiagnoseArgs& a) {
 }
 
 void AddEngineOptions(CLI::App* c, DiagnoseArgs* a) {
-  c->add_option("--rules", a->rules, "Rule file replacing the embedded configs/diagnose-rules.toml");
+  c->add_option("--rules", a->rules, "Rule file replacing the embedded configs/logs/diagnose-rules.toml");
   c->add_option("--extra-rules", a->extra_rules, "Rule file added to the rules (same name replaces a rule)");
   c->add_option("--llm-config", a->llm_config, "TOML file with an [llm] table: ask that endpoint in low-confidence cases");
   c->add_flag("--json", a->json, "JSON output (docs/formats/diagnose.md)");

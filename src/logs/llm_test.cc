@@ -141,7 +141,7 @@ TEST(LlmTest, HttpErrorAndTimeoutFallBackToRules) {
 
 TEST(LlmTest, FormatOracleValidatesIndices) {
   MaskedLine m;
-  Mask("zork 12 quux 0.5 t 300", &m);
+  Mask("zork 12 lossy 0.5 t 300", &m);
   auto ok = ParseLlmPlan(R"({"step": 0, "loss": 1, "seconds_per_step": 2, "seconds_unit": "ms"})", m);
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   ASSERT_EQ(ok->refs.size(), 3u);
@@ -154,7 +154,7 @@ TEST(LlmTest, FormatOracleValidatesIndices) {
   HttpChatClient client(ep.Config());
   LlmFormatOracle oracle(&client);
   ProgressTracker t({}, &oracle);
-  for (int i = 1; i <= 20; ++i) t.Feed("zork " + std::to_string(i) + " quux 0.5 t 300\n", kNoTime);
+  for (int i = 1; i <= 20; ++i) t.Feed("zork " + std::to_string(i) + " lossy 0.5 t 300\n", kNoTime);
   EXPECT_EQ(ep.requests.load(), 1);  // one question for the template
   EXPECT_EQ(t.latest().step, 20);
   EXPECT_DOUBLE_EQ(*t.latest().loss, 0.5);

@@ -48,6 +48,17 @@ Framework HintOf(std::string_view line) {
   return Framework::kUnknown;
 }
 
+// Worth asking the oracle about: a line the plan learner found nothing in, but which speaks
+// of steps, epochs, losses or rates (most unparsed lines are routine: NCCL INFO, loading).
+bool LooksLikeProgress(std::string_view line) {
+  for (std::string_view w : {"step", "iter", "epoch", "loss", "it/s", "s/it", "%||", "batch"})
+    if (ContainsNoCase(line, w)) return true;
+  return false;
+}
+
+// Lines without digits are searched for a framework's name only this early in a log.
+constexpr uint64_t kHintLines = 2000;
+
 Framework Combine(Framework detected, Framework hint) {
   if (detected == Framework::kHfTrainer && hint == Framework::kAxolotl) return hint;
   if (detected == Framework::kLightning && hint == Framework::kNemo) return hint;
@@ -89,7 +100,10 @@ void ProgressTracker::Finish(Time now) {
 
 void ProgressTracker::OnLine(std::string_view raw, Time now) {
   ++lines_;
-  if (!HasDigit(raw)) return;  // every progress line has a number; most routine text has few
+  if (!HasDigit(raw)) {  // every progress line has a number; banners ("[axolotl] ...") may name the framework
+    if (hint_ == Framework::kUnknown && lines_ <= kHintLines) hint_ = HintOf(raw);
+    return;
+  }
   std::string_view line = CleanLine(raw, &scratch_);
   Mask(line, &masked_);
   DrainMatch m = drain_.Add(masked_);
@@ -114,7 +128,7 @@ const Plan* ProgressTracker::PlanFor(uint32_t cluster, bool created) {
   if (p != nullptr && fits(*p)) return p.get();
   Plan learned = LearnPlan(masked_);
   ++plans_learned_;
-  if (!learned.progress() && !learned.eval && oracle_ != nullptr && created) {
+  if (!learned.progress() && !learned.eval && oracle_ != nullptr && created && LooksLikeProgress(masked_.source)) {
     if (auto o = oracle_->Explain(masked_, drain_.cluster(cluster).Template()); o.has_value()) learned = std::move(*o);
   }
   p = std::make_unique<Plan>(std::move(learned));

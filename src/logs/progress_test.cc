@@ -153,7 +153,8 @@ class FakeOracle : public FormatOracle {
 TEST(ProgressTest, OracleAskedOncePerUnknownTemplate) {
   FakeOracle o;
   ProgressTracker t({}, &o);
-  for (int i = 1; i <= 50; ++i) t.Feed("zork " + std::to_string(i) + " quux " + std::to_string(3.0 - i * 0.01) + "\n", kNoTime);
+  for (int i = 1; i <= 50; ++i) t.Feed("zork " + std::to_string(i) + " lossy " + std::to_string(3.0 - i * 0.01) + "\n", kNoTime);
+  t.Feed("NCCL INFO Channel 00/02 : 0 1 2 3\n", kNoTime);  // routine: nothing progress-like, not asked
   EXPECT_EQ(o.calls, 1);
   EXPECT_EQ(t.latest().step, 50);
   EXPECT_NEAR(*t.latest().loss, 2.5, 1e-9);
@@ -243,6 +244,19 @@ TEST(ProgressTest, FormatCatalogue) {
       EXPECT_NEAR(*r.seconds_per_step, *c.seconds, 1e-9) << c.log;
     }
   }
+}
+
+}  // namespace
+}  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+TEST(ProgressTest, BannerNamesTheFramework) {
+  // axolotl prints HF Trainer's dicts; its own log lines name it.
+  Reading r = Track("[axolotl.cli.train] loading model and tokenizer\n{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 0.25}\n");
+  EXPECT_EQ(FrameworkName(r.framework), "axolotl");
+  EXPECT_EQ(FrameworkName(Track("{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 0.25}\n").framework), "hf_trainer");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Diagnosis rules: a data file of line patterns (configs/diagnose-rules.toml, embedded as
+// Diagnosis rules: a data file of line patterns (configs/logs/diagnose-rules.toml, embedded as
 // the default; docs/formats/diagnose-rules.md). Each rule names the failure it stands for
 // (category, subtype, retry), a priority (root causes above their symptoms) and what a line
 // must contain. Matching is literal (substring, ASCII case-blind unless case_sensitive) or
@@ -73,7 +73,7 @@ struct RuleSet {
 
 Result<RuleSet> ParseRules(std::string_view text, const std::string& file);
 Result<RuleSet> LoadRules(const std::string& path);
-// The embedded configs/diagnose-rules.toml (parsed once).
+// The embedded configs/logs/diagnose-rules.toml (parsed once).
 const RuleSet& DefaultRules();
 // `extra`'s rules replace those of `base` with the same name and are added otherwise.
 RuleSet MergeRules(RuleSet base, const RuleSet& extra);
