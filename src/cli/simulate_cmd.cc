@@ -337,11 +337,11 @@ int Run(const Options& o) {
   all["cluster"] = cluster->name;
   all["seed"] = o.seed;
   all["jobs"] = trace.jobs.size();
+  if (sig->any()) all["signals"] = {{"advisor", sig->advisor}, {"tracker", sig->tracker}};
   all["runs"] = nlohmann::ordered_json::array();
   Progress progress(!o.quiet);
   std::vector<double> wall;
   std::vector<std::string> used_dirs;
-  if (sig->any()) all["signals"] = {{"advisor", sig->advisor}, {"tracker", sig->tracker}};
   for (const std::string& p : policies) {
     SimConfig cfg;
     cfg.policy = p;

@@ -171,6 +171,8 @@ TEST(SignalsSimTest, SharingPoliciesAreRefused) {
   cfg.signals = &s;
   auto r = Simulate(Mixed(4), c, cfg);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "policy 'lucid': semantic signals are not modelled for GPU-sharing policies (re-timed progress)");
 }
 
 }  // namespace

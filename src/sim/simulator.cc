@@ -810,6 +810,10 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
 namespace {
 
 Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& policy) {
+  if (cfg.signals && policy.share)
+    return MakeError("policy '" + cfg.policy +
+                     "': semantic signals are not modelled for GPU-sharing policies (re-timed progress)");
+  if (cfg.signals && cfg.signals->Interval() < 1) return MakeError("signals: read interval must be ≥ 1 s");
   if (policy.share && (!policy.colocation || policy.colocation->job_workload.size() != trace.jobs.size()))
     return MakeError("policy '" + cfg.policy + "' shares GPUs but supplies no per-job interference data");
   if (!cfg.energy.empty()) {
@@ -823,10 +827,6 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
   if (!trace.work.empty() && trace.work.size() != trace.jobs.size())
     return MakeError("trace has phases for " + std::to_string(trace.work.size()) + " of its " +
                      std::to_string(trace.jobs.size()) + " jobs");
-  if (cfg.signals && policy.share)
-    return MakeError("policy '" + cfg.policy +
-                     "': semantic signals are not modelled for GPU-sharing policies (re-timed progress)");
-  if (cfg.signals && cfg.signals->Interval() < 1) return MakeError("signals: read interval must be ≥ 1 s");
   for (const InjectedFailure& f : cfg.failures)
     if (f.job >= trace.jobs.size() || f.after < 0)
       return MakeError("injected failure: job " + std::to_string(f.job) + " after " + std::to_string(f.after) +
