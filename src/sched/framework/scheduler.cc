@@ -667,17 +667,17 @@ void Scheduler::ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_
     if (!fn(e.slot)) return;
 }
 
-void Scheduler::ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) {
+void Scheduler::ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) {
   const auto& r = vcs_[vc.v].running_est;
   for (auto it = r.rbegin(); it != r.rend(); ++it)
-    if (!fn(it->slot)) return;
+    if (!fn(it->slot, it->end)) return;
 }
 
-void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) {
+void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) {
   ORR_CHECK(truth_ && true_end_order_);
   const auto& r = vcs_[vc.v].running_true;
   for (auto it = r.rbegin(); it != r.rend(); ++it)
-    if (!fn(it->slot)) return;
+    if (!fn(it->slot, it->end)) return;
 }
 
 void Scheduler::Schedule(Time now, std::vector<Decision>* out) {

@@ -54,13 +54,14 @@ class SchedulerHandle {
   virtual void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) = 0;
   // Visits running jobs of `vc` by est_end ascending until fn returns false.
   virtual void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
-  // Same, by est_end descending (belief-driven preemption: the longest believed remaining first).
-  virtual void ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
+  // By est_end descending until fn(slot, est_end) returns false (belief-driven preemption:
+  // the longest believed remaining first).
+  virtual void ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) = 0;
   // The truth (simulator only; null live). Oracle plugins read it; others must not.
   virtual const OracleView* oracle() const = 0;
   // Oracle only (oracle() != null and the PostFilter's needs_true_end_order()): running
-  // jobs of `vc` by true end descending until fn returns false.
-  virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
+  // jobs of `vc` by true end descending until fn(slot, true end) returns false.
+  virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) = 0;
   // The one belief of a job's duration: its estimate, else (simulator) the oracle's
   // remaining work, else its walltime request, else 0.
   virtual Duration BelievedDuration(const SchedJob& j) const = 0;
@@ -359,8 +360,8 @@ class Scheduler final : private SchedulerHandle {
   SchedJob& job(uint32_t slot) override { return pool_[slot]; }
   void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) override;
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
-  void ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
-  void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
+  void ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) override;
+  void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) override;
   Duration BelievedDuration(const SchedJob& j) const override;
   void Start(uint32_t slot, Allocation alloc) override;
   void StartShared(uint32_t slot, uint32_t partner) override;

@@ -192,17 +192,15 @@ class RemainingView {
   virtual ~RemainingView() = default;
   virtual bool oracle() const = 0;
   virtual Duration Pending(SchedulerHandle& h, uint32_t slot) const = 0;
-  virtual Time End(SchedulerHandle& h, uint32_t slot) const = 0;
-  // Running jobs of `vc` by End descending until fn returns false.
-  virtual void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t)>& fn) const = 0;
+  // Running jobs of `vc` by (true or believed) end descending until fn(slot, end) returns false.
+  virtual void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const = 0;
 };
 
 class TrueRemaining final : public RemainingView {
  public:
   bool oracle() const override { return true; }
   Duration Pending(SchedulerHandle& h, uint32_t slot) const override { return h.oracle()->Remaining(slot); }
-  Time End(SchedulerHandle& h, uint32_t slot) const override { return h.oracle()->TrueEnd(slot); }
-  void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t)>& fn) const override {
+  void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const override {
     h.ForEachRunningByTrueEndDesc(vc, fn);
   }
 };
@@ -211,8 +209,7 @@ class BelievedRemaining final : public RemainingView {
  public:
   bool oracle() const override { return false; }
   Duration Pending(SchedulerHandle& h, uint32_t slot) const override { return h.BelievedDuration(h.job(slot)); }
-  Time End(SchedulerHandle& h, uint32_t slot) const override { return h.job(slot).est_end; }
-  void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t)>& fn) const override {
+  void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const override {
     h.ForEachRunningByEstEndDesc(vc, fn);
   }
 };
@@ -228,8 +225,8 @@ class PreemptLonger final : public PostFilterPlugin {
     bool longer = false;
     const Time now = h.now();
     const Duration remaining = view_->Pending(h, slot);
-    view_->ForEachByEndDesc(h, j.vc, [&](uint32_t r) {
-      longer = view_->End(h, r) - now > remaining;
+    view_->ForEachByEndDesc(h, j.vc, [&](uint32_t, Time end) {
+      longer = end - now > remaining;
       return false;  // only the longest-remaining job matters
     });
     return longer;
@@ -247,9 +244,9 @@ class PreemptLonger final : public PostFilterPlugin {
     victims_.clear();
     uint64_t freed = st.vc_free_gpus(vc);
     bool ok = false;
-    view_->ForEachByEndDesc(h, vc, [&](uint32_t r) {
+    view_->ForEachByEndDesc(h, vc, [&](uint32_t r, Time end) {
       SchedJob& rj = h.job(r);
-      if (view_->End(h, r) - now <= remaining) return false;
+      if (end - now <= remaining) return false;
       victims_.push_back(r);
       st.Release(rj.alloc);
       freed += rj.job->gpus;
@@ -349,9 +346,9 @@ class PreemptLonger final : public PostFilterPlugin {
     uint64_t freed = st.vc_free_gpus(vc);
     const Time now = h.now();
     const Duration remaining = view_->Pending(h, j.slot);
-    view_->ForEachByEndDesc(h, vc, [&](uint32_t r) {
+    view_->ForEachByEndDesc(h, vc, [&](uint32_t r, Time end) {
       const SchedJob& rj = h.job(r);
-      if (view_->End(h, r) - now <= remaining) return false;
+      if (end - now <= remaining) return false;
       for (const Slot& sl : rj.alloc) {
         if (sl.milli != 1000) continue;  // a shared GPU frees no whole GPU by itself
         if (extra_[sl.node.v] == 0) touched_.push_back(sl.node.v);
