@@ -110,20 +110,23 @@ SignalReading LogSignals::Read(uint32_t job, Time now, Duration done_s) {
   Run& run = *it->second;
   const int64_t reached = run.truth.StepsAt(static_cast<double>(done_s));
   const int64_t k = run.truth.log_every;
-  // Lines at the multiples of k (and the last step) in (printed, reached]; the tail only.
-  int64_t first = (run.printed / k + 1) * k;
-  std::vector<int64_t> steps;
-  for (int64_t s = first; s <= reached; s += k) steps.push_back(s);
-  if (reached == run.truth.steps && reached > run.printed && (steps.empty() || steps.back() != reached)) steps.push_back(reached);
-  const size_t skip = steps.size() > o_.max_lines ? steps.size() - o_.max_lines : 0;
+  // Lines at the multiples of k (and the last step) in (printed, reached]; only the newest
+  // max_lines of them are read (computed directly: no work for the skipped ones).
+  steps_.clear();
+  const int64_t last_multiple = reached / k * k;
+  const int64_t first = std::max((run.printed / k + 1) * k, last_multiple - static_cast<int64_t>(o_.max_lines) * k);
+  for (int64_t s = first; s <= reached; s += k) steps_.push_back(s);
+  if (reached == run.truth.steps && reached > run.printed && (steps_.empty() || steps_.back() != reached))
+    steps_.push_back(reached);
+  const size_t skip = steps_.size() > o_.max_lines ? steps_.size() - o_.max_lines : 0;
   buf_.clear();
-  for (size_t i = skip; i < steps.size(); ++i) {
+  for (size_t i = skip; i < steps_.size(); ++i) {
     const double noise = std::exp(o_.jitter * run.rng.Normal() - 0.5 * o_.jitter * o_.jitter);  // mean 1
-    buf_ += Line(run, steps[i], run.truth.step_s * 1000.0 * noise, now);
+    buf_ += Line(run, steps_[i], run.truth.step_s * 1000.0 * noise, now);
     ++lines_;
   }
   bytes_ += buf_.size();
-  if (!steps.empty()) run.printed = steps.back();
+  if (!steps_.empty()) run.printed = steps_.back();
   run.tracker.Feed(buf_, now);
   const logs::Reading r = run.tracker.latest();
   SignalReading out;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "base/result.h"
 #include "base/rng.h"
@@ -72,6 +73,7 @@ class LogSignals final : public JobSignals {
   std::unordered_map<uint32_t, std::unique_ptr<Run>> runs_;
   uint64_t lines_ = 0, bytes_ = 0;
   std::string buf_;
+  std::vector<int64_t> steps_;  // a read's line steps (reused)
 };
 
 }  // namespace orrery::signals
