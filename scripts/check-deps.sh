@@ -20,11 +20,12 @@ declare -A ALLOWED=(
   [analysis]="trace model base"
   [plan]="base"
   [logs]="base"
+  [signals]="sim semantic logs sched/framework sched/plugins predict trace config model base"
   [live]="sched/framework sched/plugins predict config model base"
-  [cli]="sim live analysis logs workload config trace sched/framework sched/plugins predict plan semantic eval model base"
+  [cli]="signals sim live analysis logs workload config trace sched/framework sched/plugins predict plan semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis plan semantic eval logs cli)
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis plan eval logs signals cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

@@ -116,6 +116,29 @@ TEST(CliTest, BadTraceFailsWithLocationAndWritesNothing) {
   fs::remove_all(d);
 }
 
+// --signals advisor,tracker: same seed, same bytes; the advisor becomes each estimate-reading
+// policy's estimator; summary.json says which signals ran; bad lists and conflicts exit 2.
+TEST(CliTest, SignalsRunDeterministicallyAndAreValidated) {
+  fs::path a = TempDir("sa"), b = TempDir("sb");
+  const std::string args = " --generate helios-venus --days 1 --seed 3 --policy easy,srtf,tiresias --signals advisor,tracker -q --out-dir ";
+  Out oa = RunCmd("simulate" + args + a.string());
+  ASSERT_EQ(oa.status, 0) << oa.text;
+  ASSERT_EQ(RunCmd("simulate" + args + b.string()).status, 0);
+  for (const char* dir : {"easy_estimator_semantic", "srtf_estimator_semantic", "tiresias"}) {
+    ASSERT_TRUE(fs::exists(a / dir / "jobs.csv")) << dir << "\n" << oa.text;
+    EXPECT_EQ(Slurp(a / dir / "jobs.csv"), Slurp(b / dir / "jobs.csv")) << dir;
+  }
+  EXPECT_NE(Slurp(a / "summary.json").find("\"signals\": {\n    \"advisor\": true,\n    \"tracker\": true\n  }"),
+            std::string::npos);
+  EXPECT_NE(oa.text.find("tiresias: reads no duration estimate"), std::string::npos) << oa.text;
+  EXPECT_EQ(RunCmd("simulate --signals advisor,psychic --no-output").status, 2);
+  EXPECT_EQ(RunCmd("simulate --policy qssf:estimator=oracle --signals advisor --no-output").status, 2);
+  EXPECT_EQ(RunCmd("simulate --tracker-options interval=60 --no-output").status, 2);
+  EXPECT_EQ(RunCmd("simulate --signals tracker --tracker-options interval=0 --no-output").status, 2);
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
 TEST(CliTest, BadFlagsAndPoliciesAreRejected) {
   EXPECT_EQ(RunCmd("simulate --policy nosuch --no-output").status, 2);
   EXPECT_EQ(RunCmd("simulate --policy easy:bf_max_job_test=0 --no-output").status, 2);

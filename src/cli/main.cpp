@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterDiagnose(app, &exit_code);
   orrery::cli::RegisterProgress(app, &exit_code);
   orrery::cli::RegisterResilience(app, &exit_code);
+  orrery::cli::RegisterInspect(app, &exit_code);
+  orrery::cli::RegisterDiagnose(app, &exit_code);
+  orrery::cli::RegisterProgress(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,6 +25,8 @@
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
 #include "sim/failure_inject.h"
+#include "signals/log_signals.h"
+#include "signals/signal_set.h"
 #include "sim/helios_compat.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
@@ -199,6 +201,8 @@ struct Options {
   std::string failures;          // "" = off; trace[:MODEL] or model:MODEL_SPEC
   std::string recovery = "requeue";
   std::string checkpoint;        // with --failures: periodic checkpoints of every GPU job
+  std::string signals;           // "advisor,tracker" (docs/design/signals.md); "" = none
+  std::string tracker_options;   // LogSignalOptions, "interval=600,jitter=0.05"
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -459,10 +463,16 @@ void SummariseRun(const Trace& trace, const SimConfig& cfg, const SimResult& r, 
 // `dir` (none when empty). Independent of every other policy's run, so several run at once
 // on worker threads.
 PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster, const SimConfig& cfg,
-                    const std::string& dir, const nlohmann::ordered_json& failures_json) {
+                    const std::string& dir, const nlohmann::ordered_json& failures_json,
+                    const signals::LogSignalOptions* tracker_opts) {
   PolicyRun out;
+  // --signals tracker: this run's own simulated job logs, read by the real progress tracker.
+  std::unique_ptr<signals::LogSignals> tracker;
+  SimConfig run_cfg = cfg;
+  if (tracker_opts) tracker = std::make_unique<signals::LogSignals>(o.seed, *tracker_opts);
+  run_cfg.signals = tracker.get();
   auto t0 = std::chrono::steady_clock::now();
-  auto r = o.helios_compat ? SimulateHeliosCompat(trace, cluster, cfg) : Simulate(trace, cluster, cfg);
+  auto r = o.helios_compat ? SimulateHeliosCompat(trace, cluster, run_cfg) : Simulate(trace, cluster, run_cfg);
   if (!r.ok()) {
     out.status = r.error().With("policy " + cfg.policy);
     return out;
@@ -481,6 +491,13 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
     nlohmann::ordered_json f = failures_json;
     if (cfg.record_attempts) f["metrics"] = FailureMetricsJson(ComputeFailureMetrics(trace, r->outcomes, r->attempts));
     out.json["failures"] = f;
+  }
+  if (tracker) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%s: tracker read %llu Megatron log lines (%.1f MB) every %llds", cfg.policy.c_str(),
+                  static_cast<unsigned long long>(tracker->lines_written()), static_cast<double>(tracker->bytes_written()) / 1e6,
+                  static_cast<long long>(tracker_opts->interval));
+    out.notes.push_back(buf);
   }
   if (!dir.empty()) out.status = WriteRunFiles(dir, trace, cluster, cfg, *r);
   return out;
@@ -554,6 +571,21 @@ int Run(const Options& o) {
   }
   std::vector<std::string> policies = SplitPolicies(o.policies.empty() ? std::vector<std::string>{kDefaultPolicies} : o.policies);
   if (policies.empty()) return fail(MakeError("no policy given"));
+  auto sig = signals::ParseSignalSet(o.signals);
+  if (!sig.ok()) return fail(sig.error());
+  auto tracker_opts = signals::ParseLogSignalOptions(o.tracker_options);
+  if (!tracker_opts.ok()) return fail(tracker_opts.error());
+  if (!o.tracker_options.empty() && !sig->tracker) return fail(MakeError("--tracker-options needs --signals tracker"));
+  if (sig->any() && o.helios_compat) return fail(MakeError("--signals cannot be combined with --helios-compat"));
+  std::vector<std::string> notes;
+  if (sig->advisor) {
+    for (std::string& p : policies) {
+      if (!signals::ReadsEstimate(p)) notes.push_back(p + ": reads no duration estimate (--signals advisor has nothing to feed it)");
+      auto with = signals::WithAdvisor(p);
+      if (!with.ok()) return fail(with.error());
+      p = *with;
+    }
+  }
 
   // Validate every policy and the placer before any work or output.
   for (const std::string& p : policies) {
@@ -618,14 +650,14 @@ int Run(const Options& o) {
   all["cluster"] = cluster->name;
   all["seed"] = o.seed;
   all["jobs"] = trace.jobs.size();
+  if (sig->any()) all["signals"] = {{"advisor", sig->advisor}, {"tracker", sig->tracker}};
   all["runs"] = nlohmann::ordered_json::array();
   std::vector<RunSummary> summaries;
   std::vector<double> wall;
-  std::vector<std::string> notes;
   Error failed = MakeError("");
   const bool ok = RunOrdered<PolicyRun>(
       policies.size(), o.threads ? o.threads : AvailableCpus(),
-      [&](size_t i) { return RunPolicy(o, trace, *cluster, cfgs[i], dirs[i], failures->json); },
+      [&](size_t i) { return RunPolicy(o, trace, *cluster, cfgs[i], dirs[i], failures->json, sig->tracker ? &*tracker_opts : nullptr); },
       [&](size_t i, PolicyRun& run) {
         progress.Done(i);
         if (!run.status.ok()) {
@@ -699,6 +731,12 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--skip-bad-rows", opts->skip_bad_rows, "Skip malformed trace rows instead of failing");
   cmd->add_flag("--vc-table", opts->vc_table, "Also print per-VC tables");
+  cmd->add_option("--signals", opts->signals,
+                  "Semantic signals fed to the policies: advisor (estimate at submit from the job's launch config: "
+                  "estimator=semantic), tracker (progress and ETA from the job's log while it runs); e.g. advisor,tracker");
+  cmd->add_option("--tracker-options", opts->tracker_options,
+                  "With --signals tracker: interval=S (log read period, 600), jitter=X (step-time noise, 0.05), "
+                  "max_lines=N (8), min_line_s=S (10)");
   cmd->add_option("--energy", opts->energy,
                   "Energy saving: ces[:key=value,...] (docs/energy.md) powers idle nodes off and on; default off");
   cmd->add_option("--wake-latency", opts->wake_latency, "With --energy: seconds a powered-up node boots (default 300)")

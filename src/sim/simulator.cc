@@ -13,6 +13,7 @@
 #include "sched/plugins/policies.h"
 #include "sim/power_sim.h"
 #include "sim/progress.h"
+#include "sim/signals.h"
 #include "sim/truth.h"
 
 namespace orrery {
@@ -168,6 +169,9 @@ class SimRun {
   void OnPower(Time t);
   void OnArrival(Time t);
   void OnProgressReport(const SimEvent& e, Time t);
+  void OnSignalReport(uint32_t slot, uint32_t idx, Time t);
+  Duration DoneSeconds(uint32_t slot, uint32_t idx, Time t) const;
+  bool HasPhases(uint32_t idx) const;
   void ApplyStart(uint32_t slot, Time t);
   void ApplyPreempt(uint32_t slot, Time t);
   // --- helpers
@@ -570,10 +574,12 @@ void SimRun::OnArrival(Time t) {
   if (power_) power_->OnSubmit(sched_.view(*slot));
 }
 
-// A job with phases reports the steps it has done (as a live job's log would).
+// A running job reports its progress: a trace job through its log (SimConfig::signals),
+// a job with phases the steps it has done (as a live job's step counter would).
 void SimRun::OnProgressReport(const SimEvent& e, Time t) {
   if (slot_gen_[e.slot] != e.gen) return;
   const uint32_t idx = slot_job_[e.slot];
+  if (!HasPhases(idx)) return OnSignalReport(e.slot, idx, t);
   const WorkSpec& w = trace_.work[idx];
   const SchedJob& sj = sched_.view(e.slot);
   const Duration restore = std::min<Duration>(t - sj.started, truth_.RestartCost(e.slot));
@@ -581,6 +587,27 @@ void SimRun::OnProgressReport(const SimEvent& e, Time t) {
   sched_.ReportProgress(e.slot, t, Progress{s.done, w.total_steps(), t});
   q_.PushJob(t + cfg_.progress_report, EventKind::kProgressReport, e.slot, e.gen);
 }
+
+// The log of trace job idx read at t: its steps to ReportProgress, its ETA to
+// UpdateEstimate (the belief of the attempt's duration: time run so far + ETA).
+void SimRun::OnSignalReport(uint32_t slot, uint32_t idx, Time t) {
+  const SignalReading r = cfg_.signals->Read(idx, t, DoneSeconds(slot, idx, t));
+  if (r.step >= 0) sched_.ReportProgress(slot, t, Progress{r.step, r.total, t});
+  if (r.eta_s >= 0) {
+    const Duration ran = t - sched_.view(slot).started;
+    sched_.UpdateEstimate(slot, t, ran + static_cast<Duration>(std::ceil(r.eta_s)), EstimateSource::kReported);
+  }
+  q_.PushJob(t + cfg_.signals->Interval(), EventKind::kProgressReport, slot, slot_gen_[slot]);
+}
+
+// Seconds of its work trace job idx has done at t (running in slot): its duration less what
+// remains until its true end.
+Duration SimRun::DoneSeconds(uint32_t slot, uint32_t idx, Time t) const {
+  const Duration d = trace_.jobs[idx].duration;
+  return std::clamp<Duration>(d - (truth_.TrueEnd(slot) - t), 0, d);
+}
+
+bool SimRun::HasPhases(uint32_t idx) const { return idx < trace_.work.size() && !trace_.work[idx].phases.empty(); }
 
 void SimRun::ApplyStart(uint32_t slot, Time t) {
   const uint32_t idx = slot_job_[slot];
@@ -705,12 +732,16 @@ void SimRun::Retime(uint32_t s, Time t) {
 
 // Events of the attempt that starts now: an injected failure, progress reports.
 void SimRun::ArmAttemptEvents(uint32_t slot, uint32_t idx, Time t) {
-  if (cfg_.failures.empty() && cfg_.progress_report <= 0) return;
+  if (cfg_.failures.empty() && cfg_.progress_report <= 0 && !cfg_.signals) return;
   const uint16_t attempt = sched_.view(slot).attempts;
   if (const InjectedFailure* f = attempt > 0 ? FailureOf(idx, static_cast<uint16_t>(attempt - 1)) : nullptr)
     q_.PushJob(t + f->after, EventKind::kFailure, slot, slot_gen_[slot]);
-  if (cfg_.progress_report > 0 && idx < trace_.work.size() && !trace_.work[idx].phases.empty())
+  if (cfg_.progress_report > 0 && HasPhases(idx))
     q_.PushJob(t + cfg_.progress_report, EventKind::kProgressReport, slot, slot_gen_[slot]);
+  if (cfg_.signals && !HasPhases(idx)) {
+    cfg_.signals->AttemptStarted(idx, trace_.jobs[idx], static_cast<uint16_t>(attempt - 1), t, DoneSeconds(slot, idx, t));
+    q_.PushJob(t + cfg_.signals->Interval(), EventKind::kProgressReport, slot, slot_gen_[slot]);
+  }
 }
 
 // The last injected failure of attempt `attempt` of trace job `job` (as the list gives them), or null.
@@ -730,6 +761,7 @@ void SimRun::OpenAttempt(uint32_t slot, uint32_t, Time) {
 }
 
 void SimRun::CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, FailureKind kind, bool restartable) {
+  if (cfg_.signals && !HasPhases(idx)) cfg_.signals->AttemptEnded(idx);
   if (!cfg_.record_attempts) return;
   Attempt a;
   a.job = JobId(idx);
@@ -793,6 +825,10 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
 namespace {
 
 Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& policy) {
+  if (cfg.signals && policy.share)
+    return MakeError("policy '" + cfg.policy +
+                     "': semantic signals are not modelled for GPU-sharing policies (re-timed progress)");
+  if (cfg.signals && cfg.signals->Interval() < 1) return MakeError("signals: read interval must be ≥ 1 s");
   if (policy.share && (!policy.colocation || policy.colocation->job_workload.size() != trace.jobs.size()))
     return MakeError("policy '" + cfg.policy + "' shares GPUs but supplies no per-job interference data");
   if (!cfg.energy.empty()) {

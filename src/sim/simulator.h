@@ -20,6 +20,7 @@
 namespace orrery {
 
 struct ExplainNote;  // sched/framework/plugin.h
+class JobSignals;    // sim/signals.h
 
 // A failure the run injects (tests, what-if studies): attempt `attempt` (0-based) of trace job
 // `job` fails `after` seconds into its run.
@@ -65,6 +66,11 @@ struct SimConfig {
   // Jobs with phases (Trace::work) report their steps every `progress_report` s while they
   // run (Scheduler::ReportProgress), as a live job's log would; 0 = never.
   Duration progress_report = 0;
+  // Semantic signals (sim/signals.h, docs/design/signals.md): when set, every running trace
+  // job's log is read every signals->Interval() s and the reading goes to the policy
+  // (ReportProgress with its steps, UpdateEstimate with its ETA). Not owned; null = off
+  // (outputs are exactly those of a run without it).
+  JobSignals* signals = nullptr;
   std::vector<InjectedFailure> failures;
 };
 

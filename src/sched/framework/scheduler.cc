@@ -550,6 +550,11 @@ void Scheduler::StopToQueue(uint32_t slot, Time now, EndCause cause, bool emit) 
   DetachRunning(slot, cause, now);
   j.alloc.clear();
   j.attained += ran * j.job->gpus;
+  // A preemption loses no believed work: a believed (non-oracle) duration becomes the
+  // believed remaining work, so the next start's believed end is its start + what was left
+  // (the oracle's is re-read at Start). Failures and lost nodes keep the estimate (work lost).
+  if (cause == EndCause::kPreempted && j.estimate >= 0 && j.est_source != EstimateSource::kOracle)
+    j.estimate = std::max<Duration>(1, j.est_end - now);
   if (cause == EndCause::kPreempted) ++j.preemptions;
   if (emit) out_->push_back(PreemptDecision{slot});
   if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, cause, true);
@@ -668,6 +673,12 @@ void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<u
 void Scheduler::ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) {
   for (const REntry& e : vcs_[vc.v].running_est)
     if (!fn(e.slot)) return;
+}
+
+void Scheduler::ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) {
+  const auto& r = vcs_[vc.v].running_est;
+  for (auto it = r.rbegin(); it != r.rend(); ++it)
+    if (!fn(it->slot, it->end)) return;
 }
 
 void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) {

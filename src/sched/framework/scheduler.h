@@ -54,6 +54,9 @@ class SchedulerHandle {
   virtual void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) = 0;
   // Visits running jobs of `vc` by est_end ascending until fn returns false.
   virtual void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
+  // By est_end descending until fn(slot, est_end) returns false (belief-driven preemption:
+  // the longest believed remaining first).
+  virtual void ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) = 0;
   // The truth (simulator only; null live). Oracle plugins read it; others must not.
   virtual const OracleView* oracle() const = 0;
   // Oracle only (oracle() != null and the PostFilter's needs_true_end_order()): running
@@ -372,6 +375,7 @@ class Scheduler final : private SchedulerHandle {
   SchedJob& job(uint32_t slot) override { return pool_[slot]; }
   void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) override;
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
+  void ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) override;
   void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) override;
   Duration BelievedDuration(const SchedJob& j) const override;
   void Start(uint32_t slot, Allocation alloc) override;

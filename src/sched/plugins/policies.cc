@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <map>
+#include <memory>
 #include <tuple>
 
 #include "base/parse.h"
@@ -50,6 +52,15 @@ class SrtfSort final : public OracleSort {
  public:
   std::string_view name() const override { return "srtf"; }
   SortKey Key(const SchedJob& j, Time) override { return {TrueRemaining(j), j.job->submit}; }
+};
+
+// SRTF on belief (srtf:estimator=...): a pending job's believed remaining time is its
+// estimate (the estimator's at submit; after a preemption what was believed left; a progress
+// report's ETA re-keys it through UpdateEstimate).
+class BeliefSrtfSort final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "srtf-believed"; }
+  SortKey Key(const SchedJob& j, Time) override { return {std::max<Duration>(0, j.estimate), j.job->submit}; }
 };
 
 // Estimated GPU-time; ties by GPU count (Helios sorts by GPUs first, stably).
@@ -174,18 +185,49 @@ class EasyBackfill final : public PostFilterPlugin {
 
 // ---------------- PostFilter: preemption by remaining time (SRTF)
 
+// What SRTF compares: the true remaining time (oracle) or the believed one (a pending job's
+// BelievedDuration, a running job's est_end − now: the estimate at submit, re-keyed by
+// progress reports).
+class RemainingView {
+ public:
+  virtual ~RemainingView() = default;
+  virtual bool oracle() const = 0;
+  virtual Duration Pending(SchedulerHandle& h, uint32_t slot) const = 0;
+  // Running jobs of `vc` by (true or believed) end descending until fn(slot, end) returns false.
+  virtual void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const = 0;
+};
+
+class TrueRemaining final : public RemainingView {
+ public:
+  bool oracle() const override { return true; }
+  Duration Pending(SchedulerHandle& h, uint32_t slot) const override { return h.oracle()->Remaining(slot); }
+  void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const override {
+    h.ForEachRunningByTrueEndDesc(vc, fn);
+  }
+};
+
+class BelievedRemaining final : public RemainingView {
+ public:
+  bool oracle() const override { return false; }
+  Duration Pending(SchedulerHandle& h, uint32_t slot) const override { return h.BelievedDuration(h.job(slot)); }
+  void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const override {
+    h.ForEachRunningByEstEndDesc(vc, fn);
+  }
+};
+
 class PreemptLonger final : public PostFilterPlugin {
  public:
+  explicit PreemptLonger(std::unique_ptr<RemainingView> view) : view_(std::move(view)) {}
   std::string_view name() const override { return "preempt-longer-remaining"; }
-  bool needs_true_end_order() const override { return true; }
+  bool needs_true_end_order() const override { return view_->oracle(); }
 
   bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) override {
     const SchedJob& j = h.job(slot);
     bool longer = false;
     const Time now = h.now();
-    const Duration remaining = h.oracle()->Remaining(slot);
-    h.ForEachRunningByTrueEndDesc(j.vc, [&](uint32_t, Time true_end) {
-      longer = true_end - now > remaining;
+    const Duration remaining = view_->Pending(h, slot);
+    view_->ForEachByEndDesc(h, j.vc, [&](uint32_t, Time end) {
+      longer = end - now > remaining;
       return false;  // only the longest-remaining job matters
     });
     return longer;
@@ -197,15 +239,15 @@ class PreemptLonger final : public PostFilterPlugin {
     const VcId vc = j.vc;
     ClusterState& st = h.state();
     const Time now = h.now();
-    const Duration remaining = h.oracle()->Remaining(slot);
+    const Duration remaining = view_->Pending(h, slot);
     if (!EnoughIfAllPreempted(h, j)) return Next::kContinue;
     // Victims: running jobs whose remaining time exceeds j's, longest first.
     victims_.clear();
     uint64_t freed = st.vc_free_gpus(vc);
     bool ok = false;
-    h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r, Time true_end) {
+    view_->ForEachByEndDesc(h, vc, [&](uint32_t r, Time end) {
       SchedJob& rj = h.job(r);
-      if (true_end - now <= remaining) return false;
+      if (end - now <= remaining) return false;
       victims_.push_back(r);
       st.Release(rj.alloc);
       freed += rj.job->gpus;
@@ -267,13 +309,15 @@ class PreemptLonger final : public PostFilterPlugin {
     const ClusterState& st = h.state();
     const VcId vc = j.vc;
     const uint16_t g = st.vc_max_node_gpus(vc);
-    // Whole-node demands: exact in O(log n) from the busy-nodes-by-earliest-end index.
-    const Duration remaining = h.oracle()->Remaining(j.slot);
-    if (job.gpus >= g && job.nodes <= 1 && job.gpus % g == 0)
-      return h.NodesIdleIfPreemptedAfter(vc, h.now() + remaining) >= job.gpus / g;
-    if (job.gpus > g && job.nodes <= 1 &&
-        h.NodesIdleIfPreemptedAfter(vc, h.now() + remaining) < job.gpus / g)
-      return false;
+    // Whole-node demands: exact in O(log n) from the busy-nodes-by-earliest-true-end index
+    // (kept only for the oracle view).
+    if (view_->oracle()) {
+      const Duration remaining = view_->Pending(h, j.slot);
+      if (job.gpus >= g && job.nodes <= 1 && job.gpus % g == 0)
+        return h.NodesIdleIfPreemptedAfter(vc, h.now() + remaining) >= job.gpus / g;
+      if (job.gpus > g && job.nodes <= 1 && h.NodesIdleIfPreemptedAfter(vc, h.now() + remaining) < job.gpus / g)
+        return false;
+    }
     // Within one cycle (same instant and VC), jobs are visited in ascending remaining time
     // and, until a preemption succeeds, resources only shrink: a later job has fewer
     // candidate victims. A demand of `need` nodes with `per` free GPUs each that failed
@@ -302,10 +346,10 @@ class PreemptLonger final : public PostFilterPlugin {
     bool early = false;
     uint64_t freed = st.vc_free_gpus(vc);
     const Time now = h.now();
-    const Duration remaining = h.oracle()->Remaining(j.slot);
-    h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r, Time true_end) {
+    const Duration remaining = view_->Pending(h, j.slot);
+    view_->ForEachByEndDesc(h, vc, [&](uint32_t r, Time end) {
       const SchedJob& rj = h.job(r);
-      if (true_end - now <= remaining) return false;
+      if (end - now <= remaining) return false;
       for (const Slot& sl : rj.alloc) {
         if (sl.milli != 1000) continue;  // a shared GPU frees no whole GPU by itself
         if (extra_[sl.node.v] == 0) touched_.push_back(sl.node.v);
@@ -357,6 +401,7 @@ class PreemptLonger final : public PostFilterPlugin {
   VcId memo_vc_;
   std::vector<std::tuple<uint32_t, uint64_t, uint32_t>> memo_failed_;  // failed (per, need, gpus)
   Allocation alloc_;
+  std::unique_ptr<RemainingView> view_;
 };
 
 Result<bool> ParseBool(const std::string& spec, const std::string& key, const std::string& v) {
@@ -459,8 +504,16 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
   } else if (p.name == "sjf") {
     parts.sort = std::make_unique<SjfSort>();
   } else if (p.name == "srtf") {
-    parts.sort = std::make_unique<SrtfSort>();
-    parts.post = std::make_unique<PreemptLonger>();
+    // Oracle by default; estimator=... orders and preempts by believed remaining time.
+    const std::string est = take("estimator", "");
+    if (est.empty()) {
+      parts.sort = std::make_unique<SrtfSort>();
+      parts.post = std::make_unique<PreemptLonger>(std::make_unique<TrueRemaining>());
+    } else {
+      ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(est, seed, trace));
+      parts.sort = std::make_unique<BeliefSrtfSort>();
+      parts.post = std::make_unique<PreemptLonger>(std::make_unique<BelievedRemaining>());
+    }
     parts.blocking = false;
     parts.preemptive = true;
   } else if (p.name == "qssf") {

@@ -4,7 +4,9 @@
 //   fifo    QueueSort submit time; blocking (head-of-line)
 //   sjf     QueueSort true duration (oracle); blocking
 //   srtf    QueueSort true remaining time (oracle); greedy; PostFilter preempts running
-//           jobs with longer remaining time; checkpoint overhead 7/30/60 s per preemption
+//           jobs with longer remaining time; checkpoint overhead 7/30/60 s per preemption;
+//           estimator=... (e.g. semantic): the same on believed remaining time (the estimate
+//           at submit, then the ETA of progress reports), no oracle
 //   qssf    QueueSort estimated GPU-time (estimate × GPUs, ties by GPUs); blocking;
 //           estimator=noisy-oracle (default) | oracle | walltime | history | user-stats |
 //           xgboost | blend | table:<csv> (see predict/estimator.h)

@@ -186,6 +186,47 @@ TEST(SchedulerLifecycle, ProgressReportRekeysEasyReservation) {
   }
 }
 
+// ---- SRTF on belief (srtf:estimator=...): a progress report decides a preemption
+//
+// One 8-GPU node. A (8 GPUs, estimate 1000) runs from 0. B (8 GPUs, estimate 500) arrives at 110.
+//   * no report: A's believed remaining is 1000 − 110 = 890 > 500: A is preempted for B, and
+//     waits with its believed remaining work, 890, as its estimate;
+//   * A reports 80 of 100 steps at t=100: 80 steps in 100 s → 20 left take 25 s → believed end
+//     125, remaining 15 at 110 < 500: A keeps its GPUs, B waits.
+TEST(SchedulerLifecycle, ProgressReportDecidesBelievedSrtfPreemption) {
+  for (bool report : {false, true}) {
+    SCOPED_TRACE(report ? "with report" : "without report");
+    Rig r("srtf:estimator=walltime", 1, 8);
+    const uint32_t a = r.Submit(AJob(0).gpus(8).walltime(1000));
+    EXPECT_EQ(r.Cycle(0), "S0 ");
+    if (report) r.s->ReportProgress(a, 100, Progress{80, 100, 100});
+    const uint32_t b = r.Submit(AJob(1).gpus(8).walltime(500).at(110));
+    if (report) {
+      EXPECT_EQ(r.Cycle(110), "");
+      EXPECT_EQ(r.view(a).est_end, 125);
+    } else {
+      EXPECT_EQ(r.Cycle(110), "P0 S1 ");
+      EXPECT_EQ(r.view(a).estimate, 890);
+      EXPECT_TRUE(r.view(b).running);
+    }
+  }
+}
+
+// The believed SRTF orders pending jobs by believed remaining time: the shorter estimate
+// first, whatever the arrival order.
+TEST(SchedulerLifecycle, BelievedSrtfOrdersByEstimate) {
+  Rig r("srtf:estimator=walltime", 1, 4);
+  const uint32_t blocker = r.Submit(AJob(0).gpus(4).walltime(100));
+  EXPECT_EQ(r.Cycle(0), "S0 ");  // 100 < the others: never preempted by them
+  const uint32_t x = r.Submit(AJob(1).gpus(4).walltime(300).at(1));
+  const uint32_t y = r.Submit(AJob(2).gpus(4).walltime(200).at(2));
+  EXPECT_EQ(r.Cycle(2), "");
+  r.s->Finish(blocker, 100);
+  EXPECT_EQ(r.Cycle(100), "S" + std::to_string(y) + " ");
+  EXPECT_FALSE(r.view(x).running);
+  EXPECT_TRUE(CheckLiveSupport(r.s->policy()).ok());  // no oracle: runs live
+}
+
 // UpdateEstimate on a pending job re-sorts it (QSSF orders by estimate × GPUs).
 TEST(SchedulerLifecycle, UpdateEstimateResortsAPendingJob) {
   Rig r("qssf", 1, 4);
