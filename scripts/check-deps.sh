@@ -16,11 +16,12 @@ declare -A ALLOWED=(
   [sched/plugins]="sched/framework predict model base"
   [sim]="sched/framework sched/plugins predict trace config model base"
   [analysis]="trace model base"
+  [plan]="base"
   [live]="sched/framework sched/plugins predict config model base"
-  [cli]="sim live analysis workload config trace sched/framework sched/plugins predict model base"
+  [cli]="sim live analysis workload config trace sched/framework sched/plugins predict plan model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis cli)
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict sim live analysis plan cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev libcpp-httplib-dev
   slurmctld slurmd slurm-client munge
   chromium
+  python3-torch
 )
 
 missing=()

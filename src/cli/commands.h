@@ -16,5 +16,7 @@ void RegisterReport(CLI::App& app, int* exit_code);    // report_cmd.cc
 void RegisterExplain(CLI::App& app, int* exit_code);   // explain_cmd.cc
 void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mode)
 void RegisterReplay(CLI::App& app, int* exit_code);    // replay_cmd.cc (live mode vs simulator)
+void RegisterPlan(CLI::App& app, int* exit_code);      // plan_cmd.cc (training-job planner)
+void RegisterPlanSearch(CLI::App& plan, int* exit_code);  // plan_search_cmd.cc
 
 }  // namespace orrery::cli

@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve)"};
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, plan)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterExplain(app, &exit_code);
   orrery::cli::RegisterServe(app, &exit_code);
   orrery::cli::RegisterReplay(app, &exit_code);
+  orrery::cli::RegisterPlan(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Fits the planner's three time constants (host_op_s, host_ckpt_block_s, mem_efficiency) on the
+FIT rows of a calibration CSV (the 1.3B model's rows; docs/validation.md §P) by grid search of the
+mean absolute percentage error of step time. Every other row stays held out: this script never
+reads them. Usage:
+  scripts/fit_plan_constants.py ORRERY_BINARY PROFILE.json CALIBRATION.csv
+Prints the best constants; they are the defaults of plan/profile.h (ModelConstants)."""
+import csv, json, os, subprocess, sys, tempfile, itertools
+
+binary, profile, calib = sys.argv[1:4]
+rows = list(csv.DictReader(open(calib)))
+fit = [r for r in rows if r["model"] == "1.3B"]
+tmp = tempfile.mkdtemp()
+fit_csv = os.path.join(tmp, "fit.csv")
+with open(fit_csv, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+    w.writeheader()
+    w.writerows(fit)
+base = json.load(open(profile))
+
+
+def score(c):
+    p = dict(base)
+    p["constants"] = dict(base.get("constants", {}), **c)
+    path = os.path.join(tmp, "p.json")
+    json.dump(p, open(path, "w"))
+    out = subprocess.run([binary, "plan", "validate", fit_csv, "--profile", path], capture_output=True, text=True).stdout
+    errs = [float(l.split()[5].rstrip("%")) for l in out.splitlines()[1:] if l.startswith("single|") or "|" in l.split()[0]]
+    return sum(errs) / len(errs)
+
+
+best = None
+for op in [8e-6, 12e-6, 16e-6, 20e-6, 24e-6, 28e-6, 32e-6]:
+    for ck in [0.5e-3, 1.0e-3, 1.5e-3, 2.0e-3, 2.5e-3, 3.0e-3, 3.5e-3]:
+        for eff in [0.6, 0.7, 0.8, 0.9, 1.0]:
+            c = {"host_op_s": op, "host_ckpt_block_s": ck, "mem_efficiency": eff}
+            s = score(c)
+            if best is None or s < best[0]:
+                best = (s, c)
+print("coarse", best)
+s0, c0 = best
+for op in [c0["host_op_s"] * f for f in (0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.15)]:
+    for ck in [c0["host_ckpt_block_s"] * f for f in (0.8, 0.9, 1.0, 1.1, 1.2)]:
+        for eff in [c0["mem_efficiency"] + d for d in (-0.05, -0.025, 0, 0.025, 0.05)]:
+            c = {"host_op_s": op, "host_ckpt_block_s": ck, "mem_efficiency": eff}
+            s = score(c)
+            if s < best[0]:
+                best = (s, c)
+print("fit-set mean abs error %.2f %%" % best[0])
+print(json.dumps(best[1]))

@@ -1,0 +1,40 @@
+// The transformer being trained: a GPT-style decoder (the workload of ../shared/gpu-h200/README.md
+// and of Sailor's GPT-Neo/OPT profiles), described by its shape alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace orrery::plan {
+
+struct GptModel {
+  std::string name;  // preset name or "gpt"
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int vocab = 32000;
+  int ffn = 0;  // MLP inner width (4·hidden unless given)
+
+  int HeadDim() const { return hidden / heads; }
+  // Weights of one block: QKV h→3h, Proj h→h, FC1 h→ffn, FC2 ffn→h (bias-free).
+  double BlockMatmulParams() const { return 4.0 * hidden * hidden + 2.0 * hidden * ffn; }
+  // One block's parameters: matmul weights plus two LayerNorms (weight + bias).
+  double BlockParams() const { return BlockMatmulParams() + 4.0 * hidden; }
+  // Untied input embedding (V×h) and LM head (h×V), final LayerNorm.
+  double EmbeddingParams() const { return static_cast<double>(vocab) * hidden; }
+  double TotalParams() const { return layers * BlockParams() + 2.0 * EmbeddingParams() + 2.0 * hidden; }
+  // Weights that take part in GEMMs (the FLOP convention of the H200 README).
+  double MatmulParams() const { return layers * BlockMatmulParams() + EmbeddingParams(); }
+  // Model FLOPs per replica per step: 6·N_matmul·tokens + 12·L·h·s²·b (no causal halving,
+  // recompute not counted), the convention MFU is reported against.
+  double ModelFlops(int64_t seq, int64_t micro_batch) const;
+};
+
+// "gpt:layers=24,hidden=2048,heads=16,vocab=32000[,ffn=8192]" or a preset name
+// (125M, 350M, 1.3B, 2.7B, 6.7B, 13B of the H200 workload; gpt-neo-2.7, opt-350, llama-7b, ...).
+Result<GptModel> ParseModelSpec(std::string_view spec);
+
+}  // namespace orrery::plan

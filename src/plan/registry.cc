@@ -1,0 +1,72 @@
+#include "plan/registry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+
+namespace orrery::plan {
+
+namespace fs = std::filesystem;
+
+ProfilePaths DefaultProfilePaths() {
+  ProfilePaths p;
+#ifdef ORRERY_DEFAULT_PROFILE_DIR
+  p.profile_dir = ORRERY_DEFAULT_PROFILE_DIR;
+#endif
+#ifdef ORRERY_DEFAULT_SHARED_DIR
+  p.shared_dir = ORRERY_DEFAULT_SHARED_DIR;
+#endif
+  if (const char* e = std::getenv("ORRERY_PROFILE_DIR")) p.profile_dir = e;
+  if (const char* e = std::getenv("ORRERY_SHARED_DIR")) p.shared_dir = e;
+  return p;
+}
+
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::string KnownList(const ProfilePaths& paths) {
+  std::string names;
+  std::error_code ec;
+  if (!paths.profile_dir.empty() && fs::is_directory(paths.profile_dir, ec)) {
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(paths.profile_dir, ec)) {
+      if (e.path().extension() == ".json") found.push_back(e.path().stem().string());
+    }
+    std::sort(found.begin(), found.end());
+    for (const auto& f : found) names += (names.empty() ? "" : ", ") + f;
+  }
+  names += std::string(names.empty() ? "" : ", ") + "H200-shared";
+  return names;
+}
+
+}  // namespace
+
+Result<GpuProfile> ResolveGpu(const std::string& name, const ProfilePaths& paths) {
+  const std::string lower = Lower(name);
+  const std::string own = paths.profile_dir + "/" + lower + ".json";
+  std::error_code ec;
+  if (lower != "h200-shared" && !paths.profile_dir.empty() && fs::exists(own, ec)) {
+    ORR_ASSIGN_OR_RETURN(GpuProfile p, LoadProfile(own));
+    // A profile measured on one GPU has no collectives: take the shared 2-GPU NCCL tables of
+    // the same GPU type when they are there.
+    const std::string micro = paths.shared_dir + "/gpu-h200/micro";
+    if (p.collectives.empty() && lower == "h200" && fs::exists(micro, ec)) {
+      Result<GpuProfile> shared = LoadH200Micro(micro);
+      if (shared.ok()) p.collectives = shared->collectives;
+    }
+    return p;
+  }
+  if (lower == "h200-shared" || lower == "h200") {
+    const std::string micro = paths.shared_dir + "/gpu-h200/micro";
+    if (fs::exists(micro, ec)) return LoadH200Micro(micro);
+  }
+  return MakeError("unknown GPU type '" + name + "' (known: " + KnownList(paths) +
+                   "; or give a profile file with --profile)");
+}
+
+}  // namespace orrery::plan

@@ -1,0 +1,136 @@
+"""CPU tests of the profiler (Debian's python3-torch; seconds): the model matches the planner's
+parameter formula, the tables have the documented fields, a training step is measured, the
+collectives run over gloo with two processes, and the profile file is what `orrery plan` reads."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+import bench  # noqa: E402
+import gpt  # noqa: E402
+import steps  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CPU = torch.device("cpu")
+
+
+class ModelTest(unittest.TestCase):
+    def test_parameter_count_is_the_workload_formula(self):
+        h, L, heads = gpt.MODELS["tiny"]
+        m = gpt.GPT(h, L, heads)
+        # L(12h^2 + 4h) + 2Vh + 2h = 2(12*4096 + 256) + 2*32000*64 + 128 = 4,194,944
+        self.assertEqual(sum(p.numel() for p in m.parameters()), gpt.n_total(h, L))
+        self.assertEqual(gpt.n_total(h, L), 4194944)
+
+    def test_checkpointed_block_gives_the_same_gradients(self):
+        torch.manual_seed(0)
+        a, b = gpt.Block(32, 4), gpt.Block(32, 4, ckpt=True)
+        b.load_state_dict(a.state_dict())
+        x = torch.randn(2, 8, 32, requires_grad=True)
+        a(x).sum().backward()
+        ga = x.grad.clone()
+        x.grad = None
+        b(x).sum().backward()
+        self.assertTrue(torch.allclose(ga, x.grad, atol=1e-5))
+
+
+class TablesTest(unittest.TestCase):
+    def test_gemm_rows_cover_fwd_wgrad_dgrad(self):
+        rows = bench.gemm_table(CPU, (16,), (8,), budget_s=0.0005, vocab=32)
+        self.assertEqual(len(rows), 15)  # 5 GEMMs x 3 layouts
+        self.assertEqual({r["op"] for r in rows}, {"fwd", "wgrad", "dgrad"})
+        fwd_qkv = rows[0]
+        self.assertEqual((fwd_qkv["m"], fwd_qkv["k"], fwd_qkv["n"]), (8, 16, 48))
+        self.assertTrue(all(r["t_s"] > 0 for r in rows))
+
+    def test_sdpa_and_layer_profile(self):
+        (row,) = bench.sdpa_table(CPU, [(1, 2, 16, 8)], budget_s=0.001)
+        self.assertGreaterEqual(row["t_fwdbwd_s"], row["t_fwd_s"])
+        lp = bench.layer_profile(CPU, 32, 4, 1, 16, iters=2)
+        self.assertGreater(lp["fwd_s"], 0)
+
+
+class StepTest(unittest.TestCase):
+    def test_single_step_record_is_a_calibration_row(self):
+        rec = steps.measure("single", "tiny", 16, 1, False, CPU, timed=2, warmup=1)
+        self.assertEqual(rec["id"], "single|tiny|s16|b1|ck0")
+        line = steps.csv_line(rec)
+        self.assertEqual(len(line.split(",")), len(steps.CSV_COLUMNS))
+
+
+def _fsdp_importable():
+    """Debian's torch 1.13 cannot import FSDP under Python 3.11 (dataclass error in
+    torch.distributed._shard); the FSDP path then runs on the GPU machine only."""
+    try:
+        import torch.distributed.fsdp  # noqa: F401
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+def _gloo_worker(rank, world, port, out):
+    import torch.distributed as dist
+    import collectives
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    rows = collectives.measure(CPU, rank, world, [4096, 65536], ops=("all_reduce", "all_gather", "send_recv"))
+    # Megatron-style TP step over the same group: the two ranks agree on the loss.
+    h, L, heads = gpt.MODELS["tiny"]
+    torch.manual_seed(0)
+    model = gpt.GPT(h, L, heads, tp=world, tp_group=None)
+    x = torch.randint(0, gpt.VOCAB, (1, 8), generator=torch.Generator().manual_seed(1))
+    loss = gpt.loss_fn(model(x), x)
+    loss.backward()
+    t = torch.tensor([loss.item()])
+    dist.all_reduce(t)
+    # the distributed strategies' steps over the same two ranks
+    recs = [steps.measure(st, "tiny", 16, 2, False, CPU, rank, world, timed=1, warmup=1)
+            for st in ("ddp", "ulysses", "pp") + (("fsdp_full",) if _fsdp_importable() else ())]
+    if rank == 0:
+        json.dump({"rows": rows, "loss_sum": t.item(), "loss": loss.item(), "steps": recs}, open(out, "w"))
+    dist.destroy_process_group()
+
+
+class CollectivesTest(unittest.TestCase):
+    def test_two_gloo_ranks(self):
+        import torch.multiprocessing as mp
+        out = os.path.join(tempfile.mkdtemp(), "c.json")
+        mp.spawn(_gloo_worker, args=(2, 29517, out), nprocs=2, join=True)
+        r = json.load(open(out))
+        self.assertEqual({x["op"] for x in r["rows"]}, {"all_reduce", "all_gather", "send_recv"})
+        self.assertTrue(all(x["world"] == 2 and x["t_s"] > 0 for x in r["rows"]))
+        self.assertAlmostEqual(r["loss_sum"], 2 * r["loss"], places=4)
+        self.assertEqual([x["id"] for x in r["steps"]][:3],
+                         ["ddp|tiny|s16|b2|ck0", "ulysses|tiny|s16|b2|ck0", "pp|tiny|s16|b2|ck0"])
+        self.assertEqual(r["steps"][2]["strategy"], "dp=1,pp=2,micro=2")
+        self.assertTrue(all(x["t_median_s"] > 0 for x in r["steps"]))
+
+    def test_one_f_one_b_order(self):
+        import pipeline
+        self.assertEqual(pipeline.schedule(0, 2, 3), ["F", "F", "B", "F", "B", "B"])
+        self.assertEqual(pipeline.schedule(1, 2, 3), ["F", "B", "F", "B", "F", "B"])
+
+
+class ProfileFileTest(unittest.TestCase):
+    def test_quick_profile_is_read_by_orrery(self):
+        out = tempfile.mkdtemp()
+        subprocess.run([sys.executable, os.path.join(HERE, "profile_gpu.py"), "--out", out, "--quick",
+                        "--steps", "single:tiny:16:1:0"], check=True, capture_output=True)
+        prof = json.load(open(os.path.join(out, "profile.json")))
+        self.assertEqual(prof["format"], "orrery-gpu-profile")
+        self.assertGreater(len(prof["gemm"]), 0)
+        binary = os.environ.get("ORRERY_BINARY")
+        if binary:
+            r = subprocess.run([binary, "plan", "profile", "--profile", os.path.join(out, "profile.json")],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
