@@ -18,5 +18,6 @@ void RegisterServe(CLI::App& app, int* exit_code);     // serve_cmd.cc (live mod
 void RegisterReplay(CLI::App& app, int* exit_code);    // replay_cmd.cc (live mode vs simulator)
 void RegisterPlan(CLI::App& app, int* exit_code);      // plan_cmd.cc (training-job planner)
 void RegisterPlanSearch(CLI::App& plan, int* exit_code);  // plan_search_cmd.cc
+void RegisterPlanShapeStudy(CLI::App& plan, int* exit_code);  // plan_shape_cmd.cc
 
 }  // namespace orrery::cli

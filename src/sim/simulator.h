@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 namespace orrery {
 
 struct ExplainNote;  // sched/framework/plugin.h
+class PlannerCost;   // sched/plugins/planner_shape.h
 
 // A failure the run injects (tests, what-if studies): attempt `attempt` (0-based) of trace job
 // `job` fails `after` seconds into its run.
@@ -66,6 +68,10 @@ struct SimConfig {
   // run (Scheduler::ReportProgress), as a live job's log would; 0 = never.
   Duration progress_report = 0;
   std::vector<InjectedFailure> failures;
+  // Planner-aware progress (sim/planner_progress.h): jobs whose training phase describes its
+  // model run at the planner's step time on the allocation they got. Null = off (every job at
+  // its seconds_per_step). Required by policies with a ShapePlugin.
+  std::shared_ptr<const PlannerCost> planner;
 };
 
 // FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the

@@ -94,7 +94,10 @@ void SimTruth::Submitted(uint32_t slot, const Job& job, Time) {
 
 void SimTruth::Stopped(uint32_t slot, Time now, EndCause cause) {
   Entry& e = at(slot);
-  const Duration ran = e.started == kNoTime ? 0 : now - e.started;
+  // Work done (seconds at the requested shape) in the attempt's wall time at its speed.
+  const Duration wall = e.started == kNoTime ? 0 : now - e.started;
+  const Duration ran = e.speed == 1.0 ? wall : static_cast<Duration>(std::floor(static_cast<double>(wall) * e.speed + 1e-9));
+  e.speed = 1.0;
   e.restart_cost = 0;
   switch (cause) {
     case EndCause::kFinished:
