@@ -60,7 +60,7 @@ Result<Trace> GenerateLlmWorkload(const LlmWorkloadSpec& s, const PlannerCost& c
     j.id = JobId(i);
     j.submit = static_cast<Time>(at);
     j.gpus = gpus;
-    j.duration = static_cast<Duration>(std::ceil(double(p.steps) * p.seconds_per_step));
+    j.duration = -1;  // unknown to the trace: the truth is the phase (its time depends on the shape)
     j.name = NameId(t.names.Intern(fmt::format("gpt-{}", size.name)));
     t.jobs.push_back(j);
     t.work.push_back(WorkSpec{{p}});
@@ -76,7 +76,7 @@ Result<std::shared_ptr<const PlannerCost>> PlannerCostFor(const Cluster& cluster
     ORR_ASSIGN_OR_RETURN(plan::GpuProfile p, plan::ResolveGpu(name, paths));
     profiles[t] = std::move(p);
   }
-  return std::shared_ptr<const PlannerCost>(std::make_shared<PlannerCost>(std::move(profiles)));
+  return std::shared_ptr<const PlannerCost>(std::make_shared<PlannerCost>(profiles, cluster.topology));
 }
 
 Result<std::vector<ShapeStudyRow>> RunShapeStudy(const Trace& trace, const Cluster& cluster,

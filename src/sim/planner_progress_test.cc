@@ -21,12 +21,19 @@ using testing::MakeTrace;
 
 constexpr TrainModel kGpt13B{24, 2048, 16, 32000, 2048, 256};  // GPT-3 1.3B, 0.5 M tokens/step
 
+// The H200 profile, read once (the shared NCCL tables make it the slow part of a test).
+const plan::GpuProfile& H200() {
+  static const plan::GpuProfile p = [] {
+    Result<plan::GpuProfile> r = plan::ResolveGpu("H200", plan::DefaultProfilePaths());
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? *r : plan::GpuProfile{};
+  }();
+  return p;
+}
+
+// Cross-node links at the defaults (FabricLink: 50 GB/s, 3 µs inside a rack).
 std::shared_ptr<const PlannerCost> H200Cost() {
-  Result<plan::GpuProfile> p = plan::ResolveGpu("H200", plan::DefaultProfilePaths());
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
-  std::vector<std::optional<plan::GpuProfile>> v;
-  v.push_back(std::move(*p));
-  return std::make_shared<PlannerCost>(std::move(v));
+  return std::make_shared<PlannerCost>(std::vector<std::optional<plan::GpuProfile>>{H200()}, Topology{});
 }
 
 Cluster TwoH200Nodes() {
@@ -100,6 +107,7 @@ TEST(PlannerProgress, ShapingPoliciesNeedIt) {
   ASSERT_TRUE(parts.ok());
   parts->shape = std::make_unique<GoodputShape>(H200Cost(), &t.work, GoodputShapeOptions{});
   SimConfig cfg;
+  cfg.record_attempts = true;
   Result<SimResult> r = Simulate(t, c, cfg, std::move(*parts));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message,

@@ -824,6 +824,8 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
     if (f.job >= trace.jobs.size() || f.after < 0)
       return MakeError("injected failure: job " + std::to_string(f.job) + " after " + std::to_string(f.after) +
                        " s is not a job of the trace / a time ≥ 0");
+  if (policy.shape && !cfg.record_attempts)
+    return MakeError("policy '" + cfg.policy + "' reshapes jobs: record attempts (each attempt's GPUs are its own)");
   if (policy.shape && !cfg.planner)
     return MakeError("policy '" + cfg.policy + "' reshapes jobs (ShapePlugin '" + policy.shape->name() +
                      "'): shaped jobs need the planner-aware progress model (SimConfig::planner)");
@@ -848,6 +850,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   r.policy = cfg.policy;
   r.placer = cfg.placer;
   r.oracle = policy.reads_oracle();
+  r.shaped = policy.shape != nullptr;
   r.total_gpus = cluster.total_gpus();
   if (policy.share) {
     const ColocationContext& c = *policy.colocation;
@@ -893,8 +896,12 @@ Status CheckConservation(const Trace& trace, const SimResult& r) {
     const double shared = r.shared_run.empty() ? 0.0 : static_cast<double>(r.shared_run[i]);
     if (shared > static_cast<double>(o.run))
       return MakeError("conservation: job " + std::to_string(i) + " shared its GPUs longer than it ran", kExitRuntime);
-    gpu_seconds += (static_cast<double>(o.run) - shared / 2) * j.gpus * j.gpu_milli / 1000.0;
+    if (!r.shaped) gpu_seconds += (static_cast<double>(o.run) - shared / 2) * j.gpus * j.gpu_milli / 1000.0;
   }
+  // Shaped runs: a job's GPUs differ between attempts; each attempt holds its own.
+  if (r.shaped)
+    for (const Attempt& a : r.attempts.attempts)
+      gpu_seconds += static_cast<double>(a.end - a.start) * a.gpus * trace.jobs[a.job.v].gpu_milli / 1000.0;
   double capacity = static_cast<double>(r.total_gpus) * static_cast<double>(std::max<Time>(0, r.last_end - r.first_submit));
   if (gpu_seconds > capacity * (1 + 1e-9) + 1e-6)
     return MakeError("conservation: " + std::to_string(gpu_seconds) + " GPU-seconds used > capacity " +

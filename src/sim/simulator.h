@@ -111,6 +111,7 @@ struct SimResult {
   std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
   bool fractional = false;           // the trace has fractional-GPU jobs
   AttemptLog attempts;               // SimConfig::record_attempts: every attempt, in end order
+  bool shaped = false;               // the policy had a ShapePlugin (GPU-seconds: per attempt)
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -10,7 +11,7 @@
 namespace orrery {
 namespace {
 
-plan::Workload WorkloadOf(const TrainModel& m) {
+plan::Workload WorkloadOf(const TrainModel& m, int micro_batch) {
   plan::Workload w;
   w.model.name = "gpt";
   w.model.layers = m.layers;
@@ -19,7 +20,7 @@ plan::Workload WorkloadOf(const TrainModel& m) {
   w.model.vocab = m.vocab;
   w.model.ffn = 4 * m.hidden;
   w.seq = m.seq;
-  w.micro_batch = 1;
+  w.micro_batch = micro_batch;
   return w;
 }
 
@@ -44,23 +45,91 @@ int MinGpusPerNode(const std::vector<TypedGroup>& groups) {
   return per;
 }
 
+// Sequences per micro-batch: the smallest power of two that keeps the micro-batches of one
+// replica at most max(16, 2·pp) (the cost model simulates every micro-batch; 16 keeps a
+// 1F1B bubble small and an estimate near a millisecond).
+int MicroBatch(int per_replica, int pp) {
+  const int cap = std::max(16, 2 * pp);
+  int mb = 1;
+  while (per_replica / mb > cap && per_replica % (2 * mb) == 0) mb *= 2;
+  return mb;
+}
+
 }  // namespace
 
 std::vector<TypedGroup> GroupsOf(const Allocation& alloc, const Cluster& cluster) {
   std::vector<TypedGroup> out;
   std::vector<NodeId> seen;
+  LinkClass slowest = LinkClass::kIntraRack;
   for (const Slot& s : alloc) {
     const GpuTypeId t = cluster.nodes[s.node.v].gpu_type;
     auto it = std::find_if(out.begin(), out.end(), [&](const TypedGroup& g) { return g.type == t; });
     if (it == out.end()) it = out.insert(out.end(), TypedGroup{t, 0, 0});
     it->gpus += s.gpus;
-    if (std::find(seen.begin(), seen.end(), s.node) == seen.end()) {
-      seen.push_back(s.node);
-      ++it->nodes;
-    }
+    if (std::find(seen.begin(), seen.end(), s.node) != seen.end()) continue;
+    for (NodeId other : seen)
+      if (cluster.LinkBetween(other, s.node) == LinkClass::kInterRack) slowest = LinkClass::kInterRack;
+    seen.push_back(s.node);
+    ++it->nodes;
   }
+  for (TypedGroup& g : out) g.link = slowest;  // replicas run in lock step: the slowest link paces all
   std::sort(out.begin(), out.end());
   return out;
+}
+
+LinkSpec FabricLink(const Topology& topology, LinkClass c) {
+  LinkSpec l = topology.link(c);
+  const bool inter = c == LinkClass::kInterRack;
+  if (l.gbps <= 0) l.gbps = inter ? 25 : 50;
+  if (l.latency_us <= 0) l.latency_us = inter ? 6 : 3;
+  return l;
+}
+
+namespace {
+
+double BusFactor(plan::Collective op, int world) {
+  const double w = world;
+  switch (op) {
+    case plan::Collective::kAllReduce: return 2 * (w - 1) / w;
+    case plan::Collective::kAllGather:
+    case plan::Collective::kReduceScatter:
+    case plan::Collective::kAllToAll: return (w - 1) / w;
+    case plan::Collective::kSendRecv:
+    case plan::Collective::kBroadcast: return 1;
+  }
+  return 1;
+}
+
+}  // namespace
+
+plan::GpuProfile WithFabric(plan::GpuProfile gpu, const LinkSpec& link) {
+  for (const plan::CollectivePoint& c : gpu.collectives)
+    if (c.nodes > 1) return gpu;  // measured across nodes: keep the measurement
+  using plan::Collective;
+  for (Collective op : {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
+                        Collective::kAllToAll, Collective::kSendRecv, Collective::kBroadcast}) {
+    for (int nodes = 2; nodes <= 64; nodes *= 2) {
+      for (int per = 1; per <= gpu.gpus_per_node; per *= 2) {
+        const int world = nodes * per;
+        for (double bytes = 1 << 16; bytes <= 16e9; bytes *= 4) {
+          const double t = link.latency_us * 1e-6 * 2 * std::log2(world) + bytes * BusFactor(op, world) / (link.gbps * 1e9);
+          gpu.collectives.push_back(plan::CollectivePoint{op, plan::DType::kBf16, world, nodes, bytes, t});
+        }
+      }
+    }
+  }
+  return gpu;
+}
+
+PlannerCost::PlannerCost(const std::vector<std::optional<plan::GpuProfile>>& profiles, const Topology& topology) {
+  for (const std::optional<plan::GpuProfile>& p : profiles) {
+    if (!p) {
+      profiles_.emplace_back();
+      continue;
+    }
+    profiles_.push_back(Fabrics{WithFabric(*p, FabricLink(topology, LinkClass::kIntraRack)),
+                                WithFabric(*p, FabricLink(topology, LinkClass::kInterRack))});
+  }
 }
 
 const Phase* DescribedPhase(const WorkSpec& w) {
@@ -70,7 +139,7 @@ const Phase* DescribedPhase(const WorkSpec& w) {
 }
 
 Result<PlannedStep> PlannerCost::Best(const TrainModel& m, const std::vector<TypedGroup>& groups) const {
-  Key key{{m.layers, m.hidden, m.heads, m.vocab, m.seq, m.global_batch}, groups};
+  const Key key{{m.layers, m.hidden, m.heads, m.vocab, m.seq, m.global_batch}, groups};
   if (auto it = memo_.find(key); it != memo_.end()) {
     if (it->second) return *it->second;
     return MakeError(why_.at(key));
@@ -90,11 +159,10 @@ Result<PlannedStep> PlannerCost::Search(const TrainModel& m, const std::vector<T
   int gpus = 0;
   for (const TypedGroup& g : groups) {
     if (!has_profile(g.type)) return MakeError("no planner profile for a GPU type of the allocation");
-    alloc.groups.push_back(plan::AllocationGroup{&profile(g.type), g.gpus, std::max(1, g.nodes)});
+    alloc.groups.push_back(plan::AllocationGroup{&profile(g.type, g.link), g.gpus, std::max(1, g.nodes)});
     gpus += g.gpus;
   }
   if (gpus <= 0 || m.global_batch <= 0) return MakeError("allocation without GPUs or model without a batch");
-  const plan::Workload w = WorkloadOf(m);
   const int per_node = MinGpusPerNode(groups);
   std::optional<PlannedStep> best;
   for (plan::Recompute rc : {plan::Recompute::kNone, plan::Recompute::kFull}) {
@@ -102,8 +170,12 @@ Result<PlannedStep> PlannerCost::Search(const TrainModel& m, const std::vector<T
       for (int pp = 1; pp <= 8; pp *= 2) {
         if (m.heads % tp || m.layers % pp || gpus % (tp * pp)) continue;
         const int dp = gpus / (tp * pp);
-        if (m.global_batch % dp || m.global_batch / dp < pp) continue;
-        const plan::ParallelPlan p = MegatronPlan(dp, tp, pp, m.global_batch / dp, rc);
+        if (m.global_batch % dp) continue;
+        const int per_replica = m.global_batch / dp;
+        const int mb = MicroBatch(per_replica, pp);
+        if (per_replica % mb || per_replica / mb < pp) continue;
+        const plan::Workload w = WorkloadOf(m, mb);
+        const plan::ParallelPlan p = MegatronPlan(dp, tp, pp, per_replica / mb, rc);
         if (!plan::CheckPlan(w, p).ok()) continue;
         Result<double> s = plan::StepTime(w, p, alloc);
         if (s.ok() && (!best || *s < best->seconds)) best = PlannedStep{*s, p};
