@@ -14,6 +14,7 @@ namespace {
 struct ShapeArgs {
   std::string cluster = "configs/h200-16x8.toml";
   LlmWorkloadSpec spec;
+  GoodputShapeOptions shape;
 };
 
 int Fail(const Error& e) {
@@ -31,7 +32,7 @@ int RunShape(const ShapeArgs& a) {
   const int per_node = cluster->nodes.empty() ? 8 : cluster->nodes.front().gpus;
   auto trace = GenerateLlmWorkload(a.spec, **cost, GpuTypeId(0), per_node);
   if (!trace.ok()) return Fail(trace.error());
-  auto rows = RunShapeStudy(*trace, *cluster, *cost);
+  auto rows = RunShapeStudy(*trace, *cluster, *cost, a.shape);
   if (!rows.ok()) return Fail(rows.error());
   std::printf("%-8s %8s %12s %12s %9s %9s\n", "shape", "finished", "avg_jct_h", "makespan_h", "avg_gpus", "reshaped");
   for (const ShapeStudyRow& r : *rows)
@@ -49,6 +50,9 @@ void RegisterPlanShapeStudy(CLI::App& plan, int* exit_code) {
   c->add_option("--jobs", a->spec.jobs, "generated LLM training jobs (default 64)");
   c->add_option("--interarrival", a->spec.mean_interarrival_s, "mean seconds between submissions (default 900)");
   c->add_option("--seed", a->spec.seed, "workload seed (default 1)");
+  c->add_option("--shrink", a->shape.shrink, "goodput: smallest GPU count tried = request / N (default 4; 1 = never shrink)");
+  c->add_option("--grow", a->shape.grow, "goodput: largest GPU count tried = request × N (default 2; 1 = never grow)");
+  c->add_option("--min-gain", a->shape.min_gain, "goodput: a doubling must speed the step up this much (default 1.6)");
   c->callback([a, exit_code] { *exit_code = RunShape(*a); });
 }
 

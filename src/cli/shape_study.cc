@@ -80,12 +80,12 @@ Result<std::shared_ptr<const PlannerCost>> PlannerCostFor(const Cluster& cluster
 }
 
 Result<std::vector<ShapeStudyRow>> RunShapeStudy(const Trace& trace, const Cluster& cluster,
-                                                 std::shared_ptr<const PlannerCost> cost) {
+                                                 std::shared_ptr<const PlannerCost> cost, GoodputShapeOptions options) {
   std::vector<ShapeStudyRow> rows;
   for (const char* shape : {"fixed", "goodput"}) {
     ORR_ASSIGN_OR_RETURN(PolicyParts parts, MakePolicy("fifo", 1, &trace));
     if (std::string_view(shape) == "goodput")
-      parts.shape = std::make_unique<GoodputShape>(cost, &trace.work, GoodputShapeOptions{});
+      parts.shape = std::make_unique<GoodputShape>(cost, &trace.work, options);
     SimConfig cfg;
     cfg.policy = std::string("fifo+") + shape;
     cfg.sample_interval = 0;

@@ -41,7 +41,7 @@ struct ShapeStudyRow {
 
 // One fifo run per shape rule on `cluster` (one GPU type with a planner profile).
 Result<std::vector<ShapeStudyRow>> RunShapeStudy(const Trace& trace, const Cluster& cluster,
-                                                 std::shared_ptr<const PlannerCost> cost);
+                                                 std::shared_ptr<const PlannerCost> cost, GoodputShapeOptions options);
 
 // PlannerCost for a cluster: each GPU type name resolved with plan::ResolveGpu.
 Result<std::shared_ptr<const PlannerCost>> PlannerCostFor(const Cluster& cluster);
