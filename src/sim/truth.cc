@@ -78,18 +78,17 @@ StepsReached StepsAfter(const WorkSpec& w, int64_t from, Duration secs) {
 }
 
 void SimTruth::Submitted(uint32_t slot, const Job& job, Time) {
-  if (jobs_.size() <= slot) jobs_.resize(slot + 1);
-  Entry e;
+  if (jobs_.size() <= slot) [[unlikely]]
+    jobs_.resize(std::max<size_t>(slot + 1, 2 * jobs_.size()));
+  Entry& e = jobs_[slot];
+  e = Entry{};
   e.gpus = job.gpus;
-  if (work_ && job.id.v < work_->size() && !(*work_)[job.id.v].phases.empty()) {
+  e.total = e.remaining = job.duration;
+  if (has_work_ && job.id.v < work_->size() && !(*work_)[job.id.v].phases.empty()) {
     e.work = &(*work_)[job.id.v];
     e.total = e.work->total_steps();
     e.remaining = SecondsBetween(*e.work, 0, e.total);
-  } else {
-    e.total = job.duration;
-    e.remaining = job.duration;
   }
-  jobs_[slot] = e;
 }
 
 void SimTruth::Stopped(uint32_t slot, Time now, EndCause cause) {

@@ -35,7 +35,7 @@ class SimTruth final : public TruthModel {
   // overhead: restart cost charged per preemption of a trace job.
   // work: per trace job index, its WorkSpec (empty = every job is a trace job).
   SimTruth(Duration (*overhead)(uint32_t gpus), const std::vector<WorkSpec>* work)
-      : overhead_(overhead), work_(work) {}
+      : overhead_(overhead), work_(work), has_work_(work && !work->empty()) {}
 
   // Pending: seconds of running it needs from its next start (restore included). Running:
   // as at the start of the current attempt.
@@ -79,6 +79,7 @@ class SimTruth final : public TruthModel {
 
   Duration (*overhead_)(uint32_t gpus);
   const std::vector<WorkSpec>* work_;
+  bool has_work_;
   std::vector<Entry> jobs_;
 };
 

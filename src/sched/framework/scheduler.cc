@@ -67,7 +67,6 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
   // Running sets ordered by end time are needed only by PostFilter plugins (a Reschedule
   // plugin tracks the running jobs it needs through its JobStarted/JobStopped hooks).
   track_running_ = policy_.post != nullptr;
-  true_end_order_ = policy_.post && policy_.post->needs_true_end_order();
   ORR_CHECK(!(policy_.share && policy_.preemptive));
   for (size_t v = 0; v < vcs_.size(); ++v) {
     size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
@@ -79,6 +78,7 @@ void Scheduler::AttachTruth(TruthModel* truth) {
   ORR_CHECK(pool_.empty());
   truth_ = truth;
   policy_.sort->BindOracle(truth);
+  true_end_order_ = truth && policy_.post && policy_.post->needs_true_end_order();
   track_node_ends_ = truth && true_end_order_ && policy_.preemptive;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
 }
@@ -244,7 +244,7 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   }
   j.owns_gpus = true;
   EraseRunningOrder(slot);
-  if (slot < shaped_.size() && shaped_[slot]) {  // back to the shape it asked for
+  if (!shaped_.empty() && slot < shaped_.size() && shaped_[slot]) {  // back to the shape it asked for
     j.job = requested_[slot];
     shaped_[slot].reset();
   }
@@ -458,8 +458,8 @@ void Scheduler::MarkRunning(uint32_t slot) {
   j.running = true;
   j.started = now_;
   if (j.attempts < UINT16_MAX) ++j.attempts;
-  if (truth_) {
-    truth_->Started(slot, now_);
+  if (truth_) truth_->Started(slot, now_);
+  if (true_end_order_) {
     if (true_end_.size() <= slot) true_end_.resize(pool_.size());
     true_end_[slot] = truth_->TrueEnd(slot);
   }
@@ -474,20 +474,23 @@ void Scheduler::MarkRunning(uint32_t slot) {
   if (policy_.share) policy_.share->OnRunning(*this, slot, true);
 }
 
-void Scheduler::InsertRunningOrder(uint32_t slot) {
+void Scheduler::UpdateRunningOrder(uint32_t slot, bool insert) {
   const SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
-  TrackNodeEnds(j, true);
-  if (track_running_) q.running_est.insert(REntry{j.est_end, j.seq, slot});
-  if (true_end_order_) q.running_true.insert(REntry{true_end_[slot], j.seq, slot});
-}
-
-void Scheduler::EraseRunningOrder(uint32_t slot) {
-  const SchedJob& j = pool_[slot];
-  VcQueues& q = vcs_[j.vc.v];
-  TrackNodeEnds(j, false);
-  if (track_running_) q.running_est.erase(REntry{j.est_end, j.seq, slot});
-  if (true_end_order_) q.running_true.erase(REntry{true_end_[slot], j.seq, slot});
+  TrackNodeEnds(j, insert);
+  const REntry est{j.est_end, j.seq, slot};
+  if (track_running_) {
+    if (insert)
+      q.running_est.insert(est);
+    else
+      q.running_est.erase(est);
+  }
+  if (!true_end_order_) return;
+  const REntry tru{true_end_[slot], j.seq, slot};
+  if (insert)
+    q.running_true.insert(tru);
+  else
+    q.running_true.erase(tru);
 }
 
 // Shape: the ShapePlugin's choice for pending `slot`; a shape other than the request is
@@ -659,11 +662,11 @@ void Scheduler::ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_
     if (!fn(e.slot)) return;
 }
 
-void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) {
+void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) {
   ORR_CHECK(truth_ && true_end_order_);
   const auto& r = vcs_[vc.v].running_true;
   for (auto it = r.rbegin(); it != r.rend(); ++it)
-    if (!fn(it->slot)) return;
+    if (!fn(it->slot, it->end)) return;
 }
 
 void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
@@ -778,7 +781,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
 
 namespace orrery {
 
-Time Scheduler::NextDecisionTime(Time last) {
+Time Scheduler::NextDecisionTimeSlow(Time last) {
   const Duration tick = policy_.tick;
   if (tick > 0) {
     if (pending_total_ == 0) return kNoTime;
@@ -790,18 +793,16 @@ Time Scheduler::NextDecisionTime(Time last) {
   return wake != kNoTime && (last == kNoTime || wake > last) ? wake : kNoTime;
 }
 
-CycleRun Scheduler::RunCycle(Time now, std::vector<Decision>* out) {
+CycleRun Scheduler::RunPeriodicCycle(Time now, std::vector<Decision>* out) {
   CycleRun run{true, false};
   const Duration tick = policy_.tick;
-  if (tick > 0) {
-    if (next_tick_ == kNoTime || next_tick_ < now) next_tick_ = CeilTo(now, tick);
-    run.at_tick = next_tick_ == now;
-    if (run.at_tick) {
-      MarkPendingVcsDirty();
-      next_tick_ = now + tick;
-    }
-    run.ran = run.at_tick || policy_.tick_and_events;
+  if (next_tick_ == kNoTime || next_tick_ < now) next_tick_ = CeilTo(now, tick);
+  run.at_tick = next_tick_ == now;
+  if (run.at_tick) {
+    MarkPendingVcsDirty();
+    next_tick_ = now + tick;
   }
+  run.ran = run.at_tick || policy_.tick_and_events;
   if (run.ran) Schedule(now, out);
   return run;
 }

@@ -57,8 +57,8 @@ class SchedulerHandle {
   // The truth (simulator only; null live). Oracle plugins read it; others must not.
   virtual const OracleView* oracle() const = 0;
   // Oracle only (oracle() != null and the PostFilter's needs_true_end_order()): running
-  // jobs of `vc` by true end descending until fn returns false.
-  virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) = 0;
+  // jobs of `vc` by true end descending until fn(slot, true end) returns false.
+  virtual void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) = 0;
   // The one belief of a job's duration: its estimate, else (simulator) the oracle's
   // remaining work, else its walltime request, else 0.
   virtual Duration BelievedDuration(const SchedJob& j) const = 0;
@@ -254,10 +254,16 @@ class Scheduler final : private SchedulerHandle {
   // --- cadence: one rule for both drivers (PolicyParts::tick, ReschedulePlugin::NextWakeup)
   // The earliest time after `last` at which a cycle is due with no event (a decision tick
   // while jobs are pending, or the policy's wake-up), kNoTime if none.
-  Time NextDecisionTime(Time last);
+  Time NextDecisionTime(Time last) {
+    return policy_.tick <= 0 && !policy_.reschedule ? kNoTime : NextDecisionTimeSlow(last);
+  }
   // Called once per instant after its events were fed: runs the cycle if due at `now`
   // (periodic policies: at ticks, or also at events with tick_and_events; others: always).
-  CycleRun RunCycle(Time now, std::vector<Decision>* out);
+  CycleRun RunCycle(Time now, std::vector<Decision>* out) {
+    if (policy_.tick > 0) return RunPeriodicCycle(now, out);
+    Schedule(now, out);
+    return CycleRun{true, false};
+  }
   // Runs a cycle over every VC touched since the last call; appends decisions (prefer
   // RunCycle, which honours the policy's cadence).
   void Schedule(Time now, std::vector<Decision>* out);
@@ -351,7 +357,7 @@ class Scheduler final : private SchedulerHandle {
   SchedJob& job(uint32_t slot) override { return pool_[slot]; }
   void PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) override;
   void ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) override;
-  void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t)>& fn) override;
+  void ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) override;
   Duration BelievedDuration(const SchedJob& j) const override;
   void Start(uint32_t slot, Allocation alloc) override;
   void StartShared(uint32_t slot, uint32_t partner) override;
@@ -361,8 +367,16 @@ class Scheduler final : private SchedulerHandle {
   void DetachRunning(uint32_t slot, EndCause cause, Time now);
   void RemovePending(uint32_t slot);
   PluginStatus PlaceShaped(uint32_t slot);  // PolicyParts::shape
-  void InsertRunningOrder(uint32_t slot);
-  void EraseRunningOrder(uint32_t slot);
+  // The running orders (by believed end; by true end and per-node true ends for oracles).
+  void InsertRunningOrder(uint32_t slot) {
+    if (track_running_ || true_end_order_ || track_node_ends_) UpdateRunningOrder(slot, true);
+  }
+  void EraseRunningOrder(uint32_t slot) {
+    if (track_running_ || true_end_order_ || track_node_ends_) UpdateRunningOrder(slot, false);
+  }
+  void UpdateRunningOrder(uint32_t slot, bool insert);
+  Time NextDecisionTimeSlow(Time last);
+  CycleRun RunPeriodicCycle(Time now, std::vector<Decision>* out);
   void EmitOrAdopt(uint32_t slot);
   void Preempt(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
@@ -410,7 +424,7 @@ class Scheduler final : private SchedulerHandle {
   uint64_t pending_milli_ = 0;
   Allocation scratch_;
   bool track_running_ = true;
-  bool true_end_order_ = false;   // running_true kept (oracle PostFilters)
+  bool true_end_order_ = false;   // running_true kept (oracle PostFilters, truth attached)
   bool track_node_ends_ = false;
   bool adopting_ = false;         // Adopt: starts emit no decision
   std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs

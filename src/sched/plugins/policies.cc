@@ -182,9 +182,9 @@ class PreemptLonger final : public PostFilterPlugin {
     const SchedJob& j = h.job(slot);
     bool longer = false;
     const Time now = h.now();
-    const OracleView& o = *h.oracle();
-    h.ForEachRunningByTrueEndDesc(j.vc, [&](uint32_t r) {
-      longer = o.TrueEnd(r) - now > o.Remaining(slot);
+    const Duration remaining = h.oracle()->Remaining(slot);
+    h.ForEachRunningByTrueEndDesc(j.vc, [&](uint32_t, Time true_end) {
+      longer = true_end - now > remaining;
       return false;  // only the longest-remaining job matters
     });
     return longer;
@@ -196,16 +196,15 @@ class PreemptLonger final : public PostFilterPlugin {
     const VcId vc = j.vc;
     ClusterState& st = h.state();
     const Time now = h.now();
-    const OracleView& o = *h.oracle();
-    const Duration remaining = o.Remaining(slot);
+    const Duration remaining = h.oracle()->Remaining(slot);
     if (!EnoughIfAllPreempted(h, j)) return Next::kContinue;
     // Victims: running jobs whose remaining time exceeds j's, longest first.
     victims_.clear();
     uint64_t freed = st.vc_free_gpus(vc);
     bool ok = false;
-    h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r) {
+    h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r, Time true_end) {
       SchedJob& rj = h.job(r);
-      if (o.TrueEnd(r) - now <= remaining) return false;
+      if (true_end - now <= remaining) return false;
       victims_.push_back(r);
       st.Release(rj.alloc);
       freed += rj.job->gpus;
@@ -302,11 +301,10 @@ class PreemptLonger final : public PostFilterPlugin {
     bool early = false;
     uint64_t freed = st.vc_free_gpus(vc);
     const Time now = h.now();
-    const OracleView& o = *h.oracle();
-    const Duration remaining = o.Remaining(j.slot);
-    h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r) {
+    const Duration remaining = h.oracle()->Remaining(j.slot);
+    h.ForEachRunningByTrueEndDesc(vc, [&](uint32_t r, Time true_end) {
       const SchedJob& rj = h.job(r);
-      if (o.TrueEnd(r) - now <= remaining) return false;
+      if (true_end - now <= remaining) return false;
       for (const Slot& sl : rj.alloc) {
         if (sl.milli != 1000) continue;  // a shared GPU frees no whole GPU by itself
         if (extra_[sl.node.v] == 0) touched_.push_back(sl.node.v);
