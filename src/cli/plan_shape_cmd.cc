@@ -23,6 +23,11 @@ int Fail(const Error& e) {
 }
 
 int RunShape(const ShapeArgs& a) {
+  if (a.spec.jobs == 0) return Fail(MakeError("--jobs: expected at least 1 job, got 0: nothing would run"));
+  if (!(a.spec.mean_interarrival_s > 0))
+    return Fail(MakeError("--interarrival: expected seconds > 0, got " + std::to_string(a.spec.mean_interarrival_s)));
+  if (a.shape.shrink == 0 || a.shape.grow == 0 || !(a.shape.min_gain >= 1))
+    return Fail(MakeError("--shrink and --grow: expected ≥ 1; --min-gain: expected ≥ 1"));
   Result<Cluster> cluster = LoadClusterConfig(a.cluster);
   if (!cluster.ok()) return Fail(cluster.error());
   if (cluster->gpu_types.size() != 1 || cluster->vcs.size() != 1)

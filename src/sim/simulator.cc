@@ -591,7 +591,8 @@ void SimRun::ApplyStart(uint32_t slot, Time t) {
   if (sj.partner == kNoSlot || sj.owns_gpus) {
     run_milli_[slot] = sj.job->gpu_milli_total();  // the shape it runs in (ShapePlugin)
     busy_milli_ += run_milli_[slot];
-    const float speed = progress_->Speed(sched_, slot);
+    // Solo and co-location models give a job starting alone speed 1: only the planner's differs.
+    const float speed = cfg_.planner ? progress_->Speed(sched_, slot) : 1.0f;
     truth_.SetSpeed(slot, speed);
     const Duration rem = truth_.WallRemaining(slot);
     if (dynamic_) {
