@@ -191,7 +191,8 @@ Result<PlannedStep> PlannerCost::Search(const TrainModel& m, const std::vector<T
 //   1. the largest count ≤ the request whose best plan fits (a job that cannot start at its
 //      request starts now on fewer GPUs instead of waiting: Pollux/Sia's "start, then adapt");
 //   2. then doubling while the doubled count is placeable, ≤ request × grow, and its step is at
-//      least `min_gain` times faster (the added GPUs keep ≥ min_gain/2 of their per-GPU goodput).
+//      least `min_gain` times faster (per-GPU throughput after the doubling ≥ min_gain/2 of before).
+// Goodput is throughput here: the global batch is fixed, so statistical efficiency is too.
 // The layout is the best plan's (dp, tp, pp). Nothing placeable or nothing fits: the request.
 Shape GoodputShape::Choose(const SchedJob& j, const ClusterState& state) {
   const Job& job = *j.job;
