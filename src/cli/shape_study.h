@@ -36,7 +36,7 @@ struct ShapeStudyRow {
   std::string shape;  // "fixed" | "goodput"
   uint64_t finished = 0;
   double avg_jct_h = 0, makespan_h = 0, avg_gpus = 0;
-  uint64_t reshaped = 0;  // jobs whose first attempt ran on another GPU count than requested
+  uint64_t reshaped = 0;  // attempts that ran on another GPU count than their job requested
 };
 
 // One fifo run per shape rule on `cluster` (one GPU type with a planner profile).
