@@ -226,6 +226,7 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
   l->callback([lins, exit_code] { *exit_code = RunLins(*lins); });
 
   RegisterPlanSearch(*plan_cmd, exit_code);
+  RegisterPlanShapeStudy(*plan_cmd, exit_code);
 }
 
 }  // namespace orrery::cli

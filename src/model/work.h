@@ -52,12 +52,25 @@ struct CheckpointPolicy {
   bool periodic() const { return every_steps > 0 || every_seconds > 0; }
 };
 
+// The transformer a training phase trains, for a planner-aware progress model
+// (docs/design/planner.md, "Scheduler integration"): a GPT-style decoder and one step's
+// batch. layers == 0: not described (the phase runs at its seconds_per_step wherever it
+// is placed).
+struct TrainModel {
+  int32_t layers = 0, hidden = 0, heads = 0, vocab = 32000;
+  int32_t seq = 2048;          // tokens per sequence
+  int32_t global_batch = 0;    // sequences per optimizer step
+  bool described() const { return layers > 0; }
+  friend bool operator==(const TrainModel&, const TrainModel&) = default;
+};
+
 struct Phase {
   PhaseKind kind = PhaseKind::kGeneric;
   int64_t steps = 0;              // work of the phase
   double seconds_per_step = 1.0;  // at the requested demand, alone on its GPUs
   Demand demand;
   CheckpointPolicy checkpoint;
+  TrainModel model;  // kTrain phases may describe their model (else not described)
 };
 
 // The work of one job: its phases in order (never empty for a simulated job).

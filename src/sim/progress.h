@@ -1,8 +1,8 @@
 // How fast a running job progresses: the simulator integrates each job's work (seconds of
 // running alone at its requested shape, SimTruth) at the speed a ProgressModel gives.
 // Default: speed 1 (one step per second for trace jobs). GPU co-location is one model (the
-// interference truth of the two jobs sharing GPUs); a planner-aware model (speed from the
-// shape a ShapePlugin chose) plugs in here later.
+// interference truth of the two jobs sharing GPUs); the planner-aware model (speed from the
+// planner's step time on the allocation a job got) is sim/planner_progress.h.
 #pragma once
 
 #include <cstdint>

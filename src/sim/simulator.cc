@@ -12,6 +12,7 @@
 #include "sched/plugins/ces.h"
 #include "sched/plugins/policies.h"
 #include "sim/power_sim.h"
+#include "sim/planner_progress.h"
 #include "sim/progress.h"
 #include "sim/signals.h"
 #include "sim/truth.h"
@@ -219,6 +220,7 @@ class SimRun {
   // per slot
   std::vector<uint32_t> slot_job_, slot_gen_;
   std::vector<Time> pending_since_, seg_start_;
+  std::vector<uint64_t> run_milli_;  // milli-GPUs of the running attempt (its shape)
   // dynamic progress (co-location): work left in seconds of running alone, speed, since when
   std::vector<double> work_left_;
   std::vector<float> rate_;
@@ -251,6 +253,8 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
   coloc_ = sched_.policy().share ? sched_.policy().colocation : nullptr;
   if (coloc_)
     progress_ = std::make_unique<ColocationProgress>(coloc_, &slot_job_);
+  else if (cfg.planner)
+    progress_ = std::make_unique<PlannerProgress>(cfg.planner, &sched_cluster, &trace.work, &slot_job_);
   else
     progress_ = std::make_unique<SoloProgress>();
   dynamic_ = progress_->dynamic();
@@ -479,7 +483,7 @@ void SimRun::FinishJob(uint32_t slot, uint32_t idx, Time t) {
   o.end = t;
   o.run += t - seg_start_[slot];
   const uint32_t partner = sj.partner;
-  if (partner == kNoSlot) busy_milli_ -= trace_.jobs[idx].gpu_milli_total();  // else the partner keeps the GPUs
+  if (partner == kNoSlot) busy_milli_ -= run_milli_[slot];  // else the partner keeps the GPUs
   if (power_) power_->OnStop(slot, sj, false, t);
   sched_.Finish(slot, t);
   CloseAttempt(slot, idx, t, EndCause::kFinished);
@@ -504,7 +508,7 @@ void SimRun::FinishJob(uint32_t slot, uint32_t idx, Time t) {
 void SimRun::HandOver(uint32_t slot, uint32_t idx, Time t) {
   JobOutcome& o = r_.outcomes[idx];
   o.run += t - seg_start_[slot];
-  busy_milli_ -= trace_.jobs[idx].gpu_milli_total();
+  busy_milli_ -= run_milli_[slot];
   if (power_) power_->OnStop(slot, sched_.view(slot), true, t);
   sched_.Handover(slot, t);
   CloseAttempt(slot, idx, t, EndCause::kRequeued);
@@ -523,7 +527,7 @@ void SimRun::OnFailure(const SimEvent& e, Time t) {
   ++r_.events;
   JobOutcome& o = r_.outcomes[idx];
   o.run += t - seg_start_[e.slot];
-  busy_milli_ -= trace_.jobs[idx].gpu_milli_total();
+  busy_milli_ -= run_milli_[e.slot];
   if (power_) power_->OnStop(e.slot, sj, f->restartable, t);
   ++slot_gen_[e.slot];
   sched_.Fail(e.slot, t, f->kind, f->restartable);
@@ -619,11 +623,15 @@ void SimRun::ApplyStart(uint32_t slot, Time t) {
   ++slot_gen_[slot];  // events of an earlier attempt are void
   OpenAttempt(slot, idx, t);
   if (sj.partner == kNoSlot || sj.owns_gpus) {
-    busy_milli_ += trace_.jobs[idx].gpu_milli_total();
-    const Duration rem = truth_.Remaining(slot);
+    run_milli_[slot] = sj.job->gpu_milli_total();  // the shape it runs in (ShapePlugin)
+    busy_milli_ += run_milli_[slot];
+    // Solo and co-location models give a job starting alone speed 1: only the planner's differs.
+    const float speed = cfg_.planner ? progress_->Speed(sched_, slot) : 1.0f;
+    truth_.SetSpeed(slot, speed);
+    const Duration rem = truth_.WallRemaining(slot);
     if (dynamic_) {
-      work_left_[slot] = static_cast<double>(rem);
-      rate_[slot] = 1.0f;
+      work_left_[slot] = static_cast<double>(truth_.Remaining(slot));
+      rate_[slot] = speed;
       rate_since_[slot] = t;
     }
     PushCompletion(slot, t + (sj.home_vc.valid() ? std::min(rem, prof_.time_limit) : rem));
@@ -631,6 +639,7 @@ void SimRun::ApplyStart(uint32_t slot, Time t) {
     ++r_.packed_starts;
     const uint32_t p = sj.partner;
     r_.packs.emplace_back(idx, slot_job_[p]);
+    run_milli_[slot] = sj.job->gpu_milli_total();  // released if it outlives its partner
     work_left_[slot] = static_cast<double>(truth_.Remaining(slot));
     rate_[slot] = 1.0f;
     rate_since_[slot] = t;
@@ -649,7 +658,7 @@ void SimRun::ApplyPreempt(uint32_t slot, Time t) {
   ++slot_gen_[slot];
   if (o.preemptions < UINT16_MAX) ++o.preemptions;
   o.run += t - seg_start_[slot];
-  busy_milli_ -= trace_.jobs[idx].gpu_milli_total();
+  busy_milli_ -= run_milli_[slot];
   pending_since_[slot] = t;
   CloseAttempt(slot, idx, t, EndCause::kPreempted);
   if (power_) power_->OnStop(slot, sched_.view(slot), true, t);
@@ -701,6 +710,7 @@ void SimRun::Track(uint32_t s, uint32_t idx, Time t) {
     slot_gen_.resize(s + 1, 0);
     pending_since_.resize(s + 1);
     seg_start_.resize(s + 1);
+    run_milli_.resize(s + 1);
     if (dynamic_) {
       work_left_.resize(s + 1);
       rate_.resize(s + 1);
@@ -769,7 +779,8 @@ void SimRun::CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, F
   a.end = t;
   a.steps_done = truth_.steps_done(slot);
   a.steps_durable = truth_.steps_durable(slot);
-  a.gpus = trace_.jobs[idx].gpus;
+  const Job& req = trace_.jobs[idx];  // a shaped attempt held run_milli_ / 1000 whole GPUs
+  a.gpus = req.is_fractional() ? req.gpus : static_cast<uint32_t>(run_milli_[slot] / req.gpu_milli);
   a.cause = cause;
   a.failure = kind;
   a.restartable = restartable;
@@ -846,9 +857,13 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
     if (f.job >= trace.jobs.size() || f.after < 0)
       return MakeError("injected failure: job " + std::to_string(f.job) + " after " + std::to_string(f.after) +
                        " s is not a job of the trace / a time ≥ 0");
-  if (policy.shape)
+  if (policy.shape && !cfg.record_attempts)
+    return MakeError("policy '" + cfg.policy + "' reshapes jobs: record attempts (each attempt's GPUs are its own)");
+  if (policy.shape && !cfg.planner)
     return MakeError("policy '" + cfg.policy + "' reshapes jobs (ShapePlugin '" + policy.shape->name() +
-                     "'): the simulator has no progress model for shaped jobs yet");
+                     "'): shaped jobs need the planner-aware progress model (SimConfig::planner)");
+  if (cfg.planner && policy.share)
+    return MakeError("the planner-aware progress model cannot be combined with GPU sharing");
   if (policy.share && !cfg.failures.empty())
     return MakeError("injected failures are not supported with GPU-sharing policies");
   return Status::Ok();
@@ -868,6 +883,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   r.policy = cfg.policy;
   r.placer = cfg.placer;
   r.oracle = policy.reads_oracle();
+  r.shaped = policy.shape != nullptr;
   r.total_gpus = cluster.total_gpus();
   if (policy.share) {
     const ColocationContext& c = *policy.colocation;
@@ -913,8 +929,12 @@ Status CheckConservation(const Trace& trace, const SimResult& r) {
     const double shared = r.shared_run.empty() ? 0.0 : static_cast<double>(r.shared_run[i]);
     if (shared > static_cast<double>(o.run))
       return MakeError("conservation: job " + std::to_string(i) + " shared its GPUs longer than it ran", kExitRuntime);
-    gpu_seconds += (static_cast<double>(o.run) - shared / 2) * j.gpus * j.gpu_milli / 1000.0;
+    if (!r.shaped) gpu_seconds += (static_cast<double>(o.run) - shared / 2) * j.gpus * j.gpu_milli / 1000.0;
   }
+  // Shaped runs: a job's GPUs differ between attempts; each attempt holds its own.
+  if (r.shaped)
+    for (const Attempt& a : r.attempts.attempts)
+      gpu_seconds += static_cast<double>(a.end - a.start) * a.gpus * trace.jobs[a.job.v].gpu_milli / 1000.0;
   double capacity = static_cast<double>(r.total_gpus) * static_cast<double>(std::max<Time>(0, r.last_end - r.first_submit));
   if (gpu_seconds > capacity * (1 + 1e-9) + 1e-6)
     return MakeError("conservation: " + std::to_string(gpu_seconds) + " GPU-seconds used > capacity " +

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ namespace orrery {
 
 struct ExplainNote;  // sched/framework/plugin.h
 class JobSignals;    // sim/signals.h
+class PlannerCost;   // sched/plugins/planner_shape.h
 
 // A failure the run injects (tests, what-if studies): attempt `attempt` (0-based) of trace job
 // `job` fails `after` seconds into its run.
@@ -72,6 +74,10 @@ struct SimConfig {
   // (outputs are exactly those of a run without it).
   JobSignals* signals = nullptr;
   std::vector<InjectedFailure> failures;
+  // Planner-aware progress (sim/planner_progress.h): jobs whose training phase describes its
+  // model run at the planner's step time on the allocation they got. Null = off (every job at
+  // its seconds_per_step). Required by policies with a ShapePlugin.
+  std::shared_ptr<const PlannerCost> planner;
 };
 
 // FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the
@@ -111,6 +117,7 @@ struct SimResult {
   std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
   bool fractional = false;           // the trace has fractional-GPU jobs
   AttemptLog attempts;               // SimConfig::record_attempts: every attempt, in end order
+  bool shaped = false;               // the policy had a ShapePlugin (GPU-seconds: per attempt)
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);

@@ -91,8 +91,15 @@ void SimTruth::Submitted(uint32_t slot, const Job& job, Time) {
   }
 }
 
+// Work done (seconds at the requested shape) in `wall` seconds of an attempt at `speed`.
+static Duration WorkDone(Duration wall, double speed) {
+  return speed == 1.0 ? wall : static_cast<Duration>(std::floor(static_cast<double>(wall) * speed + 1e-9));
+}
+
 void SimTruth::Stopped(uint32_t slot, Time now, EndCause cause) {
   Entry& e = at(slot);
+  const double speed = e.speed;  // the attempt's speed (planner progress model), 1 otherwise
+  e.speed = 1.0;
   e.restart_cost = 0;
   switch (cause) {
     case EndCause::kFinished:
@@ -109,9 +116,9 @@ void SimTruth::Stopped(uint32_t slot, Time now, EndCause cause) {
     case EndCause::kNodeLost:
       if (e.started == kNoTime) return;  // never ran
       if (e.work)
-        StopWork(e, now - e.started, cause);
+        StopWork(e, WorkDone(now - e.started, speed), cause);
       else
-        StopTrace(e, now - e.started, cause);
+        StopTrace(e, WorkDone(now - e.started, speed), cause);
       return;
   }
 }

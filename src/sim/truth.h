@@ -10,6 +10,7 @@
 // them by the job's speed).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -39,7 +40,12 @@ class SimTruth final : public TruthModel {
   // Pending: seconds of running it needs from its next start (restore included). Running:
   // as at the start of the current attempt.
   Duration Remaining(uint32_t slot) const override { return at(slot).remaining; }
-  Time TrueEnd(uint32_t slot) const override { return at(slot).started + at(slot).remaining; }
+  Time TrueEnd(uint32_t slot) const override { return at(slot).started + WallRemaining(slot); }
+  // Wall seconds the current attempt still needs at its speed: ceil(remaining / speed).
+  Duration WallRemaining(uint32_t slot) const { return ToWall(at(slot).remaining, at(slot).speed); }
+  // The progress model's speed for the attempt that starts now (1 = as requested; trace
+  // jobs and jobs of models without a shape-aware ProgressModel always run at 1).
+  void SetSpeed(uint32_t slot, double speed) { at(slot).speed = speed; }
   Duration RestartCost(uint32_t slot) const override { return at(slot).restart_cost; }
 
   void Submitted(uint32_t slot, const Job& job, Time now) override;
@@ -61,7 +67,11 @@ class SimTruth final : public TruthModel {
     int64_t reached = 0;                       // steps reached at the last stop
     const WorkSpec* work = nullptr;  // null: a trace job (1 step per second)
     uint32_t gpus = 0;
+    double speed = 1.0;  // of the current attempt: seconds of work per wall second
   };
+  static Duration ToWall(Duration work, double speed) {
+    return speed == 1.0 ? work : static_cast<Duration>(std::ceil(static_cast<double>(work) / speed - 1e-9));
+  }
   Entry& at(uint32_t slot) { return jobs_[slot]; }
   const Entry& at(uint32_t slot) const { return jobs_[slot]; }
   void StopTrace(Entry& e, Duration ran, EndCause cause);

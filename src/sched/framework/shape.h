@@ -3,7 +3,8 @@
 // (no ShapePlugin): what the job asked for. The planner plugs in here. A chosen shape is the
 // job's demand while it runs (SchedJob::job points at a shaped copy of the request; the
 // request comes back when it stops). Greedy cycles visit jobs by their requested size class.
-// The simulator refuses shaping policies until a ProgressModel for shaped jobs exists.
+// The simulator runs shaping policies only with its planner-aware progress model
+// (SimConfig::planner; the planner's plugin is sched/plugins/planner_shape.h GoodputShape).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,240 @@
+#include "sched/plugins/planner_shape.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sched/framework/plugin.h"
+
+namespace orrery {
+namespace {
+
+plan::Workload WorkloadOf(const TrainModel& m, int micro_batch) {
+  plan::Workload w;
+  w.model.name = "gpt";
+  w.model.layers = m.layers;
+  w.model.hidden = m.hidden;
+  w.model.heads = m.heads;
+  w.model.vocab = m.vocab;
+  w.model.ffn = 4 * m.hidden;
+  w.seq = m.seq;
+  w.micro_batch = micro_batch;
+  return w;
+}
+
+plan::ParallelPlan MegatronPlan(int dp, int tp, int pp, int num_micro, plan::Recompute rc) {
+  plan::ParallelPlan p;
+  p.name = "custom";
+  p.framework = plan::Framework::kMegatron;
+  p.precision = plan::Precision::kMixedBf16;
+  p.dp = dp, p.tp = tp, p.pp = pp;
+  p.tp_seq_parallel = tp > 1;
+  p.shard_embeddings = tp > 1;
+  p.shard.s_os = dp;  // ZeRO-1
+  p.num_micro = num_micro;
+  p.recompute = rc;
+  return p;
+}
+
+// GPUs per node of the most fragmented group: TP groups must stay inside a node.
+int MinGpusPerNode(const std::vector<TypedGroup>& groups) {
+  int per = 1 << 30;
+  for (const TypedGroup& g : groups) per = std::min(per, g.gpus / std::max(1, g.nodes));
+  return per;
+}
+
+// Sequences per micro-batch: the smallest power of two that keeps the micro-batches of one
+// replica at most max(16, 2·pp) (the cost model simulates every micro-batch; 16 keeps a
+// 1F1B bubble small and an estimate near a millisecond).
+int MicroBatch(int per_replica, int pp) {
+  const int cap = std::max(16, 2 * pp);
+  int mb = 1;
+  while (per_replica / mb > cap && per_replica % (2 * mb) == 0) mb *= 2;
+  return mb;
+}
+
+}  // namespace
+
+std::vector<TypedGroup> GroupsOf(const Allocation& alloc, const Cluster& cluster) {
+  std::vector<TypedGroup> out;
+  std::vector<NodeId> seen;
+  LinkClass slowest = LinkClass::kIntraRack;
+  for (const Slot& s : alloc) {
+    const GpuTypeId t = cluster.nodes[s.node.v].gpu_type;
+    auto it = std::find_if(out.begin(), out.end(), [&](const TypedGroup& g) { return g.type == t; });
+    if (it == out.end()) it = out.insert(out.end(), TypedGroup{t, 0, 0});
+    it->gpus += s.gpus;
+    if (std::find(seen.begin(), seen.end(), s.node) != seen.end()) continue;
+    for (NodeId other : seen)
+      if (cluster.LinkBetween(other, s.node) == LinkClass::kInterRack) slowest = LinkClass::kInterRack;
+    seen.push_back(s.node);
+    ++it->nodes;
+  }
+  for (TypedGroup& g : out) g.link = slowest;  // replicas run in lock step: the slowest link paces all
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+LinkSpec FabricLink(const Topology& topology, LinkClass c) {
+  LinkSpec l = topology.link(c);
+  const bool inter = c == LinkClass::kInterRack;
+  if (l.gbps <= 0) l.gbps = inter ? 25 : 50;
+  if (l.latency_us <= 0) l.latency_us = inter ? 6 : 3;
+  return l;
+}
+
+namespace {
+
+double BusFactor(plan::Collective op, int world) {
+  const double w = world;
+  switch (op) {
+    case plan::Collective::kAllReduce: return 2 * (w - 1) / w;
+    case plan::Collective::kAllGather:
+    case plan::Collective::kReduceScatter:
+    case plan::Collective::kAllToAll: return (w - 1) / w;
+    case plan::Collective::kSendRecv:
+    case plan::Collective::kBroadcast: return 1;
+  }
+  return 1;
+}
+
+}  // namespace
+
+plan::GpuProfile WithFabric(plan::GpuProfile gpu, const LinkSpec& link) {
+  for (const plan::CollectivePoint& c : gpu.collectives)
+    if (c.nodes > 1) return gpu;  // measured across nodes: keep the measurement
+  using plan::Collective;
+  for (Collective op : {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
+                        Collective::kAllToAll, Collective::kSendRecv, Collective::kBroadcast}) {
+    for (int nodes = 2; nodes <= 64; nodes *= 2) {
+      for (int per = 1; per <= gpu.gpus_per_node; per *= 2) {
+        const int world = nodes * per;
+        for (double bytes = 1 << 16; bytes <= 16e9; bytes *= 4) {
+          const double t = link.latency_us * 1e-6 * 2 * std::log2(world) + bytes * BusFactor(op, world) / (link.gbps * 1e9);
+          gpu.collectives.push_back(plan::CollectivePoint{op, plan::DType::kBf16, world, nodes, bytes, t});
+        }
+      }
+    }
+  }
+  return gpu;
+}
+
+PlannerCost::PlannerCost(const std::vector<std::optional<plan::GpuProfile>>& profiles, const Topology& topology) {
+  for (const std::optional<plan::GpuProfile>& p : profiles) {
+    if (!p) {
+      profiles_.emplace_back();
+      continue;
+    }
+    profiles_.push_back(Fabrics{WithFabric(*p, FabricLink(topology, LinkClass::kIntraRack)),
+                                WithFabric(*p, FabricLink(topology, LinkClass::kInterRack))});
+  }
+}
+
+const Phase* DescribedPhase(const WorkSpec& w) {
+  for (const Phase& p : w.phases)
+    if (p.kind == PhaseKind::kTrain && p.model.described()) return &p;
+  return nullptr;
+}
+
+Result<PlannedStep> PlannerCost::Best(const TrainModel& m, const std::vector<TypedGroup>& groups) const {
+  const Key key{{m.layers, m.hidden, m.heads, m.vocab, m.seq, m.global_batch}, groups};
+  if (auto it = memo_.find(key); it != memo_.end()) {
+    if (it->second) return *it->second;
+    return MakeError(why_.at(key));
+  }
+  Result<PlannedStep> r = Search(m, groups);
+  if (r.ok()) {
+    memo_.emplace(key, *r);
+  } else {
+    memo_.emplace(key, std::nullopt);
+    why_.emplace(key, r.error().message);
+  }
+  return r;
+}
+
+Result<PlannedStep> PlannerCost::Search(const TrainModel& m, const std::vector<TypedGroup>& groups) const {
+  plan::Allocation alloc;
+  int gpus = 0;
+  for (const TypedGroup& g : groups) {
+    if (!has_profile(g.type)) return MakeError("no planner profile for a GPU type of the allocation");
+    alloc.groups.push_back(plan::AllocationGroup{&profile(g.type, g.link), g.gpus, std::max(1, g.nodes)});
+    gpus += g.gpus;
+  }
+  if (gpus <= 0 || m.global_batch <= 0) return MakeError("allocation without GPUs or model without a batch");
+  const int per_node = MinGpusPerNode(groups);
+  std::optional<PlannedStep> best;
+  for (plan::Recompute rc : {plan::Recompute::kNone, plan::Recompute::kFull}) {
+    for (int tp = 1; tp <= 8 && tp <= per_node; tp *= 2) {
+      for (int pp = 1; pp <= 8; pp *= 2) {
+        if (m.heads % tp || m.layers % pp || gpus % (tp * pp)) continue;
+        const int dp = gpus / (tp * pp);
+        if (m.global_batch % dp) continue;
+        const int per_replica = m.global_batch / dp;
+        const int mb = MicroBatch(per_replica, pp);
+        if (per_replica % mb || per_replica / mb < pp) continue;
+        const plan::Workload w = WorkloadOf(m, mb);
+        const plan::ParallelPlan p = MegatronPlan(dp, tp, pp, per_replica / mb, rc);
+        if (!plan::CheckPlan(w, p).ok()) continue;
+        Result<double> s = plan::StepTime(w, p, alloc);
+        if (s.ok() && (!best || *s < best->seconds)) best = PlannedStep{*s, p};
+      }
+    }
+    if (best) return *best;  // full recompute only when nothing fits without it
+  }
+  return MakeError(fmt::format("no plan of {} layers × {} hidden fits {} GPUs", m.layers, m.hidden, gpus));
+}
+
+// Choose: among power-of-two GPU counts in [request / shrink, request × grow] that can be
+// placed now (one node with that many free GPUs, or that many whole idle nodes), take
+//   1. the largest count ≤ the request whose best plan fits (a job that cannot start at its
+//      request starts now on fewer GPUs instead of waiting: Pollux/Sia's "start, then adapt");
+//   2. then doubling while the doubled count is placeable, ≤ request × grow, and its step is at
+//      least `min_gain` times faster (per-GPU throughput after the doubling ≥ min_gain/2 of before).
+// Goodput is throughput here: the global batch is fixed, so statistical efficiency is too.
+// The layout is the best plan's (dp, tp, pp). Nothing placeable or nothing fits: the request.
+Shape GoodputShape::Choose(const SchedJob& j, const ClusterState& state) {
+  const Job& job = *j.job;
+  const Shape requested = RequestedShape(job);
+  if (job.id.v >= work_->size() || job.gpus == 0 || job.is_fractional()) return requested;
+  const Phase* phase = DescribedPhase((*work_)[job.id.v]);
+  if (phase == nullptr) return requested;
+  const TrainModel* m = &phase->model;
+  const auto& nodes = state.vc_nodes(j.vc);
+  if (nodes.empty()) return requested;
+  const uint16_t per_node = state.vc_max_node_gpus(j.vc);
+  const GpuTypeId type = state.cluster().nodes[nodes.front().v].gpu_type;
+  uint32_t max_free = 0, idle = 0;
+  for (NodeId n : nodes) {
+    max_free = std::max<uint32_t>(max_free, state.free_gpus(n));
+    idle += state.free_gpus(n) == state.total_gpus(n) && state.total_gpus(n) == per_node;
+  }
+  auto placeable = [&](uint32_t g) { return g <= per_node ? g <= max_free : g % per_node == 0 && g / per_node <= idle; };
+  auto step = [&](uint32_t g) -> std::optional<PlannedStep> {
+    const int n = static_cast<int>((g + per_node - 1) / per_node);
+    Result<PlannedStep> r = cost_->Best(*m, {TypedGroup{type, static_cast<int>(g), n}});
+    if (!r.ok()) return std::nullopt;
+    return *r;
+  };
+  const uint32_t lo = std::max<uint32_t>(1, std::bit_ceil(std::max<uint32_t>(1, job.gpus / o_.shrink)));
+  uint32_t g = std::bit_floor(job.gpus);
+  std::optional<PlannedStep> cur;
+  for (; g >= lo; g /= 2) {
+    if (placeable(g) && (cur = step(g))) break;
+  }
+  if (!cur) return requested;
+  for (uint32_t next = g * 2; next <= job.gpus * o_.grow && placeable(next); next *= 2) {
+    std::optional<PlannedStep> s = step(next);
+    if (!s || cur->seconds < o_.min_gain * s->seconds) break;
+    g = next, cur = s;
+  }
+  Shape out;
+  out.gpus = g;
+  out.nodes = g == job.gpus ? job.nodes : 0;  // another count: the placer picks the nodes
+  out.layout = ParallelLayout{static_cast<uint16_t>(cur->plan.dp), static_cast<uint16_t>(cur->plan.tp),
+                              static_cast<uint16_t>(cur->plan.pp)};
+  return out;
+}
+
+}  // namespace orrery

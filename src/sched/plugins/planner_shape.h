@@ -1,0 +1,114 @@
+// The planner in the scheduler (docs/design/planner.md, "Scheduler integration"):
+//   * PlannerCost: the step time of a described training job (model/work.h TrainModel) on an
+//     allocation -- GPU type, GPU count and node count per type -- with the best plan its
+//     launcher would pick there (plan::StepTime over a fixed plan family, memoized);
+//   * GoodputShape: the ShapePlugin that picks a job's GPU count and layout from that cost
+//     and the free cluster (the rule is in Choose's comment).
+// Both read the same PlannerCost, so the shape a job is given is timed by the same model
+// that the simulator's progress model (sim/planner_progress.h) charges it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "model/cluster.h"
+#include "model/work.h"
+#include "plan/estimate.h"
+#include "plan/plan.h"
+#include "sched/framework/cluster_state.h"
+#include "sched/framework/shape.h"
+
+namespace orrery {
+
+// GPUs of one type on `nodes` nodes; `link`: the slowest link between them (intra-node when
+// nodes == 1, else intra-rack or inter-rack).
+struct TypedGroup {
+  GpuTypeId type;
+  int gpus = 0;
+  int nodes = 0;
+  LinkClass link = LinkClass::kIntraRack;
+  friend auto operator<=>(const TypedGroup&, const TypedGroup&) = default;
+};
+
+// An allocation as groups per GPU type (distinct nodes counted per type, the slowest link
+// between them from Cluster::LinkBetween), in type order.
+std::vector<TypedGroup> GroupsOf(const Allocation& alloc, const Cluster& cluster);
+
+// The cross-node fabric the planner charges (per-GPU GB/s and one-hop latency) for each link
+// class of `topology`; links the config leaves at 0 take the defaults of an 8-GPU H200/A100
+// node with one 400 Gb/s NIC per GPU: intra-rack 50 GB/s, 3 µs; inter-rack 25 GB/s (2:1
+// oversubscribed spine), 6 µs.
+LinkSpec FabricLink(const Topology& topology, LinkClass c);
+
+// `gpu` with collective tables for groups spanning 2..64 nodes derived from `link` (added only
+// when the profile has no multi-node table of its own): time = latency · 2·log2(world) +
+// bytes · BusFactor(op, world) / link bandwidth, the nccl-tests bus-bandwidth convention.
+plan::GpuProfile WithFabric(plan::GpuProfile gpu, const LinkSpec& link);
+
+struct PlannedStep {
+  double seconds = 0;  // per optimizer step
+  plan::ParallelPlan plan;
+};
+
+// The first training phase of a job's work that describes its model (null: none).
+const Phase* DescribedPhase(const WorkSpec& w);
+
+class PlannerCost {
+ public:
+  // profiles[t]: the planner profile of the cluster's GPU type id t (nullopt: none); each gets
+  // cross-node tables from the topology's intra-rack and inter-rack links (WithFabric).
+  PlannerCost(const std::vector<std::optional<plan::GpuProfile>>& profiles, const Topology& topology);
+
+  // The fastest plan of `m` on `groups`: Megatron-style bf16 mixed precision with ZeRO-1
+  // over the data-parallel group, micro-batches of the smallest power of two that keeps a
+  // replica at ≤ max(16, 2·PP) of them, TP ∈ {1,2,4,8} inside a node (and dividing
+  // the heads), PP ∈ {1,2,4,8} dividing the layers (at least PP micro-batches), DP the rest
+  // (dividing the global batch); recompute none, else full when nothing else fits. Error
+  // when no plan of the family fits or a group's GPU type has no profile.
+  Result<PlannedStep> Best(const TrainModel& m, const std::vector<TypedGroup>& groups) const;
+
+  bool has_profile(GpuTypeId t) const { return t.valid() && t.v < profiles_.size() && profiles_[t.v].has_value(); }
+  // The profile of type t whose cross-node tables are those of link class `link`.
+  const plan::GpuProfile& profile(GpuTypeId t, LinkClass link) const {
+    return link == LinkClass::kInterRack ? profiles_[t.v]->inter_rack : profiles_[t.v]->intra_rack;
+  }
+  size_t memo_size() const { return memo_.size(); }
+
+ private:
+  Result<PlannedStep> Search(const TrainModel& m, const std::vector<TypedGroup>& groups) const;
+  struct Fabrics {
+    plan::GpuProfile intra_rack, inter_rack;
+  };
+  std::vector<std::optional<Fabrics>> profiles_;
+  using Key = std::pair<std::vector<int32_t>, std::vector<TypedGroup>>;
+  mutable std::map<Key, std::optional<PlannedStep>> memo_;  // nullopt: no plan fits
+  mutable std::map<Key, std::string> why_;                 // error of a nullopt entry
+};
+
+struct GoodputShapeOptions {
+  uint32_t shrink = 4;      // smallest count tried: request / shrink
+  uint32_t grow = 2;        // largest count tried: request × grow
+  double min_gain = 1.6;    // a doubling is taken only if it speeds the step up this much
+};
+
+class GoodputShape final : public ShapePlugin {
+ public:
+  // work: per trace job index (Job::id), its WorkSpec; jobs without a described model keep
+  // their requested shape.
+  GoodputShape(std::shared_ptr<const PlannerCost> cost, const std::vector<WorkSpec>* work, GoodputShapeOptions o)
+      : cost_(std::move(cost)), work_(work), o_(o) {}
+  const char* name() const override { return "goodput"; }
+  Shape Choose(const SchedJob& j, const ClusterState& state) override;
+
+ private:
+  std::shared_ptr<const PlannerCost> cost_;
+  const std::vector<WorkSpec>* work_;
+  GoodputShapeOptions o_;
+};
+
+}  // namespace orrery
