@@ -33,9 +33,6 @@ void RegisterInspect(CLI::App& app, int* exit_code);   // inspect_cmd.cc (launch
 void RegisterDiagnose(CLI::App& app, int* exit_code);  // diagnose_cmd.cc (failure logs)
 void RegisterProgress(CLI::App& app, int* exit_code);  // progress_cmd.cc (training progress)
 void RegisterResilience(CLI::App& app, int* exit_code);  // resilience_cmd.cc (fault tolerance figures)
-void RegisterInspect(CLI::App& app, int* exit_code);   // inspect_cmd.cc (launch-config reader)
-void RegisterDiagnose(CLI::App& app, int* exit_code);  // diagnose_cmd.cc (failure logs)
-void RegisterProgress(CLI::App& app, int* exit_code);  // progress_cmd.cc (training progress)
 void RegisterPlanShapeStudy(CLI::App& plan, int* exit_code);  // plan_shape_cmd.cc
 
 }  // namespace orrery::cli

@@ -5,7 +5,7 @@
 #include "semantic/semantic_estimator.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, replay, eval, plan, inspect, diagnose, progress)"};
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, replay, eval, plan, inspect, diagnose, progress, resilience)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
   orrery::cli::SetExamples(&app, {"./build/orrery simulate --no-output",
@@ -27,9 +27,6 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterDiagnose(app, &exit_code);
   orrery::cli::RegisterProgress(app, &exit_code);
   orrery::cli::RegisterResilience(app, &exit_code);
-  orrery::cli::RegisterInspect(app, &exit_code);
-  orrery::cli::RegisterDiagnose(app, &exit_code);
-  orrery::cli::RegisterProgress(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
