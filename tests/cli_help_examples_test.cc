@@ -4,6 +4,8 @@
 // the source tree; examples marked "# needs a Slurm cluster" are only checked to exist
 // (serve and replay need one), and those reading ../shared are skipped when it is absent.
 #include <gtest/gtest.h>
+
+#include "cli_testing.h"
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -15,22 +17,9 @@
 
 namespace {
 
-struct Out {
-  int status = -1;
-  std::string text;
-};
+using Out = orrery::cli_testing::CmdOut;
 
-Out Shell(const std::string& cmd) {
-  Out o;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
-}
+Out Shell(const std::string& cmd) { return orrery::cli_testing::RunShell(cmd); }
 
 // The "  ./build/orrery ..." lines after "Examples (run from the repository root):".
 std::vector<std::string> Examples(const std::string& help) {

@@ -1,6 +1,8 @@
 // End-to-end tests of the `orrery` binary: the README main job, determinism of the
 // written outputs, bad input (exit status 2, file:line:col message, nothing written).
 #include <gtest/gtest.h>
+
+#include "cli_testing.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,37 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Out {
-  int status = -1;
-  std::string text;  // stdout + stderr
-};
+using Out = orrery::cli_testing::CmdOut;
 
-Out RunCmd(const std::string& args) {
-  std::string cmd = std::string(ORRERY_BINARY) + " " + args + " 2>&1";
-  Out o;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
-}
+Out RunCmd(const std::string& args) { return orrery::cli_testing::RunOrrery(args); }
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using orrery::cli_testing::Slurp;
 
-fs::path TempDir(const std::string& tag) {
-  fs::path d = fs::temp_directory_path() / ("orrery_cli_" + tag + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path TempDir(const std::string& tag) { return orrery::cli_testing::FreshTempDir("cli_" + tag); }
 
 TEST(CliTest, DefaultScenarioRunsAndPrintsTheTable) {
   Out o = RunCmd("simulate --no-output");

@@ -1,6 +1,8 @@
 // End-to-end tests of `orrery eval`: plan text and JSON, determinism, and bad input (exit
 // status 2 with a clear, located message).
 #include <gtest/gtest.h>
+
+#include "cli_testing.h"
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,22 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Out {
-  int status = -1;
-  std::string text;
-};
+using Out = orrery::cli_testing::CmdOut;
 
-Out RunCmd(const std::string& args) {
-  Out o;
-  FILE* p = popen((std::string(ORRERY_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  const int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
-}
+Out RunCmd(const std::string& args) { return orrery::cli_testing::RunOrrery(args); }
 
 const std::string kSuite = std::string(ORRERY_SHARED_DIR) + "/corpora/eval-suite/datasets.csv";
 

@@ -6,6 +6,8 @@
 // trials must land in the per-dataset history. Named *Slow*; shares the harness lock.
 #include <gtest/gtest.h>
 
+#include "cli_testing.h"
+
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -22,22 +24,9 @@ namespace {
 
 using testing::SlurmCluster;
 
-struct Out {
-  int status = -1;
-  std::string text;
-};
+using Out = cli_testing::CmdOut;
 
-Out Run(const std::string& args) {
-  Out o;
-  FILE* p = popen((std::string(ORRERY_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  const int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
-}
+Out Run(const std::string& args) { return cli_testing::RunOrrery(args); }
 
 nlohmann::json JsonTail(const std::string& text) {
   const size_t b = text.find('{');

@@ -2,6 +2,8 @@
 // determinism (same seed -> byte-identical files), bad specs (exit 2, message), recorded failures
 // honoured in a trace run.
 #include <gtest/gtest.h>
+
+#include "cli_testing.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,37 +17,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Out {
-  int status = -1;
-  std::string text;
-};
+using Out = orrery::cli_testing::CmdOut;
 
-Out Orrery(const std::string& args) {
-  const std::string cmd = std::string(ORRERY_BINARY) + " " + args + " 2>&1";
-  Out o;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  const int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
-}
+Out Orrery(const std::string& args) { return orrery::cli_testing::RunOrrery(args); }
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using orrery::cli_testing::Slurp;
 
-fs::path TempDir(const std::string& tag) {
-  fs::path d = fs::temp_directory_path() / ("orrery_res_" + tag + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path TempDir(const std::string& tag) { return orrery::cli_testing::FreshTempDir("res_" + tag); }
 
 TEST(ResilienceCli, TrainIsByteIdenticalPerSeed) {
   const fs::path d = TempDir("train");
