@@ -1,4 +1,5 @@
 #include "logs/rules.h"
+#include "logs/toml_text.h"
 
 #include <gtest/gtest.h>
 
@@ -99,6 +100,14 @@ TEST(SuspectTest, Extractors) {
   EXPECT_EQ(ExtractSuspect(SuspectKind::kSlurmNode, "srun: error: Node failure on dgx042"), "dgx042");
   EXPECT_EQ(ExtractSuspect(SuspectKind::kSlurmNode, "srun: error: a100-3: task 5: Killed"), "a100-3");
   EXPECT_EQ(ExtractSuspect(SuspectKind::kNone, "PCI:0000:9b:00"), "");
+}
+
+// Invalid UTF-8 never reaches toml11 (which overruns a buffer reporting it inside a literal
+// string, found by diagnose_fuzz): line 2 "x = 'a" + 0xFF + "'" fails at column 7, the byte.
+TEST(TomlText, InvalidUtf8IsRefusedBeforeParsing) {
+  auto r = ParseTomlText("k = 1\nx = 'a\xff'\n", "r.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "r.toml:2:7: expected UTF-8 text without NUL bytes");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "logs/toml_text.h"
 
+#include <algorithm>
 #include <sstream>
+
+#include "base/utf8.h"
 
 namespace orrery::logs {
 
@@ -47,6 +50,12 @@ Status CheckNesting(const std::string& file, std::string_view text) {
 }  // namespace
 
 Result<toml::value> ParseTomlText(std::string_view text, const std::string& file) {
+  if (const size_t bad = FirstInvalidUtf8(text); bad != std::string_view::npos) {
+    const uint32_t line = 1 + static_cast<uint32_t>(std::count(text.begin(), text.begin() + bad, '\n'));
+    const size_t nl = text.rfind('\n', bad == 0 ? 0 : bad - 1);
+    const uint32_t col = static_cast<uint32_t>(nl == std::string_view::npos || bad == 0 ? bad + 1 : bad - nl);
+    return At(file, line, col, "expected UTF-8 text without NUL bytes");
+  }
   ORR_RETURN_IF_ERROR(CheckNesting(file, text));
   try {
     std::istringstream in{std::string(text)};

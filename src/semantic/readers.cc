@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "semantic/arith.h"
+#include "base/utf8.h"
 #include "semantic/document.h"
 #include "semantic/shell.h"
 #include "semantic/strings.h"
@@ -344,6 +345,10 @@ void FlattenToml(const toml::value& node, const std::string& path, uint32_t base
 void ReadTomlText(std::string_view text, uint32_t base_line, Document* doc) {
   if (BracketDepth(text) > kMaxNesting) {
     Warn(doc, Loc{base_line + 1, 1}, "TOML nested deeper than 100 levels: not read");
+    return;
+  }
+  if (FirstInvalidUtf8(text) != std::string_view::npos) {
+    Warn(doc, Loc{base_line + 1, 1}, "TOML with bytes that are not UTF-8: not read");
     return;
   }
   toml::value root;

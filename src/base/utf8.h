@@ -1,0 +1,27 @@
+// UTF-8 validity, the one rule every TOML reader applies before handing text to toml11:
+// Debian's toml11 (3.7) overruns a buffer while reporting invalid UTF-8 inside a literal
+// string (found by cluster_config_fuzz, diagnose_fuzz and inspect_fuzz), so no reader may
+// pass it such text.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace orrery {
+
+// Offset of the first byte that is not part of well-formed UTF-8 (or is NUL), or npos.
+inline size_t FirstInvalidUtf8(std::string_view text) {
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char b = static_cast<unsigned char>(text[i]);
+    const size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    bool ok = len != 0 && i + len <= n && b != 0;
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (ok && len == 2) ok = b >= 0xC2;  // no overlong 2-byte forms
+    if (!ok) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace orrery
