@@ -59,32 +59,66 @@ if want deps; then
   if bash scripts/check-deps.sh; then pass; else fail "check-deps"; fi
 fi
 
+# The Slow tests (real Slurm: mostly waiting for sleep jobs) run in the background while the
+# later, CPU-bound stages build and run at a lower priority (nice), so that the Slurm
+# daemons keep their timing. SLOW_PID is waited for before the final count.
+SLOW_PID=
 if want release; then
   stage "stage 1: Release build (build/) + ctest"
   if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" &&
      cmake --build build -j "$JOBS"; then
     log=build/ctest-release.log
-    (cd build && ctest --output-on-failure -j2 --timeout 900) 2>&1 | tee "$log"
+    (cd build && ctest --output-on-failure -j2 --timeout 900 -E 'Slow') 2>&1 | tee "$log"
     count_ctest "$log" "release"
+    slow_log=build/ctest-release-slow.log
+    if want asan || want fuzz; then
+      echo "--- the Slow tests run in the background (log $slow_log); their results come at the end"
+      (cd build && ctest --output-on-failure -j2 --timeout 900 -R 'Slow') >"$slow_log" 2>&1 &
+      SLOW_PID=$!
+    else
+      (cd build && ctest --output-on-failure -j2 --timeout 900 -R 'Slow') 2>&1 | tee "$slow_log"
+      count_ctest "$slow_log" "release (Slow)"
+    fi
   else
     fail "release build"
   fi
 fi
 
+# Below the background Slow tests' priority (see SLOW_PID).
+bg=()
+if [[ -n $SLOW_PID ]]; then bg=(nice -n 10); fi
+
 if want asan; then
   stage "stage 2: ASan+UBSan build (build-asan/) + ctest, excluding tests named *Slow*"
   if cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O0" \
        -DORRERY_SANITIZE=ON -DORRERY_BENCH=OFF "${launcher[@]}" &&
-     cmake --build build-asan -j "$JOBS"; then
+     "${bg[@]}" cmake --build build-asan -j "$JOBS"; then
     log=build-asan/ctest-asan.log
     (cd build-asan &&
      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-       ctest --output-on-failure -j2 --timeout 900 -E 'Slow') 2>&1 | tee "$log"
+       "${bg[@]}" ctest --output-on-failure -j2 --timeout 900 -E 'Slow') 2>&1 | tee "$log"
     count_ctest "$log" "asan"
   else
     fail "asan build"
   fi
 fi
+
+# Runs one fuzz target for FUZZ_SECONDS; writes build-fuzz/T.log, T.seeds and T.rc.
+# Seeds: tests/fixtures/fuzz/<target>/, tests/fixtures/<target minus _fuzz>/, and configs/
+# for config parsers. The corpus is a copy under build-fuzz/.
+fuzz_one() {
+  local t=$1 corpus=build-fuzz/corpus/$1 seeds rc=0
+  mkdir -p "$corpus" "build-fuzz/artifacts/$t"
+  for seeds in "tests/fixtures/fuzz/$t" "tests/fixtures/${t%_fuzz}"; do
+    [[ -d $seeds ]] && find "$seeds" -maxdepth 1 -type f -size -1048576c -exec cp -n {} "$corpus/" \;
+  done
+  if [[ $t == *config* ]]; then cp -n configs/*.toml "$corpus/" 2>/dev/null; fi
+  ls "$corpus" | wc -l >"build-fuzz/$t.seeds"
+  "${bg[@]}" "build-fuzz/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=25 \
+    -max_len=65536 -print_final_stats=1 -artifact_prefix="$ROOT/build-fuzz/artifacts/$t/" \
+    >"build-fuzz/$t.log" 2>&1 || rc=$?
+  echo "$rc" >"build-fuzz/$t.rc"
+}
 
 if want fuzz; then
   stage "stage 3: libFuzzer build (build-fuzz/) + ${FUZZ_SECONDS}s per *_fuzz target"
@@ -94,22 +128,26 @@ if want fuzz; then
                            sed -nE 's/^([A-Za-z0-9_]+_fuzz): CXX_EXECUTABLE_LINKER.*/\1/p' | sort -u)
     if [[ ${#targets[@]} -eq 0 ]]; then
       echo "no *_fuzz targets"
-    elif ! cmake --build build-fuzz -j "$JOBS" --target "${targets[@]}"; then
+    elif ! "${bg[@]}" cmake --build build-fuzz -j "$JOBS" --target "${targets[@]}"; then
       fail "fuzz build"
     else
+      # Two targets at a time (one per core); results are read back in target order.
+      # (Only these pids are waited for: the background Slow tests keep running.)
+      all=() running=()
       for t in "${targets[@]}"; do
-        # Seeds: tests/fixtures/fuzz/<target>/, tests/fixtures/<target minus _fuzz>/, and
-        # configs/ for config parsers. The corpus is a copy under build-fuzz/.
-        corpus=build-fuzz/corpus/$t
-        mkdir -p "$corpus" build-fuzz/artifacts/$t
-        for seeds in "tests/fixtures/fuzz/$t" "tests/fixtures/${t%_fuzz}"; do
-          [[ -d $seeds ]] && find "$seeds" -maxdepth 1 -type f -size -1048576c -exec cp -n {} "$corpus/" \;
+        while [[ ${#running[@]} -ge 2 ]]; do
+          wait -n "${running[@]}"
+          alive=()
+          for p in "${running[@]}"; do kill -0 "$p" 2>/dev/null && alive+=("$p"); done
+          running=("${alive[@]+"${alive[@]}"}")
         done
-        if [[ $t == *config* ]]; then cp -n configs/*.toml "$corpus/" 2>/dev/null; fi
-        echo "--- $t ($(ls "$corpus" | wc -l) seeds)"
-        if "build-fuzz/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=25 \
-             -max_len=65536 -print_final_stats=1 -artifact_prefix="$ROOT/build-fuzz/artifacts/$t/" \
-             > "build-fuzz/$t.log" 2>&1; then
+        fuzz_one "$t" &
+        running+=($!) all+=($!)
+      done
+      wait "${all[@]}"
+      for t in "${targets[@]}"; do
+        echo "--- $t ($(cat "build-fuzz/$t.seeds") seeds)"
+        if [[ $(cat "build-fuzz/$t.rc") == 0 ]]; then
           tail -n 3 "build-fuzz/$t.log"
           pass
         else
@@ -121,6 +159,13 @@ if want fuzz; then
   else
     fail "fuzz configure (needs clang and libclang-rt-14-dev)"
   fi
+fi
+
+if [[ -n $SLOW_PID ]]; then
+  stage "stage 1 (continued): the Slow tests (build/ctest-release-slow.log)"
+  wait "$SLOW_PID"
+  cat build/ctest-release-slow.log
+  count_ctest build/ctest-release-slow.log "release (Slow)"
 fi
 
 echo
