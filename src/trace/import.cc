@@ -174,212 +174,262 @@ bool TraceBuilder::IdsDistinct() const {
   return true;
 }
 
-Result<Trace> TraceBuilder::Finish() {
-  std::vector<Job>& jobs = trace_.jobs;
-  const size_t n = jobs.size();
-  std::vector<uint8_t> drop;
-  size_t dropped = 0;
-  auto sid = [&](size_t i) {
-    return std::string_view(id_arena_).substr(id_off_[i], id_off_[i + 1] - id_off_[i]);
+std::string_view TraceBuilder::SourceId(size_t i) const {
+  return std::string_view(id_arena_).substr(id_off_[i], id_off_[i + 1] - id_off_[i]);
+}
+
+// Duplicate source ids: the first occurrence (by file, line) wins. Usually there are none,
+// which IdsDistinct() proves in O(n); only then is the sort needed. Marks the later
+// occurrences in `drop` (left empty when nothing is dropped) and returns how many.
+Result<size_t> TraceBuilder::DropDuplicateIds(std::vector<uint8_t>* drop) {
+  const size_t n = trace_.jobs.size();
+  if (!has_ids_ || n == 0 || IdsDistinct()) return size_t{0};
+  // Sort (hash, id string, input index): integer compares except on hash ties.
+  struct HKey {
+    uint64_t h;
+    uint32_t idx;
   };
-  // Duplicate source ids: the first occurrence (by file, line) wins. Usually there are
-  // none, which IdsDistinct() proves in O(n); only then is the sort below needed.
-  if (has_ids_ && n > 0 && !IdsDistinct()) {
-    // Sort (hash, id string, input index): integer compares except on hash ties.
-    struct HKey {
-      uint64_t h;
-      uint32_t idx;
-    };
-    std::vector<HKey> hk;
-    hk.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      auto s = sid(i);
-      if (s.empty()) continue;
-      uint64_t h = 0xcbf29ce484222325ULL;
-      for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-      hk.push_back(HKey{h, static_cast<uint32_t>(i)});
+  std::vector<HKey> hk;
+  hk.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto s = SourceId(i);
+    if (s.empty()) continue;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+    hk.push_back(HKey{h, static_cast<uint32_t>(i)});
+  }
+  std::sort(hk.begin(), hk.end(), [&](const HKey& a, const HKey& b) {
+    if (a.h != b.h) return a.h < b.h;
+    auto sa = SourceId(a.idx), sb = SourceId(b.idx);
+    if (sa != sb) return sa < sb;
+    return a.idx < b.idx;  // input order == (file, line) order
+  });
+  size_t dropped = 0;
+  for (size_t k = 1; k < hk.size(); ++k) {
+    if (SourceId(hk[k].idx) != SourceId(hk[k - 1].idx)) continue;
+    size_t first = k - 1;
+    while (first > 0 && SourceId(hk[first - 1].idx) == SourceId(hk[k].idx)) --first;
+    const RowLoc& a = locs_[hk[first].idx];
+    const RowLoc& d = locs_[hk[k].idx];
+    Error e = MakeError(files_[d.file] + ":" + std::to_string(d.line) + ": duplicate job id " +
+                        Quote(SourceId(hk[k].idx)) + " (first seen at " + files_[a.file] + ":" +
+                        std::to_string(a.line) + ")");
+    // Without skip_bad_rows this is the earliest duplicate in sort order: a stable message.
+    if (!options_.skip_bad_rows) return e;
+    ORR_RETURN_IF_ERROR(BadRow("duplicate job id", e));
+    if (drop->empty()) drop->assign(n, 0);
+    (*drop)[hk[k].idx] = 1;
+    ++dropped;
+  }
+  return dropped;
+}
+
+Error TraceBuilder::NoJobsError() const {
+  std::string names;
+  for (size_t i = 0; i < files_.size(); ++i) names += (i ? ", " : "") + files_[i];
+  return MakeError(names + ": no jobs" +
+                   (report_->rows_read == 0 ? std::string(" (empty input or header only)")
+                                            : " (all " + std::to_string(report_->rows_read) + " rows skipped)"));
+}
+
+namespace {
+
+struct SubmitKey {
+  int64_t submit;
+  uint32_t idx;
+};
+
+// Counts per 11-bit digit, turned into exclusive prefix sums by Prefix(p).
+class RadixCounts {
+ public:
+  static constexpr size_t kBuckets = 1 << 11;
+  explicit RadixCounts(int passes) : count_(static_cast<size_t>(passes) * kBuckets, 0) {}
+  void Add(uint64_t v, int passes) {
+    for (int p = 0; p < passes; ++p) ++count_[p * kBuckets + ((v >> (11 * p)) & (kBuckets - 1))];
+  }
+  uint32_t* Prefix(int p) {
+    uint32_t* c = &count_[p * kBuckets];
+    uint32_t sum = 0;
+    for (size_t b = 0; b < kBuckets; ++b) {
+      uint32_t x = c[b];
+      c[b] = sum;
+      sum += x;
     }
-    std::sort(hk.begin(), hk.end(), [&](const HKey& a, const HKey& b) {
-      if (a.h != b.h) return a.h < b.h;
-      auto sa = sid(a.idx), sb = sid(b.idx);
-      if (sa != sb) return sa < sb;
-      return a.idx < b.idx;  // input order == (file, line) order
+    return c;
+  }
+
+ private:
+  std::vector<uint32_t> count_;
+};
+
+// LSD radix sort of (submit - min) << 32 | input index, 11-bit digits over the submit part
+// only: stable, and the index makes ties keep input order -- the same result as the
+// (submit, idx) sort. Wider ranges sort 16-byte keys the same way.
+void RadixSortBySubmit(std::vector<SubmitKey>* keys_ptr) {
+  std::vector<SubmitKey>& keys = *keys_ptr;
+  int64_t mn = keys[0].submit, mx = keys[0].submit;
+  for (const SubmitKey& k : keys) {
+    mn = std::min(mn, k.submit);
+    mx = std::max(mx, k.submit);
+  }
+  const uint64_t range = static_cast<uint64_t>(mx) - static_cast<uint64_t>(mn);
+  int passes = 0;
+  for (uint64_t r = range; r != 0; r >>= 11) ++passes;
+  RadixCounts count(passes);
+  constexpr size_t kMask = RadixCounts::kBuckets - 1;
+  auto offset = [mn](const SubmitKey& k) { return static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn); };
+  if (range <= UINT32_MAX) {
+    std::vector<uint64_t> pk(keys.size()), tmp(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const uint64_t v = offset(keys[i]);
+      pk[i] = v << 32 | keys[i].idx;
+      count.Add(v, passes);
+    }
+    for (int p = 0; p < passes; ++p) {
+      uint32_t* c = count.Prefix(p);
+      const int shift = 32 + 11 * p;
+      for (uint64_t x : pk) tmp[c[(x >> shift) & kMask]++] = x;
+      pk.swap(tmp);
+    }
+    for (size_t i = 0; i < keys.size(); ++i) keys[i].idx = static_cast<uint32_t>(pk[i]);
+    return;
+  }
+  for (const SubmitKey& k : keys) count.Add(offset(k), passes);
+  std::vector<SubmitKey> tmp(keys.size());
+  for (int p = 0; p < passes; ++p) {
+    uint32_t* c = count.Prefix(p);
+    for (const SubmitKey& k : keys) tmp[c[(offset(k) >> (11 * p)) & kMask]++] = k;
+    keys.swap(tmp);
+  }
+}
+
+// Stable sort of `perm` by the jobs' submit times, as a plain sort on (submit, input
+// index): contiguous keys, no indirection.
+void StableSortBySubmit(const std::vector<Job>& jobs, std::vector<uint32_t>* perm) {
+  std::vector<SubmitKey> keys(perm->size());
+  for (size_t k = 0; k < perm->size(); ++k) keys[k] = SubmitKey{jobs[(*perm)[k]].submit, (*perm)[k]};
+  if (keys.size() < 1024) {
+    std::sort(keys.begin(), keys.end(), [](const SubmitKey& a, const SubmitKey& b) {
+      return a.submit != b.submit ? a.submit < b.submit : a.idx < b.idx;
     });
-    std::vector<uint32_t> idx(hk.size());
-    for (size_t k = 0; k < hk.size(); ++k) idx[k] = hk[k].idx;
-    for (size_t k = 1; k < idx.size(); ++k) {
-      if (sid(idx[k]) != sid(idx[k - 1])) continue;
-      size_t first = k - 1;
-      while (first > 0 && sid(idx[first - 1]) == sid(idx[k])) --first;
-      const RowLoc& a = locs_[idx[first]];
-      const RowLoc& d = locs_[idx[k]];
-      Error e = MakeError(files_[d.file] + ":" + std::to_string(d.line) + ": duplicate job id " + Quote(sid(idx[k])) +
-                          " (first seen at " + files_[a.file] + ":" + std::to_string(a.line) + ")");
-      if (!options_.skip_bad_rows) {
-        // Report the earliest duplicate in input order for a stable message.
-        return e;
+  } else {
+    RadixSortBySubmit(&keys);
+  }
+  for (size_t k = 0; k < perm->size(); ++k) (*perm)[k] = keys[k].idx;
+}
+
+// Applies a permutation of all jobs in place, cycle by cycle (no second job array to
+// allocate and fault in): afterwards a[k] is the old a[perm[k]], and perm[k] == k.
+void PermuteInPlace(Job* a, std::vector<uint32_t>* perm_ptr) {
+  std::vector<uint32_t>& perm = *perm_ptr;
+  const size_t n = perm.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (perm[k] == k) continue;
+    Job tmp = a[k];
+    size_t cur = k;
+    // The cycle visits jobs in random order: walk `ahead` kPrefetch steps in front
+    // (perm fits in cache) and prefetch those jobs so the misses overlap.
+    constexpr int kPrefetch = 12;
+    size_t ahead = k;
+    auto prefetch = [&] {
+      ahead = perm[ahead];
+      __builtin_prefetch(&a[ahead]);
+      __builtin_prefetch(reinterpret_cast<const char*>(&a[ahead]) + sizeof(Job) - 1);
+    };
+    for (int d = 0; d < kPrefetch; ++d) prefetch();
+    for (;;) {
+      size_t next = perm[cur];
+      perm[cur] = static_cast<uint32_t>(cur);
+      prefetch();
+      if (next == k) {
+        a[cur] = tmp;
+        break;
       }
-      ORR_RETURN_IF_ERROR(BadRow("duplicate job id", e));
-      if (drop.empty()) drop.assign(n, 0);
-      drop[idx[k]] = 1;
-      ++dropped;
+      a[cur] = a[next];
+      cur = next;
     }
   }
-  report_->jobs_imported = n - dropped;
-  if (n - dropped == 0) {
-    std::string names;
-    for (size_t i = 0; i < files_.size(); ++i) names += (i ? ", " : "") + files_[i];
-    return MakeError(names + ": no jobs" +
-                     (report_->rows_read == 0 ? std::string(" (empty input or header only)")
-                                              : " (all " + std::to_string(report_->rows_read) + " rows skipped)"));
-  }
-  // Order: stable by submit; ties keep input order.
+}
+
+}  // namespace
+
+// The kept jobs' input indexes, in stable submit order; warns when the input was unsorted.
+std::vector<uint32_t> TraceBuilder::SubmitOrder(const std::vector<uint8_t>& drop, size_t kept, bool* reordered) {
+  const std::vector<Job>& jobs = trace_.jobs;
   std::vector<uint32_t> perm;
-  perm.reserve(n - dropped);
-  for (size_t i = 0; i < n; ++i)
+  perm.reserve(kept);
+  for (size_t i = 0; i < jobs.size(); ++i)
     if (drop.empty() || !drop[i]) perm.push_back(static_cast<uint32_t>(i));
   size_t out_of_order = 0;
   for (size_t k = 1; k < perm.size(); ++k)
     if (jobs[perm[k]].submit < jobs[perm[k - 1]].submit) ++out_of_order;
-  if (out_of_order > 0) {
-    Warn("input was not sorted by submit time (" + std::to_string(out_of_order) +
-         " rows earlier than their predecessor); jobs were stable-sorted by submit");
-    // Stable sort as a plain sort on (submit, input index): contiguous keys, no indirection.
-    struct Key {
-      int64_t submit;
-      uint32_t idx;
-    };
-    std::vector<Key> keys(perm.size());
-    for (size_t k = 0; k < perm.size(); ++k) keys[k] = Key{jobs[perm[k]].submit, perm[k]};
-    if (keys.size() < 1024) {
-      std::sort(keys.begin(), keys.end(),
-                [](const Key& a, const Key& b) { return a.submit != b.submit ? a.submit < b.submit : a.idx < b.idx; });
-    } else {
-      // LSD radix sort of (submit - min) << 32 | input index, 11-bit digits over the
-      // submit part only: stable, and the index makes ties keep input order -- the same
-      // result as the (submit, idx) sort. Wider ranges sort 16-byte keys the same way.
-      int64_t mn = keys[0].submit, mx = keys[0].submit;
-      for (const Key& k : keys) {
-        mn = std::min(mn, k.submit);
-        mx = std::max(mx, k.submit);
-      }
-      const uint64_t range = static_cast<uint64_t>(mx) - static_cast<uint64_t>(mn);
-      int passes = 0;
-      for (uint64_t r = range; r != 0; r >>= 11) ++passes;
-      constexpr size_t kBuckets = 1 << 11;
-      std::vector<uint32_t> count(static_cast<size_t>(passes) * kBuckets, 0);
-      auto prefix = [&](int p) {
-        uint32_t* c = &count[p * kBuckets];
-        uint32_t sum = 0;
-        for (size_t b = 0; b < kBuckets; ++b) {
-          uint32_t x = c[b];
-          c[b] = sum;
-          sum += x;
-        }
-        return c;
-      };
-      if (range <= UINT32_MAX) {
-        std::vector<uint64_t> pk(keys.size()), tmp(keys.size());
-        for (size_t i = 0; i < keys.size(); ++i) {
-          const uint64_t v = static_cast<uint64_t>(keys[i].submit) - static_cast<uint64_t>(mn);
-          pk[i] = v << 32 | keys[i].idx;
-          for (int p = 0; p < passes; ++p) ++count[p * kBuckets + ((v >> (11 * p)) & (kBuckets - 1))];
-        }
-        for (int p = 0; p < passes; ++p) {
-          uint32_t* c = prefix(p);
-          const int shift = 32 + 11 * p;
-          for (uint64_t x : pk) tmp[c[(x >> shift) & (kBuckets - 1)]++] = x;
-          pk.swap(tmp);
-        }
-        for (size_t i = 0; i < keys.size(); ++i) keys[i].idx = static_cast<uint32_t>(pk[i]);
-      } else {
-        for (Key& k : keys) {
-          uint64_t v = static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn);
-          for (int p = 0; p < passes; ++p) ++count[p * kBuckets + ((v >> (11 * p)) & (kBuckets - 1))];
-        }
-        std::vector<Key> tmp(keys.size());
-        for (int p = 0; p < passes; ++p) {
-          uint32_t* c = prefix(p);
-          for (const Key& k : keys) {
-            uint64_t v = static_cast<uint64_t>(k.submit) - static_cast<uint64_t>(mn);
-            tmp[c[(v >> (11 * p)) & (kBuckets - 1)]++] = k;
-          }
-          keys.swap(tmp);
-        }
-      }
-    }
-    for (size_t k = 0; k < perm.size(); ++k) perm[k] = keys[k].idx;
+  *reordered = out_of_order > 0;
+  if (out_of_order == 0) return perm;
+  Warn("input was not sorted by submit time (" + std::to_string(out_of_order) +
+       " rows earlier than their predecessor); jobs were stable-sorted by submit");
+  StableSortBySubmit(jobs, &perm);
+  return perm;
+}
+
+// The source ids in output order; none at all when every id is empty.
+void TraceBuilder::MoveSourceIds(const std::vector<uint32_t>& perm, Trace* out) const {
+  if (!has_ids_) return;
+  out->source_ids.reserve(perm.size());
+  bool any_id = false;
+  for (uint32_t i : perm) {
+    auto s = SourceId(i);
+    any_id = any_id || !s.empty();
+    out->source_ids.emplace_back(s);
   }
+  if (!any_id) out->source_ids.clear();
+}
+
+void TraceBuilder::MoveJobs(std::vector<uint32_t>* perm, bool reordered, Trace* out) {
+  std::vector<Job>& jobs = trace_.jobs;
+  if (perm->size() == jobs.size()) {
+    out->jobs = std::move(jobs);
+    if (reordered) PermuteInPlace(out->jobs.data(), perm);
+  } else {
+    out->jobs.resize(perm->size());
+    for (size_t k = 0; k < perm->size(); ++k) out->jobs[k] = jobs[(*perm)[k]];
+  }
+  for (size_t k = 0; k < out->jobs.size(); ++k) out->jobs[k].id = JobId(static_cast<uint32_t>(k));
+  std::vector<Job>().swap(jobs);
+}
+
+void TraceBuilder::SetEpoch(Trace* out) const {
+  if (time_base_ == TimeBase::kAbsolute) {
+    int64_t epoch = epoch_ ? *epoch_ : out->jobs.front().submit;
+    for (Job& j : out->jobs) {
+      j.submit -= epoch;
+      if (j.start != kNoTime) j.start -= epoch;
+      if (j.end != kNoTime) j.end -= epoch;
+    }
+    out->epoch_unix = epoch;
+    out->epoch_known = true;
+  } else if (epoch_) {
+    out->epoch_unix = *epoch_;
+    out->epoch_known = true;
+  }
+}
+
+Result<Trace> TraceBuilder::Finish() {
+  std::vector<uint8_t> drop;
+  ORR_ASSIGN_OR_RETURN(size_t dropped, DropDuplicateIds(&drop));
+  const size_t kept = trace_.jobs.size() - dropped;
+  report_->jobs_imported = kept;
+  if (kept == 0) return NoJobsError();
+  bool reordered = false;
+  std::vector<uint32_t> perm = SubmitOrder(drop, kept, &reordered);
   Trace out;
   out.origin = trace_.origin;
   out.users = std::move(trace_.users);
   out.vcs = std::move(trace_.vcs);
   out.names = std::move(trace_.names);
   out.gpu_types = std::move(trace_.gpu_types);
-  bool any_id = false;
-  if (has_ids_) out.source_ids.reserve(perm.size());
-  if (has_ids_) {
-    for (size_t k = 0; k < perm.size(); ++k) {
-      auto s = sid(perm[k]);
-      if (!s.empty()) any_id = true;
-      out.source_ids.emplace_back(s);
-    }
-  }
-  if (!any_id) out.source_ids.clear();
-  if (perm.size() == n) {
-    // A permutation of all jobs: apply it in place, cycle by cycle (no second job array
-    // to allocate and fault in). Afterwards perm[k] == k.
-    out.jobs = std::move(jobs);
-    if (out_of_order > 0) {
-      Job* a = out.jobs.data();
-      for (size_t k = 0; k < n; ++k) {
-        if (perm[k] == k) continue;
-        Job tmp = a[k];
-        size_t cur = k;
-        // The cycle visits jobs in random order: walk `ahead` kPrefetch steps in front
-        // (perm fits in cache) and prefetch those jobs so the misses overlap.
-        constexpr int kPrefetch = 12;
-        size_t ahead = k;
-        for (int d = 0; d < kPrefetch; ++d) {
-          ahead = perm[ahead];
-          __builtin_prefetch(&a[ahead]);
-          __builtin_prefetch(reinterpret_cast<const char*>(&a[ahead]) + sizeof(Job) - 1);
-        }
-        for (;;) {
-          size_t next = perm[cur];
-          perm[cur] = static_cast<uint32_t>(cur);
-          ahead = perm[ahead];
-          __builtin_prefetch(&a[ahead]);
-          __builtin_prefetch(reinterpret_cast<const char*>(&a[ahead]) + sizeof(Job) - 1);
-          if (next == k) {
-            a[cur] = tmp;
-            break;
-          }
-          a[cur] = a[next];
-          cur = next;
-        }
-      }
-    }
-  } else {
-    out.jobs.resize(perm.size());
-    for (size_t k = 0; k < perm.size(); ++k) out.jobs[k] = jobs[perm[k]];
-  }
-  for (size_t k = 0; k < out.jobs.size(); ++k) out.jobs[k].id = JobId(static_cast<uint32_t>(k));
-  std::vector<Job>().swap(jobs);
-  // Epoch.
-  if (time_base_ == TimeBase::kAbsolute) {
-    int64_t epoch = epoch_ ? *epoch_ : out.jobs.front().submit;
-    for (Job& j : out.jobs) {
-      j.submit -= epoch;
-      if (j.start != kNoTime) j.start -= epoch;
-      if (j.end != kNoTime) j.end -= epoch;
-    }
-    out.epoch_unix = epoch;
-    out.epoch_known = true;
-  } else if (epoch_) {
-    out.epoch_unix = *epoch_;
-    out.epoch_known = true;
-  }
+  MoveSourceIds(perm, &out);
+  MoveJobs(&perm, reordered, &out);
+  SetEpoch(&out);
   CanonicaliseTables(&out);
   return out;
 }

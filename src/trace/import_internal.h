@@ -93,6 +93,14 @@ class TraceBuilder {
  private:
   // True when the non-empty source ids are pairwise distinct (the common case).
   bool IdsDistinct() const;
+  std::string_view SourceId(size_t i) const;
+  // Finish()'s steps, in order.
+  Result<size_t> DropDuplicateIds(std::vector<uint8_t>* drop);
+  Error NoJobsError() const;
+  std::vector<uint32_t> SubmitOrder(const std::vector<uint8_t>& drop, size_t kept, bool* reordered);
+  void MoveSourceIds(const std::vector<uint32_t>& perm, Trace* out) const;
+  void MoveJobs(std::vector<uint32_t>* perm, bool reordered, Trace* out);
+  void SetEpoch(Trace* out) const;
   bool GpuTypesUncached(std::string_view list, GpuTypeMask* mask);
   std::string last_gpu_list_;
   GpuTypeMask last_gpu_mask_ = 0;

@@ -2,6 +2,7 @@
 // and round trips through the canonical format.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include "base/parse.h"
 #include "trace/canonical.h"
 #include "trace/import.h"
+#include "trace/import_internal.h"
 
 namespace orrery {
 namespace {
@@ -510,6 +512,47 @@ TEST(Canonical, BadRows) {
             "t.csv:6: duplicate job id \"a\" (first seen at t.csv:5)");
   EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, "#orrery-trace v1\n#origin=x\nid\n"),
             "t.csv: missing metadata line '#epoch_unix=' before the header");
+}
+
+// The builder's submit sort (std::sort under 1,024 jobs, radix sort above, with 8- or
+// 16-byte keys by the time range) gives std::stable_sort's order: by submit, ties in
+// input order (the duration carries the input index here).
+TEST(TraceBuilderOrder, EverySortPathIsAStableSortBySubmit) {
+  struct Case {
+    const char* what;
+    size_t n;
+    int64_t spread;  // submits drawn from [0, spread)
+  };
+  const Case cases[] = {{"small: std::sort", 500, 50},
+                        {"radix, 8-byte keys", 5000, 3000},
+                        {"radix, 16-byte keys (range > 2^32)", 5000, int64_t{1} << 40}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    ImportOptions opt;
+    ImportReport rep;
+    trace_internal::TraceBuilder b(opt, &rep, "test");
+    b.AddFile("t.csv");
+    std::vector<Job> input;
+    uint64_t x = 88172645463325252ULL;  // xorshift64: a fixed, reproducible shuffle
+    for (size_t i = 0; i < c.n; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      Job j;
+      j.submit = static_cast<int64_t>(x % static_cast<uint64_t>(c.spread));
+      j.duration = static_cast<Duration>(i);
+      j.gpus = 1;
+      input.push_back(j);
+      b.AddJob(j, "", trace_internal::RowLoc{0, i + 1});
+    }
+    auto t = b.Finish();
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    std::stable_sort(input.begin(), input.end(), [](const Job& a, const Job& b) { return a.submit < b.submit; });
+    ASSERT_EQ(t->jobs.size(), c.n);
+    for (size_t k = 0; k < c.n; ++k) {
+      ASSERT_EQ(t->jobs[k].duration, input[k].duration) << k;
+      ASSERT_EQ(t->jobs[k].id, JobId(static_cast<uint32_t>(k)));
+    }
+    EXPECT_EQ(rep.warnings.size(), 1u);
+  }
 }
 
 }  // namespace
