@@ -64,26 +64,18 @@ std::pair<int, int> YearMonth(int64_t days) {
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
-}  // namespace
-
-Characterization Characterize(const Trace& trace, const CharacterizeOptions& opt) {
-  Characterization c;
-  c.origin = trace.origin;
-  c.jobs = trace.jobs.size();
-  c.epoch_known = trace.epoch_known;
-  c.epoch_unix = trace.epoch_unix;
-  if (trace.jobs.empty()) {
-    c.missing.push_back("everything: the trace has no jobs");
-    return c;
-  }
+// First and last submission.
+void AddSpan(const Trace& trace, Characterization& c) {
   c.first_submit = trace.jobs.front().submit;
   c.last_submit = trace.jobs.front().submit;
   for (const Job& j : trace.jobs) {
     c.first_submit = std::min(c.first_submit, j.submit);
     c.last_submit = std::max(c.last_submit, j.submit);
   }
+}
 
-  // Durations, GPU time, demand, states, queueing.
+// Durations, GPU time, demand buckets, final states and queueing delays.
+void AddDemandAndDelays(const Trace& trace, const CharacterizeOptions& opt, Characterization& c) {
   std::vector<double> dur_gpu, dur_cpu, q_gpu, q_cpu;
   c.demand.resize(kNumBuckets);
   for (int i = 0; i < kNumBuckets; ++i) c.demand[i].label = DemandBucketLabel(i);
@@ -124,8 +116,10 @@ Characterization Characterize(const Trace& trace, const CharacterizeOptions& opt
   c.queue_cpu = Describe(q_cpu);
   c.queue_cdf_gpu = report::Cdf(q_gpu, opt.max_points);
   c.queue_cdf_cpu = report::Cdf(q_cpu, opt.max_points);
+}
 
-  // Calendar patterns.
+// Calendar patterns: hour of day, weekday, month (or 30-day period).
+void AddCalendar(const Trace& trace, Characterization& c) {
   c.absolute_calendar = trace.epoch_known;
   if (!c.absolute_calendar)
     c.missing.push_back(
@@ -161,165 +155,190 @@ Characterization Characterize(const Trace& trace, const CharacterizeOptions& opt
     if (d >= 0) p.gpu_hours += static_cast<double>(d) * GpuShare(j) / 3600.0;
   }
   for (auto& [k, p] : periods) c.monthly.push_back(p);
+}
 
-  // GPUs in use (or demanded) over time per VC.
-  {
-    const bool alloc = c.start_known > 0;
-    c.vc_series_is_allocation = alloc;
-    std::unordered_map<uint32_t, double> vc_gpu_time;
-    Time lo = INT64_MAX, hi = INT64_MIN;
-    struct Iv {
-      uint32_t vc;
-      Time s, e;
-      double g;
+// One GPU job's busy interval (allocation, or demand from submission when the trace has
+// no start times) and the VC it counts for (UINT32_MAX = none).
+struct GpuInterval {
+  uint32_t vc;
+  Time s, e;
+  double g;
+};
+
+std::vector<GpuInterval> GpuIntervals(const Trace& trace, bool alloc) {
+  std::vector<GpuInterval> ivs;
+  for (const Job& j : trace.jobs) {
+    if (j.gpus == 0) continue;
+    const Duration d = JobDuration(j);
+    Time s, e;
+    if (alloc) {
+      if (j.start == kNoTime) continue;
+      s = j.start;
+      e = j.end != kNoTime ? j.end : (d >= 0 ? j.start + d : kNoTime);
+    } else {
+      if (d < 0) continue;
+      s = j.submit;
+      e = j.submit + d;
+    }
+    if (e == kNoTime || e <= s) continue;
+    ivs.push_back({j.vc.valid() ? j.vc.value() : UINT32_MAX, s, e, GpuShare(j)});
+  }
+  return ivs;
+}
+
+// One series per VC by GPU time, the largest first; beyond opt.max_vcs the rest are merged
+// into "other VCs". Returns the series index of each VC; adds capacities when known.
+std::unordered_map<uint32_t, size_t> AssignVcSeries(const Trace& trace, const CharacterizeOptions& opt,
+                                                    const std::vector<GpuInterval>& ivs, Characterization& c) {
+  std::unordered_map<uint32_t, double> vc_gpu_time;
+  for (const GpuInterval& iv : ivs) vc_gpu_time[iv.vc] += static_cast<double>(iv.e - iv.s) * iv.g;
+  std::vector<std::pair<double, uint32_t>> order;
+  for (auto& [vc, g] : vc_gpu_time) order.push_back({-g, vc});
+  std::sort(order.begin(), order.end());
+  std::unordered_map<uint32_t, size_t> series_of;
+  auto vc_name = [&](uint32_t vc) { return vc == UINT32_MAX ? std::string("(no VC)") : trace.vcs.Get(vc); };
+  const bool merge = order.size() > opt.max_vcs;
+  const size_t kept = merge ? opt.max_vcs - 1 : order.size();
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t vc = order[i].second;
+    if (i < kept) {
+      series_of[vc] = c.vc_series.size();
+      VcSeries s;
+      s.vc = vc_name(vc);
+      c.vc_series.push_back(s);
+    } else {
+      if (i == kept) c.vc_series.push_back(VcSeries{"other VCs", 0, {}});
+      series_of[vc] = kept;
+    }
+  }
+  if (!opt.vc_gpus.empty()) {
+    c.vc_capacity_known = true;
+    for (const auto& [neg_g, vc] : order) {
+      auto it = opt.vc_gpus.find(vc_name(vc));
+      if (it != opt.vc_gpus.end()) c.vc_series[series_of[vc]].capacity += it->second;
+    }
+  }
+  return series_of;
+}
+
+// Average GPUs of each series per time bin: bins of whole hours (aligned to the clock when
+// the calendar is absolute), at most opt.max_time_bins of them. Partial bins at an
+// interval's ends are added directly, the whole bins between them through a difference
+// array, so each interval costs O(1).
+void BinVcSeries(const Trace& trace, const CharacterizeOptions& opt, const std::vector<GpuInterval>& ivs,
+                 const std::unordered_map<uint32_t, size_t>& series_of, Characterization& c) {
+  Time lo = INT64_MAX, hi = INT64_MIN;
+  for (const GpuInterval& iv : ivs) {
+    lo = std::min(lo, iv.s);
+    hi = std::max(hi, iv.e);
+  }
+  const Duration span = std::max<Duration>(1, hi - lo);
+  const Duration want = (span + static_cast<Duration>(opt.max_time_bins) - 1) / static_cast<Duration>(opt.max_time_bins);
+  c.bin_width = std::max<Duration>(3600, (want + 3599) / 3600 * 3600);
+  const int64_t clock = c.absolute_calendar ? trace.epoch_unix : 0;
+  c.bin_start = FloorDiv(lo + clock, 3600) * 3600 - clock;
+  const size_t nbins = static_cast<size_t>((hi - c.bin_start + c.bin_width - 1) / c.bin_width);
+  std::vector<std::vector<double>> direct(c.vc_series.size(), std::vector<double>(nbins + 1, 0.0));
+  std::vector<std::vector<double>> diff(c.vc_series.size(), std::vector<double>(nbins + 1, 0.0));
+  const double bw = static_cast<double>(c.bin_width);
+  for (const GpuInterval& iv : ivs) {
+    const size_t si = series_of.at(iv.vc);
+    const size_t b0 = static_cast<size_t>((iv.s - c.bin_start) / c.bin_width);
+    const size_t b1 = static_cast<size_t>((iv.e - c.bin_start) / c.bin_width);
+    if (b0 == b1) {
+      direct[si][b0] += iv.g * static_cast<double>(iv.e - iv.s) / bw;
+      continue;
+    }
+    direct[si][b0] += iv.g * static_cast<double>(c.bin_start + static_cast<Time>(b0 + 1) * c.bin_width - iv.s) / bw;
+    direct[si][b1] += iv.g * static_cast<double>(iv.e - (c.bin_start + static_cast<Time>(b1) * c.bin_width)) / bw;
+    diff[si][b0 + 1] += iv.g;
+    diff[si][b1] -= iv.g;
+  }
+  for (size_t si = 0; si < c.vc_series.size(); ++si) {
+    double run = 0;
+    c.vc_series[si].gpus.resize(nbins);
+    for (size_t b = 0; b < nbins; ++b) {
+      run += diff[si][b];
+      c.vc_series[si].gpus[b] = run + direct[si][b];
+    }
+  }
+}
+
+// GPUs in use (or demanded) over time per VC.
+void AddVcSeries(const Trace& trace, const CharacterizeOptions& opt, Characterization& c) {
+  const bool alloc = c.start_known > 0;
+  c.vc_series_is_allocation = alloc;
+  const std::vector<GpuInterval> ivs = GpuIntervals(trace, alloc);
+  if (ivs.empty()) {
+    c.missing.push_back("GPUs over time per VC: no GPU job has both a start and an end (or a duration)");
+    return;
+  }
+  BinVcSeries(trace, opt, ivs, AssignVcSeries(trace, opt, ivs, c), c);
+  if (!alloc)
+    c.missing.push_back(
+        "GPUs in use over time: the trace records no start times, so the chart shows GPU demand as if every job "
+        "had started on submission");
+  if (!c.vc_capacity_known)
+    c.missing.push_back("VC utilization: VC sizes unknown (pass --cluster CONFIG); GPUs in use are shown instead");
+}
+
+// User concentration and per-user queueing.
+void AddUsers(const Trace& trace, Characterization& c) {
+  std::unordered_map<uint32_t, UserRow> by_user;
+  std::unordered_map<uint32_t, std::vector<double>> queues;
+  for (const Job& j : trace.jobs) {
+    if (!j.user.valid()) continue;
+    UserRow& u = by_user[j.user.value()];
+    u.jobs++;
+    const Duration d = JobDuration(j);
+    if (d >= 0) u.gpu_hours += static_cast<double>(d) * GpuShare(j) / 3600.0;
+    if (j.start != kNoTime) queues[j.user.value()].push_back(static_cast<double>(std::max<Time>(0, j.start - j.submit)));
+  }
+  if (by_user.empty()) {
+    c.missing.push_back("user concentration and per-user queueing: the trace has no user column");
+  } else {
+    std::vector<std::pair<uint32_t, UserRow>> rows(by_user.begin(), by_user.end());
+    for (auto& [id, r] : rows) r.user = trace.users.Get(id);
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      if (a.second.gpu_hours != b.second.gpu_hours) return a.second.gpu_hours > b.second.gpu_hours;
+      return a.second.user < b.second.user;
+    });
+    c.users = rows.size();
+    double total = 0;
+    for (auto& [id, r] : rows) total += r.gpu_hours;
+    std::vector<double> cum(rows.size() + 1, 0.0);
+    for (size_t i = 0; i < rows.size(); ++i) cum[i + 1] = cum[i] + rows[i].second.gpu_hours;
+    auto top = [&](double pct) {
+      const size_t k = std::max<size_t>(1, static_cast<size_t>(std::ceil(pct / 100.0 * static_cast<double>(rows.size()) - 1e-9)));
+      return total > 0 ? cum[std::min(k, rows.size())] / total : 0.0;
     };
-    std::vector<Iv> ivs;
-    for (const Job& j : trace.jobs) {
-      if (j.gpus == 0) continue;
-      Time s, e;
-      if (alloc) {
-        if (j.start == kNoTime) continue;
-        s = j.start;
-        const Duration d = JobDuration(j);
-        e = j.end != kNoTime ? j.end : (d >= 0 ? j.start + d : kNoTime);
-      } else {
-        const Duration d = JobDuration(j);
-        if (d < 0) continue;
-        s = j.submit;
-        e = j.submit + d;
-      }
-      if (e == kNoTime || e <= s) continue;
-      const uint32_t vc = j.vc.valid() ? j.vc.value() : UINT32_MAX;
-      ivs.push_back({vc, s, e, GpuShare(j)});
-      vc_gpu_time[vc] += static_cast<double>(e - s) * GpuShare(j);
-      lo = std::min(lo, s);
-      hi = std::max(hi, e);
+    c.top1_share = top(1);
+    c.top5_share = top(5);
+    c.top10_share = top(10);
+    const size_t pts = std::min<size_t>(rows.size(), 100);
+    c.user_lorenz.push_back({0.0, 0.0});
+    for (size_t k = 1; k <= pts; ++k) {
+      const size_t n = (k * rows.size() + pts - 1) / pts;
+      c.user_lorenz.push_back({static_cast<double>(n) / static_cast<double>(rows.size()), total > 0 ? cum[n] / total : 0.0});
     }
-    if (ivs.empty()) {
-      c.missing.push_back("GPUs over time per VC: no GPU job has both a start and an end (or a duration)");
-    } else {
-      std::vector<std::pair<double, uint32_t>> order;
-      for (auto& [vc, g] : vc_gpu_time) order.push_back({-g, vc});
-      std::sort(order.begin(), order.end());
-      std::unordered_map<uint32_t, size_t> series_of;
-      auto vc_name = [&](uint32_t vc) { return vc == UINT32_MAX ? std::string("(no VC)") : trace.vcs.Get(vc); };
-      const bool merge = order.size() > opt.max_vcs;
-      const size_t kept = merge ? opt.max_vcs - 1 : order.size();
-      for (size_t i = 0; i < order.size(); ++i) {
-        const uint32_t vc = order[i].second;
-        if (i < kept) {
-          series_of[vc] = c.vc_series.size();
-          VcSeries s;
-          s.vc = vc_name(vc);
-          c.vc_series.push_back(s);
-        } else {
-          if (i == kept) c.vc_series.push_back(VcSeries{"other VCs", 0, {}});
-          series_of[vc] = kept;
-        }
+    for (size_t i = 0; i < rows.size() && i < 20; ++i) {
+      UserRow r = rows[i].second;
+      r.gpu_time_share = total > 0 ? r.gpu_hours / total : 0;
+      auto qit = queues.find(rows[i].first);
+      if (qit != queues.end()) {
+        r.queued_jobs = qit->second.size();
+        const Distribution d = Describe(qit->second);
+        r.avg_queue = d.mean;
+        r.median_queue = d.median;
       }
-      // Capacities.
-      if (!opt.vc_gpus.empty()) {
-        c.vc_capacity_known = true;
-        for (size_t i = 0; i < order.size(); ++i) {
-          auto it = opt.vc_gpus.find(vc_name(order[i].second));
-          if (it != opt.vc_gpus.end()) c.vc_series[series_of[order[i].second]].capacity += it->second;
-        }
-      }
-      const Duration span = std::max<Duration>(1, hi - lo);
-      const Duration want = (span + static_cast<Duration>(opt.max_time_bins) - 1) / static_cast<Duration>(opt.max_time_bins);
-      c.bin_width = std::max<Duration>(3600, (want + 3599) / 3600 * 3600);
-      c.bin_start = FloorDiv(lo + (c.absolute_calendar ? trace.epoch_unix : 0), 3600) * 3600 -
-                    (c.absolute_calendar ? trace.epoch_unix : 0);
-      const size_t nbins = static_cast<size_t>((hi - c.bin_start + c.bin_width - 1) / c.bin_width);
-      std::vector<std::vector<double>> direct(c.vc_series.size(), std::vector<double>(nbins + 1, 0.0));
-      std::vector<std::vector<double>> diff(c.vc_series.size(), std::vector<double>(nbins + 1, 0.0));
-      for (const Iv& iv : ivs) {
-        const size_t si = series_of[iv.vc];
-        const size_t b0 = static_cast<size_t>((iv.s - c.bin_start) / c.bin_width);
-        const size_t b1 = static_cast<size_t>((iv.e - c.bin_start) / c.bin_width);
-        const double bw = static_cast<double>(c.bin_width);
-        if (b0 == b1) {
-          direct[si][b0] += iv.g * static_cast<double>(iv.e - iv.s) / bw;
-          continue;
-        }
-        direct[si][b0] += iv.g * static_cast<double>(c.bin_start + static_cast<Time>(b0 + 1) * c.bin_width - iv.s) / bw;
-        direct[si][b1] += iv.g * static_cast<double>(iv.e - (c.bin_start + static_cast<Time>(b1) * c.bin_width)) / bw;
-        diff[si][b0 + 1] += iv.g;
-        diff[si][b1] -= iv.g;
-      }
-      for (size_t si = 0; si < c.vc_series.size(); ++si) {
-        double run = 0;
-        c.vc_series[si].gpus.resize(nbins);
-        for (size_t b = 0; b < nbins; ++b) {
-          run += diff[si][b];
-          c.vc_series[si].gpus[b] = run + direct[si][b];
-        }
-      }
-      if (!alloc)
-        c.missing.push_back(
-            "GPUs in use over time: the trace records no start times, so the chart shows GPU demand as if every job "
-            "had started on submission");
-      if (!c.vc_capacity_known)
-        c.missing.push_back("VC utilization: VC sizes unknown (pass --cluster CONFIG); GPUs in use are shown instead");
+      c.top_users.push_back(r);
     }
+    if (c.start_known == 0) c.missing.push_back("per-user queueing: the trace records no start times");
   }
+}
 
-  // Users.
-  {
-    std::unordered_map<uint32_t, UserRow> by_user;
-    std::unordered_map<uint32_t, std::vector<double>> queues;
-    for (const Job& j : trace.jobs) {
-      if (!j.user.valid()) continue;
-      UserRow& u = by_user[j.user.value()];
-      u.jobs++;
-      const Duration d = JobDuration(j);
-      if (d >= 0) u.gpu_hours += static_cast<double>(d) * GpuShare(j) / 3600.0;
-      if (j.start != kNoTime) queues[j.user.value()].push_back(static_cast<double>(std::max<Time>(0, j.start - j.submit)));
-    }
-    if (by_user.empty()) {
-      c.missing.push_back("user concentration and per-user queueing: the trace has no user column");
-    } else {
-      std::vector<std::pair<uint32_t, UserRow>> rows(by_user.begin(), by_user.end());
-      for (auto& [id, r] : rows) r.user = trace.users.Get(id);
-      std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-        if (a.second.gpu_hours != b.second.gpu_hours) return a.second.gpu_hours > b.second.gpu_hours;
-        return a.second.user < b.second.user;
-      });
-      c.users = rows.size();
-      double total = 0;
-      for (auto& [id, r] : rows) total += r.gpu_hours;
-      std::vector<double> cum(rows.size() + 1, 0.0);
-      for (size_t i = 0; i < rows.size(); ++i) cum[i + 1] = cum[i] + rows[i].second.gpu_hours;
-      auto top = [&](double pct) {
-        const size_t k = std::max<size_t>(1, static_cast<size_t>(std::ceil(pct / 100.0 * static_cast<double>(rows.size()) - 1e-9)));
-        return total > 0 ? cum[std::min(k, rows.size())] / total : 0.0;
-      };
-      c.top1_share = top(1);
-      c.top5_share = top(5);
-      c.top10_share = top(10);
-      const size_t pts = std::min<size_t>(rows.size(), 100);
-      c.user_lorenz.push_back({0.0, 0.0});
-      for (size_t k = 1; k <= pts; ++k) {
-        const size_t n = (k * rows.size() + pts - 1) / pts;
-        c.user_lorenz.push_back({static_cast<double>(n) / static_cast<double>(rows.size()), total > 0 ? cum[n] / total : 0.0});
-      }
-      for (size_t i = 0; i < rows.size() && i < 20; ++i) {
-        UserRow r = rows[i].second;
-        r.gpu_time_share = total > 0 ? r.gpu_hours / total : 0;
-        auto qit = queues.find(rows[i].first);
-        if (qit != queues.end()) {
-          r.queued_jobs = qit->second.size();
-          const Distribution d = Describe(qit->second);
-          r.avg_queue = d.mean;
-          r.median_queue = d.median;
-        }
-        c.top_users.push_back(r);
-      }
-      if (c.start_known == 0) c.missing.push_back("per-user queueing: the trace records no start times");
-    }
-  }
-
-  // Job types (LLM traces: Acme keeps the job type in the name field).
+// Job types (LLM traces: Acme keeps the job type in the name field).
+void AddJobTypes(const Trace& trace, Characterization& c) {
   if (trace.origin == "acme") {
     std::map<std::string, TypeRow> types;
     std::map<std::string, double> qsum, dsum, gsum;
@@ -352,6 +371,26 @@ Characterization Characterize(const Trace& trace, const CharacterizeOptions& opt
   } else {
     c.missing.push_back("job types: only LLM traces with a job-type column (Acme) have them");
   }
+}
+
+}  // namespace
+
+Characterization Characterize(const Trace& trace, const CharacterizeOptions& opt) {
+  Characterization c;
+  c.origin = trace.origin;
+  c.jobs = trace.jobs.size();
+  c.epoch_known = trace.epoch_known;
+  c.epoch_unix = trace.epoch_unix;
+  if (trace.jobs.empty()) {
+    c.missing.push_back("everything: the trace has no jobs");
+    return c;
+  }
+  AddSpan(trace, c);
+  AddDemandAndDelays(trace, opt, c);
+  AddCalendar(trace, c);
+  AddVcSeries(trace, opt, c);
+  AddUsers(trace, c);
+  AddJobTypes(trace, c);
   return c;
 }
 
