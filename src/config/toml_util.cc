@@ -1,13 +1,12 @@
 #include "config/toml_util.h"
 
-#include "base/utf8.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string_view>
 
 #include "base/parse.h"
+#include "base/toml_text.h"
 
 namespace orrery::toml_util {
 
@@ -56,147 +55,6 @@ std::string GotImpl(const Value& v) {
   }
 }
 
-// toml11 annotates the offending spot as
-//    " 12 | text"
-//    "    |      ^--- note"
-// The last annotated line and column is more precise than exception::location().
-bool AnnotatedPos(const std::string& what, uint32_t* line_out, uint32_t* col_out) {
-  bool found = false;
-  long cur_line = -1;
-  size_t pos = 0;
-  while (pos < what.size()) {
-    size_t e = what.find('\n', pos);
-    if (e == std::string::npos) e = what.size();
-    std::string_view line(what.data() + pos, e - pos);
-    pos = e + 1;
-    size_t bar = line.find(" | ");
-    if (bar == std::string_view::npos) {
-      continue;
-    }
-    std::string_view gutter = Trim(line.substr(0, bar));
-    std::string_view body = line.substr(bar + 3);
-    if (!gutter.empty()) {
-      int64_t n = 0;
-      cur_line = ParseI64(gutter, &n) && n > 0 ? n : -1;
-      continue;
-    }
-    size_t m = body.find_first_not_of(' ');
-    if (cur_line > 0 && m != std::string_view::npos && (body[m] == '^' || body[m] == '~')) {
-      *line_out = static_cast<uint32_t>(cur_line);
-      *col_out = static_cast<uint32_t>(m + 1);
-      found = true;
-    }
-  }
-  return found;
-}
-
-std::string SyntaxMessage(const std::string& what) {
-  // toml11 writes "[error] toml::parse_xxx: message\n --> file\n ... | ^--- note".
-  std::string first = what.substr(0, what.find('\n'));
-  if (first.rfind("[error] ", 0) == 0) first = first.substr(8);
-  if (first.rfind("toml::", 0) == 0) {
-    size_t p = first.find(": ");
-    if (p != std::string::npos) first = first.substr(p + 2);
-  }
-  std::string note;
-  size_t pos = 0;
-  while (pos < what.size()) {
-    size_t e = what.find('\n', pos);
-    if (e == std::string::npos) e = what.size();
-    std::string_view line(what.data() + pos, e - pos);
-    for (std::string_view mark : {"^--- ", "~~~ "}) {
-      size_t m = line.find(mark);
-      if (m != std::string_view::npos) note = std::string(line.substr(m + mark.size()));
-    }
-    pos = e + 1;
-  }
-  while (!first.empty() && (first.back() == ' ' || first.back() == '.')) first.pop_back();
-  while (!note.empty() && (note.back() == ' ' || note.back() == '.')) note.pop_back();
-  if (!note.empty() && note != first) first += " (" + note + ")";
-  return first;
-}
-
-// toml11 parses nested arrays and inline tables recursively, so very deep nesting would
-// overflow the stack. Reject it before parsing: a lexical scan that skips comments and
-// strings (basic, literal, multi-line) and tracks the depth of [ and {.
-constexpr int kMaxNesting = 64;
-
-Status CheckNesting(const Locator& c, const std::string& text) {
-  int depth = 0;
-  uint32_t line = 1, col = 0;
-  size_t n = text.size();
-  for (size_t i = 0; i < n; ++i) {
-    char ch = text[i];
-    ++col;
-    if (ch == '\n') {
-      ++line;
-      col = 0;
-      continue;
-    }
-    if (ch == '#') {
-      while (i + 1 < n && text[i + 1] != '\n') ++i;
-      continue;
-    }
-    if (ch == '"' || ch == '\'') {
-      bool multi = i + 2 < n && text[i + 1] == ch && text[i + 2] == ch;
-      size_t j = i + (multi ? 3 : 1);
-      for (; j < n; ++j) {
-        if (text[j] == '\n') {
-          if (!multi) break;  // a single-line string cannot span lines
-          ++line;
-          col = 0;
-          continue;
-        }
-        ++col;
-        if (ch == '"' && text[j] == '\\') {
-          ++j;
-          ++col;
-          continue;
-        }
-        if (text[j] == ch) {
-          if (!multi) break;
-          if (j + 2 < n && text[j + 1] == ch && text[j + 2] == ch) {
-            j += 2;
-            col += 2;
-            break;
-          }
-        }
-      }
-      if (j < n && text[j] == '\n') --j;  // let the outer loop count the newline
-      i = j < n ? j : n;
-      continue;
-    }
-    if (ch == '[' || ch == '{') {
-      if (++depth > kMaxNesting)
-        return MakeError(c.Pos(line, col) + ": expected arrays and inline tables nested at most " +
-                         std::to_string(kMaxNesting) + " deep, got deeper nesting");
-    } else if ((ch == ']' || ch == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return Status::Ok();
-}
-
-// TOML is UTF-8 without NUL bytes (base/utf8.h says why toml11 must never see other text).
-Status CheckUtf8(const Locator& c, const std::string& text) {
-  const size_t bad = FirstInvalidUtf8(text);
-  if (bad == std::string_view::npos) return Status::Ok();
-  uint32_t line = 1, col = 1;
-  for (size_t i = 0; i < bad;) {
-    const unsigned char b = static_cast<unsigned char>(text[i]);
-    if (b == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-    i += b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : 4;
-  }
-  char got[8];
-  std::snprintf(got, sizeof got, "0x%02X", static_cast<unsigned char>(text[bad]));
-  return MakeError(c.Pos(line, col) + ": expected UTF-8 text without NUL bytes, got byte " + got);
-}
-
 std::string IntExpected(int64_t lo) {
   return lo == 1 ? "a positive integer" : lo == 0 ? "a non-negative integer" : "an integer";
 }
@@ -227,20 +85,7 @@ Error Locator::AtKey(const Value& v, const std::string& key, const std::string& 
 }
 
 Result<Value> Parse(const Locator& c, const std::string& text) {
-  ORR_RETURN_IF_ERROR(CheckUtf8(c, text));
-  ORR_RETURN_IF_ERROR(CheckNesting(c, text));
-  Value root;
-  try {
-    std::istringstream in(text);
-    root = toml::parse(in, c.file());
-  } catch (const toml::exception& e) {
-    auto loc = e.location();
-    uint32_t line = loc.line(), col = loc.column();
-    AnnotatedPos(e.what(), &line, &col);
-    return MakeError(c.Pos(line, col) + ": TOML syntax error: " + SyntaxMessage(e.what()));
-  } catch (const std::exception& e) {
-    return MakeError(c.file() + ": TOML syntax error: " + SyntaxMessage(e.what()));
-  }
+  ORR_ASSIGN_OR_RETURN(Value root, ParseToml(text, c.file()));
   if (!root.is_table()) return MakeError(c.Pos(1, 1) + ": expected a TOML table at top level");
   return root;
 }

@@ -7,7 +7,7 @@
 #include <toml.hpp>
 
 #include "base/io.h"
-#include "logs/toml_text.h"
+#include "base/toml_text.h"
 
 namespace orrery::logs {
 
@@ -74,7 +74,7 @@ constexpr const char* kFormatSystem =
 }  // namespace
 
 Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file) {
-  ORR_ASSIGN_OR_RETURN(toml::value root, ParseTomlText(text, file));
+  ORR_ASSIGN_OR_RETURN(toml::value root, ParseToml(text, file));
   if (!root.is_table() || !root.contains("llm") || !root.at("llm").is_table())
     return MakeError(file + ":1:1: no [llm] table (base_url, model, timeout_s, api_key_env)");
   const toml::value& t = root.at("llm");

@@ -165,8 +165,8 @@ TEST(LlmConfigTest, ParseAndErrors) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_DOUBLE_EQ(c->timeout_s, 3);
   EXPECT_EQ(c->api_key_env, "K");
-  EXPECT_EQ(ParseLlmConfig("a = " + std::string(40, '['), "c.toml").error().message,
-            "c.toml:1:37: arrays or tables nested more than 32 deep");
+  EXPECT_EQ(ParseLlmConfig("a = " + std::string(70, '['), "c.toml").error().message,
+            "c.toml:1:69: expected arrays and inline tables nested at most 64 deep, got deeper nesting");
   EXPECT_EQ(ParseLlmConfig("name = 1\n", "c.toml").error().message, "c.toml:1:1: no [llm] table (base_url, model, timeout_s, api_key_env)");
   EXPECT_EQ(ParseLlmConfig("[llm]\nbase_url = \"ftp://x\"\nmodel = \"m\"\n", "c.toml").error().message,
             "c.toml:2:12: [llm] base_url: expected an http:// or https:// URL, got \"ftp://x\"");

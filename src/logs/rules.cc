@@ -6,7 +6,7 @@
 
 #include "base/io.h"
 #include "logs/default_rules_toml.h"
-#include "logs/toml_text.h"
+#include "base/toml_text.h"
 
 namespace orrery::logs {
 
@@ -244,7 +244,7 @@ Result<Rule> ParseRule(const Ctx& c, const TV& t, size_t index) {
 
 Result<RuleSet> ParseRules(std::string_view text, const std::string& file) {
   Ctx c{file};
-  ORR_ASSIGN_OR_RETURN(TV root, ParseTomlText(text, file));
+  ORR_ASSIGN_OR_RETURN(TV root, ParseToml(text, file));
   if (!root.is_table()) return c.At(1, 1, "expected a TOML table at top level");
   ORR_RETURN_IF_ERROR(CheckKeys(c, root, "the top-level table", kRootKeys));
   RuleSet rs;

@@ -11,8 +11,8 @@
 #include <toml.hpp>
 #include <tuple>
 
+#include "base/toml_text.h"
 #include "semantic/arith.h"
-#include "base/utf8.h"
 #include "semantic/document.h"
 #include "semantic/shell.h"
 #include "semantic/strings.h"
@@ -343,30 +343,12 @@ void FlattenToml(const toml::value& node, const std::string& path, uint32_t base
 }
 
 void ReadTomlText(std::string_view text, uint32_t base_line, Document* doc) {
-  if (BracketDepth(text) > kMaxNesting) {
-    Warn(doc, Loc{base_line + 1, 1}, "TOML nested deeper than 100 levels: not read");
+  auto parsed = ParseTomlText(text, doc->file);
+  if (auto* issue = std::get_if<TextIssue>(&parsed)) {
+    Warn(doc, Loc{base_line + issue->line, issue->col}, issue->message + ": not read");
     return;
   }
-  if (FirstInvalidUtf8(text) != std::string_view::npos) {
-    Warn(doc, Loc{base_line + 1, 1}, "TOML with bytes that are not UTF-8: not read");
-    return;
-  }
-  toml::value root;
-  try {
-    std::istringstream in{std::string(text)};
-    root = toml::parse(in, doc->file);
-  } catch (const toml::exception& e) {
-    std::string what = e.what();
-    std::string first = what.substr(0, what.find('\n'));
-    if (first.rfind("[error] ", 0) == 0) first = first.substr(8);
-    auto l = e.location();
-    Warn(doc, Loc{base_line + static_cast<uint32_t>(l.line()), static_cast<uint32_t>(l.column())}, "TOML syntax error: " + first);
-    return;
-  } catch (const std::exception& e) {
-    Warn(doc, Loc{base_line + 1, 1}, std::string("TOML syntax error: ") + e.what());
-    return;
-  }
-  FlattenToml(root, "", base_line, doc, 0);
+  FlattenToml(std::get<toml::value>(parsed), "", base_line, doc, 0);
 }
 
 // ---------------------------------------------------------------------------------------
