@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -131,21 +132,22 @@ Status LogTail::ReadOpen(size_t budget, const LineSink& sink, TailRead* r) {
   return Status::Ok();
 }
 
-Result<TailRead> LogTail::Read(const LineSink& sink) {
+Result<TailRead> LogTail::Read(const LineSink& sink, size_t budget) {
   TailRead r;
+  const size_t max = std::min(o_.max_bytes, std::max<size_t>(1, budget));
   struct stat st;
   if (stat(path_.c_str(), &st) != 0) {
     if (errno != ENOENT && errno != ENOTDIR) return IoError("stat", path_);
     if (fd_ < 0) return r;  // not yet
     r.found = true;         // unlinked while open: the job may still write to it
-    ORR_RETURN_IF_ERROR(ReadOpen(o_.max_bytes, sink, &r));
+    ORR_RETURN_IF_ERROR(ReadOpen(max, sink, &r));
     return r;
   }
   if (!S_ISREG(st.st_mode)) return MakeError("log " + path_ + ": not a regular file", kExitRuntime);
   r.found = true;
   if (fd_ >= 0 && (st.st_dev != dev_ || st.st_ino != ino_)) {
     // Rotated: what was appended to the old file before the switch, then its last line.
-    ORR_RETURN_IF_ERROR(ReadOpen(o_.max_bytes, sink, &r));
+    ORR_RETURN_IF_ERROR(ReadOpen(max, sink, &r));
     split_.Finish([&](std::string_view line) {
       ++r.lines;
       sink(line);
@@ -154,7 +156,7 @@ Result<TailRead> LogTail::Read(const LineSink& sink) {
     r.rotated = true;
   }
   if (fd_ < 0) ORR_RETURN_IF_ERROR(OpenPath());
-  ORR_RETURN_IF_ERROR(ReadOpen(o_.max_bytes - std::min(o_.max_bytes, r.bytes), sink, &r));
+  ORR_RETURN_IF_ERROR(ReadOpen(max - std::min(max, r.bytes), sink, &r));
   return r;
 }
 

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -56,10 +57,10 @@ class LogTail {
   LogTail(const LogTail&) = delete;
   LogTail& operator=(const LogTail&) = delete;
 
-  // Reads the new bytes (at most max_bytes) and calls `sink` for each complete line. An
-  // error (permission denied, not a regular file, an I/O error) leaves the position as it
-  // was; the next Read tries again.
-  Result<TailRead> Read(const LineSink& sink);
+  // Reads the new bytes (at most max_bytes, and at most `budget`: a caller's share of a larger
+  // budget) and calls `sink` for each complete line. An error (permission denied, not a
+  // regular file, an I/O error) leaves the position as it was; the next Read tries again.
+  Result<TailRead> Read(const LineSink& sink, size_t budget = SIZE_MAX);
   // Forgets the position and the file (the next Read opens the path afresh).
   void Reset();
 
