@@ -31,17 +31,13 @@ std::string_view SourceName(EstimateSource s) {
 json ProgressJson(const QueueEntry& e) {
   if (!e.progress) return nullptr;
   const ProgressView& p = *e.progress;
-  json eta_s = nullptr, eta = nullptr;
-  if (p.eta_s && p.read_at != kNoTime) {
-    const double left = std::max(0.0, *p.eta_s - static_cast<double>(e.as_of - p.read_at));
-    eta_s = left;
-    eta = p.read_at + static_cast<Time>(std::ceil(*p.eta_s));
-  }
+  const std::optional<double> left = p.remaining_s(e.as_of);
+  const json eta = left ? json(p.read_at + static_cast<Time>(std::ceil(*p.eta_s))) : json(nullptr);
   const double f = p.fraction();
   return {{"step", p.step},
           {"total_steps", p.total < 0 ? json(nullptr) : json(p.total)},
           {"percent", f < 0 ? json(nullptr) : json(std::round(f * 10000.0) / 100.0)},
-          {"eta_s", eta_s},
+          {"eta_s", OptJson(left)},
           {"eta", eta},
           {"seconds_per_step", OptJson(p.seconds_per_step)},
           {"loss", OptJson(p.loss)},

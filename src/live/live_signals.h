@@ -11,6 +11,7 @@
 // touches the scheduler.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -52,6 +53,11 @@ struct ProgressView {
   Time read_at = kNoTime;         // when the reading was made (the log read that changed it)
   Time progress_at = kNoTime;     // when the step last changed (the hang watchdog's clock)
   bool stalled = false;           // no new step for the tracker's hang_factor × usual interval
+  // Remaining seconds at `now` (the ETA counted down since the reading), nullopt when none.
+  std::optional<double> remaining_s(Time now) const {
+    if (!eta_s || read_at == kNoTime) return std::nullopt;
+    return std::max(0.0, *eta_s - static_cast<double>(now - read_at));
+  }
   // step / total in [0, 1], or -1 when the total is unknown.
   double fraction() const { return total > 0 && step >= 0 ? std::min(1.0, static_cast<double>(step) / static_cast<double>(total)) : -1; }
 };

@@ -232,10 +232,7 @@ void Daemon::SignalsMetrics(std::string* out) const {
     return p.fraction() >= 0 ? std::optional<double>(p.fraction()) : std::nullopt;
   });
   series("orrery_job_eta_seconds", "A running job's remaining time by the progress tracker, as of the last cycle.",
-         [now](const ProgressView& p) {
-           if (!p.eta_s || p.read_at == kNoTime) return std::optional<double>();
-           return std::optional<double>(std::max(0.0, *p.eta_s - static_cast<double>(now - p.read_at)));
-         });
+         [now](const ProgressView& p) { return p.remaining_s(now); });
   *out += x.m;
 }
 
