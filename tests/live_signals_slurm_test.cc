@@ -146,10 +146,13 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
     auto e = api.Job(c);
     return e && (*e)["phase"] == "running";
   }, 15)) << Tail(log);
-  auto eb = api.Job(b);
-  ASSERT_TRUE(eb);
-  EXPECT_EQ((*eb)["phase"], "queued") << eb->dump();
+  // B is requeued held (Slurm shows the hold a moment after the requeue: "unheld" meanwhile).
+  ASSERT_TRUE(WaitFor([&] {
+    auto e = api.Job(b);
+    return e && (*e)["phase"] == "queued";
+  }, 15)) << api.Job(b)->dump() << Tail(log);
   EXPECT_EQ((*api.Job(a))["phase"], "running");
+  EXPECT_EQ(Slurp(cluster.dir() + "/a.end"), "");  // A was never preempted: still on its first run
   // D, believed 2500 s, waits behind B, whose believed remaining work is its ETA (< 2000 s);
   // without the tracker B would be believed to need ~3600 s, after D.
   const uint32_t d = Sbatch(slurm, cluster, "d", "#!/bin/bash\nsleep 5\n", "orrery:duration=2500");
@@ -157,16 +160,18 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
     auto e = api.Job(d);
     return e && (*e)["phase"] == "queued" && (*e)["position"].is_number();
   }, 10)) << Tail(log);
-  eb = api.Job(b);
+  auto eb = api.Job(b);
   auto ed = api.Job(d);
   EXPECT_EQ((*eb)["position"], 0) << eb->dump();
   EXPECT_EQ((*ed)["position"], 1) << ed->dump();
-  EXPECT_LT((*eb)["estimate_s"].get<double>(), 2000.0);
+  EXPECT_LE((*eb)["estimate_s"].get<double>(), 2000.0);  // (4000 - its step) × 0.5 s, less the time it ran
   EXPECT_EQ((*ed)["estimate_s"], 2500);
-  // C ends after 5 s: its node goes to B (queue head), not D.
+  // C ends after 5 s: the policy starts B (queue head) on its node, not D. (Slurm 22.05 makes a
+  // requeued job eligible only ~120 s after the requeue (BeginTime), so B stays "starting":
+  // released and pinned, the node reserved for it.)
   ASSERT_TRUE(WaitFor([&] {
     auto e = api.Job(b);
-    return e && (*e)["phase"] == "running";
+    return e && ((*e)["phase"] == "starting" || (*e)["phase"] == "running");
   }, 15)) << Tail(log);
   EXPECT_EQ((*api.Job(d))["phase"], "queued");
 
@@ -189,20 +194,29 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
   ASSERT_TRUE(WaitFor([&] { return !Slurp(cluster.dir() + "/a.end").empty(); }, 20)) << Tail(log);
   const double end = std::stod(Slurp(cluster.dir() + "/a.end"));
   ASSERT_GE(samples.size(), 8u);
-  double max_step_err = 0, max_eta_err = 0, sum_eta_err = 0;
+  // Relative errors where at least 10 s remain (the daemon's clock has 1-s resolution, which
+  // dominates the last seconds); the absolute error on every sample.
+  double max_step_err = 0, max_eta_err = 0, sum_eta_err = 0, max_abs = 0;
+  size_t judged = 0;
   for (const Sample& s : samples) {
     const double step_err = std::fabs(static_cast<double>(s.api_step - s.true_step)) / static_cast<double>(s.true_step);
     const double left = end - s.t;
-    const double eta_err = std::fabs(s.eta_s - left) / left;
+    const double abs_err = std::fabs(s.eta_s - left);
     EXPECT_LE(step_err, 0.10) << "step " << s.api_step << " vs " << s.true_step;
-    EXPECT_LE(eta_err, 0.10) << "ETA " << s.eta_s << " s vs " << left << " s left";
+    EXPECT_LE(abs_err, 1.5) << "ETA " << s.eta_s << " s vs " << left << " s left";
     max_step_err = std::max(max_step_err, step_err);
-    max_eta_err = std::max(max_eta_err, eta_err);
-    sum_eta_err += eta_err;
+    max_abs = std::max(max_abs, abs_err);
+    if (left < 10) continue;
+    ++judged;
+    EXPECT_LE(abs_err / left, 0.10) << "ETA " << s.eta_s << " s vs " << left << " s left";
+    max_eta_err = std::max(max_eta_err, abs_err / left);
+    sum_eta_err += abs_err / left;
   }
-  std::printf("[ live-signals ] %zu samples of job A (80 × 0.5 s): step error max %.1f %%, ETA error max %.1f %%, "
-              "mean %.1f %%\n", samples.size(), 100 * max_step_err, 100 * max_eta_err,
-              100 * sum_eta_err / static_cast<double>(samples.size()));
+  ASSERT_GE(judged, 5u);
+  std::printf("[ live-signals ] job A (80 x 0.5 s): %zu samples, step error max %.1f %%; ETA error max %.2f s "
+              "absolute; relative (>= 10 s left, %zu samples) max %.1f %%, mean %.1f %%\n",
+              samples.size(), 100 * max_step_err, max_abs, judged, 100 * max_eta_err,
+              100 * sum_eta_err / static_cast<double>(judged));
   EXPECT_TRUE(slurm.Cancel(b).ok());
   EXPECT_TRUE(slurm.Cancel(d).ok());
   EXPECT_EQ(serve.Kill(SIGTERM), 0) << Tail(log);

@@ -199,7 +199,7 @@ class Daemon {
   void ForgetLeftJobs(std::vector<uint32_t>* dropped);
   void JournalProgressRows(const std::vector<uint32_t>& dropped, Time now);
   std::function<std::optional<semantic::InputFile>(const Job&)> LaunchFiles();
-  void Signals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry
+  void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry
   void SignalsMetrics(std::string* out) const;           // views.cc
 
   // --- views (views.cc)

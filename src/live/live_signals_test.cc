@@ -247,6 +247,16 @@ TEST(LiveSignals, SrtfOnBeliefPreemptsByTheTrackersEtaAndOrdersTheRequeuedJob) {
   EXPECT_EQ(eb->estimate, 1994);  // believed end 1001 + 1997 = 2998; preempted at 1004: 1994 s left
 }
 
+// Found by the real-Slurm signals test: after `scontrol requeuehold` (a preemption) squeue
+// shows PENDING with reason "job requeued in held state" (Slurm 22.05), a held job.
+TEST(SlurmParse, RequeuedInHeldStateIsHeld) {
+  auto r = ParseSqueue("7\x1fPENDING\x1fgpu\x1froot\x1f" "1\x1fgres:gpu:8\x1fUNLIMITED\x1f" "2026-11-30T17:21:26\x1fN/A\x1fN/A\x1f"
+                       "job requeued in held state\x1f\x1f" "b\x1f(null)\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_TRUE((*r)[0].held);
+}
+
 TEST(LiveSignals, ServeConfigSignalsTableIsStrict) {
   semantic::RegisterSemanticEstimator();
   const std::string head = "[slurm]\npartitions = [\"gpu\"]\n";

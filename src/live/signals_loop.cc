@@ -62,7 +62,7 @@ void Daemon::JournalProgressRows(const std::vector<uint32_t>& dropped, Time now)
   }
 }
 
-void Daemon::Signals(const LiveJob& lj, QueueEntry* e) const {
+void Daemon::FillSignals(const LiveJob& lj, QueueEntry* e) const {
   if (sched_ && lj.slot != UINT32_MAX) {
     const SchedJob& v = sched_->view(lj.slot);
     e->estimate = v.estimate;

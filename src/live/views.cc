@@ -71,7 +71,7 @@ void Daemon::QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, si
     // From the policy's own view (queue order, believed ends): the core's answer, the same
     // as `orrery explain` gives.
     e.predicted_start = sched_->PredictStart(lj->slot, now).at;
-    Signals(*lj, &e);
+    FillSignals(*lj, &e);
     if (i == 0) {
       e.why = block.ok() ? "first in the queue: starts at the next cycle if it fits"
                          : fmt::format("{}: {}", block.plugin, block.reason);
@@ -107,7 +107,7 @@ QueueEntry Daemon::OtherEntry(const LiveJob& lj) const {
   e.nodes = std::max<uint32_t>(1, lj.job.nodes);
   e.submit = lj.job.submit;
   e.where = lj.nodes;
-  Signals(lj, &e);
+  FillSignals(lj, &e);
   switch (lj.state) {
     case JobState::kStarting:
       e.why = "released to Slurm on " + NodeNames(lj.nodes) + "; waiting for Slurm to start it";
