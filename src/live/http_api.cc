@@ -26,7 +26,7 @@ std::string_view SourceName(EstimateSource s) {
   return "?";
 }
 
-// The tracker's reading of a running job (docs/formats/serve-api.md); eta_s is the remaining
+// The tracker's reading of a running job (docs/design/live-signals.md#api-and-metrics); eta_s is the remaining
 // time as of the entry's cycle, eta its absolute time.
 json ProgressJson(const QueueEntry& e) {
   if (!e.progress) return nullptr;

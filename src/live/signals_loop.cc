@@ -2,11 +2,6 @@
 // the policy's `semantic` estimator, and the tracker's readings of running jobs' logs into
 // the core (ReportReading: steps, then the ETA as the believed duration), journaled so that a
 // restarted daemon keeps each job's last reading and when its step was reached.
-#include <algorithm>
-#include <unordered_set>
-
-#include <fmt/format.h>
-
 #include "live/daemon.h"
 #include "sched/framework/signal_report.h"
 
