@@ -275,20 +275,7 @@ TEST(LiveServeCli, BadConfigAndMissingSlurmToolsExitTwo) {
   std::filesystem::remove_all(dir);
 }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
+using testing::FreePort;
 
 // Scenario 3: faults. slurmctld restarts mid-run, a node goes DOWN and comes back, a node
 // is powered down through the API and its resume fails (ResumeProgram does not start its

@@ -48,6 +48,7 @@ Result<logs::RuleSet> Rules(const DiagnoseArgs& a) {
 struct Engine {
   std::unique_ptr<logs::Diagnoser> rules;
   std::unique_ptr<logs::HttpChatClient> client;
+  std::unique_ptr<logs::LlmCache> cache;
   std::unique_ptr<logs::LlmDiagnoser> llm;
   logs::Diagnosis Diagnose(std::string_view text) { return llm ? llm->Diagnose(text) : rules->Diagnose(text); }
 };
@@ -58,9 +59,12 @@ Result<Engine> MakeEngine(const DiagnoseArgs& a) {
   e.rules = std::make_unique<logs::Diagnoser>(std::move(rs));
   if (!a.llm_config.empty()) {
     ORR_ASSIGN_OR_RETURN(logs::LlmConfig cfg, logs::LoadLlmConfig(a.llm_config));
+    std::string warning;
+    e.cache = logs::OpenLlmCache(cfg, &warning);
+    if (!warning.empty()) std::fprintf(stderr, "orrery diagnose: warning: %s\n", warning.c_str());
     size_t max_ctx = cfg.max_context_bytes;
     e.client = std::make_unique<logs::HttpChatClient>(std::move(cfg));
-    e.llm = std::make_unique<logs::LlmDiagnoser>(e.rules.get(), e.client.get(), max_ctx);
+    e.llm = std::make_unique<logs::LlmDiagnoser>(e.rules.get(), e.client.get(), max_ctx, e.cache.get());
   }
   return e;
 }

@@ -31,6 +31,7 @@
 #include "base/time.h"
 #include "live/job_state.h"
 #include "live/journal.h"
+#include "live/live_signals.h"
 #include "live/slurm_client.h"
 #include "model/cluster.h"
 #include "model/job.h"
@@ -53,6 +54,9 @@ struct DaemonOptions {
   std::string energy;
   // Tests: builds the PowerPlugin instead of MakePowerPlugin(energy) (energy must be set).
   std::function<std::unique_ptr<PowerPlugin>()> power_factory;
+  // Semantic signals (live_signals.h, docs/design/live-signals.md): the advisor reads batch
+  // scripts for estimator=semantic, the tracker tails running jobs' StdOut.
+  SignalsOptions signals;
 };
 
 // What one cycle did and how long it took (wall clock, for /metrics and the benchmark).
@@ -77,6 +81,10 @@ struct QueueEntry {
   std::string why;             // why it is pending
   Time predicted_start = kNoTime;
   std::vector<NodeShare> where;
+  Duration estimate = -1;         // the policy's belief of its duration (-1: none)
+  EstimateSource estimate_source = EstimateSource::kNone;
+  std::optional<ProgressView> progress;  // the tracker's reading (running jobs with [signals] tracker)
+  Time as_of = kNoTime;           // the cycle the entry describes (progress.eta_s is as of then)
 };
 
 // The cycle-latency histogram's buckets (views.cc): index of `seconds`, and the count.
@@ -186,6 +194,14 @@ class Daemon {
   void Applied(const JournalDecision& d, Time now, CycleStats* st);
   std::string StartKey(uint32_t job, uint32_t gen) const;
 
+  // --- semantic signals (signals_loop.cc)
+  void SignalsStep(Time now);
+  void ForgetLeftJobs(std::vector<uint32_t>* dropped);
+  void JournalProgressRows(const std::vector<uint32_t>& dropped, Time now);
+  std::function<std::optional<semantic::InputFile>(const Job&)> LaunchFiles();
+  void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry
+  void SignalsMetrics(std::string* out) const;           // views.cc
+
   // --- views (views.cc)
   void QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
                      std::vector<QueueEntry>* out) const;
@@ -248,6 +264,11 @@ class Daemon {
   std::vector<PowerDecision> power_out_;
   uint64_t m_power_ces_up_ = 0, m_power_ces_down_ = 0, m_power_demand_up_ = 0, m_power_refused_ = 0,
            m_failed_resumes_ = 0;
+  // semantic signals (null when [signals] is off)
+  std::unique_ptr<LiveSignals> signals_;
+  std::vector<LiveSignals::Report> reports_;
+  std::vector<JournalProgress> progress_rows_;
+  std::string signals_error_;  // the last one noted as an event
 };
 
 }  // namespace orrery::live

@@ -291,4 +291,24 @@ Status FakeSlurm::Cancel(uint32_t job) {
   return Status::Ok();
 }
 
+void FakeSlurm::SetJobFiles(uint32_t job, JobFiles files, std::string batch_script) {
+  files_[job] = {std::move(files), std::move(batch_script)};
+}
+
+Result<JobFiles> FakeSlurm::Files(uint32_t job) {
+  ORR_RETURN_IF_ERROR(Reach());
+  ++file_calls_;
+  auto it = files_.find(job);
+  if (it == files_.end()) return SlurmError("slurm_load_jobs error: Invalid job id specified");
+  return it->second.first;
+}
+
+Result<std::string> FakeSlurm::BatchScript(uint32_t job) {
+  ORR_RETURN_IF_ERROR(Reach());
+  ++file_calls_;
+  auto it = files_.find(job);
+  if (it == files_.end()) return SlurmError("slurm_load_jobs error: Invalid job id specified");
+  return it->second.second;
+}
+
 }  // namespace orrery::live

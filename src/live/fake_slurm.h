@@ -34,6 +34,11 @@ class FakeSlurm final : public SlurmClient {
   // resumes from its checkpoint, charged restart_cost(gpus) (empty: it restarts from scratch).
   void set_start_at_release(bool v) { start_at_release_ = v; }
   void set_checkpointing(std::function<Duration(uint32_t gpus)> restart_cost) { restart_cost_ = std::move(restart_cost); }
+  // A job's files and batch script, as `scontrol show job` / `write batch_script` give them
+  // (Files/BatchScript answer kNotFound for a job without them).
+  void SetJobFiles(uint32_t job, JobFiles files, std::string batch_script);
+  // Every Files/BatchScript call (to prove each job is asked once).
+  uint64_t file_calls() const { return file_calls_; }
 
   // Inspection.
   struct Counters {
@@ -65,6 +70,8 @@ class FakeSlurm final : public SlurmClient {
   Status PowerUp(const std::string& node) override;
   Result<uint32_t> Submit(const SubmitSpec& spec) override;
   Status Cancel(uint32_t job) override;
+  Result<JobFiles> Files(uint32_t job) override;
+  Result<std::string> BatchScript(uint32_t job) override;
 
  private:
   struct FJob {
@@ -99,6 +106,8 @@ class FakeSlurm final : public SlurmClient {
   Duration power_delay_ = 5;
   bool start_at_release_ = false;
   std::function<Duration(uint32_t)> restart_cost_;
+  std::map<uint32_t, std::pair<JobFiles, std::string>> files_;
+  uint64_t file_calls_ = 0;
 };
 
 }  // namespace orrery::live

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 namespace orrery::live {
@@ -11,6 +13,40 @@ namespace {
 using nlohmann::json;
 
 json TimeJson(Time t) { return t == kNoTime ? json(nullptr) : json(t); }
+
+json OptJson(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string_view SourceName(EstimateSource s) {
+  switch (s) {
+    case EstimateSource::kNone: return "none";
+    case EstimateSource::kEstimator: return "estimator";
+    case EstimateSource::kOracle: return "oracle";
+    case EstimateSource::kReported: return "reported";
+  }
+  return "?";
+}
+
+// The tracker's reading of a running job (docs/design/live-signals.md#api-and-metrics); eta_s is the remaining
+// time as of the entry's cycle, eta its absolute time.
+json ProgressJson(const QueueEntry& e) {
+  if (!e.progress) return nullptr;
+  const ProgressView& p = *e.progress;
+  const std::optional<double> left = p.remaining_s(e.as_of);
+  const json eta = left ? json(p.read_at + static_cast<Time>(std::ceil(*p.eta_s))) : json(nullptr);
+  const double f = p.fraction();
+  return {{"step", p.step},
+          {"total_steps", p.total < 0 ? json(nullptr) : json(p.total)},
+          {"percent", f < 0 ? json(nullptr) : json(std::round(f * 10000.0) / 100.0)},
+          {"eta_s", OptJson(left)},
+          {"eta", eta},
+          {"seconds_per_step", OptJson(p.seconds_per_step)},
+          {"loss", OptJson(p.loss)},
+          {"framework", std::string(logs::FrameworkName(p.framework))},
+          {"progress_at", TimeJson(p.progress_at)},
+          {"read_at", TimeJson(p.read_at)},
+          {"stalled", p.stalled},
+          {"log", p.log}};
+}
 
 bool TokenOk(const std::string& want, const httplib::Request& req) {
   std::string got = req.get_header_value("Authorization");
@@ -64,7 +100,9 @@ Status HttpApi::Start(const std::string& host, int port) {
       for (const auto& n : e.where) where.push_back({{"node", n.node}, {"gpus", n.gpus}});
       arr.push_back({{"job", e.job}, {"phase", std::string(JobStateName(e.state))}, {"gpus", e.gpus}, {"nodes", e.nodes},
                      {"submit", TimeJson(e.submit)}, {"position", e.position < 0 ? json(nullptr) : json(e.position)},
-                     {"why", e.why}, {"predicted_start", TimeJson(e.predicted_start)}, {"where", where}});
+                     {"why", e.why}, {"predicted_start", TimeJson(e.predicted_start)}, {"where", where},
+                     {"estimate_s", e.estimate < 0 ? json(nullptr) : json(e.estimate)},
+                     {"estimate_source", std::string(SourceName(e.estimate_source))}, {"progress", ProgressJson(e)}});
     }
     Reply(res, 200, arr);
   });

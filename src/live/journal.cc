@@ -96,7 +96,9 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, bool syn
       "CREATE INDEX IF NOT EXISTS decisions_state ON decisions(state);"
       "CREATE TABLE IF NOT EXISTS gens(job INTEGER PRIMARY KEY, gen INTEGER);"
       "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER, kind TEXT, detail TEXT);"
-      "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER);"));
+      "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER);"
+      "CREATE TABLE IF NOT EXISTS progress(job INTEGER PRIMARY KEY, gen INTEGER, step INTEGER, total INTEGER,"
+      " eta_s REAL, at INTEGER, read_at INTEGER);"));
   return j;
 }
 
@@ -270,6 +272,51 @@ Status Journal::SetCounter(const std::string& name, int64_t v) {
   sqlite3_bind_int64(stmt, 2, v);
   if (sqlite3_step(stmt) != SQLITE_DONE) return Err("set counter");
   return Status::Ok();
+}
+
+// ---------------------------------------------------------------- progress readings
+
+Status Journal::SetProgress(const JournalProgress& p) {
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                       Prepared("INSERT OR REPLACE INTO progress(job,gen,step,total,eta_s,at,read_at) VALUES(?,?,?,?,?,?,?)"));
+  Reset reset{stmt};
+  sqlite3_bind_int64(stmt, 1, p.job);
+  sqlite3_bind_int64(stmt, 2, p.gen);
+  sqlite3_bind_int64(stmt, 3, p.step);
+  sqlite3_bind_int64(stmt, 4, p.total);
+  sqlite3_bind_double(stmt, 5, p.eta_s);
+  sqlite3_bind_int64(stmt, 6, p.at);
+  sqlite3_bind_int64(stmt, 7, p.read_at);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Err("set progress");
+  return Status::Ok();
+}
+
+Status Journal::DropProgress(uint32_t job) {
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("DELETE FROM progress WHERE job=?"));
+  Reset reset{stmt};
+  sqlite3_bind_int64(stmt, 1, job);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Err("drop progress");
+  return Status::Ok();
+}
+
+Result<std::vector<JournalProgress>> Journal::AllProgress() {
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("SELECT job,gen,step,total,eta_s,at,read_at FROM progress ORDER BY job"));
+  Reset reset{stmt};
+  std::vector<JournalProgress> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    JournalProgress p;
+    p.job = static_cast<uint32_t>(sqlite3_column_int64(stmt, 0));
+    p.gen = static_cast<uint32_t>(sqlite3_column_int64(stmt, 1));
+    p.step = sqlite3_column_int64(stmt, 2);
+    p.total = sqlite3_column_int64(stmt, 3);
+    p.eta_s = sqlite3_column_double(stmt, 4);
+    p.at = sqlite3_column_int64(stmt, 5);
+    p.read_at = sqlite3_column_int64(stmt, 6);
+    out.push_back(p);
+  }
+  if (rc != SQLITE_DONE) return Err("select progress");
+  return out;
 }
 
 }  // namespace orrery::live

@@ -48,6 +48,15 @@ struct JournalDecision {
   Time applied_time = kNoTime;
 };
 
+// A running job's last progress reading (live_signals.h), kept across restarts.
+struct JournalProgress {
+  uint32_t job = 0, gen = 0;
+  int64_t step = -1, total = -1;
+  double eta_s = -1;       // remaining seconds as of read_at (-1: none)
+  Time at = kNoTime;       // when the step was reached
+  Time read_at = kNoTime;  // when it was read
+};
+
 std::string EncodeNodes(const std::vector<NodeShare>& nodes);  // "node1:4,node2:8"
 Result<std::vector<NodeShare>> DecodeNodes(const std::string& s);
 
@@ -75,6 +84,10 @@ class Journal {
   Status SetGen(uint32_t job, uint32_t gen);
   Result<std::unordered_map<uint32_t, uint32_t>> Gens();
   Status Event(Time t, const std::string& kind, const std::string& detail);
+  // Progress readings (journal_progress.cc): one row per job, replaced by each new one.
+  Status SetProgress(const JournalProgress& p);
+  Status DropProgress(uint32_t job);
+  Result<std::vector<JournalProgress>> AllProgress();
   Result<int64_t> GetCounter(const std::string& name);
   Status SetCounter(const std::string& name, int64_t v);
   const std::string& path() const { return path_; }

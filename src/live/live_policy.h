@@ -10,12 +10,17 @@
 
 #include "base/result.h"
 #include "sched/framework/scheduler.h"
+#include "semantic/semantic_estimator.h"
 
 namespace orrery::live {
 
-// Builds `spec` as live mode runs it, or the reason live mode refuses it.
-Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed);
-// The same check without keeping the policy (config validation).
-Status CheckLivePolicy(const std::string& spec, uint64_t seed);
+// Builds `spec` as live mode runs it, or the reason live mode refuses it. `launch_files` (the
+// advisor: each job's batch script) is what the `semantic` estimator reads; a policy whose
+// estimator is `semantic` needs it, and with it the policy's estimator must be `semantic`
+// (one source of the estimate).
+Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed, semantic::PayloadSource launch_files = {});
+// The same check without keeping the policy (config validation); `advisor`: launch files
+// will be given.
+Status CheckLivePolicy(const std::string& spec, uint64_t seed, bool advisor = false);
 
 }  // namespace orrery::live

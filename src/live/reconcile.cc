@@ -112,7 +112,7 @@ Status Daemon::Rebuild(Time now) {
   std::vector<const SlurmNode*> model;
   for (const auto& [name, n] : nodes_) model.push_back(&n);
   SlurmCluster built = ClusterFromSinfo(opts_.partitions, std::move(model));
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed));
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchFiles()));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
   sched_.reset();
   cluster_ = std::make_unique<Cluster>(std::move(built.cluster));
@@ -467,6 +467,7 @@ Status Daemon::NewJob(const SlurmJob& sj, Time now) {
   lj.held = sj.held;
   jobs_[sj.id] = std::move(owned);
   ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
+  if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(sj.id);  // before the estimator sees the job
   if (lj.state == JobState::kUnheld) HoldInSlurm(lj, now);
   if (!need_rebuild_) Attach(lj, now);
   return Status::Ok();

@@ -5,6 +5,7 @@
 #include "base/io.h"
 #include "config/toml_util.h"
 #include "live/live_policy.h"
+#include "logs/llm.h"
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 
@@ -76,7 +77,8 @@ Status ParsePolicy(const Ctx& c, const TV& policy, DaemonOptions* d) {
   d->default_duration = dd;
   auto where = [&](const char* k) -> const TV& { return Find(policy, k) ? *Find(policy, k) : policy; };
   // The daemon's own check (live_policy.h), located here.
-  if (Status s = CheckLivePolicy(d->policy, d->seed); !s.ok()) return c.At(where("spec"), "'spec' in [policy]: " + s.error().message);
+  if (Status s = CheckLivePolicy(d->policy, d->seed, d->signals.advisor); !s.ok())
+    return c.At(where("spec"), "'spec' in [policy]: " + s.error().message);
   auto pl = MakePlacer(d->placer, d->seed);
   if (!pl.ok()) return c.At(where("placer"), "'placer' in [policy]: " + pl.error().message);
   // Energy policy: the same spec and factory as `orrery simulate --energy`.
@@ -86,6 +88,28 @@ Status ParsePolicy(const Ctx& c, const TV& policy, DaemonOptions* d) {
     return c.At(where("energy"), "'energy' in [policy]: expected an energy policy spec (ces[:key=value,...])");
   auto e = MakePowerPlugin(d->energy, d->seed, 0);
   if (!e.ok()) return c.At(where("energy"), "'energy' in [policy]: " + e.error().message);
+  return Status::Ok();
+}
+
+Status ParseSignals(const Ctx& c, const TV& sig, SignalsOptions* o) {
+  ORR_RETURN_IF_ERROR(OnlyKeys(c, sig, "[signals]",
+                               {"advisor", "tracker", "read_interval_s", "max_bytes_per_job", "max_bytes_per_cycle",
+                                "lookups_per_cycle"}));
+  ORR_RETURN_IF_ERROR(ReadBool(c, sig, "advisor", "[signals]", &o->advisor));
+  ORR_RETURN_IF_ERROR(ReadBool(c, sig, "tracker", "[signals]", &o->tracker));
+  int64_t interval = o->read_interval_s, per_job = static_cast<int64_t>(o->max_bytes_per_job),
+          per_cycle = static_cast<int64_t>(o->max_bytes_per_cycle), lookups = o->lookups_per_cycle;
+  ORR_RETURN_IF_ERROR(ReadInt(c, sig, "read_interval_s", "[signals]", 0, 86400, &interval));
+  ORR_RETURN_IF_ERROR(ReadInt(c, sig, "max_bytes_per_job", "[signals]", 256, 64LL << 20, &per_job));
+  ORR_RETURN_IF_ERROR(ReadInt(c, sig, "max_bytes_per_cycle", "[signals]", 256, 1LL << 30, &per_cycle));
+  ORR_RETURN_IF_ERROR(ReadInt(c, sig, "lookups_per_cycle", "[signals]", 1, 100000, &lookups));
+  if (per_cycle < per_job)
+    return c.At(*Find(sig, "max_bytes_per_cycle"), "'max_bytes_per_cycle' in [signals]: expected at least max_bytes_per_job (" +
+                                                       std::to_string(per_job) + "), got " + std::to_string(per_cycle));
+  o->read_interval_s = interval;
+  o->max_bytes_per_job = static_cast<size_t>(per_job);
+  o->max_bytes_per_cycle = static_cast<size_t>(per_cycle);
+  o->lookups_per_cycle = static_cast<uint32_t>(lookups);
   return Status::Ok();
 }
 
@@ -133,12 +157,20 @@ Result<ServeConfig> ParseServeConfig(const std::string& text, const std::string&
   Ctx c{file};
   ORR_ASSIGN_OR_RETURN(TV root, toml_util::Parse(c, text));
   ServeConfig cfg;
-  ORR_RETURN_IF_ERROR(OnlyKeys(c, root, "the top-level table", {"slurm", "policy", "daemon", "http"}));
+  ORR_RETURN_IF_ERROR(OnlyKeys(c, root, "the top-level table", {"slurm", "policy", "daemon", "http", "signals", "llm"}));
   ORR_ASSIGN_OR_RETURN(const TV* slurm, Table(c, root, "slurm"));
   if (!slurm) return MakeError(file + ":1:1: missing table [slurm] (at least: partitions = [\"...\"])");
   ORR_RETURN_IF_ERROR(ParseSlurm(c, *slurm, &cfg));
+  ORR_ASSIGN_OR_RETURN(const TV* signals, Table(c, root, "signals"));  // before [policy]: the advisor decides its estimator
+  if (signals) ORR_RETURN_IF_ERROR(ParseSignals(c, *signals, &cfg.daemon.signals));
+  if (Find(root, "llm")) {  // the LLM backend's own table and reader (docs/formats/llm-config.md)
+    ORR_ASSIGN_OR_RETURN(cfg.daemon.signals.llm, logs::ParseLlmConfig(text, file));
+  }
   ORR_ASSIGN_OR_RETURN(const TV* policy, Table(c, root, "policy"));
   if (policy) ORR_RETURN_IF_ERROR(ParsePolicy(c, *policy, &cfg.daemon));
+  if (!policy && cfg.daemon.signals.advisor)
+    return c.At(*Find(*signals, "advisor"), "'advisor' in [signals]: the default policy 'fifo' reads no duration estimate; "
+                                            "set [policy] spec with estimator=semantic (e.g. srtf:estimator=semantic)");
   ORR_ASSIGN_OR_RETURN(const TV* daemon, Table(c, root, "daemon"));
   if (daemon) ORR_RETURN_IF_ERROR(ParseDaemon(c, *daemon, &cfg));
   ORR_ASSIGN_OR_RETURN(const TV* http, Table(c, root, "http"));

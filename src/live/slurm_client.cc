@@ -244,9 +244,10 @@ Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
     j.reason = std::string(f[10]);
     // "launch failed requeued held": Slurm could not launch the batch script (seen on a node
     // that had just resumed from power saving) and requeued the job held; it needs a release.
+    // "job requeued in held state": `scontrol requeuehold` (a preemption) on Slurm 22.05.
     j.held = j.state == SlurmJobState::kPending &&
              (j.reason == "JobHeldAdmin" || j.reason == "JobHeldUser" || j.state_raw == "REQUEUE_HOLD" ||
-              j.reason == "launch failed requeued held");
+              j.reason == "launch failed requeued held" || j.reason == "job requeued in held state");
     auto nodes = ExpandHostlist(f[11]);
     if (!nodes.ok()) return bad(nodes.error().message);
     j.nodes = std::move(*nodes);

@@ -85,6 +85,16 @@ struct SubmitSpec {
   std::string workdir = "/tmp";
 };
 
+// A job's own files as `scontrol show job` reports them (Slurm expands %j, %x, ... there; a
+// relative path is taken relative to WorkDir). Empty when Slurm shows none.
+struct JobFiles {
+  std::string stdout_path;
+  std::string stderr_path;
+  std::string workdir;
+};
+// Batch scripts longer than this are cut (the advisor reads launch settings, not data).
+inline constexpr size_t kMaxBatchScriptBytes = 1 << 20;
+
 // A job listing: everything Slurm reports (full) or only the jobs changed since a cursor
 // (like slurmrestd's update_time filter; squeue has none, so ExecSlurmClient is always full).
 struct JobListing {
@@ -118,6 +128,12 @@ class SlurmClient {
   virtual Status PowerUp(const std::string& node) = 0;
   virtual Result<uint32_t> Submit(const SubmitSpec& spec) = 0;
   virtual Status Cancel(uint32_t job) = 0;
+  // The job's StdOut/StdErr paths and working directory (job_files.cc). Clients that cannot
+  // tell answer kNotFound.
+  virtual Result<JobFiles> Files(uint32_t job);
+  // The job's batch script (at most kMaxBatchScriptBytes); kNotFound when the job has none
+  // (interactive allocations) or the client cannot tell.
+  virtual Result<std::string> BatchScript(uint32_t job);
 };
 
 // --- parsing helpers (public for tests and fuzzing)
@@ -141,6 +157,10 @@ Time ParseSlurmTime(std::string_view s);
 Duration ParseTimeLimit(std::string_view s);
 // The duration hint in a job comment ("orrery:duration=12"), or -1.
 Duration DurationHint(std::string_view comment);
+
+// `scontrol show job -o` (one line of Key=Value fields) -> the job's files; an error when the
+// line has no StdOut field.
+Result<JobFiles> ParseJobFiles(std::string_view text);
 
 // Slurm's error replies classified (the one place that reads their wording): "Invalid job
 // id" -> kNotFound, "already ..." -> kAlreadyDone, "not running/pending/held" ->
@@ -177,6 +197,8 @@ class ExecSlurmClient final : public SlurmClient {
   Status PowerUp(const std::string& node) override;
   Result<uint32_t> Submit(const SubmitSpec& spec) override;
   Status Cancel(uint32_t job) override;
+  Result<JobFiles> Files(uint32_t job) override;
+  Result<std::string> BatchScript(uint32_t job) override;
 
   // Runs a Slurm tool; a non-zero exit becomes an error carrying the command and stderr
   // (public for live/batch_submit.h).

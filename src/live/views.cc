@@ -42,6 +42,7 @@ std::vector<QueueEntry> Daemon::Queue(size_t limit) const {
     if (lj->state == JobState::kQueued && lj->slot != UINT32_MAX) continue;
     out.push_back(OtherEntry(*lj));
   }
+  for (QueueEntry& e : out) e.as_of = now;
   return out;
 }
 
@@ -70,6 +71,7 @@ void Daemon::QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, si
     // From the policy's own view (queue order, believed ends): the core's answer, the same
     // as `orrery explain` gives.
     e.predicted_start = sched_->PredictStart(lj->slot, now).at;
+    FillSignals(*lj, &e);
     if (i == 0) {
       e.why = block.ok() ? "first in the queue: starts at the next cycle if it fits"
                          : fmt::format("{}: {}", block.plugin, block.reason);
@@ -105,6 +107,7 @@ QueueEntry Daemon::OtherEntry(const LiveJob& lj) const {
   e.nodes = std::max<uint32_t>(1, lj.job.nodes);
   e.submit = lj.job.submit;
   e.where = lj.nodes;
+  FillSignals(lj, &e);
   switch (lj.state) {
     case JobState::kStarting:
       e.why = "released to Slurm on " + NodeNames(lj.nodes) + "; waiting for Slurm to start it";
@@ -189,6 +192,50 @@ struct Metrics {
 
 }  // namespace
 
+// The semantic signals' counters and, per running job with a reading, its progress
+// (labels: job id; one series per running job, gone when it ends).
+void Daemon::SignalsMetrics(std::string* out) const {
+  Metrics x;
+  const LiveSignals::Stats& s = signals_->stats();
+  x.Counter("orrery_signals_scripts_read_total", "Batch scripts read for the advisor.", s.scripts_read);
+  x.Counter("orrery_signals_script_errors_total", "Batch scripts that could not be read.", s.script_errors);
+  x.Counter("orrery_signals_lookups_total", "scontrol show job calls for StdOut paths.", s.lookups);
+  x.Counter("orrery_signals_lookup_errors_total", "StdOut lookups that failed (retried later).", s.lookup_errors);
+  x.Counter("orrery_signals_log_bytes_read_total", "Bytes of job logs read.", s.bytes_read);
+  x.Counter("orrery_signals_log_bytes_skipped_total", "Backlog bytes of job logs skipped unread (newest lines only).",
+            s.bytes_skipped);
+  x.Counter("orrery_signals_log_lines_total", "Complete log lines fed to the progress tracker.", s.lines);
+  x.Counter("orrery_signals_log_truncations_total", "Job logs seen truncated (read again from byte 0).", s.truncations);
+  x.Counter("orrery_signals_log_rotations_total", "Job logs seen rotated (the path names a new file).", s.rotations);
+  x.Counter("orrery_signals_log_read_errors_total", "Job log reads that failed (retried later).", s.read_errors);
+  x.Counter("orrery_signals_reports_total", "Progress readings reported to the policy.", s.reports);
+  x.Counter("orrery_signals_capped_cycles_total", "Cycles whose log byte budget ran out before every due job was read.",
+            s.capped_cycles);
+  x.Counter("orrery_signals_llm_calls_total", "Questions sent to the LLM backend about unknown log formats.", s.llm_calls);
+  std::vector<std::pair<uint32_t, const ProgressView*>> views;
+  for (const auto& [id, lj] : jobs_)
+    if (lj->state == JobState::kRunning)
+      if (const ProgressView* p = signals_->View(id)) views.emplace_back(id, p);
+  std::sort(views.begin(), views.end());
+  auto series = [&](const char* name, const char* help, auto value) {
+    x.m += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
+    for (const auto& [id, p] : views)
+      if (auto v = value(*p)) x.m += fmt::format("{}{{job=\"{}\"}} {}\n", name, id, *v);
+  };
+  const Time now = last_cycle_;
+  series("orrery_job_progress_step", "Steps a running job's log shows done.",
+         [](const ProgressView& p) { return std::optional<double>(static_cast<double>(p.step)); });
+  series("orrery_job_progress_total_steps", "Steps a running job's log says it will run.", [](const ProgressView& p) {
+    return p.total > 0 ? std::optional<double>(static_cast<double>(p.total)) : std::nullopt;
+  });
+  series("orrery_job_progress_ratio", "Steps done / total steps of a running job (0..1).", [](const ProgressView& p) {
+    return p.fraction() >= 0 ? std::optional<double>(p.fraction()) : std::nullopt;
+  });
+  series("orrery_job_eta_seconds", "A running job's remaining time by the progress tracker, as of the last cycle.",
+         [now](const ProgressView& p) { return p.remaining_s(now); });
+  *out += x.m;
+}
+
 std::string Daemon::MetricsText() const {
   std::lock_guard<std::mutex> lock(mu_);
   Metrics x;
@@ -239,6 +286,7 @@ std::string Daemon::MetricsText() const {
   x.Counter("orrery_failed_resumes_total", "Nodes seen going DOWN while powering up (missed ResumeTimeout).",
             m_failed_resumes_);
   x.Gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
+  if (signals_) SignalsMetrics(&x.m);
   return x.m;
 }
 

@@ -1,6 +1,8 @@
 #include "logs/llm.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -15,7 +17,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::vector<std::string> kLlmKeys = {"base_url", "model", "timeout_s", "api_key_env", "max_context_bytes"};
+const std::vector<std::string> kLlmKeys = {"base_url", "model", "timeout_s", "api_key_env", "max_context_bytes", "cache_file"};
 
 std::string At(const std::string& file, const toml::value& v) {
   auto loc = v.location();
@@ -26,15 +28,6 @@ Result<std::string> TomlString(const std::string& file, const toml::value& v, co
   if (!v.is_string() || v.as_string().str.empty())
     return MakeError(At(file, v) + ": [llm] " + key + ": expected a non-empty string");
   return v.as_string().str;
-}
-
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 // The JSON object in an answer that may be wrapped in a Markdown code fence.
@@ -71,6 +64,18 @@ constexpr const char* kFormatSystem =
     "such as it/s). Example: {\"step\": 0, \"total_steps\": 1, \"epoch\": null, \"loss\": 2, \"seconds_per_step\": 3, "
     "\"seconds_unit\": \"ms\"}.";
 
+// Keeps an answer across processes; a cache file that cannot be written costs only the
+// later processes a question (reported once on stderr).
+void KeepAnswer(LlmCache* cache, std::string_view kind, std::string_view system, std::string_view question,
+                const std::string& answer) {
+  static bool reported = false;
+  Status st = cache->Put(kind, system, question, answer, static_cast<int64_t>(std::time(nullptr)));
+  if (!st.ok() && !reported) {
+    reported = true;
+    std::fprintf(stderr, "orrery: llm cache: %s (answers kept for this process only)\n", st.error().message.c_str());
+  }
+}
+
 }  // namespace
 
 Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file) {
@@ -88,6 +93,8 @@ Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file)
       ORR_ASSIGN_OR_RETURN(c.model, TomlString(file, v, k));
     } else if (k == "api_key_env") {
       ORR_ASSIGN_OR_RETURN(c.api_key_env, TomlString(file, v, k));
+    } else if (k == "cache_file") {
+      ORR_ASSIGN_OR_RETURN(c.cache_file, TomlString(file, v, k));
     } else if (k == "timeout_s") {
       double d = v.is_floating() ? v.as_floating() : v.is_integer() ? static_cast<double>(v.as_integer()) : -1;
       if (!(d > 0 && d <= 600)) return MakeError(At(file, v) + ": [llm] timeout_s: expected seconds in (0, 600]");
@@ -110,6 +117,12 @@ Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file)
 Result<LlmConfig> LoadLlmConfig(const std::string& path) {
   ORR_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   return ParseLlmConfig(text, path);
+}
+
+std::unique_ptr<LlmCache> OpenLlmCache(const LlmConfig& config, std::string* warning) {
+  auto cache = std::make_unique<LlmCache>(config.cache_file, config.model);
+  if (Status st = cache->Load(); !st.ok() && warning) *warning = st.error().message;
+  return cache;
 }
 
 HttpChatClient::HttpChatClient(LlmConfig config) : cfg_(std::move(config)) {}
@@ -179,8 +192,22 @@ Result<Diagnosis> ParseLlmDiagnosis(std::string_view content) {
   return d;
 }
 
-LlmDiagnoser::LlmDiagnoser(const Diagnoser* rules, ChatClient* client, size_t max_context_bytes)
-    : rules_(rules), client_(client), max_context_(max_context_bytes) {}
+LlmDiagnoser::LlmDiagnoser(const Diagnoser* rules, ChatClient* client, size_t max_context_bytes, LlmCache* cache)
+    : rules_(rules), client_(client), max_context_(max_context_bytes), persistent_(cache) {}
+
+// The answer about a compressed log: kept from an earlier process, else asked (and kept).
+Result<std::string> LlmDiagnoser::Answer(const std::string& ctx) {
+  if (persistent_) {
+    if (auto kept = persistent_->Get("diagnose", kDiagnoseSystem, ctx)) {
+      ++hits_;
+      return *kept;
+    }
+  }
+  ++calls_;
+  Result<std::string> answer = client_->Complete(kDiagnoseSystem, ctx);
+  if (answer.ok() && persistent_) KeepAnswer(persistent_, "diagnose", kDiagnoseSystem, ctx, *answer);
+  return answer;
+}
 
 Diagnosis LlmDiagnoser::Diagnose(std::string_view tail) {
   CompressedLog log = Compress(tail, rules_->rules().compress);
@@ -188,13 +215,12 @@ Diagnosis LlmDiagnoser::Diagnose(std::string_view tail) {
   if (client_ == nullptr || (d.source == DiagnosisSource::kRules && d.confidence >= rules_->rules().llm_below)) return d;
   std::string ctx = log.Text(max_context_);
   if (ctx.empty()) return d;
-  uint64_t key = Fnv1a(ctx);
+  uint64_t key = LlmHash(ctx);
   auto it = cache_.find(key);
   if (it != cache_.end()) {
     ++hits_;
   } else {
-    ++calls_;
-    Result<std::string> answer = client_->Complete(kDiagnoseSystem, ctx);
+    Result<std::string> answer = Answer(ctx);
     Result<Diagnosis> parsed = answer.ok() ? ParseLlmDiagnosis(*answer) : Result<Diagnosis>(answer.error());
     it = cache_.emplace(key, std::move(parsed)).first;
   }
@@ -244,16 +270,26 @@ Result<Plan> ParseLlmPlan(std::string_view content, const MaskedLine& line) {
   return p;
 }
 
+// The answer about a template: kept from an earlier process, else asked (and kept).
+std::optional<std::string> LlmFormatOracle::Ask(const MaskedLine& line, const std::string& template_text) {
+  if (persistent_)
+    if (auto kept = persistent_->Get("format", kFormatSystem, template_text)) return kept;
+  std::string user = "line: " + std::string(line.source.substr(0, 2000)) + "\nnumbers:";
+  for (size_t i = 0; i < line.params.size() && i < 64; ++i) user += " [" + std::to_string(i) + "] " + std::string(line.params[i].text);
+  ++calls_;
+  Result<std::string> a = client_->Complete(kFormatSystem, user);
+  if (!a.ok()) return std::nullopt;  // a transport failure is not an answer: not kept across processes
+  if (persistent_) KeepAnswer(persistent_, "format", kFormatSystem, template_text, *a);
+  return *a;
+}
+
 std::optional<Plan> LlmFormatOracle::Explain(const MaskedLine& line, const std::string& template_text) {
   auto it = cache_.find(template_text);
   if (it != cache_.end()) return it->second;
   if (line.params.empty()) return std::nullopt;
-  std::string user = "line: " + std::string(line.source.substr(0, 2000)) + "\nnumbers:";
-  for (size_t i = 0; i < line.params.size() && i < 64; ++i) user += " [" + std::to_string(i) + "] " + std::string(line.params[i].text);
-  ++calls_;
   std::optional<Plan> plan;
-  if (Result<std::string> a = client_->Complete(kFormatSystem, user); a.ok()) {
-    if (Result<Plan> p = ParseLlmPlan(*a, line); p.ok()) plan = std::move(*p);
+  if (std::optional<std::string> a = Ask(line, template_text)) {
+    if (Result<Plan> p = ParseLlmPlan(*a, line); p.ok()) plan = std::move(*p);  // validated against this line
   }
   cache_.emplace(template_text, plan);
   return plan;

@@ -6,8 +6,9 @@
 //    to the rules' diagnosis, with the reason in Diagnosis::note;
 //  * by the progress tracker once per unknown line format (FormatOracle): the answer maps
 //    field names to indices of the line's numbers, validated against the line.
-// Answers are cached by a hash of the request: one question per compressed log or template.
-// Format of the config: docs/formats/llm-config.md.
+// Answers are cached by a hash of the request: one question per compressed log or template,
+// for the life of the process, and across processes in the config's cache_file (LlmCache,
+// llm_cache.h). Format of the config: docs/formats/llm-config.md.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 
 #include "base/result.h"
 #include "logs/diagnose.h"
+#include "logs/llm_cache.h"
 #include "logs/progress.h"
 
 namespace orrery::logs {
@@ -29,7 +31,12 @@ struct LlmConfig {
   double timeout_s = 20;        // connect, read and write timeouts each
   std::string api_key_env;      // name of the environment variable holding the key ("" = none)
   size_t max_context_bytes = 12000;
+  std::string cache_file;       // answers kept across processes ("" = for this process only)
 };
+
+// The config's persistent cache, loaded (a file that is not a cache is reported in *warning
+// and replaced at the first new answer).
+std::unique_ptr<LlmCache> OpenLlmCache(const LlmConfig& config, std::string* warning);
 
 // The [llm] table of a TOML file (other tables are ignored, so it can live in a larger config).
 Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file);
@@ -56,28 +63,33 @@ Result<Diagnosis> ParseLlmDiagnosis(std::string_view content);
 
 class LlmDiagnoser {
  public:
-  // Asks `client` when the rules' confidence is below rules.llm_below.
-  LlmDiagnoser(const Diagnoser* rules, ChatClient* client, size_t max_context_bytes = 12000);
+  // Asks `client` when the rules' confidence is below rules.llm_below; answers are looked up
+  // in and added to `cache` when given.
+  LlmDiagnoser(const Diagnoser* rules, ChatClient* client, size_t max_context_bytes = 12000, LlmCache* cache = nullptr);
   Diagnosis Diagnose(std::string_view tail);
-  uint64_t calls() const { return calls_; }
-  uint64_t cache_hits() const { return hits_; }
+  uint64_t calls() const { return calls_; }      // questions sent to the endpoint
+  uint64_t cache_hits() const { return hits_; }  // answered from this process's or the file's cache
 
  private:
+  Result<std::string> Answer(const std::string& ctx);
   const Diagnoser* rules_;
   ChatClient* client_;
   size_t max_context_;
+  LlmCache* persistent_;
   std::unordered_map<uint64_t, Result<Diagnosis>> cache_;
   uint64_t calls_ = 0, hits_ = 0;
 };
 
 class LlmFormatOracle final : public FormatOracle {
  public:
-  explicit LlmFormatOracle(ChatClient* client) : client_(client) {}
+  explicit LlmFormatOracle(ChatClient* client, LlmCache* cache = nullptr) : client_(client), persistent_(cache) {}
   std::optional<Plan> Explain(const MaskedLine& line, const std::string& template_text) override;
-  uint64_t calls() const { return calls_; }
+  uint64_t calls() const { return calls_; }  // questions sent to the endpoint
 
  private:
+  std::optional<std::string> Ask(const MaskedLine& line, const std::string& template_text);
   ChatClient* client_;
+  LlmCache* persistent_;
   std::unordered_map<std::string, std::optional<Plan>> cache_;
   uint64_t calls_ = 0;
 };

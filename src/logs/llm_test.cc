@@ -2,10 +2,15 @@
 // (httplib::Server in a thread): a valid answer, a malformed one, a wrong schema, HTTP 500,
 // a timeout, and the cache.
 #include "logs/llm.h"
+#include "logs/fake_llm_testing.h"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <chrono>
 #include <thread>
 
@@ -15,44 +20,7 @@
 namespace orrery::logs {
 namespace {
 
-class FakeEndpoint {
- public:
-  std::atomic<int> requests{0};
-  std::string content = "{}";  // what the assistant answers
-  int status = 200;
-  int delay_ms = 0;
-  std::string last_body;
-
-  FakeEndpoint() {
-    server_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-      ++requests;
-      last_body = req.body;
-      if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-      nlohmann::json j = {{"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}};
-      res.status = status;
-      res.set_content(j.dump(), "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~FakeEndpoint() {
-    server_.stop();
-    thread_.join();
-  }
-  LlmConfig Config(double timeout_s = 5) const {
-    LlmConfig c;
-    c.base_url = "http://127.0.0.1:" + std::to_string(port_) + "/v1";
-    c.model = "test-model";
-    c.timeout_s = timeout_s;
-    return c;
-  }
-
- private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-};
+using testing::FakeEndpoint;
 
 // A RuntimeError no specific rule explains: rule runtime_error, confidence 0.35 < 0.5.
 const char* kVague = "Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: the flux capacitor broke\n";
@@ -171,7 +139,87 @@ TEST(LlmConfigTest, ParseAndErrors) {
   EXPECT_EQ(ParseLlmConfig("[llm]\nbase_url = \"ftp://x\"\nmodel = \"m\"\n", "c.toml").error().message,
             "c.toml:2:12: [llm] base_url: expected an http:// or https:// URL, got \"ftp://x\"");
   EXPECT_EQ(ParseLlmConfig("[llm]\nbase_url = \"http://x\"\nmodel = \"m\"\ntemp = 1\n", "c.toml").error().message,
-            "c.toml:4:8: unknown key 'temp' in [llm] (expected one of: base_url, model, timeout_s, api_key_env, max_context_bytes)");
+            "c.toml:4:8: unknown key 'temp' in [llm] (expected one of: base_url, model, timeout_s, api_key_env, max_context_bytes, cache_file)");
+}
+
+// ------------------------------------------------------------------ the persistent cache
+
+std::string CachePath(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("orrery_llm_cache_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto p = dir / name;
+  std::filesystem::remove(p);
+  return p.string();
+}
+
+TEST(LlmCacheTest, AnswersSurviveTheProcessPerModelAndPrompt) {
+  const std::string path = CachePath("roundtrip.json");
+  {
+    LlmCache c(path, "m1");
+    ASSERT_TRUE(c.Load().ok());  // no file yet: empty
+    ASSERT_TRUE(c.Put("format", "system prompt", "<*> step <*>", "{\"step\": 0}", 100).ok());
+  }
+  LlmCache again(path, "m1");
+  ASSERT_TRUE(again.Load().ok());
+  EXPECT_EQ(again.Get("format", "system prompt", "<*> step <*>"), std::optional<std::string>("{\"step\": 0}"));
+  EXPECT_EQ(again.Get("format", "another prompt", "<*> step <*>"), std::nullopt);  // a new prompt asks again
+  EXPECT_EQ(again.Get("diagnose", "system prompt", "<*> step <*>"), std::nullopt);
+  LlmCache other_model(path, "m2");
+  ASSERT_TRUE(other_model.Load().ok());
+  EXPECT_EQ(other_model.Get("format", "system prompt", "<*> step <*>"), std::nullopt);
+  // Two processes loaded the same file; each adds an answer: the file keeps all three.
+  ASSERT_TRUE(other_model.Put("format", "system prompt", "t2", "a2", 101).ok());
+  ASSERT_TRUE(again.Put("format", "system prompt", "t3", "a3", 102).ok());
+  LlmCache merged(path, "m1");
+  ASSERT_TRUE(merged.Load().ok());
+  EXPECT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged.Get("format", "system prompt", "t3"), std::optional<std::string>("a3"));
+}
+
+TEST(LlmCacheTest, AFileThatIsNotACacheIsReportedAndReplaced) {
+  const std::string path = CachePath("corrupt.json");
+  { std::ofstream(path) << "[1, 2"; }
+  LlmCache c(path, "m");
+  Status st = c.Load();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            path + ": not an LLM answer cache (expected {\"version\": 1, \"entries\": {...}}); it will be replaced");
+  ASSERT_TRUE(c.Put("format", "s", "q", "a", 1).ok());
+  LlmCache back(path, "m");
+  ASSERT_TRUE(back.Load().ok());
+  EXPECT_EQ(back.size(), 1u);
+}
+
+// Two "processes" (each its own client, cache object and tracker) on one cache file: the
+// template is asked once; a transport failure is not kept, so a later process asks again.
+TEST(LlmTest, FormatOracleAsksOncePerTemplateAcrossProcesses) {
+  FakeEndpoint ep;
+  ep.content = R"({"step": 0, "loss": 1})";
+  LlmConfig cfg = ep.Config();
+  cfg.cache_file = CachePath("format.json");
+  auto run = [&] {
+    HttpChatClient client(cfg);
+    std::string warning;
+    auto cache = OpenLlmCache(cfg, &warning);
+    EXPECT_EQ(warning, "");
+    LlmFormatOracle oracle(&client, cache.get());
+    ProgressTracker t({}, &oracle);
+    for (int i = 1; i <= 20; ++i) t.Feed("zork " + std::to_string(i) + " lossy 0.5 t 300\n", kNoTime);
+    return t.latest().step.value_or(-1);
+  };
+  EXPECT_EQ(run(), 20);
+  EXPECT_EQ(run(), 20);
+  EXPECT_EQ(ep.requests.load(), 1);
+
+  FakeEndpoint down;
+  down.status = 500;
+  cfg = down.Config();
+  cfg.cache_file = CachePath("format-500.json");
+  EXPECT_EQ(run(), -1);
+  down.status = 200;
+  down.content = R"({"step": 0, "loss": 1})";
+  EXPECT_EQ(run(), 20);
+  EXPECT_EQ(down.requests.load(), 2);
 }
 
 }  // namespace

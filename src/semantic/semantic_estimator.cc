@@ -172,7 +172,6 @@ bool SemanticEstimator::Explain(const Job& job, Time now, EstimateExplanation* o
 namespace {
 
 Result<std::unique_ptr<DurationEstimator>> BuildSemantic(const std::string& options, uint64_t seed, const Trace* trace) {
-  if (trace == nullptr) return MakeError("estimator 'semantic' needs the trace (it generates each job's launch config)");
   double peak = PayloadOptions{}.peak_flops, mfu = PayloadOptions{}.mfu_median;
   SemanticEstimator::Options o;
   std::stringstream ss(options);
@@ -191,11 +190,15 @@ Result<std::unique_ptr<DurationEstimator>> BuildSemantic(const std::string& opti
     else if (key == "fallback") o.fallback = static_cast<Duration>(v);
     else return MakeError("estimator 'semantic': unknown option '" + key + "' (expected peak, mfu, k or fallback)");
   }
-  PayloadOptions po;
-  PayloadSource source = [seed, po](const Job& job) -> std::optional<InputFile> {
-    SemanticPayload p = GeneratePayload(job, seed, po);
-    return InputFile{p.file_name, p.text};
-  };
+  // A trace's jobs carry no launch files: each gets its generated payload. Without a trace (a
+  // live driver) there is none until the driver supplies its jobs' files (SetPayloads).
+  PayloadSource source;
+  if (trace != nullptr) {
+    source = [seed, po = PayloadOptions{}](const Job& job) -> std::optional<InputFile> {
+      SemanticPayload p = GeneratePayload(job, seed, po);
+      return InputFile{p.file_name, p.text};
+    };
+  }
   return std::unique_ptr<DurationEstimator>(
       new SemanticEstimator(std::move(source), std::make_unique<FlopsStepTimeModel>(peak, mfu), o));
 }

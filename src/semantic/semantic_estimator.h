@@ -67,6 +67,10 @@ class SemanticEstimator final : public DurationEstimator {
   void Observe(const Job& job, Duration actual) override;
   bool Explain(const Job& job, Time now, EstimateExplanation* out) override;
 
+  // Where the jobs' launch files come from (a live driver: each job's batch script). Jobs
+  // estimated before keep their estimate.
+  void SetPayloads(PayloadSource payloads) { payloads_ = std::move(payloads); }
+
   // Chance that the job ends early (fails or is cancelled), from its neighbours.
   double EarlyFailureChance(const Job& job);
   // How many estimates used steps x step time (the rest used retrieval or the fallback).
@@ -98,8 +102,9 @@ class SemanticEstimator final : public DurationEstimator {
   size_t semantic_estimates_ = 0;
 };
 
-// Registers "semantic[:peak=125e12,mfu=0.35,k=10,fallback=3600]" with MakeEstimator. Payloads
-// are generated from the trace with the estimator's seed (payload.h).
+// Registers "semantic[:peak=125e12,mfu=0.35,k=10,fallback=3600]" with MakeEstimator. With a
+// trace, payloads are generated from it with the estimator's seed (payload.h); without one the
+// estimator reads no launch file until SetPayloads gives it a source (orrery serve).
 void RegisterSemanticEstimator();
 
 }  // namespace orrery::semantic

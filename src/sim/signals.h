@@ -10,15 +10,9 @@
 
 #include "base/time.h"
 #include "model/job.h"
+#include "sched/framework/signal_report.h"  // SignalReading
 
 namespace orrery {
-
-// The latest reading of a job's log.
-struct SignalReading {
-  int64_t step = -1;   // optimizer steps done (-1: the log shows none yet)
-  int64_t total = -1;  // planned steps (-1: unknown)
-  double eta_s = -1;   // tracker's remaining time (-1: none yet)
-};
 
 class JobSignals {
  public:

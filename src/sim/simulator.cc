@@ -595,12 +595,7 @@ void SimRun::OnProgressReport(const SimEvent& e, Time t) {
 // The log of trace job idx read at t: its steps to ReportProgress, its ETA to
 // UpdateEstimate (the belief of the attempt's duration: time run so far + ETA).
 void SimRun::OnSignalReport(uint32_t slot, uint32_t idx, Time t) {
-  const SignalReading r = cfg_.signals->Read(idx, t, DoneSeconds(slot, idx, t));
-  if (r.step >= 0) sched_.ReportProgress(slot, t, Progress{r.step, r.total, t});
-  if (r.eta_s >= 0) {
-    const Duration ran = t - sched_.view(slot).started;
-    sched_.UpdateEstimate(slot, t, ran + static_cast<Duration>(std::ceil(r.eta_s)), EstimateSource::kReported);
-  }
+  ReportReading(sched_, slot, t, cfg_.signals->Read(idx, t, DoneSeconds(slot, idx, t)), t);
   q_.PushJob(t + cfg_.signals->Interval(), EventKind::kProgressReport, slot, slot_gen_[slot]);
 }
 

@@ -1,0 +1,70 @@
+// Semantic signals in the cycle (docs/design/live-signals.md): the advisor's launch files for
+// the policy's `semantic` estimator, and the tracker's readings of running jobs' logs into
+// the core (ReportReading: steps, then the ETA as the believed duration), journaled so that a
+// restarted daemon keeps each job's last reading and when its step was reached.
+#include "live/daemon.h"
+#include "sched/framework/signal_report.h"
+
+namespace orrery::live {
+
+std::function<std::optional<semantic::InputFile>(const Job&)> Daemon::LaunchFiles() {
+  if (!signals_ || !opts_.signals.advisor) return {};
+  return [this](const Job& job) { return signals_->LaunchFile(job.id.v); };  // called inside the cycle (mu_ held)
+}
+
+void Daemon::SignalsStep(Time now) {
+  std::vector<LiveSignals::RunningJob> running;
+  for (const auto& [id, lj] : jobs_)
+    if (lj->state == JobState::kRunning && lj->slot != UINT32_MAX && sched_->view(lj->slot).running)
+      running.push_back({id, lj->gen, lj->slot});
+  reports_.clear();
+  progress_rows_.clear();
+  signals_->Poll(std::move(running), now, &reports_, &progress_rows_);
+  for (const LiveSignals::Report& r : reports_) ReportReading(*sched_, r.slot, now, r.reading, r.at);
+  if (signals_->last_error() != signals_error_) {
+    signals_error_ = signals_->last_error();
+    if (!signals_error_.empty()) Note(now, "signals", signals_error_);
+  }
+  std::vector<uint32_t> dropped;
+  ForgetLeftJobs(&dropped);
+  JournalProgressRows(dropped, now);
+}
+
+// Jobs that left the daemon leave the signals too (their journal rows with them).
+void Daemon::ForgetLeftJobs(std::vector<uint32_t>* dropped) {
+  for (uint32_t id : signals_->Known()) {
+    if (jobs_.count(id)) continue;
+    signals_->Forget(id);
+    dropped->push_back(id);
+  }
+}
+
+// One transaction for the cycle's new readings and the rows of jobs that left. A failed
+// write is counted and noted; it never stops the cycle (the readings are re-derived from the
+// logs; only when a step was reached would be lost across a restart).
+void Daemon::JournalProgressRows(const std::vector<uint32_t>& dropped, Time now) {
+  if (progress_rows_.empty() && dropped.empty()) return;
+  Status s = journal_->Begin();
+  for (const JournalProgress& p : progress_rows_)
+    if (s.ok()) s = journal_->SetProgress(p);
+  for (uint32_t id : dropped)
+    if (s.ok()) s = journal_->DropProgress(id);
+  if (s.ok()) s = journal_->Commit();
+  if (!s.ok()) {
+    Status rb = journal_->Rollback();
+    ++m_journal_errors_;
+    Note(now, "error", "journal: progress: " + s.error().message + (rb.ok() ? "" : "; rollback: " + rb.error().message));
+  }
+}
+
+void Daemon::FillSignals(const LiveJob& lj, QueueEntry* e) const {
+  if (sched_ && lj.slot != UINT32_MAX) {
+    const SchedJob& v = sched_->view(lj.slot);
+    e->estimate = v.estimate;
+    e->estimate_source = v.est_source;
+  }
+  if (!signals_) return;
+  if (const ProgressView* p = signals_->View(lj.id); p && lj.state == JobState::kRunning) e->progress = *p;
+}
+
+}  // namespace orrery::live
