@@ -71,6 +71,10 @@ class RecordingClient final : public live::SlurmClient {
   Status PowerUp(const std::string& n) override { return inner_->PowerUp(n); }
   Result<uint32_t> Submit(const live::SubmitSpec& s) override { return inner_->Submit(s); }
   Status Cancel(uint32_t j) override { return inner_->Cancel(j); }
+  Status Drain(const std::string& n, const std::string& r) override { return inner_->Drain(n, r); }
+  Status Undrain(const std::string& n) override { return inner_->Undrain(n); }
+  Status RestartHeld(uint32_t j) override { return inner_->RestartHeld(j); }
+  Result<live::JobOutputPaths> OutputPaths(uint32_t j) override { return inner_->OutputPaths(j); }
 
  private:
   live::SlurmClient* inner_;

@@ -57,6 +57,7 @@ Status Daemon::Recover() {
   for (auto it = recent.rbegin(); it != recent.rend(); ++it) recent_.push_back(*it);
   ORR_ASSIGN_OR_RETURN(cycle_, journal_->GetCounter("cycle"));
   ORR_ASSIGN_OR_RETURN(power_seq_, journal_->GetCounter("power"));
+  ORR_RETURN_IF_ERROR(LoadRecovery(clock_->Now()));
   if (!opts_.energy.empty()) {
     // Live time is Unix seconds: the forecaster's calendar epoch is 0.
     if (opts_.power_factory) {
@@ -126,6 +127,7 @@ Result<CycleStats> Daemon::Cycle() {
   ORR_RETURN_IF_ERROR(Observe(now, &st));
   st.observe_ms = MsSince(t0);
   ORR_RETURN_IF_ERROR(RetryUnapplied(now, &st));
+  if (!paused_) ORR_RETURN_IF_ERROR(RecoverStep(now, &st));  // failed/hung jobs wait while paused
   if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st));
   if (power_ && !paused_) ORR_RETURN_IF_ERROR(PowerStep(now, &st));
   FinishStats(t0, now, &st);

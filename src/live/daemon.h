@@ -31,7 +31,9 @@
 #include "base/time.h"
 #include "live/job_state.h"
 #include "live/journal.h"
+#include "live/recovery.h"
 #include "live/slurm_client.h"
+#include "logs/diagnose.h"
 #include "model/cluster.h"
 #include "model/job.h"
 #include "sched/framework/power.h"
@@ -53,6 +55,8 @@ struct DaemonOptions {
   std::string energy;
   // Tests: builds the PowerPlugin instead of MakePowerPlugin(energy) (energy must be set).
   std::function<std::unique_ptr<PowerPlugin>()> power_factory;
+  // Failed and hung jobs: diagnosis, drains, requeues (live/recovery.h; [recovery] in the config).
+  RecoveryOptions recovery;
 };
 
 // What one cycle did and how long it took (wall clock, for /metrics and the benchmark).
@@ -62,6 +66,7 @@ struct CycleStats {
   double observe_ms = 0, decide_ms = 0, apply_ms = 0, total_ms = 0;
   double housekeeping_ms = 0;  // journal checkpoint after the decisions are applied (not in total_ms)
   size_t starts = 0, requeues = 0, apply_errors = 0;
+  size_t recoveries = 0, drains = 0;  // failed/hung jobs handled, nodes drained this cycle
   size_t power_ups = 0, power_downs = 0;  // energy-policy power decisions applied this cycle
   size_t pending = 0, running = 0;
   bool rebuilt = false;
@@ -77,6 +82,7 @@ struct QueueEntry {
   std::string why;             // why it is pending
   Time predicted_start = kNoTime;
   std::vector<NodeShare> where;
+  FailureRecord failure;  // its last failure (job == 0: none)
 };
 
 // The cycle-latency histogram's buckets (views.cc): index of `seconds`, and the count.
@@ -98,6 +104,14 @@ class Daemon {
   // Operator actions (HTTP API, journaled like decisions).
   Status RequestPower(const std::string& node, bool up);
   void SetPaused(bool paused);
+  // Drains over the hourly limit wait for an operator (recovery_loop.cc): confirm applies the
+  // node's awaiting drain at the next cycle; release drops it and returns a node Orrery
+  // drained to service. kNotFound when there is nothing to confirm / release.
+  Status ConfirmDrain(const std::string& node);
+  Status ReleaseDrain(const std::string& node);
+  // Views: failures handled (journal, newest first) and drains (awaiting, then the last day's).
+  std::vector<FailureRecord> Failures(size_t n) const;
+  std::vector<JournalDecision> Drains() const;
 
   // Views (thread-safe; the HTTP server calls them from its own threads).
   std::vector<QueueEntry> Queue(size_t limit) const;
@@ -134,6 +148,9 @@ class Daemon {
     std::string reason;
     std::string partition;
     bool held = false;
+    std::string heartbeat;     // restart contract: orrery:heartbeat=PATH ("" none)
+    Duration hang_after = -1;  // orrery:hang=SECONDS, -1 = the config's
+    FailureRecord failure;     // the last failure handled (job == 0: none)
   };
 
   // --- the cycle (daemon.cc)
@@ -149,7 +166,7 @@ class Daemon {
   Status SyncNodes(Time now);
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);
-  Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;
+  Seen Classify(const LiveJob& lj, const SlurmJob& sj, Time now) const;
   Status Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now);
   Status NewJob(const SlurmJob& sj, Time now);
   Status ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now);
@@ -185,6 +202,21 @@ class Daemon {
   Status Send(const JournalDecision& d);
   void Applied(const JournalDecision& d, Time now, CycleStats* st);
   std::string StartKey(uint32_t job, uint32_t gen) const;
+
+  // --- recovery of failed and hung jobs (recovery_loop.cc; live/recovery.h)
+  Status RecoverStep(Time now, CycleStats* st);
+  Status RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st);
+  logs::Diagnosis DiagnoseOutput(const JobOutputPaths& paths, std::string* files, Time now);
+  std::vector<JournalDecision> RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v, const std::string& subtype,
+                                                 Time now);
+  void TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now);
+  bool Hung(const LiveJob& lj, Time now) const;
+  Status AdoptFailed(const SlurmJob& sj, Time now);
+  size_t DrainsThisHour(Time now);
+  Status LoadRecovery(Time now);
+  void RecoverApplied(const JournalDecision& d, Time now);
+  void DrainApplied(const JournalDecision& d, Time now, CycleStats* st);
+  Verdict CheckRecovery(const JournalDecision& d, std::string* why) const;
 
   // --- views (views.cc)
   void QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
@@ -248,6 +280,15 @@ class Daemon {
   std::vector<PowerDecision> power_out_;
   uint64_t m_power_ces_up_ = 0, m_power_ces_down_ = 0, m_power_demand_up_ = 0, m_power_refused_ = 0,
            m_failed_resumes_ = 0;
+  // recovery
+  RecoveryPolicy recovery_;
+  logs::Diagnoser diagnoser_;
+  std::vector<std::pair<uint32_t, Trigger>> recover_todo_;  // failed/hung this cycle, handled after Observe
+  std::deque<Time> drain_times_;                             // drains planned (not awaiting) in the last hour
+  std::map<std::string, JournalDecision> awaiting_;         // drains over the limit: key -> decision
+  std::unordered_map<uint32_t, int> restarts_;              // recoveries that requeued each job
+  int64_t undrain_seq_ = 0;                                 // journal counter "undrain"
+  uint64_t m_recoveries_ = 0, m_drains_ = 0, m_give_ups_ = 0, m_hangs_ = 0, m_undrains_ = 0;
 };
 
 }  // namespace orrery::live

@@ -14,6 +14,7 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "model/attempt.h"
 
 namespace orrery::live {
 
@@ -26,6 +27,18 @@ enum class SlurmJobState : uint8_t {
 };
 std::string_view SlurmJobStateName(SlurmJobState s);
 bool IsTerminal(SlurmJobState s);
+// Why Slurm reports a job failed (SlurmJobState::kFailed), from its state name.
+enum class SlurmFailure : uint8_t {
+  kNone,         // not failed
+  kExit,         // FAILED, SPECIAL_EXIT: the batch script exited non-zero
+  kNodeFail,     // NODE_FAIL: a node of the job failed
+  kBootFail,     // BOOT_FAIL: a node could not be booted for it
+  kTimeout,      // TIMEOUT, DEADLINE: it ran past its time limit or deadline
+  kOutOfMemory,  // OUT_OF_MEMORY: the cgroup memory limit
+};
+std::string_view SlurmFailureName(SlurmFailure f);  // "", "FAILED", "NODE_FAIL", "BOOT_FAIL", "TIMEOUT", "OUT_OF_MEMORY"
+// The core's failure kind for a Slurm failure when nothing else is known (no diagnosis).
+FailureKind FailureKindOf(SlurmFailure f);
 struct SlurmJob;
 // A released pending job that waits because nodes it was pinned to are unavailable
 // (reason ReqNodeNotAvail: a node went down between the decision and the launch).
@@ -37,6 +50,7 @@ struct SlurmJob {
   std::string partition;
   std::string user;
   SlurmJobState state = SlurmJobState::kPending;
+  SlurmFailure failure = SlurmFailure::kNone;  // why, when state is kFailed
   std::string state_raw;      // e.g. "PENDING", "COMPLETING"
   std::string reason;         // e.g. "JobHeldAdmin", "Resources", "None"
   bool held = false;          // user or admin hold (priority 0)
@@ -85,6 +99,11 @@ struct SubmitSpec {
   std::string workdir = "/tmp";
 };
 
+// Where a batch job writes (scontrol show job: StdOut=, StdErr=; patterns expanded by Slurm).
+struct JobOutputPaths {
+  std::string out, err;  // "" when Slurm shows none
+};
+
 // A job listing: everything Slurm reports (full) or only the jobs changed since a cursor
 // (like slurmrestd's update_time filter; squeue has none, so ExecSlurmClient is always full).
 struct JobListing {
@@ -118,6 +137,15 @@ class SlurmClient {
   virtual Status PowerUp(const std::string& node) = 0;
   virtual Result<uint32_t> Submit(const SubmitSpec& spec) = 0;
   virtual Status Cancel(uint32_t job) = 0;
+  // --- recovery (live/recovery.h)
+  // Drains a node (running jobs finish, no new ones start): State=DRAIN Reason="...".
+  virtual Status Drain(const std::string& node, const std::string& reason) = 0;
+  // Returns a drained node to service (State=RESUME).
+  virtual Status Undrain(const std::string& node) = 0;
+  // Requeues a failed or running batch job into pending, held, eligible at once (a
+  // requeued job's begin time is otherwise pushed ~2 minutes into the future).
+  virtual Status RestartHeld(uint32_t job) = 0;
+  virtual Result<JobOutputPaths> OutputPaths(uint32_t job) = 0;
 };
 
 // --- parsing helpers (public for tests and fuzzing)
@@ -141,6 +169,10 @@ Time ParseSlurmTime(std::string_view s);
 Duration ParseTimeLimit(std::string_view s);
 // The duration hint in a job comment ("orrery:duration=12"), or -1.
 Duration DurationHint(std::string_view comment);
+
+// `scontrol show job -o ID` -> its StdOut= and StdErr= paths (a path ends at the next
+// " Key=" field, so it may contain spaces).
+JobOutputPaths ParseJobOutputPaths(std::string_view text);
 
 // Slurm's error replies classified (the one place that reads their wording): "Invalid job
 // id" -> kNotFound, "already ..." -> kAlreadyDone, "not running/pending/held" ->
@@ -177,6 +209,10 @@ class ExecSlurmClient final : public SlurmClient {
   Status PowerUp(const std::string& node) override;
   Result<uint32_t> Submit(const SubmitSpec& spec) override;
   Status Cancel(uint32_t job) override;
+  Status Drain(const std::string& node, const std::string& reason) override;
+  Status Undrain(const std::string& node) override;
+  Status RestartHeld(uint32_t job) override;
+  Result<JobOutputPaths> OutputPaths(uint32_t job) override;
 
   // Runs a Slurm tool; a non-zero exit becomes an error carrying the command and stderr
   // (public for live/batch_submit.h).
