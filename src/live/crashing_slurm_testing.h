@@ -1,6 +1,7 @@
 // Test support (header only, not in the library): a SlurmClient over FakeSlurm that
 // "crashes" the daemon after `budget` mutating calls. The call that crosses the budget still
-// reaches Slurm (Slurm took it, the daemon never learns), and every later call fails.
+// reaches Slurm (Slurm took it, the daemon never learns) unless `lose_crossing_call` (killed
+// just before sending it), and every later call fails.
 #pragma once
 
 #include <functional>
@@ -17,6 +18,7 @@ class CrashingSlurm final : public SlurmClient {
   explicit CrashingSlurm(FakeSlurm* inner) : inner_(inner) {}
   int budget = 1 << 30;  // mutating calls left before the "crash"
   bool crashed = false;
+  bool lose_crossing_call = false;
   Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
     if (crashed) return MakeError("crashed", kExitRuntime);
     return inner_->Jobs(p, c);
@@ -29,8 +31,10 @@ class CrashingSlurm final : public SlurmClient {
     if (crashed) return MakeError("crashed", kExitRuntime);
     if (--budget < 0) {
       crashed = true;
-      Status s = f();  // Slurm took it, the daemon never learns
-      (void)s;
+      if (!lose_crossing_call) {
+        Status s = f();  // Slurm took it, the daemon never learns
+        (void)s;
+      }
       return MakeError("crashed", kExitRuntime);
     }
     return f();

@@ -166,7 +166,7 @@ class Daemon {
   Status SyncNodes(Time now);
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);
-  Seen Classify(const LiveJob& lj, const SlurmJob& sj, Time now) const;
+  Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;
   Status Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now);
   Status NewJob(const SlurmJob& sj, Time now);
   Status ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now);
@@ -206,11 +206,12 @@ class Daemon {
   // --- recovery of failed and hung jobs (recovery_loop.cc; live/recovery.h)
   Status RecoverStep(Time now, CycleStats* st);
   Status RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st);
-  logs::Diagnosis DiagnoseOutput(const JobOutputPaths& paths, std::string* files, Time now);
+  logs::Diagnosis DiagnoseOutput(const JobOutputPaths& paths, std::string* files, std::string* text, Time now);
   std::vector<JournalDecision> RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v, const std::string& subtype,
                                                  Time now);
   void TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now);
   bool Hung(const LiveJob& lj, Time now) const;
+  void FindHangs(Time now);
   Status AdoptFailed(const SlurmJob& sj, Time now);
   size_t DrainsThisHour(Time now);
   Status LoadRecovery(Time now);

@@ -322,6 +322,7 @@ Result<uint32_t> FakeSlurm::Submit(const SubmitSpec& s) {
   f.j.reason = s.hold ? "JobHeldUser" : "None";
   f.j.state_raw = "PENDING";
   if (s.duration_hint >= 0) f.j.comment = "orrery:duration=" + std::to_string(s.duration_hint);
+  if (!s.comment.empty()) f.j.comment += (f.j.comment.empty() ? "" : " ") + s.comment;
   f.sleep = s.sleep_s;
   uint32_t id = f.j.id;
   counters_[id];

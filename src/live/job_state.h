@@ -30,7 +30,8 @@ enum class Seen : uint8_t {
   kReleased,          // pending, not held
   kNodesGone,         // pending, released, waiting with ReqNodeNotAvail (its pinned nodes went away)
   kFailed,            // terminal with a failure state (FAILED, NODE_FAIL, TIMEOUT, OUT_OF_MEMORY, BOOT_FAIL)
-  kHung,              // running as known, but no progress (heartbeat, reported progress) for the configured time
+  kHung,              // running, but no progress (heartbeat, reported progress) for the configured time
+                      // (not from the listing: the recovery step checks every running job)
 };
 std::string_view SeenName(Seen s);
 

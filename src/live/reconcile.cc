@@ -315,12 +315,10 @@ void Daemon::BackToQueue(LiveJob& lj, bool held, Time now) {
 
 // ---------------------------------------------------------------- jobs
 
-Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj, Time now) const {
+Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
   if (IsTerminal(sj.state)) return sj.state == SlurmJobState::kFailed ? Seen::kFailed : Seen::kEnded;
-  if (sj.state == SlurmJobState::kRunning) {
-    if (!Placed(lj.state) || !SameNodes(lj.nodes, sj.nodes)) return Seen::kRunningElsewhere;
-    return Hung(lj, now) ? Seen::kHung : Seen::kRunningAsKnown;
-  }
+  if (sj.state == SlurmJobState::kRunning)
+    return Placed(lj.state) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
   if (sj.held) return Seen::kHeld;
   return WaitsForUnavailableNodes(sj) ? Seen::kNodesGone : Seen::kReleased;
 }
@@ -332,7 +330,7 @@ Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
   LiveJob& lj = *it->second;
   lj.held = sj.held;
   const bool open = unapplied_.count(StartKey(lj.id, lj.gen)) > 0;
-  const Transition tr = Next(lj.state, Classify(lj, sj, now), open);
+  const Transition tr = Next(lj.state, Classify(lj, sj), open);
   ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));
   if (tr.action == Action::kLeave) {
     jobs_.erase(it);

@@ -137,18 +137,23 @@ FaultCause CauseOf(const logs::Diagnosis& d, Trigger t) {
 std::string SuspectNode(const logs::Diagnosis& d, const Incident& inc) {
   for (const std::string& n : inc.nodes)  // a name the rules extracted (several: comma-separated)
     if (Names(d.suspect_node, n)) return n;
-  std::string named;
-  int count = 0;
-  for (const std::string& n : inc.nodes) {
-    const bool in_evidence =
-        std::any_of(d.evidence.begin(), d.evidence.end(), [&](const std::string& l) { return Names(l, n); });
-    if (in_evidence) {
-      named = n;
-      ++count;
-    }
-  }
-  if (count == 1) return named;
-  return inc.nodes.size() == 1 ? inc.nodes[0] : "";
+  // Exactly one of the job's nodes named where `named_in` looks.
+  auto only = [&](auto named_in) {
+    std::string one;
+    int count = 0;
+    for (const std::string& n : inc.nodes)
+      if (named_in(n)) {
+        one = n;
+        ++count;
+      }
+    return count == 1 ? one : std::string();
+  };
+  std::string s = only([&](const std::string& n) {
+    return std::any_of(d.evidence.begin(), d.evidence.end(), [&](const std::string& l) { return Names(l, n); });
+  });
+  if (s.empty()) s = only([&](const std::string& n) { return Names(inc.log, n); });
+  if (s.empty() && inc.nodes.size() == 1) s = inc.nodes[0];
+  return s;
 }
 
 RecoveryVerdict Judge(const RecoveryPolicy& policy, const logs::Diagnosis& d, const Incident& inc, int max_restarts) {

@@ -52,6 +52,7 @@ struct Incident {
   Trigger trigger = Trigger::kFailed;
   std::vector<std::string> nodes;  // where the failed attempt ran
   int restarts = 0;                // earlier recoveries of this job that requeued it
+  std::string_view log;            // the output tail the diagnosis read
 };
 
 struct RecoveryVerdict {
@@ -65,7 +66,8 @@ struct RecoveryVerdict {
 // The fault a diagnosis stands for (the simulator's FaultCause), given what set it off.
 FaultCause CauseOf(const logs::Diagnosis& d, Trigger t);
 // The suspect among the incident's nodes: one the diagnosis names; else the one node of the
-// job named in its evidence lines; else the job's only node. "" when none can be told.
+// job named in its evidence lines; else in the log; else the job's only node. "" when none
+// can be told (several named, or none of several).
 std::string SuspectNode(const logs::Diagnosis& d, const Incident& inc);
 // The one rule: the recovery policy's action for the diagnosed cause (Decide), a retry only
 // when the policy retries it automatically, the rules do not say a retry fails again

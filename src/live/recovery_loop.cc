@@ -104,9 +104,25 @@ bool Daemon::Hung(const LiveJob& lj, Time now) const {
   return watched && now - last >= after;
 }
 
+// Every running job, whether or not this cycle's listing showed it (a delta listing shows
+// only jobs that changed), in id order.
+void Daemon::FindHangs(Time now) {
+  std::vector<uint32_t> hung;
+  for (const auto& [id, lj] : jobs_)
+    if (Hung(*lj, now)) hung.push_back(id);
+  std::sort(hung.begin(), hung.end());
+  for (uint32_t id : hung) {
+    LiveJob& lj = *jobs_.at(id);
+    const Transition tr = Next(lj.state, Seen::kHung, false);
+    lj.state = tr.next;
+    if (tr.action == Action::kRecover) recover_todo_.emplace_back(id, Trigger::kHang);
+  }
+}
+
 // ---------------------------------------------------------------- the step
 
 Status Daemon::RecoverStep(Time now, CycleStats* st) {
+  FindHangs(now);
   if (recover_todo_.empty()) return Status::Ok();
   std::vector<std::pair<uint32_t, Trigger>> todo;
   todo.swap(recover_todo_);
@@ -135,8 +151,10 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
   std::string files;
   auto paths = slurm_->OutputPaths(job);
   if (!paths.ok() && paths.error().code != ErrorCode::kNotFound) return paths.error();
-  const logs::Diagnosis d = DiagnoseOutput(paths.ok() ? *paths : JobOutputPaths{}, &files, now);
+  std::string tail;
+  const logs::Diagnosis d = DiagnoseOutput(paths.ok() ? *paths : JobOutputPaths{}, &files, &tail, now);
   Incident inc;
+  inc.log = tail;
   inc.trigger = trigger;
   for (const NodeShare& n : lj.nodes) inc.nodes.push_back(n.node);
   inc.restarts = restarts_[job];
@@ -175,8 +193,9 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
 }
 
 // StdOut, then StdErr (once when they are the same file): the last log_tail_bytes of each.
-logs::Diagnosis Daemon::DiagnoseOutput(const JobOutputPaths& paths, std::string* files, Time now) {
-  std::string text;
+logs::Diagnosis Daemon::DiagnoseOutput(const JobOutputPaths& paths, std::string* files, std::string* text_out,
+                                       Time now) {
+  std::string& text = *text_out;
   std::vector<std::string> read;
   for (const std::string* p : {&paths.out, &paths.err}) {
     if (p->empty() || std::find(read.begin(), read.end(), *p) != read.end()) continue;

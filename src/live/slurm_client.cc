@@ -577,7 +577,9 @@ Result<uint32_t> ExecSlurmClient::Submit(const SubmitSpec& s) {
   if (!s.partition.empty()) args.insert(args.end(), {"-p", s.partition});
   if (s.gpus_per_node > 0) args.push_back("--gres=gpu:" + std::to_string(s.gpus_per_node));
   if (s.hold) args.push_back("--hold");
-  if (s.duration_hint >= 0) args.push_back("--comment=orrery:duration=" + std::to_string(s.duration_hint));
+  std::string comment = s.duration_hint >= 0 ? "orrery:duration=" + std::to_string(s.duration_hint) : "";
+  if (!s.comment.empty()) comment += (comment.empty() ? "" : " ") + s.comment;
+  if (!comment.empty()) args.push_back("--comment=" + comment);
   if (s.time_limit_s > 0) args.push_back("--time=" + std::to_string((s.time_limit_s + 59) / 60));
   args.push_back("--wrap=sleep " + std::to_string(s.sleep_s));
   ORR_ASSIGN_OR_RETURN(std::string out, Run("sbatch", std::move(args)));

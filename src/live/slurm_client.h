@@ -94,6 +94,7 @@ struct SubmitSpec {
   uint32_t gpus_per_node = 0;
   Duration sleep_s = 1;       // the job runs `sleep sleep_s`
   Duration duration_hint = -1;  // written as comment orrery:duration=N
+  std::string comment;          // more of the comment (e.g. "orrery:heartbeat=PATH", recovery.h)
   Duration time_limit_s = -1;
   bool hold = true;
   std::string workdir = "/tmp";
