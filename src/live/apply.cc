@@ -239,7 +239,7 @@ Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const 
 Status Daemon::Send(const JournalDecision& d) {
   switch (d.kind) {
     case DecisionKind::kStart:
-      return slurm_->StartOn(d.job, d.nodes);
+      return slurm_->StartOn(d.job, d.nodes, /*after_requeue=*/d.gen > 0);  // every requeue starts a generation
     case DecisionKind::kRequeue: {
       Status s = slurm_->RequeueHold(d.job);
       // The job ended or is no longer running: nothing left to preempt.

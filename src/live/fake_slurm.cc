@@ -202,7 +202,7 @@ Status FakeSlurm::Hold(uint32_t job) {
   return Status::Ok();
 }
 
-Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
+Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool) {  // (no begin-time delay here)
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");

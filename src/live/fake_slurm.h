@@ -70,7 +70,7 @@ class FakeSlurm final : public SlurmClient {
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
   Status NodesInto(const std::vector<std::string>& partitions, std::vector<SlurmNode>* out) override;
   Status Hold(uint32_t job) override;
-  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) override;
+  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
   Status RequeueHold(uint32_t job) override;
   Status SetPriority(uint32_t job, uint32_t priority) override;
   Status PowerDown(const std::string& node) override;

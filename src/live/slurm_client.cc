@@ -533,13 +533,16 @@ Status ExecSlurmClient::Hold(uint32_t job) {
   return Status::Ok();
 }
 
-Status ExecSlurmClient::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
+Status ExecSlurmClient::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) {
   std::vector<std::string> names;
   for (const auto& n : nodes) names.push_back(n.node);
   std::string id = std::to_string(job);
   // Only the node list: the node count is the job's own (the placer honours it), and an
-  // update of NumNodes reaching a job that has just started would resize it.
-  auto u = Run("scontrol", {"update", "JobId=" + id, "ReqNodeList=" + JoinParts(names)});
+  // update of NumNodes reaching a job that has just started would resize it. A held job
+  // cannot start behind our back, so clearing a requeue's begin-time delay is safe.
+  std::vector<std::string> args = {"update", "JobId=" + id, "ReqNodeList=" + JoinParts(names)};
+  if (after_requeue) args.push_back("StartTime=now");
+  auto u = Run("scontrol", std::move(args));
   if (!u.ok()) return u.error();
   auto r = Run("scontrol", {"release", id});
   // Releasing twice (e.g. re-applying after a crash) is harmless.
@@ -605,12 +608,8 @@ Status ExecSlurmClient::Undrain(const std::string& node) {
 
 Status ExecSlurmClient::RestartHeld(uint32_t job) {
   std::string id = std::to_string(job);
-  auto r = Run("scontrol", {"requeuehold", id});
+  auto r = Run("scontrol", {"requeuehold", id});  // a finished job too (JobRequeue / --requeue)
   if (!r.ok()) return r.error();
-  // Slurm pushes a requeued job's begin time ~2 minutes ahead; a held job cannot start
-  // behind our back, so it is made eligible now (its start decision releases it).
-  auto u = Run("scontrol", {"update", "JobId=" + id, "StartTime=now"});
-  if (!u.ok()) return u.error();
   return Status::Ok();
 }
 

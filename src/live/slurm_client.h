@@ -129,7 +129,9 @@ class SlurmClient {
   virtual Status Hold(uint32_t job) = 0;
   // Pins a held pending job to `nodes` (ReqNodeList) and releases it, so that
   // Slurm starts it there. Releasing a job that is no longer held is not an error.
-  virtual Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) = 0;
+  // `after_requeue`: the job was requeued before, and Slurm pushed its begin time ~2 minutes
+  // ahead when the requeue completed; it is made eligible now (StartTime=now).
+  virtual Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) = 0;
   // Requeues a running job and holds it (preemption); the job must be requeueable.
   virtual Status RequeueHold(uint32_t job) = 0;
   virtual Status SetPriority(uint32_t job, uint32_t priority) = 0;
@@ -143,8 +145,8 @@ class SlurmClient {
   virtual Status Drain(const std::string& node, const std::string& reason) = 0;
   // Returns a drained node to service (State=RESUME).
   virtual Status Undrain(const std::string& node) = 0;
-  // Requeues a failed or running batch job into pending, held, eligible at once (a
-  // requeued job's begin time is otherwise pushed ~2 minutes into the future).
+  // Requeues a failed or running batch job into pending, held (StartOn with after_requeue
+  // starts it again).
   virtual Status RestartHeld(uint32_t job) = 0;
   virtual Result<JobOutputPaths> OutputPaths(uint32_t job) = 0;
 };
@@ -203,7 +205,7 @@ class ExecSlurmClient final : public SlurmClient {
   Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
   Status Hold(uint32_t job) override;
-  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) override;
+  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
   Status RequeueHold(uint32_t job) override;
   Status SetPriority(uint32_t job, uint32_t priority) override;
   Status PowerDown(const std::string& node) override;
