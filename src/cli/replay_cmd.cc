@@ -64,13 +64,17 @@ class RecordingClient final : public live::SlurmClient {
   }
   Result<std::vector<live::SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
   Status Hold(uint32_t j) override { return inner_->Hold(j); }
-  Status StartOn(uint32_t j, const std::vector<live::NodeShare>& n) override { return inner_->StartOn(j, n); }
+  Status StartOn(uint32_t j, const std::vector<live::NodeShare>& n, bool r) override { return inner_->StartOn(j, n, r); }
   Status RequeueHold(uint32_t j) override { return inner_->RequeueHold(j); }
   Status SetPriority(uint32_t j, uint32_t p) override { return inner_->SetPriority(j, p); }
   Status PowerDown(const std::string& n) override { return inner_->PowerDown(n); }
   Status PowerUp(const std::string& n) override { return inner_->PowerUp(n); }
   Result<uint32_t> Submit(const live::SubmitSpec& s) override { return inner_->Submit(s); }
   Status Cancel(uint32_t j) override { return inner_->Cancel(j); }
+  Status Drain(const std::string& n, const std::string& r) override { return inner_->Drain(n, r); }
+  Status Undrain(const std::string& n) override { return inner_->Undrain(n); }
+  Status RestartHeld(uint32_t j) override { return inner_->RestartHeld(j); }
+  Result<live::JobOutputPaths> OutputPaths(uint32_t j) override { return inner_->OutputPaths(j); }
 
  private:
   live::SlurmClient* inner_;

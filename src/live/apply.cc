@@ -202,6 +202,11 @@ Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const 
     }
     case DecisionKind::kRequeue:
       return Verdict::kSend;  // idempotent: a job no longer running is not requeued (Send)
+    case DecisionKind::kDrain:
+    case DecisionKind::kRecover:
+    case DecisionKind::kGiveUp:
+    case DecisionKind::kUndrain:
+      return CheckRecovery(d, why);  // recovery_loop.cc
     case DecisionKind::kPowerDown:
     case DecisionKind::kPowerUp:
       break;
@@ -234,7 +239,7 @@ Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const 
 Status Daemon::Send(const JournalDecision& d) {
   switch (d.kind) {
     case DecisionKind::kStart:
-      return slurm_->StartOn(d.job, d.nodes);
+      return slurm_->StartOn(d.job, d.nodes, /*after_requeue=*/d.gen > 0);  // every requeue starts a generation
     case DecisionKind::kRequeue: {
       Status s = slurm_->RequeueHold(d.job);
       // The job ended or is no longer running: nothing left to preempt.
@@ -246,6 +251,14 @@ Status Daemon::Send(const JournalDecision& d) {
       return slurm_->PowerDown(d.nodes.at(0).node);
     case DecisionKind::kPowerUp:
       return slurm_->PowerUp(d.nodes.at(0).node);
+    case DecisionKind::kDrain:
+      return slurm_->Drain(d.nodes.at(0).node, d.detail);  // detail: Slurm's Reason ("orrery: <subtype>")
+    case DecisionKind::kRecover:
+      return slurm_->RestartHeld(d.job);
+    case DecisionKind::kGiveUp:
+      return Status::Ok();  // nothing to send: the reason is recorded
+    case DecisionKind::kUndrain:
+      return slurm_->Undrain(d.nodes.at(0).node);
   }
   return MakeError("daemon: unknown decision kind", kExitRuntime);
 }
@@ -260,6 +273,18 @@ void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
     case DecisionKind::kRequeue:
       ++st->requeues;
       ++m_requeues_;
+      return;
+    case DecisionKind::kDrain:
+      DrainApplied(d, now, st);
+      return;
+    case DecisionKind::kRecover:
+      RecoverApplied(d, now);
+      return;
+    case DecisionKind::kGiveUp:
+      return;
+    case DecisionKind::kUndrain:
+      ++m_undrains_;
+      Note(now, "drain", d.nodes.at(0).node + " returned to service by an operator");
       return;
     case DecisionKind::kPowerDown:
     case DecisionKind::kPowerUp:

@@ -62,6 +62,7 @@ Status Daemon::Recover() {
     ORR_ASSIGN_OR_RETURN(auto progress, journal_->AllProgress());
     for (const JournalProgress& p : progress) signals_->Restore(p);
   }
+  ORR_RETURN_IF_ERROR(LoadRecovery(clock_->Now()));
   if (!opts_.energy.empty()) {
     // Live time is Unix seconds: the forecaster's calendar epoch is 0.
     if (opts_.power_factory) {
@@ -132,6 +133,7 @@ Result<CycleStats> Daemon::Cycle() {
   st.observe_ms = MsSince(t0);
   ORR_RETURN_IF_ERROR(RetryUnapplied(now, &st));
   if (signals_) SignalsStep(now);  // the tracker's readings before the policy runs
+  if (!paused_) ORR_RETURN_IF_ERROR(RecoverStep(now, &st));  // failed/hung jobs wait while paused
   if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st));
   if (power_ && !paused_) ORR_RETURN_IF_ERROR(PowerStep(now, &st));
   FinishStats(t0, now, &st);

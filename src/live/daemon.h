@@ -32,7 +32,9 @@
 #include "live/job_state.h"
 #include "live/journal.h"
 #include "live/live_signals.h"
+#include "live/recovery.h"
 #include "live/slurm_client.h"
+#include "logs/diagnose.h"
 #include "model/cluster.h"
 #include "model/job.h"
 #include "sched/framework/power.h"
@@ -57,6 +59,8 @@ struct DaemonOptions {
   // Semantic signals (live_signals.h, docs/design/live-signals.md): the advisor reads batch
   // scripts for estimator=semantic, the tracker tails running jobs' StdOut.
   SignalsOptions signals;
+  // Failed and hung jobs: diagnosis, drains, requeues (live/recovery.h; [recovery] in the config).
+  RecoveryOptions recovery;
 };
 
 // What one cycle did and how long it took (wall clock, for /metrics and the benchmark).
@@ -66,6 +70,7 @@ struct CycleStats {
   double observe_ms = 0, decide_ms = 0, apply_ms = 0, total_ms = 0;
   double housekeeping_ms = 0;  // journal checkpoint after the decisions are applied (not in total_ms)
   size_t starts = 0, requeues = 0, apply_errors = 0;
+  size_t recoveries = 0, drains = 0;  // failed/hung jobs handled, nodes drained this cycle
   size_t power_ups = 0, power_downs = 0;  // energy-policy power decisions applied this cycle
   size_t pending = 0, running = 0;
   bool rebuilt = false;
@@ -85,6 +90,7 @@ struct QueueEntry {
   EstimateSource estimate_source = EstimateSource::kNone;
   std::optional<ProgressView> progress;  // the tracker's reading (running jobs with [signals] tracker)
   Time as_of = kNoTime;           // the cycle the entry describes (progress.eta_s is as of then)
+  FailureRecord failure;  // its last failure (job == 0: none)
 };
 
 // The cycle-latency histogram's buckets (views.cc): index of `seconds`, and the count.
@@ -106,6 +112,14 @@ class Daemon {
   // Operator actions (HTTP API, journaled like decisions).
   Status RequestPower(const std::string& node, bool up);
   void SetPaused(bool paused);
+  // Drains over the hourly limit wait for an operator (recovery_loop.cc): confirm applies the
+  // node's awaiting drain at the next cycle; release drops it and returns a node Orrery
+  // drained to service. kNotFound when there is nothing to confirm / release.
+  Status ConfirmDrain(const std::string& node);
+  Status ReleaseDrain(const std::string& node);
+  // Views: failures handled (journal, newest first) and drains (awaiting, then the last day's).
+  std::vector<FailureRecord> Failures(size_t n) const;
+  std::vector<JournalDecision> Drains() const;
 
   // Views (thread-safe; the HTTP server calls them from its own threads).
   std::vector<QueueEntry> Queue(size_t limit) const;
@@ -142,6 +156,9 @@ class Daemon {
     std::string reason;
     std::string partition;
     bool held = false;
+    std::string heartbeat;     // restart contract: orrery:heartbeat=PATH ("" none)
+    Duration hang_after = -1;  // orrery:hang=SECONDS, -1 = the config's
+    FailureRecord failure;     // the last failure handled (job == 0: none)
   };
 
   // --- the cycle (daemon.cc)
@@ -201,6 +218,21 @@ class Daemon {
   std::function<std::optional<semantic::InputFile>(const Job&)> LaunchFiles();
   void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry
   void SignalsMetrics(std::string* out) const;           // views.cc
+  // --- recovery of failed and hung jobs (recovery_loop.cc; live/recovery.h)
+  Status RecoverStep(Time now, CycleStats* st);
+  Status RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st);
+  logs::Diagnosis DiagnoseOutput(const JobOutputPaths& paths, std::string* files, std::string* text, Time now);
+  std::vector<JournalDecision> RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v, const std::string& subtype,
+                                                 Time now);
+  void TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now);
+  bool Hung(const LiveJob& lj, Time now) const;
+  void FindHangs(Time now);
+  Status AdoptFailed(const SlurmJob& sj, Time now);
+  size_t DrainsThisHour(Time now);
+  Status LoadRecovery(Time now);
+  void RecoverApplied(const JournalDecision& d, Time now);
+  void DrainApplied(const JournalDecision& d, Time now, CycleStats* st);
+  Verdict CheckRecovery(const JournalDecision& d, std::string* why) const;
 
   // --- views (views.cc)
   void QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
@@ -269,6 +301,15 @@ class Daemon {
   std::vector<LiveSignals::Report> reports_;
   std::vector<JournalProgress> progress_rows_;
   std::string signals_error_;  // the last one noted as an event
+  // recovery
+  RecoveryPolicy recovery_;
+  logs::Diagnoser diagnoser_;
+  std::vector<std::pair<uint32_t, Trigger>> recover_todo_;  // failed/hung this cycle, handled after Observe
+  std::deque<Time> drain_times_;                             // drains planned (not awaiting) in the last hour
+  std::map<std::string, JournalDecision> awaiting_;         // drains over the limit: key -> decision
+  std::unordered_map<uint32_t, int> restarts_;              // recoveries that requeued each job
+  int64_t undrain_seq_ = 0;                                 // journal counter "undrain"
+  uint64_t m_recoveries_ = 0, m_drains_ = 0, m_give_ups_ = 0, m_hangs_ = 0, m_undrains_ = 0;
 };
 
 }  // namespace orrery::live

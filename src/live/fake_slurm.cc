@@ -58,6 +58,21 @@ void FakeSlurm::SetNodeDown(const std::string& node, bool down) {
   for (uint32_t id : victims) Requeue(jobs_.at(id), false);  // Slurm requeues on node failure
 }
 
+void FakeSlurm::FailJob(uint32_t job, const std::string& state_raw) {
+  FJob& f = jobs_.at(job);
+  if (f.j.state != SlurmJobState::kRunning) return;
+  for (const auto& s : f.pinned) nodes_.at(s.node).n.gpus_used -= s.gpus;
+  running_.erase(std::remove(running_.begin(), running_.end(), job), running_.end());
+  f.j.state = SlurmJobState::kFailed;
+  f.j.failure = state_raw == "NODE_FAIL" ? SlurmFailure::kNodeFail
+                : state_raw == "TIMEOUT" ? SlurmFailure::kTimeout
+                                         : SlurmFailure::kExit;
+  f.j.state_raw = state_raw;
+  f.j.reason = state_raw == "FAILED" ? "NonZeroExitCode" : state_raw;
+  f.j.end = clock_->Now();
+  Touch(f);
+}
+
 void FakeSlurm::Advance() {
   Time now = clock_->Now();
   // Completions.
@@ -187,7 +202,7 @@ Status FakeSlurm::Hold(uint32_t job) {
   return Status::Ok();
 }
 
-Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
+Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool) {  // (no begin-time delay here)
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
@@ -216,6 +231,50 @@ Status FakeSlurm::RequeueHold(uint32_t job) {
   if (it->second.j.state != SlurmJobState::kRunning) return SlurmError("slurm: Job is not running");
   Requeue(it->second, true);
   return Status::Ok();
+}
+
+// As Slurm: a failed (or running) batch job goes back to pending, held; the nodes it ran
+// on stay as they are (a drained node keeps its state).
+Status FakeSlurm::RestartHeld(uint32_t job) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
+  FJob& f = it->second;
+  if (f.j.state == SlurmJobState::kPending) return SlurmError("slurm: Job is pending execution");
+  if (f.j.state != SlurmJobState::kRunning) f.pinned.clear();  // finished: its GPUs are free already
+  f.j.failure = SlurmFailure::kNone;
+  f.j.end = kNoTime;
+  Requeue(f, true);
+  return Status::Ok();
+}
+
+Status FakeSlurm::Drain(const std::string& node, const std::string& reason) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return SlurmError("slurm: Invalid node name specified");
+  DrainCalls& c = drain_calls_[node];
+  ++c.drains;
+  c.reason = reason;
+  it->second.n.avail = NodeAvail::kDown;
+  it->second.n.state_raw = it->second.n.gpus_used > 0 ? "draining" : "drained";
+  return Status::Ok();
+}
+
+Status FakeSlurm::Undrain(const std::string& node) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return SlurmError("slurm: Invalid node name specified");
+  ++drain_calls_[node].undrains;
+  it->second.n.avail = NodeAvail::kUp;
+  it->second.n.state_raw = it->second.n.gpus_used > 0 ? "mixed" : "idle";
+  return Status::Ok();
+}
+
+Result<JobOutputPaths> FakeSlurm::OutputPaths(uint32_t job) {
+  ORR_RETURN_IF_ERROR(Reach());
+  if (!jobs_.count(job)) return SlurmError("slurm: Invalid job id specified");
+  auto it = outputs_.find(job);
+  return it == outputs_.end() ? JobOutputPaths{} : it->second;
 }
 
 Status FakeSlurm::SetPriority(uint32_t job, uint32_t) {
@@ -263,6 +322,7 @@ Result<uint32_t> FakeSlurm::Submit(const SubmitSpec& s) {
   f.j.reason = s.hold ? "JobHeldUser" : "None";
   f.j.state_raw = "PENDING";
   if (s.duration_hint >= 0) f.j.comment = "orrery:duration=" + std::to_string(s.duration_hint);
+  if (!s.comment.empty()) f.j.comment += (f.j.comment.empty() ? "" : " ") + s.comment;
   f.sleep = s.sleep_s;
   uint32_t id = f.j.id;
   counters_[id];

@@ -28,6 +28,9 @@ class FakeSlurm final : public SlurmClient {
   void set_unreachable(bool v) { unreachable_ = v; }
   void set_fail_resume(const std::string& node, bool v) { fail_resume_[node] = v; }
   void SetNodeDown(const std::string& node, bool down);  // running jobs there are requeued
+  // A running job fails now with Slurm's state `state_raw` ("FAILED", "NODE_FAIL", "TIMEOUT").
+  void FailJob(uint32_t job, const std::string& state_raw);
+  void SetOutputPaths(uint32_t job, JobOutputPaths paths) { outputs_[job] = std::move(paths); }
   void set_power_delay(Duration d) { power_delay_ = d; }
   // Timing as the simulator models it (the parity test): a released job whose nodes are
   // free starts at the release instant, not at the next Advance; and a requeued running job
@@ -49,6 +52,15 @@ class FakeSlurm final : public SlurmClient {
   struct PowerCalls {
     uint32_t downs = 0, ups = 0;
   };
+  // Drain / Undrain requests per node (to prove none is sent twice) and the last reason.
+  struct DrainCalls {
+    uint32_t drains = 0, undrains = 0;
+    std::string reason;
+  };
+  DrainCalls drain_calls(const std::string& node) const {
+    auto it = drain_calls_.find(node);
+    return it == drain_calls_.end() ? DrainCalls{} : it->second;
+  }
   PowerCalls power_calls(const std::string& node) const {
     auto it = power_calls_.find(node);
     return it == power_calls_.end() ? PowerCalls{} : it->second;
@@ -63,7 +75,7 @@ class FakeSlurm final : public SlurmClient {
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
   Status NodesInto(const std::vector<std::string>& partitions, std::vector<SlurmNode>* out) override;
   Status Hold(uint32_t job) override;
-  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) override;
+  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
   Status RequeueHold(uint32_t job) override;
   Status SetPriority(uint32_t job, uint32_t priority) override;
   Status PowerDown(const std::string& node) override;
@@ -72,6 +84,10 @@ class FakeSlurm final : public SlurmClient {
   Status Cancel(uint32_t job) override;
   Result<JobFiles> Files(uint32_t job) override;
   Result<std::string> BatchScript(uint32_t job) override;
+  Status Drain(const std::string& node, const std::string& reason) override;
+  Status Undrain(const std::string& node) override;
+  Status RestartHeld(uint32_t job) override;
+  Result<JobOutputPaths> OutputPaths(uint32_t job) override;
 
  private:
   struct FJob {
@@ -99,6 +115,8 @@ class FakeSlurm final : public SlurmClient {
   std::vector<uint32_t> released_;
   std::map<std::string, bool> fail_resume_;
   std::map<std::string, PowerCalls> power_calls_;
+  std::map<std::string, DrainCalls> drain_calls_;
+  std::map<uint32_t, JobOutputPaths> outputs_;
   uint64_t seq_ = 0, calls_ = 0;
   uint32_t next_id_ = 1;
   size_t done_ = 0;

@@ -48,6 +48,20 @@ json ProgressJson(const QueueEntry& e) {
           {"log", p.log}};
 }
 
+json FailureJson(const FailureRecord& f) {
+  return {{"job", f.job},           {"generation", f.gen},   {"time", f.time},       {"trigger", f.trigger},
+          {"category", f.category}, {"subtype", f.subtype},  {"suspect_node", f.suspect}, {"step", f.step},
+          {"reason", f.reason},     {"evidence", f.evidence}, {"logs", f.logs}};
+}
+
+json DecisionJson(const JournalDecision& d) {
+  json nodes = json::array();
+  for (const auto& n : d.nodes) nodes.push_back({{"node", n.node}, {"gpus", n.gpus}});
+  return {{"key", d.key},     {"kind", std::string(DecisionKindName(d.kind))}, {"job", d.job}, {"generation", d.gen},
+          {"cycle", d.cycle}, {"time", d.time}, {"state", std::string(DecisionStateName(d.state))}, {"nodes", nodes},
+          {"detail", d.detail}, {"applied_time", TimeJson(d.applied_time)}};
+}
+
 bool TokenOk(const std::string& want, const httplib::Request& req) {
   std::string got = req.get_header_value("Authorization");
   const std::string prefix = "Bearer ";
@@ -102,19 +116,24 @@ Status HttpApi::Start(const std::string& host, int port) {
                      {"submit", TimeJson(e.submit)}, {"position", e.position < 0 ? json(nullptr) : json(e.position)},
                      {"why", e.why}, {"predicted_start", TimeJson(e.predicted_start)}, {"where", where},
                      {"estimate_s", e.estimate < 0 ? json(nullptr) : json(e.estimate)},
-                     {"estimate_source", std::string(SourceName(e.estimate_source))}, {"progress", ProgressJson(e)}});
+                     {"estimate_source", std::string(SourceName(e.estimate_source))}, {"progress", ProgressJson(e)},
+                     {"failure", e.failure.job == 0 ? json(nullptr) : FailureJson(e.failure)}});
     }
     Reply(res, 200, arr);
   });
   s.Get("/api/v1/decisions", [this](const httplib::Request& req, httplib::Response& res) {
     json arr = json::array();
-    for (const JournalDecision& d : daemon_->RecentDecisions(LimitParam(req, 100))) {
-      json nodes = json::array();
-      for (const auto& n : d.nodes) nodes.push_back({{"node", n.node}, {"gpus", n.gpus}});
-      arr.push_back({{"key", d.key}, {"kind", std::string(DecisionKindName(d.kind))}, {"job", d.job}, {"generation", d.gen}, {"cycle", d.cycle},
-                     {"time", d.time}, {"state", std::string(DecisionStateName(d.state))}, {"nodes", nodes}, {"detail", d.detail},
-                     {"applied_time", TimeJson(d.applied_time)}});
-    }
+    for (const JournalDecision& d : daemon_->RecentDecisions(LimitParam(req, 100))) arr.push_back(DecisionJson(d));
+    Reply(res, 200, arr);
+  });
+  s.Get("/api/v1/failures", [this](const httplib::Request& req, httplib::Response& res) {
+    json arr = json::array();
+    for (const FailureRecord& f : daemon_->Failures(LimitParam(req, 100))) arr.push_back(FailureJson(f));
+    Reply(res, 200, arr);
+  });
+  s.Get("/api/v1/drains", [this](const httplib::Request&, httplib::Response& res) {
+    json arr = json::array();
+    for (const JournalDecision& d : daemon_->Drains()) arr.push_back(DecisionJson(d));
     Reply(res, 200, arr);
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
@@ -148,6 +167,16 @@ Status HttpApi::Start(const std::string& host, int port) {
            Status st = daemon_->RequestPower(node, action == "power-up");
            if (!st.ok()) {
              Reply(res, 400, {{"error", st.error().message}});
+             return;
+           }
+           Reply(res, 202, {{"node", node}, {"action", action}, {"state", "planned"}});
+         }));
+  s.Post(R"(/api/v1/drains/([A-Za-z0-9._-]+)/(confirm|release))",
+         guarded([this](const httplib::Request& req, httplib::Response& res) {
+           std::string node = req.matches[1], action = req.matches[2];
+           Status st = action == "confirm" ? daemon_->ConfirmDrain(node) : daemon_->ReleaseDrain(node);
+           if (!st.ok()) {
+             Reply(res, st.error().code == ErrorCode::kNotFound ? 404 : 500, {{"error", st.error().message}});
              return;
            }
            Reply(res, 202, {{"node", node}, {"action", action}, {"state", "planned"}});

@@ -5,6 +5,10 @@
 //   GET  /metrics                 Prometheus text format
 //   POST /api/v1/pause | /api/v1/resume                 stop / resume making decisions
 //   POST /api/v1/nodes/NAME/power-down | power-up       journaled power actions
+//   GET  /api/v1/failures?limit=N  failed/hung jobs handled: diagnosis and what was done
+//   GET  /api/v1/drains            drains awaiting confirmation, then the last day's
+//   POST /api/v1/drains/NAME/confirm | release          an awaiting drain applied / dropped
+//                                  (release also returns a drained node to service)
 // POST endpoints need "Authorization: Bearer TOKEN" (the config's token); without a
 // configured token they are refused (403).
 #pragma once

@@ -10,6 +10,8 @@ std::string_view JobStateName(JobState s) {
     case JobState::kRunning: return "running";
     case JobState::kRejected: return "rejected";
     case JobState::kUnplaced: return "unplaced";
+    case JobState::kRecovering: return "recovering";
+    case JobState::kFailed: return "failed";
   }
   return "?";
 }
@@ -22,6 +24,8 @@ std::string_view SeenName(Seen s) {
     case Seen::kHeld: return "held";
     case Seen::kReleased: return "released";
     case Seen::kNodesGone: return "nodes-gone";
+    case Seen::kFailed: return "failed";
+    case Seen::kHung: return "hung";
   }
   return "?";
 }
@@ -37,6 +41,7 @@ std::string_view ActionName(Action a) {
     case Action::kTakeBack: return "take-back";
     case Action::kHoldAgain: return "hold-again";
     case Action::kEnqueue: return "enqueue";
+    case Action::kRecover: return "recover";
   }
   return "?";
 }
@@ -49,7 +54,10 @@ Transition OnRunning(JobState s, bool as_known) {
     case JobState::kUnheld:
     case JobState::kQueued:
     case JobState::kRejected:
+    case JobState::kFailed:  // restarted in Slurm by someone else
       return {JobState::kRunning, Action::kAdopt};
+    case JobState::kRecovering:  // a hung job runs on until Slurm takes its requeue; elsewhere: restarted by someone
+      return as_known ? Transition{s, Action::kNone} : Transition{JobState::kRunning, Action::kAdopt};
     case JobState::kStarting:
       return {JobState::kRunning, as_known ? Action::kStarted : Action::kMove};
     case JobState::kRunning:
@@ -65,6 +73,9 @@ Transition OnPending(JobState s, Seen seen, bool decision_open) {
   switch (s) {
     case JobState::kUnheld:
       return held ? Transition{JobState::kQueued, Action::kEnqueue} : Transition{s, Action::kNone};
+    case JobState::kRecovering:  // Slurm shows the recovery's requeue (held), or someone requeued it
+    case JobState::kFailed:
+      return held ? Transition{JobState::kQueued, Action::kEnqueue} : Transition{JobState::kUnheld, Action::kHoldAgain};
     case JobState::kQueued:
       return held ? Transition{s, Action::kNone} : Transition{JobState::kUnheld, Action::kHoldAgain};
     case JobState::kStarting:
@@ -80,12 +91,35 @@ Transition OnPending(JobState s, Seen seen, bool decision_open) {
   return {s, Action::kNone};
 }
 
+// Slurm reports it failed: a job that ran is recovered (once: a recovering or failed job
+// stays); one that never ran under the daemon leaves as an ordinary end.
+Transition OnFailed(JobState s) {
+  switch (s) {
+    case JobState::kStarting:
+    case JobState::kRunning:
+    case JobState::kUnplaced:
+      return {JobState::kRecovering, Action::kRecover};
+    case JobState::kRecovering:
+    case JobState::kFailed:
+      return {s, Action::kNone};
+    case JobState::kUnheld:
+    case JobState::kQueued:
+    case JobState::kRejected:
+      return {s, Action::kLeave};
+  }
+  return {s, Action::kNone};
+}
+
 }  // namespace
 
 Transition Next(JobState s, Seen seen, bool decision_open) {
   switch (seen) {
     case Seen::kEnded:
       return {s, Action::kLeave};
+    case Seen::kFailed:
+      return OnFailed(s);
+    case Seen::kHung:  // (Classify reports it only for a running job)
+      return s == JobState::kRunning ? Transition{JobState::kRecovering, Action::kRecover} : OnRunning(s, true);
     case Seen::kRunningAsKnown:
     case Seen::kRunningElsewhere:
       return OnRunning(s, seen == Seen::kRunningAsKnown);

@@ -16,6 +16,8 @@ enum class JobState : uint8_t {
   kRunning,   // Slurm runs it (in the scheduler's snapshot when its nodes are modelled and have room)
   kRejected,  // held, but the policy can never place it (admission refused); retried when nodes change
   kUnplaced,  // Slurm runs it on nodes outside the model (down, powered off)
+  kRecovering,  // failed or hung: its recovery (diagnosis, drain, requeue) is planned, Slurm does not show it requeued yet
+  kFailed,      // failed and not retried (the diagnosis says why); out of the scheduler, kept until Slurm forgets it
 };
 std::string_view JobStateName(JobState s);  // "unheld", "queued", "starting", ...
 
@@ -27,6 +29,9 @@ enum class Seen : uint8_t {
   kHeld,              // pending, held
   kReleased,          // pending, not held
   kNodesGone,         // pending, released, waiting with ReqNodeNotAvail (its pinned nodes went away)
+  kFailed,            // terminal with a failure state (FAILED, NODE_FAIL, TIMEOUT, OUT_OF_MEMORY, BOOT_FAIL)
+  kHung,              // running, but no progress (heartbeat, reported progress) for the configured time
+                      // (not from the listing: the recovery step checks every running job)
 };
 std::string_view SeenName(Seen s);
 
@@ -41,6 +46,7 @@ enum class Action : uint8_t {
   kTakeBack,     // its start decision will not take effect: superseded, held, queued again
   kHoldAgain,    // released by someone else while queued: out of the queue, held again
   kEnqueue,      // now held: into the policy's queue
+  kRecover,      // it failed or hung: diagnose its log and plan the recovery (live/recovery.h)
 };
 std::string_view ActionName(Action a);
 

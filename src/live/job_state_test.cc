@@ -52,6 +52,23 @@ const Row kTable[] = {
     {S::kUnplaced, O::kReleased, false, S::kQueued, A::kBackToQueue},
     {S::kRejected, O::kHeld, false, S::kRejected, A::kNone},               // retried when nodes change
     {S::kRejected, O::kReleased, false, S::kRejected, A::kNone},
+    // Recovery (live/recovery.h): Slurm reports it failed, or it stopped making progress.
+    {S::kRunning, O::kFailed, false, S::kRecovering, A::kRecover},
+    {S::kStarting, O::kFailed, false, S::kRecovering, A::kRecover},       // failed at its launch
+    {S::kUnplaced, O::kFailed, false, S::kRecovering, A::kRecover},
+    {S::kRecovering, O::kFailed, false, S::kRecovering, A::kNone},        // recovered once
+    {S::kFailed, O::kFailed, false, S::kFailed, A::kNone},                // given up, kept for the API
+    {S::kQueued, O::kFailed, false, S::kQueued, A::kLeave},               // never ran: an ordinary end
+    {S::kUnheld, O::kFailed, false, S::kUnheld, A::kLeave},
+    {S::kRecovering, O::kEnded, false, S::kRecovering, A::kLeave},        // cancelled meanwhile
+    {S::kFailed, O::kEnded, false, S::kFailed, A::kLeave},
+    {S::kRunning, O::kHung, false, S::kRecovering, A::kRecover},
+    {S::kRecovering, O::kHeld, false, S::kQueued, A::kEnqueue},           // the recovery's requeue shows
+    {S::kRecovering, O::kReleased, false, S::kUnheld, A::kHoldAgain},     // requeued and released by someone
+    {S::kRecovering, O::kRunningAsKnown, false, S::kRecovering, A::kNone},  // a hung job until the requeue lands
+    {S::kRecovering, O::kRunningElsewhere, false, S::kRunning, A::kAdopt},  // restarted by someone else
+    {S::kFailed, O::kHeld, false, S::kQueued, A::kEnqueue},               // requeued by an operator
+    {S::kFailed, O::kRunningElsewhere, false, S::kRunning, A::kAdopt},
 };
 
 TEST(JobState, TransitionTable) {
@@ -65,15 +82,16 @@ TEST(JobState, TransitionTable) {
 }
 
 TEST(JobState, EveryStateLeavesWhenSlurmEndsIt) {
-  for (S s : {S::kUnheld, S::kQueued, S::kStarting, S::kRunning, S::kRejected, S::kUnplaced})
+  for (S s : {S::kUnheld, S::kQueued, S::kStarting, S::kRunning, S::kRejected, S::kUnplaced, S::kRecovering,
+              S::kFailed})
     for (bool open : {false, true}) EXPECT_EQ(Next(s, O::kEnded, open).action, A::kLeave) << JobStateName(s);
 }
 
 TEST(JobState, OnlyStartingDependsOnTheOpenDecision) {
   // The openness of a start decision matters only while the job is starting: everywhere
   // else Slurm's state alone decides.
-  for (S s : {S::kUnheld, S::kQueued, S::kRunning, S::kRejected, S::kUnplaced})
-    for (O o : {O::kRunningAsKnown, O::kRunningElsewhere, O::kHeld, O::kReleased, O::kNodesGone})
+  for (S s : {S::kUnheld, S::kQueued, S::kRunning, S::kRejected, S::kUnplaced, S::kRecovering, S::kFailed})
+    for (O o : {O::kRunningAsKnown, O::kRunningElsewhere, O::kHeld, O::kReleased, O::kNodesGone, O::kFailed, O::kHung})
       EXPECT_EQ(Next(s, o, false), Next(s, o, true)) << JobStateName(s) << " + " << SeenName(o);
 }
 

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <charconv>
+#include <iterator>
 
 namespace orrery::live {
 
@@ -98,13 +99,18 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, bool syn
       "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER, kind TEXT, detail TEXT);"
       "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER);"
       "CREATE TABLE IF NOT EXISTS progress(job INTEGER PRIMARY KEY, gen INTEGER, step INTEGER, total INTEGER,"
-      " eta_s REAL, at INTEGER, read_at INTEGER);"));
+      " eta_s REAL, at INTEGER, read_at INTEGER);"
+      "CREATE TABLE IF NOT EXISTS failures(job INTEGER, gen INTEGER, time INTEGER, trigger TEXT, category TEXT,"
+      " subtype TEXT, suspect TEXT, step TEXT, reason TEXT, evidence TEXT, logs TEXT, PRIMARY KEY(job, gen));"));
   return j;
 }
 
 namespace {
-constexpr std::string_view kKindNames[] = {"start", "requeue", "power-down", "power-up"};
-constexpr std::string_view kStateNames[] = {"planned", "applied", "failed", "superseded"};
+constexpr std::string_view kKindNames[] = {"start", "requeue", "power-down", "power-up",
+                                           "drain", "recover", "give-up", "undrain"};
+constexpr std::string_view kStateNames[] = {"planned", "applied", "failed", "superseded", "awaiting-confirmation"};
+static_assert(std::size(kKindNames) == static_cast<size_t>(DecisionKind::kUndrain) + 1);
+static_assert(std::size(kStateNames) == static_cast<size_t>(DecisionState::kAwaiting) + 1);
 
 template <class E, size_t N>
 bool ParseName(const std::string_view (&names)[N], std::string_view s, E* out) {
@@ -118,6 +124,19 @@ bool ParseName(const std::string_view (&names)[N], std::string_view s, E* out) {
 }  // namespace
 
 std::string_view DecisionKindName(DecisionKind k) { return kKindNames[static_cast<size_t>(k)]; }
+bool IsRecoveryDecision(DecisionKind k) {
+  switch (k) {
+    case DecisionKind::kDrain:
+    case DecisionKind::kRecover:
+    case DecisionKind::kGiveUp:
+    case DecisionKind::kUndrain: return true;
+    case DecisionKind::kStart:
+    case DecisionKind::kRequeue:
+    case DecisionKind::kPowerDown:
+    case DecisionKind::kPowerUp: return false;
+  }
+  return false;
+}
 std::string_view DecisionStateName(DecisionState s) { return kStateNames[static_cast<size_t>(s)]; }
 bool ParseDecisionKind(std::string_view s, DecisionKind* out) { return ParseName(kKindNames, s, out); }
 bool ParseDecisionState(std::string_view s, DecisionState* out) { return ParseName(kStateNames, s, out); }
@@ -148,7 +167,7 @@ std::string Col(sqlite3_stmt* s, int i) {
 
 Status Journal::Plan(JournalDecision* d) {
   ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared("INSERT INTO decisions(key,cycle,time,kind,job,gen,nodes,state,detail,applied_time)"
-                         " VALUES(?,?,?,?,?,?,?,'planned',?,NULL)"));
+                         " VALUES(?,?,?,?,?,?,?,?,?,NULL)"));
   Reset reset{stmt};
   BindText(stmt, 1, d->key);
   sqlite3_bind_int64(stmt, 2, d->cycle);
@@ -157,12 +176,14 @@ Status Journal::Plan(JournalDecision* d) {
   sqlite3_bind_int64(stmt, 5, d->job);
   sqlite3_bind_int64(stmt, 6, d->gen);
   BindText(stmt, 7, EncodeNodes(d->nodes));
-  BindText(stmt, 8, d->detail);
+  // Planned, or awaiting an operator's confirmation (a drain over the hourly limit).
+  if (d->state != DecisionState::kAwaiting) d->state = DecisionState::kPlanned;
+  BindText(stmt, 8, std::string(DecisionStateName(d->state)));
+  BindText(stmt, 9, d->detail);
   int rc = sqlite3_step(stmt);
   if (rc == SQLITE_CONSTRAINT) return MakeError("journal: duplicate decision " + d->key, kExitRuntime, ErrorCode::kDuplicate);
   if (rc != SQLITE_DONE) return Err("insert decision " + d->key);
   d->seq = sqlite3_last_insert_rowid(db_);
-  d->state = DecisionState::kPlanned;
   return Status::Ok();
 }
 
@@ -253,6 +274,56 @@ Status Journal::Event(Time t, const std::string& kind, const std::string& detail
   BindText(stmt, 3, detail);
   if (sqlite3_step(stmt) != SQLITE_DONE) return Err("insert event");
   return Status::Ok();
+}
+
+Status Journal::RecordFailure(const FailureRecord& f) {
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                       Prepared("INSERT OR REPLACE INTO failures(job,gen,time,trigger,category,subtype,suspect,step,"
+                                "reason,evidence,logs) VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
+  Reset reset{stmt};
+  sqlite3_bind_int64(stmt, 1, f.job);
+  sqlite3_bind_int64(stmt, 2, f.gen);
+  sqlite3_bind_int64(stmt, 3, f.time);
+  const std::string* text[] = {&f.trigger, &f.category, &f.subtype, &f.suspect, &f.step, &f.reason, &f.evidence, &f.logs};
+  for (int i = 0; i < 8; ++i) BindText(stmt, 4 + i, *text[i]);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Err("insert failure");
+  return Status::Ok();
+}
+
+Result<std::vector<FailureRecord>> Journal::Failures(size_t n) {
+  Stmt st;  // not cached: the LIMIT varies, and it is off the cycle path
+  std::string sql = "SELECT job,gen,time,trigger,category,subtype,suspect,step,reason,evidence,logs FROM failures"
+                    " ORDER BY time DESC, job DESC LIMIT " + std::to_string(n);
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) return Err("prepare select failures");
+  std::vector<FailureRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    FailureRecord f;
+    f.job = static_cast<uint32_t>(sqlite3_column_int64(st.s, 0));
+    f.gen = static_cast<uint32_t>(sqlite3_column_int64(st.s, 1));
+    f.time = sqlite3_column_int64(st.s, 2);
+    std::string* text[] = {&f.trigger, &f.category, &f.subtype, &f.suspect, &f.step, &f.reason, &f.evidence, &f.logs};
+    for (int i = 0; i < 8; ++i) *text[i] = Col(st.s, 3 + i);
+    out.push_back(std::move(f));
+  }
+  if (rc != SQLITE_DONE) return Err("select failures");
+  return out;
+}
+
+Result<std::unordered_map<uint32_t, int>> Journal::Restarts() {
+  ORR_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                       Prepared("SELECT job, COUNT(*) FROM failures WHERE step != 'give-up' GROUP BY job"));
+  Reset reset{stmt};
+  std::unordered_map<uint32_t, int> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+    out[static_cast<uint32_t>(sqlite3_column_int64(stmt, 0))] = static_cast<int>(sqlite3_column_int64(stmt, 1));
+  if (rc != SQLITE_DONE) return Err("select restarts");
+  return out;
+}
+
+Result<std::vector<JournalDecision>> Journal::OfKind(DecisionKind kind, Time since) {
+  return Query("WHERE kind=? AND time>=? ORDER BY seq", {std::string(DecisionKindName(kind)), std::to_string(since)});
 }
 
 Result<int64_t> Journal::GetCounter(const std::string& name) {

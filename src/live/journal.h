@@ -20,16 +20,29 @@ struct sqlite3_stmt;
 
 namespace orrery::live {
 
-// What a decision does; stored as its name ("start", "requeue", "power-down", "power-up").
-enum class DecisionKind : uint8_t { kStart, kRequeue, kPowerDown, kPowerUp };
+// What a decision does; stored as its name ("start", "requeue", "power-down", "power-up",
+// "drain", "recover", "give-up", "undrain"). The last four are recovery's (live/recovery.h).
+enum class DecisionKind : uint8_t {
+  kStart,
+  kRequeue,
+  kPowerDown,
+  kPowerUp,
+  kDrain,    // drain a node a failure's diagnosis names (key drain/<node>/<job>/<gen>)
+  kRecover,  // requeue (held) a failed or hung job to restart it (key recover/<job>/<gen>)
+  kGiveUp,   // a failed job is not retried: nothing is sent, the reason is recorded (key recover/<job>/<gen>)
+  kUndrain,  // an operator returns a drained node to service (key undrain/<node>/<n>)
+};
 // Where it is on the apply path; stored as its name ("planned", "applied", ...).
 enum class DecisionState : uint8_t {
   kPlanned,     // journaled, not yet confirmed in Slurm
   kApplied,     // Slurm took it (or showed it in effect)
   kFailed,      // Slurm refused it and it is not retried (power actions)
   kSuperseded,  // it can no longer take effect (the job or node changed first)
+  kAwaiting,    // a drain over the hourly limit: journaled, applied only once an operator confirms it
 };
 std::string_view DecisionKindName(DecisionKind k);
+// Recovery's kinds (drain, recover, give-up, undrain): settled by recovery, not by a job's end.
+bool IsRecoveryDecision(DecisionKind k);
 std::string_view DecisionStateName(DecisionState s);
 bool ParseDecisionKind(std::string_view s, DecisionKind* out);
 bool ParseDecisionState(std::string_view s, DecisionState* out);
@@ -55,6 +68,20 @@ struct JournalProgress {
   double eta_s = -1;       // remaining seconds as of read_at (-1: none)
   Time at = kNoTime;       // when the step was reached
   Time read_at = kNoTime;  // when it was read
+// One failure the daemon handled (live/recovery.h): what Slurm said, what the log's
+// diagnosis found, what was done. The API's /api/v1/failures and the queue's reasons.
+struct FailureRecord {
+  uint32_t job = 0;
+  uint32_t gen = 0;
+  Time time = 0;
+  std::string trigger;      // TriggerName: "failed", "node-fail", "timeout", "out-of-memory", "boot-fail", "hang"
+  std::string category;     // the diagnosis's ("infrastructure", "framework", "script", "unknown")
+  std::string subtype;      // e.g. "nccl_timeout", "module_not_found", "hang"
+  std::string suspect;      // the node drained or named ("" none)
+  std::string step;         // StepName: "requeue", "drain-requeue", "give-up"
+  std::string reason;       // one line for people
+  std::string evidence;     // the deciding log lines, newline-separated
+  std::string logs;         // the files read, comma-separated
 };
 
 std::string EncodeNodes(const std::vector<NodeShare>& nodes);  // "node1:4,node2:8"
@@ -88,6 +115,13 @@ class Journal {
   Status SetProgress(const JournalProgress& p);
   Status DropProgress(uint32_t job);
   Result<std::vector<JournalProgress>> AllProgress();
+  // Failures (replaces the record of the same job and generation).
+  Status RecordFailure(const FailureRecord& f);
+  Result<std::vector<FailureRecord>> Failures(size_t n);  // newest first
+  // Recoveries that requeued each job (failure records other than give-ups).
+  Result<std::unordered_map<uint32_t, int>> Restarts();
+  // Decisions of one kind planned at or after `since`, in order.
+  Result<std::vector<JournalDecision>> OfKind(DecisionKind kind, Time since);
   Result<int64_t> GetCounter(const std::string& name);
   Status SetCounter(const std::string& name, int64_t v);
   const std::string& path() const { return path_; }

@@ -32,7 +32,10 @@ bool SameNodes(const std::vector<NodeShare>& a, const std::vector<std::string>& 
 
 constexpr Duration kPowerUpGrace = 10;
 
-bool Placed(JobState s) { return s == JobState::kStarting || s == JobState::kRunning || s == JobState::kUnplaced; }
+// On nodes in Slurm as the daemon believes (a hung job being recovered still runs there).
+bool Placed(JobState s) {
+  return s == JobState::kStarting || s == JobState::kRunning || s == JobState::kUnplaced || s == JobState::kRecovering;
+}
 
 }  // namespace
 
@@ -201,6 +204,8 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   j.gpu_milli = 1000;
   j.nodes = static_cast<uint16_t>(sj.num_nodes > 1 ? sj.num_nodes : 0);
   lj.partition = sj.partition;
+  lj.heartbeat = HeartbeatPath(sj.comment, sj.id);
+  lj.hang_after = HangAfter(sj.comment);
   int vc = VcOf(sj.partition);
   j.vc = VcId(static_cast<uint16_t>(std::max(vc, 0)));
 }
@@ -287,8 +292,8 @@ void Daemon::Leave(LiveJob& lj, const SlurmJob* sj, Time now) {
     case SlurmJobState::kFinished:
       sched_->Finish(slot, now);
       break;
-    case SlurmJobState::kFailed:
-      sched_->Fail(slot, now, FailureKind::kUnknown, /*restartable=*/false);
+    case SlurmJobState::kFailed:  // (a job that ran is recovered instead: recovery_loop.cc)
+      sched_->Fail(slot, now, FailureKindOf(sj->failure), /*restartable=*/false);
       break;
     case SlurmJobState::kCancelled:
     case SlurmJobState::kPending:  // (not an end: never passed here)
@@ -311,7 +316,7 @@ void Daemon::BackToQueue(LiveJob& lj, bool held, Time now) {
 // ---------------------------------------------------------------- jobs
 
 Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
-  if (IsTerminal(sj.state)) return Seen::kEnded;
+  if (IsTerminal(sj.state)) return sj.state == SlurmJobState::kFailed ? Seen::kFailed : Seen::kEnded;
   if (sj.state == SlurmJobState::kRunning)
     return Placed(lj.state) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
   if (sj.held) return Seen::kHeld;
@@ -345,6 +350,9 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
       return SettleUnapplied(sj, now);
     case Action::kStarted:
       lj.started = sj.start == kNoTime ? now : sj.start;
+      break;
+    case Action::kRecover:  // diagnosed and acted on after Observe (RecoverStep)
+      recover_todo_.emplace_back(lj.id, sj.state == SlurmJobState::kRunning ? Trigger::kHang : TriggerOf(sj.failure));
       break;
     case Action::kAdopt:
       ++m_adopted_;
@@ -436,7 +444,7 @@ Status Daemon::Supersede(uint32_t job, uint32_t gen, Time now, const std::string
 // reports: applied when it ran where the decision put it, else superseded.
 Status Daemon::SettleUnapplied(const SlurmJob& sj, Time now) {
   for (auto u = unapplied_.begin(); u != unapplied_.end();) {
-    if (u->second.job != sj.id) {
+    if (u->second.job != sj.id || IsRecoveryDecision(u->second.kind)) {  // recovery's are checked by the apply path
       ++u;
       continue;
     }
@@ -457,6 +465,7 @@ Status Daemon::SettleUnapplied(const SlurmJob& sj, Time now) {
 
 // First sight of a job (new, or after a restart): its state from Slurm and the journal.
 Status Daemon::NewJob(const SlurmJob& sj, Time now) {
+  if (sj.state == SlurmJobState::kFailed) return AdoptFailed(sj, now);
   if (IsTerminal(sj.state)) return SettleUnapplied(sj, now);  // ended before we saw it
   auto owned = std::make_unique<LiveJob>();
   LiveJob& lj = *owned;

@@ -8,6 +8,7 @@
 #include "logs/llm.h"
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
+#include "sched/plugins/recovery.h"
 
 namespace orrery::live {
 
@@ -124,6 +125,25 @@ Status ParseDaemon(const Ctx& c, const TV& daemon, ServeConfig* cfg) {
   return Status::Ok();
 }
 
+Status ParseRecovery(const Ctx& c, const TV& rec, RecoveryOptions* r) {
+  ORR_RETURN_IF_ERROR(OnlyKeys(c, rec, "[recovery]",
+                               {"policy", "hang_after_s", "max_drains_per_hour", "max_restarts", "log_tail_kib"}));
+  ORR_RETURN_IF_ERROR(ReadString(c, rec, "policy", "[recovery]", &r->policy));
+  if (auto p = MakeRecovery(r->policy); !p.ok())
+    return c.At(Find(rec, "policy") ? *Find(rec, "policy") : rec, "'policy' in [recovery]: " + p.error().message);
+  int64_t hang = r->hang_after, drains = r->max_drains_per_hour, restarts = r->max_restarts;
+  int64_t tail = static_cast<int64_t>(r->log_tail_bytes / 1024);
+  ORR_RETURN_IF_ERROR(ReadInt(c, rec, "hang_after_s", "[recovery]", 0, 30LL * 86400, &hang));
+  ORR_RETURN_IF_ERROR(ReadInt(c, rec, "max_drains_per_hour", "[recovery]", 0, 100000, &drains));
+  ORR_RETURN_IF_ERROR(ReadInt(c, rec, "max_restarts", "[recovery]", 0, 1000, &restarts));
+  ORR_RETURN_IF_ERROR(ReadInt(c, rec, "log_tail_kib", "[recovery]", 1, 65536, &tail));
+  r->hang_after = hang;
+  r->max_drains_per_hour = static_cast<int>(drains);
+  r->max_restarts = static_cast<int>(restarts);
+  r->log_tail_bytes = static_cast<size_t>(tail) * 1024;
+  return Status::Ok();
+}
+
 Status ReadTokenFile(const Ctx& c, const TV& http, ServeConfig* cfg) {
   std::string token_file;
   ORR_RETURN_IF_ERROR(ReadString(c, http, "token_file", "[http]", &token_file));
@@ -157,7 +177,8 @@ Result<ServeConfig> ParseServeConfig(const std::string& text, const std::string&
   Ctx c{file};
   ORR_ASSIGN_OR_RETURN(TV root, toml_util::Parse(c, text));
   ServeConfig cfg;
-  ORR_RETURN_IF_ERROR(OnlyKeys(c, root, "the top-level table", {"slurm", "policy", "daemon", "http", "signals", "llm"}));
+  ORR_RETURN_IF_ERROR(
+      OnlyKeys(c, root, "the top-level table", {"slurm", "policy", "daemon", "http", "signals", "llm", "recovery"}));
   ORR_ASSIGN_OR_RETURN(const TV* slurm, Table(c, root, "slurm"));
   if (!slurm) return MakeError(file + ":1:1: missing table [slurm] (at least: partitions = [\"...\"])");
   ORR_RETURN_IF_ERROR(ParseSlurm(c, *slurm, &cfg));
@@ -173,6 +194,8 @@ Result<ServeConfig> ParseServeConfig(const std::string& text, const std::string&
                                             "set [policy] spec with estimator=semantic (e.g. srtf:estimator=semantic)");
   ORR_ASSIGN_OR_RETURN(const TV* daemon, Table(c, root, "daemon"));
   if (daemon) ORR_RETURN_IF_ERROR(ParseDaemon(c, *daemon, &cfg));
+  ORR_ASSIGN_OR_RETURN(const TV* recovery, Table(c, root, "recovery"));
+  if (recovery) ORR_RETURN_IF_ERROR(ParseRecovery(c, *recovery, &cfg.daemon.recovery));
   ORR_ASSIGN_OR_RETURN(const TV* http, Table(c, root, "http"));
   if (http) ORR_RETURN_IF_ERROR(ParseHttp(c, *http, &cfg));
   return cfg;

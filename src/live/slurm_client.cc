@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -47,6 +48,14 @@ std::string Trim(std::string_view s) {
   return std::string(s);
 }
 
+SlurmFailure FailureOf(std::string_view raw) {
+  if (raw == "NODE_FAIL") return SlurmFailure::kNodeFail;
+  if (raw == "BOOT_FAIL") return SlurmFailure::kBootFail;
+  if (raw == "TIMEOUT" || raw == "DEADLINE") return SlurmFailure::kTimeout;
+  if (raw == "OUT_OF_MEMORY") return SlurmFailure::kOutOfMemory;
+  return SlurmFailure::kExit;  // FAILED, SPECIAL_EXIT and any failure state Slurm adds
+}
+
 SlurmJobState StateOf(std::string_view raw) {
   if (raw == "PENDING" || raw == "REQUEUED" || raw == "REQUEUE_HOLD" || raw == "REQUEUE_FED" ||
       raw == "RESV_DEL_HOLD")
@@ -70,6 +79,30 @@ std::string_view SlurmJobStateName(SlurmJobState s) {
     case SlurmJobState::kCancelled: return "cancelled";
   }
   return "?";
+}
+
+std::string_view SlurmFailureName(SlurmFailure f) {
+  switch (f) {
+    case SlurmFailure::kNone: return "";
+    case SlurmFailure::kExit: return "FAILED";
+    case SlurmFailure::kNodeFail: return "NODE_FAIL";
+    case SlurmFailure::kBootFail: return "BOOT_FAIL";
+    case SlurmFailure::kTimeout: return "TIMEOUT";
+    case SlurmFailure::kOutOfMemory: return "OUT_OF_MEMORY";
+  }
+  return "?";
+}
+
+FailureKind FailureKindOf(SlurmFailure f) {
+  switch (f) {
+    case SlurmFailure::kNone: return FailureKind::kNone;
+    case SlurmFailure::kExit: return FailureKind::kUser;  // the script's own non-zero exit
+    case SlurmFailure::kNodeFail:
+    case SlurmFailure::kBootFail: return FailureKind::kHardware;
+    case SlurmFailure::kTimeout: return FailureKind::kTimeout;
+    case SlurmFailure::kOutOfMemory: return FailureKind::kOom;
+  }
+  return FailureKind::kUnknown;
 }
 
 bool IsTerminal(SlurmJobState s) {
@@ -232,6 +265,7 @@ Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
     j.id = static_cast<uint32_t>(v);
     j.state_raw = std::string(f[1]);
     j.state = StateOf(f[1]);
+    if (j.state == SlurmJobState::kFailed) j.failure = FailureOf(f[1]);
     j.partition = std::string(f[2]);
     j.user = std::string(f[3]);
     if (!ParseU64(f[4], &v) || v > 100000) return bad("bad node count");
@@ -388,6 +422,29 @@ Result<ExecResult> Exec(const std::vector<std::string>& argv, int timeout_ms, co
   return r;
 }
 
+JobOutputPaths ParseJobOutputPaths(std::string_view text) {
+  auto field = [&](std::string_view key) {
+    size_t p = text.find(key);
+    while (p != std::string_view::npos && p > 0 && text[p - 1] != ' ' && text[p - 1] != '\n') p = text.find(key, p + 1);
+    if (p == std::string_view::npos) return std::string();
+    size_t b = p + key.size(), e = b;
+    // The value runs to the next " Word=" (scontrol's next field) or the end of the line.
+    while (e < text.size() && text[e] != '\n') {
+      if (text[e] == ' ') {
+        size_t q = e + 1;
+        while (q < text.size() && (std::isalnum(static_cast<unsigned char>(text[q])) || text[q] == '_' || text[q] == ':')) ++q;
+        if (q > e + 1 && q < text.size() && text[q] == '=') break;
+      }
+      ++e;
+    }
+    return Trim(text.substr(b, e - b));
+  };
+  JobOutputPaths p{field("StdOut="), field("StdErr=")};
+  if (p.out == "(null)") p.out.clear();
+  if (p.err == "(null)") p.err.clear();
+  return p;
+}
+
 bool WaitsForUnavailableNodes(const SlurmJob& j) {
   return j.state == SlurmJobState::kPending && !j.held && j.reason.rfind("ReqNodeNotAvail", 0) == 0;
 }
@@ -477,13 +534,16 @@ Status ExecSlurmClient::Hold(uint32_t job) {
   return Status::Ok();
 }
 
-Status ExecSlurmClient::StartOn(uint32_t job, const std::vector<NodeShare>& nodes) {
+Status ExecSlurmClient::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) {
   std::vector<std::string> names;
   for (const auto& n : nodes) names.push_back(n.node);
   std::string id = std::to_string(job);
   // Only the node list: the node count is the job's own (the placer honours it), and an
-  // update of NumNodes reaching a job that has just started would resize it.
-  auto u = Run("scontrol", {"update", "JobId=" + id, "ReqNodeList=" + JoinParts(names)});
+  // update of NumNodes reaching a job that has just started would resize it. A held job
+  // cannot start behind our back, so clearing a requeue's begin-time delay is safe.
+  std::vector<std::string> args = {"update", "JobId=" + id, "ReqNodeList=" + JoinParts(names)};
+  if (after_requeue) args.push_back("StartTime=now");
+  auto u = Run("scontrol", std::move(args));
   if (!u.ok()) return u.error();
   auto r = Run("scontrol", {"release", id});
   // Releasing twice (e.g. re-applying after a crash) is harmless.
@@ -521,7 +581,9 @@ Result<uint32_t> ExecSlurmClient::Submit(const SubmitSpec& s) {
   if (!s.partition.empty()) args.insert(args.end(), {"-p", s.partition});
   if (s.gpus_per_node > 0) args.push_back("--gres=gpu:" + std::to_string(s.gpus_per_node));
   if (s.hold) args.push_back("--hold");
-  if (s.duration_hint >= 0) args.push_back("--comment=orrery:duration=" + std::to_string(s.duration_hint));
+  std::string comment = s.duration_hint >= 0 ? "orrery:duration=" + std::to_string(s.duration_hint) : "";
+  if (!s.comment.empty()) comment += (comment.empty() ? "" : " ") + s.comment;
+  if (!comment.empty()) args.push_back("--comment=" + comment);
   if (s.time_limit_s > 0) args.push_back("--time=" + std::to_string((s.time_limit_s + 59) / 60));
   args.push_back("--wrap=sleep " + std::to_string(s.sleep_s));
   ORR_ASSIGN_OR_RETURN(std::string out, Run("sbatch", std::move(args)));
@@ -531,6 +593,30 @@ Result<uint32_t> ExecSlurmClient::Submit(const SubmitSpec& s) {
   if (!ParseU64(t, &v) || v == 0 || v > UINT32_MAX)
     return MakeError("sbatch --parsable printed \"" + t + "\", expected a job id", kExitRuntime);
   return static_cast<uint32_t>(v);
+}
+
+Status ExecSlurmClient::Drain(const std::string& node, const std::string& reason) {
+  auto r = Run("scontrol", {"update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason});
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+Status ExecSlurmClient::Undrain(const std::string& node) {
+  auto r = Run("scontrol", {"update", "NodeName=" + node, "State=RESUME"});
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+Status ExecSlurmClient::RestartHeld(uint32_t job) {
+  std::string id = std::to_string(job);
+  auto r = Run("scontrol", {"requeuehold", id});  // a finished job too (JobRequeue / --requeue)
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
+Result<JobOutputPaths> ExecSlurmClient::OutputPaths(uint32_t job) {
+  ORR_ASSIGN_OR_RETURN(std::string out, Run("scontrol", {"show", "job", "-o", std::to_string(job)}));
+  return ParseJobOutputPaths(out);
 }
 
 Status ExecSlurmClient::Cancel(uint32_t job) {

@@ -14,6 +14,7 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "model/attempt.h"
 
 namespace orrery::live {
 
@@ -26,6 +27,18 @@ enum class SlurmJobState : uint8_t {
 };
 std::string_view SlurmJobStateName(SlurmJobState s);
 bool IsTerminal(SlurmJobState s);
+// Why Slurm reports a job failed (SlurmJobState::kFailed), from its state name.
+enum class SlurmFailure : uint8_t {
+  kNone,         // not failed
+  kExit,         // FAILED, SPECIAL_EXIT: the batch script exited non-zero
+  kNodeFail,     // NODE_FAIL: a node of the job failed
+  kBootFail,     // BOOT_FAIL: a node could not be booted for it
+  kTimeout,      // TIMEOUT, DEADLINE: it ran past its time limit or deadline
+  kOutOfMemory,  // OUT_OF_MEMORY: the cgroup memory limit
+};
+std::string_view SlurmFailureName(SlurmFailure f);  // "", "FAILED", "NODE_FAIL", "BOOT_FAIL", "TIMEOUT", "OUT_OF_MEMORY"
+// The core's failure kind for a Slurm failure when nothing else is known (no diagnosis).
+FailureKind FailureKindOf(SlurmFailure f);
 struct SlurmJob;
 // A released pending job that waits because nodes it was pinned to are unavailable
 // (reason ReqNodeNotAvail: a node went down between the decision and the launch).
@@ -37,6 +50,7 @@ struct SlurmJob {
   std::string partition;
   std::string user;
   SlurmJobState state = SlurmJobState::kPending;
+  SlurmFailure failure = SlurmFailure::kNone;  // why, when state is kFailed
   std::string state_raw;      // e.g. "PENDING", "COMPLETING"
   std::string reason;         // e.g. "JobHeldAdmin", "Resources", "None"
   bool held = false;          // user or admin hold (priority 0)
@@ -80,6 +94,7 @@ struct SubmitSpec {
   uint32_t gpus_per_node = 0;
   Duration sleep_s = 1;       // the job runs `sleep sleep_s`
   Duration duration_hint = -1;  // written as comment orrery:duration=N
+  std::string comment;          // more of the comment (e.g. "orrery:heartbeat=PATH", recovery.h)
   Duration time_limit_s = -1;
   bool hold = true;
   std::string workdir = "/tmp";
@@ -94,6 +109,10 @@ struct JobFiles {
 };
 // Batch scripts longer than this are cut (the advisor reads launch settings, not data).
 inline constexpr size_t kMaxBatchScriptBytes = 1 << 20;
+// Where a batch job writes (scontrol show job: StdOut=, StdErr=; patterns expanded by Slurm).
+struct JobOutputPaths {
+  std::string out, err;  // "" when Slurm shows none
+};
 
 // A job listing: everything Slurm reports (full) or only the jobs changed since a cursor
 // (like slurmrestd's update_time filter; squeue has none, so ExecSlurmClient is always full).
@@ -119,7 +138,9 @@ class SlurmClient {
   virtual Status Hold(uint32_t job) = 0;
   // Pins a held pending job to `nodes` (ReqNodeList) and releases it, so that
   // Slurm starts it there. Releasing a job that is no longer held is not an error.
-  virtual Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) = 0;
+  // `after_requeue`: the job was requeued before, and Slurm pushed its begin time ~2 minutes
+  // ahead when the requeue completed; it is made eligible now (StartTime=now).
+  virtual Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) = 0;
   // Requeues a running job and holds it (preemption); the job must be requeueable.
   virtual Status RequeueHold(uint32_t job) = 0;
   virtual Status SetPriority(uint32_t job, uint32_t priority) = 0;
@@ -134,6 +155,15 @@ class SlurmClient {
   // The job's batch script (at most kMaxBatchScriptBytes); kNotFound when the job has none
   // (interactive allocations) or the client cannot tell.
   virtual Result<std::string> BatchScript(uint32_t job);
+  // --- recovery (live/recovery.h)
+  // Drains a node (running jobs finish, no new ones start): State=DRAIN Reason="...".
+  virtual Status Drain(const std::string& node, const std::string& reason) = 0;
+  // Returns a drained node to service (State=RESUME).
+  virtual Status Undrain(const std::string& node) = 0;
+  // Requeues a failed or running batch job into pending, held (StartOn with after_requeue
+  // starts it again).
+  virtual Status RestartHeld(uint32_t job) = 0;
+  virtual Result<JobOutputPaths> OutputPaths(uint32_t job) = 0;
 };
 
 // --- parsing helpers (public for tests and fuzzing)
@@ -161,6 +191,9 @@ Duration DurationHint(std::string_view comment);
 // `scontrol show job -o` (one line of Key=Value fields) -> the job's files; an error when the
 // line has no StdOut field.
 Result<JobFiles> ParseJobFiles(std::string_view text);
+// `scontrol show job -o ID` -> its StdOut= and StdErr= paths (a path ends at the next
+// " Key=" field, so it may contain spaces).
+JobOutputPaths ParseJobOutputPaths(std::string_view text);
 
 // Slurm's error replies classified (the one place that reads their wording): "Invalid job
 // id" -> kNotFound, "already ..." -> kAlreadyDone, "not running/pending/held" ->
@@ -190,7 +223,7 @@ class ExecSlurmClient final : public SlurmClient {
   Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
   Status Hold(uint32_t job) override;
-  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes) override;
+  Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
   Status RequeueHold(uint32_t job) override;
   Status SetPriority(uint32_t job, uint32_t priority) override;
   Status PowerDown(const std::string& node) override;
@@ -199,6 +232,10 @@ class ExecSlurmClient final : public SlurmClient {
   Status Cancel(uint32_t job) override;
   Result<JobFiles> Files(uint32_t job) override;
   Result<std::string> BatchScript(uint32_t job) override;
+  Status Drain(const std::string& node, const std::string& reason) override;
+  Status Undrain(const std::string& node) override;
+  Status RestartHeld(uint32_t job) override;
+  Result<JobOutputPaths> OutputPaths(uint32_t job) override;
 
   // Runs a Slurm tool; a non-zero exit becomes an error carrying the command and stderr
   // (public for live/batch_submit.h).

@@ -84,6 +84,7 @@ void Daemon::QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, si
     }
     if (!booting.empty() && lj->job.gpus > free_now)
       e.why = fmt::format("waits for powered-down node(s) to boot: {} powering up; {}", booting, e.why);
+    e.failure = lj->failure;  // a requeued job's last failure
     out->push_back(std::move(e));
   }
 }
@@ -128,7 +129,14 @@ QueueEntry Daemon::OtherEntry(const LiveJob& lj) const {
     case JobState::kUnheld:
       e.why = "not held in Slurm: enters the queue once the daemon's hold shows";
       break;
+    case JobState::kRecovering:
+      e.why = lj.reason.empty() ? "failed or hung: being diagnosed" : "recovering: " + lj.reason;
+      break;
+    case JobState::kFailed:
+      e.why = lj.reason;
+      break;
   }
+  e.failure = lj.failure;
   return e;
 }
 
@@ -287,6 +295,13 @@ std::string Daemon::MetricsText() const {
             m_failed_resumes_);
   x.Gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
   if (signals_) SignalsMetrics(&x.m);
+  x.Counter("orrery_recoveries_total", "Failed or hung jobs diagnosed and acted on by this process.", m_recoveries_);
+  x.Counter("orrery_hangs_total", "Jobs found without progress for the configured time.", m_hangs_);
+  x.Counter("orrery_give_ups_total", "Failed jobs not retried (script errors, restart limit).", m_give_ups_);
+  x.Counter("orrery_drains_total", "Nodes drained by recovery in this process.", m_drains_);
+  x.Counter("orrery_undrains_total", "Drained nodes returned to service by an operator.", m_undrains_);
+  x.Gauge("orrery_drains_awaiting", "Drains over the hourly limit waiting for an operator.",
+          static_cast<double>(awaiting_.size()));
   return x.m;
 }
 

@@ -1,0 +1,411 @@
+// The daemon's recovery of failed and hung jobs (the rules: live/recovery.h). The reconciler
+// moves a job Slurm reports failed, or a running job without progress, to kRecovering
+// (job_state.h) and lists it; after Observe, RecoverStep diagnoses each from the tail of its
+// output, journals a failure record and its decisions (drain, recover = requeue held, or
+// give-up) before any reaches Slurm, tells the core (Fail with the diagnosed kind, restartable
+// when it is requeued) and applies them through the one apply path (apply.cc), which checks
+// a decision met again after a crash against what Slurm shows: a node is never drained twice
+// and a planned requeue is never lost. Drains beyond the hourly limit are journaled as
+// awaiting an operator (ConfirmDrain / ReleaseDrain, the HTTP API).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "live/daemon.h"
+
+namespace orrery::live {
+
+namespace {
+
+constexpr Duration kHour = 3600;
+
+std::string RecoverKey(uint32_t job, uint32_t gen) { return fmt::format("recover/{}/{}", job, gen); }
+
+bool ShowsDrain(const SlurmNode& n) { return n.state_raw.find("drain") != std::string::npos; }
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- state after a restart
+
+Status Daemon::LoadRecovery(Time now) {
+  ORR_ASSIGN_OR_RETURN(recovery_, MakeRecovery(opts_.recovery.policy));
+  ORR_ASSIGN_OR_RETURN(auto drains, journal_->OfKind(DecisionKind::kDrain, now - kHour));
+  for (const JournalDecision& d : drains)
+    if (d.state == DecisionState::kPlanned || d.state == DecisionState::kApplied) drain_times_.push_back(d.time);
+  ORR_ASSIGN_OR_RETURN(auto awaiting, journal_->WithState(DecisionState::kAwaiting));
+  for (JournalDecision& d : awaiting) awaiting_[d.key] = std::move(d);
+  ORR_ASSIGN_OR_RETURN(restarts_, journal_->Restarts());
+  ORR_ASSIGN_OR_RETURN(undrain_seq_, journal_->GetCounter("undrain"));
+  return Status::Ok();
+}
+
+// A failed job seen for the first time (after a restart, or it failed before a listing showed
+// it running): recovered when this generation ran under the daemon (its start decision is
+// journaled) and no recovery was decided for it yet; its recovery waits for the apply path
+// when one is planned; otherwise it stays listed as failed, out of the scheduler.
+Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
+  auto g = gens_.find(sj.id);
+  const uint32_t gen = g == gens_.end() ? 0 : g->second;
+  const std::string key = RecoverKey(sj.id, gen);
+  Result<JournalDecision> known = journal_->Get(key);
+  if (!known.ok() && known.error().code != ErrorCode::kNotFound) return known.error();
+  const bool ran_here = known.ok() || journal_->Has(StartKey(sj.id, gen));
+  auto owned = std::make_unique<LiveJob>();
+  LiveJob& lj = *owned;
+  lj.id = sj.id;
+  FillJob(lj, sj);
+  lj.gen = gen;
+  lj.started = sj.start;
+  for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
+  if (!ran_here) {
+    lj.state = JobState::kFailed;
+    lj.reason = fmt::format("failed in Slurm ({}) outside Orrery's management: not recovered", sj.state_raw);
+  } else if (!known.ok()) {
+    lj.state = JobState::kRecovering;
+    recover_todo_.emplace_back(sj.id, TriggerOf(sj.failure));
+  } else if (unapplied_.count(key)) {
+    lj.state = JobState::kRecovering;  // the apply path sends its requeue
+    lj.reason = known->detail;
+  } else {
+    lj.state = JobState::kFailed;
+    lj.reason = known->detail;
+  }
+  jobs_[sj.id] = std::move(owned);
+  return SettleUnapplied(sj, now);
+}
+
+// ---------------------------------------------------------------- hangs
+
+// Watched jobs only: those that declare a heartbeat file (the restart contract) or report
+// progress to the core (the signals loop); the clock starts at the job's start.
+bool Daemon::Hung(const LiveJob& lj, Time now) const {
+  if (lj.state != JobState::kRunning || lj.started == kNoTime) return false;
+  const Duration after = lj.hang_after > 0 ? lj.hang_after : opts_.recovery.hang_after;
+  if (after <= 0) return false;
+  bool watched = false;
+  Time last = lj.started;
+  if (!lj.heartbeat.empty()) {
+    watched = true;
+    last = std::max(last, LastBeat(lj.heartbeat));
+  }
+  if (sched_ && lj.slot != UINT32_MAX) {
+    const Time reported = sched_->view(lj.slot).progress.at;
+    if (reported != kNoTime) {
+      watched = true;
+      last = std::max(last, reported);
+    }
+  }
+  return watched && now - last >= after;
+}
+
+// Every running job, whether or not this cycle's listing showed it (a delta listing shows
+// only jobs that changed), in id order.
+void Daemon::FindHangs(Time now) {
+  std::vector<uint32_t> hung;
+  for (const auto& [id, lj] : jobs_)
+    if (Hung(*lj, now)) hung.push_back(id);
+  std::sort(hung.begin(), hung.end());
+  for (uint32_t id : hung) {
+    LiveJob& lj = *jobs_.at(id);
+    const Transition tr = Next(lj.state, Seen::kHung, false);
+    lj.state = tr.next;
+    if (tr.action == Action::kRecover) recover_todo_.emplace_back(id, Trigger::kHang);
+  }
+}
+
+// ---------------------------------------------------------------- the step
+
+Status Daemon::RecoverStep(Time now, CycleStats* st) {
+  FindHangs(now);
+  if (recover_todo_.empty()) return Status::Ok();
+  std::vector<std::pair<uint32_t, Trigger>> todo;
+  todo.swap(recover_todo_);
+  Status first = Status::Ok();
+  for (const auto& [job, trigger] : todo) {
+    Status s = RecoverOne(job, trigger, now, st);
+    if (s.ok()) continue;
+    // Nothing was planned (Slurm or the journal refused): tried again next cycle.
+    recover_todo_.emplace_back(job, trigger);
+    Note(now, "error", fmt::format("recovery of job {}: {} (retried next cycle)", job, s.error().message));
+    if (first.ok()) first = s;
+  }
+  Status sync = SyncNodes(now);  // drained nodes leave placement before the policy decides
+  return first.ok() ? sync : first;
+}
+
+Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st) {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || it->second->state != JobState::kRecovering) return Status::Ok();
+  LiveJob& lj = *it->second;
+  // A generation whose recovery was decided already (a requeue Slurm took while the daemon
+  // was away, seen as a held job): this failure is the next generation's.
+  if (!unapplied_.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen)))
+    ORR_RETURN_IF_ERROR(NewGeneration(lj, now, "a recovery of this generation was decided before"));
+  lj.state = JobState::kRecovering;
+  std::string files;
+  auto paths = slurm_->OutputPaths(job);
+  if (!paths.ok() && paths.error().code != ErrorCode::kNotFound) return paths.error();
+  std::string tail;
+  const logs::Diagnosis d = DiagnoseOutput(paths.ok() ? *paths : JobOutputPaths{}, &files, &tail, now);
+  Incident inc;
+  inc.log = tail;
+  inc.trigger = trigger;
+  for (const NodeShare& n : lj.nodes) inc.nodes.push_back(n.node);
+  inc.restarts = restarts_[job];
+  const RecoveryVerdict v = Judge(recovery_, d, inc, opts_.recovery.max_restarts);
+  FailureRecord rec{job, lj.gen, now, std::string(TriggerName(trigger)), std::string(logs::CategoryName(d.category)),
+                    trigger == Trigger::kHang ? "hang" : d.subtype, v.suspect, std::string(StepName(v.step)),
+                    v.reason, Join(d.evidence, "\n"), files};
+  ORR_RETURN_IF_ERROR(journal_->RecordFailure(rec));
+  std::vector<JournalDecision> batch = RecoveryDecisions(lj, v, rec.subtype, now);
+  ORR_RETURN_IF_ERROR(PlanBatch(batch));
+  lj.failure = rec;
+  lj.reason = v.reason;
+  if (v.step != RecoveryStep::kGiveUp) ++restarts_[job];
+  ++m_recoveries_;
+  ++st->recoveries;
+  if (trigger == Trigger::kHang) ++m_hangs_;
+  if (v.step == RecoveryStep::kGiveUp) ++m_give_ups_;
+  Note(now, "recover", fmt::format("job {} {}: {}", job, TriggerName(trigger), v.reason));
+  TellCore(lj, v, now);
+  std::vector<JournalDecision> send;
+  for (JournalDecision& x : batch) {
+    if (x.state == DecisionState::kAwaiting) {
+      Note(now, "drain", fmt::format("{}: over the limit of {} drains per hour; awaits an operator "
+                                     "(POST /api/v1/drains/{}/confirm or /release)",
+                                     x.key, opts_.recovery.max_drains_per_hour, x.nodes[0].node));
+      awaiting_[x.key] = x;
+      continue;
+    }
+    if (x.kind == DecisionKind::kDrain) drain_times_.push_back(now);
+    send.push_back(std::move(x));
+  }
+  ORR_RETURN_IF_ERROR(ApplyPath(std::move(send), /*planned=*/true, now, st));
+  // A requeue Slurm has not taken yet: out of the policy's queue until Slurm shows it held.
+  if (v.step != RecoveryStep::kGiveUp && lj.state == JobState::kRecovering) Withdraw(lj, now);
+  return Status::Ok();
+}
+
+// StdOut, then StdErr (once when they are the same file): the last log_tail_bytes of each.
+logs::Diagnosis Daemon::DiagnoseOutput(const JobOutputPaths& paths, std::string* files, std::string* text_out,
+                                       Time now) {
+  std::string& text = *text_out;
+  std::vector<std::string> read;
+  for (const std::string* p : {&paths.out, &paths.err}) {
+    if (p->empty() || std::find(read.begin(), read.end(), *p) != read.end()) continue;
+    auto tail = ReadTail(*p, opts_.recovery.log_tail_bytes);
+    if (!tail.ok()) {
+      Note(now, "error", "recovery: " + tail.error().message);
+      continue;
+    }
+    text += *tail;
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    read.push_back(*p);
+  }
+  *files = Join(read, ",");
+  return diagnoser_.Diagnose(text);
+}
+
+std::vector<JournalDecision> Daemon::RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v,
+                                                       const std::string& subtype, Time now) {
+  auto base = [&](DecisionKind kind, std::string key) {
+    JournalDecision d;
+    d.kind = kind;
+    d.key = std::move(key);
+    d.cycle = cycle_;
+    d.time = now;
+    d.job = lj.id;
+    d.gen = lj.gen;
+    return d;
+  };
+  std::vector<JournalDecision> out;
+  auto node = nodes_.find(v.suspect);
+  if (v.step == RecoveryStep::kDrainRequeue && node != nodes_.end()) {
+    JournalDecision d = base(DecisionKind::kDrain, fmt::format("drain/{}/{}/{}", v.suspect, lj.id, lj.gen));
+    d.nodes = {NodeShare{v.suspect, node->second.gpus}};
+    d.detail = "orrery: " + subtype;  // Slurm's Reason= for the node
+    if (DrainsThisHour(now) >= static_cast<size_t>(opts_.recovery.max_drains_per_hour))
+      d.state = DecisionState::kAwaiting;
+    out.push_back(std::move(d));
+  }
+  JournalDecision r = base(v.step == RecoveryStep::kGiveUp ? DecisionKind::kGiveUp : DecisionKind::kRecover,
+                           RecoverKey(lj.id, lj.gen));
+  r.nodes = lj.nodes;
+  r.detail = v.reason;
+  out.push_back(std::move(r));
+  return out;
+}
+
+// The core hears of the failure through its lifecycle verb, with the diagnosed kind: a job
+// that is requeued waits again (attained service, attempts and failures kept); one that is
+// given up leaves.
+void Daemon::TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now) {
+  const bool retry = v.step != RecoveryStep::kGiveUp;
+  if (sched_ && lj.slot != UINT32_MAX) {
+    if (sched_->view(lj.slot).running) {
+      sched_->Fail(lj.slot, now, v.kind, retry);
+      if (!retry) {
+        sched_->Release(lj.slot);
+        lj.slot = UINT32_MAX;
+      }
+    } else {
+      Withdraw(lj, now);  // re-enters when Slurm shows it held
+    }
+  }
+  if (!retry) lj.state = JobState::kFailed;
+}
+
+size_t Daemon::DrainsThisHour(Time now) {
+  while (!drain_times_.empty() && drain_times_.front() <= now - kHour) drain_times_.pop_front();
+  return drain_times_.size();
+}
+
+// ---------------------------------------------------------------- the apply path's side
+
+Daemon::Verdict Daemon::CheckRecovery(const JournalDecision& d, std::string* why) const {
+  const std::string node = d.nodes.empty() ? "" : d.nodes[0].node;
+  auto obs = nodes_.find(node);
+  switch (d.kind) {
+    case DecisionKind::kDrain:
+      if (obs != nodes_.end() && ShowsDrain(obs->second)) {  // never drained twice
+        *why = d.detail + "; confirmed: Slurm shows " + node + " " + obs->second.state_raw;
+        return Verdict::kInEffect;
+      }
+      return Verdict::kSend;
+    case DecisionKind::kUndrain:
+      if (obs == nodes_.end() || !ShowsDrain(obs->second)) {
+        *why = "confirmed: Slurm shows " + node + (obs == nodes_.end() ? " gone" : " " + obs->second.state_raw);
+        return Verdict::kInEffect;
+      }
+      return Verdict::kSend;
+    case DecisionKind::kRecover: {
+      auto it = jobs_.find(d.job);
+      if (it == jobs_.end()) {
+        *why = "Slurm no longer lists the job";
+        return Verdict::kObsolete;
+      }
+      const LiveJob& lj = *it->second;
+      if (lj.gen == d.gen && lj.state == JobState::kRecovering) return Verdict::kSend;
+      *why = d.detail + "; confirmed: Slurm shows it requeued";  // never requeued twice
+      return Verdict::kInEffect;
+    }
+    case DecisionKind::kGiveUp:
+      *why = d.detail;
+      return Verdict::kInEffect;
+    case DecisionKind::kStart:
+    case DecisionKind::kRequeue:
+    case DecisionKind::kPowerDown:
+    case DecisionKind::kPowerUp:
+      break;
+  }
+  return Verdict::kSend;
+}
+
+// Slurm requeued it held: the next generation, queued (it stays in the core's queue where
+// its restartable Fail put it; a job outside the core enters when Attach next runs).
+void Daemon::RecoverApplied(const JournalDecision& d, Time now) {
+  auto it = jobs_.find(d.job);
+  if (it == jobs_.end()) return;
+  LiveJob& lj = *it->second;
+  if (lj.gen != d.gen || lj.state != JobState::kRecovering) return;
+  Status s = NewGeneration(lj, now, "recovery requeued it");
+  if (!s.ok()) Note(now, "error", s.error().message);
+  lj.held = true;
+}
+
+void Daemon::DrainApplied(const JournalDecision& d, Time now, CycleStats* st) {
+  ++m_drains_;
+  ++st->drains;
+  const std::string& node = d.nodes.at(0).node;
+  auto it = nodes_.find(node);
+  if (it != nodes_.end() && it->second.avail == NodeAvail::kUp) {  // out of placement now, as Slurm has it
+    it->second.avail = NodeAvail::kDown;
+    it->second.state_raw = "draining";
+    nodes_dirty_ = true;
+  }
+  Note(now, "drain", fmt::format("{} drained ({}) for job {}", node, d.detail, d.job));
+}
+
+// ---------------------------------------------------------------- operators
+
+Status Daemon::ConfirmDrain(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Time now = clock_->Now();
+  for (auto it = awaiting_.begin(); it != awaiting_.end(); ++it) {
+    if (it->second.nodes.at(0).node != node) continue;
+    JournalDecision d = it->second;
+    ORR_RETURN_IF_ERROR(journal_->Mark(d.key, DecisionState::kPlanned, now, d.detail));
+    d.state = DecisionState::kPlanned;
+    unapplied_[d.key] = d;  // applied at the next cycle (RetryUnapplied)
+    awaiting_.erase(it);
+    drain_times_.push_back(now);
+    Note(now, "operator", "drain of " + node + " confirmed (" + d.key + ")");
+    return Status::Ok();
+  }
+  return MakeError("no drain of '" + node + "' awaits confirmation", kExitBadInput, ErrorCode::kNotFound);
+}
+
+Status Daemon::ReleaseDrain(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Time now = clock_->Now();
+  bool done = false;
+  for (auto it = awaiting_.begin(); it != awaiting_.end();) {
+    if (it->second.nodes.at(0).node != node) {
+      ++it;
+      continue;
+    }
+    ORR_RETURN_IF_ERROR(journal_->Mark(it->first, DecisionState::kSuperseded, now, "released by an operator"));
+    Note(now, "operator", "awaiting drain " + it->first + " released: " + node + " stays in service");
+    it = awaiting_.erase(it);
+    done = true;
+  }
+  auto obs = nodes_.find(node);
+  if (obs != nodes_.end() && ShowsDrain(obs->second)) {
+    JournalDecision d;
+    d.kind = DecisionKind::kUndrain;
+    d.key = fmt::format("undrain/{}/{}", node, undrain_seq_ + 1);
+    d.cycle = cycle_;
+    d.time = now;
+    d.nodes = {NodeShare{node, obs->second.gpus}};
+    d.detail = "operator";
+    ORR_RETURN_IF_ERROR(journal_->Begin());
+    Status s = journal_->Plan(&d);
+    if (s.ok()) s = journal_->SetCounter("undrain", undrain_seq_ + 1);
+    if (!s.ok()) {
+      Status rb = journal_->Rollback();
+      return rb.ok() ? s : s.error().With("journal rollback failed too (" + rb.error().message + ")");
+    }
+    ORR_RETURN_IF_ERROR(journal_->Commit());
+    ++undrain_seq_;
+    unapplied_[d.key] = d;  // applied at the next cycle
+    Note(now, "operator", node + " returned to service (" + d.key + ")");
+    done = true;
+  }
+  if (done) return Status::Ok();
+  return MakeError("'" + node + "' is neither drained nor awaiting a drain", kExitBadInput, ErrorCode::kNotFound);
+}
+
+std::vector<FailureRecord> Daemon::Failures(size_t n) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto f = journal_->Failures(n);
+  return f.ok() ? std::move(*f) : std::vector<FailureRecord>{};
+}
+
+std::vector<JournalDecision> Daemon::Drains() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<JournalDecision> out;
+  for (const auto& [key, d] : awaiting_) out.push_back(d);
+  auto recent = journal_->OfKind(DecisionKind::kDrain, clock_->Now() - 24 * kHour);
+  if (recent.ok())
+    for (JournalDecision& d : *recent)
+      if (d.state != DecisionState::kAwaiting) out.push_back(std::move(d));
+  return out;
+}
+
+}  // namespace orrery::live
