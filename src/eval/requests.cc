@@ -286,7 +286,8 @@ class Expander {
     if (!w) return fail(w.error());
     p->w = std::move(*w);
     ClusterSpec c;
-    c.gpus_per_node = o_.gpus_per_node;
+    // `gpus` GPUs: whole nodes, or part of one node when fewer than a node's.
+    c.gpus_per_node = std::min(gpus, o_.gpus_per_node);
     c.nodes = std::max<uint32_t>(1, (gpus + o_.gpus_per_node - 1) / o_.gpus_per_node);
     c.storage_bytes_per_s = o_.storage.aggregate_bytes_per_s;
     c.node_storage_bytes_per_s = o_.storage.node_bytes_per_s;
@@ -309,8 +310,8 @@ class Expander {
     return &(suites_[path] = std::move(s));
   }
 
-  static Phase MakePhase(PhaseKind kind, int64_t steps, const Demand& d) {
-    Phase p;
+  static orrery::Phase MakePhase(orrery::PhaseKind kind, int64_t steps, const Demand& d) {
+    orrery::Phase p;
     p.kind = kind;
     p.steps = steps;
     p.seconds_per_step = 1.0;

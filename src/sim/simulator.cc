@@ -841,7 +841,7 @@ void SimRun::CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, F
   a.steps_done = truth_.steps_done(slot);
   a.steps_durable = truth_.steps_durable(slot);
   const Job& req = trace_.jobs[idx];  // a shaped attempt held run_milli_ / 1000 whole GPUs
-  a.gpus = req.is_fractional() ? req.gpus : static_cast<uint32_t>(run_milli_[slot] / req.gpu_milli);
+  a.gpus = req.is_fractional() || req.gpu_milli == 0 ? req.gpus : static_cast<uint32_t>(run_milli_[slot] / req.gpu_milli);
   a.cause = cause;
   a.failure = kind;
   a.restartable = restartable;
