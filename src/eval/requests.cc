@@ -274,7 +274,7 @@ class Expander {
     Result<Suite> chosen = SelectDatasets(**suite, r.datasets);
     if (!chosen) return fail(chosen.error());
     std::vector<std::string> dropped;
-    Result<Suite> sized = RequireSized(*chosen, false, &dropped);
+    Result<Suite> sized = RequireSized(*chosen, o_.skip_unsized, &dropped);
     if (!sized) return fail(sized.error());
     Result<ModelSpec> model = ParseModelSize(r.model_size);
     if (!model) return fail(model.error());

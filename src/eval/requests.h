@@ -71,6 +71,7 @@ struct ExpandOptions {
   StorageSpec storage;
   uint32_t metric_cpu_milli = 4000;  // CPU request of a metric job (4 cores)
   uint32_t trial_cpu_milli_per_gpu = 0;  // CPU request of a trial per GPU (0 = none)
+  bool skip_unsized = false;       // drop datasets without an example count (else: an error naming them)
 };
 
 // What one request became.
