@@ -576,6 +576,8 @@ int Run(Options o) {
   auto choice = SelectCluster(o, spec ? &*spec : nullptr, fmt);
   if (!choice.ok()) return fail(choice.error());
   Result<Cluster> cluster = std::move(choice->cluster);
+  if (o.eval.any() && o.helios_compat)
+    return fail(MakeError("--eval-requests/--eval-every cannot be combined with --helios-compat (it has no job phases or dependencies)"));
   auto requests = AddEvalRequests(o.eval, *cluster, &trace);
   if (!requests.ok()) return fail(requests.error());
 
@@ -715,7 +717,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   SetExamples(cmd, {"./build/orrery simulate --generate helios-venus --days 3 --policy fifo,easy --no-output",
                     "./build/orrery simulate tests/fixtures/swf/tiny.swf --policy fifo,sjf,easy --no-output",
                     "./build/orrery simulate ../shared/traces/philly-pollux/philly.part-A.submit-before-2017-11-01.csv "
-                    "--cluster configs/philly.toml --policy fifo,qssf,easy:estimator=oracle --out-dir /tmp/orrery-example-sim"});
+                    "--cluster configs/philly.toml --policy fifo,qssf,easy:estimator=oracle --out-dir /tmp/orrery-example-sim",
+                    "./build/orrery simulate tests/fixtures/eval_sim/train.csv --cluster tests/fixtures/eval_sim/tiny.toml "
+                    "--eval-requests tests/fixtures/eval_sim/requests.csv --policy fifo,fifo:eval_share=0.25 --no-output"});
   cmd->add_option("trace", opts->trace, "Trace file (any supported format, .gz ok); omit to generate a workload");
   cmd->add_option("--format", opts->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
   cmd->add_option("--cluster", opts->cluster,

@@ -212,6 +212,17 @@ TEST(EvalSim, ReservationLaneNeverTakesTheBlockedHeadsGpus) {
   EXPECT_EQ(on.outcomes[2].start, 100);
 }
 
+TEST(EvalSim, ReservationLaneFollowsEasyBackfill) {
+  // EASY (oracle estimates): B waits at the head, over the other jobs' share; the backfill pass
+  // has nothing to start, then the lane starts C inside the reserve at 2.
+  const SimResult on = RunSim(ReservationCase(), "easy:estimator=oracle,eval_share=0.25");
+  EXPECT_EQ(on.outcomes[2].start, 2);
+  EXPECT_EQ(on.outcomes[1].start, 100);
+  const SimResult off = RunSim(ReservationCase(), "easy:estimator=oracle");
+  EXPECT_EQ(off.outcomes[1].start, 1);
+  EXPECT_EQ(off.outcomes[2].start, 100);
+}
+
 TEST(EvalSim, GreedyPolicyWithReservationKeepsOtherJobsUnderTheirShare) {
   // blocking=false: B is skipped (over the other jobs' share), C starts at 2.
   const SimResult on = RunSim(ReservationCase(), "fifo:eval_share=0.25,blocking=false");

@@ -803,6 +803,9 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     if (lane) return;  // the lane blocks at its own head
     st.plugin = placer_->name();
     q.last_block = st;
+    // A blocking walk whose head (an other job) waits goes on in the evaluation lane, after
+    // the PostFilter (e.g. EASY's backfill) has had its turn.
+    const bool to_lane = blocking && reserving_ && !IsEvaluation(*j.job) && !ledger_->reserve_full(vc);
     if (policy_.post) {
       // The plugin may start (erase) or requeue jobs: remember each cursor's key and re-seek.
       saved_.resize(k);
@@ -811,8 +814,8 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
         if (saved_[c].first) saved_[c].second = *cur[c];
       }
       bool placed = false;
-      PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
-      if (next == PostFilterPlugin::Next::kStop) return;
+      const PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
+      if (next == PostFilterPlugin::Next::kStop && (placed || !to_lane)) return;
       for (size_t c = 0; c < k; ++c) {
         if (static_cast<int>(c) == pick) cur[c] = q.classes[c].upper_bound(here);
         else cur[c] = saved_[c].first ? q.classes[c].lower_bound(saved_[c].second) : q.classes[c].end();
@@ -822,7 +825,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       ++cur[pick];
     }
     if (!blocking) continue;
-    if (!reserving_ || IsEvaluation(*j.job) || ledger_->reserve_full(vc)) return;
+    if (!to_lane) return;
     lane = true;
     reserving_->set_lane_only(true);
   }
