@@ -115,7 +115,7 @@ TEST(EvalSimCli, SameSeedSameBytes) {
                           "--eval-every 3600 --eval-suite " + kDir + "/suite.csv --out-dir ";
   ASSERT_EQ(RunOrrery(gen + a.string()).status, 0);
   ASSERT_EQ(RunOrrery(gen + b.string()).status, 0);
-  const std::string slug = "easy_eval_share_0.05";
+  const std::string slug = "easy_eval_share_005";  // the policy folder (dots dropped)
   EXPECT_EQ(Slurp(a / "summary.json"), Slurp(b / "summary.json"));
   EXPECT_EQ(Slurp(a / slug / "eval_requests.csv"), Slurp(b / slug / "eval_requests.csv"));
   EXPECT_FALSE(Slurp(a / slug / "eval_requests.csv").empty());
