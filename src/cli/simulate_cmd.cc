@@ -19,6 +19,7 @@
 #include "base/parallel.h"
 #include "base/parse.h"
 #include "cli/commands.h"
+#include "cli/simulate_eval.h"
 #include "config/cluster_config.h"
 #include "config/infer_cluster.h"
 #include "sched/plugins/ces.h"
@@ -203,6 +204,7 @@ struct Options {
   std::string checkpoint;        // with --failures: periodic checkpoints of every GPU job
   std::string signals;           // "advisor,tracker" (docs/design/signals.md); "" = none
   std::string tracker_options;   // LogSignalOptions, "interval=600,jitter=0.05"
+  EvalSimOptions eval;           // evaluation requests (cli/simulate_eval.h)
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -389,8 +391,10 @@ SimConfig MakeSimConfig(const Options& o, const std::string& policy, const std::
   cfg.placer = o.placer;
   cfg.seed = o.seed;
   cfg.sample_interval = o.sample_interval;
-  cfg.model_cpu_mem = o.model_cpu_mem;
-  cfg.run_cpu_jobs = o.cpu_jobs;
+  // Evaluation requests have CPU metric jobs that run on CPU capacity.
+  cfg.model_cpu_mem = o.model_cpu_mem || o.eval.any();
+  cfg.run_cpu_jobs = o.cpu_jobs || o.eval.any();
+  cfg.storage = o.eval.expand.storage;
   cfg.tie_order = tie;
   cfg.energy = energy;
   cfg.wake_latency = o.wake_latency;
@@ -464,7 +468,7 @@ void SummariseRun(const Trace& trace, const SimConfig& cfg, const SimResult& r, 
 // on worker threads.
 PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster, const SimConfig& cfg,
                     const std::string& dir, const nlohmann::ordered_json& failures_json,
-                    const signals::LogSignalOptions* tracker_opts) {
+                    const signals::LogSignalOptions* tracker_opts, const std::vector<eval::ExpandedRequest>& requests) {
   PolicyRun out;
   // --signals tracker: this run's own simulated job logs, read by the real progress tracker.
   std::unique_ptr<signals::LogSignals> tracker;
@@ -492,6 +496,16 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
     if (cfg.record_attempts) f["metrics"] = FailureMetricsJson(ComputeFailureMetrics(trace, r->outcomes, r->attempts));
     out.json["failures"] = f;
   }
+  if (!requests.empty() || eval::HasEvaluationJobs(trace)) {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    Result<nlohmann::ordered_json> ev = EvalReportOf(requests, trace, *r, dir);
+    if (!ev) {
+      out.status = ev.error().With("policy " + cfg.policy);
+      return out;
+    }
+    out.json["evaluation"] = std::move(*ev);
+  }
   if (tracker) {
     char buf[200];
     std::snprintf(buf, sizeof buf, "%s: tracker read %llu Megatron log lines (%.1f MB) every %llds", cfg.policy.c_str(),
@@ -503,7 +517,7 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
   return out;
 }
 
-int Run(const Options& o) {
+int Run(Options o) {
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "orrery simulate: %s\n", e.message.c_str());
     return e.exit_code;
@@ -562,6 +576,10 @@ int Run(const Options& o) {
   auto choice = SelectCluster(o, spec ? &*spec : nullptr, fmt);
   if (!choice.ok()) return fail(choice.error());
   Result<Cluster> cluster = std::move(choice->cluster);
+  if (o.eval.any() && o.helios_compat)
+    return fail(MakeError("--eval-requests/--eval-every cannot be combined with --helios-compat (it has no job phases or dependencies)"));
+  auto requests = AddEvalRequests(o.eval, *cluster, &trace);
+  if (!requests.ok()) return fail(requests.error());
 
   std::vector<uint32_t> tie;
   if (!o.tie_order.empty()) {
@@ -657,7 +675,7 @@ int Run(const Options& o) {
   Error failed = MakeError("");
   const bool ok = RunOrdered<PolicyRun>(
       policies.size(), o.threads ? o.threads : AvailableCpus(),
-      [&](size_t i) { return RunPolicy(o, trace, *cluster, cfgs[i], dirs[i], failures->json, sig->tracker ? &*tracker_opts : nullptr); },
+      [&](size_t i) { return RunPolicy(o, trace, *cluster, cfgs[i], dirs[i], failures->json, sig->tracker ? &*tracker_opts : nullptr, *requests); },
       [&](size_t i, PolicyRun& run) {
         progress.Done(i);
         if (!run.status.ok()) {
@@ -699,7 +717,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   SetExamples(cmd, {"./build/orrery simulate --generate helios-venus --days 3 --policy fifo,easy --no-output",
                     "./build/orrery simulate tests/fixtures/swf/tiny.swf --policy fifo,sjf,easy --no-output",
                     "./build/orrery simulate ../shared/traces/philly-pollux/philly.part-A.submit-before-2017-11-01.csv "
-                    "--cluster configs/philly.toml --policy fifo,qssf,easy:estimator=oracle --out-dir /tmp/orrery-example-sim"});
+                    "--cluster configs/philly.toml --policy fifo,qssf,easy:estimator=oracle --out-dir /tmp/orrery-example-sim",
+                    "./build/orrery simulate tests/fixtures/eval_sim/train.csv --cluster tests/fixtures/eval_sim/tiny.toml "
+                    "--eval-requests tests/fixtures/eval_sim/requests.csv --policy fifo,fifo:eval_share=0.25 --no-output"});
   cmd->add_option("trace", opts->trace, "Trace file (any supported format, .gz ok); omit to generate a workload");
   cmd->add_option("--format", opts->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
   cmd->add_option("--cluster", opts->cluster,
@@ -718,6 +738,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--tie-order", opts->tie_order, "CSV job_id,seq ordering same-second arrivals and equal keys");
   cmd->add_flag("--cpu-jobs", opts->cpu_jobs, "Simulate jobs without GPUs too (skipped by default)");
   cmd->add_flag("--model-cpu-mem", opts->model_cpu_mem, "Account CPU and memory where nodes declare them");
+  AddEvalSimFlags(cmd, &opts->eval);
   cmd->add_option("--generate", opts->preset, "Generate a workload from a preset instead of reading a trace");
   cmd->add_option("--arrivals", opts->arrivals,
                   "Generated arrivals: open-loop (Poisson) or closed-loop (users hold jobs back while their VC is "

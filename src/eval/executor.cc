@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "model/storage.h"
+
 namespace orrery::eval {
 
 Status ValidateCluster(const ClusterSpec& c) {
@@ -98,8 +100,8 @@ class Executor {
     uint32_t nodes_reading = 0;
     for (const Flow& f : flows_) nodes_reading += per_node[f.node]++ == 0;
     if (nodes_reading == 0) return;
-    const double node_rate = std::min(c_.node_storage_bytes_per_s, c_.storage_bytes_per_s / nodes_reading);
-    for (Flow& f : flows_) f.rate = node_rate / per_node[f.node];
+    const StorageSpec spec{c_.storage_bytes_per_s, c_.node_storage_bytes_per_s, c_.cache_bytes_per_s};
+    for (Flow& f : flows_) f.rate = SharedReadRate(spec, nodes_reading, per_node[f.node]);
   }
   void AdvanceFlows(double dt) {
     for (Flow& f : flows_) f.remaining -= f.rate * dt;

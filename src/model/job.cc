@@ -27,4 +27,33 @@ bool ParseJobState(std::string_view s, JobState* out) {
   return false;
 }
 
+std::string_view JobKindName(JobKind k) {
+  switch (k) {
+    case JobKind::kUnknown: return "unknown";
+    case JobKind::kPretrain: return "pretrain";
+    case JobKind::kFinetune: return "finetune";
+    case JobKind::kEval: return "eval";
+    case JobKind::kDebug: return "debug";
+    case JobKind::kOther: return "other";
+  }
+  return "?";
+}
+
+JobKind AcmeJobKind(std::string_view type) {
+  auto is = [&](std::string_view name) {
+    if (type.size() != name.size()) return false;
+    for (size_t i = 0; i < name.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(type[i])) != name[i]) return false;
+    return true;
+  };
+  if (is("pretrain")) return JobKind::kPretrain;
+  if (is("sft") || is("mllm")) return JobKind::kFinetune;
+  if (is("eval")) return JobKind::kEval;
+  if (is("debug")) return JobKind::kDebug;
+  if (is("other")) return JobKind::kOther;
+  return JobKind::kUnknown;
+}
+
+static_assert(sizeof(Job) == 80, "JobKind must stay in the padding after JobState");
+
 }  // namespace orrery

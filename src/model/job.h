@@ -27,6 +27,24 @@ inline constexpr int kNumJobStates = 9;
 std::string_view JobStateName(JobState s);             // "COMPLETED", ...
 bool ParseJobState(std::string_view s, JobState* out);  // accepts the names above (case-insensitive)
 
+// What the job is for, where the trace or the generator says (Acme's job types): the
+// evaluation-job reservation (`eval_share`, sched/framework/reserve.h) and the simulator's
+// per-kind queueing delays read it. kUnknown for traces without job types.
+enum class JobKind : uint8_t {
+  kUnknown = 0,
+  kPretrain,  // (pre-)training of a foundation model
+  kFinetune,  // SFT, RLHF, multimodal fine-tuning
+  kEval,      // an evaluation job: a trial on GPUs or its metric computation on CPUs
+  kDebug,     // debugging / tests
+  kOther,
+};
+inline constexpr int kNumJobKinds = 6;
+std::string_view JobKindName(JobKind k);  // "unknown", "pretrain", "finetune", "eval", "debug", "other"
+// Acme's job types (AcmeTrace `type` column and the acme-* generator classes; case-insensitive):
+// Pretrain -> kPretrain, SFT and MLLM -> kFinetune, Eval -> kEval, Debug -> kDebug, Other ->
+// kOther; anything else kUnknown.
+JobKind AcmeJobKind(std::string_view type);
+
 // Bit set of accepted GPU models (bit i = GpuTypeId i of the owning trace/cluster).
 // 0 means "any type".
 using GpuTypeMask = uint32_t;
@@ -48,6 +66,7 @@ struct Job {
   uint32_t mem_mib = 0;       // memory request in MiB (0 = unknown)
   GpuTypeMask gpu_types = 0;  // accepted GPU models (0 = any)
   JobState state = JobState::kUnknown;
+  JobKind kind = JobKind::kUnknown;  // in the padding after `state`: sizeof(Job) unchanged
 
   // GPU demand in milli-GPUs (gpus * gpu_milli).
   uint64_t gpu_milli_total() const { return static_cast<uint64_t>(gpus) * gpu_milli; }

@@ -25,6 +25,10 @@ struct Trace {
   // Optional: per job, its phases (model/work.h). Empty (or an empty WorkSpec) = a trace job,
   // one generic phase of `duration` steps at 1 step/s.
   std::vector<WorkSpec> work;
+  // Optional: per job, the jobs it waits for (Slurm's afterok): it is submitted when the last
+  // of them finished, and rejected when one of them cannot finish. Each entry is a job index
+  // smaller than the job's own (no cycles). Empty (or all entries empty) = no dependencies.
+  std::vector<std::vector<uint32_t>> after;
 };
 
 }  // namespace orrery

@@ -9,6 +9,8 @@ std::string_view PhaseKindName(PhaseKind k) {
     case PhaseKind::kEvalTrial: return "eval_trial";
     case PhaseKind::kRollout: return "rollout";
     case PhaseKind::kInference: return "inference";
+    case PhaseKind::kLoad: return "load";
+    case PhaseKind::kMetric: return "metric";
   }
   return "?";
 }

@@ -22,9 +22,14 @@ enum class PhaseKind : uint8_t {
   kEvalTrial,    // one evaluation / hyper-parameter trial
   kRollout,      // RL rollout (generation) steps
   kInference,    // batch inference
+  kLoad,         // a checkpoint read onto the GPUs (Phase::load): its wall time is the simulator's
+                 // storage model's (shared storage bandwidth, node caches); `steps` = its
+                 // seconds alone at the node's link, which the oracle knows
+  kMetric,       // an evaluation metric (answer matching, code execution, judge model)
 };
-inline constexpr int kNumPhaseKinds = 5;
-std::string_view PhaseKindName(PhaseKind k);  // "generic", "train", "eval_trial", "rollout", "inference"
+inline constexpr int kNumPhaseKinds = 7;
+// "generic", "train", "eval_trial", "rollout", "inference", "load", "metric"
+std::string_view PhaseKindName(PhaseKind k);
 
 // What one phase asks for (the same fields as the Job's request).
 struct Demand {
@@ -49,6 +54,10 @@ struct CheckpointPolicy {
   Duration cost = 0;           // s to write one periodic checkpoint
   Duration restore = 0;        // s to restore at the start of a restarted attempt
   bool on_preempt = true;
+  // Whether the phase's end is durable (a restart resumes after it). False for the phases of
+  // an evaluation trial: the loaded model and its partial predictions live in GPU memory, so a
+  // stopped trial starts over from its first phase (with on_preempt = false).
+  bool durable_at_end = true;
   bool periodic() const { return every_steps > 0 || every_seconds > 0; }
 };
 
@@ -64,6 +73,15 @@ struct TrainModel {
   friend bool operator==(const TrainModel&, const TrainModel&) = default;
 };
 
+// What a kLoad phase reads: `bytes` of checkpoint `checkpoint` (an id shared by the trials
+// of one evaluation request). cacheable: the first read of that checkpoint on a node fills
+// the node's cache and later reads there come from it (Acme's per-node preload).
+struct LoadSpec {
+  double bytes = 0;
+  uint32_t checkpoint = 0;
+  bool cacheable = false;
+};
+
 struct Phase {
   PhaseKind kind = PhaseKind::kGeneric;
   int64_t steps = 0;              // work of the phase
@@ -71,6 +89,7 @@ struct Phase {
   Demand demand;
   CheckpointPolicy checkpoint;
   TrainModel model;  // kTrain phases may describe their model (else not described)
+  LoadSpec load;     // kLoad phases
 };
 
 // The work of one job: its phases in order (never empty for a simulated job).

@@ -19,13 +19,14 @@ enum class EventKind : uint8_t {
   kCompletion = 0,  // job: a running attempt's work ends (or the profiler's time limit)
   kFailure,         // job: an injected failure of a running attempt (SimConfig::failures)
   kPower,           // timer: a boot ends or the energy control step is due (PowerSim::NextEvent)
+  kStorage,         // timer: a checkpoint read begins or ends (StorageSim::NextEvent)
   kArrival,         // timer: the next trace job is submitted
   kProgressReport,  // job: a running job with phases reports its steps (SimConfig::progress_report)
   kDecision,        // timer: a decision tick or the policy's wake-up (Scheduler::NextDecisionTime)
   kSample,          // timer: the time series (SimConfig::sample_interval); an observation
   kFragSample,      // timer: the fragmentation measure (SimConfig::frag_interval); an observation
 };
-inline constexpr int kNumEventKinds = 8;
+inline constexpr int kNumEventKinds = 9;
 
 struct SimEvent {
   Time t = kNoTime;
@@ -69,7 +70,7 @@ class SimQueue {
       heap_.Pop();
   }
   static bool IsTimer(EventKind k) {
-    return k == EventKind::kPower || k == EventKind::kArrival || k == EventKind::kDecision ||
+    return k == EventKind::kPower || k == EventKind::kStorage || k == EventKind::kArrival || k == EventKind::kDecision ||
            k == EventKind::kSample || k == EventKind::kFragSample;
   }
 
@@ -86,7 +87,7 @@ class SimQueue {
     best_dirty_ = false;
     return best_;
   }
-  static constexpr int kTimerKinds[] = {2, 3, 5, 6, 7};  // kPower, kArrival, kDecision, kSample, kFragSample
+  static constexpr int kTimerKinds[] = {2, 3, 4, 6, 7, 8};  // kPower, kStorage, kArrival, kDecision, kSample, kFragSample
   mutable int best_ = -1;
   mutable bool best_dirty_ = false;
   EventQueue<JobRef> heap_;

@@ -15,6 +15,7 @@
 #include "sim/planner_progress.h"
 #include "sim/progress.h"
 #include "sim/signals.h"
+#include "sim/storage_sim.h"
 #include "sim/truth.h"
 
 namespace orrery {
@@ -168,7 +169,9 @@ class SimRun {
   void OnCompletion(const SimEvent& e, Time t);
   void OnFailure(const SimEvent& e, Time t);
   void OnPower(Time t);
+  void OnStorage(Time t);
   void OnArrival(Time t);
+  void Enter(uint32_t idx, Time t);  // submit to the scheduler (arrived, dependencies met)
   void OnProgressReport(const SimEvent& e, Time t);
   void OnSignalReport(uint32_t slot, uint32_t idx, Time t);
   Duration DoneSeconds(uint32_t slot, uint32_t idx, Time t) const;
@@ -188,6 +191,12 @@ class SimRun {
   void CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, FailureKind kind = FailureKind::kNone,
                     bool restartable = false);
   void Done(uint32_t idx);
+  // --- dependencies (Trace::after) and checkpoint reads (kLoad phases)
+  void InitDependencies();
+  void Settle(uint32_t idx);  // a job left: release or reject the jobs that wait for it
+  void RejectDependent(uint32_t idx);
+  bool StartLoad(uint32_t slot, uint32_t idx, Time t);  // false: the job has no load to model
+  void CancelLoad(uint32_t slot, uint32_t idx, Time t);
   uint8_t ReasonId(std::string_view why);
   uint32_t Order(size_t i) const { return order_.empty() ? static_cast<uint32_t>(i) : order_[i]; }
   uint32_t SeqOf(uint32_t i) const { return cfg_.tie_order.empty() ? i : cfg_.tie_order[i]; }
@@ -209,6 +218,15 @@ class SimRun {
   uint64_t prof_gpus_ = 0;
   Mapping map_;
   std::unique_ptr<PowerSim> power_;
+  std::unique_ptr<StorageSim> storage_;  // jobs with a kLoad phase exist
+  std::vector<Duration> post_load_;      // per slot: seconds after its load phase
+  std::vector<ReadDone> reads_done_;
+  // dependencies: per job, predecessors not finished yet; dependents (CSR); arrived and held;
+  // doomed (a predecessor cannot finish)
+  bool has_deps_ = false;
+  std::vector<uint32_t> waiting_on_, dep_begin_, dep_list_;
+  std::vector<uint8_t> held_, doomed_;
+  size_t held_count_ = 0;
   SimQueue q_;
   std::vector<uint32_t> order_;  // arrival order when the trace is not in (submit, seq) order
   size_t next_ = 0, n_ = 0;
@@ -296,6 +314,11 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
   if (power_plugin)
     power_ = std::make_unique<PowerSim>(sched_cluster, std::move(power_plugin), cfg.node_power, cfg.wake_latency,
                                         cfg.resume_failure, cfg.seed, r_.first_submit);
+  InitDependencies();
+  for (const WorkSpec& w : trace.work)
+    for (const Phase& p : w.phases)
+      if (p.kind == PhaseKind::kLoad && !storage_) storage_ = std::make_unique<StorageSim>(cfg.storage);
+  if (storage_) r_.load_seconds.assign(n_, 0);
   watching_ = cfg.watch_job >= 0 && static_cast<size_t>(cfg.watch_job) < n_ && cfg.watch_notes;
   if (watching_) sched_.Watch(&trace.jobs[static_cast<size_t>(cfg.watch_job)], cfg.watch_notes);
 }
@@ -347,7 +370,7 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
 // jobs wait, boots).
 bool SimRun::HasWork() const {
   return next_ < n_ || completions_queued_ > 0 || (sched_.policy().tick > 0 && sched_.pending_total() > 0) ||
-         (power_ && power_->booting());
+         (power_ && power_->booting()) || (storage_ && storage_->busy());
 }
 
 // Whether an event makes an instant: a stale failure or progress report does not; a stale
@@ -358,6 +381,7 @@ bool SimRun::Live(const SimEvent& e) const {
     case EventKind::kProgressReport: return slot_gen_[e.slot] == e.gen;
     case EventKind::kDecision:
     case EventKind::kPower:
+    case EventKind::kStorage:
     case EventKind::kCompletion:
     case EventKind::kArrival:
     case EventKind::kSample:
@@ -370,6 +394,7 @@ bool SimRun::Live(const SimEvent& e) const {
 // Timers for the next instant: the core's decision cadence and the energy controller's.
 void SimRun::PushTimers(Time t) {
   q_.SetTimer(EventKind::kDecision, sched_.NextDecisionTime(t));
+  if (storage_) q_.SetTimer(EventKind::kStorage, storage_->NextEvent());
   if (!power_) return;
   const Time p = power_->NextEvent(next_ < n_ || completions_queued_ > 0 || sched_.pending_total() > 0);
   q_.SetTimer(EventKind::kPower, p == INT64_MAX ? kNoTime : p);
@@ -402,6 +427,7 @@ void SimRun::Dispatch(const SimEvent& e, Time t) {
     case EventKind::kCompletion: return OnCompletion(e, t);
     case EventKind::kFailure: return OnFailure(e, t);
     case EventKind::kPower: return OnPower(t);
+    case EventKind::kStorage: return OnStorage(t);
     case EventKind::kArrival: return OnArrival(t);
     case EventKind::kProgressReport: return OnProgressReport(e, t);
     case EventKind::kDecision: return;  // the instant's cycle runs in EndInstant
@@ -441,6 +467,10 @@ Status SimRun::Finish() {
     if (power_) r_.powered_samples.push_back(power_->powered());
   }
   const Time last = last_t_ == kNoTime ? 0 : last_t_;
+  if (storage_) {
+    r_.storage_bytes = storage_->shared_bytes();
+    r_.max_concurrent_reads = storage_->max_concurrent();
+  }
   if (power_) {
     r_.has_energy = true;
     r_.energy = power_->Finish(r_.first_submit, last);
@@ -452,6 +482,9 @@ Status SimRun::Finish() {
       if (!why.empty()) r_.explain.emplace_back(static_cast<uint32_t>(i), std::move(why));
     }
   }
+  if (held_count_ != 0)
+    return MakeError("simulation ended with " + std::to_string(held_count_) + " jobs waiting for jobs they depend on",
+                     kExitRuntime);
   if (sched_.running_total() != 0 || sched_.pending_total() != 0) {
     return MakeError("simulation ended with " + std::to_string(sched_.running_total()) + " running and " +
                          std::to_string(sched_.pending_total()) + " pending jobs",
@@ -509,6 +542,7 @@ void SimRun::HandOver(uint32_t slot, uint32_t idx, Time t) {
   JobOutcome& o = r_.outcomes[idx];
   o.run += t - seg_start_[slot];
   busy_milli_ -= run_milli_[slot];
+  CancelLoad(slot, idx, t);
   if (power_) power_->OnStop(slot, sched_.view(slot), true, t);
   sched_.Handover(slot, t);
   CloseAttempt(slot, idx, t, EndCause::kRequeued);
@@ -528,6 +562,7 @@ void SimRun::OnFailure(const SimEvent& e, Time t) {
   JobOutcome& o = r_.outcomes[idx];
   o.run += t - seg_start_[e.slot];
   busy_milli_ -= run_milli_[e.slot];
+  CancelLoad(e.slot, idx, t);
   if (power_) power_->OnStop(e.slot, sj, f->restartable, t);
   ++slot_gen_[e.slot];
   sched_.Fail(e.slot, t, f->kind, f->restartable);
@@ -545,6 +580,16 @@ void SimRun::OnFailure(const SimEvent& e, Time t) {
 
 void SimRun::OnPower(Time t) { power_->FinishBoots(t, sched_); }
 
+// Checkpoint reads that end now: each trial goes on with the phases after its load.
+void SimRun::OnStorage(Time t) {
+  reads_done_.clear();
+  storage_->Advance(t, &reads_done_);
+  for (const ReadDone& d : reads_done_) {
+    r_.load_seconds[slot_job_[d.slot]] += t - d.joined;
+    PushCompletion(d.slot, t + post_load_[d.slot]);
+  }
+}
+
 void SimRun::OnArrival(Time t) {
   const uint32_t idx = Order(next_++);
   if (next_ < n_) q_.SetTimer(EventKind::kArrival, trace_.jobs[Order(next_)].submit);
@@ -554,6 +599,19 @@ void SimRun::OnArrival(Time t) {
   o.job = JobId(idx);
   o.gpus = j.gpus;
   o.gpu_milli = j.gpu_milli;
+  if (has_deps_ && doomed_[idx]) return RejectDependent(idx);
+  if (has_deps_ && waiting_on_[idx] > 0) {  // held until its predecessors finished (Settle)
+    held_[idx] = 1;
+    ++held_count_;
+    return;
+  }
+  Enter(idx, t);
+}
+
+void SimRun::Enter(uint32_t idx, Time t) {
+  const Job& j = trace_.jobs[idx];
+  JobOutcome& o = r_.outcomes[idx];
+  if (has_deps_) r_.released[idx] = t;
   GpuTypeMask types = 0;
   if (!AdmitStatic(j, o) || !MapJob(j, o, &types)) return Done(idx);
   const bool watched_now = watching_ && idx == static_cast<uint32_t>(cfg_.watch_job);
@@ -629,7 +687,8 @@ void SimRun::ApplyStart(uint32_t slot, Time t) {
       rate_[slot] = speed;
       rate_since_[slot] = t;
     }
-    PushCompletion(slot, t + (sj.home_vc.valid() ? std::min(rem, prof_.time_limit) : rem));
+    if (!StartLoad(slot, idx, t))
+      PushCompletion(slot, t + (sj.home_vc.valid() ? std::min(rem, prof_.time_limit) : rem));
   } else {  // packed onto a running partner's GPUs: both slow down
     ++r_.packed_starts;
     const uint32_t p = sj.partner;
@@ -654,6 +713,7 @@ void SimRun::ApplyPreempt(uint32_t slot, Time t) {
   if (o.preemptions < UINT16_MAX) ++o.preemptions;
   o.run += t - seg_start_[slot];
   busy_milli_ -= run_milli_[slot];
+  CancelLoad(slot, idx, t);
   pending_since_[slot] = t;
   CloseAttempt(slot, idx, t, EndCause::kPreempted);
   if (power_) power_->OnStop(slot, sched_.view(slot), true, t);
@@ -706,6 +766,7 @@ void SimRun::Track(uint32_t s, uint32_t idx, Time t) {
     pending_since_.resize(s + 1);
     seg_start_.resize(s + 1);
     run_milli_.resize(s + 1);
+    if (storage_) post_load_.resize(s + 1);
     if (dynamic_) {
       work_left_.resize(s + 1);
       rate_.resize(s + 1);
@@ -775,7 +836,7 @@ void SimRun::CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, F
   a.steps_done = truth_.steps_done(slot);
   a.steps_durable = truth_.steps_durable(slot);
   const Job& req = trace_.jobs[idx];  // a shaped attempt held run_milli_ / 1000 whole GPUs
-  a.gpus = req.is_fractional() ? req.gpus : static_cast<uint32_t>(run_milli_[slot] / req.gpu_milli);
+  a.gpus = req.is_fractional() || req.gpu_milli == 0 ? req.gpus : static_cast<uint32_t>(run_milli_[slot] / req.gpu_milli);
   a.cause = cause;
   a.failure = kind;
   a.restartable = restartable;
@@ -785,9 +846,93 @@ void SimRun::CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, F
   r_.attempts.Add(a, nodes.data(), nodes.size());
 }
 
-void SimRun::Done(uint32_t) {
+void SimRun::Done(uint32_t idx) {
   ++done_;
   if (cfg_.progress && done_ % progress_step_ == 0) cfg_.progress(done_, n_);
+  if (has_deps_) Settle(idx);
+}
+
+void SimRun::InitDependencies() {
+  for (const auto& a : trace_.after) has_deps_ |= !a.empty();
+  if (!has_deps_) return;
+  waiting_on_.assign(n_, 0);
+  held_.assign(n_, 0);
+  doomed_.assign(n_, 0);
+  r_.released.assign(n_, kNoTime);
+  dep_begin_.assign(n_ + 1, 0);
+  for (size_t i = 0; i < n_; ++i) {
+    waiting_on_[i] = static_cast<uint32_t>(trace_.after[i].size());
+    for (uint32_t p : trace_.after[i]) ++dep_begin_[p + 1];
+  }
+  for (size_t i = 0; i < n_; ++i) dep_begin_[i + 1] += dep_begin_[i];
+  dep_list_.resize(dep_begin_[n_]);
+  std::vector<uint32_t> fill(dep_begin_.begin(), dep_begin_.end() - 1);
+  for (size_t i = 0; i < n_; ++i)
+    for (uint32_t p : trace_.after[i]) dep_list_[fill[p]++] = static_cast<uint32_t>(i);
+}
+
+// Job idx left the run (finished, failed, rejected or skipped): a dependent whose last
+// predecessor finished is submitted now if it has arrived; one whose predecessor did not
+// finish can never run (Slurm's DependencyNeverSatisfied) and is rejected.
+void SimRun::Settle(uint32_t idx) {
+  const bool finished = r_.outcomes[idx].status == OutcomeStatus::kFinished;
+  for (uint32_t k = dep_begin_[idx]; k < dep_begin_[idx + 1]; ++k) {
+    const uint32_t d = dep_list_[k];
+    if (doomed_[d]) continue;
+    if (!finished) {
+      doomed_[d] = 1;
+      if (held_[d]) RejectDependent(d);
+      continue;
+    }
+    if (--waiting_on_[d] == 0 && held_[d]) {
+      held_[d] = 0;
+      --held_count_;
+      Enter(d, last_t_);
+    }
+  }
+}
+
+void SimRun::RejectDependent(uint32_t idx) {
+  if (held_[idx]) {
+    held_[idx] = 0;
+    --held_count_;
+  }
+  JobOutcome& o = r_.outcomes[idx];
+  o.status = OutcomeStatus::kRejected;
+  o.reject_reason = ReasonId("a job it depends on did not finish");
+  Done(idx);
+}
+
+// A job whose work has a kLoad phase (an evaluation trial) that starts from its first step:
+// its read joins the storage model after the phases before the load; its completion is
+// pushed when the read ends (OnStorage), the phases after it then take their own seconds.
+bool SimRun::StartLoad(uint32_t slot, uint32_t idx, Time t) {
+  if (!storage_ || !HasPhases(idx)) return false;
+  const WorkSpec& w = trace_.work[idx];
+  int64_t before = 0;
+  const Phase* load = nullptr;
+  for (const Phase& p : w.phases) {
+    if (p.kind == PhaseKind::kLoad) {
+      load = &p;
+      break;
+    }
+    before += p.steps;
+  }
+  const int64_t total = w.total_steps();
+  if (!load || truth_.Remaining(slot) != SecondsBetween(w, 0, total)) return false;
+  const SchedJob& sj = sched_.view(slot);
+  ORR_CHECK(!sj.alloc.empty());
+  post_load_[slot] = SecondsBetween(w, before + load->steps, total);
+  storage_->Join(slot, sj.alloc.begin()->node.v, load->load.checkpoint, load->load.bytes, load->load.cacheable,
+                 t + SecondsBetween(w, 0, before));
+  return true;
+}
+
+// A running job stops before its end: its read (if any) leaves the storage model.
+void SimRun::CancelLoad(uint32_t slot, uint32_t idx, Time t) {
+  if (!storage_) return;
+  const Time joined = storage_->Cancel(slot, t);
+  if (joined != kNoTime) r_.load_seconds[idx] += t - joined;
 }
 
 uint8_t SimRun::ReasonId(std::string_view why) {
@@ -845,6 +990,14 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
   if (!cfg.tie_order.empty() && cfg.tie_order.size() != trace.jobs.size())
     return MakeError("tie order has " + std::to_string(cfg.tie_order.size()) + " entries for " +
                      std::to_string(trace.jobs.size()) + " jobs");
+  if (!trace.after.empty() && trace.after.size() != trace.jobs.size())
+    return MakeError("trace has dependencies for " + std::to_string(trace.after.size()) + " of its " +
+                     std::to_string(trace.jobs.size()) + " jobs");
+  for (size_t i = 0; i < trace.after.size(); ++i)
+    for (uint32_t p : trace.after[i])
+      if (p >= i)
+        return MakeError("job " + std::to_string(i) + " depends on job " + std::to_string(p) +
+                         ": a job may depend only on jobs before it in the trace");
   if (!trace.work.empty() && trace.work.size() != trace.jobs.size())
     return MakeError("trace has phases for " + std::to_string(trace.work.size()) + " of its " +
                      std::to_string(trace.jobs.size()) + " jobs");
@@ -859,6 +1012,14 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
                      "'): shaped jobs need the planner-aware progress model (SimConfig::planner)");
   if (cfg.planner && policy.share)
     return MakeError("the planner-aware progress model cannot be combined with GPU sharing");
+  bool loads = false;
+  for (const WorkSpec& w : trace.work)
+    for (const Phase& p : w.phases) loads |= p.kind == PhaseKind::kLoad;
+  if (loads && policy.share)
+    return MakeError("policy '" + cfg.policy + "': checkpoint loads (evaluation trials) are not modelled with GPU sharing");
+  if (loads && !(cfg.storage.aggregate_bytes_per_s > 0 && cfg.storage.node_bytes_per_s > 0 &&
+                 cfg.storage.cache_bytes_per_s > 0))
+    return MakeError("storage bandwidths must be positive");
   if (policy.share && !cfg.failures.empty())
     return MakeError("injected failures are not supported with GPU-sharing policies");
   return Status::Ok();
@@ -918,8 +1079,15 @@ Status CheckConservation(const Trace& trace, const SimResult& r) {
       return MakeError("conservation: job " + std::to_string(i) + " ran " + std::to_string(o.run) + " s of its " +
                            std::to_string(j.duration) + " s",
                        kExitRuntime);
-    if (o.end - j.submit != o.wait + o.run)
+    const Time entered = r.released.empty() ? j.submit : r.released[i];
+    if (o.end - entered != o.wait + o.run)
       return MakeError("conservation: job " + std::to_string(i) + " wait + run != end - submit", kExitRuntime);
+    if (i < trace.after.size())
+      for (uint32_t p : trace.after[i])
+        if (r.outcomes[p].status != OutcomeStatus::kFinished || o.start < r.outcomes[p].end)
+          return MakeError("conservation: job " + std::to_string(i) + " started before job " + std::to_string(p) +
+                               ", which it depends on, finished",
+                           kExitRuntime);
     // A GPU shared by two jobs is busy once: each partner's shared seconds count half.
     const double shared = r.shared_run.empty() ? 0.0 : static_cast<double>(r.shared_run[i]);
     if (shared > static_cast<double>(o.run))

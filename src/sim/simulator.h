@@ -16,6 +16,7 @@
 #include "model/cluster.h"
 #include "model/energy.h"
 #include "model/outcome.h"
+#include "model/storage.h"
 #include "model/trace.h"
 
 namespace orrery {
@@ -78,6 +79,9 @@ struct SimConfig {
   // model run at the planner's step time on the allocation they got. Null = off (every job at
   // its seconds_per_step). Required by policies with a ShapePlugin.
   std::shared_ptr<const PlannerCost> planner;
+  // Shared storage and node caches that the checkpoint reads of jobs with a kLoad phase
+  // (evaluation trials) compete for (sim/storage_sim.h). Read only when the trace has such jobs.
+  StorageSpec storage;
 };
 
 // FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the
@@ -118,6 +122,16 @@ struct SimResult {
   bool fractional = false;           // the trace has fractional-GPU jobs
   AttemptLog attempts;               // SimConfig::record_attempts: every attempt, in end order
   bool shaped = false;               // the policy had a ShapePlugin (GPU-seconds: per attempt)
+  // Jobs with dependencies (Trace::after): per trace job, when it was submitted to the
+  // scheduler (its last predecessor finished, or its own submit time if later); kNoTime for
+  // jobs never released. Empty when the trace has no dependencies. Queueing delay counts from here.
+  std::vector<Time> released;
+  // Jobs with a kLoad phase: per trace job, wall seconds its attempts spent in the load phase
+  // (reading from shared storage, waiting for its node's cache fill, reading the cache). Empty
+  // when the trace has none.
+  std::vector<Duration> load_seconds;
+  double storage_bytes = 0;          // read from shared storage by kLoad phases
+  uint32_t max_concurrent_reads = 0;
 };
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);
@@ -126,8 +140,8 @@ struct PolicyParts;
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config, PolicyParts policy);
 
 // Checks the conservation laws of a finished run: every job finished, rejected or
-// skipped (none lost, none running), times ordered, GPU-seconds ≤ capacity. Returns the
-// first violation.
+// skipped (none lost, none running), times ordered, GPU-seconds ≤ capacity, no job started
+// before a job it depends on finished. Returns the first violation.
 Status CheckConservation(const Trace& trace, const SimResult& r);
 
 }  // namespace orrery

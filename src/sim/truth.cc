@@ -63,8 +63,8 @@ StepsReached StepsAfter(const WorkSpec& w, int64_t from, Duration secs) {
       }
       secs -= need;
       r.done += want;
-      if (next_ckpt == p.steps) {  // phase end: its work is complete (durable)
-        r.durable = r.done;
+      if (next_ckpt == p.steps) {  // phase end: its work is complete (durable unless the phase says not)
+        if (p.checkpoint.durable_at_end) r.durable = r.done;
         break;
       }
       if (secs < p.checkpoint.cost) return r;  // checkpoint being written: not durable yet

@@ -35,6 +35,7 @@ Status ReadAcme(LineReader& r, TraceBuilder& b) {
     }
     j.user = b.User(row.text(c[1]));
     j.name = b.Name(row.text(c[5]));  // job type (Pretrain/SFT/Eval/MLLM/Debug/Other): Acme has no job name
+    j.kind = AcmeJobKind(row.text(c[5]));
     b.AddJob(j, row.text(c[0]), RowLoc{fidx, ln});
     return true;
   });

@@ -430,7 +430,6 @@ struct WorkloadGenerator::Impl {
     } else if (st == JobState::kFailed) {
       dur *= spec.failed_scale * std::pow(jobs.Uniform(), spec.failed_shape);
     }
-    (void)cls;
     dur = std::clamp(std::round(dur), 1.0, spec.max_duration_s);
     j.duration = static_cast<Duration>(dur);
     // Walltime request: duration x user factor, rounded up to a Slurm-style step.
@@ -447,6 +446,7 @@ struct WorkloadGenerator::Impl {
     j.user = UserId(uid);
     j.vc = VcId(u.vc);
     j.name = NameId(tp.name);
+    j.kind = cls.kind;
     j.gpus = tp.gpus;
     if (cpu) {
       j.gpu_milli = 0;

@@ -212,6 +212,7 @@ JobClass AcmeClass(const char* name, double weight, std::vector<SizeWeight> gpus
                    std::vector<std::string> stems) {
   JobClass c;
   c.name = name;
+  c.kind = AcmeJobKind(name);
   c.weight = weight;
   c.gpus = std::move(gpus);
   c.body_median_s = body_med;

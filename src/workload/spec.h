@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/job.h"
 
 namespace orrery::workload {
 
@@ -56,6 +57,7 @@ struct JobClass {
   double gpu_duration_exponent = 0.0;  // typical duration also x gpus^exponent (larger jobs run longer)
   StateMix states;
   std::vector<std::string> name_stems;  // model/task stems for job names; empty = generic
+  JobKind kind = JobKind::kUnknown;     // Job::kind of its jobs (Acme's job types)
 };
 
 // Aggregate targets the presets are calibrated on (for --stats and the tests).

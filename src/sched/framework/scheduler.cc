@@ -73,6 +73,12 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
   // plugin tracks the running jobs it needs through its JobStarted/JobStopped hooks).
   track_running_ = policy_.post != nullptr;
   ORR_CHECK(!(policy_.share && policy_.preemptive));
+  if (policy_.reserve.active()) {
+    ledger_ = std::make_unique<ReservationLedger>(cluster_, policy_.reserve);
+    auto wrapped = std::make_unique<ReservingPlacer>(std::move(placer_), ledger_.get());
+    reserving_ = wrapped.get();
+    placer_ = std::move(wrapped);
+  }
   for (size_t v = 0; v < vcs_.size(); ++v) {
     size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
     for (size_t c = 0; c < k; ++c) vcs_[v].classes.emplace_back(pool_resource_.get());
@@ -247,6 +253,7 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   } else {
     state_.Release(j.alloc);
   }
+  if (ledger_) ledger_->Refund(slot);
   j.owns_gpus = true;
   EraseRunningOrder(slot);
   if (!shaped_.empty() && slot < shaped_.size() && shaped_[slot]) {  // back to the shape it asked for
@@ -358,6 +365,10 @@ void Scheduler::Resize(uint32_t slot, Allocation alloc, Time now) {
   state_.Release(j.alloc);
   state_.Apply(alloc);
   j.alloc = std::move(alloc);
+  if (ledger_) {
+    ledger_->Refund(slot);
+    ledger_->Charge(slot, *j.job, j.vc, AllocatedMilli(j.alloc));
+  }
   InsertRunningOrder(slot);
   ++vcs_[j.vc.v].version;
   MarkDirty(j.vc);
@@ -381,6 +392,7 @@ Status Scheduler::AddNode(const Node& node) {
   for (NodeId n : off) state_.SetPowered(n, false);
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
   feasibility_.clear();
+  if (ledger_) ledger_->SetCaps(cluster_);
   ResizeClasses(node.vc);
   for (size_t v = 0; v < vcs_.size(); ++v) {
     ++vcs_[v].version;
@@ -430,6 +442,7 @@ void Scheduler::Release(uint32_t slot) {
   }
   state_.Apply(alloc);
   j.alloc = std::move(alloc);
+  if (ledger_) ledger_->Charge(slot, *j.job, j.vc, AllocatedMilli(j.alloc));
   MarkRunning(slot);
 }
 
@@ -442,6 +455,7 @@ void Scheduler::StartShared(uint32_t slot, uint32_t partner) {
   j.owns_gpus = false;
   j.partner = partner;
   p.partner = slot;
+  if (ledger_) ledger_->Charge(slot, *j.job, j.vc, 0);  // the partner's GPUs: nothing new taken
   MarkRunning(slot);
 }
 
@@ -743,6 +757,15 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
   size_t examined = 0;
+  // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
+  // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
+  bool lane = false;
+  struct LaneOff {
+    ReservingPlacer* p;
+    ~LaneOff() {
+      if (p) p->set_lane_only(false);
+    }
+  } lane_off{reserving_};
   while (examined < opts_.max_examined) {
     if (!blocking && q.version != fit_version) {
       fit = FittingClasses(vc);
@@ -765,15 +788,24 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     QEntry here = *cur[pick];
     uint32_t slot = here.slot;
     SchedJob& j = pool_[slot];
+    if (lane && !IsEvaluation(*j.job)) {
+      ++cur[pick];
+      continue;
+    }
     PluginStatus st = policy_.shape ? PlaceShaped(slot) : placer_->Place(j, state_, nullptr, &scratch_);
     if (st.ok()) {
       ++cur[pick];  // Start erases the current entry
       Start(slot, std::move(scratch_));
       scratch_.clear();
+      if (lane && ledger_->reserve_full(vc)) return;
       continue;
     }
+    if (lane) return;  // the lane blocks at its own head
     st.plugin = placer_->name();
     q.last_block = st;
+    // A blocking walk whose head (an other job) waits goes on in the evaluation lane, after
+    // the PostFilter (e.g. EASY's backfill) has had its turn.
+    const bool to_lane = blocking && reserving_ && !IsEvaluation(*j.job) && !ledger_->reserve_full(vc);
     if (policy_.post) {
       // The plugin may start (erase) or requeue jobs: remember each cursor's key and re-seek.
       saved_.resize(k);
@@ -782,8 +814,8 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
         if (saved_[c].first) saved_[c].second = *cur[c];
       }
       bool placed = false;
-      PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
-      if (next == PostFilterPlugin::Next::kStop) return;
+      const PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
+      if (next == PostFilterPlugin::Next::kStop && (placed || !to_lane)) return;
       for (size_t c = 0; c < k; ++c) {
         if (static_cast<int>(c) == pick) cur[c] = q.classes[c].upper_bound(here);
         else cur[c] = saved_[c].first ? q.classes[c].lower_bound(saved_[c].second) : q.classes[c].end();
@@ -792,7 +824,10 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     } else {
       ++cur[pick];
     }
-    if (blocking) return;
+    if (!blocking) continue;
+    if (!to_lane) return;
+    lane = true;
+    reserving_->set_lane_only(true);
   }
 }
 

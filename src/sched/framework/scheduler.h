@@ -35,6 +35,7 @@
 #include "sched/framework/decision.h"
 #include "sched/framework/oracle.h"
 #include "sched/framework/plugin.h"
+#include "sched/framework/reserve.h"
 #include "sched/framework/shape.h"
 
 namespace orrery {
@@ -191,6 +192,7 @@ struct PolicyParts {
   std::shared_ptr<const ColocationContext> colocation;
   ProfilerSpec profiler;
   std::unique_ptr<ShapePlugin> shape;      // null = every job runs in the shape it asked for
+  EvalReservation reserve;                 // GPUs reserved for evaluation jobs (reserve.h); off by default
   // Whether the policy reads the truth (an oracle sort, estimator or PostFilter, or
   // belief_is_truth).
   bool reads_oracle() const;
@@ -433,6 +435,10 @@ class Scheduler final : private SchedulerHandle {
   ClusterState state_;
   PolicyParts policy_;
   std::unique_ptr<PlacePlugin> placer_;
+  // Evaluation reservation (PolicyParts::reserve): the ledger and the placer wrapping the
+  // policy's (placer_ points to it then); null when off.
+  std::unique_ptr<ReservationLedger> ledger_;
+  ReservingPlacer* reserving_ = nullptr;
   SchedulerOptions opts_;
   std::vector<SchedJob> pool_;
   std::vector<uint32_t> free_slots_;

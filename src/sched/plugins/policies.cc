@@ -551,6 +551,17 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
   if (kv.count("blocking")) {
     ORR_ASSIGN_OR_RETURN(parts.blocking, ParseBool(spec, "blocking", take("blocking", "")));
   }
+  if (kv.count("eval_share")) {  // GPUs reserved for evaluation jobs (sched/framework/reserve.h)
+    const std::string v = take("eval_share", "");
+    double share = -1;
+    if (!ParseF64(v, &share) || !(share >= 0 && share < 1))
+      return MakeError("policy '" + spec + "': parameter 'eval_share': expected a share of the GPUs in [0, 1), got \"" +
+                       v + "\"");
+    if (parts.share && share > 0)
+      return MakeError("policy '" + spec + "': parameter 'eval_share': not available for the GPU-sharing policy '" +
+                       p.name + "'");
+    parts.reserve.share = share;
+  }
   if (!kv.empty()) {
     return MakeError("policy '" + spec + "': unknown parameter '" + kv.begin()->first + "' for policy '" + p.name + "'");
   }

@@ -23,7 +23,9 @@
 //           model, PAS, threshold tuner and profiler (sched/plugins/lucid.h for parameters)
 // Common parameters: blocking=true|false (override head-of-line blocking);
 // backfill=easy|none (non-preemptive policies: EASY backfill behind the policy's own
-// order, with bf_max_job_test; default none, easy for `easy`).
+// order, with bf_max_job_test; default none, easy for `easy`); eval_share=S (S in [0, 1):
+// that share of each VC's GPUs reserved for evaluation jobs, sched/framework/reserve.h; not
+// with lucid).
 #pragma once
 
 #include <string>
