@@ -82,6 +82,8 @@ nlohmann::ordered_json RunJson(const TrainingRunResult& r, const TrainingRunSpec
   j["spares_used"] = r.spares_used;
   j["repeat_faults"] = r.repeat_faults;
   j["flaky_node_faults"] = r.flaky_faults;
+  j["in_job_restarts"] = r.in_job_restarts;
+  j["memory_restores"] = r.memory_restores;
   j["mttr_s"] = Round(r.mttr_s, 0.1);
   return j;
 }
