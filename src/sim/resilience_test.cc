@@ -3,6 +3,7 @@
 
 #include "model/trace.h"
 #include "sim/checkpoint_plan.h"
+#include "sim/failure_inject.h"
 #include "sim/failure_model.h"
 #include "sim/training_run.h"
 
@@ -341,6 +342,44 @@ TEST(TrainingRun, AttributeTraceCountsFailedJobs) {
   EXPECT_EQ(b.failed_gpu_seconds, 1600);
   EXPECT_GE(b.by_category[0], 1u);  // the NODE_FAIL job
   EXPECT_NEAR(b.expected_jobs[0] + b.expected_jobs[1] + b.expected_jobs[2], 2.0, 1e-12);
+}
+
+// Trace runs take the training runs' decision: a recorded NODE_FAIL under acme holds the GPUs
+// for the diagnosis (60 s; the recorded end is the detection) and cordons the node for the
+// model's repair (3 days); under requeue it is retried at once, nothing cordoned; under none
+// it is not retried.
+TEST(TraceFailures, RecordedFailuresTakeThePolicysDelaysAndCordon) {
+  Trace t;
+  Job j;
+  j.id = JobId(0);
+  j.gpus = 16;
+  j.duration = 5000;
+  j.state = JobState::kNodeFail;
+  t.jobs.push_back(j);
+  struct Row {
+    const char* recovery;
+    bool retried;
+    Duration hold, cordon;
+  } rows[] = {{"acme", true, 60, 3 * 86400}, {"requeue", true, 0, 0}, {"none", false, 0, 0}};
+  for (const Row& row : rows) {
+    InjectedSummary sum;
+    const std::vector<InjectedFailure> f = RecordedFailures(t, AcmeModel(), Policy(row.recovery), 8, 1, &sum);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].after, 4999);
+    EXPECT_EQ(f[0].restartable, row.retried) << row.recovery;
+    EXPECT_EQ(f[0].hold, row.hold) << row.recovery;
+    EXPECT_EQ(f[0].cordon_for, row.cordon) << row.recovery;
+    EXPECT_DOUBLE_EQ(sum.held_gpu_seconds, row.hold * 16.0) << row.recovery;
+  }
+  // Drawn faults are detected too: acme holds 10 + 60 s for a node fault of a 2-node job.
+  FailureModel gpu_only;
+  gpu_only.node_per_hour[static_cast<int>(FaultCause::kGpu)] = 10;  // ~ one per 3 min per node
+  const std::vector<InjectedFailure> d = DrawFailures(t, gpu_only, Policy("acme"), 8, 1, 8, nullptr);
+  ASSERT_FALSE(d.empty());
+  for (const InjectedFailure& f : d) {
+    EXPECT_EQ(f.hold, 70);
+    EXPECT_EQ(f.cordon_for, gpu_only.repair);
+  }
 }
 
 }  // namespace

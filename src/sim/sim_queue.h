@@ -18,6 +18,7 @@ namespace orrery {
 enum class EventKind : uint8_t {
   kCompletion = 0,  // job: a running attempt's work ends (or the profiler's time limit)
   kFailure,         // job: an injected failure of a running attempt (SimConfig::failures)
+  kRepair,          // node (slot = node id): a cordoned node's repair ends (sim/cordon.h)
   kPower,           // timer: a boot ends or the energy control step is due (PowerSim::NextEvent)
   kArrival,         // timer: the next trace job is submitted
   kProgressReport,  // job: a running job with phases reports its steps (SimConfig::progress_report)
@@ -25,7 +26,7 @@ enum class EventKind : uint8_t {
   kSample,          // timer: the time series (SimConfig::sample_interval); an observation
   kFragSample,      // timer: the fragmentation measure (SimConfig::frag_interval); an observation
 };
-inline constexpr int kNumEventKinds = 8;
+inline constexpr int kNumEventKinds = 9;
 
 struct SimEvent {
   Time t = kNoTime;
@@ -36,7 +37,7 @@ struct SimEvent {
 
 class SimQueue {
  public:
-  // Job events: kCompletion, kFailure, kProgressReport.
+  // Job events: kCompletion, kFailure, kProgressReport (and kRepair, keyed by node).
   void PushJob(Time t, EventKind k, uint32_t slot, uint32_t gen) {
     heap_.Push(t, static_cast<uint8_t>(k), JobRef{slot, gen});
   }
@@ -86,7 +87,9 @@ class SimQueue {
     best_dirty_ = false;
     return best_;
   }
-  static constexpr int kTimerKinds[] = {2, 3, 5, 6, 7};  // kPower, kArrival, kDecision, kSample, kFragSample
+  static constexpr int kTimerKinds[] = {
+      static_cast<int>(EventKind::kPower), static_cast<int>(EventKind::kArrival), static_cast<int>(EventKind::kDecision),
+      static_cast<int>(EventKind::kSample), static_cast<int>(EventKind::kFragSample)};
   mutable int best_ = -1;
   mutable bool best_dirty_ = false;
   EventQueue<JobRef> heap_;

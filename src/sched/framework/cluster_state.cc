@@ -142,9 +142,7 @@ void ClusterState::SetPowered(NodeId id, bool on) {
   }
   if (on == !unpowered_[n]) return;
   if (!on) {
-    // Only an idle node can be powered down: every GPU whole and free, CPU/memory untouched.
-    ORR_CHECK(free_[n] == total_[n]);
-    ORR_CHECK(cpu_free_[n] == cpu_total_[n] && mem_free_[n] == mem_total_[n]);
+    ORR_CHECK(idle(id));  // only an idle node can be powered down
     if (track_gpus_)
       for (uint32_t g = 0; g < total_[n]; ++g) {
         ORR_CHECK(milli_[gpu_base_[n] + g] == 1000);

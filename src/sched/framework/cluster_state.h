@@ -158,6 +158,10 @@ class ClusterState {
   // full node) and its VC's free GPUs exclude it; its totals (admission) are unchanged.
   // Only an idle node may be powered down. Costs nothing until the first power-down.
   bool powered(NodeId n) const { return unpowered_.empty() || !unpowered_[n.v]; }
+  // Nothing allocated on n: every GPU whole and free, CPU and memory untouched.
+  bool idle(NodeId n) const {
+    return free_[n.v] == total_[n.v] && cpu_free_[n.v] == cpu_total_[n.v] && mem_free_[n.v] == mem_total_[n.v];
+  }
   uint64_t unpowered_count() const { return unpowered_count_; }
   void SetPowered(NodeId n, bool on);
 

@@ -82,9 +82,11 @@ struct RecoveryAction {
   Duration diagnose = 0;        // detection → decision (includes a person's delay)
   Duration reschedule = 0;      // decision → the gang's nodes are allocated again
   Duration reschedule_cold = 0; // the same when the node is replaced and no hot spare is left
-  // From the fault until the decision: the attempt's nodes stay allocated meanwhile (the
-  // detection, then the diagnosis, which runs on them). Trace runs hold the GPUs this long.
-  Duration held() const { return detect + diagnose; }
+  // From the fault until the decision the attempt keeps its nodes: the detection (the fault
+  // runs unnoticed) and, for an automatic retry, the diagnosis (it runs on them); a person's
+  // delay does not hold them. `noticed`: the fault's time is its detection already (a trace's
+  // recorded end is when the job exited). Trace runs hold the GPUs this long.
+  Duration HeldFor(bool noticed) const { return (noticed ? 0 : detect) + (retry && automatic ? diagnose : 0); }
 };
 // `repeats`: how many times in a row this attempt's code already failed with a script error.
 RecoveryAction Decide(const RecoveryPolicy& p, FaultCause cause, int repeats = 0);

@@ -88,10 +88,14 @@ TEST(Recovery, InJobRestartNeedsAWarmSpareForNodeFaults) {
   const RecoveryAction cold = Decide(Make("acme:restart=in-job"), FaultCause::kHbm);
   EXPECT_FALSE(cold.in_job);
   EXPECT_EQ(cold.reschedule, 600);
-  // held(): the attempt's nodes stay allocated from the fault to the decision: 10 + 60.
-  EXPECT_EQ(Decide(Make("acme"), FaultCause::kGpu).held(), 70);
-  // none: a hang holds its nodes until the watchdog (1800 s), then the user's hour.
-  EXPECT_EQ(Decide(Make("none"), FaultCause::kHang).held(), 1800 + 3600);
+  // HeldFor: the attempt's nodes stay allocated from the fault to the decision: 10 + 60; a
+  // trace's recorded end is the detection already: the diagnosis only.
+  EXPECT_EQ(Decide(Make("acme"), FaultCause::kGpu).HeldFor(false), 70);
+  EXPECT_EQ(Decide(Make("acme"), FaultCause::kGpu).HeldFor(true), 60);
+  // none: a hang holds its nodes until the watchdog (1800 s); the user's hour does not.
+  EXPECT_EQ(Decide(Make("none"), FaultCause::kHang).HeldFor(false), 1800);
+  // acme does not retry a script error: detection only (10 s).
+  EXPECT_EQ(Decide(Make("acme"), FaultCause::kScript).HeldFor(false), 10);
 }
 
 TEST(Recovery, HangsAndLossSpikesAreNoticedLate) {
