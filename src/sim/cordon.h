@@ -28,11 +28,13 @@ class Cordons {
       }
     draining_.push_back({n, until});
   }
-  // Takes the draining nodes that are idle now out of placement; their repair ends are pushed
-  // as kRepair events (the event's slot is the node id).
-  void TakeOutIdle(Scheduler& sched, SimQueue& q) {
+  // Takes the draining nodes that are idle at `now` out of placement; their repair ends are
+  // pushed as kRepair events (the event's slot is the node id). A node whose repair time
+  // passed while it drained is not taken out (the cordon is over).
+  void TakeOutIdle(Scheduler& sched, SimQueue& q, Time now) {
     size_t keep = 0;
     for (const auto& [node, until] : draining_) {
+      if (until <= now) continue;
       if (!sched.cluster_state().idle(node)) {
         draining_[keep++] = {node, until};
         continue;

@@ -194,6 +194,29 @@ TEST(SimJobModel, CordonedNodeLeavesPlacementUntilItsRepair) {
             "cordoning failed nodes (recovery acme) cannot be combined with energy saving (--energy)");
 }
 
+// One 8-GPU node shared by job 0 (4 GPUs, fails at 30, cordon 50 s) and job 1 (4 GPUs,
+// 0..200): the node drains (it is not idle) and its repair time (80) passes before it is
+// idle, so it never leaves; job 0 restarts at once on the free GPUs (the documented drain
+// limit): 30..130. Job 2 (8 GPUs, submitted at 150) starts when job 1 ends, at 200.
+TEST(SimJobModel, CordonThatOutlivesItsRepairWhileDrainingIsDropped) {
+  Cluster c;
+  AddVc(&c, "a", 1, 8);
+  const Trace t = MakeTrace({JobSpec{.submit = 0, .duration = 100, .gpus = 4}, JobSpec{.submit = 0, .duration = 200, .gpus = 4},
+                             JobSpec{.submit = 150, .duration = 10, .gpus = 8}});
+  SimConfig cfg;
+  cfg.policy = "fifo";
+  InjectedFailure f{0, 0, 30, FailureKind::kHardware, true};
+  f.cordon_for = 50;
+  cfg.failures = {f};
+  auto r = Simulate(t, c, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(CheckConservation(t, *r).ok());
+  EXPECT_EQ(r->outcomes[0].end, 130);
+  EXPECT_EQ(r->outcomes[2].start, 200);
+  EXPECT_EQ(r->outcomes[2].end, 210);
+  EXPECT_EQ(r->cordoned_nodes, 1u);
+}
+
 TEST(SimJobModel, NonRestartableFailureEndsTheJob) {
   Cluster c;
   AddVc(&c, "a", 1, 4);

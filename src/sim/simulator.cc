@@ -429,7 +429,7 @@ bool SimRun::EndInstant(Time t) {
     WatchNote(t, "rejected", "not simulated: " + r_.reasons[wo.reject_reason]);
     watch_done_ = true;
   }
-  if (cordons_.draining()) cordons_.TakeOutIdle(sched_, q_);
+  if (cordons_.draining()) cordons_.TakeOutIdle(sched_, q_, t);
   decisions_.clear();
   const CycleRun run = sched_.RunCycle(t, &decisions_);
   if (watching_ && watch_slot_ != UINT32_MAX && run.ran) WatchAfterCycle(t, decisions_);
