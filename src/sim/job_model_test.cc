@@ -194,11 +194,11 @@ TEST(SimJobModel, CordonedNodeLeavesPlacementUntilItsRepair) {
             "cordoning failed nodes (recovery acme) cannot be combined with energy saving (--energy)");
 }
 
-// One 8-GPU node shared by job 0 (4 GPUs, fails at 30, cordon 50 s) and job 1 (4 GPUs,
-// 0..200): the node drains (it is not idle) and its repair time (80) passes before it is
-// idle, so it never leaves; job 0 restarts at once on the free GPUs (the documented drain
-// limit): 30..130. Job 2 (8 GPUs, submitted at 150) starts when job 1 ends, at 200.
-TEST(SimJobModel, CordonThatOutlivesItsRepairWhileDrainingIsDropped) {
+// One 8-GPU node shared by job 0 (4 GPUs, fails at 30, its node cordoned 50 s) and job 1
+// (4 GPUs, 0..200): the node is drained -- job 1 runs on, but job 0's freed GPUs take no job
+// until the repair ends at 80: job 0 restarts then, 80..180. Job 2 (8 GPUs, submitted at 150)
+// starts when both have ended, at 200. (Undrained, job 0 would restart at 30.)
+TEST(SimJobModel, DrainedNodeKeepsItsJobsAndTakesNoNewOnes) {
   Cluster c;
   AddVc(&c, "a", 1, 8);
   const Trace t = MakeTrace({JobSpec{.submit = 0, .duration = 100, .gpus = 4}, JobSpec{.submit = 0, .duration = 200, .gpus = 4},
@@ -211,7 +211,9 @@ TEST(SimJobModel, CordonThatOutlivesItsRepairWhileDrainingIsDropped) {
   auto r = Simulate(t, c, cfg);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_TRUE(CheckConservation(t, *r).ok());
-  EXPECT_EQ(r->outcomes[0].end, 130);
+  EXPECT_EQ(r->outcomes[0].start, 0);
+  EXPECT_EQ(r->outcomes[0].end, 180);
+  EXPECT_EQ(r->outcomes[1].end, 200);
   EXPECT_EQ(r->outcomes[2].start, 200);
   EXPECT_EQ(r->outcomes[2].end, 210);
   EXPECT_EQ(r->cordoned_nodes, 1u);

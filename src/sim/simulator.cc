@@ -412,7 +412,7 @@ void SimRun::Dispatch(const SimEvent& e, Time t) {
     case EventKind::kCompletion: return OnCompletion(e, t);
     case EventKind::kFailure: return OnFailure(e, t);
     case EventKind::kPower: return OnPower(t);
-    case EventKind::kRepair: return cordons_.Repair(NodeId(e.slot), sched_);
+    case EventKind::kRepair: return cordons_.Repair(NodeId(e.slot), t, sched_);
     case EventKind::kArrival: return OnArrival(t);
     case EventKind::kProgressReport: return OnProgressReport(e, t);
     case EventKind::kDecision: return;  // the instant's cycle runs in EndInstant
@@ -429,7 +429,6 @@ bool SimRun::EndInstant(Time t) {
     WatchNote(t, "rejected", "not simulated: " + r_.reasons[wo.reject_reason]);
     watch_done_ = true;
   }
-  if (cordons_.draining()) cordons_.TakeOutIdle(sched_, q_, t);
   decisions_.clear();
   const CycleRun run = sched_.RunCycle(t, &decisions_);
   if (watching_ && watch_slot_ != UINT32_MAX && run.ran) WatchAfterCycle(t, decisions_);
@@ -575,11 +574,11 @@ bool SimRun::HoldAfterFault(const SimEvent& e, const InjectedFailure& f, Time t)
   return true;
 }
 
-// The failure names one node of the attempt (uniform over its nodes); it is cordoned once idle.
+// The failure names one node of the attempt (uniform over its nodes); it is drained until its repair.
 void SimRun::CordonNodeOf(const SchedJob& sj, const InjectedFailure& f, Time t) {
   if (sj.alloc.empty()) return;
   const size_t i = std::min(sj.alloc.size() - 1, static_cast<size_t>(node_rng_.Uniform() * sj.alloc.size()));
-  cordons_.Add(sj.alloc[i].node, t + f.cordon_for);
+  cordons_.Add(sj.alloc[i].node, t + f.cordon_for, sched_, q_);
   ++r_.cordoned_nodes;
 }
 
@@ -912,7 +911,7 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
     return MakeError("injected failures are not supported with GPU-sharing policies");
   if (!cfg.energy.empty() && std::any_of(cfg.failures.begin(), cfg.failures.end(),
                                          [](const InjectedFailure& f) { return f.cordon_for > 0; }))
-    return MakeError("cordoning failed nodes (recovery acme) cannot be combined with energy saving (--energy)");
+    return MakeError("cordoning failed nodes (recovery acme) cannot be combined with energy saving (--energy)");  // drain vs power states
   return Status::Ok();
 }
 

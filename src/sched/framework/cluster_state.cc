@@ -69,7 +69,7 @@ const NodeMask* ClusterState::TypeFilter(VcId vc, GpuTypeMask mask) const {
 }
 
 void ClusterState::Move(NodeId n, uint16_t from, uint16_t to) {
-  if (from == to) return;
+  if (from == to || drained(n)) return;  // a drained node stays in bucket 0
   VcIndex& vi = vcs_[cluster_->nodes[n.v].vc.v];
   uint32_t li = local_[n.v];
   vi.buckets[from].Clear(li);
@@ -131,6 +131,18 @@ void ClusterState::Release(const Allocation& a) {
     }
     busy_milli_ -= static_cast<uint64_t>(s.gpus) * s.milli;
     Move(s.node, before, free_[n]);
+  }
+}
+
+void ClusterState::SetDrained(NodeId n, bool on) {
+  if (drained(n) == on) return;
+  if (drained_.empty()) drained_.assign(free_.size(), 0);
+  if (on) {
+    Move(n, free_[n.v], 0);
+    drained_[n.v] = 1;
+  } else {
+    drained_[n.v] = 0;
+    Move(n, 0, free_[n.v]);
   }
 }
 
