@@ -122,4 +122,20 @@ TEST_F(ReportRender, ReportMultiPolicySimulation) {
   CheckRendered(fs::path(sim) / "report" / "report.html", "report_multi_policy");
 }
 
+// Two simulations of one workload with failures, two recoveries: the comparison report gets
+// the "Failures and recovery" chart and it renders.
+TEST_F(ReportRender, ReportSimulationWithFailures) {
+  const std::string base = std::string(ORRERY_BINARY) + " simulate --generate acme-kalos --jobs 3000 --cluster " ORRERY_SOURCE_DIR
+                           "/configs/acme-kalos.toml --policy fifo -q --failures trace";
+  const std::string acme = (work_ / "acme").string(), requeue = (work_ / "requeue").string();
+  Run(base + " --recovery acme --out-dir " + acme);
+  Run(base + " --recovery requeue --out-dir " + requeue);
+  Run(std::string(ORRERY_BINARY) + " report -q " + acme + " " + requeue + " --out " + acme + "/report");
+  const fs::path html = fs::path(acme) / "report" / "report.html";
+  std::ifstream in(html);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("chart-failure_gpu_hours"), std::string::npos) << "no failures chart in the report";
+  CheckRendered(html, "report_failures");
+}
+
 }  // namespace

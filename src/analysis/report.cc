@@ -190,6 +190,74 @@ Result<std::vector<LoadedRun>> LoadRuns(const std::vector<std::string>& dirs, co
   return runs;
 }
 
+namespace {
+
+// Runs with failures (summary.json "failures", `simulate --failures`): GPU-hours lost by cause
+// per run (stacked bars) and the failure counts; absent when no run had failures.
+void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, report::Page* page) {
+  report::Section s;
+  s.title = "Failures and recovery";
+  s.text = "Runs with injected failures (simulate --failures; docs/design/failures.md): GPU time lost per "
+           "cause, from the failed attempts (attempts.csv). Lost work: steps since the last durable checkpoint; "
+           "restart overhead: running that did no new work (held from the fault to the recovery's decision, "
+           "checkpoint restore, stalls); waiting: pending between a failure and the next start.";
+  report::Chart c;
+  c.id = "failure_gpu_hours";
+  c.title = "GPU-hours lost to failures, by cause";
+  report::Table t{"failures", "Failures and recovery", {"metric"}, {}};
+  std::vector<const LoadedRun*> with;
+  for (const auto& r : runs)
+    if (r.summary.contains("failures") && r.summary["failures"].is_object()) with.push_back(&r);
+  if (with.empty()) return;
+  const char* causes[][2] = {{"lost_work_gpu_hours", "lost work"},
+                             {"overhead_gpu_hours", "restart overhead"},
+                             {"waiting_gpu_hours", "waiting for nodes"}};
+  for (const LoadedRun* r : with) {
+    t.header.push_back(r->label);
+    const json& f = r->summary["failures"];
+    if (!f.contains("metrics")) continue;
+    for (const auto& [key, name] : causes)
+      c.data.push_back(json{{"policy", r->label}, {"cause", name}, {"gpu_hours", f["metrics"].value(key, 0.0)}});
+  }
+  const auto row = [&](const std::string& name, auto fn) {
+    std::vector<std::string> cells{name};
+    for (const LoadedRun* r : with) cells.push_back(fn(r->summary["failures"]));
+    t.rows.push_back(cells);
+  };
+  const auto count = [](const json& f, const char* k) { return std::to_string(f.value(k, 0ull)); };
+  const auto metric = [](const json& f, const char* k) { return f.contains("metrics") ? f["metrics"].value(k, 0.0) : 0.0; };
+  row("failure source / recovery", [](const json& f) { return f.value("spec", "") + " / " + f.value("recovery", ""); });
+  row("failures injected", [&](const json& f) { return count(f, "injected"); });
+  row("retried automatically", [&](const json& f) { return count(f, "retried"); });
+  row("not retried", [&](const json& f) { return count(f, "not_retried"); });
+  for (const char* cat : {"infrastructure", "framework", "script"})
+    row(std::string("  ") + cat, [&](const json& f) {
+      return f.contains("by_category") ? std::to_string(f["by_category"].value(cat, 0ull)) : std::string("—");
+    });
+  row("nodes cordoned", [&](const json& f) { return count(f, "cordoned_nodes"); });
+  for (const auto& [key, name] : causes)
+    row(std::string("GPU-hours: ") + name, [&](const json& f) { return report::FormatFixed(metric(f, key), 1); });
+  row("mean time to recover", [&](const json& f) { return report::FormatSeconds(metric(f, "mttr_s")); });
+  row("ETTR of the jobs that failed", [&](const json& f) { return report::FormatPercent(metric(f, "ettr_failed_jobs")); });
+  c.spec = {{"mark", {{"type", "bar"}}},
+            {"width", std::max<int>(360, static_cast<int>(with.size() * 90))},
+            {"height", 260},
+            {"encoding",
+             {{"x", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
+              {"y", {{"field", "gpu_hours"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "GPU-hours"}}},
+              {"color", {{"field", "cause"}, {"type", "nominal"}, {"title", "cause"},
+                         {"sort", {"lost work", "restart overhead", "waiting for nodes"}}}},
+              {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "cause"}},
+                                       json{{"field", "gpu_hours"}, {"format", ",.1f"}}})}}}};
+  c.caption = "One bar per run; the stack is the GPU time the failures cost it.";
+  if (!c.data.empty()) s.charts.push_back(c);
+  else s.missing.push_back("no run recorded attempts: the GPU-hours by cause need attempts.csv");
+  s.tables.push_back(t);
+  page->sections.push_back(s);
+}
+
+}  // namespace
+
 report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOptions& opt) {
   using report::Chart;
   using report::FormatPercent;
@@ -360,6 +428,8 @@ report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOp
     }
     page.sections.push_back(s);
   }
+
+  AddFailuresSection(runs, order, &page);
 
   // Per VC.
   {

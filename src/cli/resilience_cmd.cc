@@ -82,6 +82,8 @@ nlohmann::ordered_json RunJson(const TrainingRunResult& r, const TrainingRunSpec
   j["spares_used"] = r.spares_used;
   j["repeat_faults"] = r.repeat_faults;
   j["flaky_node_faults"] = r.flaky_faults;
+  j["in_job_restarts"] = r.in_job_restarts;
+  j["memory_restores"] = r.memory_restores;
   j["mttr_s"] = Round(r.mttr_s, 0.1);
   return j;
 }
@@ -207,8 +209,9 @@ void RegisterResilience(CLI::App& app, int* exit_code) {
   train->add_option("--cold-nodes", t->cold_nodes, "Idle healthy nodes besides hot spares (default 64)");
   train->add_option("--days", t->days, "Wall time since the first start (default 54)")->check(CLI::Range(0.001, 3650.0));
   train->add_option("--failures", t->failures, "Failure model: llama3 or acme [:scale=,loss_spikes_per_day=,persist=,recur=,repair=,rollback=]");
-  train->add_option("--checkpoint", t->checkpoint, "none | sync:every=3h | async:every=young-daly[,write=,snapshot=,restore=,init=]");
-  train->add_option("--recovery", t->recovery, "none | requeue[:from=scratch|checkpoint] | acme[:spares=N,...]");
+  train->add_option("--checkpoint", t->checkpoint, "none | sync:every=3h | async:every=young-daly[,write=,snapshot=,restore=,init=] | "
+                    "memory:every=young-daly[,peers=,replicate=,persist_every=,restore_memory=,...]");
+  train->add_option("--recovery", t->recovery, "none | requeue[:from=scratch|checkpoint] | acme[:spares=N,restart=job|in-job,reinit=,overlap=,...]");
   train->add_option("--seed", t->seed, "Random seed (default 1)");
   train->add_option("--seeds", t->seeds, "Number of seeds (seed, seed+1, ...) to average (default 1)")->check(CLI::Range(1u, 1000u));
   train->add_option("--out", t->out, "Write the summary JSON here (atomic; '-' = stdout)");

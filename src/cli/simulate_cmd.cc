@@ -71,6 +71,7 @@ Result<FailureSetup> SetUpFailures(const std::string& spec, const std::string& r
   out.json["recovery"] = recovery;
   out.json["injected"] = out.list.size();
   out.json["retried"] = sum.retried;
+  out.json["held_gpu_hours"] = std::round(sum.held_gpu_seconds / 3600.0 * 1000) / 1000;
   out.json["not_retried"] = sum.not_retried;
   nlohmann::ordered_json cat;
   for (int c = 0; c < kNumFailureCategories; ++c)
@@ -493,6 +494,7 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
   SummariseRun(trace, cfg, *r, &out);
   if (!failures_json.empty()) {  // --failures: the setup, and the metrics computed from attempts
     nlohmann::ordered_json f = failures_json;
+    f["cordoned_nodes"] = r->cordoned_nodes;
     if (cfg.record_attempts) f["metrics"] = FailureMetricsJson(ComputeFailureMetrics(trace, r->outcomes, r->attempts));
     out.json["failures"] = f;
   }

@@ -18,17 +18,23 @@ FaultCause Representative(FailureCategory c) {
   return FaultCause::kFramework;  // unreachable
 }
 
-// Whether the policy restarts the job by itself (`none`: the job leaves; its user's resubmission
-// is not a trace job).
-bool Retried(const RecoveryPolicy& p, FaultCause c) {
+// The policy's decision for a fault of a trace job: retried when the policy restarts it by
+// itself (`none`: the job leaves; its user's resubmission is not a trace job); the attempt
+// holds its GPUs until the decision (RecoveryAction::HeldFor); the named node is cordoned for
+// the model's repair time when the policy cordons.
+void ApplyDecision(const RecoveryPolicy& p, FaultCause c, bool noticed, const FailureModel& m, InjectedFailure* f) {
   const RecoveryAction a = Decide(p, c);
-  return a.retry && a.automatic;
+  f->kind = KindOf(c);
+  f->restartable = a.retry && a.automatic;
+  f->hold = a.HeldFor(noticed);
+  f->cordon_for = a.cordon ? m.repair : 0;
 }
 
-void Count(InjectedSummary* s, FaultCause c, bool retried) {
+void Count(InjectedSummary* s, FaultCause c, const InjectedFailure& f, uint32_t gpus) {
   if (!s) return;
   ++s->by_category[static_cast<int>(CategoryOf(c))];
-  ++(retried ? s->retried : s->not_retried);
+  ++(f.restartable ? s->retried : s->not_retried);
+  s->held_gpu_seconds += static_cast<double>(f.hold) * gpus;
 }
 
 double Nodes(const Job& j, uint32_t gpus_per_node) {
@@ -77,8 +83,7 @@ std::vector<InjectedFailure> RecordedFailures(const Trace& trace, const FailureM
       case JobState::kFailed:
       case JobState::kNodeFail:
         cause = Representative(AttributeFailure(m, j, gpus_per_node, rng));
-        f.kind = KindOf(cause);
-        f.restartable = Retried(policy, cause);
+        ApplyDecision(policy, cause, true, m, &f);
         break;
       case JobState::kTimeout:  // its time limit: a restart would hit it again
         f.kind = FailureKind::kTimeout;
@@ -94,7 +99,7 @@ std::vector<InjectedFailure> RecordedFailures(const Trace& trace, const FailureM
       case JobState::kPreempted:
         continue;
     }
-    Count(summary, cause, f.restartable);
+    Count(summary, cause, f, j.gpus);
     out.push_back(f);
   }
   return out;
@@ -115,9 +120,9 @@ std::vector<InjectedFailure> DrawFailures(const Trace& trace, const FailureModel
       f.job = j.id.v;
       f.attempt = static_cast<uint16_t>(a);
       f.after = static_cast<Duration>(t);
-      f.kind = KindOf(c);
-      f.restartable = Retried(policy, c) && a + 1 < max_attempts;
-      Count(summary, c, f.restartable);
+      ApplyDecision(policy, c, false, m, &f);
+      f.restartable = f.restartable && a + 1 < max_attempts;
+      Count(summary, c, f, j.gpus);
       out.push_back(f);
       if (!f.restartable) break;
     }

@@ -7,6 +7,10 @@
 //   model:SPEC:  every attempt (up to `max_attempts`) draws a time to failure from the model's
 //                hazards (node causes x its nodes, framework, hangs; script errors in the first
 //                attempt only); a failure before the job's duration is injected.
+// Both take the recovery policy's decision (sched/plugins/recovery.h, the same Decide as the
+// training runs): retried or not, the GPUs held from the fault to the decision (detection and
+// diagnosis; a recorded end is its detection already), the node cordoned for the model's
+// `repair` (acme).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,8 @@ struct InjectedSummary {
   std::array<uint64_t, kNumFailureCategories> by_category{};
   uint64_t timeouts = 0;  // TIMEOUT jobs (not a category)
   uint64_t retried = 0, not_retried = 0;
+  double held_gpu_seconds = 0;  // sum over injected failures of hold x GPUs (an upper bound: a
+                                // drawn fault on an attempt that never runs holds nothing)
 };
 
 std::vector<InjectedFailure> RecordedFailures(const Trace& trace, const FailureModel& m, const RecoveryPolicy& policy,

@@ -127,6 +127,98 @@ TEST(SimJobModel, RestartableFailureRestartsFromTheLastCheckpoint) {
   EXPECT_EQ(a1.steps_done, 1000);
 }
 
+// The same failure with a 70-s hold (detection 10 + diagnosis 60, acme): the attempt makes
+// no progress after 250 but keeps the node until 320: attempt 0 = [0, 320), 250 steps done,
+// 200 durable; attempt 1 starts at 320 and needs 10 + 800 s: ends 1130.
+TEST(SimJobModel, HeldFailureKeepsTheGpusUntilTheDecision) {
+  Cluster c;
+  AddVc(&c, "a", 1, 4);
+  Trace t = MakeTrace({JobSpec{.submit = 0, .duration = 1000, .gpus = 4}});
+  t.work = {Periodic(0)};
+  SimConfig cfg;
+  cfg.policy = "fifo";
+  cfg.record_attempts = true;
+  InjectedFailure f{0, 0, 250, FailureKind::kHardware, true};
+  f.hold = 70;
+  cfg.failures = {f};
+  auto r = Simulate(t, c, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(CheckConservation(t, *r).ok());
+  EXPECT_EQ(r->outcomes[0].end, 1130);
+  ASSERT_EQ(r->attempts.attempts.size(), 2u);
+  const Attempt& a0 = r->attempts.attempts[0];
+  EXPECT_EQ(a0.end, 320);
+  EXPECT_EQ(a0.steps_done, 250);
+  EXPECT_EQ(a0.steps_durable, 200);
+  EXPECT_EQ(r->attempts.attempts[1].start, 320);
+  // A hold longer than the work left: the completion (at 1000) is cancelled, the failure
+  // decides at 990 + 70 = 1060; restart from 900 (+10 restore): 1060 + 110 = 1170.
+  cfg.failures[0].after = 990;
+  auto late = Simulate(t, c, cfg);
+  ASSERT_TRUE(late.ok()) << late.error().message;
+  EXPECT_EQ(late->attempts.attempts[0].end, 1060);
+  EXPECT_EQ(late->attempts.attempts[0].steps_done, 990);
+  EXPECT_EQ(late->outcomes[0].end, 1170);
+}
+
+// Two 4-GPU nodes. Job 0 (100 s) fails 30 s in and its node is cordoned for `cordon_for`; job 1
+// holds the other node until 200. No cordon: job 0 restarts at once on its node (30..130);
+// cordoned 100 s: back at 130, runs 130..230; cordoned 1000 s: waits for job 1's node (200..300).
+TEST(SimJobModel, CordonedNodeLeavesPlacementUntilItsRepair) {
+  Cluster c;
+  AddVc(&c, "a", 2, 4);
+  const Trace t = MakeTrace({JobSpec{.submit = 0, .duration = 100, .gpus = 4}, JobSpec{.submit = 0, .duration = 200, .gpus = 4}});
+  struct Row {
+    Duration cordon_for;
+    Time end;
+    uint64_t cordoned;
+  } rows[] = {{0, 130, 0}, {100, 230, 1}, {1000, 300, 1}};
+  for (const Row& row : rows) {
+    SimConfig cfg;
+    cfg.policy = "fifo";
+    InjectedFailure f{0, 0, 30, FailureKind::kHardware, true};
+    f.cordon_for = row.cordon_for;
+    cfg.failures = {f};
+    auto r = Simulate(t, c, cfg);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_TRUE(CheckConservation(t, *r).ok());
+    EXPECT_EQ(r->outcomes[0].end, row.end) << row.cordon_for;
+    EXPECT_EQ(r->cordoned_nodes, row.cordoned) << row.cordon_for;
+  }
+  SimConfig energy;
+  energy.energy = "ces";
+  InjectedFailure f{0, 0, 30, FailureKind::kHardware, true};
+  f.cordon_for = 10;
+  energy.failures = {f};
+  EXPECT_EQ(Simulate(t, c, energy).error().message,
+            "cordoning failed nodes (recovery acme) cannot be combined with energy saving (--energy)");
+}
+
+// One 8-GPU node shared by job 0 (4 GPUs, fails at 30, its node cordoned 50 s) and job 1
+// (4 GPUs, 0..200): the node is drained -- job 1 runs on, but job 0's freed GPUs take no job
+// until the repair ends at 80: job 0 restarts then, 80..180. Job 2 (8 GPUs, submitted at 150)
+// starts when both have ended, at 200. (Undrained, job 0 would restart at 30.)
+TEST(SimJobModel, DrainedNodeKeepsItsJobsAndTakesNoNewOnes) {
+  Cluster c;
+  AddVc(&c, "a", 1, 8);
+  const Trace t = MakeTrace({JobSpec{.submit = 0, .duration = 100, .gpus = 4}, JobSpec{.submit = 0, .duration = 200, .gpus = 4},
+                             JobSpec{.submit = 150, .duration = 10, .gpus = 8}});
+  SimConfig cfg;
+  cfg.policy = "fifo";
+  InjectedFailure f{0, 0, 30, FailureKind::kHardware, true};
+  f.cordon_for = 50;
+  cfg.failures = {f};
+  auto r = Simulate(t, c, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(CheckConservation(t, *r).ok());
+  EXPECT_EQ(r->outcomes[0].start, 0);
+  EXPECT_EQ(r->outcomes[0].end, 180);
+  EXPECT_EQ(r->outcomes[1].end, 200);
+  EXPECT_EQ(r->outcomes[2].start, 200);
+  EXPECT_EQ(r->outcomes[2].end, 210);
+  EXPECT_EQ(r->cordoned_nodes, 1u);
+}
+
 TEST(SimJobModel, NonRestartableFailureEndsTheJob) {
   Cluster c;
   AddVc(&c, "a", 1, 4);

@@ -18,6 +18,7 @@ namespace orrery {
 enum class EventKind : uint8_t {
   kCompletion = 0,  // job: a running attempt's work ends (or the profiler's time limit)
   kFailure,         // job: an injected failure of a running attempt (SimConfig::failures)
+  kRepair,          // node (slot = node id): a cordoned node's repair ends (sim/cordon.h)
   kPower,           // timer: a boot ends or the energy control step is due (PowerSim::NextEvent)
   kStorage,         // timer: a checkpoint read begins or ends (StorageSim::NextEvent)
   kArrival,         // timer: the next trace job is submitted
@@ -37,7 +38,7 @@ struct SimEvent {
 
 class SimQueue {
  public:
-  // Job events: kCompletion, kFailure, kProgressReport.
+  // Job events: kCompletion, kFailure, kProgressReport (and kRepair, keyed by node).
   void PushJob(Time t, EventKind k, uint32_t slot, uint32_t gen) {
     heap_.Push(t, static_cast<uint8_t>(k), JobRef{slot, gen});
   }
@@ -87,7 +88,10 @@ class SimQueue {
     best_dirty_ = false;
     return best_;
   }
-  static constexpr int kTimerKinds[] = {2, 3, 4, 6, 7, 8};  // kPower, kStorage, kArrival, kDecision, kSample, kFragSample
+  static constexpr int kTimerKinds[] = {
+      static_cast<int>(EventKind::kPower),    static_cast<int>(EventKind::kStorage),
+      static_cast<int>(EventKind::kArrival),  static_cast<int>(EventKind::kDecision),
+      static_cast<int>(EventKind::kSample),   static_cast<int>(EventKind::kFragSample)};
   mutable int best_ = -1;
   mutable bool best_dirty_ = false;
   EventQueue<JobRef> heap_;

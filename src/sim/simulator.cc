@@ -7,6 +7,8 @@
 #include <queue>
 
 #include "sched/framework/scheduler.h"
+#include "base/rng.h"
+#include "sim/cordon.h"
 #include "sim/sim_queue.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/ces.h"
@@ -168,6 +170,7 @@ class SimRun {
   // --- handlers
   void OnCompletion(const SimEvent& e, Time t);
   void OnFailure(const SimEvent& e, Time t);
+  void CordonNodeOf(const SchedJob& sj, const InjectedFailure& f, Time t);
   void OnPower(Time t);
   void OnStorage(Time t);
   void OnArrival(Time t);
@@ -248,6 +251,11 @@ class SimRun {
   // injected failures indexed by (job, attempt): positions in cfg_.failures
   std::vector<uint32_t> failure_order_;
   const InjectedFailure* FailureOf(uint32_t job, uint16_t attempt) const;
+  bool HoldAfterFault(const SimEvent& e, const InjectedFailure& f, Time t);
+  std::vector<uint8_t> held_;  // per slot: the attempt's fault was seen, its decision is pending
+  uint64_t holds_ = 0;         // attempts held now (their failure event is queued)
+  Cordons cordons_;
+  Rng node_rng_;  // "failures/node": which node of an attempt a cordoning failure names
   // fragmentation
   bool measure_frag_ = false;
   std::vector<std::pair<std::pair<uint32_t, uint16_t>, double>> mix_;
@@ -266,7 +274,8 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
       r_(*r),
       truth_(policy.preempt_overhead ? policy.preempt_overhead : &PreemptionOverhead, &trace.work),
       sched_(sched_cluster, r->fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer)),
-      n_(trace.jobs.size()) {
+      n_(trace.jobs.size()),
+      node_rng_(cfg.seed, "failures/node") {
   sched_.AttachTruth(&truth_);
   coloc_ = sched_.policy().share ? sched_.policy().colocation : nullptr;
   if (coloc_)
@@ -370,7 +379,8 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
 // jobs wait, boots).
 bool SimRun::HasWork() const {
   return next_ < n_ || completions_queued_ > 0 || (sched_.policy().tick > 0 && sched_.pending_total() > 0) ||
-         (power_ && power_->booting()) || (storage_ && storage_->busy());
+         (power_ && power_->booting()) || (storage_ && storage_->busy()) ||
+         (cordons_.out() > 0 && sched_.pending_total() > 0) || holds_ > 0;
 }
 
 // Whether an event makes an instant: a stale failure or progress report does not; a stale
@@ -382,6 +392,7 @@ bool SimRun::Live(const SimEvent& e) const {
     case EventKind::kDecision:
     case EventKind::kPower:
     case EventKind::kStorage:
+    case EventKind::kRepair:
     case EventKind::kCompletion:
     case EventKind::kArrival:
     case EventKind::kSample:
@@ -428,6 +439,7 @@ void SimRun::Dispatch(const SimEvent& e, Time t) {
     case EventKind::kFailure: return OnFailure(e, t);
     case EventKind::kPower: return OnPower(t);
     case EventKind::kStorage: return OnStorage(t);
+    case EventKind::kRepair: return cordons_.Repair(NodeId(e.slot), t, sched_);
     case EventKind::kArrival: return OnArrival(t);
     case EventKind::kProgressReport: return OnProgressReport(e, t);
     case EventKind::kDecision: return;  // the instant's cycle runs in EndInstant
@@ -449,7 +461,7 @@ bool SimRun::EndInstant(Time t) {
   if (watching_ && watch_slot_ != UINT32_MAX && run.ran) WatchAfterCycle(t, decisions_);
   // Periodic policies: a tick that changes nothing with nothing left to happen would repeat forever.
   if (run.at_tick && decisions_.empty() && completions_queued_ == 0 && next_ == n_ && sched_.running_total() == 0 &&
-      !(power_ && power_->booting()))
+      !(power_ && power_->booting()) && cordons_.out() == 0)
     return false;
   // A job started and preempted in the same cycle produced both decisions in order; the
   // completion pushed for the earlier start carries a stale generation and is skipped.
@@ -558,6 +570,7 @@ void SimRun::OnFailure(const SimEvent& e, Time t) {
   const SchedJob& sj = sched_.view(e.slot);
   const InjectedFailure* f = FailureOf(idx, static_cast<uint16_t>(sj.attempts - 1));
   ORR_CHECK(f && sj.partner == kNoSlot);
+  if (HoldAfterFault(e, *f, t)) return;
   ++r_.events;
   JobOutcome& o = r_.outcomes[idx];
   o.run += t - seg_start_[e.slot];
@@ -565,6 +578,7 @@ void SimRun::OnFailure(const SimEvent& e, Time t) {
   CancelLoad(e.slot, idx, t);
   if (power_) power_->OnStop(e.slot, sj, f->restartable, t);
   ++slot_gen_[e.slot];
+  if (f->cordon_for > 0) CordonNodeOf(sj, *f, t);
   sched_.Fail(e.slot, t, f->kind, f->restartable);
   CloseAttempt(e.slot, idx, t, EndCause::kFailed, f->kind, f->restartable);
   if (f->restartable) {
@@ -576,6 +590,32 @@ void SimRun::OnFailure(const SimEvent& e, Time t) {
   sched_.Release(e.slot);
   r_.last_end = std::max(r_.last_end, t);
   Done(idx);
+}
+
+// The fault of an attempt with a hold (InjectedFailure::hold): its progress stops now, its GPUs
+// stay allocated until the decision at t + hold, when the same failure event fires again (the
+// attempt's completion and reports are cancelled by the new generation). False: decide now.
+bool SimRun::HoldAfterFault(const SimEvent& e, const InjectedFailure& f, Time t) {
+  if (held_.size() <= e.slot) held_.resize(slot_gen_.size(), 0);
+  if (held_[e.slot]) {  // the decision
+    held_[e.slot] = 0;
+    --holds_;
+    return false;
+  }
+  if (f.hold <= 0) return false;
+  held_[e.slot] = 1;
+  ++holds_;
+  truth_.FreezeProgress(e.slot, t, t + f.hold);
+  q_.PushJob(t + f.hold, EventKind::kFailure, e.slot, ++slot_gen_[e.slot]);
+  return true;
+}
+
+// The failure names one node of the attempt (uniform over its nodes); it is drained until its repair.
+void SimRun::CordonNodeOf(const SchedJob& sj, const InjectedFailure& f, Time t) {
+  if (sj.alloc.empty()) return;
+  const size_t i = std::min(sj.alloc.size() - 1, static_cast<size_t>(node_rng_.Uniform() * sj.alloc.size()));
+  cordons_.Add(sj.alloc[i].node, t + f.cordon_for, sched_, q_);
+  ++r_.cordoned_nodes;
 }
 
 void SimRun::OnPower(Time t) { power_->FinishBoots(t, sched_); }
@@ -710,6 +750,10 @@ void SimRun::ApplyPreempt(uint32_t slot, Time t) {
   const uint32_t idx = slot_job_[slot];
   JobOutcome& o = r_.outcomes[idx];
   ++slot_gen_[slot];
+  if (slot < held_.size() && held_[slot]) {  // preempted while its fault was being diagnosed
+    held_[slot] = 0;
+    --holds_;
+  }
   if (o.preemptions < UINT16_MAX) ++o.preemptions;
   o.run += t - seg_start_[slot];
   busy_milli_ -= run_milli_[slot];
@@ -1022,6 +1066,9 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
     return MakeError("storage bandwidths must be positive");
   if (policy.share && !cfg.failures.empty())
     return MakeError("injected failures are not supported with GPU-sharing policies");
+  if (!cfg.energy.empty() && std::any_of(cfg.failures.begin(), cfg.failures.end(),
+                                         [](const InjectedFailure& f) { return f.cordon_for > 0; }))
+    return MakeError("cordoning failed nodes (recovery acme) cannot be combined with energy saving (--energy)");  // drain vs power states
   return Status::Ok();
 }
 

@@ -26,13 +26,19 @@ class JobSignals;    // sim/signals.h
 class PlannerCost;   // sched/plugins/planner_shape.h
 
 // A failure the run injects (tests, what-if studies): attempt `attempt` (0-based) of trace job
-// `job` fails `after` seconds into its run.
+// `job` faults `after` seconds into its run. `cordon_for` > 0: the failure names one of the
+// attempt's nodes (drawn from stream "failures/node"), which leaves placement for that long
+// (sim/cordon.h).
 struct InjectedFailure {
   uint32_t job = 0;
   uint16_t attempt = 0;
   Duration after = 0;
   FailureKind kind = FailureKind::kHardware;
   bool restartable = true;
+  Duration cordon_for = 0;
+  // s from the fault until the recovery's decision (RecoveryAction::HeldFor): the attempt makes
+  // no progress but keeps its GPUs meanwhile, then fails.
+  Duration hold = 0;
 };
 
 struct SimConfig {
@@ -121,6 +127,7 @@ struct SimResult {
   std::vector<uint32_t> powered_samples;  // energy runs: nodes on or booting at each sample
   bool fractional = false;           // the trace has fractional-GPU jobs
   AttemptLog attempts;               // SimConfig::record_attempts: every attempt, in end order
+  uint64_t cordoned_nodes = 0;       // injected failures whose node was cordoned (InjectedFailure::cordon_for)
   bool shaped = false;               // the policy had a ShapePlugin (GPU-seconds: per attempt)
   // Jobs with dependencies (Trace::after): per trace job, when it was submitted to the
   // scheduler (its last predecessor finished, or its own submit time if later); kNoTime for

@@ -42,7 +42,8 @@ class TrainingRun {
   }
   FaultCause DrawCause(uint32_t* node);
   void Fault(FaultCause cause, uint32_t node, const CheckpointProgress& seg, Time attempt_start);
-  Duration ReplaceNode(uint32_t node, const RecoveryAction& a);
+  Duration ReplaceNode(uint32_t node, const RecoveryAction& a, bool* spare);
+  void SpendRestart(const RecoveryAction& a, bool replaced, bool spare, Duration wait, RestoreTier tier);
   void ReturnRepaired();
 
   const TrainingRunSpec& spec_;
@@ -56,7 +57,8 @@ class TrainingRun {
   std::priority_queue<std::pair<Time, uint32_t>, std::vector<std::pair<Time, uint32_t>>, std::greater<>> repairs_;
   TrainingRunResult r_;
   Time t_ = 0;
-  Duration done_ = 0;  // training time reached (= durable at an attempt's start)
+  Duration done_ = 0;    // training time reached (= durable at an attempt's start)
+  Duration stored_ = 0;  // training time of the last checkpoint on storage (<= done_)
   int script_repeats_ = 0;
   bool script_pending_ = false;  // an automatic retry of a script error: it fails again at once
   double downtime_sum_ = 0;
@@ -100,9 +102,9 @@ void TrainingRun::ReturnRepaired() {
   }
 }
 
-// Takes the cordoned node out of the gang and brings in a replacement; returns the s spent
-// waiting for a repaired node when none is idle.
-Duration TrainingRun::ReplaceNode(uint32_t node, const RecoveryAction& a) {
+// Takes the cordoned node out of the gang and brings in a replacement (*spare: a hot spare);
+// returns the s spent waiting for a repaired node when none is idle.
+Duration TrainingRun::ReplaceNode(uint32_t node, const RecoveryAction& a, bool* spare) {
   ++r_.cordoned;
   repairs_.push({t_ + m_.repair, node});
   ReturnRepaired();
@@ -115,10 +117,32 @@ Duration TrainingRun::ReplaceNode(uint32_t node, const RecoveryAction& a) {
     cold_.push_back(n);
   }
   std::deque<uint32_t>& from = a.use_spare && !spares_.empty() ? spares_ : !cold_.empty() ? cold_ : spares_;
-  if (&from == &spares_) ++r_.spares_used;
+  *spare = &from == &spares_;
+  if (*spare) ++r_.spares_used;
   *std::find(gang_.begin(), gang_.end(), node) = from.front();
   from.pop_front();
   return wait;
+}
+
+// The restart after the decision (docs/design/failures.md, "Restart costs"): an in-job restart
+// (when the policy does one and, for a replaced node, a warm spare took its ranks) rebuilds the
+// process groups in `reinit` and fetches the state from host memory when a copy survived
+// (`restore_memory`), else reads storage (`restore`); a job restart reschedules the gang (a
+// spare's swap or a cold node) and relaunches it (`restore`, or `init` from scratch). With
+// `overlap` the swap or re-initialisation runs during the diagnosis (not after a wait for a
+// repaired node).
+void TrainingRun::SpendRestart(const RecoveryAction& a, bool replaced, bool spare, Duration wait, RestoreTier tier) {
+  const bool in_job = a.in_job && (!replaced || spare);
+  const Duration setup = in_job ? a.reinit : !replaced || spare ? a.reschedule : a.reschedule_cold;
+  const Duration load = done_ == 0                             ? plan_.init
+                        : in_job && tier == RestoreTier::kMemory ? plan_.restore_memory
+                                                                 : plan_.restore;
+  const Duration overlapped = a.overlap && wait == 0 ? std::min(a.diagnose, setup) : 0;
+  Spend(a.diagnose, &r_.time.diagnose);
+  Spend(wait, &r_.time.waiting);
+  Spend(setup - overlapped, &r_.time.reschedule);
+  Spend(load, &r_.time.load);
+  if (in_job) ++r_.in_job_restarts;
 }
 
 void TrainingRun::Fault(FaultCause cause, uint32_t node, const CheckpointProgress& seg, Time attempt_start) {
@@ -126,9 +150,12 @@ void TrainingRun::Fault(FaultCause cause, uint32_t node, const CheckpointProgres
   ++r_.by_category[static_cast<int>(CategoryOf(cause))];
   const RecoveryAction a = Decide(policy_, cause, script_repeats_);
   const Duration reached = done_ + seg.work;
-  Duration target = a.from_checkpoint ? seg.durable : 0;
+  const bool replaced = IsNodeFault(cause) && a.cordon;
+  const RestoreTier tier = TierAfter(plan_, cause, replaced);
+  Duration target = !a.from_checkpoint ? 0 : tier == RestoreTier::kMemory ? seg.durable_memory : seg.durable;
   if (cause == FaultCause::kLossSpike) target = std::min(target, std::max<Duration>(0, reached - m_.rollback));
   r_.time.lost_work += reached - target;
+  if (tier == RestoreTier::kMemory && target > 0) ++r_.memory_restores;
   Attempt at;
   at.start = attempt_start;
   at.end = t_;
@@ -142,20 +169,19 @@ void TrainingRun::Fault(FaultCause cause, uint32_t node, const CheckpointProgres
   r_.attempts.Add(at, nullptr, 0);
   r_.attempts.attempts.back().node_count = static_cast<uint16_t>(std::min<uint32_t>(spec_.nodes, 65535));
   done_ = target;
+  stored_ = std::min(seg.durable, target);
   const Time fault_at = t_;
   // A loss spike trains on unnoticed; a hang or crash just waits to be noticed.
   Spend(a.detect, cause == FaultCause::kLossSpike ? &r_.time.lost_work : &r_.time.detect);
-  Spend(a.diagnose, &r_.time.diagnose);
   Duration wait = 0;
+  bool spare = false;
   if (IsNodeFault(cause)) {
     if (health_[node].faults++ > 0) ++r_.repeat_faults;
     if (health_[node].mult > 1) ++r_.flaky_faults;
     if (persist_rng_.Uniform() < m_.persist_probability) health_[node].mult = m_.recur_factor;
-    if (a.cordon) wait = ReplaceNode(node, a);
+    if (a.cordon) wait = ReplaceNode(node, a, &spare);
   }
-  Spend(wait, &r_.time.waiting);
-  Spend(a.reschedule, &r_.time.reschedule);
-  Spend(target > 0 ? plan_.restore : plan_.init, &r_.time.load);
+  SpendRestart(a, replaced, spare, wait, tier);
   if (!a.automatic) ++r_.manual;
   const bool script_retry = cause == FaultCause::kScript && a.retry && a.automatic;
   script_pending_ = script_retry;
@@ -178,7 +204,7 @@ TrainingRunResult TrainingRun::Run() {
                          : rate > 0      ? static_cast<Duration>(std::ceil(time_rng_.Exponential(rate)))
                                          : spec_.horizon;
     const Duration e = std::min<Duration>(gap, spec_.horizon - t_);
-    const CheckpointProgress seg = RunWithCheckpoints(plan_, r_.interval, done_, e);
+    const CheckpointProgress seg = RunWithCheckpoints(plan_, r_.interval, done_, e, stored_);
     r_.time.stall += seg.stall;
     t_ += e;
     if (t_ >= spec_.horizon) {

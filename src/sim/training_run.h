@@ -56,6 +56,8 @@ struct TrainingRunResult {
   uint32_t spares_used = 0;        // of which replaced by a hot spare
   uint32_t repeat_faults = 0;      // faults on a node that had already faulted in this run
   uint32_t flaky_faults = 0;       // faults on a node whose earlier fault persisted (not repaired yet)
+  uint32_t in_job_restarts = 0;    // restarts that kept the healthy ranks' processes (restart=in-job)
+  uint32_t memory_restores = 0;    // restarts from a copy in host memory (memory checkpoint plans)
   double mttr_s = 0;               // mean fault → training again (detect..load, waiting)
   AttemptLog attempts;             // one per attempt (job 0), node lists omitted
 };

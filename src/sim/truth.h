@@ -46,6 +46,14 @@ class SimTruth final : public TruthModel {
   // The progress model's speed for the attempt that starts now (1 = as requested; trace
   // jobs and jobs of models without a shape-aware ProgressModel always run at 1).
   void SetSpeed(uint32_t slot, double speed) { at(slot).speed = speed; }
+  // The running attempt made its last progress at `now` and stops at `until` (a fault noticed
+  // and diagnosed later, its GPUs held meanwhile): its average speed over the run becomes
+  // speed x (now - started) / (until - started), so that its work at `until` is its work at `now`.
+  void FreezeProgress(uint32_t slot, Time now, Time until) {
+    Entry& e = at(slot);
+    if (until > e.started && now >= e.started)
+      e.speed *= static_cast<double>(now - e.started) / static_cast<double>(until - e.started);
+  }
   Duration RestartCost(uint32_t slot) const override { return at(slot).restart_cost; }
 
   void Submitted(uint32_t slot, const Job& job, Time now) override;

@@ -69,7 +69,7 @@ const NodeMask* ClusterState::TypeFilter(VcId vc, GpuTypeMask mask) const {
 }
 
 void ClusterState::Move(NodeId n, uint16_t from, uint16_t to) {
-  if (from == to) return;
+  if (from == to || drained(n)) return;  // a drained node stays in bucket 0
   VcIndex& vi = vcs_[cluster_->nodes[n.v].vc.v];
   uint32_t li = local_[n.v];
   vi.buckets[from].Clear(li);
@@ -134,6 +134,18 @@ void ClusterState::Release(const Allocation& a) {
   }
 }
 
+void ClusterState::SetDrained(NodeId n, bool on) {
+  if (drained(n) == on) return;
+  if (drained_.empty()) drained_.assign(free_.size(), 0);
+  if (on) {
+    Move(n, free_[n.v], 0);
+    drained_[n.v] = 1;
+  } else {
+    drained_[n.v] = 0;
+    Move(n, 0, free_[n.v]);
+  }
+}
+
 void ClusterState::SetPowered(NodeId id, bool on) {
   const uint32_t n = id.v;
   if (unpowered_.empty()) {
@@ -142,9 +154,7 @@ void ClusterState::SetPowered(NodeId id, bool on) {
   }
   if (on == !unpowered_[n]) return;
   if (!on) {
-    // Only an idle node can be powered down: every GPU whole and free, CPU/memory untouched.
-    ORR_CHECK(free_[n] == total_[n]);
-    ORR_CHECK(cpu_free_[n] == cpu_total_[n] && mem_free_[n] == mem_total_[n]);
+    ORR_CHECK(idle(id));  // only an idle node can be powered down
     if (track_gpus_)
       for (uint32_t g = 0; g < total_[n]; ++g) {
         ORR_CHECK(milli_[gpu_base_[n] + g] == 1000);

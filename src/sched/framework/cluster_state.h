@@ -158,8 +158,18 @@ class ClusterState {
   // full node) and its VC's free GPUs exclude it; its totals (admission) are unchanged.
   // Only an idle node may be powered down. Costs nothing until the first power-down.
   bool powered(NodeId n) const { return unpowered_.empty() || !unpowered_[n.v]; }
+  // Nothing allocated on n: every GPU whole and free, CPU and memory untouched.
+  bool idle(NodeId n) const {
+    return free_[n.v] == total_[n.v] && cpu_free_[n.v] == cpu_total_[n.v] && mem_free_[n.v] == mem_total_[n.v];
+  }
   uint64_t unpowered_count() const { return unpowered_count_; }
   void SetPowered(NodeId n, bool on);
+  // --- drain (a cordoned node, issue #12): a drained node keeps its running allocations, which
+  // release normally, but offers nothing to placement: it sits in bucket 0 and its VC's free
+  // GPUs exclude it (free_gpus(n) still tells its true free GPUs). Slurm's DRAIN. Not combined
+  // with power states. Costs nothing until the first drain.
+  bool drained(NodeId n) const { return !drained_.empty() && drained_[n.v]; }
+  void SetDrained(NodeId n, bool on);
 
  private:
   struct VcIndex {
@@ -187,6 +197,7 @@ class ClusterState {
   std::vector<VcIndex> vcs_;
   uint64_t busy_milli_ = 0, total_all_ = 0;
   std::vector<uint8_t> unpowered_;  // per node, 1 = off or booting (empty until first use)
+  std::vector<uint8_t> drained_;    // per node, 1 = drained (empty until first use)
   uint64_t unpowered_count_ = 0;
 };
 

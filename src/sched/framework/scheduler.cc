@@ -414,8 +414,17 @@ void Scheduler::ResizeClasses(VcId vc) {
   for (const QEntry& e : all) q.classes[ClassOf(pool_[e.slot])].insert(e);
 }
 
+void Scheduler::SetNodeDrained(NodeId n, bool on) {
+  state_.SetDrained(n, on);
+  MarkNodeVcDirty(n);
+}
+
 void Scheduler::SetNodePowered(NodeId n, bool on) {
   state_.SetPowered(n, on);
+  MarkNodeVcDirty(n);
+}
+
+void Scheduler::MarkNodeVcDirty(NodeId n) {
   const VcId vc = state_.cluster().nodes[n.v].vc;
   VcQueues& q = vcs_[vc.v];
   ++q.version;

@@ -314,6 +314,9 @@ class Scheduler final : private SchedulerHandle {
   // Energy saving: powers node n down (it must be idle) or makes it available again (boot
   // finished). Marks its VC for the next cycle.
   void SetNodePowered(NodeId n, bool on);
+  // A cordoned node is drained (its running jobs go on, no new job is placed there) or
+  // returns (ClusterState::SetDrained). Marks its VC for the next cycle.
+  void SetNodeDrained(NodeId n, bool on);
   // Live driver: pending job `slot` already runs where the resource manager put it (found
   // running after a restart, started outside the policy, or a decision awaiting Slurm's
   // confirmation). Like a Start at `started` with `alloc`, but no decision is emitted. An
@@ -321,6 +324,7 @@ class Scheduler final : private SchedulerHandle {
   void Adopt(uint32_t slot, Allocation alloc, Time started);
 
  private:
+  void MarkNodeVcDirty(NodeId n);  // a node of the VC changed (power, drain): re-decide there
   struct QEntry {
     int64_t k1, k2;
     uint32_t seq, slot;

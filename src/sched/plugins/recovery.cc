@@ -95,7 +95,18 @@ Result<RecoveryPolicy> MakeAcme(const PluginSpec& s) {
     else if (k == "swap") ORR_RETURN_IF_ERROR(SetDuration(k, v, &p.swap));
     else if (k == "reschedule") ORR_RETURN_IF_ERROR(SetDuration(k, v, &p.reschedule));
     else if (k == "human") ORR_RETURN_IF_ERROR(SetDuration(k, v, &p.human));
-    else return UnknownKey("acme", k, "spares, detect, hang_detect, diagnose, swap, reschedule, human");
+    else if (k == "reinit") ORR_RETURN_IF_ERROR(SetDuration(k, v, &p.reinit));
+    else if (k == "restart") {
+      if (v != "job" && v != "in-job")
+        return MakeError("recovery key 'restart': expected job or in-job, got \"" + v + "\"");
+      p.restart = v == "job" ? RestartScope::kJob : RestartScope::kInJob;
+    } else if (k == "overlap") {
+      if (v != "true" && v != "false")
+        return MakeError("recovery key 'overlap': expected true or false, got \"" + v + "\"");
+      p.overlap = v == "true";
+    } else
+      return UnknownKey("acme", k,
+                        "spares, detect, hang_detect, diagnose, swap, reschedule, human, restart, reinit, overlap");
   }
   return RecoveryPolicy{p};
 }
@@ -124,6 +135,7 @@ RecoveryAction DecideNone(const RecoveryNone& p, FaultCause c) {
   a.detect = Unnoticed(c, 0, p.watchdog, p.human);
   a.diagnose = p.human;
   a.reschedule = p.reschedule;
+  a.reschedule_cold = p.reschedule;
   return a;
 }
 
@@ -132,6 +144,7 @@ RecoveryAction DecideRequeue(const RecoveryRequeue& p, FaultCause c, int repeats
   a.from_checkpoint = p.from_checkpoint;
   a.detect = Unnoticed(c, p.detect, p.watchdog + p.detect, p.human);
   a.reschedule = p.reschedule;
+  a.reschedule_cold = p.reschedule;
   // A loss spike is no error to the RM, and a script error that keeps failing is held: a person acts.
   if (c == FaultCause::kLossSpike || (c == FaultCause::kScript && repeats >= p.max_requeues)) {
     a.automatic = false;
@@ -145,15 +158,23 @@ RecoveryAction DecideAcme(const RecoveryAcme& p, FaultCause c) {
   a.detect = Unnoticed(c, p.detect, p.hang_detect, p.detect);
   a.diagnose = p.diagnose;
   a.reschedule = p.swap;  // the same (or swapped) nodes restart
+  a.in_job = p.restart == RestartScope::kInJob;
+  a.reinit = p.reinit;
+  a.overlap = p.overlap;
+  a.reschedule_cold = p.reschedule;
   if (IsNodeFault(c)) {
     a.cordon = true;
     a.use_spare = p.spares > 0;
-    if (!a.use_spare) a.reschedule = p.reschedule;
+    if (!a.use_spare) {
+      a.reschedule = p.reschedule;
+      a.in_job = false;  // no warm standby to take the node's ranks: the job is relaunched
+    }
   }
   if (c == FaultCause::kScript) {  // a retry would fail again: the user fixes it
     a.retry = false;
     a.automatic = false;
     a.diagnose = p.diagnose + p.human;
+    a.in_job = false;  // the fixed code is a new launch
   }
   return a;
 }

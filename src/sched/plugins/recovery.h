@@ -7,6 +7,14 @@
 //                              from the last checkpoint on healthy nodes (hot spares first);
 //                              script errors not retried; loss spikes rolled back; hangs
 //                              detected from missing progress
+//     restart=job|in-job       job: the gang is torn down and relaunched (the checkpoint
+//                              plan's `restore`); in-job (ByteRobust's warm standby, NVRx
+//                              in-job restart, FlashRecovery): the healthy ranks keep their
+//                              processes, a warm spare takes the faulty node's ranks, the
+//                              communicators are rebuilt in `reinit` s
+//     overlap=true             the spare's swap / the in-job re-initialisation starts at
+//                              detection (the detector names the node), concurrent with the
+//                              diagnosis: the two cost max(diagnose, swap) instead of the sum
 // Each policy's times (detection, diagnosis, rescheduling) are parameters with documented
 // defaults (docs/design/failures.md). The decision for one fault is `Decide`.
 #pragma once
@@ -35,6 +43,8 @@ struct RecoveryRequeue {
   Duration reschedule = 600;      // s in the queue until the gang starts again
   int max_requeues = 3;           // consecutive requeues of a script error before it is held
 };
+enum class RestartScope : uint8_t { kJob = 0, kInJob };
+
 struct RecoveryAcme {
   uint32_t spares = 0;            // hot spare nodes, provisioned and warm
   Duration detect = 10;           // s to detect a crash (metric/heartbeat based)
@@ -43,6 +53,10 @@ struct RecoveryAcme {
   Duration swap = 30;             // s to bring a hot spare into the gang
   Duration reschedule = 600;      // s to get a cold node when no spare is left
   Duration human = 3600;          // script errors: the user fixes and resubmits
+  RestartScope restart = RestartScope::kJob;
+  Duration reinit = 150;          // in-job: s to rebuild the process groups with the spare (FlashRecovery:
+                                  // 150 s end to end on 4,800 devices, scale-independent)
+  bool overlap = false;           // swap / re-initialisation concurrent with the diagnosis
 };
 using RecoveryPolicy = std::variant<RecoveryNone, RecoveryRequeue, RecoveryAcme>;
 
@@ -60,9 +74,19 @@ struct RecoveryAction {
   bool from_checkpoint = true;  // false: from step 0
   bool cordon = false;          // take the faulty node out (node faults only)
   bool use_spare = false;       // replace it from the hot spares when one is left
+  bool in_job = false;          // in-job restart (when a spare is left for a node fault):
+                                // `reinit` replaces the swap and the job's relaunch
+  bool overlap = false;         // the swap (or reinit) runs during the diagnosis
+  Duration reinit = 0;          // in-job: s to rebuild the process groups
   Duration detect = 0;          // from the fault to its detection (hangs, loss spikes: wasted running)
   Duration diagnose = 0;        // detection → decision (includes a person's delay)
   Duration reschedule = 0;      // decision → the gang's nodes are allocated again
+  Duration reschedule_cold = 0; // the same when the node is replaced and no hot spare is left
+  // From the fault until the decision the attempt keeps its nodes: the detection (the fault
+  // runs unnoticed) and, for an automatic retry, the diagnosis (it runs on them); a person's
+  // delay does not hold them. `noticed`: the fault's time is its detection already (a trace's
+  // recorded end is when the job exited). Trace runs hold the GPUs this long.
+  Duration HeldFor(bool noticed) const { return (noticed ? 0 : detect) + (retry && automatic ? diagnose : 0); }
 };
 // `repeats`: how many times in a row this attempt's code already failed with a script error.
 RecoveryAction Decide(const RecoveryPolicy& p, FaultCause cause, int repeats = 0);

@@ -28,7 +28,11 @@ TEST(Recovery, BadSpecsSayWhatIsExpected) {
   EXPECT_EQ(MakeRecovery("slurm").error().message, "unknown recovery policy 'slurm' (choices: none, requeue, acme)");
   EXPECT_EQ(MakeRecovery("acme:spare=2").error().message,
             "recovery policy 'acme': unknown key 'spare' (keys: spares, detect, hang_detect, diagnose, swap, "
-            "reschedule, human)");
+            "reschedule, human, restart, reinit, overlap)");
+  EXPECT_EQ(MakeRecovery("acme:restart=pod").error().message,
+            "recovery key 'restart': expected job or in-job, got \"pod\"");
+  EXPECT_EQ(MakeRecovery("acme:overlap=1").error().message,
+            "recovery key 'overlap': expected true or false, got \"1\"");
   EXPECT_EQ(MakeRecovery("requeue:from=disk").error().message,
             "recovery key 'from': expected scratch or checkpoint, got \"disk\"");
   EXPECT_EQ(MakeRecovery("acme:detect=5x").error().message,
@@ -70,6 +74,28 @@ TEST(Recovery, AcmeCordonsNodeFaultsOnly) {
   // requeue and none never cordon: they do not remember the node.
   EXPECT_FALSE(Decide(Make("requeue"), FaultCause::kGpu).cordon);
   EXPECT_FALSE(Decide(Make("none"), FaultCause::kGpu).cordon);
+}
+
+TEST(Recovery, InJobRestartNeedsAWarmSpareForNodeFaults) {
+  const RecoveryPolicy warm = Make("acme:spares=4,restart=in-job,reinit=2m,overlap=true");
+  const RecoveryAction g = Decide(warm, FaultCause::kGpu);
+  EXPECT_TRUE(g.in_job && g.overlap && g.use_spare);
+  EXPECT_EQ(g.reinit, 120);
+  EXPECT_EQ(g.reschedule_cold, 600);  // if the spares are used up
+  EXPECT_TRUE(Decide(warm, FaultCause::kFramework).in_job);  // same nodes, processes kept
+  EXPECT_FALSE(Decide(warm, FaultCause::kScript).in_job);    // fixed code: a new launch
+  // No spares: no warm standby takes the node's ranks; the job is relaunched on a cold node.
+  const RecoveryAction cold = Decide(Make("acme:restart=in-job"), FaultCause::kHbm);
+  EXPECT_FALSE(cold.in_job);
+  EXPECT_EQ(cold.reschedule, 600);
+  // HeldFor: the attempt's nodes stay allocated from the fault to the decision: 10 + 60; a
+  // trace's recorded end is the detection already: the diagnosis only.
+  EXPECT_EQ(Decide(Make("acme"), FaultCause::kGpu).HeldFor(false), 70);
+  EXPECT_EQ(Decide(Make("acme"), FaultCause::kGpu).HeldFor(true), 60);
+  // none: a hang holds its nodes until the watchdog (1800 s); the user's hour does not.
+  EXPECT_EQ(Decide(Make("none"), FaultCause::kHang).HeldFor(false), 1800);
+  // acme does not retry a script error: detection only (10 s).
+  EXPECT_EQ(Decide(Make("acme"), FaultCause::kScript).HeldFor(false), 10);
 }
 
 TEST(Recovery, HangsAndLossSpikesAreNoticedLate) {
