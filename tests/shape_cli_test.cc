@@ -12,7 +12,7 @@ using orrery::cli_testing::RunOrrery;
 
 const std::string kCluster = std::string(ORRERY_SOURCE_DIR) + "/configs/h200-16x8.toml";
 
-TEST(ShapeCli, SimulateRunsShapedAndElasticPoliciesDeterministically) {
+TEST(ShapeCli, SimulateRunsShapedAndElasticPoliciesDeterministicallySlow) {
   const std::string args = "simulate --generate llm --jobs 8 --seed 2 --cluster " + kCluster +
                            " --policy fifo:shape=goodput,fifo:shape=goodput,elastic=true --no-output --quiet";
   const auto a = RunOrrery(args);
