@@ -39,10 +39,12 @@ int RunShape(const ShapeArgs& a) {
   if (!trace.ok()) return Fail(trace.error());
   auto rows = RunShapeStudy(*trace, *cluster, *cost, a.shape);
   if (!rows.ok()) return Fail(rows.error());
-  std::printf("%-8s %8s %12s %12s %9s %9s\n", "shape", "finished", "avg_jct_h", "makespan_h", "avg_gpus", "reshaped");
+  std::printf("%-8s %8s %12s %12s %9s %9s %8s\n", "shape", "finished", "avg_jct_h", "makespan_h", "avg_gpus", "reshaped",
+              "resized");
   for (const ShapeStudyRow& r : *rows)
-    std::printf("%-8s %8llu %12.3f %12.3f %9.1f %9llu\n", r.shape.c_str(), static_cast<unsigned long long>(r.finished),
-                r.avg_jct_h, r.makespan_h, r.avg_gpus, static_cast<unsigned long long>(r.reshaped));
+    std::printf("%-8s %8llu %12.3f %12.3f %9.1f %9llu %8llu\n", r.shape.c_str(),
+                static_cast<unsigned long long>(r.finished), r.avg_jct_h, r.makespan_h, r.avg_gpus,
+                static_cast<unsigned long long>(r.reshaped), static_cast<unsigned long long>(r.resized));
   return kExitOk;
 }
 

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "base/rng.h"
-#include "plan/registry.h"
 #include "sched/plugins/policies.h"
 #include "sim/simulator.h"
 
@@ -37,6 +36,41 @@ int PickSize(Rng& rng) {
 
 }  // namespace
 
+Duration RestartCost(const TrainModel& m) {
+  const double params = 12.0 * m.layers * double(m.hidden) * m.hidden + 2.0 * m.vocab * double(m.hidden);
+  return 60 + static_cast<Duration>(std::ceil(2 * 14 * params / 5e9));
+}
+
+std::string ShapePolicySpec(const std::string& shape, const GoodputShapeOptions& o) {
+  if (shape == "fixed") return "fifo";
+  std::string spec = fmt::format("fifo:shape=goodput,shape_shrink={},shape_grow={},shape_gain={}", o.shrink, o.grow,
+                                 o.min_gain);
+  return shape == "elastic" ? spec + ",elastic=true" : spec;
+}
+
+namespace {
+
+ShapeStudyRow Summarize(const char* shape, const Trace& trace, const SimResult& r) {
+  ShapeStudyRow row;
+  row.shape = shape;
+  double jct = 0;
+  for (const JobOutcome& o : r.outcomes) {
+    if (o.status != OutcomeStatus::kFinished) continue;
+    ++row.finished;
+    jct += static_cast<double>(o.end - trace.jobs[o.job.v].submit);
+  }
+  for (const Attempt& a : r.attempts.attempts) {
+    if (a.gpus != trace.jobs[a.job.v].gpus) ++row.reshaped;
+    if (a.cause == EndCause::kPreempted) ++row.resized;
+  }
+  row.avg_jct_h = row.finished ? jct / row.finished / 3600.0 : 0;
+  row.makespan_h = static_cast<double>(r.last_end - r.first_submit) / 3600.0;
+  row.avg_gpus = r.last_end > r.first_submit ? r.gpu_seconds_busy / static_cast<double>(r.last_end - r.first_submit) : 0;
+  return row;
+}
+
+}  // namespace
+
 Result<Trace> GenerateLlmWorkload(const LlmWorkloadSpec& s, const PlannerCost& cost, GpuTypeId type,
                                   int gpus_per_node) {
   Rng rng(s.seed, "llm/jobs");
@@ -56,6 +90,7 @@ Result<Trace> GenerateLlmWorkload(const LlmWorkloadSpec& s, const PlannerCost& c
     p.seconds_per_step = step.seconds;
     p.demand.gpus = gpus;
     p.model = size.model;
+    p.checkpoint.restore = RestartCost(size.model);  // an elastic resize or a preemption
     Job j;
     j.id = JobId(i);
     j.submit = static_cast<Time>(at);
@@ -68,45 +103,21 @@ Result<Trace> GenerateLlmWorkload(const LlmWorkloadSpec& s, const PlannerCost& c
   return t;
 }
 
-Result<std::shared_ptr<const PlannerCost>> PlannerCostFor(const Cluster& cluster) {
-  std::vector<std::optional<plan::GpuProfile>> profiles(cluster.gpu_types.size());
-  const plan::ProfilePaths paths = plan::DefaultProfilePaths();
-  for (uint32_t t = 0; t < cluster.gpu_types.size(); ++t) {
-    const std::string name(cluster.gpu_types.Get(t));
-    ORR_ASSIGN_OR_RETURN(plan::GpuProfile p, plan::ResolveGpu(name, paths));
-    profiles[t] = std::move(p);
-  }
-  return std::shared_ptr<const PlannerCost>(std::make_shared<PlannerCost>(profiles, cluster.topology));
-}
-
 Result<std::vector<ShapeStudyRow>> RunShapeStudy(const Trace& trace, const Cluster& cluster,
                                                  std::shared_ptr<const PlannerCost> cost, GoodputShapeOptions options) {
   std::vector<ShapeStudyRow> rows;
-  for (const char* shape : {"fixed", "goodput"}) {
-    ORR_ASSIGN_OR_RETURN(PolicyParts parts, MakePolicy("fifo", 1, &trace));
-    if (std::string_view(shape) == "goodput")
-      parts.shape = std::make_unique<GoodputShape>(cost, &trace.work, options);
+  for (const char* shape : {"fixed", "goodput", "elastic"}) {
+    PolicyEnv env{&trace, &cluster, cost};
+    const std::string spec = ShapePolicySpec(shape, options);
+    ORR_ASSIGN_OR_RETURN(PolicyParts parts, MakePolicyFor(spec, 1, &env));
     SimConfig cfg;
-    cfg.policy = std::string("fifo+") + shape;
+    cfg.policy = spec;
     cfg.sample_interval = 0;
     cfg.planner = cost;
     cfg.record_attempts = true;
     ORR_ASSIGN_OR_RETURN(SimResult r, Simulate(trace, cluster, cfg, std::move(parts)));
     ORR_RETURN_IF_ERROR(CheckConservation(trace, r));
-    ShapeStudyRow row;
-    row.shape = shape;
-    double jct = 0;
-    for (const JobOutcome& o : r.outcomes) {
-      if (o.status != OutcomeStatus::kFinished) continue;
-      ++row.finished;
-      jct += static_cast<double>(o.end - trace.jobs[o.job.v].submit);
-    }
-    for (const Attempt& a : r.attempts.attempts)
-      if (a.gpus != trace.jobs[a.job.v].gpus) ++row.reshaped;
-    row.avg_jct_h = row.finished ? jct / row.finished / 3600.0 : 0;
-    row.makespan_h = static_cast<double>(r.last_end - r.first_submit) / 3600.0;
-    row.avg_gpus = r.last_end > r.first_submit ? r.gpu_seconds_busy / static_cast<double>(r.last_end - r.first_submit) : 0;
-    rows.push_back(row);
+    rows.push_back(Summarize(shape, trace, r));
   }
   return rows;
 }

@@ -13,6 +13,7 @@
 #include "model/cluster.h"
 #include "model/trace.h"
 #include "sched/plugins/planner_shape.h"
+#include "sched/plugins/policies.h"
 
 namespace orrery::cli {
 
@@ -33,17 +34,27 @@ Result<Trace> GenerateLlmWorkload(const LlmWorkloadSpec& s, const PlannerCost& c
                                   int gpus_per_node);
 
 struct ShapeStudyRow {
-  std::string shape;  // "fixed" | "goodput"
+  std::string shape;  // "fixed" | "goodput" | "elastic"
   uint64_t finished = 0;
   double avg_jct_h = 0, makespan_h = 0, avg_gpus = 0;
   uint64_t reshaped = 0;  // attempts that ran on another GPU count than their job requested
+  uint64_t resized = 0;   // attempts stopped by a resize (checkpoint and restart)
 };
 
-// One fifo run per shape rule on `cluster` (one GPU type with a planner profile).
+// Seconds one restart of a job training `m` costs (the elastic resize cost, charged by the
+// simulator's truth as the phase's checkpoint.restore): the checkpoint written at the stop
+// and read at the restart, 14 B per parameter each way (bf16 weights, fp32 master weights and
+// Adam moments; parameters 12·L·h² + 2·V·h) at 5 GB/s, plus 60 s to relaunch (processes,
+// NCCL communicators, data loader). 1.3B: 60 + 8 = 68 s; 13B: 60 + 73 = 133 s.
+Duration RestartCost(const TrainModel& m);
+
+// The policy spec of a shape rule: fixed = "fifo"; goodput = fifo with shape=goodput and the
+// options; elastic = the same with elastic=true.
+std::string ShapePolicySpec(const std::string& shape, const GoodputShapeOptions& o);
+
+// One fifo run per shape rule (fixed, goodput, elastic) on `cluster`, all timed by `cost`.
 Result<std::vector<ShapeStudyRow>> RunShapeStudy(const Trace& trace, const Cluster& cluster,
                                                  std::shared_ptr<const PlannerCost> cost, GoodputShapeOptions options);
 
-// PlannerCost for a cluster: each GPU type name resolved with plan::ResolveGpu.
-Result<std::shared_ptr<const PlannerCost>> PlannerCostFor(const Cluster& cluster);
 
 }  // namespace orrery::cli

@@ -54,16 +54,30 @@ TEST(ShapeStudy, GoodputReshapesAndRunsAreDeterministicSlow) {
   auto b = RunShapeStudy(*t, c, *cost, GoodputShapeOptions{});
   ASSERT_TRUE(a.ok()) << a.error().message;
   ASSERT_TRUE(b.ok());
-  ASSERT_EQ(a->size(), 2u);
+  ASSERT_EQ(a->size(), 3u);
   EXPECT_EQ((*a)[0].shape, "fixed");
   EXPECT_EQ((*a)[0].reshaped, 0u);  // fixed shapes run as requested
-  EXPECT_EQ((*a)[0].finished, 16u);
-  EXPECT_EQ((*a)[1].finished, 16u);
+  EXPECT_EQ((*a)[0].resized, 0u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ((*a)[i].finished, 16u);
   EXPECT_GT((*a)[1].reshaped, 0u);
-  for (size_t i = 0; i < 2; ++i) {
+  EXPECT_EQ((*a)[1].resized, 0u);  // goodput shapes only at the start
+  EXPECT_EQ((*a)[2].shape, "elastic");
+  EXPECT_GT((*a)[2].resized, 0u);
+  for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ((*a)[i].avg_jct_h, (*b)[i].avg_jct_h);
     EXPECT_EQ((*a)[i].makespan_h, (*b)[i].makespan_h);
   }
+}
+
+TEST(ShapeStudy, RestartCostAndPolicySpecs) {
+  // 1.3B: 12·24·2048² + 2·32000·2048 = 1,339,031,552 params × 28 B / 5 GB/s = 7.5 -> 8 s, + 60.
+  EXPECT_EQ(RestartCost(TrainModel{24, 2048, 16, 32000, 2048, 256}), 68);
+  // 13B: 12·40·5120² + 2·32000·5120 = 12,910,592,000 × 28 / 5e9 = 72.3 -> 73 s, + 60.
+  EXPECT_EQ(RestartCost(TrainModel{40, 5120, 40, 32000, 2048, 256}), 133);
+  const GoodputShapeOptions o;
+  EXPECT_EQ(ShapePolicySpec("fixed", o), "fifo");
+  EXPECT_EQ(ShapePolicySpec("goodput", o), "fifo:shape=goodput,shape_shrink=4,shape_grow=2,shape_gain=1.6");
+  EXPECT_EQ(ShapePolicySpec("elastic", o), "fifo:shape=goodput,shape_shrink=4,shape_grow=2,shape_gain=1.6,elastic=true");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "base/parse.h"
 #include "cli/commands.h"
 #include "cli/simulate_eval.h"
+#include "cli/shape_study.h"
 #include "config/cluster_config.h"
 #include "config/infer_cluster.h"
 #include "sched/plugins/ces.h"
@@ -384,6 +385,23 @@ Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::str
                    "--cpu-jobs for jobs without GPUs, or --swf-procs-as-gpus for an HPC (SWF) log");
 }
 
+constexpr std::string_view kLlmPreset = "llm";
+
+// --generate llm: the planner-described GPT pre-training workload of `orrery plan
+// shape-study` (cli/shape_study.h) on the cluster's first GPU type: --jobs (default 64),
+// --seed, --load (mean interarrival 900 s / load).
+Result<Trace> GenerateLlmTrace(const Options& o, const Cluster& cluster) {
+  if (cluster.gpu_types.size() == 0 || cluster.nodes.empty())
+    return MakeError("the cluster has no typed GPU nodes (the planner times jobs per GPU type)");
+  ORR_ASSIGN_OR_RETURN(std::shared_ptr<const PlannerCost> cost, PlannerCostFor(cluster));
+  LlmWorkloadSpec spec;
+  if (o.jobs) spec.jobs = static_cast<uint32_t>(o.jobs);
+  spec.seed = o.seed;
+  if (o.load > 0) spec.mean_interarrival_s /= o.load;
+  const GpuTypeId type = cluster.nodes.front().gpu_type;
+  return GenerateLlmWorkload(spec, *cost, type, cluster.nodes.front().gpus);
+}
+
 // The simulator configuration of one policy's run.
 SimConfig MakeSimConfig(const Options& o, const std::string& policy, const std::vector<uint32_t>& tie,
                         const std::string& energy, const std::vector<PowerModel>& node_power) {
@@ -549,6 +567,8 @@ int Run(Options o) {
     trace = std::move(*t);
     scenario = o.trace;
     if (rep.rows_skipped) std::fprintf(stderr, "note: %llu bad rows skipped\n", static_cast<unsigned long long>(rep.rows_skipped));
+  } else if (o.preset == kLlmPreset) {
+    scenario = "generated LLM pre-training workload (seed " + std::to_string(o.seed) + ")";  // after the cluster
   } else {
     std::string preset = o.preset.empty() ? std::string(workload::kDefaultPreset) : o.preset;
     auto s = workload::GetPreset(preset);
@@ -578,6 +598,14 @@ int Run(Options o) {
   auto choice = SelectCluster(o, spec ? &*spec : nullptr, fmt);
   if (!choice.ok()) return fail(choice.error());
   Result<Cluster> cluster = std::move(choice->cluster);
+  if (o.preset == kLlmPreset) {
+    if (o.cluster.empty() || o.cluster == "auto")
+      return fail(MakeError("--generate llm: pass --cluster FILE.toml whose GPU types have planner profiles "
+                            "(e.g. configs/h200-16x8.toml)"));
+    auto llm = GenerateLlmTrace(o, *cluster);
+    if (!llm.ok()) return fail(llm.error().With("--generate llm"));
+    trace = std::move(*llm);
+  }
   if (o.eval.any() && o.helios_compat)
     return fail(MakeError("--eval-requests/--eval-every cannot be combined with --helios-compat (it has no job phases or dependencies)"));
   auto requests = AddEvalRequests(o.eval, *cluster, &trace);
@@ -609,7 +637,8 @@ int Run(Options o) {
 
   // Validate every policy and the placer before any work or output.
   for (const std::string& p : policies) {
-    auto parts = MakePolicy(p, o.seed, &trace);
+    PolicyEnv env{&trace, &*cluster, nullptr};
+    auto parts = MakePolicyFor(p, o.seed, &env);
     if (!parts.ok()) return fail(parts.error().With("policy " + p));
   }
   if (auto pl = MakePlacer(o.placer, o.seed); !pl.ok()) return fail(pl.error());
@@ -741,7 +770,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_flag("--cpu-jobs", opts->cpu_jobs, "Simulate jobs without GPUs too (skipped by default)");
   cmd->add_flag("--model-cpu-mem", opts->model_cpu_mem, "Account CPU and memory where nodes declare them");
   AddEvalSimFlags(cmd, &opts->eval);
-  cmd->add_option("--generate", opts->preset, "Generate a workload from a preset instead of reading a trace");
+  cmd->add_option("--generate", opts->preset,
+                  "Generate a workload from a preset instead of reading a trace (llm: GPT pre-training jobs the planner "
+                  "times, with --cluster FILE.toml; for shape=goodput policies)");
   cmd->add_option("--arrivals", opts->arrivals,
                   "Generated arrivals: open-loop (Poisson) or closed-loop (users hold jobs back while their VC is "
                   "full); default: the preset's (docs/workload.md)");

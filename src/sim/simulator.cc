@@ -1013,8 +1013,15 @@ void SimRun::WatchAfterCycle(Time t, const std::vector<Decision>& decisions) {
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg) {
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicy(cfg.policy, cfg.seed, &trace));
-  return Simulate(trace, cluster, cfg, std::move(policy));
+  PolicyEnv env{&trace, &cluster, cfg.planner};
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicyFor(cfg.policy, cfg.seed, &env));
+  if (!policy.shape) return Simulate(trace, cluster, cfg, std::move(policy));
+  // A shaping policy (shape=goodput): its jobs are timed by the planner it shapes with, and
+  // every attempt is recorded (an attempt's GPUs are its own).
+  SimConfig shaped = cfg;
+  shaped.planner = env.planner;
+  shaped.record_attempts = true;
+  return Simulate(trace, cluster, shaped, std::move(policy));
 }
 
 namespace {

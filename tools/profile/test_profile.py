@@ -14,6 +14,7 @@ import torch  # noqa: E402
 
 import bench  # noqa: E402
 import gpt  # noqa: E402
+import host  # noqa: E402
 import steps  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -115,6 +116,19 @@ class CollectivesTest(unittest.TestCase):
         import pipeline
         self.assertEqual(pipeline.schedule(0, 2, 3), ["F", "F", "B", "F", "B", "B"])
         self.assertEqual(pipeline.schedule(1, 2, 3), ["F", "B", "F", "B", "F", "B"])
+
+
+class HostTest(unittest.TestCase):
+    def test_phase_record_and_per_block_fit(self):
+        r = host.measure(16, 1, 1, 4, 1, False, CPU, timed=1, warmup=0)
+        # 1 block of 8 tensors (2 LayerNorms x 2 + 4 linears) + embedding + final LN (2) + head = 12
+        self.assertEqual(r["param_tensors"], 12)
+        self.assertTrue(all(r[f"{p}_s"] > 0 for p in host.PHASES))
+        self.assertEqual(r["forward_kernels"], 0)  # no CUDA on the CPU
+        # y = 2 + 3x through (1, 5), (2, 8), (4, 14)
+        a, b = host.fit_line([1, 2, 4], [5, 8, 14])
+        self.assertAlmostEqual(a, 2.0)
+        self.assertAlmostEqual(b, 3.0)
 
 
 class ProfileFileTest(unittest.TestCase):

@@ -44,6 +44,14 @@ Status CheckLiveSupport(const PolicyParts& p) {
   if (p.profiler.enabled)
     return MakeError(who + "Lucid's profiler stage needs a staging partition only the simulator models; "
                      "add profiler=false to run it live");
+  // A shape other than the request changes the job's world size: its Slurm job would have to
+  // be resubmitted with another GPU count and its launcher re-planned (dp, tp, pp), which the
+  // daemon cannot do for a user's batch script; resizes would also restart it from its
+  // checkpoint. Not supported live yet.
+  if (p.shape)
+    return MakeError(who + "shape '" + std::string(p.shape->name()) +
+                     "' changes jobs' GPU counts and layouts, which orrery serve cannot apply to submitted Slurm "
+                     "batch jobs (their scripts fix the world size); run shaped policies with `orrery simulate`");
   return Status::Ok();
 }
 
@@ -539,6 +547,7 @@ PluginStatus Scheduler::PlaceShaped(uint32_t slot) {
   requested_[slot] = j.job;
   SchedJob probe = j;
   probe.job = &shaped_job_;
+  if (s.type.valid()) probe.types = GpuTypeMask{1} << s.type.v;
   PluginStatus st = placer_->Place(probe, state_, nullptr, &scratch_);
   if (!st.ok()) shaping_ = false;
   return st;

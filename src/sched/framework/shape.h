@@ -25,6 +25,7 @@ struct Shape {
   uint32_t gpus = 0;
   uint16_t nodes = 0;  // 0 = placer decides
   ParallelLayout layout;
+  GpuTypeId type;      // invalid = any type the job accepts; else only nodes of this type
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/registry.h"
 #include "sched/framework/plugin.h"
 
 namespace orrery {
@@ -186,34 +187,72 @@ Result<PlannedStep> PlannerCost::Search(const TrainModel& m, const std::vector<T
   return MakeError(fmt::format("no plan of {} layers × {} hidden fits {} GPUs", m.layers, m.hidden, gpus));
 }
 
-// Choose: among power-of-two GPU counts in [request / shrink, request × grow] that can be
-// placed now (one node with that many free GPUs, or that many whole idle nodes), take
+// Choose: for each GPU type of the VC that the job accepts and that has a planner profile,
+// among power-of-two GPU counts of that type in [request / shrink, request × grow] that can
+// be placed now (one node with that many free GPUs, or that many whole idle nodes), take
 //   1. the largest count ≤ the request whose best plan fits (a job that cannot start at its
 //      request starts now on fewer GPUs instead of waiting: Pollux/Sia's "start, then adapt");
 //   2. then doubling while the doubled count is placeable, ≤ request × grow, and its step is at
-//      least `min_gain` times faster (per-GPU throughput after the doubling ≥ min_gain/2 of before).
-// Goodput is throughput here: the global batch is fixed, so statistical efficiency is too.
-// The layout is the best plan's (dp, tp, pp). Nothing placeable or nothing fits: the request.
+//      least `min_gain` times faster (per-GPU throughput after the doubling ≥ min_gain/2 of before);
+// then the type whose choice has the highest predicted goodput (shortest step; ties: fewer
+// GPUs, then the lower type id). Goodput is throughput here: the global batch is fixed, so
+// statistical efficiency is too. The layout is the best plan's (dp, tp, pp). Nothing
+// placeable or nothing fits: the request.
 Shape GoodputShape::Choose(const SchedJob& j, const ClusterState& state) {
   const Job& job = *j.job;
-  const Shape requested = RequestedShape(job);
-  if (job.id.v >= work_->size() || job.gpus == 0 || job.is_fractional()) return requested;
+  const bool crowded = j.vc.v < crowded_.size() && crowded_[j.vc.v];
+  std::optional<ShapeChoice> c = ChooseFor(job, j.vc, j.types, state, !crowded);
+  return c ? c->shape : RequestedShape(job);
+}
+
+const TrainModel* GoodputShape::ModelOf(const Job& job) const {
+  if (job.id.v >= work_->size()) return nullptr;
   const Phase* phase = DescribedPhase((*work_)[job.id.v]);
-  if (phase == nullptr) return requested;
-  const TrainModel* m = &phase->model;
-  const auto& nodes = state.vc_nodes(j.vc);
-  if (nodes.empty()) return requested;
-  const uint16_t per_node = state.vc_max_node_gpus(j.vc);
-  const GpuTypeId type = state.cluster().nodes[nodes.front().v].gpu_type;
+  return phase ? &phase->model : nullptr;
+}
+
+void GoodputShape::SetCrowded(VcId vc, bool crowded) {
+  if (crowded_.size() <= vc.v) crowded_.resize(vc.v + 1, 0);
+  crowded_[vc.v] = crowded;
+}
+
+std::optional<ShapeChoice> GoodputShape::ChooseFor(const Job& job, VcId vc, GpuTypeMask types,
+                                                   const ClusterState& state, bool may_grow) const {
+  if (job.gpus == 0 || job.is_fractional()) return std::nullopt;
+  const TrainModel* m = ModelOf(job);
+  if (m == nullptr) return std::nullopt;
+  const Cluster& cluster = state.cluster();
+  std::optional<ShapeChoice> best;
+  for (uint32_t t = 0; t < cluster.gpu_types.size(); ++t) {
+    if (types != 0 && !(types & (GpuTypeMask{1} << t))) continue;
+    if (!cost_->has_profile(GpuTypeId(t))) continue;
+    std::optional<ShapeChoice> c = ChooseOnType(job, *m, vc, GpuTypeId(t), state, may_grow);
+    if (!c) continue;
+    if (!best || c->step_s < best->step_s || (c->step_s == best->step_s && c->shape.gpus < best->shape.gpus))
+      best = c;
+  }
+  // One GPU type in the VC: the placer needs no type restriction (the shape is the old one).
+  if (best && cluster.gpu_types.size() <= 1) best->shape.type = GpuTypeId();
+  return best;
+}
+
+std::optional<ShapeChoice> GoodputShape::ChooseOnType(const Job& job, const TrainModel& m, VcId vc, GpuTypeId type,
+                                                      const ClusterState& state, bool may_grow) const {
+  const Cluster& cluster = state.cluster();
+  uint16_t per_node = 0;
+  for (NodeId n : state.vc_nodes(vc))
+    if (cluster.nodes[n.v].gpu_type == type) per_node = std::max(per_node, state.total_gpus(n));
+  if (per_node == 0) return std::nullopt;
   uint32_t max_free = 0, idle = 0;
-  for (NodeId n : nodes) {
+  for (NodeId n : state.vc_nodes(vc)) {
+    if (cluster.nodes[n.v].gpu_type != type || !state.powered(n)) continue;
     max_free = std::max<uint32_t>(max_free, state.free_gpus(n));
     idle += state.free_gpus(n) == state.total_gpus(n) && state.total_gpus(n) == per_node;
   }
   auto placeable = [&](uint32_t g) { return g <= per_node ? g <= max_free : g % per_node == 0 && g / per_node <= idle; };
   auto step = [&](uint32_t g) -> std::optional<PlannedStep> {
     const int n = static_cast<int>((g + per_node - 1) / per_node);
-    Result<PlannedStep> r = cost_->Best(*m, {TypedGroup{type, static_cast<int>(g), n}});
+    Result<PlannedStep> r = cost_->Best(m, {TypedGroup{type, static_cast<int>(g), n}});
     if (!r.ok()) return std::nullopt;
     return *r;
   };
@@ -223,18 +262,33 @@ Shape GoodputShape::Choose(const SchedJob& j, const ClusterState& state) {
   for (; g >= lo; g /= 2) {
     if (placeable(g) && (cur = step(g))) break;
   }
-  if (!cur) return requested;
-  for (uint32_t next = g * 2; next <= job.gpus * o_.grow && placeable(next); next *= 2) {
+  if (!cur) return std::nullopt;
+  const uint32_t cap = may_grow ? job.gpus * o_.grow : job.gpus;
+  for (uint32_t next = g * 2; next <= cap && placeable(next); next *= 2) {
     std::optional<PlannedStep> s = step(next);
     if (!s || cur->seconds < o_.min_gain * s->seconds) break;
     g = next, cur = s;
   }
-  Shape out;
-  out.gpus = g;
-  out.nodes = g == job.gpus ? job.nodes : 0;  // another count: the placer picks the nodes
-  out.layout = ParallelLayout{static_cast<uint16_t>(cur->plan.dp), static_cast<uint16_t>(cur->plan.tp),
-                              static_cast<uint16_t>(cur->plan.pp)};
+  ShapeChoice out;
+  out.shape.gpus = g;
+  out.shape.nodes = g == job.gpus ? job.nodes : 0;  // another count: the placer picks the nodes
+  out.shape.layout = ParallelLayout{static_cast<uint16_t>(cur->plan.dp), static_cast<uint16_t>(cur->plan.tp),
+                                    static_cast<uint16_t>(cur->plan.pp)};
+  out.shape.type = type;
+  out.step_s = cur->seconds;
   return out;
+}
+
+Result<std::shared_ptr<const PlannerCost>> PlannerCostFor(const Cluster& cluster) {
+  std::vector<std::optional<plan::GpuProfile>> profiles(cluster.gpu_types.size());
+  const plan::ProfilePaths paths = plan::DefaultProfilePaths();
+  for (uint32_t t = 0; t < cluster.gpu_types.size(); ++t) {
+    const std::string name(cluster.gpu_types.Get(t));
+    Result<plan::GpuProfile> p = plan::ResolveGpu(name, paths);
+    if (!p.ok()) return p.error().With("planner profile of GPU type '" + name + "'");
+    profiles[t] = std::move(*p);
+  }
+  return std::shared_ptr<const PlannerCost>(std::make_shared<PlannerCost>(profiles, cluster.topology));
 }
 
 }  // namespace orrery

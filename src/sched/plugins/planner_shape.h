@@ -21,6 +21,7 @@
 #include "plan/estimate.h"
 #include "plan/plan.h"
 #include "sched/framework/cluster_state.h"
+#include "sched/framework/plugin.h"
 #include "sched/framework/shape.h"
 
 namespace orrery {
@@ -96,6 +97,12 @@ struct GoodputShapeOptions {
   double min_gain = 1.6;    // a doubling is taken only if it speeds the step up this much
 };
 
+// A shape and what the planner predicts for it.
+struct ShapeChoice {
+  Shape shape;
+  double step_s = 0;  // the best plan's step on that many GPUs of shape.type
+};
+
 class GoodputShape final : public ShapePlugin {
  public:
   // work: per trace job index (Job::id), its WorkSpec; jobs without a described model keep
@@ -105,10 +112,30 @@ class GoodputShape final : public ShapePlugin {
   const char* name() const override { return "goodput"; }
   Shape Choose(const SchedJob& j, const ClusterState& state) override;
 
+  // The rule of Choose for the request `job` (its GPU count, its id for the model) in `vc`
+  // on `state`, over the GPU types of `types` (0 = any); may_grow = false caps the count at
+  // the request. nullopt: the job is not described, or nothing placeable fits.
+  std::optional<ShapeChoice> ChooseFor(const Job& job, VcId vc, GpuTypeMask types, const ClusterState& state,
+                                       bool may_grow) const;
+  // Elastic runs (ElasticResize): while `crowded` jobs wait in `vc`, a start never grows
+  // past its request (the free GPUs are theirs); a later cycle may grow it when they are gone.
+  void SetCrowded(VcId vc, bool crowded);
+  // The model of a described job (by Job::id), else null.
+  const TrainModel* ModelOf(const Job& job) const;
+  const GoodputShapeOptions& options() const { return o_; }
+  const PlannerCost& cost() const { return *cost_; }
+
  private:
+  std::optional<ShapeChoice> ChooseOnType(const Job& job, const TrainModel& m, VcId vc, GpuTypeId type,
+                                          const ClusterState& state, bool may_grow) const;
   std::shared_ptr<const PlannerCost> cost_;
   const std::vector<WorkSpec>* work_;
   GoodputShapeOptions o_;
+  std::vector<uint8_t> crowded_;  // per VC
 };
+
+// PlannerCost for a cluster: each GPU type's profile by name (plan::ResolveGpu: the project's
+// data/profiles, then the shared H200 micro-profiles). Error naming the first type without one.
+Result<std::shared_ptr<const PlannerCost>> PlannerCostFor(const Cluster& cluster);
 
 }  // namespace orrery

@@ -103,5 +103,57 @@ TEST(GoodputShape, JobsWithoutAModelKeepTheirRequest) {
   EXPECT_EQ(ChooseWith(f, st, 1.0), RequestedShape(f.job));
 }
 
+// One 8-GPU H200 node and two 8-GPU nodes of a second type (the shared H200 micro-profiles,
+// another GpuProfile) in one VC.
+Cluster MixedVc() {
+  Cluster c;
+  testing::AddVc(&c, "llm", 1, 8, "H200");
+  testing::AddVc(&c, "other", 2, 8, "H200-shared");
+  for (NodeId n : c.vcs[1].nodes) {
+    c.nodes[n.v].vc = VcId(0);
+    c.vcs[0].nodes.push_back(n);
+    c.vcs[0].gpus += 8;
+  }
+  c.vcs.pop_back();
+  return c;
+}
+
+TEST(GoodputShape, ChoosesTheGpuTypeOfTheBestGoodput) {
+  const Cluster c = MixedVc();
+  Result<std::shared_ptr<const PlannerCost>> cost = PlannerCostFor(c);
+  ASSERT_TRUE(cost.ok()) << cost.error().message;
+  std::vector<WorkSpec> work(1);
+  Phase p;
+  p.kind = PhaseKind::kTrain;
+  p.model = kGpt13B;
+  work[0].phases.push_back(p);
+  Job job;
+  job.id = JobId(0);
+  job.gpus = 8;
+  SchedJob sj;
+  sj.job = &job;
+  sj.vc = VcId(0);
+  GoodputShape shape(*cost, &work, GoodputShapeOptions{4, 2, 1.0});
+  ClusterState st(c, false, false);
+  // Type 0 (one node) tops out at 8 GPUs; type 1 (two nodes) grows to 16 with min_gain 1.
+  const double t0 = (*cost)->Best(kGpt13B, {TypedGroup{GpuTypeId(0), 8, 1}})->seconds;
+  const double t1 = (*cost)->Best(kGpt13B, {TypedGroup{GpuTypeId(1), 16, 2}})->seconds;
+  ASSERT_LT(t1, t0);  // twice the GPUs of a comparable H200 profile
+  Shape s = shape.Choose(sj, st);
+  EXPECT_EQ(s.gpus, 16u);
+  EXPECT_EQ(s.type, GpuTypeId(1));
+  // Accepting only type 0 (the job's type mask): 8 GPUs of it.
+  sj.types = 1u;
+  s = shape.Choose(sj, st);
+  EXPECT_EQ(s.gpus, 8u);
+  EXPECT_EQ(s.type, GpuTypeId(0));
+  // Both nodes of type 1 busy: type 0's 8 GPUs are the best placeable choice.
+  sj.types = 0;
+  st.Apply(Allocation{Slot{NodeId(1), 8}, Slot{NodeId(2), 8}});
+  s = shape.Choose(sj, st);
+  EXPECT_EQ(s.gpus, 8u);
+  EXPECT_EQ(s.type, GpuTypeId(0));
+}
+
 }  // namespace
 }  // namespace orrery

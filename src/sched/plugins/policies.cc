@@ -7,7 +7,10 @@
 #include <memory>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "base/parse.h"
+#include "sched/plugins/elastic.h"
 #include "sched/plugins/lucid.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/tiresias.h"
@@ -462,6 +465,63 @@ Status ParseTiresias(const std::string& spec, Take& take, PolicyParts* parts) {
   return Status::Ok();
 }
 
+// A number parameter in [lo, hi] (the message names the key and the range).
+template <typename Take>
+Result<double> TakeNumber(const std::string& spec, Take& take, const std::string& key, const std::string& def, double lo,
+                          double hi) {
+  const std::string v = take(key, def);
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(x >= lo && x <= hi))
+    return MakeError("policy '" + spec + "': parameter '" + key + "': expected a number in " + fmt::format("[{}, {}]", lo, hi) +
+                     ", got \"" + v + "\"");
+  return x;
+}
+
+// shape=goodput[,shape_shrink=N,shape_grow=N,shape_gain=X][,elastic=true,elastic_cooldown=S].
+template <typename Take>
+Status ParseShape(const std::string& spec, const std::string& name, Take& take, PolicyEnv* env, PolicyParts* parts) {
+  const std::string shape = take("shape", "none");
+  if (shape == "none") {
+    for (const char* k : {"shape_shrink", "shape_grow", "shape_gain", "elastic", "elastic_cooldown"})
+      if (take(k, "") != "") return MakeError("policy '" + spec + "': parameter '" + k + "' needs shape=goodput");
+    return Status::Ok();
+  }
+  if (shape != "goodput")
+    return MakeError("policy '" + spec + "': parameter 'shape': expected goodput or none, got \"" + shape + "\"");
+  if (parts->share)
+    return MakeError("policy '" + spec + "': parameter 'shape': the planner's shapes cannot be combined with GPU sharing ('" +
+                     name + "')");
+  GoodputShapeOptions o;
+  ORR_ASSIGN_OR_RETURN(double shrink, TakeNumber(spec, take, "shape_shrink", "4", 1, 64));
+  ORR_ASSIGN_OR_RETURN(double grow, TakeNumber(spec, take, "shape_grow", "2", 1, 64));
+  ORR_ASSIGN_OR_RETURN(o.min_gain, TakeNumber(spec, take, "shape_gain", "1.6", 1, 2));
+  o.shrink = static_cast<uint32_t>(shrink);
+  o.grow = static_cast<uint32_t>(grow);
+  if (o.shrink != shrink || o.grow != grow)
+    return MakeError("policy '" + spec + "': parameters 'shape_shrink' and 'shape_grow': expected whole numbers");
+  ORR_ASSIGN_OR_RETURN(const bool elastic, ParseBool(spec, "elastic", take("elastic", "false")));
+  ORR_ASSIGN_OR_RETURN(double cooldown, TakeNumber(spec, take, "elastic_cooldown", "1800", 0, 30 * 86400.0));
+  if (elastic && parts->reschedule)
+    return MakeError("policy '" + spec + "': parameter 'elastic': policy '" + name +
+                     "' already re-decides its running jobs (a Reschedule plugin); use elastic with fifo, qssf or easy");
+  if (env->trace == nullptr || env->cluster == nullptr)
+    return MakeError("policy '" + spec +
+                     "': parameter 'shape': needs the jobs' phases and the cluster's GPU types (orrery simulate; "
+                     "the live daemon does not shape jobs)");
+  if (!env->planner) {
+    ORR_ASSIGN_OR_RETURN(env->planner, PlannerCostFor(*env->cluster));
+  }
+  auto goodput = std::make_unique<GoodputShape>(env->planner, &env->trace->work, o);
+  if (elastic) {
+    ElasticOptions eo;
+    eo.cooldown = static_cast<Duration>(cooldown);
+    parts->reschedule = std::make_unique<ElasticResize>(goodput.get(), &env->trace->jobs, eo);
+  }
+  parts->shape = std::move(goodput);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<PluginSpec> ParsePluginSpec(const std::string& spec, std::string_view what) {
@@ -487,6 +547,13 @@ Result<PluginSpec> ParsePluginSpec(const std::string& spec, std::string_view wha
 std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy", "tiresias", "lucid"}; }
 
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace) {
+  PolicyEnv env;
+  env.trace = trace;
+  return MakePolicyFor(spec, seed, &env);
+}
+
+Result<PolicyParts> MakePolicyFor(const std::string& spec, uint64_t seed, PolicyEnv* env) {
+  const Trace* trace = env->trace;
   ORR_ASSIGN_OR_RETURN(PluginSpec p, ParsePluginSpec(spec, "policy"));
   PolicyParts parts;
   parts.name = spec;
@@ -562,6 +629,7 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
                        p.name + "'");
     parts.reserve.share = share;
   }
+  ORR_RETURN_IF_ERROR(ParseShape(spec, p.name, take, env, &parts));
   if (!kv.empty()) {
     return MakeError("policy '" + spec + "': unknown parameter '" + kv.begin()->first + "' for policy '" + p.name + "'");
   }

@@ -25,7 +25,12 @@
 // backfill=easy|none (non-preemptive policies: EASY backfill behind the policy's own
 // order, with bf_max_job_test; default none, easy for `easy`); eval_share=S (S in [0, 1):
 // that share of each VC's GPUs reserved for evaluation jobs, sched/framework/reserve.h; not
-// with lucid).
+// with lucid);
+// shape=goodput|none (the planner chooses each described job's GPU count, layout and GPU
+// type: sched/plugins/planner_shape.h GoodputShape, with shape_shrink=N (default 4),
+// shape_grow=N (2), shape_gain=X (1.6); needs the trace's phases and the cluster, PolicyEnv);
+// elastic=true|false (with shape=goodput: running jobs are grown and shrunk by checkpoint
+// and restart, sched/plugins/elastic.h; elastic_cooldown=S, default 1800).
 #pragma once
 
 #include <string>
@@ -34,13 +39,26 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/cluster.h"
 #include "model/trace.h"
 #include "sched/framework/scheduler.h"
+#include "sched/plugins/planner_shape.h"
 
 namespace orrery {
 
-// `trace` (may be null) is handed to estimators that learn from job names and users
-// (history, user-stats, xgboost, blend).
+// What a policy may need from its run beyond the spec. `trace` (may be null): job names and
+// users for learning estimators (history, user-stats, xgboost, blend), phases (work) and
+// requests for shape=goodput. `cluster` (may be null): the GPU types whose planner profiles
+// shape=goodput reads. `planner`: the cost model shared with the simulator's progress model;
+// MakePolicy sets it (PlannerCostFor(cluster)) when the spec shapes jobs and it is null.
+struct PolicyEnv {
+  const Trace* trace = nullptr;
+  const Cluster* cluster = nullptr;
+  std::shared_ptr<const PlannerCost> planner;
+};
+
+Result<PolicyParts> MakePolicyFor(const std::string& spec, uint64_t seed, PolicyEnv* env);
+// MakePolicyFor with only a trace (no shaping).
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace = nullptr);
 std::vector<std::string> PolicyNames();
 
