@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "base/node_pool.h"
 #include "base/result.h"
 #include "model/attempt.h"
 #include "predict/interference.h"
@@ -430,8 +431,7 @@ class Scheduler final : private SchedulerHandle {
   }
 
   // Node pool for the queue and running sets: millions of inserts/erases without malloc.
-  std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_resource_ =
-      std::make_unique<std::pmr::unsynchronized_pool_resource>();
+  std::unique_ptr<NodePool> pool_resource_ = std::make_unique<NodePool>();
   Cluster cluster_;  // the scheduler's own copy (AddNode grows it)
   ClusterState state_;
   PolicyParts policy_;
