@@ -239,6 +239,7 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   j.running = false;
   VcQueues& q = vcs_[j.vc.v];
   q.classes[ClassOf(j)].insert(KeyOf(slot));
+  ++queue_edits_;
   ++q.size;
   q.fresh.push_back(slot);
   ++pending_total_;
@@ -327,6 +328,7 @@ void Scheduler::RemovePending(uint32_t slot) {
   VcQueues& q = vcs_[j.vc.v];
   const size_t erased = q.classes[ClassOf(j)].erase(KeyOf(slot));
   ORR_CHECK(erased == 1);
+  ++queue_edits_;
   --q.size;
   --pending_total_;
   pending_milli_ -= j.job->gpu_milli_total();
@@ -420,6 +422,7 @@ void Scheduler::ResizeClasses(VcId vc) {
   }
   while (q.classes.size() < k) q.classes.emplace_back(pool_resource_.get());
   for (const QEntry& e : all) q.classes[ClassOf(pool_[e.slot])].insert(e);
+  ++queue_edits_;
 }
 
 void Scheduler::SetNodeDrained(NodeId n, bool on) {
@@ -680,6 +683,7 @@ void Scheduler::Rekey(uint32_t slot) {
   j.key1 = k.k1;
   j.key2 = k.k2;
   cls.insert(KeyOf(slot));
+  ++queue_edits_;
 }
 
 void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<uint32_t>* out) {
@@ -764,6 +768,12 @@ void Scheduler::CycleVc(VcId vc) {
   CycleExclusive(vc, blocking);
 }
 
+bool Scheduler::MayPlaceUnfittingMemo(const VcQueues& q, size_t c, uint32_t slot) {
+  UnfitMemo& m = unfit_memo_[c];
+  if (m.slot != slot || m.version != q.version) m = UnfitMemo{slot, q.version, policy_.post->MayPlaceUnfitting(*this, slot)};
+  return m.may;
+}
+
 void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   VcQueues& q = vcs_[vc.v];
   if (q.size == 0) return;
@@ -774,6 +784,8 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   // Blocking policies look only at the global head: no need for the fitting classes.
   uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
+  // MayPlaceUnfitting per class head, asked once per (head, VC version) (plugin.h).
+  if (!blocking && policy_.post) unfit_memo_.assign(k, UnfitMemo{});
   size_t examined = 0;
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
   // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
@@ -797,8 +809,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     for (size_t c = 0; c < k; ++c) {
       if (cur[c] == q.classes[c].end()) continue;
       if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
-      bool eligible = blocking || ((fit >> c) & 1) ||
-                      (policy_.post && policy_.post->MayPlaceUnfitting(*this, cur[c]->slot));
+      bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, cur[c]->slot));
       if (eligible) pick = static_cast<int>(c);
     }
     if (pick < 0) break;
@@ -832,13 +843,18 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
         if (saved_[c].first) saved_[c].second = *cur[c];
       }
       bool placed = false;
+      const uint64_t edits = queue_edits_;
       const PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
       if (next == PostFilterPlugin::Next::kStop && (placed || !to_lane)) return;
-      for (size_t c = 0; c < k; ++c) {
-        if (static_cast<int>(c) == pick) cur[c] = q.classes[c].upper_bound(here);
-        else cur[c] = saved_[c].first ? q.classes[c].lower_bound(saved_[c].second) : q.classes[c].end();
+      if (queue_edits_ == edits) {
+        ++cur[pick];  // no queue changed (nothing started): every cursor is where it was
+      } else {
+        for (size_t c = 0; c < k; ++c) {
+          if (static_cast<int>(c) == pick) cur[c] = q.classes[c].upper_bound(here);
+          else cur[c] = saved_[c].first ? q.classes[c].lower_bound(saved_[c].second) : q.classes[c].end();
+        }
+        if (placed) continue;
       }
-      if (placed) continue;
     } else {
       ++cur[pick];
     }

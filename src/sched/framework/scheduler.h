@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "base/node_pool.h"
 #include "base/result.h"
 #include "model/attempt.h"
 #include "predict/interference.h"
@@ -105,6 +106,8 @@ class PostFilterPlugin : public virtual Plugin {
   virtual Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) = 0;
   // Whether Run could place `slot` although it does not fit the free resources (e.g. by
   // preempting). Greedy cycles skip jobs of sizes that cannot fit unless this says yes.
+  // The answer may depend only on the job and its VC's state (SchedulerHandle::version):
+  // a cycle asks once per queue head and VC version.
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
   // Whether Run visits running jobs by true end (ForEachRunningByTrueEndDesc: an oracle).
   virtual bool needs_true_end_order() const { return false; }
@@ -373,6 +376,7 @@ class Scheduler final : private SchedulerHandle {
   void NoteStopped(uint32_t slot, Time now, EndCause cause);
   void ResizeClasses(VcId vc);  // after a node changed the VC's largest node
   void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
+  bool MayPlaceUnfittingMemo(const VcQueues& q, size_t c, uint32_t slot);
 
   // SchedulerHandle
   Time now() const override { return now_; }
@@ -433,8 +437,7 @@ class Scheduler final : private SchedulerHandle {
   }
 
   // Node pool for the queue and running sets: millions of inserts/erases without malloc.
-  std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_resource_ =
-      std::make_unique<std::pmr::unsynchronized_pool_resource>();
+  std::unique_ptr<NodePool> pool_resource_ = std::make_unique<NodePool>();
   Cluster cluster_;  // the scheduler's own copy (AddNode grows it)
   ClusterState state_;
   PolicyParts policy_;
@@ -469,6 +472,15 @@ class Scheduler final : private SchedulerHandle {
   std::vector<std::pmr::set<QEntry>::iterator> cursors_, cycle_cursors_;
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
+  // Inserts into and erases from the pending queues: after a PostFilter that changed none,
+  // CycleExclusive keeps its cursors instead of re-seeking them.
+  uint64_t queue_edits_ = 0;
+  struct UnfitMemo {
+    uint32_t slot = kNoSlot;
+    uint64_t version = 0;
+    bool may = false;
+  };
+  std::vector<UnfitMemo> unfit_memo_;  // per class, during one CycleExclusive
   std::unordered_map<uint64_t, Feasibility> feasibility_;
   VcId staging_;  // set during SubmitStaged
   const Job* watch_job_ = nullptr;
