@@ -208,11 +208,15 @@ TEST(CliTest, ExplainTiresiasDecisionsAndJson) {
   ASSERT_EQ(w.status, 0) << w.text;
   EXPECT_NE(w.text.find("higher-priority Tiresias jobs hold the VC's GPUs [tiresias]"), std::string::npos) << w.text;
   EXPECT_NE(w.text.find("started 25, ended 45"), std::string::npos) << w.text;
+  // Its predicted start at arrival (t=10) is a dry run of Tiresias: J0 is demoted at 25 and
+  // preempted for it, so 25 (a list schedule of believed ends said J0's end, 100).
+  EXPECT_NE(w.text.find("t=10         scheduler  predicted start 25 (a dry run of the policy"), std::string::npos) << w.text;
   // JSON: FIFO blocks J1 behind J0 for lack of free GPUs.
   Out j = RunCmd(base + "1" + cl + " --policy fifo --json -");
   ASSERT_EQ(j.status, 0) << j.text;
   for (const char* want : {"\"job_id\": 1", "\"start\": 100", "\"queue_delay\": 90", "\"kind\": \"pending\"",
-                           "not enough free GPUs in the VC [consolidate]", "\"kind\": \"finished\""})
+                           "not enough free GPUs in the VC [consolidate]", "\"kind\": \"finished\"",
+                           "\"kind\": \"predicted\"", "\"predicted_start\": 100"})
     EXPECT_NE(j.text.find(want), std::string::npos) << "missing '" << want << "' in\n" << j.text;
   // An estimator's explanation (untrained GA2M: the fallback) is part of the story.
   Out g = RunCmd(base + "1" + cl + " --policy qssf:estimator=ga2m");

@@ -85,6 +85,9 @@ struct QueueEntry {
   int64_t position = -1;       // in the policy's queue order (queued jobs)
   std::string why;             // why it is pending
   Time predicted_start = kNoTime;
+  // What the predicted start says (PredictionKindName: predicted, running, beyond-horizon,
+  // never, oracle-policy, not-copyable); empty for jobs the scheduler does not hold.
+  std::string_view prediction;
   std::vector<NodeShare> where;
   Duration estimate = -1;         // the policy's belief of its duration (-1: none)
   EstimateSource estimate_source = EstimateSource::kNone;

@@ -114,7 +114,8 @@ Status HttpApi::Start(const std::string& host, int port) {
       for (const auto& n : e.where) where.push_back({{"node", n.node}, {"gpus", n.gpus}});
       arr.push_back({{"job", e.job}, {"phase", std::string(JobStateName(e.state))}, {"gpus", e.gpus}, {"nodes", e.nodes},
                      {"submit", TimeJson(e.submit)}, {"position", e.position < 0 ? json(nullptr) : json(e.position)},
-                     {"why", e.why}, {"predicted_start", TimeJson(e.predicted_start)}, {"where", where},
+                     {"why", e.why}, {"predicted_start", TimeJson(e.predicted_start)},
+                     {"prediction", e.prediction.empty() ? json(nullptr) : json(std::string(e.prediction))}, {"where", where},
                      {"estimate_s", e.estimate < 0 ? json(nullptr) : json(e.estimate)},
                      {"estimate_source", std::string(SourceName(e.estimate_source))}, {"progress", ProgressJson(e)},
                      {"failure", e.failure.job == 0 ? json(nullptr) : FailureJson(e.failure)}});

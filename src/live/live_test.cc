@@ -300,6 +300,7 @@ TEST(Daemon, HoldsJobsSubmittedWithoutHoldAndExplainsQueue) {
   // a was decided at 1002 with duration 3600 (no hint, no limit): predicted start of b is
   // a's estimated end.
   EXPECT_EQ(eb->predicted_start, 1002 + 3600);
+  EXPECT_EQ(eb->prediction, "predicted");  // a dry run of the policy (Scheduler::Forecast)
 }
 
 TEST(Daemon, SlurmUnreachableIsAnErrorAndRecovers) {
@@ -511,6 +512,8 @@ TEST(HttpApi, ServesQueueMetricsAndGuardsMutations) {
   EXPECT_NE(q->body.find("\"job\": " + std::to_string(b)), std::string::npos);
   EXPECT_NE(q->body.find("\"phase\": \"running\""), std::string::npos);
   EXPECT_NE(q->body.find("consolidate: "), std::string::npos) << q->body;
+  EXPECT_NE(q->body.find("\"prediction\": \"predicted\""), std::string::npos) << q->body;
+  EXPECT_NE(q->body.find("\"prediction\": \"running\""), std::string::npos) << q->body;
   auto d = cli.Get("/api/v1/decisions");
   ASSERT_TRUE(d);
   EXPECT_NE(d->body.find("\"key\": \"start/" + std::to_string(a) + "/0\""), std::string::npos) << d->body;

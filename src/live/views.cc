@@ -68,9 +68,11 @@ void Daemon::QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, si
     e.nodes = std::max<uint32_t>(1, lj->job.nodes);
     e.submit = lj->job.submit;
     e.position = static_cast<int64_t>(i);
-    // From the policy's own view (queue order, believed ends): the core's answer, the same
-    // as `orrery explain` gives.
-    e.predicted_start = sched_->PredictStart(lj->slot, now).at;
+    // The core's answer (a dry run of the policy on a copy of the scheduler, one per cycle
+    // for every queued job), the same as `orrery explain` gives.
+    const StartPrediction p = sched_->PredictStart(lj->slot, now);
+    e.predicted_start = p.at;
+    e.prediction = PredictionKindName(p.kind);
     FillSignals(*lj, &e);
     if (i == 0) {
       e.why = block.ok() ? "first in the queue: starts at the next cycle if it fits"
@@ -113,9 +115,11 @@ QueueEntry Daemon::OtherEntry(const LiveJob& lj) const {
     case JobState::kStarting:
       e.why = "released to Slurm on " + NodeNames(lj.nodes) + "; waiting for Slurm to start it";
       e.predicted_start = lj.started;
+      e.prediction = PredictionKindName(PredictionKind::kRunning);
       break;
     case JobState::kRunning:
       e.predicted_start = lj.started;
+      e.prediction = PredictionKindName(PredictionKind::kRunning);
       break;
     case JobState::kRejected:
       e.why = lj.reason + " (kept held; retried when the nodes change)";

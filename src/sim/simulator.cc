@@ -205,6 +205,7 @@ class SimRun {
   uint32_t SeqOf(uint32_t i) const { return cfg_.tie_order.empty() ? i : cfg_.tie_order[i]; }
   void WatchNote(Time t, const char* kind, std::string text);
   void WatchAfterCycle(Time t, const std::vector<Decision>& decisions);
+  void RecordPredictions(Time t);  // SimConfig::predictions
 
   const Trace& trace_;
   const Cluster& cluster_;
@@ -261,6 +262,7 @@ class SimRun {
   std::vector<std::pair<std::pair<uint32_t, uint16_t>, double>> mix_;
   // explain
   bool watching_ = false, watch_done_ = false;
+  bool predicted_ = false;  // SimConfig::predictions recorded
   uint32_t watch_slot_ = UINT32_MAX;
   std::string last_block_text_;
 };
@@ -272,7 +274,7 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
       cluster_(cluster),
       cfg_(cfg),
       r_(*r),
-      truth_(policy.preempt_overhead ? policy.preempt_overhead : &PreemptionOverhead, &trace.work),
+      truth_(policy.restart_overhead(), &trace.work),
       sched_(sched_cluster, r->fractional, cfg.model_cpu_mem, std::move(policy), std::move(placer)),
       n_(trace.jobs.size()),
       node_rng_(cfg.seed, "failures/node") {
@@ -470,7 +472,18 @@ bool SimRun::EndInstant(Time t) {
                           [&](const PreemptDecision& p) { ApplyPreempt(p.slot, t); }},
                d);
   if (power_) power_->AfterCycle(t, sched_);
+  if (cfg_.predictions && !predicted_ && t >= cfg_.predict_at) RecordPredictions(t);
   return true;
+}
+
+void SimRun::RecordPredictions(Time t) {
+  predicted_ = true;
+  const std::vector<StartPrediction>& f = sched_.Forecast(t);
+  for (uint32_t slot = 0; slot < f.size(); ++slot) {
+    const StartPrediction& p = f[slot];
+    if (p.kind == PredictionKind::kRunning || p.kind == PredictionKind::kUnknownJob) continue;
+    cfg_.predictions->push_back(SimPrediction{slot_job_[slot], t, p.at, p.kind});
+  }
 }
 
 Status SimRun::Finish() {
@@ -1006,6 +1019,10 @@ void SimRun::WatchAfterCycle(Time t, const std::vector<Decision>& decisions) {
   if (why != last_block_text_) {
     WatchNote(t, "pending", "pending; the VC's last cycle stopped because: " + why);
     last_block_text_ = why;
+    const StartPrediction p = sched_.PredictStart(watch_slot_, t);
+    ExplainNote n{t, "scheduler", "predicted", DescribePrediction(p), {}};
+    if (p.at != kNoTime) n.fields = {{"predicted_start", static_cast<double>(p.at)}, {"ahead", static_cast<double>(p.ahead)}};
+    cfg_.watch_notes->push_back(std::move(n));
   }
 }
 

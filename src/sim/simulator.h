@@ -22,6 +22,15 @@
 namespace orrery {
 
 struct ExplainNote;  // sched/framework/plugin.h
+enum class PredictionKind : uint8_t;  // sched/framework/scheduler.h
+
+// A predicted start made during a run (SimConfig::predict_at): trace job `job`, pending at
+// `made_at`, predicted to start at `at` (Scheduler::Forecast; kNoTime unless kind says so).
+struct SimPrediction {
+  uint32_t job;
+  Time made_at, at;
+  PredictionKind kind;
+};
 class JobSignals;    // sim/signals.h
 class PlannerCost;   // sched/plugins/planner_shape.h
 
@@ -70,6 +79,10 @@ struct SimConfig {
   int64_t watch_job = -1;
   std::vector<ExplainNote>* watch_notes = nullptr;
   bool stop_after_watch = false;
+  // Predicted starts: after the cycle of the first instant at or after `predict_at`, the
+  // prediction of every job pending then is appended to *predictions (null = off).
+  Time predict_at = 0;
+  std::vector<SimPrediction>* predictions = nullptr;
   // Attempts: record every attempt in SimResult::attempts (attempts.csv). Off, nothing is kept.
   bool record_attempts = false;
   // Jobs with phases (Trace::work) report their steps every `progress_report` s while they

@@ -56,10 +56,11 @@ const NodeMask* ClusterState::TypeFilter(VcId vc, GpuTypeMask mask) const {
   if (std::has_single_bit(mask) && std::countr_zero(mask) < static_cast<int>(vi.type_masks.size()))
     return &vi.type_masks[std::countr_zero(mask)];
   // Other masks: the union (empty for types this cluster lacks), cached per (VC, mask) in
-  // this instance; entries are heap-allocated so returned pointers stay valid.
+  // this instance; entries are heap-allocated so returned pointers stay valid (and shared by
+  // a copy of the state: they depend only on the nodes).
   for (const auto& e : type_cache_)
     if (e.vc == vc.v && e.mask == mask) return e.nodes.get();
-  auto u = std::make_unique<NodeMask>(vi.nodes.size());
+  auto u = std::make_shared<NodeMask>(vi.nodes.size());
   for (size_t t = 0; t < vi.type_masks.size(); ++t) {
     if (!(mask & (1u << t))) continue;
     for (size_t w = 0; w < u->words().size(); ++w) u->words()[w] |= vi.type_masks[t].words()[w];

@@ -184,7 +184,7 @@ class ClusterState {
   struct TypeCacheEntry {
     uint16_t vc;
     GpuTypeMask mask;
-    std::unique_ptr<NodeMask> nodes;
+    std::shared_ptr<const NodeMask> nodes;
   };
   mutable std::vector<TypeCacheEntry> type_cache_;
   const Cluster* cluster_;

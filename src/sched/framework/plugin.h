@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/time.h"
@@ -120,6 +121,23 @@ struct ExplainNote {
   std::vector<std::pair<std::string, double>> fields;
 };
 
+// Copies of the state that plugins of one policy share (e.g. Tiresias' Gittins table, read by
+// its QueueSort and written by its Reschedule plugin): while one policy is copied (the
+// predicted start's dry run, Scheduler::Forecast), each shared object is copied once and
+// every plugin copy shares that copy.
+class PluginCopies {
+ public:
+  template <class T>
+  std::shared_ptr<T> Of(const std::shared_ptr<T>& original) {
+    std::shared_ptr<void>& copy = copies_[original.get()];
+    if (!copy) copy = std::make_shared<T>(*original);
+    return std::static_pointer_cast<T>(copy);
+  }
+
+ private:
+  std::unordered_map<const void*, std::shared_ptr<void>> copies_;
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
@@ -144,6 +162,10 @@ class QueueSortPlugin : public virtual Plugin {
   // an OracleView (given through BindOracle before the first Key) and are refused live.
   virtual bool wants_oracle() const { return false; }
   virtual void BindOracle(const OracleView* oracle) {}
+  // A copy with the same state (the predicted start's dry run), or null when the plugin's
+  // state cannot be copied (no prediction is made then). Every extension point has this
+  // hook; shared state goes through `copies`.
+  virtual std::unique_ptr<QueueSortPlugin> Clone(PluginCopies& copies) const { return nullptr; }
 };
 
 class PlacePlugin : public virtual Plugin {
@@ -152,6 +174,7 @@ class PlacePlugin : public virtual Plugin {
   // may be null). On success fills *out and returns Ok; never mutates state.
   virtual PluginStatus Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked,
                              Allocation* out) = 0;
+  virtual std::unique_ptr<PlacePlugin> Clone(PluginCopies& copies) const { return nullptr; }  // as QueueSortPlugin's
 };
 
 }  // namespace orrery

@@ -20,6 +20,10 @@ Time CeilTo(Time x, Duration tick) {
 }
 }  // namespace
 
+PolicyParts::OverheadFn PolicyParts::restart_overhead() const {
+  return preempt_overhead ? preempt_overhead : &PreemptionOverhead;
+}
+
 bool PolicyParts::reads_oracle() const {
   return (estimator && estimator->is_oracle()) || (sort && sort->wants_oracle()) ||
          (post && post->needs_true_end_order()) || belief_is_truth();
@@ -237,6 +241,7 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   j.key2 = k.k2;
   j.enqueued = now;
   j.running = false;
+  ++epoch_;
   VcQueues& q = vcs_[j.vc.v];
   q.classes[ClassOf(j)].insert(KeyOf(slot));
   ++queue_edits_;
@@ -253,6 +258,7 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
 void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running);
+  ++epoch_;
   if (policy_.share) policy_.share->OnRunning(*this, slot, false);  // sees the partner link
   if (j.partner != kNoSlot) {  // the partner keeps the GPUs (and now holds them)
     SchedJob& p = pool_[j.partner];
@@ -319,6 +325,7 @@ void Scheduler::Withdraw(uint32_t slot, Time now) {
     return;
   }
   RemovePending(slot);
+  ++epoch_;
   if (truth_) truth_->Stopped(slot, now, EndCause::kWithdrawn);
   MarkDirty(j.vc);
 }
@@ -352,6 +359,7 @@ void Scheduler::ReportProgress(uint32_t slot, Time now, Progress p) {
 void Scheduler::UpdateEstimate(uint32_t slot, Time now, Duration estimate, EstimateSource source) {
   now_ = std::max(now_, now);
   SchedJob& j = pool_[slot];
+  ++epoch_;
   j.estimate = estimate;
   j.est_source = source;
   if (!j.running) {
@@ -371,6 +379,7 @@ void Scheduler::Resize(uint32_t slot, Allocation alloc, Time now) {
   now_ = std::max(now_, now);
   SchedJob& j = pool_[slot];
   ORR_CHECK(j.running && j.partner == kNoSlot && !alloc.empty());
+  ++epoch_;
   EraseRunningOrder(slot);
   state_.Release(j.alloc);
   state_.Apply(alloc);
@@ -400,6 +409,7 @@ Status Scheduler::AddNode(const Node& node) {
   for (const SchedJob& j : pool_)
     if (j.job && j.running && j.owns_gpus) state_.Apply(j.alloc);
   for (NodeId n : off) state_.SetPowered(n, false);
+  ++epoch_;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
   feasibility_.clear();
   if (ledger_) ledger_->SetCaps(cluster_);
@@ -436,6 +446,7 @@ void Scheduler::SetNodePowered(NodeId n, bool on) {
 }
 
 void Scheduler::MarkNodeVcDirty(NodeId n) {
+  ++epoch_;
   const VcId vc = state_.cluster().nodes[n.v].vc;
   VcQueues& q = vcs_[vc.v];
   ++q.version;
@@ -564,6 +575,7 @@ Duration Scheduler::BelievedDuration(const SchedJob& j) const {
 
 void Scheduler::Adopt(uint32_t slot, Allocation alloc, Time started) {
   ORR_CHECK(!pool_[slot].running && !alloc.empty());
+  ++epoch_;
   const Time saved_now = now_;
   adopting_ = true;
   now_ = started;
@@ -585,11 +597,12 @@ void Scheduler::StopToQueue(uint32_t slot, Time now, EndCause cause, bool emit) 
   DetachRunning(slot, cause, now);
   j.alloc.clear();
   j.attained += ran * j.job->gpus;
-  // A preemption loses no believed work: a believed (non-oracle) duration becomes the
-  // believed remaining work, so the next start's believed end is its start + what was left
-  // (the oracle's is re-read at Start). Failures and lost nodes keep the estimate (work lost).
+  // A preemption loses no believed work but costs a restart: a believed (non-oracle)
+  // duration becomes the believed remaining work plus the policy's restart overhead, so the
+  // next start's believed end is its start + what was left + the restart (the oracle's is
+  // re-read at Start). Failures and lost nodes keep the estimate (work lost).
   if (cause == EndCause::kPreempted && j.estimate >= 0 && j.est_source != EstimateSource::kOracle)
-    j.estimate = std::max<Duration>(1, j.est_end - now);
+    j.estimate = std::max<Duration>(1, j.est_end - now) + policy_.restart_overhead()(j.job->gpus);
   if (cause == EndCause::kPreempted) ++j.preemptions;
   if (emit) out_->push_back(PreemptDecision{slot});
   if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, cause, true);
@@ -727,6 +740,8 @@ void Scheduler::ForEachRunningByTrueEndDesc(VcId vc, const std::function<bool(ui
 void Scheduler::Schedule(Time now, std::vector<Decision>* out) {
   now_ = now;
   out_ = out;
+  last_cycle_ = now;
+  ++epoch_;
   if (policy_.reschedule) policy_.reschedule->Advance(*this);
   // Deterministic VC order: ascending VC id.
   std::sort(dirty_list_.begin(), dirty_list_.end());
@@ -903,57 +918,6 @@ void Scheduler::RunTick(Time t, std::vector<Decision>* out) {
   MarkPendingVcsDirty();
   next_tick_ = t + policy_.tick;
   Schedule(t, out);
-}
-
-StartPrediction Scheduler::PredictStart(uint32_t slot, Time now) const {
-  const SchedJob& j = pool_[slot];
-  StartPrediction p;
-  p.why = vcs_[j.vc.v].last_block;
-  if (j.running) {
-    p.at = j.started;
-    p.why = PluginStatus::Ok();
-    return p;
-  }
-  // Releases: the running jobs of the VC at their believed ends.
-  std::vector<std::pair<Time, uint64_t>> releases;
-  for (const SchedJob& r : pool_)
-    if (r.job && r.running && r.vc == j.vc && r.owns_gpus) releases.push_back({r.est_end, r.job->gpus});
-  std::sort(releases.begin(), releases.end());
-  // The jobs ahead of it in the policy's order, then itself, each at the first time the
-  // VC's free GPUs hold it, holding them for its believed duration (a list schedule of
-  // the policy's own queue and beliefs; blocking policies keep the order, greedy ones may
-  // start a later job earlier, which only makes the prediction conservative).
-  std::vector<const SchedJob*> ahead;
-  const QEntry me = KeyOf(slot);
-  for (const auto& cls : vcs_[j.vc.v].classes)
-    for (auto it = cls.begin(); it != cls.end() && *it < me; ++it) ahead.push_back(&pool_[it->slot]);
-  std::sort(ahead.begin(), ahead.end(), [&](const SchedJob* a, const SchedJob* b) {
-    return KeyOf(a->slot) < KeyOf(b->slot);
-  });
-  p.ahead = static_cast<uint32_t>(ahead.size());
-  ahead.push_back(&j);
-  int64_t free = static_cast<int64_t>(state_.vc_free_gpus(j.vc));
-  const int64_t total = static_cast<int64_t>(state_.vc_total_gpus(j.vc));
-  Time t = now, start = kNoTime;
-  size_t next_release = 0;
-  for (const SchedJob* a : ahead) {
-    const int64_t need = a->job->gpus;
-    if (need > total) return p;  // never fits with what is known
-    while (free < need && next_release < releases.size()) {
-      t = std::max(t, releases[next_release].first);
-      free += static_cast<int64_t>(releases[next_release].second);
-      ++next_release;
-    }
-    if (free < need) return p;
-    start = t;
-    free -= need;
-    const Time end = t + std::max<Duration>(1, BelievedDuration(*a));
-    releases.insert(std::upper_bound(releases.begin() + static_cast<std::ptrdiff_t>(next_release), releases.end(),
-                                     std::make_pair(end, static_cast<uint64_t>(need))),
-                    {end, static_cast<uint64_t>(need)});
-  }
-  p.at = start;
-  return p;
 }
 
 }  // namespace orrery

@@ -115,6 +115,7 @@ class PostFilterPlugin : public virtual Plugin {
   // reservation). Without an estimator the belief is the truth in the simulator, so such a
   // policy is an oracle policy (PolicyParts::belief_is_truth).
   virtual bool reads_believed_durations() const { return false; }
+  virtual std::unique_ptr<PostFilterPlugin> Clone(PluginCopies& copies) const { return nullptr; }  // QueueSortPlugin's
 };
 
 // Whole-VC decisions at each cycle of a VC, before (or instead of) the framework's queue
@@ -140,6 +141,7 @@ class ReschedulePlugin : public virtual Plugin {
   // completion (e.g. a running job crossing a queue threshold), or kNoTime. An
   // event-driven driver calls Schedule then (Advance marks the VCs concerned).
   virtual Time NextWakeup() const { return kNoTime; }
+  virtual std::unique_ptr<ReschedulePlugin> Clone(PluginCopies& copies) const { return nullptr; }  // QueueSortPlugin's
 };
 
 // Optional GPU sharing (Lucid's packing; at most two jobs per GPU). While Active() says so,
@@ -160,6 +162,7 @@ class SharePlugin : public virtual Plugin {
   // Why `job` was or was not packed (one line; empty if never considered). The hook
   // `orrery explain` and the simulator's packing.csv read.
   virtual std::string Explain(JobId job) const { return {}; }
+  virtual std::unique_ptr<SharePlugin> Clone(PluginCopies& copies) const { return nullptr; }  // QueueSortPlugin's
 };
 
 // A staging partition (Lucid's profiler): jobs of at most `max_gpus` GPUs first run there for
@@ -184,8 +187,9 @@ struct PolicyParts {
   Duration tick = 0;
   bool tick_and_events = false;
   // Checkpoint/restart overhead per preemption that the policy's paper assumes (null =
-  // PreemptionOverhead below). Read by the simulator's truth (restart physics), never by
-  // the core.
+  // PreemptionOverhead below); read through restart_overhead(). The simulator's truth
+  // charges it (restart physics); the core's belief adds it to a preempted job's believed
+  // remaining work.
   Duration (*preempt_overhead)(uint32_t gpus) = nullptr;
   std::unique_ptr<DurationEstimator> estimator;  // may be null
   bool blocking = true;                    // stop at the first job that cannot be placed
@@ -202,6 +206,9 @@ struct PolicyParts {
   // Whether the PostFilter decides by believed durations while the policy has no estimator:
   // BelievedDuration then falls back to the truth's remaining work (simulator only).
   bool belief_is_truth() const { return !estimator && post && post->reads_believed_durations(); }
+  // The one rule for a preemption's restart overhead: preempt_overhead, else PreemptionOverhead.
+  using OverheadFn = Duration (*)(uint32_t gpus);
+  OverheadFn restart_overhead() const;
 };
 
 // Whether a live driver (no truth, no staging partition) can run this policy: an error
@@ -209,13 +216,29 @@ struct PolicyParts {
 // profiler stage (simulator only; `lucid:profiler=false` runs live).
 Status CheckLiveSupport(const PolicyParts& policy);
 
+// What a predicted start says (a closed set; PredictionKindName gives the API's word).
+enum class PredictionKind : uint8_t {
+  kRunning,          // it runs: `at` is the start of its current attempt
+  kPredicted,        // the dry run of the policy starts it at `at`
+  kBeyondHorizon,    // the dry run reached SchedulerOptions::predict_horizon first: no time
+  kNever,            // in the dry run nothing more happens (no end, tick or wake-up left) while it waits
+  kOraclePolicy,     // no prediction: the policy reads the truth, which beliefs cannot replay
+  kNotCopyable,      // no prediction: a plugin of the policy cannot copy its state (Clone)
+  kUnknownJob,       // the slot holds no active job
+};
+std::string_view PredictionKindName(PredictionKind k);
+
 // "When will it run, and why not now": a pending job's predicted start from the policy's
-// own view (its queue order, the running jobs' believed ends, the free resources).
+// own view -- a dry run of the policy itself on a copy of the scheduler (Scheduler::Forecast).
 struct StartPrediction {
-  Time at = kNoTime;        // kNoTime = cannot be predicted (e.g. it never fits with what is known)
+  Time at = kNoTime;        // kPredicted and kRunning only
+  PredictionKind kind = PredictionKind::kUnknownJob;
   uint32_t ahead = 0;       // pending jobs ahead of it in the policy's order in its VC
   PluginStatus why;         // why it is not running now (the VC's last blocking reason)
+  std::string_view blocker; // kNotCopyable / kOraclePolicy: the plugin that says so
 };
+// One sentence for people (`orrery explain`): the time, or why there is none.
+std::string DescribePrediction(const StartPrediction& p);
 
 // Whether a cycle ran at an instant (RunCycle), whether it was a decision tick, and the
 // due tick that fell between this call and the previous one and was run first.
@@ -227,6 +250,10 @@ struct CycleRun {
 
 struct SchedulerOptions {
   size_t max_examined = 100000;  // pending jobs examined per VC per cycle (greedy policies)
+  // The predicted start's dry run stops after this much simulated time or this many
+  // instants (kBeyondHorizon for the jobs it has not started by then).
+  Duration predict_horizon = 90 * 86400;
+  size_t predict_max_instants = 1000000;
 };
 
 class Scheduler final : private SchedulerHandle {
@@ -292,6 +319,16 @@ class Scheduler final : private SchedulerHandle {
   void Schedule(Time now, std::vector<Decision>* out);
 
   // --- answers
+  // The predicted start of every active job (index: slot), from one dry run of the policy:
+  // a copy of the scheduler (queues, running jobs, cluster state, the policy's plugins with
+  // their state) run forward from `now` with no new arrivals, each running job ending at its
+  // believed end (est_end; observed progress re-keys it) and each pending job running for its
+  // believed duration (BelievedDuration, frozen at the copy) plus the policy's restart
+  // overhead per preemption, through the same RunCycle (decision ticks, EASY's reservation
+  // and backfill, Tiresias' attained service, demotions and preemptions). Cached until the
+  // next lifecycle verb or cycle (or another `now`). Never reads the truth: the copy has none.
+  const std::vector<StartPrediction>& Forecast(Time now) const;
+  // One job's entry of Forecast(now).
   StartPrediction PredictStart(uint32_t slot, Time now) const;
   // Simulator only, before the first Submit: the truth the oracle view reads.
   void AttachTruth(TruthModel* truth);
@@ -328,6 +365,13 @@ class Scheduler final : private SchedulerHandle {
 
  private:
   void MarkNodeVcDirty(NodeId n);  // a node of the VC changed (power, drain): re-decide there
+  // The dry-run copy of `o` (Forecast) with cloned plugins: no truth, no estimator (nothing
+  // is submitted or learnt), no explain watch, each pending job's belief frozen.
+  Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<PlacePlugin> placer);
+  // Copies of the policy's plugins, or the kind of why not (kOraclePolicy, kNotCopyable).
+  PredictionKind ClonePolicy(PolicyParts* out, std::unique_ptr<PlacePlugin>* placer, std::string_view* who) const;
+  void DryRun(Time now, std::vector<StartPrediction>* out) const;
+  void NoteAhead(std::vector<StartPrediction>* out) const;
   struct QEntry {
     int64_t k1, k2;
     uint32_t seq, slot;
@@ -485,6 +529,12 @@ class Scheduler final : private SchedulerHandle {
   VcId staging_;  // set during SubmitStaged
   const Job* watch_job_ = nullptr;
   std::vector<ExplainNote>* watch_sink_ = nullptr;
+  // Forecast cache: valid while epoch_ (bumped by every verb and cycle) and now are unchanged.
+  Time last_cycle_ = kNoTime;  // the last Schedule call's time
+  uint64_t epoch_ = 0;
+  mutable uint64_t forecast_epoch_ = UINT64_MAX;
+  mutable Time forecast_now_ = kNoTime;
+  mutable std::vector<StartPrediction> forecast_;
 };
 
 // Checkpoint/restart overhead charged to a preempted job (Helios SRTF): 7 s for 1 GPU,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "sched/framework/cluster_state.h"
 
@@ -39,6 +40,8 @@ class ShapePlugin {
   // The shape to try placing `j` in now. Must not mutate `state`. Returning the requested
   // shape keeps the job as it asked; another shape changes its demand until it stops.
   virtual Shape Choose(const SchedJob& j, const ClusterState& state) = 0;
+  // A copy with the same state, or null (no prediction: QueueSortPlugin::Clone).
+  virtual std::unique_ptr<ShapePlugin> Clone() const { return nullptr; }
 };
 
 }  // namespace orrery

@@ -27,6 +27,7 @@ class Placer final : public PlacePlugin {
   Placer(PlaceStrategy s, uint64_t seed);
   std::string_view name() const override;
   PluginStatus Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked, Allocation* out) override;
+  std::unique_ptr<PlacePlugin> Clone(PluginCopies&) const override { return std::make_unique<Placer>(*this); }
 
  private:
   // Returns local index of the chosen node for a single-node request of `need` whole GPUs, or -1.

@@ -25,6 +25,7 @@ class FifoSort final : public QueueSortPlugin {
  public:
   std::string_view name() const override { return "fifo"; }
   SortKey Key(const SchedJob& j, Time) override { return {j.job->submit, 0}; }
+  std::unique_ptr<QueueSortPlugin> Clone(PluginCopies&) const override { return std::make_unique<FifoSort>(*this); }
 };
 
 // Oracle orders: read the truth through the OracleView the simulator binds.
@@ -64,6 +65,9 @@ class BeliefSrtfSort final : public QueueSortPlugin {
  public:
   std::string_view name() const override { return "srtf-believed"; }
   SortKey Key(const SchedJob& j, Time) override { return {std::max<Duration>(0, j.estimate), j.job->submit}; }
+  std::unique_ptr<QueueSortPlugin> Clone(PluginCopies&) const override {
+    return std::make_unique<BeliefSrtfSort>(*this);
+  }
 };
 
 // Estimated GPU-time; ties by GPU count (Helios sorts by GPUs first, stably).
@@ -73,6 +77,7 @@ class QssfSort final : public QueueSortPlugin {
   SortKey Key(const SchedJob& j, Time) override {
     return {j.estimate * static_cast<int64_t>(j.job->gpus), static_cast<int64_t>(j.job->gpus)};
   }
+  std::unique_ptr<QueueSortPlugin> Clone(PluginCopies&) const override { return std::make_unique<QssfSort>(*this); }
 };
 
 // ---------------- PostFilter: EASY backfill
@@ -82,6 +87,10 @@ class EasyBackfill final : public PostFilterPlugin {
   explicit EasyBackfill(size_t max_test) : max_test_(max_test) {}
   std::string_view name() const override { return "easy-backfill"; }
   bool reads_believed_durations() const override { return true; }
+  // The reservation cache too: it is valid for the copied state (same VC versions).
+  std::unique_ptr<PostFilterPlugin> Clone(PluginCopies&) const override {
+    return std::make_unique<EasyBackfill>(*this);
+  }
 
   Next Run(SchedulerHandle& h, uint32_t head_slot, bool* placed) override {
     *placed = false;
@@ -198,6 +207,7 @@ class RemainingView {
   virtual Duration Pending(SchedulerHandle& h, uint32_t slot) const = 0;
   // Running jobs of `vc` by (true or believed) end descending until fn(slot, end) returns false.
   virtual void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const = 0;
+  virtual std::unique_ptr<RemainingView> Clone() const = 0;
 };
 
 class TrueRemaining final : public RemainingView {
@@ -207,6 +217,7 @@ class TrueRemaining final : public RemainingView {
   void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const override {
     h.ForEachRunningByTrueEndDesc(vc, fn);
   }
+  std::unique_ptr<RemainingView> Clone() const override { return std::make_unique<TrueRemaining>(); }
 };
 
 class BelievedRemaining final : public RemainingView {
@@ -216,13 +227,20 @@ class BelievedRemaining final : public RemainingView {
   void ForEachByEndDesc(SchedulerHandle& h, VcId vc, const std::function<bool(uint32_t, Time)>& fn) const override {
     h.ForEachRunningByEstEndDesc(vc, fn);
   }
+  std::unique_ptr<RemainingView> Clone() const override { return std::make_unique<BelievedRemaining>(); }
 };
 
 class PreemptLonger final : public PostFilterPlugin {
  public:
   explicit PreemptLonger(std::unique_ptr<RemainingView> view) : view_(std::move(view)) {}
+  PreemptLonger(const PreemptLonger& o)
+      : running_(o.running_), victims_(o.victims_), touched_(o.touched_), extra_(o.extra_), memo_now_(o.memo_now_),
+        memo_vc_(o.memo_vc_), memo_failed_(o.memo_failed_), alloc_(o.alloc_), view_(o.view_->Clone()) {}
   std::string_view name() const override { return "preempt-longer-remaining"; }
   bool needs_true_end_order() const override { return view_->oracle(); }
+  std::unique_ptr<PostFilterPlugin> Clone(PluginCopies&) const override {
+    return std::make_unique<PreemptLonger>(*this);
+  }
 
   bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) override {
     const SchedJob& j = h.job(slot);

@@ -190,7 +190,8 @@ TEST(SchedulerLifecycle, ProgressReportRekeysEasyReservation) {
 //
 // One 8-GPU node. A (8 GPUs, estimate 1000) runs from 0. B (8 GPUs, estimate 500) arrives at 110.
 //   * no report: A's believed remaining is 1000 − 110 = 890 > 500: A is preempted for B, and
-//     waits with its believed remaining work, 890, as its estimate;
+//     waits with its believed remaining work plus the restart it costs (PreemptionOverhead
+//     of 8 GPUs, 30 s): 890 + 30 = 920, as its estimate;
 //   * A reports 80 of 100 steps at t=100: 80 steps in 100 s → 20 left take 25 s → believed end
 //     125, remaining 15 at 110 < 500: A keeps its GPUs, B waits.
 TEST(SchedulerLifecycle, ProgressReportDecidesBelievedSrtfPreemption) {
@@ -206,7 +207,7 @@ TEST(SchedulerLifecycle, ProgressReportDecidesBelievedSrtfPreemption) {
       EXPECT_EQ(r.view(a).est_end, 125);
     } else {
       EXPECT_EQ(r.Cycle(110), "P0 S1 ");
-      EXPECT_EQ(r.view(a).estimate, 890);
+      EXPECT_EQ(r.view(a).estimate, 920);
       EXPECT_TRUE(r.view(b).running);
     }
   }
@@ -333,11 +334,150 @@ TEST(SchedulerAnswers, PredictStartFollowsThePolicysOrderAndBeliefs) {
   const uint32_t c = r.Submit(AJob(2).gpus(2).walltime(10).at(2));
   r.Cycle(2);
   const StartPrediction pb = r.s->PredictStart(b, 2), pc = r.s->PredictStart(c, 2);
+  EXPECT_EQ(pb.kind, PredictionKind::kPredicted);
   EXPECT_EQ(pb.at, 100);
   EXPECT_EQ(pb.ahead, 0u);
   EXPECT_EQ(pc.at, 150);
   EXPECT_EQ(pc.ahead, 1u);
   EXPECT_FALSE(pb.why.ok());  // the VC's blocking reason
+  EXPECT_EQ(r.s->PredictStart(0, 2).kind, PredictionKind::kRunning);
+}
+
+// The predicted start is a dry run of the policy itself; the list schedule it replaced (each
+// job in queue order at the first time the VC's free GPUs hold it) was wrong in each case:
+struct PredictCase {
+  const char* what;
+  uint32_t job;       // index of the job in the scenario's submission order
+  Time asked_at;      // the prediction is asked at this time (the scenario's state then)
+  Time want;          // the dry run's answer
+  Time list_schedule; // what the old list schedule said
+};
+
+// EASY on one 4-GPU node (walltime estimates):
+//   A (2 GPUs, wt 100) runs from 0; B (4 GPUs, wt 50) arrives at 1: head, reservation at A's
+//   end 100; C (2 GPUs, wt 30) arrives at 5; D (2, wt 40) at 6; E (2, wt 80) at 7.
+//   * C asked at 5 before the cycle: backfilled now, 5 + 30 = 35 <= 100 (list: behind B, 150).
+//   * D asked at 7: C ends at 35, then D backfills at 35 (35 + 40 = 75 <= 100) (list: 150).
+//   * E asked at 7: at 75 D ends but 75 + 80 = 155 > 100 and the only node is reserved for
+//     B: E waits behind the reservation; B runs 100..150; E at 150 (list: 150 too).
+//   * B asked at 7: at A's believed end, 100.
+TEST(SchedulerAnswers, PredictedStartIsADryRunOfEasyBackfill) {
+  const PredictCase cases[] = {
+      {"C backfilled now", 2, 5, 5, 150},
+      {"D backfilled later", 3, 7, 35, 150},
+      {"E behind the reservation", 4, 7, 150, 150},
+      {"B, the head, at its reservation", 1, 7, 100, 100},
+  };
+  for (const PredictCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    Rig r("easy", 1, 4);
+    uint32_t slot[5];
+    slot[0] = r.Submit(AJob(0).gpus(2).walltime(100));
+    EXPECT_EQ(r.Cycle(0), "S0 ");
+    slot[1] = r.Submit(AJob(1).gpus(4).walltime(50).at(1));
+    EXPECT_EQ(r.Cycle(1), "");
+    slot[2] = r.Submit(AJob(2).gpus(2).walltime(30).at(5));
+    if (c.asked_at == 5) {
+      const StartPrediction p = r.s->PredictStart(slot[c.job], 5);
+      EXPECT_EQ(p.kind, PredictionKind::kPredicted);
+      EXPECT_EQ(p.at, c.want);
+      EXPECT_EQ(p.ahead, 1u);  // B is ahead of it in FIFO order, yet it starts first
+      continue;
+    }
+    EXPECT_EQ(r.Cycle(5), "S2 ");
+    slot[3] = r.Submit(AJob(3).gpus(2).walltime(40).at(6));
+    slot[4] = r.Submit(AJob(4).gpus(2).walltime(80).at(7));
+    EXPECT_EQ(r.Cycle(7), "");
+    const StartPrediction p = r.s->PredictStart(slot[c.job], 7);
+    EXPECT_EQ(p.kind, PredictionKind::kPredicted);
+    EXPECT_EQ(p.at, c.want) << "the list schedule said " << c.list_schedule;
+  }
+}
+
+// Tiresias (thresholds=100 GPU-s, no estimator: walltimes are the beliefs) on one 4-GPU
+// node: A (4 GPUs, wt 100) runs from 0; B (4 GPUs, wt 20) arrives at 10. A reaches 100 GPU-s
+// at 100 / 4 = 25 and is demoted to Q1, so B (Q0) preempts it at 25 and ends at 45; A
+// restarts at 45 with its believed remaining 100 − 25 plus the 40-s restart overhead of
+// Tiresias (LucidPreemptionOverhead, 4 GPUs) = 115, ending at 160. The list schedule put B
+// at A's believed end, 100.
+TEST(SchedulerAnswers, PredictedStartFollowsTiresiasDemotionsAndPreemptions) {
+  Rig r("tiresias:thresholds=100", 1, 4, /*recording_estimator=*/false);
+  const uint32_t a = r.Submit(AJob(0).gpus(4).walltime(100));
+  EXPECT_EQ(r.Cycle(0), "S0 ");
+  const uint32_t b = r.Submit(AJob(1).gpus(4).walltime(20).at(10));
+  EXPECT_EQ(r.Cycle(10), "");
+  const StartPrediction p = r.s->PredictStart(b, 10);
+  EXPECT_EQ(p.kind, PredictionKind::kPredicted);
+  EXPECT_EQ(p.at, 25);
+  // The real run: the demotion at 25 preempts A for B, as predicted.
+  EXPECT_EQ(r.s->NextDecisionTime(10), 25);
+  EXPECT_EQ(r.Cycle(25), "P0 S1 ");
+  // A, now pending, restarts when B ends (its believed end 25 + 20 = 45).
+  const StartPrediction pa = r.s->PredictStart(a, 25);
+  EXPECT_EQ(pa.kind, PredictionKind::kPredicted);
+  EXPECT_EQ(pa.at, 45);
+  EXPECT_EQ(r.view(a).estimate, -1);  // the dry run froze beliefs in its copy only
+}
+
+// One dry run serves every job until the next verb or cycle; a verb invalidates it.
+TEST(SchedulerAnswers, ForecastIsCachedUntilTheNextVerb) {
+  Rig r("fifo", 1, 4);
+  const uint32_t a = r.Submit(AJob(0).gpus(4).walltime(100));
+  EXPECT_EQ(r.Cycle(0), "S0 ");
+  const uint32_t b = r.Submit(AJob(1).gpus(4).walltime(50).at(1));
+  r.Cycle(1);
+  const std::vector<StartPrediction>* f = &r.s->Forecast(1);
+  EXPECT_EQ(f, &r.s->Forecast(1));
+  EXPECT_EQ((*f)[b].at, 100);
+  r.s->UpdateEstimate(a, 2, 30, EstimateSource::kReported);  // A now believed to end at 30
+  EXPECT_EQ(r.s->PredictStart(b, 2).at, 30);
+  r.s->Withdraw(a, 3);
+  r.s->Release(a);
+  EXPECT_EQ(r.s->PredictStart(b, 3).at, 3);  // the next cycle (at 3, none ran yet) starts it
+}
+
+// The closed set of "no time": a job that can never start on what is known, and a policy
+// whose plugin cannot copy its state (an explicit answer, never another rule).
+class UncopyableSort final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "uncopyable"; }
+  SortKey Key(const SchedJob& j, Time) override { return {j.job->submit, 0}; }
+};
+
+TEST(SchedulerAnswers, NoPredictionIsSaidExplicitly) {
+  {
+    SCOPED_TRACE("never: the only node is powered down");
+    Rig r("fifo", 1, 4);
+    r.s->SetNodePowered(NodeId(0), false);
+    const uint32_t a = r.Submit(AJob(0).gpus(4).walltime(100));
+    EXPECT_EQ(r.Cycle(0), "");
+    const StartPrediction p = r.s->PredictStart(a, 0);
+    EXPECT_EQ(p.kind, PredictionKind::kNever);
+    EXPECT_EQ(p.at, kNoTime);
+    EXPECT_EQ(PredictionKindName(p.kind), "never");
+  }
+  {
+    SCOPED_TRACE("not copyable");
+    Cluster cluster;
+    AddVc(&cluster, "a", 1, 4);
+    auto parts = MakePolicy("fifo", 1);
+    ASSERT_TRUE(parts.ok());
+    parts->sort = std::make_unique<UncopyableSort>();
+    auto placer = MakePlacer("consolidate", 1);
+    Scheduler s(cluster, false, false, std::move(*parts), std::move(*placer));
+    Job big;
+    big.gpus = 4;
+    big.walltime = 10;
+    std::vector<Decision> out;
+    ASSERT_TRUE(s.Submit(&big, VcId(0), 0, 0, 0).ok());
+    Job other = big;
+    auto slot = s.Submit(&other, VcId(0), 0, 1, 0);
+    s.RunCycle(0, &out);
+    const StartPrediction p = s.PredictStart(*slot, 0);
+    EXPECT_EQ(p.kind, PredictionKind::kNotCopyable);
+    EXPECT_EQ(p.blocker, "uncopyable");
+    EXPECT_EQ(DescribePrediction(p), "no prediction: plugin 'uncopyable' cannot copy its state for a dry run");
+  }
 }
 
 TEST(SchedulerAnswers, LiveModeRefusesOraclePoliciesAndTheProfiler) {

@@ -71,6 +71,9 @@ class TiresiasSort final : public QueueSortPlugin {
   explicit TiresiasSort(std::shared_ptr<TiresiasCore> c) : c_(std::move(c)) {}
   std::string_view name() const override { return "tiresias"; }
   SortKey Key(const SchedJob& j, Time now) override { return c_->KeyAt(j, now); }
+  std::unique_ptr<QueueSortPlugin> Clone(PluginCopies& copies) const override {
+    return std::make_unique<TiresiasSort>(copies.Of(c_));
+  }
 
  private:
   std::shared_ptr<TiresiasCore> c_;
@@ -105,6 +108,13 @@ class TiresiasResched final : public ReschedulePlugin {
  public:
   explicit TiresiasResched(std::shared_ptr<TiresiasCore> c) : c_(std::move(c)) {}
   std::string_view name() const override { return "tiresias"; }
+  // Every timer (demotions, promotions, protections) and running key is copied; the core
+  // (thresholds, Gittins table) is shared with the sort plugin's copy.
+  std::unique_ptr<ReschedulePlugin> Clone(PluginCopies& copies) const override {
+    auto r = std::make_unique<TiresiasResched>(*this);
+    r->c_ = copies.Of(c_);
+    return r;
+  }
 
   void Advance(SchedulerHandle& h) override {
     const Time now = h.now();
