@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "plan/transfer.h"
+
 namespace orrery::plan {
 
 namespace fs = std::filesystem;
@@ -29,6 +31,11 @@ std::string Lower(std::string s) {
   return s;
 }
 
+std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  return s;
+}
+
 std::string KnownList(const ProfilePaths& paths) {
   std::string names;
   std::error_code ec;
@@ -40,7 +47,7 @@ std::string KnownList(const ProfilePaths& paths) {
     std::sort(found.begin(), found.end());
     for (const auto& f : found) names += (names.empty() ? "" : ", ") + f;
   }
-  names += std::string(names.empty() ? "" : ", ") + "H200-shared";
+  names += std::string(names.empty() ? "" : ", ") + "H200-shared, A100-40, A100-80, V100-16 (transferred from H200)";
   return names;
 }
 
@@ -64,6 +71,12 @@ Result<GpuProfile> ResolveGpu(const std::string& name, const ProfilePaths& paths
   if (lower == "h200-shared" || lower == "h200") {
     const std::string micro = paths.shared_dir + "/gpu-h200/micro";
     if (fs::exists(micro, ec)) return LoadH200Micro(micro);
+  }
+  // A100-40, A100-80, V100-16: the project's H200 profile transferred by Sailor's data.
+  const std::string sailor = paths.shared_dir + "/sailor-profiles";
+  if (const std::string upper = Upper(name); TransferableGpu(upper) && fs::exists(sailor, ec)) {
+    ORR_ASSIGN_OR_RETURN(GpuProfile h200, ResolveGpu("H200", paths));
+    return TransferProfile(h200, upper, sailor);
   }
   return MakeError("unknown GPU type '" + name + "' (known: " + KnownList(paths) +
                    "; or give a profile file with --profile)");

@@ -154,6 +154,11 @@ TEST(ElasticResize, PolicySpecErrors) {
   EXPECT_NE(ok->shape, nullptr);
   EXPECT_NE(ok->reschedule, nullptr);
   EXPECT_NE(env.planner, nullptr);
+  // The live daemon refuses shaped policies by name (the core's rule).
+  EXPECT_EQ(CheckLiveSupport(*ok).error().message,
+            "policy 'easy:shape=goodput,elastic=true': shape 'goodput' changes jobs' GPU counts and layouts, which "
+            "orrery serve cannot apply to submitted Slurm batch jobs (their scripts fix the world size); run shaped "
+            "policies with `orrery simulate`");
 }
 
 }  // namespace

@@ -63,7 +63,6 @@ bool ElasticResize::Shrink(SchedulerHandle& h, VcId vc, uint32_t first) {
   for (const auto& [s, slot] : grown) {
     if (free >= need) break;
     free += s;
-    ++shrinks_;
     h.Preempt(slot);  // restarts at most at its request (SetCrowded)
   }
   return true;
@@ -89,7 +88,6 @@ void ElasticResize::Grow(SchedulerHandle& h, VcId vc) {
     if (gain >= best_gain && (best == UINT32_MAX || gain > best_gain)) best_gain = gain, best = slot;
   }
   if (best == UINT32_MAX) return;
-  ++grows_;
   h.Preempt(best);  // restarts in this cycle's walk at the larger count (nothing else waits)
 }
 

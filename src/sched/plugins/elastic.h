@@ -39,8 +39,6 @@ class ElasticResize final : public ReschedulePlugin {
   Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) override;
   void JobStarted(SchedulerHandle& h, uint32_t slot) override;
   void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause cause, bool requeued) override;
-  uint64_t shrinks() const { return shrinks_; }
-  uint64_t grows() const { return grows_; }
 
  private:
   bool Shrink(SchedulerHandle& h, VcId vc, uint32_t first);  // whether it stopped any job
@@ -54,7 +52,6 @@ class ElasticResize final : public ReschedulePlugin {
   const std::vector<Job>* requests_;
   ElasticOptions o_;
   std::vector<std::vector<uint32_t>> running_;  // per VC: running slots in start order
-  uint64_t shrinks_ = 0, grows_ = 0;
 };
 
 }  // namespace orrery

@@ -223,7 +223,7 @@ std::optional<ShapeChoice> GoodputShape::ChooseFor(const Job& job, VcId vc, GpuT
   if (m == nullptr) return std::nullopt;
   const Cluster& cluster = state.cluster();
   std::optional<ShapeChoice> best;
-  for (uint32_t t = 0; t < cluster.gpu_types.size(); ++t) {
+  for (uint32_t t = 0; t < cluster.gpu_types.size() && t < 8 * sizeof(GpuTypeMask); ++t) {
     if (types != 0 && !(types & (GpuTypeMask{1} << t))) continue;
     if (!cost_->has_profile(GpuTypeId(t))) continue;
     std::optional<ShapeChoice> c = ChooseOnType(job, *m, vc, GpuTypeId(t), state, may_grow);
