@@ -7,7 +7,7 @@
 namespace orrery {
 namespace {
 
-LoadedRun Run(const std::string& label, nlohmann::ordered_json failures) {
+LoadedRun MakeRun(const std::string& label, nlohmann::ordered_json failures) {
   LoadedRun r;
   r.label = label;
   r.summary = {{"policy", label}, {"jobs", {{"finished", 1}}}};
@@ -30,7 +30,7 @@ TEST(ReportFailures, GpuHoursByCausePerRun) {
   nlohmann::ordered_json requeue = acme;
   requeue["recovery"] = "requeue";
   requeue["metrics"]["lost_work_gpu_hours"] = 30.0;
-  const report::Page page = RunReportPage({Run("acme", acme), Run("requeue", requeue)});
+  const report::Page page = RunReportPage({MakeRun("acme", acme), MakeRun("requeue", requeue)});
   const report::Section* s = Find(page, "Failures and recovery");
   ASSERT_NE(s, nullptr);
   ASSERT_EQ(s->charts.size(), 1u);
@@ -51,10 +51,10 @@ TEST(ReportFailures, GpuHoursByCausePerRun) {
 }
 
 TEST(ReportFailures, AbsentWithoutFailures) {
-  const report::Page page = RunReportPage({Run("fifo", nullptr)});
+  const report::Page page = RunReportPage({MakeRun("fifo", nullptr)});
   EXPECT_EQ(Find(page, "Failures and recovery"), nullptr);
   // Failures without attempts (no metrics): the table, no chart, a note saying why.
-  const report::Page bare = RunReportPage({Run("fifo", {{"spec", "trace"}, {"recovery", "none"}, {"injected", 2}})});
+  const report::Page bare = RunReportPage({MakeRun("fifo", {{"spec", "trace"}, {"recovery", "none"}, {"injected", 2}})});
   const report::Section* s = Find(bare, "Failures and recovery");
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(s->charts.empty());
