@@ -225,12 +225,13 @@ class SimRun {
   std::unique_ptr<StorageSim> storage_;  // jobs with a kLoad phase exist
   std::vector<Duration> post_load_;      // per slot: seconds after its load phase
   std::vector<ReadDone> reads_done_;
-  // dependencies: per job, predecessors not finished yet; dependents (CSR); arrived and held;
+  // dependencies: per job, predecessors not finished yet; dependents (CSR); arrived and held
+  // until they finish (dep_held_, not the per-slot fault hold held_);
   // doomed (a predecessor cannot finish)
   bool has_deps_ = false;
   std::vector<uint32_t> waiting_on_, dep_begin_, dep_list_;
-  std::vector<uint8_t> held_, doomed_;
-  size_t held_count_ = 0;
+  std::vector<uint8_t> dep_held_, doomed_;
+  size_t dep_held_count_ = 0;
   SimQueue q_;
   std::vector<uint32_t> order_;  // arrival order when the trace is not in (submit, seq) order
   size_t next_ = 0, n_ = 0;
@@ -507,8 +508,8 @@ Status SimRun::Finish() {
       if (!why.empty()) r_.explain.emplace_back(static_cast<uint32_t>(i), std::move(why));
     }
   }
-  if (held_count_ != 0)
-    return MakeError("simulation ended with " + std::to_string(held_count_) + " jobs waiting for jobs they depend on",
+  if (dep_held_count_ != 0)
+    return MakeError("simulation ended with " + std::to_string(dep_held_count_) + " jobs waiting for jobs they depend on",
                      kExitRuntime);
   if (sched_.running_total() != 0 || sched_.pending_total() != 0) {
     return MakeError("simulation ended with " + std::to_string(sched_.running_total()) + " running and " +
@@ -654,8 +655,8 @@ void SimRun::OnArrival(Time t) {
   o.gpu_milli = j.gpu_milli;
   if (has_deps_ && doomed_[idx]) return RejectDependent(idx);
   if (has_deps_ && waiting_on_[idx] > 0) {  // held until its predecessors finished (Settle)
-    held_[idx] = 1;
-    ++held_count_;
+    dep_held_[idx] = 1;
+    ++dep_held_count_;
     return;
   }
   Enter(idx, t);
@@ -913,7 +914,7 @@ void SimRun::InitDependencies() {
   for (const auto& a : trace_.after) has_deps_ |= !a.empty();
   if (!has_deps_) return;
   waiting_on_.assign(n_, 0);
-  held_.assign(n_, 0);
+  dep_held_.assign(n_, 0);
   doomed_.assign(n_, 0);
   r_.released.assign(n_, kNoTime);
   dep_begin_.assign(n_ + 1, 0);
@@ -938,21 +939,21 @@ void SimRun::Settle(uint32_t idx) {
     if (doomed_[d]) continue;
     if (!finished) {
       doomed_[d] = 1;
-      if (held_[d]) RejectDependent(d);
+      if (dep_held_[d]) RejectDependent(d);
       continue;
     }
-    if (--waiting_on_[d] == 0 && held_[d]) {
-      held_[d] = 0;
-      --held_count_;
+    if (--waiting_on_[d] == 0 && dep_held_[d]) {
+      dep_held_[d] = 0;
+      --dep_held_count_;
       Enter(d, last_t_);
     }
   }
 }
 
 void SimRun::RejectDependent(uint32_t idx) {
-  if (held_[idx]) {
-    held_[idx] = 0;
-    --held_count_;
+  if (dep_held_[idx]) {
+    dep_held_[idx] = 0;
+    --dep_held_count_;
   }
   JobOutcome& o = r_.outcomes[idx];
   o.status = OutcomeStatus::kRejected;
