@@ -799,7 +799,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   // Blocking policies look only at the global head: no need for the fitting classes.
   uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
-  // MayPlaceUnfitting per class head, asked once per (head, VC version) (plugin.h).
+  // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract: scheduler.h).
   if (!blocking && policy_.post) unfit_memo_.assign(k, UnfitMemo{});
   size_t examined = 0;
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs

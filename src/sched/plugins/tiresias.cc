@@ -83,6 +83,7 @@ class TiresiasResched final : public ReschedulePlugin {
   struct RunEntry {
     int64_t k1 = 0, k2 = 0;
     uint32_t seq = 0, slot = 0;
+    int64_t milli = 0;  // the job's GPU demand (not part of the order): walks read no SchedJob
     bool operator<(const RunEntry& o) const {
       if (k1 != o.k1) return k1 < o.k1;
       if (k2 != o.k2) return k2 < o.k2;
@@ -225,9 +226,8 @@ class TiresiasResched final : public ReschedulePlugin {
         // Every remaining job fits what is left (each takes d ≤ budget in turn): all are
         // kept, nothing more changes.
         if (!bound && unvisited <= budget) break;
-        const SchedJob& rj = h.job(it->slot);
         if (Protected(it->slot, now)) continue;
-        const int64_t d = static_cast<int64_t>(rj.job->gpu_milli_total());
+        const int64_t d = it->milli;
         unvisited -= d;
         if (d <= budget) budget -= d;
         else preempt_.push_back(it->slot);
@@ -286,7 +286,7 @@ class TiresiasResched final : public ReschedulePlugin {
         if (!tail_exact) {
           tail = 0;
           for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r) {
-            tail += Freeable(h, r->slot);
+            tail += Freeable(h, *r);
             if (d <= b1 + tail) {  // already enough: the full walk runs (the rest of the sum is moot)
               need_full = true;
               return -1;
@@ -295,7 +295,7 @@ class TiresiasResched final : public ReschedulePlugin {
           tail_exact = true;
           fc = v.running.upper_bound(pe);
         } else {
-          for (; fc != v.running.end() && !(pe < *fc); ++fc) tail -= Freeable(h, fc->slot);
+          for (; fc != v.running.end() && !(pe < *fc); ++fc) tail -= Freeable(h, *fc);
         }
         if (d <= b1 + tail) {
           need_full = true;
@@ -382,10 +382,7 @@ class TiresiasResched final : public ReschedulePlugin {
   // Whether running `slot` is inside its restart protection at `now` (kNoTime: none).
   bool Protected(uint32_t slot, Time now) const { return slot < prot_until_.size() && now < prot_until_[slot]; }
   // GPUs (milli) a running job would give back if preempted now (0 while protected).
-  int64_t Freeable(SchedulerHandle& h, uint32_t slot) const {
-    const SchedJob& j = h.job(slot);
-    return Protected(slot, h.now()) ? 0 : static_cast<int64_t>(j.job->gpu_milli_total());
-  }
+  int64_t Freeable(SchedulerHandle& h, const RunEntry& r) const { return Protected(r.slot, h.now()) ? 0 : r.milli; }
 
   // Drops the jobs whose restart protection has ended by now from protected_until.
   void ExpireProtection(SchedulerHandle& h, VcState& v) {
@@ -408,7 +405,7 @@ class TiresiasResched final : public ReschedulePlugin {
     const Time now = h.now();
     const SortKey k = c_->KeyAt(j, now);
     if (cur_.size() <= slot) cur_.resize(slot + 1u);
-    cur_[slot] = RunEntry{k.k1, k.k2, j.seq, slot};
+    cur_[slot] = RunEntry{k.k1, k.k2, j.seq, slot, static_cast<int64_t>(j.job->gpu_milli_total())};
     V(j.vc).running.insert(cur_[slot]);
     const int64_t rate = c_->o.gpu_time ? j.job->gpus : (j.job->gpus ? 1 : 0);
     const int q = static_cast<int>(k.k1);
