@@ -185,6 +185,7 @@ struct Options {
   bool model_cpu_mem = false;
   std::string preset;
   std::string arrivals;          // "" = the preset's arrival model
+  std::string batches;           // "" = the preset's batch model
   bool swf_procs_as_gpus = false;
   uint64_t jobs = 0;
   double days = 0;
@@ -547,15 +548,23 @@ int Run(const Options& o) {
       if (!a.ok()) return fail(a.error());
       spec->arrivals = *a;
     }
+    if (!o.batches.empty()) {
+      auto b = workload::ParseBatchModel(o.batches);
+      if (!b.ok()) return fail(b.error());
+      spec->batches = *b;
+    }
     Status v = workload::ValidateSpec(*spec);
     if (!v.ok()) return fail(v.error());
     trace = workload::GenerateWorkload(*spec, o.seed);
+    const std::string batches = spec->batches == workload::BatchModel::kSingle
+                                    ? std::string()
+                                    : ", " + std::string(workload::BatchModelName(spec->batches));
     char buf[160];
-    std::snprintf(buf, sizeof buf, "generated '%s' (seed %llu, %s, %s arrivals)", preset.c_str(),
+    std::snprintf(buf, sizeof buf, "generated '%s' (seed %llu, %s, %s arrivals%s)", preset.c_str(),
                   static_cast<unsigned long long>(o.seed),
                   spec->jobs ? (std::to_string(spec->jobs) + " jobs").c_str()
                              : (std::to_string(static_cast<int>(spec->days)) + " days").c_str(),
-                  std::string(workload::ArrivalModelName(spec->arrivals)).c_str());
+                  std::string(workload::ArrivalModelName(spec->arrivals)).c_str(), batches.c_str());
     scenario = buf;
   }
   // --- cluster
@@ -722,6 +731,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--arrivals", opts->arrivals,
                   "Generated arrivals: open-loop (Poisson) or closed-loop (users hold jobs back while their VC is "
                   "full); default: the preset's (docs/workload.md)");
+  cmd->add_option("--batches", opts->batches,
+                  "Generated batches: single (one job per arrival) or sweeps (batches of one user's jobs, sizes "
+                  "fitted on the Venus 10-minute counts); default: the preset's (docs/workload.md)");
   cmd->add_flag("--swf-procs-as-gpus", opts->swf_procs_as_gpus,
                 "SWF: count processors as GPUs (always on when the cluster is inferred from the SWF header)");
   cmd->add_option("--jobs", opts->jobs, "Generated jobs (with --generate or the default scenario)");

@@ -9,6 +9,7 @@
 
 #include "base/result.h"
 #include "base/rng.h"
+#include "workload/calibration_data.h"
 
 namespace orrery::workload {
 namespace {
@@ -82,7 +83,14 @@ struct WorkloadGenerator::Impl {
   std::vector<double> zipf_prefix;   // prefix sums of 1/k^template_zipf
   std::vector<Template> templates;
   std::vector<double> class_state_cdf;  // 3 per class (+ CPU class at the end)
-  std::array<double, 168> rate_per_s{};  // arrival rate per hour of week
+  std::array<double, 168> rate_per_s{};  // arrival rate per hour of week (batch events)
+  std::vector<double> batch_cdf;  // P(B <= k) at index k - 1 (empty: batches off)
+  Rng batches;
+  // The batch being emitted: jobs left after the current one, its user and template.
+  uint32_t batch_left = 0, batch_user = 0, batch_tpl = 0;
+  bool batch_cpu = false;
+  bool batch_first = true;  // the job just drawn opened its batch
+  double batch_submit = 0;  // closed loop: the submit time of the batch's first job
   double t = 0;           // current time (s since epoch_unix)
   double horizon = 0;     // seconds (when spec.jobs == 0)
   uint64_t produced = 0;  // jobs emitted
@@ -93,7 +101,7 @@ struct WorkloadGenerator::Impl {
   double cpu_share = 0;
 
   Impl(const WorkloadSpec& s, uint64_t seed)
-      : spec(s), arrivals(seed, "workload/arrivals"), jobs(seed, "workload/jobs") {
+      : spec(s), arrivals(seed, "workload/arrivals"), jobs(seed, "workload/jobs"), batches(seed, "workload/batches") {
     BuildRates();
     BuildUsers(seed);
     BuildTemplates(seed);
@@ -110,8 +118,33 @@ struct WorkloadGenerator::Impl {
     double mean = 0;
     for (double v : spec.hour_of_week) mean += v;
     mean /= 168.0;
-    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share);
+    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share) / BuildBatchCdf();
     for (int h = 0; h < 168; ++h) rate_per_s[h] = mean > 0 ? base * spec.hour_of_week[h] / mean : base;
+  }
+
+  // Fills batch_cdf (sweeps: Zipf on 1..kVenusBatchMax) and returns E[B] (1 for single jobs).
+  double BuildBatchCdf() {
+    switch (spec.batches) {
+      case BatchModel::kSingle:
+        return 1.0;
+      case BatchModel::kSweeps:
+        break;
+    }
+    double total = 0, mean = 0;
+    for (uint32_t k = 1; k <= kVenusBatchMax; ++k) {
+      double w = std::pow(static_cast<double>(k), -kVenusBatchZipf);
+      total += w;
+      mean += k * w;
+      batch_cdf.push_back(total);
+    }
+    for (double& c : batch_cdf) c /= total;
+    return mean / total;
+  }
+
+  // Jobs in the next batch (>= 1).
+  uint32_t DrawBatchSize() {
+    if (batch_cdf.empty()) return 1;
+    return PickCdf(batch_cdf, batch_cdf.size(), batches.Uniform()) + 1;
   }
 
   void BuildUsers(uint64_t seed) {
@@ -376,7 +409,9 @@ struct WorkloadGenerator::Impl {
   void ApplyFeedback(Job* j) {
     if (spec.arrivals != ArrivalModel::kClosedLoop || j->gpus == 0) return;
     uint16_t v = static_cast<uint16_t>(j->vc.value());
-    double x = FitTime(v, t, j->gpus, static_cast<double>(j->duration));
+    // A batch is held as one: it is submitted once its first job fits.
+    double x = batch_first ? FitTime(v, t, j->gpus, static_cast<double>(j->duration)) : batch_submit;
+    batch_submit = x;
     j->submit = static_cast<Time>(std::floor(x));
     demand[v].events.emplace(x, static_cast<int64_t>(j->gpus));
     demand[v].events.emplace(x + static_cast<double>(j->duration), -static_cast<int64_t>(j->gpus));
@@ -403,21 +438,37 @@ struct WorkloadGenerator::Impl {
     }
   }
 
-  // Draws the next job at the next Poisson arrival time t; false at the end.
-  bool Draw(Job* job) {
-    if (spec.jobs != 0 && drawn >= spec.jobs) return false;
-    if (!NextArrival()) return false;
-    Job j;
-    j.submit = static_cast<Time>(std::floor(t));
-    bool cpu = cpu_share > 0 && jobs.Uniform() < cpu_share;
-    // User by activity, then one of the user's templates by Zipf popularity.
-    uint32_t uid = PickCdf(user_cdf, user_cdf.size(), jobs.Uniform());
-    const UserRec& u = users[uid];
-    uint32_t cnt = cpu ? u.cpu_count : u.count;
+  // Starts a batch at time t: its size, whether it is a CPU batch, its user by activity and
+  // one of the user's templates by Zipf popularity.
+  void PickTemplate() {
+    batch_left = DrawBatchSize() - 1;
+    batch_cpu = cpu_share > 0 && jobs.Uniform() < cpu_share;
+    batch_user = PickCdf(user_cdf, user_cdf.size(), jobs.Uniform());
+    const UserRec& u = users[batch_user];
+    uint32_t cnt = batch_cpu ? u.cpu_count : u.count;
     double r = jobs.Uniform() * zipf_prefix[cnt];
     uint32_t k = PickCdf(zipf_prefix, cnt + 1, r);  // zipf_prefix[0] = 0 -> k in [1, cnt]
     if (k == 0) k = 1;
-    const Template& tp = templates[(cpu ? u.cpu_first : u.first) + k - 1];
+    batch_tpl = (batch_cpu ? u.cpu_first : u.first) + k - 1;
+  }
+
+  // Draws the next job: the next of the current batch, or the first of a batch at the next
+  // arrival event t; false at the end.
+  bool Draw(Job* job) {
+    if (spec.jobs != 0 && drawn >= spec.jobs) return false;
+    batch_first = batch_left == 0;
+    if (batch_left > 0) {
+      --batch_left;
+    } else {
+      if (!NextArrival()) return false;
+      PickTemplate();
+    }
+    Job j;
+    j.submit = static_cast<Time>(std::floor(t));
+    const bool cpu = batch_cpu;
+    const uint32_t uid = batch_user;
+    const UserRec& u = users[uid];
+    const Template& tp = templates[batch_tpl];
     const JobClass& cls = cpu ? spec.cpu_class : spec.classes[tp.cls];
     size_t ci = cpu ? spec.classes.size() : tp.cls;
     double su = jobs.Uniform();
@@ -491,6 +542,22 @@ Result<ArrivalModel> ParseArrivalModel(std::string_view name) {
   if (name == "open-loop") return ArrivalModel::kOpenLoop;
   if (name == "closed-loop") return ArrivalModel::kClosedLoop;
   return MakeError("arrival model: expected open-loop or closed-loop, got \"" + std::string(name) + "\"");
+}
+
+std::string_view BatchModelName(BatchModel m) {
+  switch (m) {
+    case BatchModel::kSingle:
+      return "single";
+    case BatchModel::kSweeps:
+      return "sweeps";
+  }
+  return "?";
+}
+
+Result<BatchModel> ParseBatchModel(std::string_view name) {
+  if (name == "single") return BatchModel::kSingle;
+  if (name == "sweeps") return BatchModel::kSweeps;
+  return MakeError("batches: expected single or sweeps, got \"" + std::string(name) + "\"");
 }
 
 Trace GenerateWorkload(const WorkloadSpec& spec, uint64_t seed) {

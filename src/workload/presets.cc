@@ -59,7 +59,6 @@ JobClass CpuClass(double median, double mean, StateMix states) {
 void VcBoundedJobs(WorkloadSpec& s) {
   s.max_job_vc_share = 0.5;
   s.balance_vc_load = true;
-  if (const char* e = std::getenv("WL_SHARE")) s.max_job_vc_share = std::atof(e);  // EXPERIMENT
 }
 
 void CommonHelios(WorkloadSpec& s) {

@@ -88,6 +88,19 @@ enum class ArrivalModel : uint8_t {
 std::string_view ArrivalModelName(ArrivalModel m);
 Result<ArrivalModel> ParseArrivalModel(std::string_view name);
 
+// How many jobs one arrival event submits (docs/workload.md, "Batches").
+enum class BatchModel : uint8_t {
+  // One job per event: the arrivals are the Poisson process itself.
+  kSingle,
+  // A sweep: each event submits B jobs of one (user, template) at the same second, with
+  // P(B = k) ~ k^-kVenusBatchZipf for k = 1..kVenusBatchMax (fitted on the Venus 10-minute
+  // submission counts, calibration_data.h). The event rate is divided by E[B], so the job rate
+  // and every per-job expectation stay those of kSingle; only the arrival variance grows.
+  kSweeps,
+};
+std::string_view BatchModelName(BatchModel m);
+Result<BatchModel> ParseBatchModel(std::string_view name);
+
 struct WorkloadSpec {
   std::string name;         // preset name
   std::string description;
@@ -99,6 +112,7 @@ struct WorkloadSpec {
   double load = 1.0;                // scale factor on the arrival rate (--load)
   std::array<double, 168> hour_of_week{};  // relative rate per hour of week (Mon 00:00 = 0); all 0 = flat
   ArrivalModel arrivals = ArrivalModel::kOpenLoop;
+  BatchModel batches = BatchModel::kSingle;
   double days = 181;                // horizon when no job count is given
   uint64_t jobs = 0;                // if > 0: generate exactly this many jobs (overrides days)
 
