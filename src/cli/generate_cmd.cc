@@ -114,6 +114,7 @@ void RegisterGenerate(CLI::App& app, int* exit_code) {
                     "./build/orrery generate --preset acme-kalos --days 30 --seed 7 --out /tmp/orrery-example-kalos.csv",
                     "./build/orrery generate --preset helios-venus --days 30 --arrivals closed-loop --out "
                     "/tmp/orrery-example-venus-closed.csv",
+                    "./build/orrery generate --preset acme-seren --days 7 --batches sweeps --stats",
                     "./build/orrery generate --list"});
   cmd->add_option("--preset", args->preset, "workload preset (see --list)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed (same seed -> identical trace)")->capture_default_str();

@@ -367,6 +367,15 @@ TEST(WorkloadCalibration, SweepsMatchThroughputBursts) {
   EXPECT_LT(p.share_in_20, 0.02);
 }
 
+TEST(Workload, ParseBatchModel) {
+  EXPECT_EQ(ParseBatchModel("single").value(), BatchModel::kSingle);
+  EXPECT_EQ(ParseBatchModel("sweeps").value(), BatchModel::kSweeps);
+  EXPECT_EQ(BatchModelName(BatchModel::kSweeps), "sweeps");
+  auto bad = ParseBatchModel("burst");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "batches: expected single or sweeps, got \"burst\"");
+}
+
 // A sweep is one user's template submitted at one second: same user, name, GPUs and VC.
 TEST(Workload, SweepsShareUserNameAndSecond) {
   WorkloadSpec s = Preset("helios-venus");
