@@ -3,7 +3,6 @@
 // aggregates hit those targets (fitted with the DISABLED_FitPreset harness in
 // workload_test.cc; see docs/workload.md for the procedure and the measured table).
 #include <cmath>
-#include <cstdlib>
 #include <set>
 
 #include "workload/calibration_data.h"

@@ -259,7 +259,6 @@ TEST(WorkloadStats, HandComputed) {
   EXPECT_NE(FormatStatsTable(s, {}).find("avg GPUs"), std::string::npos);
 }
 
-// Re-derives kVenusGpuJobsPerHourOfWeek from the shared throughput file.
 // One 10-minute bin of helios-aggregates/cluster_throughput.csv: its hour of week and the
 // GPU jobs submitted in it.
 struct ThroughputBin {
@@ -296,6 +295,7 @@ std::vector<ThroughputBin> ReadThroughputBins(std::string* why) {
   return bins;
 }
 
+// Re-derives kVenusGpuJobsPerHourOfWeek from the shared throughput file.
 TEST(WorkloadCalibrationData, ShippedProfileMatchesThroughputFile) {
   std::string why;
   const auto bins = ReadThroughputBins(&why);
