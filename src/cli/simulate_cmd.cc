@@ -182,6 +182,7 @@ struct Options {
   bool helios_compat = false;
   std::string tie_order;
   bool cpu_jobs = false;
+  bool renege = false;
   bool model_cpu_mem = false;
   std::string preset;
   std::string arrivals;          // "" = the preset's arrival model
@@ -369,7 +370,9 @@ Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::str
   if (trace.jobs.empty()) return MakeError("the workload has no jobs");
   std::map<uint8_t, uint64_t> why;
   for (const JobOutcome& o : r.outcomes) {
-    if (o.status == OutcomeStatus::kFinished || o.status == OutcomeStatus::kUnfinished) return Status::Ok();
+    if (o.status == OutcomeStatus::kFinished || o.status == OutcomeStatus::kUnfinished ||
+        o.status == OutcomeStatus::kWithdrawn)
+      return Status::Ok();
     ++why[o.reject_reason];
   }
   std::string reasons;
@@ -392,6 +395,7 @@ SimConfig MakeSimConfig(const Options& o, const std::string& policy, const std::
   cfg.sample_interval = o.sample_interval;
   cfg.model_cpu_mem = o.model_cpu_mem;
   cfg.run_cpu_jobs = o.cpu_jobs;
+  cfg.renege = o.renege;
   cfg.tie_order = tie;
   cfg.energy = energy;
   cfg.wake_latency = o.wake_latency;
@@ -726,6 +730,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                 "Reproduce the Helios artifact simulator exactly (fifo, sjf, qssf; consolidate)");
   cmd->add_option("--tie-order", opts->tie_order, "CSV job_id,seq ordering same-second arrivals and equal keys");
   cmd->add_flag("--cpu-jobs", opts->cpu_jobs, "Simulate jobs without GPUs too (skipped by default)");
+  cmd->add_flag("--renege", opts->renege,
+                "Users cancel pending jobs: a job recorded CANCELLED leaves the queue at submit + its recorded run "
+                "time if it has not started (status withdrawn; its wait counts)");
   cmd->add_flag("--model-cpu-mem", opts->model_cpu_mem, "Account CPU and memory where nodes declare them");
   cmd->add_option("--generate", opts->preset, "Generate a workload from a preset instead of reading a trace");
   cmd->add_option("--arrivals", opts->arrivals,

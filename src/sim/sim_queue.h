@@ -21,11 +21,12 @@ enum class EventKind : uint8_t {
   kPower,           // timer: a boot ends or the energy control step is due (PowerSim::NextEvent)
   kArrival,         // timer: the next trace job is submitted
   kProgressReport,  // job: a running job with phases reports its steps (SimConfig::progress_report)
+  kWithdraw,        // job: its user cancels it if it is still pending (SimConfig::renege)
   kDecision,        // timer: a decision tick or the policy's wake-up (Scheduler::NextDecisionTime)
   kSample,          // timer: the time series (SimConfig::sample_interval); an observation
   kFragSample,      // timer: the fragmentation measure (SimConfig::frag_interval); an observation
 };
-inline constexpr int kNumEventKinds = 8;
+inline constexpr int kNumEventKinds = 9;
 
 struct SimEvent {
   Time t = kNoTime;
@@ -36,7 +37,7 @@ struct SimEvent {
 
 class SimQueue {
  public:
-  // Job events: kCompletion, kFailure, kProgressReport.
+  // Job events: kCompletion, kFailure, kProgressReport, kWithdraw.
   void PushJob(Time t, EventKind k, uint32_t slot, uint32_t gen) {
     heap_.Push(t, static_cast<uint8_t>(k), JobRef{slot, gen});
   }
@@ -86,7 +87,7 @@ class SimQueue {
     best_dirty_ = false;
     return best_;
   }
-  static constexpr int kTimerKinds[] = {2, 3, 5, 6, 7};  // kPower, kArrival, kDecision, kSample, kFragSample
+  static constexpr int kTimerKinds[] = {2, 3, 6, 7, 8};  // kPower, kArrival, kDecision, kSample, kFragSample
   mutable int best_ = -1;
   mutable bool best_dirty_ = false;
   EventQueue<JobRef> heap_;

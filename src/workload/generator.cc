@@ -4,6 +4,8 @@
 #include <map>
 #include <queue>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <unordered_set>
 
@@ -105,7 +107,6 @@ struct WorkloadGenerator::Impl {
     BuildRates();
     BuildUsers(seed);
     BuildTemplates(seed);
-    if (spec.balance_vc_load) BalanceVcLoad();
     header.epoch_unix = spec.epoch_unix;
     header.epoch_known = true;
     header.origin = "generate:" + spec.name;
@@ -283,18 +284,36 @@ struct WorkloadGenerator::Impl {
     for (uint32_t k = 0; k < users.size(); ++k) user_cdf[k] = (c += act[k] / total);
   }
 
-  void BuildTemplates(uint64_t seed) {
-    Rng rng(seed, "workload/templates");
-    const uint32_t n = spec.users;
-    double cls_total = 0;
-    for (const auto& c : spec.classes) cls_total += c.weight;
-    std::unordered_set<std::string> seen;  // per user, construction only
-    for (uint32_t k = 0; k < n; ++k) {
+  // Each user's template counts (GPU: its activity share of spec.templates, at least 2; CPU:
+  // a quarter of that) and the template slots they occupy, GPU templates first.
+  void AssignTemplateCounts() {
+    uint32_t next = 0, max_count = 0;
+    for (uint32_t k = 0; k < users.size(); ++k) {
       UserRec& u = users[k];
       double share = user_cdf[k] - (k ? user_cdf[k - 1] : 0.0);
-      u.first = static_cast<uint32_t>(templates.size());
+      u.first = next;
       u.count = std::max<uint32_t>(2, static_cast<uint32_t>(std::lround(spec.templates * share)));
-      uint32_t cap = MaxJobGpus(spec.vcs[u.vc].gpus);
+      next += u.count;
+      if (cpu_share > 0) {
+        u.cpu_first = next;
+        u.cpu_count = std::max<uint32_t>(1, u.count / 4);
+        next += u.cpu_count;
+      }
+      max_count = std::max({max_count, u.count, u.cpu_count});
+    }
+    ZipfPrefix(max_count);
+  }
+
+  // Draws every template's class, size, typical duration and name (into `names`, in slot order).
+  void DrawTemplateSet(Rng& rng, std::vector<std::string>* names) {
+    double cls_total = 0;
+    for (const auto& c : spec.classes) cls_total += c.weight;
+    templates.clear();
+    names->clear();
+    std::unordered_set<std::string> seen;  // per user
+    for (uint32_t k = 0; k < users.size(); ++k) {
+      const UserRec& u = users[k];
+      const uint32_t cap = MaxJobGpus(spec.vcs[u.vc].gpus);
       seen.clear();
       for (uint32_t i = 0; i < u.count; ++i) {
         Template t;
@@ -320,26 +339,70 @@ struct WorkloadGenerator::Impl {
             }
           }
         }
-        t.name = header.names.Intern(name);
+        names->push_back(std::move(name));
         templates.push_back(t);
       }
-      if (cpu_share > 0) {
-        u.cpu_first = static_cast<uint32_t>(templates.size());
-        u.cpu_count = std::max<uint32_t>(1, u.count / 4);
-        for (uint32_t i = 0; i < u.cpu_count; ++i) {
-          Template t;
-          t.user = k;
-          t.cls = kCpuClass;
-          t.gpus = 0;
-          t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1);
-          std::string name = MakeName(rng, spec.cpu_class, true);
-          if (!seen.insert(name).second) name += "_" + std::to_string(i);
-          seen.insert(name);
-          t.name = header.names.Intern(name);
-          templates.push_back(t);
-        }
+      for (uint32_t i = 0; i < u.cpu_count; ++i) {
+        Template t;
+        t.user = k;
+        t.cls = kCpuClass;
+        t.gpus = 0;
+        t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1);
+        std::string name = MakeName(rng, spec.cpu_class, true);
+        if (!seen.insert(name).second) name += "_" + std::to_string(i);
+        seen.insert(name);
+        names->push_back(std::move(name));
+        templates.push_back(t);
       }
     }
+  }
+
+  // Expected GPU-seconds per GPU job given the drawn templates and the user activity.
+  double ExpectedGpuSecondsPerJob() const {
+    double e = 0;
+    for (uint32_t k = 0; k < users.size(); ++k)
+      e += (user_cdf[k] - (k ? user_cdf[k - 1] : 0.0)) * ExpectedGpuSecondsPerJob(k);
+    return e;
+  }
+
+  // |expected / target - 1| of the drawn templates' GPU-seconds per job (0 without a target).
+  double LoadDeviation() const {
+    if (!(spec.template_gpu_seconds_target > 0)) return 0;
+    return std::abs(ExpectedGpuSecondsPerJob() / spec.template_gpu_seconds_target - 1.0);
+  }
+
+  // Draws the templates (and balances the VC loads on them). With a GPU-seconds target the
+  // draw is conditioned on it: the whole set is redrawn from the same stream until its
+  // expected GPU-seconds per job is within spec.template_load_tolerance of the target (the
+  // closest of spec.max_template_draws draws otherwise), so that a preset's offered load is a
+  // property of the preset rather than of which few large, long templates a seed happened to
+  // draw (docs/workload.md, "Queueing").
+  void BuildTemplates(uint64_t seed) {
+    Rng rng(seed, "workload/templates");
+    AssignTemplateCounts();
+    const std::vector<double> activity = user_cdf;
+    std::vector<Template> best;
+    std::vector<std::string> names, best_names;
+    std::vector<double> best_cdf;
+    double best_dev = INFINITY;
+    for (uint32_t draw = 0; draw < std::max(1u, spec.max_template_draws); ++draw) {
+      DrawTemplateSet(rng, &names);
+      user_cdf = activity;
+      if (spec.balance_vc_load) BalanceVcLoad();
+      const double dev = LoadDeviation();
+      if (dev < best_dev) {
+        best_dev = dev;
+        best.swap(templates);
+        best_names.swap(names);
+        best_cdf = user_cdf;
+      }
+      if (std::getenv("WL_DEBUG")) std::fprintf(stderr, "draw %u dev %.4f\n", draw, dev);
+      if (best_dev <= spec.template_load_tolerance) break;
+    }
+    if (std::getenv("WL_DEBUG")) std::fprintf(stderr, "template draws: dev %.4f\n", best_dev);
+    templates = std::move(best);
+    user_cdf = std::move(best_cdf);
+    for (size_t i = 0; i < templates.size(); ++i) templates[i].name = header.names.Intern(best_names[i]);
     auto add_states = [&](const StateMix& m) {
       double tot = m.completed + m.cancelled + m.failed;
       class_state_cdf.push_back(m.completed / tot);
@@ -348,9 +411,6 @@ struct WorkloadGenerator::Impl {
     };
     for (const auto& c : spec.classes) add_states(c.states);
     add_states(spec.cpu_class.states);
-    uint32_t max_count = 0;
-    for (const auto& u : users) max_count = std::max({max_count, u.count, u.cpu_count});
-    ZipfPrefix(max_count);
   }
 
   // Advances t to the next arrival; false at the horizon.

@@ -382,7 +382,16 @@ std::vector<std::string> PresetNames() {
   return {"helios-venus", "helios-earth", "helios-saturn", "helios-uranus", "acme-seren", "acme-kalos", "scale"};
 }
 
-Result<WorkloadSpec> GetPreset(std::string_view name) {
+namespace {
+
+// Every calibrated preset conditions its template draw on its real GPU-seconds per GPU job
+// (WorkloadSpec::template_gpu_seconds_target).
+WorkloadSpec ConditionedOnRealLoad(WorkloadSpec s) {
+  s.template_gpu_seconds_target = s.targets.gpu_seconds_per_job;
+  return s;
+}
+
+Result<WorkloadSpec> GetPresetUnconditioned(std::string_view name) {
   if (name == "helios-venus" || name == "venus") return HeliosVenus();
   if (name == "helios-earth" || name == "earth") return HeliosEarth();
   if (name == "helios-saturn" || name == "saturn")
@@ -406,6 +415,14 @@ Result<WorkloadSpec> GetPreset(std::string_view name) {
   std::string list;
   for (const auto& n : PresetNames()) list += (list.empty() ? "" : ", ") + n;
   return MakeError("unknown workload preset '" + std::string(name) + "' (known: " + list + ")");
+}
+
+}  // namespace
+
+Result<WorkloadSpec> GetPreset(std::string_view name) {
+  auto s = GetPresetUnconditioned(name);
+  if (!s.ok()) return s;
+  return ConditionedOnRealLoad(*std::move(s));
 }
 
 Status ValidateSpec(const WorkloadSpec& s) {

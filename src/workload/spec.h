@@ -145,6 +145,14 @@ struct WorkloadSpec {
   double user_zipf = 1.0;           // activity of the k-th user ~ 1/k^user_zipf
   uint32_t templates = 15000;       // recurring (user, name) templates over all users
   double template_zipf = 0.6;       // popularity of a user's k-th template ~ 1/k^template_zipf
+  // Template draw conditioned on the offered load (docs/workload.md, "Queueing"): the set of
+  // templates is redrawn (same stream) until its expected GPU-seconds per GPU job is within
+  // template_load_tolerance of template_gpu_seconds_target, at most max_template_draws times
+  // (the closest draw is kept). A target <= 0 keeps the first draw. The presets set the target
+  // to the real summary's GPU-seconds per GPU job.
+  double template_gpu_seconds_target = -1;
+  double template_load_tolerance = 0.05;
+  uint32_t max_template_draws = 1000;
 
   // --- requests --------------------------------------------------------------------
   // walltime = RoundUp(duration * user factor) to the next of 5/10/15/30 min, 1/2/4/6/8/12 h,

@@ -207,7 +207,13 @@ TEST(WorkloadCalibration, HeliosVenusOtherSeeds) {
 }
 TEST(WorkloadCalibration, HeliosEarth) { CheckCalibration("helios-earth", 1); }
 TEST(WorkloadCalibration, HeliosSaturn) { CheckCalibration("helios-saturn", 1); }
-TEST(WorkloadCalibration, HeliosUranus) { CheckCalibration("helios-uranus", 1); }
+// Uranus: one seed's GPU-time share by state is decided by which of a few hundred large, long
+// runs happen to be cancelled (seeds 1-5, completed: -6.4, -0.5, -5.5, +0.7, -0.7 points): 7 points.
+TEST(WorkloadCalibration, HeliosUranus) {
+  Tol tol;
+  tol.gpu_time_pt = 0.07;
+  CheckCalibration("helios-uranus", 1, tol);
+}
 TEST(WorkloadCalibration, AcmeSeren) { CheckCalibration("acme-seren", 1); }
 // Kalos has only 19,907 GPU jobs (637 pretraining jobs carry 94 % of the GPU time), so
 // one seed's size and GPU-time aggregates are much noisier: wider tolerances.
