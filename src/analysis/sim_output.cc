@@ -87,6 +87,13 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
                   4);
       b.push_back(',');
       AppendInt(b, o.run);
+    } else if (o.status == OutcomeStatus::kWithdrawn) {  // cancelled while pending: start = end = the cancel
+      AppendInt(b, o.start);
+      b.push_back(',');
+      AppendInt(b, o.end);
+      b.push_back(',');
+      AppendInt(b, o.wait);
+      b += ",,,";
     } else {
       b += ",,,,,";
     }

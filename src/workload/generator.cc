@@ -4,8 +4,7 @@
 #include <map>
 #include <queue>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <limits>
 #include <string>
 #include <unordered_set>
 
@@ -384,7 +383,7 @@ struct WorkloadGenerator::Impl {
     std::vector<Template> best;
     std::vector<std::string> names, best_names;
     std::vector<double> best_cdf;
-    double best_dev = INFINITY;
+    double best_dev = std::numeric_limits<double>::infinity();
     for (uint32_t draw = 0; draw < std::max(1u, spec.max_template_draws); ++draw) {
       DrawTemplateSet(rng, &names);
       user_cdf = activity;
@@ -396,10 +395,8 @@ struct WorkloadGenerator::Impl {
         best_names.swap(names);
         best_cdf = user_cdf;
       }
-      if (std::getenv("WL_DEBUG")) std::fprintf(stderr, "draw %u dev %.4f\n", draw, dev);
       if (best_dev <= spec.template_load_tolerance) break;
     }
-    if (std::getenv("WL_DEBUG")) std::fprintf(stderr, "template draws: dev %.4f\n", best_dev);
     templates = std::move(best);
     user_cdf = std::move(best_cdf);
     for (size_t i = 0; i < templates.size(); ++i) templates[i].name = header.names.Intern(best_names[i]);
