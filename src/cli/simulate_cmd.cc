@@ -590,6 +590,7 @@ int Run(const Options& o) {
   if (!tracker_opts.ok()) return fail(tracker_opts.error());
   if (!o.tracker_options.empty() && !sig->tracker) return fail(MakeError("--tracker-options needs --signals tracker"));
   if (sig->any() && o.helios_compat) return fail(MakeError("--signals cannot be combined with --helios-compat"));
+  if (o.renege && o.helios_compat) return fail(MakeError("--renege cannot be combined with --helios-compat"));
   std::vector<std::string> notes;
   if (sig->advisor) {
     for (std::string& p : policies) {
