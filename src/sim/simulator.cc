@@ -213,7 +213,8 @@ class SimRun {
   SimQueue q_;
   std::vector<uint32_t> order_;  // arrival order when the trace is not in (submit, seq) order
   size_t next_ = 0, n_ = 0;
-  uint64_t done_ = 0, progress_step_ = 1, completions_queued_ = 0, withdraws_queued_ = 0;
+  uint64_t done_ = 0, progress_step_ = 1, completions_queued_ = 0;
+  uint64_t withdraws_armed_ = 0;  // pending jobs whose user will cancel them (SimConfig::renege)
   Time last_t_ = kNoTime;
   Time sample_at_ = kNoTime;  // the pending time-series sample
   uint64_t busy_milli_ = 0;
@@ -324,10 +325,7 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
       Observe(top);
       continue;
     }
-    if (!Live(top)) {
-      if (top.kind == EventKind::kWithdraw) --withdraws_queued_;  // the job started before its user gave up
-      continue;
-    }
+    if (!Live(top)) continue;
     const Time t = top.t;
     BeginInstant(t);
     Dispatch(top, t);
@@ -350,7 +348,7 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
 // The run goes on while anything can still happen (arrivals, attempts ending, ticks while
 // jobs wait, boots).
 bool SimRun::HasWork() const {
-  return next_ < n_ || completions_queued_ > 0 || withdraws_queued_ > 0 ||
+  return next_ < n_ || completions_queued_ > 0 || withdraws_armed_ > 0 ||
          (sched_.policy().tick > 0 && sched_.pending_total() > 0) ||
          (power_ && power_->booting());
 }
@@ -580,7 +578,7 @@ void SimRun::OnArrival(Time t) {
   Track(*slot, idx, t);
   if (cfg_.renege && j.state == JobState::kCancelled) {
     q_.PushJob(t + j.duration, EventKind::kWithdraw, *slot, slot_gen_[*slot]);
-    ++withdraws_queued_;
+    ++withdraws_armed_;
   }
   if (watched_now) {
     watch_slot_ = *slot;
@@ -592,8 +590,8 @@ void SimRun::OnArrival(Time t) {
 // Reneging (SimConfig::renege): the user cancels the job at its patience's end; it leaves the
 // queue if it has not started (a start moved its slot's generation on).
 void SimRun::OnWithdraw(const SimEvent& e, Time t) {
-  --withdraws_queued_;
-  if (slot_gen_[e.slot] != e.gen) return;
+  if (slot_gen_[e.slot] != e.gen) return;  // it started (ApplyStart disarmed it)
+  --withdraws_armed_;
   ++r_.events;
   const uint32_t idx = slot_job_[e.slot];
   JobOutcome& o = r_.outcomes[idx];
@@ -651,7 +649,10 @@ void SimRun::ApplyStart(uint32_t slot, Time t) {
   const uint32_t idx = slot_job_[slot];
   JobOutcome& o = r_.outcomes[idx];
   const SchedJob& sj = sched_.view(slot);
-  if (o.start == kNoTime) o.start = t;
+  if (o.start == kNoTime) {
+    o.start = t;
+    if (cfg_.renege && trace_.jobs[idx].state == JobState::kCancelled) --withdraws_armed_;  // its user saw it start
+  }
   seg_start_[slot] = t;
   o.wait += t - pending_since_[slot];
   ++slot_gen_[slot];  // events of an earlier attempt are void
