@@ -152,7 +152,7 @@ struct WorkloadSpec {
   // to the real summary's GPU-seconds per GPU job.
   double template_gpu_seconds_target = -1;
   double template_load_tolerance = 0.05;
-  uint32_t max_template_draws = 1000;
+  uint32_t max_template_draws = 200;  // Uranus seeds 1-3 need 6, 4, 30 (~0.1 s per draw)
 
   // --- requests --------------------------------------------------------------------
   // walltime = RoundUp(duration * user factor) to the next of 5/10/15/30 min, 1/2/4/6/8/12 h,
