@@ -33,7 +33,6 @@ struct QueueFigures {
   double zero_wait_makespan_d = 0;  // max(submit + duration): the makespan if nothing waited
 };
 
-// days <= 0: the preset's whole period.
 // How users behave: whether they cancel pending jobs (SimConfig::renege) and how they submit.
 struct Users {
   bool renege = false;
@@ -41,6 +40,7 @@ struct Users {
   workload::BatchModel batches = workload::BatchModel::kSingle;
 };
 
+// days <= 0: the preset's whole period.
 QueueFigures Measure(const std::string& preset, double days, uint64_t seed = 1, Users users = {}) {
   auto spec = workload::GetPreset(preset);
   EXPECT_TRUE(spec.ok());
