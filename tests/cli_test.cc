@@ -117,6 +117,25 @@ TEST(CliTest, SignalsRunDeterministicallyAndAreValidated) {
   fs::remove_all(b);
 }
 
+// --renege: withdrawn jobs are counted in summary.json and written with their wait in jobs.csv;
+// Helios-compatible mode has no reneging and says so.
+TEST(CliTest, RenegeWithdrawsPendingCancelledJobs) {
+  fs::path d = TempDir("renege");
+  Out o = RunCmd("simulate --generate helios-venus --days 7 --policy fifo --renege -q --out-dir " + d.string());
+  ASSERT_EQ(o.status, 0) << o.text;
+  const std::string summary = Slurp(d / "summary.json");
+  EXPECT_NE(summary.find("\"withdrawn\": "), std::string::npos) << summary.substr(0, 600);
+  const std::string jobs = Slurp(d / "fifo" / "jobs.csv");
+  EXPECT_NE(jobs.find(",withdrawn"), std::string::npos);
+  // Without --renege nothing is withdrawn.
+  ASSERT_EQ(RunCmd("simulate --generate helios-venus --days 7 --policy fifo -q --out-dir " + d.string()).status, 0);
+  EXPECT_EQ(Slurp(d / "summary.json").find("withdrawn"), std::string::npos);
+  Out bad = RunCmd("simulate --renege --helios-compat --no-output");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.text.find("--renege cannot be combined with --helios-compat"), std::string::npos) << bad.text;
+  fs::remove_all(d);
+}
+
 TEST(CliTest, BadFlagsAndPoliciesAreRejected) {
   EXPECT_EQ(RunCmd("simulate --policy nosuch --no-output").status, 2);
   EXPECT_EQ(RunCmd("simulate --policy easy:bf_max_job_test=0 --no-output").status, 2);

@@ -1,8 +1,14 @@
 // Queueing of the generated workloads against the real clusters (docs/workload.md,
-// "Queueing: target vs simulated"): each preset's month (seed 1, 30 days, open-loop
+// "Queueing: target vs simulated"; docs/validation.md "#16"): each preset (open-loop
 // arrivals) on the preset's own cluster under easy with walltime estimates (Slurm's queue
 // order with backfill, what Helios and Acme ran). Real figures: avg/median queueing delay
-// of GPU jobs from helios_cluster_summary.csv and acme-summary/cluster_summary.csv.
+// of GPU jobs from helios_cluster_summary.csv and acme-summary/cluster_summary.csv, averages
+// over the whole 181/184-day traces, so the target is checked on the preset's whole period.
+// One seed is not a calibration target: even with the template draw conditioned on the real
+// GPU-seconds per job (WorkloadSpec::template_gpu_seconds_target), one seed's six-month avg
+// queue still moves 2-16x between seeds 1-5, so the asserted statistic is the mean over seeds
+// 1-5 of the whole-period avg queue: an estimate of the preset's expected avg queue, which is
+// what a preset defines (the median over seeds is printed and recorded in docs/workload.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/parallel.h"
 #include "sim/simulator.h"
 #include "workload/cluster_of.h"
 #include "workload/generator.h"
@@ -26,18 +33,28 @@ struct QueueFigures {
   double zero_wait_makespan_d = 0;  // max(submit + duration): the makespan if nothing waited
 };
 
-QueueFigures Measure(const std::string& preset, double days,
-                     workload::ArrivalModel arrivals = workload::ArrivalModel::kOpenLoop) {
+// How users behave: whether they cancel pending jobs (SimConfig::renege) and how they submit.
+struct Users {
+  bool renege = false;
+  workload::ArrivalModel arrivals = workload::ArrivalModel::kOpenLoop;
+  workload::BatchModel batches = workload::BatchModel::kSingle;
+};
+
+// days <= 0: the preset's whole period.
+QueueFigures Measure(const std::string& preset, double days, uint64_t seed = 1, Users users = {}) {
   auto spec = workload::GetPreset(preset);
   EXPECT_TRUE(spec.ok());
-  spec->days = days;
-  spec->arrivals = arrivals;
-  Trace trace = workload::GenerateWorkload(*spec, 1);
+  if (days > 0) spec->days = days;
+  days = spec->days;
+  spec->arrivals = users.arrivals;
+  spec->batches = users.batches;
+  Trace trace = workload::GenerateWorkload(*spec, seed);
   Cluster cluster = workload::ClusterOf(*spec);
   SimConfig cfg;
   cfg.policy = "easy:estimator=walltime";
   cfg.sample_interval = 0;
   cfg.explain = false;
+  cfg.renege = users.renege;
   auto r = Simulate(trace, cluster, cfg);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   QueueFigures f;
@@ -47,8 +64,8 @@ QueueFigures Measure(const std::string& preset, double days,
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     const Job& j = trace.jobs[i];
     const JobOutcome& o = r->outcomes[i];
-    EXPECT_EQ(o.status, OutcomeStatus::kFinished) << preset << " job " << i;
-    waits.push_back(static_cast<double>(o.wait));
+    EXPECT_TRUE(o.status == OutcomeStatus::kFinished || o.status == OutcomeStatus::kWithdrawn) << preset << " job " << i;
+    waits.push_back(static_cast<double>(o.wait));  // withdrawn jobs wait until their cancel, as in the real summaries
     last_end = std::max(last_end, static_cast<double>(o.end));
     zero_wait = std::max(zero_wait, static_cast<double>(j.submit + j.duration));
     offered += static_cast<double>(j.gpus) * j.duration;
@@ -62,59 +79,117 @@ QueueFigures Measure(const std::string& preset, double days,
   f.horizon_util = delivered / (gpus * horizon);
   f.makespan_d = (last_end - trace.jobs.front().submit) / 86400.0;
   f.zero_wait_makespan_d = (zero_wait - trace.jobs.front().submit) / 86400.0;
-  std::printf("%-14s avg queue %8.0f s  median %5.0f s  offered %.3f  util in horizon %.3f  makespan %.1f d "
+  std::printf("%-14s seed %llu %-6s %-7s avg queue %8.0f s  median %5.0f s  offered %.3f  util in horizon %.3f  makespan %.1f d "
               "(zero-wait %.1f d)\n",
-              preset.c_str(), f.avg_queue_s, f.median_queue_s, f.offered_load, f.horizon_util, f.makespan_d,
+              preset.c_str(), static_cast<unsigned long long>(seed), std::string(workload::BatchModelName(users.batches)).c_str(),
+              users.renege ? "renege" : "patient", f.avg_queue_s, f.median_queue_s, f.offered_load, f.horizon_util, f.makespan_d,
               f.zero_wait_makespan_d);
   return f;
 }
 
-// One preset: the real figures and what the test asserts. Where the generated month does
+// Mean and median over seeds 1-5 of the whole-period avg queue.
+struct SeedFigures {
+  double median_avg_queue_s = 0, mean_avg_queue_s = 0, max_median_queue_s = 0;
+};
+
+SeedFigures MeasureSeeds(const std::string& preset, Users users) {
+  constexpr size_t kSeeds = 5;
+  std::vector<QueueFigures> per(kSeeds);
+  RunOrdered<QueueFigures>(
+      kSeeds, AvailableCpus(), [&](size_t i) { return Measure(preset, 0, i + 1, users); },
+      [&](size_t i, QueueFigures& f) {
+        per[i] = f;
+        return true;
+      });
+  SeedFigures s;
+  std::vector<double> avg;
+  for (const auto& f : per) {
+    avg.push_back(f.avg_queue_s);
+    s.mean_avg_queue_s += f.avg_queue_s / kSeeds;
+    s.max_median_queue_s = std::max(s.max_median_queue_s, f.median_queue_s);
+  }
+  std::sort(avg.begin(), avg.end());
+  s.median_avg_queue_s = avg[kSeeds / 2];
+  std::printf("%-14s seeds 1-5: mean of avg queue %.0f s, median %.0f s\n", preset.c_str(), s.mean_avg_queue_s,
+              s.median_avg_queue_s);
+  return s;
+}
+
+// One preset: the real figures and what the test asserts. Where the generated trace does
 // not reproduce the real avg queue (meets_target = false), the assertion is a regression
-// band around the measured value and docs/workload.md lists the gap.
+// band around the measured value and docs/validation.md "#16" says why it misses.
 struct Row {
   const char* preset;
+  bool renege;
   double real_avg_queue_s, real_median_queue_s;
   bool meets_target;
-  double measured_avg_queue_s;  // seed 1 (only checked when !meets_target)
+  double measured_s;  // mean over seeds 1-5 of the whole-period avg queue (checked when !meets_target)
 };
 
 // Real avg/median GPU-job queueing delay: helios_cluster_summary.csv avg/med_que_time_gpu,
-// acme-summary/cluster_summary.csv avg/med_que_time_gpu.
+// acme-summary/cluster_summary.csv avg/med_que_time_gpu. Measured: 181 (Helios) / 184 (Acme)
+// days, seeds 1-5, with reneging (users cancel pending jobs: the closest model of the real
+// accounting, which counts cancelled-while-pending jobs with their wait) and without.
 const Row kRows[] = {
-    {"helios-venus", 1253.288, 0, false, 13464},
-    {"helios-earth", 319.483, 0, false, 3324},
-    {"helios-saturn", 611.561, 0, true, 581},
-    {"helios-uranus", 1949.182, 0, false, 102},
-    {"acme-seren", 445.984, 1, false, 196},
-    {"acme-kalos", 214.179, 17, false, 6},
+    {"helios-venus", true, 1253.288, 0, false, 14359},
+    {"helios-venus", false, 1253.288, 0, false, 34461},
+    {"helios-earth", true, 319.483, 0, false, 3388},
+    {"helios-saturn", true, 611.561, 0, true, 600},
+    {"helios-uranus", true, 1949.182, 0, true, 1570},
+    {"helios-uranus", false, 1949.182, 0, false, 3099},
+    {"acme-seren", true, 445.984, 1, false, 57},
+    {"acme-kalos", true, 214.179, 17, false, 14},
 };
 
 void Check(const Row& row) {
-  SCOPED_TRACE(row.preset);
-  QueueFigures f = Measure(row.preset, 30);
+  SCOPED_TRACE(std::string(row.preset) + (row.renege ? " renege" : " patient"));
+  Users users;
+  users.renege = row.renege;
+  SeedFigures f = MeasureSeeds(row.preset, users);
   if (row.meets_target) {
-    EXPECT_NEAR(f.avg_queue_s / row.real_avg_queue_s, 1.0, 0.30);
+    EXPECT_NEAR(f.mean_avg_queue_s / row.real_avg_queue_s, 1.0, 0.30);
   } else {
-    EXPECT_NEAR(f.avg_queue_s, row.measured_avg_queue_s, 0.25 * row.measured_avg_queue_s + 5);
+    EXPECT_NEAR(f.mean_avg_queue_s, row.measured_s, 0.25 * row.measured_s + 5);
   }
-  EXPECT_LE(std::abs(f.median_queue_s - row.real_median_queue_s), 30.0);
-  // The scheduler adds little to the makespan: the tail past the zero-wait schedule (which
-  // the month-long jobs set) stays within 3 days.
-  EXPECT_LE(f.makespan_d - f.zero_wait_makespan_d, 3.0);
+  EXPECT_LE(std::abs(f.max_median_queue_s - row.real_median_queue_s), 30.0);
 }
 
-TEST(WorkloadQueueing, HeliosVenus) { Check(kRows[0]); }
-TEST(WorkloadQueueing, HeliosEarth) { Check(kRows[1]); }
-TEST(WorkloadQueueing, HeliosSaturnSlow) { Check(kRows[2]); }
-TEST(WorkloadQueueing, HeliosUranus) { Check(kRows[3]); }
-TEST(WorkloadQueueing, AcmeSerenSlow) { Check(kRows[4]); }
-TEST(WorkloadQueueing, AcmeKalos) { Check(kRows[5]); }
+// The month the issue names (30 days): the scheduler adds little to the makespan, the tail
+// past the zero-wait schedule (which the month-long jobs set) stays within 3 days.
+void CheckMonthMakespan(const char* preset) {
+  SCOPED_TRACE(preset);
+  QueueFigures f = Measure(preset, 30);
+  EXPECT_LE(f.makespan_d - f.zero_wait_makespan_d, 3.0);
+  EXPECT_EQ(f.median_queue_s, 0);
+}
+
+TEST(WorkloadQueueing, HeliosVenusRenege) { Check(kRows[0]); }
+TEST(WorkloadQueueing, HeliosVenus) { Check(kRows[1]); }
+TEST(WorkloadQueueing, HeliosEarthRenegeSlow) { Check(kRows[2]); }
+TEST(WorkloadQueueing, HeliosSaturnRenegeSlow) { Check(kRows[3]); }
+TEST(WorkloadQueueing, HeliosUranusRenegeSlow) { Check(kRows[4]); }
+TEST(WorkloadQueueing, HeliosUranusSlow) { Check(kRows[5]); }
+TEST(WorkloadQueueing, AcmeSerenRenegeSlow) { Check(kRows[6]); }
+TEST(WorkloadQueueing, AcmeKalosRenege) { Check(kRows[7]); }
+// Sweeps (batches of one template, fitted on the Venus bursts) overshoot (docs/validation.md
+// "#16"); seed 1 only, as a regression check of the option (real 1,949 s).
+TEST(WorkloadQueueing, HeliosUranusSweeps) {
+  Users u;
+  u.batches = workload::BatchModel::kSweeps;
+  QueueFigures f = Measure("helios-uranus", 0, 1, u);
+  EXPECT_NEAR(f.avg_queue_s, 7302, 0.25 * 7302);
+  EXPECT_EQ(f.median_queue_s, 0);
+}
+TEST(WorkloadQueueing, MonthMakespan) {
+  for (const char* p : {"helios-venus", "helios-earth", "helios-uranus", "acme-kalos"}) CheckMonthMakespan(p);
+}
 
 // Closed-loop arrivals (users hold jobs while their VC is full) cut Venus's simulated queue
 // from 13,464 s to 3,909 s (seed 1): still 3x the real 1,253 s (docs/workload.md).
 TEST(WorkloadQueueing, HeliosVenusClosedLoop) {
-  QueueFigures f = Measure("helios-venus", 30, workload::ArrivalModel::kClosedLoop);
+  Users u;
+  u.arrivals = workload::ArrivalModel::kClosedLoop;
+  QueueFigures f = Measure("helios-venus", 30, 1, u);
   EXPECT_NEAR(f.avg_queue_s, 3909, 0.25 * 3909);
   EXPECT_EQ(f.median_queue_s, 0);
 }

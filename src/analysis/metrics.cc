@@ -85,16 +85,19 @@ GroupStats Group(const std::vector<JobOutcome>& outcomes, const std::string& nam
   GroupStats g;
   g.name = name;
   double gpu_seconds = 0;
-  auto fill = [&](auto metric) {
+  // Waits also count the jobs their users cancelled while pending (until the cancel), as the
+  // real clusters' summaries do; JCT and slowdown are of finished jobs.
+  auto fill = [&](auto metric, bool withdrawn_too) {
     buf.clear();
     for (const JobOutcome& o : outcomes)
-      if (o.status == OutcomeStatus::kFinished && in(o)) buf.push_back(metric(o));
+      if ((o.status == OutcomeStatus::kFinished || (withdrawn_too && o.status == OutcomeStatus::kWithdrawn)) && in(o))
+        buf.push_back(metric(o));
     return Describe(buf);
   };
-  g.jct = fill(Jct);
+  g.jct = fill(Jct, false);
   g.jobs = buf.size();
-  g.wait = fill(Wait);
-  g.slowdown = fill(Slowdown);
+  g.wait = fill(Wait, true);
+  g.slowdown = fill(Slowdown, false);
   for (const JobOutcome& o : outcomes)
     if (o.status == OutcomeStatus::kFinished && in(o)) gpu_seconds += static_cast<double>(o.run) * o.gpus * o.gpu_milli / 1000.0;
   g.gpu_hours = gpu_seconds / 3600.0;
@@ -123,6 +126,7 @@ RunSummary Summarize(const RunData& run) {
       case OutcomeStatus::kSkipped: ++s.skipped; ++reasons[o.reject_reason]; break;
       case OutcomeStatus::kUnfinished: ++s.unfinished; break;
       case OutcomeStatus::kFailed: ++s.failed; break;
+      case OutcomeStatus::kWithdrawn: ++s.withdrawn; break;
     }
   }
   std::vector<double> buf;

@@ -34,6 +34,7 @@ struct GroupStats {
 struct RunSummary {
   std::string policy, placer;
   uint64_t jobs = 0, finished = 0, rejected = 0, skipped = 0, unfinished = 0, failed = 0;
+  uint64_t withdrawn = 0;  // cancelled while pending (SimConfig::renege); their waits are in `wait`
   uint64_t preemptions = 0;
   Distribution jct, wait, slowdown;
   Time makespan = 0;

@@ -26,6 +26,7 @@ const char* StatusName(OutcomeStatus s) {
     case OutcomeStatus::kRejected: return "rejected";
     case OutcomeStatus::kSkipped: return "skipped";
     case OutcomeStatus::kFailed: return "failed";
+    case OutcomeStatus::kWithdrawn: return "withdrawn";
   }
   return "?";
 }
@@ -86,6 +87,13 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
                   4);
       b.push_back(',');
       AppendInt(b, o.run);
+    } else if (o.status == OutcomeStatus::kWithdrawn) {  // cancelled while pending: start = end = the cancel
+      AppendInt(b, o.start);
+      b.push_back(',');
+      AppendInt(b, o.end);
+      b.push_back(',');
+      AppendInt(b, o.wait);
+      b += ",,,";
     } else {
       b += ",,,,,";
     }
@@ -242,6 +250,7 @@ nlohmann::ordered_json SummaryToJson(const RunSummary& s) {
   j["jobs"] = {{"total", s.jobs}, {"finished", s.finished}, {"rejected", s.rejected}, {"skipped", s.skipped},
                {"unfinished", s.unfinished}};
   if (s.failed > 0) j["jobs"]["failed"] = s.failed;  // only runs with failures have the key
+  if (s.withdrawn > 0) j["jobs"]["withdrawn"] = s.withdrawn;  // only runs with --renege
   j["preemptions"] = s.preemptions;
   j["jct_s"] = DistJson(s.jct);
   j["queue_delay_s"] = DistJson(s.wait);

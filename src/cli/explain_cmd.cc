@@ -93,9 +93,10 @@ int Run(const Options& o) {
   const Job& j = trace->jobs[static_cast<size_t>(idx)];
   const JobOutcome& out = r->outcomes[static_cast<size_t>(idx)];
   const std::string sid = static_cast<size_t>(idx) < trace->source_ids.size() ? trace->source_ids[idx] : "";
-  const char* status = out.status == OutcomeStatus::kFinished ? "finished"
-                       : out.status == OutcomeStatus::kRejected ? "rejected"
-                                                                : "skipped";
+  const char* status = out.status == OutcomeStatus::kFinished    ? "finished"
+                       : out.status == OutcomeStatus::kRejected  ? "rejected"
+                       : out.status == OutcomeStatus::kWithdrawn ? "withdrawn"
+                                                                 : "skipped";
   if (!o.json.empty()) {
     nlohmann::ordered_json doc;
     doc["job_id"] = idx;

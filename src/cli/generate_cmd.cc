@@ -26,6 +26,7 @@ struct GenerateArgs {
   double load = 1.0;
   bool cpu_jobs = false;
   std::string arrivals;  // "" = the preset's
+  std::string batches;   // "" = the preset's
   std::string out;
   bool stats = false;
   bool list = false;
@@ -59,6 +60,14 @@ int RunGenerate(const GenerateArgs& a) {
       return m.error().exit_code;
     }
     spec.arrivals = *m;
+  }
+  if (!a.batches.empty()) {
+    auto b = workload::ParseBatchModel(a.batches);
+    if (!b.ok()) {
+      std::fprintf(stderr, "orrery generate: %s\n", b.error().message.c_str());
+      return b.error().exit_code;
+    }
+    spec.batches = *b;
   }
   if (Status st = workload::ValidateSpec(spec); !st.ok()) {
     std::fprintf(stderr, "orrery generate: %s\n", st.error().message.c_str());
@@ -105,6 +114,7 @@ void RegisterGenerate(CLI::App& app, int* exit_code) {
                     "./build/orrery generate --preset acme-kalos --days 30 --seed 7 --out /tmp/orrery-example-kalos.csv",
                     "./build/orrery generate --preset helios-venus --days 30 --arrivals closed-loop --out "
                     "/tmp/orrery-example-venus-closed.csv",
+                    "./build/orrery generate --preset acme-seren --days 7 --batches sweeps --stats",
                     "./build/orrery generate --list"});
   cmd->add_option("--preset", args->preset, "workload preset (see --list)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed (same seed -> identical trace)")->capture_default_str();
@@ -119,6 +129,9 @@ void RegisterGenerate(CLI::App& app, int* exit_code) {
   cmd->add_option("--arrivals", args->arrivals,
                   "open-loop (Poisson, every preset's default) or closed-loop (users hold a GPU job back while "
                   "their VC is full; docs/workload.md)");
+  cmd->add_option("--batches", args->batches,
+                  "single (one job per arrival, every preset's default) or sweeps (an arrival submits a batch of "
+                  "jobs of one user and name, sizes fitted on the Venus 10-minute counts; docs/workload.md)");
   cmd->add_option("--out", args->out, "write the canonical trace here (atomic; '-' = stdout)");
   cmd->add_flag("--stats", args->stats, "print generated statistics next to the preset's targets");
   cmd->add_flag("--list", args->list, "list the presets and exit");

@@ -185,9 +185,11 @@ struct Options {
   bool helios_compat = false;
   std::string tie_order;
   bool cpu_jobs = false;
+  bool renege = false;
   bool model_cpu_mem = false;
   std::string preset;
   std::string arrivals;          // "" = the preset's arrival model
+  std::string batches;           // "" = the preset's batch model
   bool swf_procs_as_gpus = false;
   uint64_t jobs = 0;
   double days = 0;
@@ -372,7 +374,9 @@ Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::str
   if (trace.jobs.empty()) return MakeError("the workload has no jobs");
   std::map<uint8_t, uint64_t> why;
   for (const JobOutcome& o : r.outcomes) {
-    if (o.status == OutcomeStatus::kFinished || o.status == OutcomeStatus::kUnfinished) return Status::Ok();
+    if (o.status == OutcomeStatus::kFinished || o.status == OutcomeStatus::kUnfinished ||
+        o.status == OutcomeStatus::kWithdrawn)
+      return Status::Ok();
     ++why[o.reject_reason];
   }
   std::string reasons;
@@ -414,6 +418,7 @@ SimConfig MakeSimConfig(const Options& o, const std::string& policy, const std::
   cfg.model_cpu_mem = o.model_cpu_mem || o.eval.any();
   cfg.run_cpu_jobs = o.cpu_jobs || o.eval.any();
   cfg.storage = o.eval.expand.storage;
+  cfg.renege = o.renege;
   cfg.tie_order = tie;
   cfg.energy = energy;
   cfg.wake_latency = o.wake_latency;
@@ -583,15 +588,23 @@ int Run(Options o) {
       if (!a.ok()) return fail(a.error());
       spec->arrivals = *a;
     }
+    if (!o.batches.empty()) {
+      auto b = workload::ParseBatchModel(o.batches);
+      if (!b.ok()) return fail(b.error());
+      spec->batches = *b;
+    }
     Status v = workload::ValidateSpec(*spec);
     if (!v.ok()) return fail(v.error());
     trace = workload::GenerateWorkload(*spec, o.seed);
+    const std::string batches = spec->batches == workload::BatchModel::kSingle
+                                    ? std::string()
+                                    : ", " + std::string(workload::BatchModelName(spec->batches));
     char buf[160];
-    std::snprintf(buf, sizeof buf, "generated '%s' (seed %llu, %s, %s arrivals)", preset.c_str(),
+    std::snprintf(buf, sizeof buf, "generated '%s' (seed %llu, %s, %s arrivals%s)", preset.c_str(),
                   static_cast<unsigned long long>(o.seed),
                   spec->jobs ? (std::to_string(spec->jobs) + " jobs").c_str()
                              : (std::to_string(static_cast<int>(spec->days)) + " days").c_str(),
-                  std::string(workload::ArrivalModelName(spec->arrivals)).c_str());
+                  std::string(workload::ArrivalModelName(spec->arrivals)).c_str(), batches.c_str());
     scenario = buf;
   }
   // --- cluster
@@ -625,6 +638,7 @@ int Run(Options o) {
   if (!tracker_opts.ok()) return fail(tracker_opts.error());
   if (!o.tracker_options.empty() && !sig->tracker) return fail(MakeError("--tracker-options needs --signals tracker"));
   if (sig->any() && o.helios_compat) return fail(MakeError("--signals cannot be combined with --helios-compat"));
+  if (o.renege && o.helios_compat) return fail(MakeError("--renege cannot be combined with --helios-compat"));
   std::vector<std::string> notes;
   if (sig->advisor) {
     for (std::string& p : policies) {
@@ -768,6 +782,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                 "Reproduce the Helios artifact simulator exactly (fifo, sjf, qssf; consolidate)");
   cmd->add_option("--tie-order", opts->tie_order, "CSV job_id,seq ordering same-second arrivals and equal keys");
   cmd->add_flag("--cpu-jobs", opts->cpu_jobs, "Simulate jobs without GPUs too (skipped by default)");
+  cmd->add_flag("--renege", opts->renege,
+                "Users cancel pending jobs: a job recorded CANCELLED leaves the queue at submit + its recorded run "
+                "time if it has not started (status withdrawn; its wait counts)");
   cmd->add_flag("--model-cpu-mem", opts->model_cpu_mem, "Account CPU and memory where nodes declare them");
   AddEvalSimFlags(cmd, &opts->eval);
   cmd->add_option("--generate", opts->preset,
@@ -776,6 +793,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--arrivals", opts->arrivals,
                   "Generated arrivals: open-loop (Poisson) or closed-loop (users hold jobs back while their VC is "
                   "full); default: the preset's (docs/workload.md)");
+  cmd->add_option("--batches", opts->batches,
+                  "Generated batches: single (one job per arrival) or sweeps (batches of one user's jobs, sizes "
+                  "fitted on the Venus 10-minute counts); default: the preset's (docs/workload.md)");
   cmd->add_flag("--swf-procs-as-gpus", opts->swf_procs_as_gpus,
                 "SWF: count processors as GPUs (always on when the cluster is inferred from the SWF header)");
   cmd->add_option("--jobs", opts->jobs, "Generated jobs (with --generate or the default scenario)");

@@ -15,6 +15,7 @@ enum class OutcomeStatus : uint8_t {
   kRejected,        // can never run on this cluster (too large, no matching GPU type, ...)
   kSkipped,         // not simulated: the trace lacks its duration
   kFailed,          // its last attempt failed and was not restartable (attempts.csv says how)
+  kWithdrawn,       // cancelled by its user while pending (SimConfig::renege): start = end = the cancel time, run 0
 };
 
 // 48 bytes: the simulator keeps one per trace job. The submit time is the trace's

@@ -205,6 +205,7 @@ void PowerSim::Pending(const SchedJob& j, int sign) {
 }
 
 void PowerSim::OnSubmit(const SchedJob& j) { Pending(j, +1); }
+void PowerSim::OnWithdraw(const SchedJob& j) { Pending(j, -1); }
 
 void PowerSim::OnStart(uint32_t slot, const SchedJob& j, Time submit, Time t) {
   Pending(j, -1);

@@ -42,6 +42,7 @@ class PowerSim {
   void OnSubmit(const SchedJob& j);
   void OnStart(uint32_t slot, const SchedJob& j, Time submit, Time t);
   void OnStop(uint32_t slot, const SchedJob& j, bool requeued, Time t);  // finished or preempted
+  void OnWithdraw(const SchedJob& j);  // left the queue before it started
 
   EnergyStats Finish(Time first, Time last);
 

@@ -23,11 +23,12 @@ enum class EventKind : uint8_t {
   kStorage,         // timer: a checkpoint read begins or ends (StorageSim::NextEvent)
   kArrival,         // timer: the next trace job is submitted
   kProgressReport,  // job: a running job with phases reports its steps (SimConfig::progress_report)
+  kWithdraw,        // job: its user cancels it if it is still pending (SimConfig::renege)
   kDecision,        // timer: a decision tick or the policy's wake-up (Scheduler::NextDecisionTime)
   kSample,          // timer: the time series (SimConfig::sample_interval); an observation
   kFragSample,      // timer: the fragmentation measure (SimConfig::frag_interval); an observation
 };
-inline constexpr int kNumEventKinds = 9;
+inline constexpr int kNumEventKinds = static_cast<int>(EventKind::kFragSample) + 1;  // the last kind
 
 struct SimEvent {
   Time t = kNoTime;
@@ -38,7 +39,7 @@ struct SimEvent {
 
 class SimQueue {
  public:
-  // Job events: kCompletion, kFailure, kProgressReport (and kRepair, keyed by node).
+  // Job events: kCompletion, kFailure, kProgressReport, kWithdraw (and kRepair, keyed by node).
   void PushJob(Time t, EventKind k, uint32_t slot, uint32_t gen) {
     heap_.Push(t, static_cast<uint8_t>(k), JobRef{slot, gen});
   }

@@ -176,6 +176,7 @@ class SimRun {
   void OnArrival(Time t);
   void Enter(uint32_t idx, Time t);  // submit to the scheduler (arrived, dependencies met)
   void OnProgressReport(const SimEvent& e, Time t);
+  void OnWithdraw(const SimEvent& e, Time t);
   void OnSignalReport(uint32_t slot, uint32_t idx, Time t);
   Duration DoneSeconds(uint32_t slot, uint32_t idx, Time t) const;
   bool HasPhases(uint32_t idx) const;
@@ -236,6 +237,7 @@ class SimRun {
   std::vector<uint32_t> order_;  // arrival order when the trace is not in (submit, seq) order
   size_t next_ = 0, n_ = 0;
   uint64_t done_ = 0, progress_step_ = 1, completions_queued_ = 0;
+  uint64_t withdraws_armed_ = 0;  // pending jobs whose user will cancel them (SimConfig::renege)
   Time last_t_ = kNoTime;
   Time sample_at_ = kNoTime;  // the pending time-series sample
   uint64_t busy_milli_ = 0;
@@ -381,9 +383,9 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
 // The run goes on while anything can still happen (arrivals, attempts ending, ticks while
 // jobs wait, boots).
 bool SimRun::HasWork() const {
-  return next_ < n_ || completions_queued_ > 0 || (sched_.policy().tick > 0 && sched_.pending_total() > 0) ||
-         (power_ && power_->booting()) || (storage_ && storage_->busy()) ||
-         (cordons_.out() > 0 && sched_.pending_total() > 0) || holds_ > 0;
+  return next_ < n_ || completions_queued_ > 0 || withdraws_armed_ > 0 ||
+         (sched_.policy().tick > 0 && sched_.pending_total() > 0) || (power_ && power_->booting()) ||
+         (storage_ && storage_->busy()) || (cordons_.out() > 0 && sched_.pending_total() > 0) || holds_ > 0;
 }
 
 // Whether an event makes an instant: a stale failure or progress report does not; a stale
@@ -391,7 +393,8 @@ bool SimRun::HasWork() const {
 bool SimRun::Live(const SimEvent& e) const {
   switch (e.kind) {
     case EventKind::kFailure:
-    case EventKind::kProgressReport: return slot_gen_[e.slot] == e.gen;
+    case EventKind::kProgressReport:
+    case EventKind::kWithdraw: return slot_gen_[e.slot] == e.gen;
     case EventKind::kDecision:
     case EventKind::kPower:
     case EventKind::kStorage:
@@ -445,6 +448,7 @@ void SimRun::Dispatch(const SimEvent& e, Time t) {
     case EventKind::kRepair: return cordons_.Repair(NodeId(e.slot), t, sched_);
     case EventKind::kArrival: return OnArrival(t);
     case EventKind::kProgressReport: return OnProgressReport(e, t);
+    case EventKind::kWithdraw: return OnWithdraw(e, t);
     case EventKind::kDecision: return;  // the instant's cycle runs in EndInstant
     case EventKind::kSample:
     case EventKind::kFragSample: return;  // observations never reach Dispatch
@@ -683,11 +687,38 @@ void SimRun::Enter(uint32_t idx, Time t) {
     return Done(idx);
   }
   Track(*slot, idx, t);
+  if (cfg_.renege && j.state == JobState::kCancelled) {
+    q_.PushJob(t + j.duration, EventKind::kWithdraw, *slot, slot_gen_[*slot]);
+    ++withdraws_armed_;
+  }
   if (watched_now) {
     watch_slot_ = *slot;
     sched_.Describe(*slot, t, cfg_.watch_notes);
   }
   if (power_) power_->OnSubmit(sched_.view(*slot));
+}
+
+// Reneging (SimConfig::renege): the user cancels the job at its patience's end; it leaves the
+// queue if it has not started (a start moved its slot's generation on).
+void SimRun::OnWithdraw(const SimEvent& e, Time t) {
+  if (slot_gen_[e.slot] != e.gen) return;  // it started (ApplyStart disarmed it)
+  --withdraws_armed_;
+  ++r_.events;
+  const uint32_t idx = slot_job_[e.slot];
+  JobOutcome& o = r_.outcomes[idx];
+  o.status = OutcomeStatus::kWithdrawn;
+  o.start = o.end = t;
+  o.wait += t - pending_since_[e.slot];
+  if (power_) power_->OnWithdraw(sched_.view(e.slot));
+  if (watching_ && e.slot == watch_slot_) {
+    WatchNote(t, "withdrawn", "cancelled by its user while pending, after " + std::to_string(o.wait) + " s");
+    watch_slot_ = UINT32_MAX;
+    watch_done_ = true;
+  }
+  ++slot_gen_[e.slot];
+  sched_.Withdraw(e.slot, t);
+  sched_.Release(e.slot);
+  Done(idx);
 }
 
 // A running job reports its progress: a trace job through its log (SimConfig::signals),
@@ -724,7 +755,10 @@ void SimRun::ApplyStart(uint32_t slot, Time t) {
   const uint32_t idx = slot_job_[slot];
   JobOutcome& o = r_.outcomes[idx];
   const SchedJob& sj = sched_.view(slot);
-  if (o.start == kNoTime) o.start = t;
+  if (o.start == kNoTime) {
+    o.start = t;
+    if (cfg_.renege && trace_.jobs[idx].state == JobState::kCancelled) --withdraws_armed_;  // its user saw it start
+  }
   seg_start_[slot] = t;
   o.wait += t - pending_since_[slot];
   ++slot_gen_[slot];  // events of an earlier attempt are void

@@ -57,6 +57,12 @@ struct SimConfig {
   Duration sample_interval = 60;        // time-series period (s); 0 = no samples
   bool model_cpu_mem = false;           // account CPU/memory where nodes declare them
   bool run_cpu_jobs = false;            // simulate jobs without GPUs (else: skipped)
+  // Reneging (docs/workload.md, "Queueing"): a job whose trace state is CANCELLED is cancelled by
+  // its user at submit + its recorded run time if it has not started by then (its user's patience
+  // is the time after which they cancelled it in the record); it leaves the queue as
+  // OutcomeStatus::kWithdrawn, its wait counting until the cancel. Off: cancelled jobs run their
+  // recorded time like any other.
+  bool renege = false;
   // Optional tie order: seq[job index] orders same-second arrivals and equal keys
   // (e.g. the Helios reference's order). Empty = trace order.
   std::vector<uint32_t> tie_order;

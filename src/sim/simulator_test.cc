@@ -196,6 +196,34 @@ TEST(GoldenTest, FractionalJobsShareAGpu) {
   EXPECT_EQ(Sim(c, t, "fifo").se, (SE{{0, 100}, {0, 100}, {100, 110}}));
 }
 
+TEST(GoldenTest, RenegeWithdrawsCancelledJobsStillPendingAtTheirRecordedEnd) {
+  // One node of 4 GPUs. J0 4 GPUs 0..100. J1 (CANCELLED, 30 s) at 10: its user gives up at
+  // 10 + 30 = 40, still pending -> withdrawn at 40 (wait 30, run 0). J2 (CANCELLED, 200 s)
+  // at 20: patience ends at 220, but it starts at 100 when J0 ends and runs its 200 s
+  // (100..300). J3 (COMPLETED, 5 s) at 30 waits behind J2 (FIFO): 300..305.
+  // Without reneging J1 runs 100..130, J2 130..330, J3 330..335.
+  Cluster c;
+  AddVc(&c, "a", 1, 4);
+  Trace t = MakeTrace({{0, 100, 4}, {10, 30, 4}, {20, 200, 4}, {30, 5, 4}});
+  t.jobs[1].state = t.jobs[2].state = JobState::kCancelled;
+  t.jobs[0].state = t.jobs[3].state = JobState::kCompleted;
+  EXPECT_EQ(Sim(c, t, "fifo").se, (SE{{0, 100}, {100, 130}, {130, 330}, {330, 335}}));
+  SimConfig cfg;
+  cfg.policy = "fifo";
+  cfg.renege = true;
+  auto r = Simulate(t, c, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(CheckConservation(t, *r).ok());
+  SE se;
+  for (const auto& o : r->outcomes) se.emplace_back(o.start, o.end);
+  EXPECT_EQ(se, (SE{{0, 100}, {40, 40}, {100, 300}, {300, 305}}));
+  EXPECT_EQ(r->outcomes[1].status, OutcomeStatus::kWithdrawn);
+  EXPECT_EQ(r->outcomes[1].wait, 30);
+  EXPECT_EQ(r->outcomes[1].run, 0);
+  EXPECT_EQ(r->outcomes[2].status, OutcomeStatus::kFinished);
+  EXPECT_EQ(r->outcomes[2].wait, 80);
+}
+
 TEST(GoldenTest, SameInputsGiveIdenticalOutcomes) {
   Cluster c;
   AddVc(&c, "a", 3, 8);

@@ -4,11 +4,13 @@
 #include <map>
 #include <queue>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <unordered_set>
 
 #include "base/result.h"
 #include "base/rng.h"
+#include "workload/calibration_data.h"
 
 namespace orrery::workload {
 namespace {
@@ -82,7 +84,14 @@ struct WorkloadGenerator::Impl {
   std::vector<double> zipf_prefix;   // prefix sums of 1/k^template_zipf
   std::vector<Template> templates;
   std::vector<double> class_state_cdf;  // 3 per class (+ CPU class at the end)
-  std::array<double, 168> rate_per_s{};  // arrival rate per hour of week
+  std::array<double, 168> rate_per_s{};  // arrival rate per hour of week (batch events)
+  std::vector<double> batch_cdf;  // P(B <= k) at index k - 1 (empty: batches off)
+  Rng batches;
+  // The batch being emitted: jobs left after the current one, its user and template.
+  uint32_t batch_left = 0, batch_user = 0, batch_tpl = 0;
+  bool batch_cpu = false;
+  bool batch_first = true;  // the job just drawn opened its batch
+  double batch_submit = 0;  // closed loop: the submit time of the batch's first job
   double t = 0;           // current time (s since epoch_unix)
   double horizon = 0;     // seconds (when spec.jobs == 0)
   uint64_t produced = 0;  // jobs emitted
@@ -93,11 +102,10 @@ struct WorkloadGenerator::Impl {
   double cpu_share = 0;
 
   Impl(const WorkloadSpec& s, uint64_t seed)
-      : spec(s), arrivals(seed, "workload/arrivals"), jobs(seed, "workload/jobs") {
+      : spec(s), arrivals(seed, "workload/arrivals"), jobs(seed, "workload/jobs"), batches(seed, "workload/batches") {
     BuildRates();
     BuildUsers(seed);
     BuildTemplates(seed);
-    if (spec.balance_vc_load) BalanceVcLoad();
     header.epoch_unix = spec.epoch_unix;
     header.epoch_known = true;
     header.origin = "generate:" + spec.name;
@@ -110,8 +118,33 @@ struct WorkloadGenerator::Impl {
     double mean = 0;
     for (double v : spec.hour_of_week) mean += v;
     mean /= 168.0;
-    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share);
+    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share) / BuildBatchCdf();
     for (int h = 0; h < 168; ++h) rate_per_s[h] = mean > 0 ? base * spec.hour_of_week[h] / mean : base;
+  }
+
+  // Fills batch_cdf (sweeps: Zipf on 1..kVenusBatchMax) and returns E[B] (1 for single jobs).
+  double BuildBatchCdf() {
+    switch (spec.batches) {
+      case BatchModel::kSingle:
+        return 1.0;
+      case BatchModel::kSweeps:
+        break;
+    }
+    double total = 0, mean = 0;
+    for (uint32_t k = 1; k <= kVenusBatchMax; ++k) {
+      double w = std::pow(static_cast<double>(k), -kVenusBatchZipf);
+      total += w;
+      mean += k * w;
+      batch_cdf.push_back(total);
+    }
+    for (double& c : batch_cdf) c /= total;
+    return mean / total;
+  }
+
+  // Jobs in the next batch (>= 1).
+  uint32_t DrawBatchSize() {
+    if (batch_cdf.empty()) return 1;
+    return PickCdf(batch_cdf, batch_cdf.size(), batches.Uniform()) + 1;
   }
 
   void BuildUsers(uint64_t seed) {
@@ -250,18 +283,36 @@ struct WorkloadGenerator::Impl {
     for (uint32_t k = 0; k < users.size(); ++k) user_cdf[k] = (c += act[k] / total);
   }
 
-  void BuildTemplates(uint64_t seed) {
-    Rng rng(seed, "workload/templates");
-    const uint32_t n = spec.users;
-    double cls_total = 0;
-    for (const auto& c : spec.classes) cls_total += c.weight;
-    std::unordered_set<std::string> seen;  // per user, construction only
-    for (uint32_t k = 0; k < n; ++k) {
+  // Each user's template counts (GPU: its activity share of spec.templates, at least 2; CPU:
+  // a quarter of that) and the template slots they occupy, GPU templates first.
+  void AssignTemplateCounts() {
+    uint32_t next = 0, max_count = 0;
+    for (uint32_t k = 0; k < users.size(); ++k) {
       UserRec& u = users[k];
       double share = user_cdf[k] - (k ? user_cdf[k - 1] : 0.0);
-      u.first = static_cast<uint32_t>(templates.size());
+      u.first = next;
       u.count = std::max<uint32_t>(2, static_cast<uint32_t>(std::lround(spec.templates * share)));
-      uint32_t cap = MaxJobGpus(spec.vcs[u.vc].gpus);
+      next += u.count;
+      if (cpu_share > 0) {
+        u.cpu_first = next;
+        u.cpu_count = std::max<uint32_t>(1, u.count / 4);
+        next += u.cpu_count;
+      }
+      max_count = std::max({max_count, u.count, u.cpu_count});
+    }
+    ZipfPrefix(max_count);
+  }
+
+  // Draws every template's class, size, typical duration and name (into `names`, in slot order).
+  void DrawTemplateSet(Rng& rng, std::vector<std::string>* names) {
+    double cls_total = 0;
+    for (const auto& c : spec.classes) cls_total += c.weight;
+    templates.clear();
+    names->clear();
+    std::unordered_set<std::string> seen;  // per user
+    for (uint32_t k = 0; k < users.size(); ++k) {
+      const UserRec& u = users[k];
+      const uint32_t cap = MaxJobGpus(spec.vcs[u.vc].gpus);
       seen.clear();
       for (uint32_t i = 0; i < u.count; ++i) {
         Template t;
@@ -287,26 +338,68 @@ struct WorkloadGenerator::Impl {
             }
           }
         }
-        t.name = header.names.Intern(name);
+        names->push_back(std::move(name));
         templates.push_back(t);
       }
-      if (cpu_share > 0) {
-        u.cpu_first = static_cast<uint32_t>(templates.size());
-        u.cpu_count = std::max<uint32_t>(1, u.count / 4);
-        for (uint32_t i = 0; i < u.cpu_count; ++i) {
-          Template t;
-          t.user = k;
-          t.cls = kCpuClass;
-          t.gpus = 0;
-          t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1);
-          std::string name = MakeName(rng, spec.cpu_class, true);
-          if (!seen.insert(name).second) name += "_" + std::to_string(i);
-          seen.insert(name);
-          t.name = header.names.Intern(name);
-          templates.push_back(t);
-        }
+      for (uint32_t i = 0; i < u.cpu_count; ++i) {
+        Template t;
+        t.user = k;
+        t.cls = kCpuClass;
+        t.gpus = 0;
+        t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1);
+        std::string name = MakeName(rng, spec.cpu_class, true);
+        if (!seen.insert(name).second) name += "_" + std::to_string(i);
+        seen.insert(name);
+        names->push_back(std::move(name));
+        templates.push_back(t);
       }
     }
+  }
+
+  // Expected GPU-seconds per GPU job given the drawn templates and the user activity.
+  double ExpectedGpuSecondsPerJob() const {
+    double e = 0;
+    for (uint32_t k = 0; k < users.size(); ++k)
+      e += (user_cdf[k] - (k ? user_cdf[k - 1] : 0.0)) * ExpectedGpuSecondsPerJob(k);
+    return e;
+  }
+
+  // |expected / target - 1| of the drawn templates' GPU-seconds per job (0 without a target).
+  double LoadDeviation() const {
+    if (!(spec.template_gpu_seconds_target > 0)) return 0;
+    return std::abs(ExpectedGpuSecondsPerJob() / spec.template_gpu_seconds_target - 1.0);
+  }
+
+  // Draws the templates (and balances the VC loads on them). With a GPU-seconds target the
+  // draw is conditioned on it: the whole set is redrawn from the same stream until its
+  // expected GPU-seconds per job is within spec.template_load_tolerance of the target (the
+  // closest of spec.max_template_draws draws otherwise), so that a preset's offered load is a
+  // property of the preset rather than of which few large, long templates a seed happened to
+  // draw (docs/workload.md, "Queueing").
+  void BuildTemplates(uint64_t seed) {
+    Rng rng(seed, "workload/templates");
+    AssignTemplateCounts();
+    const std::vector<double> activity = user_cdf;
+    std::vector<Template> best;
+    std::vector<std::string> names, best_names;
+    std::vector<double> best_cdf;
+    double best_dev = std::numeric_limits<double>::infinity();
+    for (uint32_t draw = 0; draw < std::max(1u, spec.max_template_draws); ++draw) {
+      DrawTemplateSet(rng, &names);
+      user_cdf = activity;
+      if (spec.balance_vc_load) BalanceVcLoad();
+      const double dev = LoadDeviation();
+      if (dev < best_dev) {
+        best_dev = dev;
+        best.swap(templates);
+        best_names.swap(names);
+        best_cdf = user_cdf;
+      }
+      if (best_dev <= spec.template_load_tolerance) break;
+    }
+    templates = std::move(best);
+    user_cdf = std::move(best_cdf);
+    for (size_t i = 0; i < templates.size(); ++i) templates[i].name = header.names.Intern(best_names[i]);
     auto add_states = [&](const StateMix& m) {
       double tot = m.completed + m.cancelled + m.failed;
       class_state_cdf.push_back(m.completed / tot);
@@ -315,9 +408,6 @@ struct WorkloadGenerator::Impl {
     };
     for (const auto& c : spec.classes) add_states(c.states);
     add_states(spec.cpu_class.states);
-    uint32_t max_count = 0;
-    for (const auto& u : users) max_count = std::max({max_count, u.count, u.cpu_count});
-    ZipfPrefix(max_count);
   }
 
   // Advances t to the next arrival; false at the horizon.
@@ -376,7 +466,9 @@ struct WorkloadGenerator::Impl {
   void ApplyFeedback(Job* j) {
     if (spec.arrivals != ArrivalModel::kClosedLoop || j->gpus == 0) return;
     uint16_t v = static_cast<uint16_t>(j->vc.value());
-    double x = FitTime(v, t, j->gpus, static_cast<double>(j->duration));
+    // A batch is held as one: it is submitted once its first job fits.
+    double x = batch_first ? FitTime(v, t, j->gpus, static_cast<double>(j->duration)) : batch_submit;
+    batch_submit = x;
     j->submit = static_cast<Time>(std::floor(x));
     demand[v].events.emplace(x, static_cast<int64_t>(j->gpus));
     demand[v].events.emplace(x + static_cast<double>(j->duration), -static_cast<int64_t>(j->gpus));
@@ -403,21 +495,37 @@ struct WorkloadGenerator::Impl {
     }
   }
 
-  // Draws the next job at the next Poisson arrival time t; false at the end.
-  bool Draw(Job* job) {
-    if (spec.jobs != 0 && drawn >= spec.jobs) return false;
-    if (!NextArrival()) return false;
-    Job j;
-    j.submit = static_cast<Time>(std::floor(t));
-    bool cpu = cpu_share > 0 && jobs.Uniform() < cpu_share;
-    // User by activity, then one of the user's templates by Zipf popularity.
-    uint32_t uid = PickCdf(user_cdf, user_cdf.size(), jobs.Uniform());
-    const UserRec& u = users[uid];
-    uint32_t cnt = cpu ? u.cpu_count : u.count;
+  // Starts a batch at time t: its size, whether it is a CPU batch, its user by activity and
+  // one of the user's templates by Zipf popularity.
+  void PickTemplate() {
+    batch_left = DrawBatchSize() - 1;
+    batch_cpu = cpu_share > 0 && jobs.Uniform() < cpu_share;
+    batch_user = PickCdf(user_cdf, user_cdf.size(), jobs.Uniform());
+    const UserRec& u = users[batch_user];
+    uint32_t cnt = batch_cpu ? u.cpu_count : u.count;
     double r = jobs.Uniform() * zipf_prefix[cnt];
     uint32_t k = PickCdf(zipf_prefix, cnt + 1, r);  // zipf_prefix[0] = 0 -> k in [1, cnt]
     if (k == 0) k = 1;
-    const Template& tp = templates[(cpu ? u.cpu_first : u.first) + k - 1];
+    batch_tpl = (batch_cpu ? u.cpu_first : u.first) + k - 1;
+  }
+
+  // Draws the next job: the next of the current batch, or the first of a batch at the next
+  // arrival event t; false at the end.
+  bool Draw(Job* job) {
+    if (spec.jobs != 0 && drawn >= spec.jobs) return false;
+    batch_first = batch_left == 0;
+    if (batch_left > 0) {
+      --batch_left;
+    } else {
+      if (!NextArrival()) return false;
+      PickTemplate();
+    }
+    Job j;
+    j.submit = static_cast<Time>(std::floor(t));
+    const bool cpu = batch_cpu;
+    const uint32_t uid = batch_user;
+    const UserRec& u = users[uid];
+    const Template& tp = templates[batch_tpl];
     const JobClass& cls = cpu ? spec.cpu_class : spec.classes[tp.cls];
     size_t ci = cpu ? spec.classes.size() : tp.cls;
     double su = jobs.Uniform();
@@ -491,6 +599,22 @@ Result<ArrivalModel> ParseArrivalModel(std::string_view name) {
   if (name == "open-loop") return ArrivalModel::kOpenLoop;
   if (name == "closed-loop") return ArrivalModel::kClosedLoop;
   return MakeError("arrival model: expected open-loop or closed-loop, got \"" + std::string(name) + "\"");
+}
+
+std::string_view BatchModelName(BatchModel m) {
+  switch (m) {
+    case BatchModel::kSingle:
+      return "single";
+    case BatchModel::kSweeps:
+      return "sweeps";
+  }
+  return "?";
+}
+
+Result<BatchModel> ParseBatchModel(std::string_view name) {
+  if (name == "single") return BatchModel::kSingle;
+  if (name == "sweeps") return BatchModel::kSweeps;
+  return MakeError("batches: expected single or sweeps, got \"" + std::string(name) + "\"");
 }
 
 Trace GenerateWorkload(const WorkloadSpec& spec, uint64_t seed) {

@@ -3,7 +3,6 @@
 // aggregates hit those targets (fitted with the DISABLED_FitPreset harness in
 // workload_test.cc; see docs/workload.md for the procedure and the measured table).
 #include <cmath>
-#include <cstdlib>
 #include <set>
 
 #include "workload/calibration_data.h"
@@ -59,7 +58,6 @@ JobClass CpuClass(double median, double mean, StateMix states) {
 void VcBoundedJobs(WorkloadSpec& s) {
   s.max_job_vc_share = 0.5;
   s.balance_vc_load = true;
-  if (const char* e = std::getenv("WL_SHARE")) s.max_job_vc_share = std::atof(e);  // EXPERIMENT
 }
 
 void CommonHelios(WorkloadSpec& s) {
@@ -385,7 +383,16 @@ std::vector<std::string> PresetNames() {
   return {"helios-venus", "helios-earth", "helios-saturn", "helios-uranus", "acme-seren", "acme-kalos", "scale"};
 }
 
-Result<WorkloadSpec> GetPreset(std::string_view name) {
+namespace {
+
+// Every calibrated preset conditions its template draw on its real GPU-seconds per GPU job
+// (WorkloadSpec::template_gpu_seconds_target).
+WorkloadSpec ConditionedOnRealLoad(WorkloadSpec s) {
+  s.template_gpu_seconds_target = s.targets.gpu_seconds_per_job;
+  return s;
+}
+
+Result<WorkloadSpec> GetPresetUnconditioned(std::string_view name) {
   if (name == "helios-venus" || name == "venus") return HeliosVenus();
   if (name == "helios-earth" || name == "earth") return HeliosEarth();
   if (name == "helios-saturn" || name == "saturn")
@@ -409,6 +416,14 @@ Result<WorkloadSpec> GetPreset(std::string_view name) {
   std::string list;
   for (const auto& n : PresetNames()) list += (list.empty() ? "" : ", ") + n;
   return MakeError("unknown workload preset '" + std::string(name) + "' (known: " + list + ")");
+}
+
+}  // namespace
+
+Result<WorkloadSpec> GetPreset(std::string_view name) {
+  auto s = GetPresetUnconditioned(name);
+  if (!s.ok()) return s;
+  return ConditionedOnRealLoad(*std::move(s));
 }
 
 Status ValidateSpec(const WorkloadSpec& s) {

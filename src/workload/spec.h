@@ -90,6 +90,19 @@ enum class ArrivalModel : uint8_t {
 std::string_view ArrivalModelName(ArrivalModel m);
 Result<ArrivalModel> ParseArrivalModel(std::string_view name);
 
+// How many jobs one arrival event submits (docs/workload.md, "Batches").
+enum class BatchModel : uint8_t {
+  // One job per event: the arrivals are the Poisson process itself.
+  kSingle,
+  // A sweep: each event submits B jobs of one (user, template) at the same second, with
+  // P(B = k) ~ k^-kVenusBatchZipf for k = 1..kVenusBatchMax (fitted on the Venus 10-minute
+  // submission counts, calibration_data.h). The event rate is divided by E[B], so the job rate
+  // and every per-job expectation stay those of kSingle; only the arrival variance grows.
+  kSweeps,
+};
+std::string_view BatchModelName(BatchModel m);
+Result<BatchModel> ParseBatchModel(std::string_view name);
+
 struct WorkloadSpec {
   std::string name;         // preset name
   std::string description;
@@ -101,6 +114,7 @@ struct WorkloadSpec {
   double load = 1.0;                // scale factor on the arrival rate (--load)
   std::array<double, 168> hour_of_week{};  // relative rate per hour of week (Mon 00:00 = 0); all 0 = flat
   ArrivalModel arrivals = ArrivalModel::kOpenLoop;
+  BatchModel batches = BatchModel::kSingle;
   double days = 181;                // horizon when no job count is given
   uint64_t jobs = 0;                // if > 0: generate exactly this many jobs (overrides days)
 
@@ -133,6 +147,14 @@ struct WorkloadSpec {
   double user_zipf = 1.0;           // activity of the k-th user ~ 1/k^user_zipf
   uint32_t templates = 15000;       // recurring (user, name) templates over all users
   double template_zipf = 0.6;       // popularity of a user's k-th template ~ 1/k^template_zipf
+  // Template draw conditioned on the offered load (docs/workload.md, "Queueing"): the set of
+  // templates is redrawn (same stream) until its expected GPU-seconds per GPU job is within
+  // template_load_tolerance of template_gpu_seconds_target, at most max_template_draws times
+  // (the closest draw is kept). A target <= 0 keeps the first draw. The presets set the target
+  // to the real summary's GPU-seconds per GPU job.
+  double template_gpu_seconds_target = -1;
+  double template_load_tolerance = 0.05;
+  uint32_t max_template_draws = 200;  // Uranus seeds 1-3 need 6, 4, 30 (~0.1 s per draw)
 
   // --- requests --------------------------------------------------------------------
   // walltime = RoundUp(duration * user factor) to the next of 5/10/15/30 min, 1/2/4/6/8/12 h,

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "workload/calibration_data.h"
 #include "workload/generator.h"
@@ -206,7 +207,13 @@ TEST(WorkloadCalibration, HeliosVenusOtherSeeds) {
 }
 TEST(WorkloadCalibration, HeliosEarth) { CheckCalibration("helios-earth", 1); }
 TEST(WorkloadCalibration, HeliosSaturn) { CheckCalibration("helios-saturn", 1); }
-TEST(WorkloadCalibration, HeliosUranus) { CheckCalibration("helios-uranus", 1); }
+// Uranus: one seed's GPU-time share by state is decided by which of a few hundred large, long
+// runs happen to be cancelled (seeds 1-5, completed: -6.4, -0.5, -5.5, +0.7, -0.7 points): 7 points.
+TEST(WorkloadCalibration, HeliosUranus) {
+  Tol tol;
+  tol.gpu_time_pt = 0.07;
+  CheckCalibration("helios-uranus", 1, tol);
+}
 TEST(WorkloadCalibration, AcmeSeren) { CheckCalibration("acme-seren", 1); }
 // Kalos has only 19,907 GPU jobs (637 pretraining jobs carry 94 % of the GPU time), so
 // one seed's size and GPU-time aggregates are much noisier: wider tolerances.
@@ -218,6 +225,43 @@ TEST(WorkloadCalibration, AcmeKalos) {
   CheckCalibration("acme-kalos", 1, tol);
 }
 TEST(WorkloadCalibration, Scale) { CheckCalibration("scale", 1); }
+
+// The template draw is conditioned on the real GPU-seconds per job: before it, Uranus's
+// offered load was 0.648 / 1.144 / 0.600 for seeds 1-3 against the real 0.802 (GPU-s per job
+// -19 % / +43 % / -25 %); conditioned (expected value within 5 %), the realised GPU-s per job
+// of seeds 1-5 is within 6 % (measured +0.3, +5.7, -5.3, -2.0, +1.4 %): seeds 1-3 within 8 % here.
+TEST(WorkloadCalibration, TemplateDrawConditionedOnRealGpuSecondsSlow) {
+  auto s = Preset("helios-uranus");
+  ASSERT_DOUBLE_EQ(s.template_gpu_seconds_target, s.targets.gpu_seconds_per_job);
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    auto st = ComputeWorkloadStats(GenerateWorkload(s, seed), s.cluster_gpus());
+    EXPECT_NEAR(st.gpu_seconds_per_job / s.targets.gpu_seconds_per_job, 1.0, 0.08) << "seed " << seed;
+  }
+}
+
+// Without a target the first draw is kept; a draw within tolerance is kept as well, so a
+// tolerance that accepts everything gives the same trace as no target.
+TEST(WorkloadCalibration, UnconditionedDrawIsTheFirstDraw) {
+  auto s = Preset("acme-kalos");
+  s.days = 5;
+  s.template_gpu_seconds_target = -1;
+  Trace a = GenerateWorkload(s, 2);
+  s.template_gpu_seconds_target = s.targets.gpu_seconds_per_job;
+  s.template_load_tolerance = 1e9;
+  Trace b = GenerateWorkload(s, 2);
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    EXPECT_EQ(a.jobs[i].gpus, b.jobs[i].gpus);
+    EXPECT_EQ(a.jobs[i].duration, b.jobs[i].duration);
+  }
+  // Conditioned with the presets' tolerance, seed 2 redraws (its first draw is off by more
+  // than 5 %), so the jobs differ.
+  s.template_load_tolerance = 0.05;
+  Trace c = GenerateWorkload(s, 2);
+  bool differs = c.jobs.size() != a.jobs.size();
+  for (size_t i = 0; !differs && i < a.jobs.size(); ++i) differs = a.jobs[i].duration != c.jobs[i].duration;
+  EXPECT_TRUE(differs);
+}
 
 TEST(WorkloadStats, HandComputed) {
   Trace t;
@@ -258,19 +302,28 @@ TEST(WorkloadStats, HandComputed) {
   EXPECT_NE(FormatStatsTable(s, {}).find("avg GPUs"), std::string::npos);
 }
 
-// Re-derives kVenusGpuJobsPerHourOfWeek from the shared throughput file.
-TEST(WorkloadCalibrationData, ShippedProfileMatchesThroughputFile) {
+// One 10-minute bin of helios-aggregates/cluster_throughput.csv: its hour of week and the
+// GPU jobs submitted in it.
+struct ThroughputBin {
+  int hour_of_week = 0;
+  double gpu_jobs = 0;
+};
+
+// The bins of the throughput file, or empty (with a message in *why) where it is absent.
+std::vector<ThroughputBin> ReadThroughputBins(std::string* why) {
   std::string path = std::string(ORRERY_SHARED_DIR) + "/traces/helios-aggregates/cluster_throughput.csv";
   std::ifstream in(path);
-  if (!in) GTEST_SKIP() << "shared data not found at " << path << " (set -DORRERY_SHARED_DIR=...)";
+  std::vector<ThroughputBin> bins;
+  if (!in) {
+    *why = "shared data not found at " + path + " (set -DORRERY_SHARED_DIR=...)";
+    return bins;
+  }
   std::string line;
   std::getline(in, line);
-  ASSERT_EQ(line.rfind("time,submit_job_all,start_job_all,end_job_all,submit_gpu_job", 0), 0u);
-  double sum[168] = {}, cnt[168] = {};
-  int rows = 0;
+  EXPECT_EQ(line.rfind("time,submit_job_all,start_job_all,end_job_all,submit_gpu_job", 0), 0u);
   while (std::getline(in, line)) {
     int y, mo, d, h, mi, se;
-    ASSERT_EQ(std::sscanf(line.c_str(), "%d-%d-%d %d:%d:%d", &y, &mo, &d, &h, &mi, &se), 6) << line;
+    EXPECT_EQ(std::sscanf(line.c_str(), "%d-%d-%d %d:%d:%d", &y, &mo, &d, &h, &mi, &se), 6) << line;
     // Day of week via days since 1970-01-01 (Thursday); civil-from-days inverse.
     int yy = mo <= 2 ? y - 1 : y;
     int era = yy / 400, yoe = yy - era * 400, mp = (mo + 9) % 12;
@@ -280,15 +333,117 @@ TEST(WorkloadCalibrationData, ShippedProfileMatchesThroughputFile) {
     std::stringstream ss(line);
     std::string f;
     for (int c = 0; c < 5; ++c) std::getline(ss, f, ',');
-    sum[dow * 24 + h] += std::stod(f);
-    cnt[dow * 24 + h] += 1;
-    ++rows;
+    bins.push_back({dow * 24 + h, std::stod(f)});
   }
-  EXPECT_EQ(rows, 26064);
+  return bins;
+}
+
+// Re-derives kVenusGpuJobsPerHourOfWeek from the shared throughput file.
+TEST(WorkloadCalibrationData, ShippedProfileMatchesThroughputFile) {
+  std::string why;
+  const auto bins = ReadThroughputBins(&why);
+  if (bins.empty()) GTEST_SKIP() << why;
+  double sum[168] = {}, cnt[168] = {};
+  for (const auto& b : bins) {
+    sum[b.hour_of_week] += b.gpu_jobs;
+    cnt[b.hour_of_week] += 1;
+  }
+  EXPECT_EQ(bins.size(), 26064u);
   for (int i = 0; i < 168; ++i) {
     ASSERT_GT(cnt[i], 0);
     EXPECT_NEAR(kVenusGpuJobsPerHourOfWeek[i], 6.0 * sum[i] / cnt[i], 0.0005) << "hour of week " << i;
   }
+}
+
+// Burstiness of a series of per-10-minute job counts: quantiles and the share of the jobs
+// that arrive in crowded bins.
+struct BinShape {
+  double p50 = 0, p90 = 0, p99 = 0;
+  double share_in_20 = 0, share_in_50 = 0;  // jobs in bins of >= 20 / >= 50 jobs
+};
+
+BinShape ShapeOf(std::vector<double> counts) {
+  BinShape s;
+  double total = 0, in20 = 0, in50 = 0;
+  for (double c : counts) {
+    total += c;
+    if (c >= 20) in20 += c;
+    if (c >= 50) in50 += c;
+  }
+  std::sort(counts.begin(), counts.end());
+  auto q = [&](double p) { return counts[static_cast<size_t>(p * counts.size())]; };
+  s.p50 = q(0.5);
+  s.p90 = q(0.9);
+  s.p99 = q(0.99);
+  s.share_in_20 = in20 / total;
+  s.share_in_50 = in50 / total;
+  return s;
+}
+
+std::vector<double> GeneratedBins(BatchModel batches) {
+  WorkloadSpec s = Preset("helios-venus");
+  s.batches = batches;
+  Trace t = GenerateWorkload(s, 1);
+  std::vector<double> counts(static_cast<size_t>(s.days * 144), 0.0);
+  for (const Job& j : t.jobs) counts[std::min<size_t>(counts.size() - 1, j.submit / 600)] += 1;
+  return counts;
+}
+
+// Sweeps reproduce the real bursts (kVenusBatchZipf, fitted by scripts/analyze_queueing.py):
+// real p50 / p90 / p99 = 3 / 11 / 26 GPU jobs per bin, 16.3 % / 5.0 % of the jobs in bins of
+// >= 20 / >= 50. Single Poisson arrivals do not (p99 15, 0.3 % / 0 %).
+TEST(WorkloadCalibration, SweepsMatchThroughputBursts) {
+  std::string why;
+  const auto bins = ReadThroughputBins(&why);
+  if (bins.empty()) GTEST_SKIP() << why;
+  std::vector<double> real;
+  for (const auto& b : bins) real.push_back(b.gpu_jobs);
+  const BinShape r = ShapeOf(real), g = ShapeOf(GeneratedBins(BatchModel::kSweeps));
+  EXPECT_EQ(r.p99, 26);
+  EXPECT_NEAR(g.p50, r.p50, 1);
+  EXPECT_NEAR(g.p90, r.p90, 2);
+  EXPECT_NEAR(g.p99, r.p99, 0.2 * r.p99);
+  EXPECT_NEAR(g.share_in_20, r.share_in_20, 0.05);
+  EXPECT_NEAR(g.share_in_50, r.share_in_50, 0.03);
+  const BinShape p = ShapeOf(GeneratedBins(BatchModel::kSingle));
+  EXPECT_LT(p.p99, 0.7 * r.p99);
+  EXPECT_LT(p.share_in_20, 0.02);
+}
+
+TEST(Workload, ParseBatchModel) {
+  EXPECT_EQ(ParseBatchModel("single").value(), BatchModel::kSingle);
+  EXPECT_EQ(ParseBatchModel("sweeps").value(), BatchModel::kSweeps);
+  EXPECT_EQ(BatchModelName(BatchModel::kSweeps), "sweeps");
+  auto bad = ParseBatchModel("burst");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "batches: expected single or sweeps, got \"burst\"");
+}
+
+// A sweep is one user's template submitted at one second: same user, name, GPUs and VC.
+TEST(Workload, SweepsShareUserNameAndSecond) {
+  WorkloadSpec s = Preset("helios-venus");
+  s.batches = BatchModel::kSweeps;
+  s.days = 30;
+  Trace t = GenerateWorkload(s, 1);
+  WorkloadSpec single = s;
+  single.batches = BatchModel::kSingle;
+  const double n_single = static_cast<double>(GenerateWorkload(single, 1).jobs.size());
+  // E[B] = 1.66 events -> the same job rate: 30 d x 692.3 jobs/d = 20,769 expected, both within 10 %.
+  EXPECT_NEAR(static_cast<double>(t.jobs.size()), n_single, 0.1 * n_single);
+  std::map<std::tuple<Time, uint32_t, uint32_t>, int> groups;  // (second, user, name) -> jobs
+  for (const Job& j : t.jobs) ++groups[{j.submit, j.user.value(), j.name.value()}];
+  int largest = 0;
+  size_t in_groups = 0;
+  for (const auto& [k, n] : groups) {
+    largest = std::max(largest, n);
+    if (n > 1) in_groups += n;
+  }
+  // P(B >= 2) = 1 - 1/zeta(2.65) ~ 0.23 of the events, ~0.5 of the jobs.
+  EXPECT_GT(static_cast<double>(in_groups) / t.jobs.size(), 0.3);
+  EXPECT_GE(largest, 50);
+  EXPECT_LE(largest, static_cast<int>(kVenusBatchMax));
+  for (size_t i = 1; i < t.jobs.size(); ++i) ASSERT_LE(t.jobs[i - 1].submit, t.jobs[i].submit);
+  EXPECT_TRUE(SameJobs(t, GenerateWorkload(s, 1)));
 }
 
 // Calibration harness (not a test): fits the free model parameters of a preset by
