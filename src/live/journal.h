@@ -68,6 +68,8 @@ struct JournalProgress {
   double eta_s = -1;       // remaining seconds as of read_at (-1: none)
   Time at = kNoTime;       // when the step was reached
   Time read_at = kNoTime;  // when it was read
+};
+
 // One failure the daemon handled (live/recovery.h): what Slurm said, what the log's
 // diagnosis found, what was done. The API's /api/v1/failures and the queue's reasons.
 struct FailureRecord {
