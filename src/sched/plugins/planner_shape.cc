@@ -195,7 +195,7 @@ Result<PlannedStep> PlannerCost::Search(const TrainModel& m, const std::vector<T
 // Goodput is throughput here: the global batch is fixed, so statistical efficiency is too.
 // The layout is the best plan's (dp, tp, pp). Nothing placeable or nothing fits: the request.
 Shape GoodputShape::Choose(const SchedJob& j, const ClusterState& state) {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   const Shape requested = RequestedShape(job);
   if (job.id.v >= work_->size() || job.gpus == 0 || job.is_fractional()) return requested;
   const Phase* phase = DescribedPhase((*work_)[job.id.v]);
