@@ -131,353 +131,465 @@ Status RunWarmup(live::SlurmClient& slurm, const std::string& partition) {
                    kExitRuntime);
 }
 
-int RunReplay(Options o) {
-  // --- options, trace, segment (nothing touches Slurm before these are valid)
-  if (!(o.speedup > 0)) return Fail("--speedup must be a positive number");
-  if (o.interval_ms < 10) return Fail("--interval-ms must be at least 10");
+// --- options, trace (nothing touches Slurm before these are valid)
+
+// Checks the options and fills in the Slurm client's options and the partition (from
+// --config). Errors carry the exit code.
+Status CheckOptions(Options* o, live::ExecSlurmOptions* so) {
+  if (!(o->speedup > 0)) return MakeError("--speedup must be a positive number");
+  if (o->interval_ms < 10) return MakeError("--interval-ms must be at least 10");
   // The live daemon runs the policy: what live mode refuses is refused here, before Slurm.
-  if (Status s = live::CheckLivePolicy(o.policy, o.seed); !s.ok()) return Fail("--policy: " + s.error().message);
-  live::ExecSlurmOptions so;
-  if (!o.config.empty()) {
-    auto cfg = live::LoadServeConfig(o.config);
-    if (!cfg.ok()) return Fail(cfg.error().message, cfg.error().exit_code);
-    so = cfg->slurm;
-    if (o.partition.empty() && !cfg->daemon.partitions.empty()) o.partition = cfg->daemon.partitions.front();
+  if (Status s = live::CheckLivePolicy(o->policy, o->seed); !s.ok()) return MakeError("--policy: " + s.error().message);
+  if (!o->config.empty()) {
+    ORR_ASSIGN_OR_RETURN(live::ServeConfig cfg, live::LoadServeConfig(o->config));
+    *so = cfg.slurm;
+    if (o->partition.empty() && !cfg.daemon.partitions.empty()) o->partition = cfg.daemon.partitions.front();
   }
-  if (!o.slurm_conf.empty()) so.slurm_conf = o.slurm_conf;
-  if (!o.bin_dir.empty()) so.bin_dir = o.bin_dir;
-  so.timeout_ms = o.timeout_ms;
-  if (o.partition.empty()) return Fail("give --partition P (or --config serve.toml)");
-  auto fmtr = ParseTraceFormat(o.format);
-  if (!fmtr.ok()) return Fail(fmtr.error().message);
+  if (!o->slurm_conf.empty()) so->slurm_conf = o->slurm_conf;
+  if (!o->bin_dir.empty()) so->bin_dir = o->bin_dir;
+  so->timeout_ms = o->timeout_ms;
+  if (o->partition.empty()) return MakeError("give --partition P (or --config serve.toml)");
+  return Status::Ok();
+}
+
+Result<Trace> LoadReplayTrace(const Options& o) {
+  ORR_ASSIGN_OR_RETURN(TraceFormat fmt, ParseTraceFormat(o.format));
   ImportOptions io;
   io.skip_bad_rows = o.skip_bad_rows;
-  auto trace = LoadTrace(o.trace, *fmtr, io, nullptr);
-  if (!trace.ok()) return Fail(trace.error().message, trace.error().exit_code);
+  return LoadTrace(o.trace, fmt, io, nullptr);
+}
 
-  // --- the live cluster as sinfo reports it (or, for a dry run, as given)
-  live::ExecSlurmClient exec(so);
-  Result<std::vector<live::SlurmNode>> nodes = std::vector<live::SlurmNode>{};
-  Result<live::JobListing> probe = live::JobListing{};
+// --- the live cluster as sinfo reports it (or, for a dry run, as given)
+
+struct LiveCluster {
+  std::vector<live::SlurmNode> up;  // the partition's schedulable GPU nodes, by name
+  uint16_t node_gpus = 0;           // the smallest GPU count among them
+  Cluster cluster;
+};
+
+// The partition's nodes and how many of its jobs have not ended (none for a --dry-nodes run).
+struct Listing {
+  std::vector<live::SlurmNode> nodes;
+  size_t busy = 0;
+};
+
+Result<Listing> ListNodes(const Options& o, live::ExecSlurmClient& exec) {
+  Listing l;
   if (o.dry_run && o.dry_nodes > 0) {
     for (uint32_t k = 1; k <= o.dry_nodes; ++k)
-      nodes->push_back(live::SlurmNode{"node" + std::to_string(k), o.partition, "idle", live::NodeAvail::kUp,
-                                       static_cast<uint16_t>(o.dry_node_gpus), 0});
-  } else {
-    nodes = exec.Nodes({o.partition});
-    if (nodes.ok()) probe = exec.Jobs({o.partition}, 0);
+      l.nodes.push_back(live::SlurmNode{"node" + std::to_string(k), o.partition, "idle", live::NodeAvail::kUp,
+                                        static_cast<uint16_t>(o.dry_node_gpus), 0});
+    return l;
   }
-  if (!nodes.ok()) return Fail("cannot reach Slurm: " + nodes.error().message);
-  if (!probe.ok()) return Fail("cannot reach Slurm: " + probe.error().message);
-  std::vector<live::SlurmNode> up;
+  auto nodes = exec.Nodes({o.partition});
+  if (!nodes.ok()) return MakeError("cannot reach Slurm: " + nodes.error().message);
+  auto probe = exec.Jobs({o.partition}, 0);
+  if (!probe.ok()) return MakeError("cannot reach Slurm: " + probe.error().message);
+  l.nodes = std::move(*nodes);
+  for (const live::SlurmJob& j : probe->jobs)
+    if (!live::IsTerminal(j.state)) ++l.busy;
+  return l;
+}
+
+Result<LiveCluster> ReadCluster(const Options& o, live::ExecSlurmClient& exec) {
+  ORR_ASSIGN_OR_RETURN(Listing l, ListNodes(o, exec));
+  LiveCluster lc;
   size_t not_up = 0;
-  for (const live::SlurmNode& n : *nodes) {
+  for (const live::SlurmNode& n : l.nodes) {
     if (n.partition != o.partition) continue;
-    if (n.avail == live::NodeAvail::kUp && n.gpus > 0) up.push_back(n);
+    if (n.avail == live::NodeAvail::kUp && n.gpus > 0) lc.up.push_back(n);
     else ++not_up;
   }
-  if (up.empty())
-    return Fail(fmt::format("partition '{}' not found or has no schedulable GPU node (sinfo reports {} node(s) there)",
-                            o.partition, not_up));
-  std::sort(up.begin(), up.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  uint16_t node_gpus = up.front().gpus;
-  for (const auto& n : up) node_gpus = std::min(node_gpus, n.gpus);
-  size_t busy = 0;
-  for (const live::SlurmJob& j : probe->jobs)
-    if (!live::IsTerminal(j.state)) ++busy;
-  if (busy && !o.dry_run)
-    return Fail(fmt::format("partition '{}' has {} job(s) pending or running; a replay needs it idle (its "
-                            "measurements would include them)", o.partition, busy));
+  if (lc.up.empty())
+    return MakeError(fmt::format("partition '{}' not found or has no schedulable GPU node (sinfo reports {} node(s) there)",
+                                 o.partition, not_up));
+  std::sort(lc.up.begin(), lc.up.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  lc.node_gpus = lc.up.front().gpus;
+  for (const auto& n : lc.up) lc.node_gpus = std::min(lc.node_gpus, n.gpus);
+  if (l.busy && !o.dry_run)
+    return MakeError(fmt::format("partition '{}' has {} job(s) pending or running; a replay needs it idle (its "
+                                 "measurements would include them)", o.partition, l.busy));
   std::vector<const live::SlurmNode*> model;
-  for (const auto& n : up) model.push_back(&n);
-  const Cluster cluster = live::ClusterFromSinfo({o.partition}, std::move(model)).cluster;
+  for (const auto& n : lc.up) model.push_back(&n);
+  lc.cluster = live::ClusterFromSinfo({o.partition}, std::move(model)).cluster;
+  return lc;
+}
 
+Result<replay::Segment> Select(const Options& o, const Trace& trace, const LiveCluster& lc) {
   replay::SegmentOptions sopt;
   sopt.skip = o.skip;
   sopt.jobs = o.jobs;
   sopt.window = o.window;
   sopt.speedup = o.speedup;
-  sopt.node_gpus = node_gpus;
-  sopt.cluster_nodes = static_cast<uint32_t>(up.size());
+  sopt.node_gpus = lc.node_gpus;
+  sopt.cluster_nodes = static_cast<uint32_t>(lc.up.size());
   sopt.clamp_oversize = o.clamp_oversize;
   sopt.max_duration = o.max_duration;
-  auto seg = replay::SelectSegment(*trace, sopt);
-  if (!seg.ok()) return Fail(seg.error().message);
-  const size_t n = seg->jobs.size();
+  return replay::SelectSegment(trace, sopt);
+}
 
-  // --- the prediction first (cheap; it also bounds the wall time)
-  Trace st = replay::SegmentTrace(*seg);
+// --- the prediction
+
+SimConfig PredictionConfig(const Options& o) {
   SimConfig sc;
   sc.policy = o.policy;
   sc.placer = o.placer;
   sc.seed = o.seed;
   sc.sample_interval = 0;
-  auto sim = Simulate(st, cluster, sc);
-  if (!sim.ok()) return Fail(sim.error().message, sim.error().exit_code);
+  return sc;
+}
+
+Time Makespan(const SimResult& sim) {
   Time makespan = 0;
-  for (const JobOutcome& oc : sim->outcomes)
+  for (const JobOutcome& oc : sim.outcomes)
     if (oc.end != kNoTime) makespan = std::max(makespan, oc.end);
-  const double max_wall = o.max_wall > 0 ? static_cast<double>(o.max_wall) : 3.0 * static_cast<double>(makespan) + 120;
+  return makespan;
+}
+
+void PrintPlan(const Options& o, const replay::Segment& seg, const LiveCluster& lc, Time makespan, double max_wall) {
   fmt::print("orrery replay: {} job(s) of {} (skip {}, {} considered: {} CPU-only, {} without duration, {} larger than "
              "the cluster {}) at speedup {} on partition '{}' ({} node(s) × {} GPUs), policy {}, placer {}\n",
-             n, o.trace, o.skip, seg->considered, seg->skipped_cpu, seg->skipped_no_duration,
-             o.clamp_oversize ? seg->clamped_oversize : seg->skipped_oversize, o.clamp_oversize ? "clamped" : "skipped",
-             o.speedup, o.partition, up.size(), node_gpus, o.policy, o.placer);
-  if (seg->reshaped || seg->fractional || seg->duration_capped)
+             seg.jobs.size(), o.trace, o.skip, seg.considered, seg.skipped_cpu, seg.skipped_no_duration,
+             o.clamp_oversize ? seg.clamped_oversize : seg.skipped_oversize, o.clamp_oversize ? "clamped" : "skipped",
+             o.speedup, o.partition, lc.up.size(), lc.node_gpus, o.policy, o.placer);
+  if (seg.reshaped || seg.fractional || seg.duration_capped)
     fmt::print("orrery replay: {} job(s) rounded up to equal GPUs per node, {} fractional job(s) as 1 GPU, {} duration(s) "
-               "capped at {} s\n", seg->reshaped, seg->fractional, seg->duration_capped, o.max_duration);
+               "capped at {} s\n", seg.reshaped, seg.fractional, seg.duration_capped, o.max_duration);
   fmt::print("orrery replay: predicted makespan {} s (last arrival {} s); giving up after {:.0f} s\n", makespan,
-             seg->jobs.back().arrival, max_wall);
+             seg.jobs.back().arrival, max_wall);
   std::fflush(stdout);
-  if (o.dry_run) {
-    double w = 0, jct = 0;
-    for (size_t i = 0; i < n; ++i) {
-      w += static_cast<double>(sim->outcomes[i].start - seg->jobs[i].arrival);
-      jct += static_cast<double>(sim->outcomes[i].end - seg->jobs[i].arrival);
-    }
-    fmt::print("orrery replay: dry run: predicted avg JCT {:.2f} s, avg queueing delay {:.2f} s; nothing submitted\n",
-               jct / static_cast<double>(n), w / static_cast<double>(n));
-    return kExitOk;
-  }
+}
 
-  // --- output folder and journal
+void PrintDryRun(const replay::Segment& seg, const SimResult& sim) {
+  const size_t n = seg.jobs.size();
+  double w = 0, jct = 0;
+  for (size_t i = 0; i < n; ++i) {
+    w += static_cast<double>(sim.outcomes[i].start - seg.jobs[i].arrival);
+    jct += static_cast<double>(sim.outcomes[i].end - seg.jobs[i].arrival);
+  }
+  fmt::print("orrery replay: dry run: predicted avg JCT {:.2f} s, avg queueing delay {:.2f} s; nothing submitted\n",
+             jct / static_cast<double>(n), w / static_cast<double>(n));
+}
+
+// --- the live run
+
+// The output folder and a fresh journal in it.
+Result<std::unique_ptr<live::Journal>> OpenJournal(const std::string& out_dir) {
   std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) return Fail("cannot create " + o.out_dir + ": " + ec.message());
-  const std::string jpath = o.out_dir + "/replay-journal.db";
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) return MakeError("cannot create " + out_dir + ": " + ec.message());
+  const std::string jpath = out_dir + "/replay-journal.db";
   for (const char* suf : {"", "-wal", "-shm"}) std::filesystem::remove(jpath + suf, ec);
-  auto journal = live::Journal::Open(jpath, false);
-  if (!journal.ok()) return Fail(journal.error().message);
+  return live::Journal::Open(jpath, false);
+}
 
-  if (o.warmup) {
-    if (Status s = RunWarmup(exec, o.partition); !s.ok()) return Fail(s.error().message, s.error().exit_code);
+// SIGINT/SIGTERM set g_stop while it lives; the previous handlers come back after.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = OnSignal;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
   }
-  RecordingClient slurm(&exec);
-  WallClock clock;
-  live::DaemonOptions dopt;
-  dopt.partitions = {o.partition};
-  dopt.policy = o.policy;
-  dopt.placer = o.placer;
-  dopt.seed = o.seed;
-  live::Daemon daemon(&slurm, journal->get(), &clock, dopt);
-  if (Status s = daemon.Recover(); !s.ok()) return Fail(s.error().message);
+  ~StopOnSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
 
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  struct sigaction old_int {}, old_term {};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
 
-  // t0: the next whole second (Slurm's times are whole seconds); job i is submitted 50 ms
-  // into second t0 + arrival_i so that Slurm's submit second is that one.
-  const Time t0 = static_cast<Time>(std::floor(WallNow())) + 1;
-  std::vector<uint32_t> ids(n, 0);
+// What the submission and cycle loop did.
+struct LiveRun {
+  Time t0 = 0;                // job i is submitted 50 ms into second t0 + arrival_i
+  std::vector<uint32_t> ids;  // Slurm id per segment job (0 = not submitted)
   size_t next = 0, ended = 0;
-  std::string abort_why, last_err;
-  double first_fail = -1;
-  double last_progress = WallNow();
+  std::string abort_why;      // empty: every job ended
   int64_t cycles = 0, failed_cycles = 0;
   double cycle_ms = 0;
-  while (true) {
+  double wall = 0;
+};
+
+class ReplayLoop {
+ public:
+  ReplayLoop(const Options& o, const replay::Segment& seg, RecordingClient& slurm, live::Daemon& daemon, double max_wall)
+      : o_(o), seg_(seg), slurm_(slurm), daemon_(daemon), max_wall_(max_wall) {}
+
+  LiveRun Run() {
+    // t0: the next whole second (Slurm's times are whole seconds); job i is submitted 50 ms
+    // into second t0 + arrival_i so that Slurm's submit second is that one.
+    r_.t0 = static_cast<Time>(std::floor(WallNow())) + 1;
+    r_.ids.assign(seg_.jobs.size(), 0);
+    last_progress_ = WallNow();
+    while (Step()) {
+    }
+    r_.wall = WallNow() - static_cast<double>(r_.t0);
+    return std::move(r_);
+  }
+
+ private:
+  double Due(size_t i) const { return static_cast<double>(r_.t0 + seg_.jobs[i].arrival) + 0.05; }
+
+  // One cycle: submissions due, the daemon's cycle, progress; then sleeps. False when done.
+  bool Step() {
+    const size_t n = seg_.jobs.size();
     const double cycle_start = WallNow();
     if (g_stop.load()) {
-      abort_why = "interrupted";
-      break;
+      r_.abort_why = "interrupted";
+      return false;
     }
-    if (cycle_start - static_cast<double>(t0) > max_wall) {
-      abort_why = fmt::format("not finished after {:.0f} s (--max-wall)", max_wall);
-      break;
+    if (cycle_start - static_cast<double>(r_.t0) > max_wall_) {
+      r_.abort_why = fmt::format("not finished after {:.0f} s (--max-wall)", max_wall_);
+      return false;
     }
-    // Submissions due now, but at most ~0.3 s of sbatch calls per cycle: a burst of arrivals
-    // must not stall the daemon's observation of completions (those that wait are submitted
-    // later; the comparison uses the submit times Slurm recorded, below).
-    while (next < n && cycle_start >= static_cast<double>(t0 + seg->jobs[next].arrival) + 0.05 &&
-           WallNow() - cycle_start < 0.3) {
-      const replay::ReplayJob& r = seg->jobs[next];
+    if (!SubmitDue(cycle_start) || !Cycle()) return false;
+    r_.ended = 0;
+    for (size_t i = 0; i < r_.next; ++i) r_.ended += slurm_.Ended(r_.ids[i]);
+    if (r_.next == n && r_.ended == n) return false;
+    ReportProgress();
+    SleepUntilNext(cycle_start);
+    return true;
+  }
+
+  // Submissions due now, but at most ~0.3 s of sbatch calls per cycle: a burst of arrivals
+  // must not stall the daemon's observation of completions (those that wait are submitted
+  // later; the comparison uses the submit times Slurm recorded).
+  bool SubmitDue(double cycle_start) {
+    while (r_.next < seg_.jobs.size() && cycle_start >= Due(r_.next) && WallNow() - cycle_start < 0.3) {
+      const replay::ReplayJob& r = seg_.jobs[r_.next];
       live::SubmitSpec sub;
-      sub.name = "orrery-replay-" + std::to_string(next);
-      sub.partition = o.partition;
+      sub.name = "orrery-replay-" + std::to_string(r_.next);
+      sub.partition = o_.partition;
       sub.nodes = r.nodes;
       sub.gpus_per_node = r.gpus_per_node;
       sub.sleep_s = r.duration;
       sub.duration_hint = r.duration;
       sub.hold = true;
-      auto id = slurm.Submit(sub);
+      auto id = slurm_.Submit(sub);
       if (!id.ok()) {
-        abort_why = "sbatch failed: " + id.error().message;
-        break;
+        r_.abort_why = "sbatch failed: " + id.error().message;
+        return false;
       }
-      ids[next] = *id;
-      slurm.Track(*id);
-      ++next;
+      r_.ids[r_.next] = *id;
+      slurm_.Track(*id);
+      ++r_.next;
     }
-    if (!abort_why.empty()) break;
-    auto cs = daemon.Cycle();
+    return true;
+  }
+
+  // The daemon's cycle; Slurm unreachable for 60 s ends the run.
+  bool Cycle() {
+    auto cs = daemon_.Cycle();
     if (cs.ok()) {
-      ++cycles;
-      cycle_ms += cs->total_ms;
-    } else {
-      ++failed_cycles;
+      ++r_.cycles;
+      r_.cycle_ms += cs->total_ms;
+      first_fail_ = -1;
+      last_err_.clear();
+      return true;
     }
-    if (!cs.ok()) {
-      if (cs.error().message != last_err) fmt::print(stderr, "orrery replay: cycle failed: {}\n", cs.error().message);
-      last_err = cs.error().message;
-      if (first_fail < 0) first_fail = WallNow();
-      if (WallNow() - first_fail > 60) {
-        abort_why = "Slurm unreachable for 60 s: " + cs.error().message;
-        break;
-      }
-    } else {
-      first_fail = -1;
-      last_err.clear();
+    ++r_.failed_cycles;
+    if (cs.error().message != last_err_) fmt::print(stderr, "orrery replay: cycle failed: {}\n", cs.error().message);
+    last_err_ = cs.error().message;
+    if (first_fail_ < 0) first_fail_ = WallNow();
+    if (WallNow() - first_fail_ > 60) {
+      r_.abort_why = "Slurm unreachable for 60 s: " + cs.error().message;
+      return false;
     }
-    ended = 0;
-    for (size_t i = 0; i < next; ++i) ended += slurm.Ended(ids[i]);
-    if (next == n && ended == n) break;
-    if (WallNow() - last_progress >= 10) {
-      last_progress = WallNow();
-      fmt::print("orrery replay: t={:.0f} s: {} submitted, {} ended\n", last_progress - static_cast<double>(t0), next,
-                 ended);
-      std::fflush(stdout);
-    }
-    // Sleep until the next cycle or the next arrival, whichever is first.
-    double wake = cycle_start + o.interval_ms / 1000.0;
-    if (next < n) wake = std::min(wake, static_cast<double>(t0 + seg->jobs[next].arrival) + 0.05);
+    return true;
+  }
+
+  void ReportProgress() {
+    if (WallNow() - last_progress_ < 10) return;
+    last_progress_ = WallNow();
+    fmt::print("orrery replay: t={:.0f} s: {} submitted, {} ended\n", last_progress_ - static_cast<double>(r_.t0),
+               r_.next, r_.ended);
+    std::fflush(stdout);
+  }
+
+  // Sleeps until the next cycle or the next arrival, whichever is first.
+  void SleepUntilNext(double cycle_start) const {
+    double wake = cycle_start + o_.interval_ms / 1000.0;
+    if (r_.next < seg_.jobs.size()) wake = std::min(wake, Due(r_.next));
     while (!g_stop.load() && WallNow() < wake)
       std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp(static_cast<int>((wake - WallNow()) * 1000), 1, 50)));
   }
-  const double wall = WallNow() - static_cast<double>(t0);
-  if (!abort_why.empty()) {
-    size_t cancelled = 0, failed = 0;
-    for (size_t i = 0; i < next; ++i) {
-      if (slurm.Ended(ids[i])) continue;
-      if (exec.Cancel(ids[i]).ok()) ++cancelled;
-      else ++failed;
-    }
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    return Fail(fmt::format("{}; {} of {} job(s) submitted, {} ended, {} cancelled{}", abort_why, next, n, ended,
-                            cancelled, failed ? fmt::format(", {} could not be cancelled (scancel them)", failed) : ""),
-                g_stop.load() ? 130 : kExitRuntime);
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
 
-  // --- the prediction for the workload as Slurm received it: arrivals are Slurm's submit
-  // seconds (sbatch may lag the plan in a burst); the planned-arrival prediction above is
-  // reported beside it.
-  Trace as_submitted = st;
-  for (size_t i = 0; i < n; ++i) {
-    auto it = slurm.seen().find(ids[i]);
-    if (it != slurm.seen().end() && it->second.submit != kNoTime)
-      as_submitted.jobs[i].submit = std::max<Time>(it->second.submit - t0, 0);
-    if (i > 0) as_submitted.jobs[i].submit = std::max(as_submitted.jobs[i].submit, as_submitted.jobs[i - 1].submit);
+  const Options& o_;
+  const replay::Segment& seg_;
+  RecordingClient& slurm_;
+  live::Daemon& daemon_;
+  const double max_wall_;
+  LiveRun r_;
+  std::string last_err_;
+  double first_fail_ = -1;
+  double last_progress_ = 0;
+};
+
+// An aborted run: cancels every submitted job that has not ended; the message for Fail.
+std::string CancelUnended(const LiveRun& r, const RecordingClient& slurm, live::SlurmClient& exec, size_t n) {
+  size_t cancelled = 0, failed = 0;
+  for (size_t i = 0; i < r.next; ++i) {
+    if (slurm.Ended(r.ids[i])) continue;
+    if (exec.Cancel(r.ids[i]).ok()) ++cancelled;
+    else ++failed;
   }
-  auto sim_planned = std::move(sim);
-  auto sim2 = Simulate(as_submitted, cluster, sc);
-  if (!sim2.ok()) return Fail(sim2.error().message, sim2.error().exit_code);
-  double plan_jct = 0, plan_wait = 0;
-  size_t plan_n = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const JobOutcome& p = sim_planned->outcomes[i];
+  return fmt::format("{}; {} of {} job(s) submitted, {} ended, {} cancelled{}", r.abort_why, r.next, n, r.ended,
+                     cancelled, failed ? fmt::format(", {} could not be cancelled (scancel them)", failed) : "");
+}
+
+// --- the comparison
+
+// The workload as Slurm received it: arrivals are Slurm's submit seconds (sbatch may lag the
+// plan in a burst), never decreasing.
+Trace AsSubmitted(const Trace& planned, const RecordingClient& slurm, const LiveRun& r) {
+  Trace t = planned;
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    auto it = slurm.seen().find(r.ids[i]);
+    if (it != slurm.seen().end() && it->second.submit != kNoTime) t.jobs[i].submit = std::max<Time>(it->second.submit - r.t0, 0);
+    if (i > 0) t.jobs[i].submit = std::max(t.jobs[i].submit, t.jobs[i - 1].submit);
+  }
+  return t;
+}
+
+// Mean JCT and queueing delay of the prediction on the planned arrivals.
+struct PlannedAverages {
+  double jct = 0, wait = 0;
+};
+PlannedAverages Averages(const SimResult& planned, const replay::Segment& seg) {
+  PlannedAverages a;
+  size_t count = 0;
+  for (size_t i = 0; i < seg.jobs.size(); ++i) {
+    const JobOutcome& p = planned.outcomes[i];
     if (p.status != OutcomeStatus::kFinished || p.end == kNoTime) continue;
-    plan_jct += static_cast<double>(p.end - seg->jobs[i].arrival);
-    plan_wait += static_cast<double>(p.start - seg->jobs[i].arrival);
-    ++plan_n;
+    a.jct += static_cast<double>(p.end - seg.jobs[i].arrival);
+    a.wait += static_cast<double>(p.start - seg.jobs[i].arrival);
+    ++count;
   }
-  if (plan_n) {
-    plan_jct /= static_cast<double>(plan_n);
-    plan_wait /= static_cast<double>(plan_n);
+  if (count) {
+    a.jct /= static_cast<double>(count);
+    a.wait /= static_cast<double>(count);
   }
+  return a;
+}
 
-  // --- comparison
-  std::vector<replay::JobTimes> times(n);
+// Per job: measured (Slurm) against predicted times, and replay_jobs.csv.
+struct JobRows {
+  std::vector<replay::JobTimes> times;
   size_t not_completed = 0;
-  double submit_lag = 0;
-  std::string csv =
+  double submit_lag = 0;  // summed over measured jobs
+  std::string csv;
+};
+
+// The m_submit..m_jct columns of replay_jobs.csv (seconds from t0; empty where unknown).
+std::string MeasuredColumns(const live::SlurmJob* sj, bool measured, Time t0) {
+  if (measured)
+    return fmt::format("{},{},{},{},{}", sj->submit - t0, sj->start - t0, sj->end - t0, sj->start - sj->submit,
+                       sj->end - sj->submit);
+  if (!sj) return ",,,,";
+  return fmt::format("{},{},{},,", sj->submit != kNoTime ? std::to_string(sj->submit - t0) : "",
+                     sj->start != kNoTime ? std::to_string(sj->start - t0) : "",
+                     sj->end != kNoTime ? std::to_string(sj->end - t0) : "");
+}
+
+std::string NodeList(const live::SlurmJob& sj) {
+  std::string s;
+  for (const auto& nd : sj.nodes) {
+    if (!s.empty()) s += ' ';
+    s += nd;
+  }
+  return s;
+}
+
+JobRows CompareJobs(const replay::Segment& seg, const Trace& as_submitted, const SimResult& sim,
+                    const SimResult& planned, const RecordingClient& slurm, const LiveRun& r) {
+  const size_t n = seg.jobs.size();
+  JobRows rows;
+  rows.times.resize(n);
+  rows.csv =
       "index,source_id,slurm_id,nodes,gpus_per_node,trace_gpus,trace_duration,arrival,duration,state,m_submit,m_start,"
       "m_end,m_wait,m_jct,p_start,p_end,p_wait,p_jct,jct_error,ran_on,p_plan_start,p_plan_end\n";
+  const Time t0 = r.t0;
   for (size_t i = 0; i < n; ++i) {
-    const replay::ReplayJob& r = seg->jobs[i];
-    const JobOutcome& p = sim2->outcomes[i];
-    const JobOutcome& pp = sim_planned->outcomes[i];
+    const replay::ReplayJob& rj = seg.jobs[i];
+    const JobOutcome& p = sim.outcomes[i];
+    const JobOutcome& pp = planned.outcomes[i];
     const Time a = as_submitted.jobs[i].submit;
-    const auto it = slurm.seen().find(ids[i]);
+    const auto it = slurm.seen().find(r.ids[i]);
     const live::SlurmJob* sj = it == slurm.seen().end() ? nullptr : &it->second;
-    replay::JobTimes& t = times[i];
+    replay::JobTimes& t = rows.times[i];
     bool p_ok = p.status == OutcomeStatus::kFinished && p.end != kNoTime;
     t.measured = p_ok && sj && sj->state == live::SlurmJobState::kFinished && sj->start != kNoTime && sj->end != kNoTime &&
                  sj->submit != kNoTime;
-    if (!t.measured) ++not_completed;
+    if (!t.measured) ++rows.not_completed;
     if (p_ok) {
       t.p_wait = static_cast<double>(p.start - a);
       t.p_jct = static_cast<double>(p.end - a);
       t.p_end = static_cast<double>(p.end);
     }
-    std::string m_cols = ",,,,";
     if (t.measured) {
       t.m_wait = static_cast<double>(sj->start - sj->submit);
       t.m_jct = static_cast<double>(sj->end - sj->submit);
       t.m_end = static_cast<double>(sj->end - t0);
-      submit_lag += static_cast<double>(sj->submit - t0 - r.arrival);
-      m_cols = fmt::format("{},{},{},{},{}", sj->submit - t0, sj->start - t0, sj->end - t0, sj->start - sj->submit,
-                           sj->end - sj->submit);
-    } else if (sj) {
-      m_cols = fmt::format("{},{},{},,", sj->submit != kNoTime ? std::to_string(sj->submit - t0) : "",
-                           sj->start != kNoTime ? std::to_string(sj->start - t0) : "",
-                           sj->end != kNoTime ? std::to_string(sj->end - t0) : "");
+      rows.submit_lag += static_cast<double>(sj->submit - t0 - rj.arrival);
     }
-    std::string nodes_s;
-    if (sj)
-      for (const auto& nd : sj->nodes) {
-        if (!nodes_s.empty()) nodes_s += ' ';
-        nodes_s += nd;
-      }
+    const std::string m_cols = MeasuredColumns(sj, t.measured, t0);
+    const std::string nodes_s = sj ? NodeList(*sj) : "";
     const bool pp_ok = pp.status == OutcomeStatus::kFinished && pp.end != kNoTime;
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, r.source_id, ids[i], r.nodes,
-                       r.gpus_per_node, r.trace_gpus, r.trace_duration, r.arrival, r.duration,
-                       sj ? std::string(live::SlurmJobStateName(sj->state)) : std::string("UNSEEN"), m_cols,
-                       p_ok ? std::to_string(p.start) : "", p_ok ? std::to_string(p.end) : "",
-                       p_ok ? std::to_string(p.start - a) : "", p_ok ? std::to_string(p.end - a) : "",
-                       t.measured ? std::to_string(static_cast<long long>(t.m_jct - t.p_jct)) : "", nodes_s,
-                       pp_ok ? std::to_string(pp.start) : "", pp_ok ? std::to_string(pp.end) : "");
+    rows.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, rj.source_id, r.ids[i],
+                            rj.nodes, rj.gpus_per_node, rj.trace_gpus, rj.trace_duration, rj.arrival, rj.duration,
+                            sj ? std::string(live::SlurmJobStateName(sj->state)) : std::string("UNSEEN"), m_cols,
+                            p_ok ? std::to_string(p.start) : "", p_ok ? std::to_string(p.end) : "",
+                            p_ok ? std::to_string(p.start - a) : "", p_ok ? std::to_string(p.end - a) : "",
+                            t.measured ? std::to_string(static_cast<long long>(t.m_jct - t.p_jct)) : "", nodes_s,
+                            pp_ok ? std::to_string(pp.start) : "", pp_ok ? std::to_string(pp.end) : "");
   }
-  replay::Comparison c = replay::Compare(times);
-  const size_t measured = c.measured;
-  if (measured) submit_lag /= static_cast<double>(measured);
+  return rows;
+}
 
+nlohmann::ordered_json SegmentJson(const Options& o, const replay::Segment& seg) {
+  nlohmann::ordered_json sg;
+  sg["skip"] = o.skip;
+  sg["first_submit"] = seg.first_submit;
+  sg["considered"] = seg.considered;
+  sg["replayed"] = seg.jobs.size();
+  sg["skipped_cpu"] = seg.skipped_cpu;
+  sg["skipped_no_duration"] = seg.skipped_no_duration;
+  sg["skipped_oversize"] = seg.skipped_oversize;
+  sg["clamped_oversize"] = seg.clamped_oversize;
+  sg["reshaped"] = seg.reshaped;
+  sg["fractional"] = seg.fractional;
+  sg["duration_capped"] = seg.duration_capped;
+  sg["max_duration"] = o.max_duration;
+  return sg;
+}
+
+// summary.json (docs/formats/replay.md).
+nlohmann::ordered_json Summary(const Options& o, const LiveCluster& lc, const replay::Segment& seg, const LiveRun& r,
+                               const replay::Comparison& c, const JobRows& rows, double submit_lag, Time makespan,
+                               Time planned_makespan, const PlannedAverages& planned) {
   nlohmann::ordered_json j;
   j["trace"] = o.trace;
   j["partition"] = o.partition;
-  j["nodes"] = up.size();
-  j["gpus_per_node"] = node_gpus;
+  j["nodes"] = lc.up.size();
+  j["gpus_per_node"] = lc.node_gpus;
   j["policy"] = o.policy;
   j["placer"] = o.placer;
   j["seed"] = o.seed;
   j["speedup"] = o.speedup;
   j["interval_ms"] = o.interval_ms;
-  nlohmann::ordered_json sg;
-  sg["skip"] = o.skip;
-  sg["first_submit"] = seg->first_submit;
-  sg["considered"] = seg->considered;
-  sg["replayed"] = n;
-  sg["skipped_cpu"] = seg->skipped_cpu;
-  sg["skipped_no_duration"] = seg->skipped_no_duration;
-  sg["skipped_oversize"] = seg->skipped_oversize;
-  sg["clamped_oversize"] = seg->clamped_oversize;
-  sg["reshaped"] = seg->reshaped;
-  sg["fractional"] = seg->fractional;
-  sg["duration_capped"] = seg->duration_capped;
-  sg["max_duration"] = o.max_duration;
-  j["segment"] = sg;
-  j["t0_unix"] = t0;
-  j["cycles"] = cycles;
-  j["failed_cycles"] = failed_cycles;
-  j["avg_cycle_ms"] = cycles ? std::round(cycle_ms / static_cast<double>(cycles) * 10) / 10 : 0.0;
-  j["wall_s"] = std::round(wall * 10) / 10;
+  j["segment"] = SegmentJson(o, seg);
+  j["t0_unix"] = r.t0;
+  j["cycles"] = r.cycles;
+  j["failed_cycles"] = r.failed_cycles;
+  j["avg_cycle_ms"] = r.cycles ? std::round(r.cycle_ms / static_cast<double>(r.cycles) * 10) / 10 : 0.0;
+  j["wall_s"] = std::round(r.wall * 10) / 10;
   j["jobs"] = c.jobs;
-  j["measured"] = measured;
-  j["not_completed"] = not_completed;
+  j["measured"] = c.measured;
+  j["not_completed"] = rows.not_completed;
   auto r3 = [](double v) { return std::round(v * 1000) / 1000; };
   auto r4 = [](double v) { return std::round(v * 10000) / 10000; };
   j["avg_submit_lag_s"] = r3(submit_lag);
@@ -494,22 +606,20 @@ int RunReplay(Options o) {
   j["order_pairs"] = c.pairs;
   j["order_agreement"] = r4(c.order_agreement);
   j["kendall_tau"] = r4(c.kendall_tau);
-  Time makespan2 = 0;
-  for (const JobOutcome& oc : sim2->outcomes)
-    if (oc.end != kNoTime) makespan2 = std::max(makespan2, oc.end);
-  j["predicted_makespan_s"] = makespan2;
-  nlohmann::ordered_json planned;
-  planned["avg_jct_predicted_s"] = r3(plan_jct);
-  planned["avg_wait_predicted_s"] = r3(plan_wait);
-  planned["predicted_makespan_s"] = makespan;
-  j["planned_arrivals"] = planned;
-  if (Status s = WriteFileAtomic(o.out_dir + "/replay_jobs.csv", csv); !s.ok()) return Fail(s.error().message, kExitRuntime);
-  if (Status s = WriteFileAtomic(o.out_dir + "/summary.json", j.dump(2) + "\n"); !s.ok())
-    return Fail(s.error().message, kExitRuntime);
+  j["predicted_makespan_s"] = makespan;
+  nlohmann::ordered_json pl;
+  pl["avg_jct_predicted_s"] = r3(planned.jct);
+  pl["avg_wait_predicted_s"] = r3(planned.wait);
+  pl["predicted_makespan_s"] = planned_makespan;
+  j["planned_arrivals"] = pl;
+  return j;
+}
 
+void PrintComparison(const Options& o, size_t n, const LiveRun& r, const replay::Comparison& c, double submit_lag,
+                     const PlannedAverages& planned) {
   fmt::print("orrery replay: {} job(s), {} completed and measured, wall {:.0f} s (mean submit lag {:.2f} s; {} cycles, "
-             "{:.1f} ms each on average)\n", n, measured, wall, submit_lag, cycles,
-             cycles ? cycle_ms / static_cast<double>(cycles) : 0.0);
+             "{:.1f} ms each on average)\n", n, c.measured, r.wall, submit_lag, r.cycles,
+             r.cycles ? r.cycle_ms / static_cast<double>(r.cycles) : 0.0);
   fmt::print("  avg JCT          measured {:9.2f} s   predicted {:9.2f} s   error {:+.2f} %\n", c.avg_jct_measured,
              c.avg_jct_predicted, 100 * c.jct_rel_error);
   fmt::print("  avg queueing     measured {:9.2f} s   predicted {:9.2f} s   error {:+.2f} s\n", c.avg_wait_measured,
@@ -518,9 +628,79 @@ int RunReplay(Options o) {
              100 * c.p50_rel_jct_error, c.p95_abs_jct_error_s, 100 * c.p95_rel_jct_error);
   fmt::print("  completion order: {} of {} untied pairs agree ({:.1f} %), Kendall tau {:.3f}\n", c.concordant, c.pairs,
              100 * c.order_agreement, c.kendall_tau);
-  fmt::print("  (prediction on the planned arrivals: avg JCT {:.2f} s, avg queueing {:.2f} s)\n", plan_jct, plan_wait);
+  fmt::print("  (prediction on the planned arrivals: avg JCT {:.2f} s, avg queueing {:.2f} s)\n", planned.jct, planned.wait);
   fmt::print("  wrote {}/summary.json and {}/replay_jobs.csv\n", o.out_dir, o.out_dir);
-  return not_completed ? kExitRuntime : kExitOk;
+}
+
+// The prediction for the workload as Slurm received it, compared with what Slurm measured;
+// writes replay_jobs.csv and summary.json. The planned-arrival prediction is reported beside.
+int CompareAndWrite(const Options& o, const LiveCluster& lc, const replay::Segment& seg, const Trace& planned_trace,
+                    const SimResult& planned, const RecordingClient& slurm, const LiveRun& r) {
+  const Trace as_submitted = AsSubmitted(planned_trace, slurm, r);
+  auto sim = Simulate(as_submitted, lc.cluster, PredictionConfig(o));
+  if (!sim.ok()) return Fail(sim.error().message, sim.error().exit_code);
+  const PlannedAverages plan = Averages(planned, seg);
+  const JobRows rows = CompareJobs(seg, as_submitted, *sim, planned, slurm, r);
+  const replay::Comparison c = replay::Compare(rows.times);
+  const double submit_lag = c.measured ? rows.submit_lag / static_cast<double>(c.measured) : rows.submit_lag;
+  const nlohmann::ordered_json j = Summary(o, lc, seg, r, c, rows, submit_lag, Makespan(*sim), Makespan(planned), plan);
+  if (Status s = WriteFileAtomic(o.out_dir + "/replay_jobs.csv", rows.csv); !s.ok()) return Fail(s.error().message, kExitRuntime);
+  if (Status s = WriteFileAtomic(o.out_dir + "/summary.json", j.dump(2) + "\n"); !s.ok())
+    return Fail(s.error().message, kExitRuntime);
+  PrintComparison(o, seg.jobs.size(), r, c, submit_lag, plan);
+  return rows.not_completed ? kExitRuntime : kExitOk;
+}
+
+// Submits the segment to Slurm and drives the daemon until every job has ended (or the run
+// is aborted: then every unended job is cancelled), then compares.
+int RunLive(const Options& o, live::ExecSlurmClient& exec, const LiveCluster& lc, const replay::Segment& seg,
+            const Trace& planned_trace, const SimResult& planned, double max_wall) {
+  auto journal = OpenJournal(o.out_dir);
+  if (!journal.ok()) return Fail(journal.error().message);
+  if (o.warmup) {
+    if (Status s = RunWarmup(exec, o.partition); !s.ok()) return Fail(s.error().message, s.error().exit_code);
+  }
+  RecordingClient slurm(&exec);
+  WallClock clock;
+  live::DaemonOptions dopt;
+  dopt.partitions = {o.partition};
+  dopt.policy = o.policy;
+  dopt.placer = o.placer;
+  dopt.seed = o.seed;
+  live::Daemon daemon(&slurm, journal->get(), &clock, dopt);
+  if (Status s = daemon.Recover(); !s.ok()) return Fail(s.error().message);
+  LiveRun r;
+  {
+    StopOnSignals signals;
+    r = ReplayLoop(o, seg, slurm, daemon, max_wall).Run();
+    if (!r.abort_why.empty())
+      return Fail(CancelUnended(r, slurm, exec, seg.jobs.size()), g_stop.load() ? 130 : kExitRuntime);
+  }
+  return CompareAndWrite(o, lc, seg, planned_trace, planned, slurm, r);
+}
+
+int RunReplay(Options o) {
+  live::ExecSlurmOptions so;
+  if (Status s = CheckOptions(&o, &so); !s.ok()) return Fail(s.error().message, s.error().exit_code);
+  auto trace = LoadReplayTrace(o);
+  if (!trace.ok()) return Fail(trace.error().message, trace.error().exit_code);
+  live::ExecSlurmClient exec(so);
+  auto lc = ReadCluster(o, exec);
+  if (!lc.ok()) return Fail(lc.error().message, lc.error().exit_code);
+  auto seg = Select(o, *trace, *lc);
+  if (!seg.ok()) return Fail(seg.error().message);
+  // The prediction first (cheap; it also bounds the wall time).
+  const Trace planned_trace = replay::SegmentTrace(*seg);
+  auto sim = Simulate(planned_trace, lc->cluster, PredictionConfig(o));
+  if (!sim.ok()) return Fail(sim.error().message, sim.error().exit_code);
+  const Time makespan = Makespan(*sim);
+  const double max_wall = o.max_wall > 0 ? static_cast<double>(o.max_wall) : 3.0 * static_cast<double>(makespan) + 120;
+  PrintPlan(o, *seg, *lc, makespan, max_wall);
+  if (o.dry_run) {
+    PrintDryRun(*seg, *sim);
+    return kExitOk;
+  }
+  return RunLive(o, exec, *lc, *seg, planned_trace, *sim, max_wall);
 }
 
 }  // namespace

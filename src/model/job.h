@@ -49,29 +49,39 @@ JobKind AcmeJobKind(std::string_view type);
 // 0 means "any type".
 using GpuTypeMask = uint32_t;
 
-struct Job {
+// What was asked for: everything a live scheduler knows of a job when it arrives. The
+// scheduler's plugins see a job only through this type (SchedJob::job), so the trace's
+// recorded outcome -- its true duration above all -- cannot be read by a policy: it is in
+// Job, and the simulator's truth reaches the core only through OracleView.
+struct JobRequest {
+  Time submit = 0;       // seconds since Trace::epoch_unix
+  Duration walltime = -1;  // requested time limit in seconds; -1 = none
   JobId id;              // dense index in the Trace (0..n-1); ordering key for ties
   UserId user;           // interned user (invalid = unknown)
-  VcId vc;               // virtual cluster / partition / queue (invalid = none)
   NameId name;           // interned job name (invalid = unknown)
-  Time submit = 0;       // seconds since Trace::epoch_unix
-  Duration duration = -1;  // run time in seconds as recorded (service demand); -1 = unknown
-  Duration walltime = -1;  // requested time limit in seconds; -1 = none
-  Time start = kNoTime;  // recorded start (kNoTime = unknown / never started)
-  Time end = kNoTime;    // recorded end
   uint32_t gpus = 0;     // GPUs requested (whole devices; 1 for a fractional job)
-  uint16_t gpu_milli = 1000;  // share of each GPU in thousandths (1000 = whole GPU)
-  uint16_t nodes = 0;    // node count requested (0 = unspecified, placer decides)
   uint32_t cpu_milli = 0;     // CPU request in milli-cores (0 = unknown)
   uint32_t mem_mib = 0;       // memory request in MiB (0 = unknown)
   GpuTypeMask gpu_types = 0;  // accepted GPU models (0 = any)
-  JobState state = JobState::kUnknown;
-  JobKind kind = JobKind::kUnknown;  // in the padding after `state`: sizeof(Job) unchanged
+  VcId vc;               // virtual cluster / partition / queue (invalid = none)
+  uint16_t gpu_milli = 1000;  // share of each GPU in thousandths (1000 = whole GPU)
+  uint16_t nodes = 0;    // node count requested (0 = unspecified, placer decides)
+  JobKind kind = JobKind::kUnknown;  // the job's type when the trace names one (Acme); known at submit
 
   // GPU demand in milli-GPUs (gpus * gpu_milli).
   uint64_t gpu_milli_total() const { return static_cast<uint64_t>(gpus) * gpu_milli; }
   bool is_fractional() const { return gpus == 1 && gpu_milli < 1000; }
+};
+
+// A job as a trace records it: the request and what happened (the truth of a replay).
+struct Job : JobRequest {
+  JobState state = JobState::kUnknown;
+  Duration duration = -1;  // run time in seconds as recorded (service demand); -1 = unknown
+  Time start = kNoTime;  // recorded start (kNoTime = unknown / never started)
+  Time end = kNoTime;    // recorded end
+
   Duration queue_delay() const { return (start == kNoTime) ? -1 : start - submit; }
 };
+static_assert(sizeof(Job) == 80, "the request's tail padding holds `state`: a Job stays 80 bytes");
 
 }  // namespace orrery

@@ -96,8 +96,10 @@ TEST(ForecastProperty, ExactBeliefsPredictTheSimulatorsStartsForEveryLivePolicy)
     // run replays demotions, preemptions and restarts, not only queue order.
     uint32_t preempted = 0;
     for (const JobOutcome& o : r->outcomes) preempted += o.preemptions;
-    if (std::string_view(policy).starts_with("srtf") || std::string_view(policy).starts_with("tiresias"))
+    const std::string_view name(policy);
+    if (name.starts_with("srtf") || name.starts_with("tiresias")) {
       EXPECT_GT(preempted, 100u);
+    }
   }
 }
 

@@ -187,7 +187,7 @@ void PowerSim::AfterCycle(Time t, Scheduler& sched) {
 }
 
 uint32_t PowerSim::NodesFor(const SchedJob& j) const {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   const uint16_t G = std::max<uint16_t>(1, vc_gpn_[j.vc.v]);
   if (job.nodes > 1) return job.nodes;
   if (job.gpus > G) return (job.gpus + G - 1) / G;

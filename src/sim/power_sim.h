@@ -71,7 +71,7 @@ class PowerSim {
   std::vector<uint64_t> vc_pending_small_milli_, vc_pending_big_nodes_;
   std::vector<uint16_t> vc_gpn_;  // GPUs per node (max) of each VC
   std::vector<Allocation> slot_alloc_;
-  std::unordered_set<const Job*> delayed_jobs_;  // jobs counted in jobs_delayed (a restart is not a new job)
+  std::unordered_set<const JobRequest*> delayed_jobs_;  // jobs counted in jobs_delayed (a restart is not a new job)
   std::vector<std::pair<Time, uint32_t>> boots_;  // (end, node), min-heap
   uint64_t booting_count_ = 0, off_count_ = 0;
   Time next_tick_ = 0;

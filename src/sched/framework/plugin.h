@@ -72,7 +72,7 @@ struct Progress {
 // could know (belief). The truth (true remaining work, when it really ends) is behind
 // OracleView (oracle.h), supplied only by the simulator.
 struct SchedJob {
-  const Job* job = nullptr;   // the request (plugins must not read job->duration: oracle.h)
+  const JobRequest* job = nullptr;  // the request: no duration (the truth is OracleView's, oracle.h)
   VcId vc;                    // cluster VC it runs in
   GpuTypeMask types = 0;      // accepted GPU types, in the cluster's type ids (0 = any)
   uint32_t seq = 0;           // tie-break order among equal keys (trace order unless overridden)

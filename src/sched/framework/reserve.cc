@@ -34,14 +34,14 @@ uint64_t AllocatedMilli(const Allocation& a) {
   return m;
 }
 
-PluginStatus ReservationLedger::Check(const Job& j, VcId vc, uint64_t milli, bool lane_only) const {
+PluginStatus ReservationLedger::Check(const JobRequest& j, VcId vc, uint64_t milli, bool lane_only) const {
   if (j.gpus == 0) return PluginStatus::Ok();  // CPU jobs: the reserve is GPUs
   if (!IsEvaluation(j)) return other_[vc.v] + milli <= other_cap_[vc.v] ? PluginStatus::Ok() : PluginStatus::Unschedulable(kReserved);
   if (lane_only && eval_[vc.v] + milli > reserve_[vc.v]) return PluginStatus::Unschedulable(kLaneFull);
   return PluginStatus::Ok();
 }
 
-void ReservationLedger::Charge(uint32_t slot, const Job& j, VcId vc, uint64_t milli) {
+void ReservationLedger::Charge(uint32_t slot, const JobRequest& j, VcId vc, uint64_t milli) {
   if (charged_.size() <= slot) charged_.resize(slot + 1);
   const bool eval = IsEvaluation(j);
   charged_[slot] = Charged{vc.v, eval, milli};

@@ -33,7 +33,7 @@ struct EvalReservation {
 };
 
 // Whether a job counts as an evaluation job for the reservation.
-inline bool IsEvaluation(const Job& j) { return j.kind == JobKind::kEval; }
+inline bool IsEvaluation(const JobRequest& j) { return j.kind == JobKind::kEval; }
 // Milli-GPUs an allocation holds.
 uint64_t AllocatedMilli(const Allocation& a);
 
@@ -44,9 +44,9 @@ class ReservationLedger {
   void SetCaps(const Cluster& cluster);
   // May `j` (pending in `vc`) take `gpus` more whole GPUs (in milli-GPUs) now? lane_only: it
   // passes a blocked head, so only the reserve is open to it.
-  PluginStatus Check(const Job& j, VcId vc, uint64_t milli, bool lane_only) const;
+  PluginStatus Check(const JobRequest& j, VcId vc, uint64_t milli, bool lane_only) const;
   // Bookkeeping of every start and stop (slot-indexed: a slot's charge is refunded exactly).
-  void Charge(uint32_t slot, const Job& j, VcId vc, uint64_t milli);
+  void Charge(uint32_t slot, const JobRequest& j, VcId vc, uint64_t milli);
   void Refund(uint32_t slot);
   uint64_t other_milli(VcId vc) const { return other_[vc.v]; }
   uint64_t eval_milli(VcId vc) const { return eval_[vc.v]; }

@@ -59,7 +59,7 @@ Status CheckLiveSupport(const PolicyParts& p) {
   return Status::Ok();
 }
 
-Shape RequestedShape(const Job& job) {
+Shape RequestedShape(const JobRequest& job) {
   Shape s;
   s.gpus = job.gpus;
   s.nodes = job.nodes;
@@ -132,7 +132,7 @@ uint64_t Scheduler::NodesIdleIfPreemptedAfter(VcId vc, Time t) {
 }
 
 [[gnu::always_inline]] inline size_t Scheduler::ClassOf(const SchedJob& j) const {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   if (job.gpus == 0 || job.is_fractional()) return 0;
   uint16_t g = state_.vc_max_node_gpus(j.vc);
   if (job.nodes > 1 || job.gpus > g) return static_cast<size_t>(g) + 1;
@@ -289,7 +289,7 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
   now_ = std::max(now_, now);
   DetachRunning(slot, EndCause::kFinished, now);
   SchedJob& j = pool_[slot];
-  if (policy_.estimator) policy_.estimator->Observe(*j.job, now - j.started);
+  if (policy_.estimator) policy_.estimator->Observe(WholeJob(j), now - j.started);
   if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, EndCause::kFinished, false);
 }
 
@@ -498,7 +498,7 @@ void Scheduler::ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function
   for (auto it = q.classes[c].begin(); it != q.classes[c].end();) {
     const uint32_t slot = it->slot;
     ++it;  // fn may start (erase) the job
-    const Job& job = *pool_[slot].job;
+    const JobRequest& job = *pool_[slot].job;
     if (job.gpus != gpus || job.is_fractional()) continue;
     if (!fn(slot)) return;
   }
@@ -553,12 +553,12 @@ PluginStatus Scheduler::PlaceShaped(uint32_t slot) {
   const Shape s = policy_.shape->Choose(j, state_);
   shaping_ = s != RequestedShape(*j.job);
   if (!shaping_) return placer_->Place(j, state_, nullptr, &scratch_);
-  shaped_job_ = *j.job;
+  shaped_job_ = WholeJob(j);
   shaped_job_.gpus = s.gpus;
   shaped_job_.nodes = s.nodes;
   if (requested_.size() <= slot) requested_.resize(pool_.size(), nullptr);
   if (shaped_.size() <= slot) shaped_.resize(pool_.size());
-  requested_[slot] = j.job;
+  requested_[slot] = &WholeJob(j);
   SchedJob probe = j;
   probe.job = &shaped_job_;
   if (s.type.valid()) probe.types = GpuTypeMask{1} << s.type.v;
@@ -627,7 +627,7 @@ void Scheduler::ExplainEstimate(uint32_t slot, Time now) {
                 "estimated duration " + std::to_string(j.estimate) + " s by " + std::string(policy_.estimator->name()),
                 {{"estimate_s", static_cast<double>(j.estimate)}}};
   EstimateExplanation ex;
-  if (policy_.estimator->Explain(*j.job, now, &ex)) {
+  if (policy_.estimator->Explain(WholeJob(j), now, &ex)) {
     n.text += " = exp(" + std::string(ex.scale == "log-seconds" ? "" : ex.scale + ": ") + "base + sum of terms)";
     if (!ex.note.empty()) n.text += "; " + ex.note;
     n.fields.push_back({"base", ex.base});

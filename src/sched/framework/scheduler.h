@@ -473,6 +473,10 @@ class Scheduler final : private SchedulerHandle {
   }
 
   size_t ClassOf(const SchedJob& j) const;
+  // The whole Job behind a job's request, for the core's own calls that take one (the
+  // estimator -- of which only an oracle reads the duration -- and its explanation). Every
+  // request the core holds is a Job's: Submit takes Jobs, shaped copies are Jobs (shaped_).
+  static const Job& WholeJob(const SchedJob& j) { return static_cast<const Job&>(*j.job); }
   // Bit mask of classes whose jobs could fit the VC's current free resources.
   uint64_t FittingClasses(VcId vc) const;
   QEntry KeyOf(uint32_t slot) const {

@@ -31,7 +31,7 @@ struct Shape {
 };
 
 // The shape a job asked for (its request; layout = pure data parallel over its GPUs).
-Shape RequestedShape(const Job& job);
+Shape RequestedShape(const JobRequest& job);
 
 class ShapePlugin {
  public:

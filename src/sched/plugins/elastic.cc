@@ -38,7 +38,7 @@ void ElasticResize::JobStopped(SchedulerHandle& h, uint32_t slot, EndCause, bool
   r.erase(std::remove(r.begin(), r.end(), slot), r.end());
 }
 
-uint64_t ElasticResize::NeedOf(const Job& job) const {
+uint64_t ElasticResize::NeedOf(const JobRequest& job) const {
   if (shape_->ModelOf(job) == nullptr) return job.gpus;
   // GoodputShape starts it on as few as request / shrink.
   return std::max<uint64_t>(1, std::bit_ceil(std::max<uint64_t>(1, job.gpus / shape_->options().shrink)));

@@ -44,9 +44,9 @@ class ElasticResize final : public ReschedulePlugin {
   bool Shrink(SchedulerHandle& h, VcId vc, uint32_t first);  // whether it stopped any job
   void Grow(SchedulerHandle& h, VcId vc);
   // The request of a running job (the trace's job; its shaped copy while it runs).
-  const Job& Request(const SchedJob& j) const { return (*requests_)[j.job->id.v]; }
+  const JobRequest& Request(const SchedJob& j) const { return (*requests_)[j.job->id.v]; }
   // GPUs a waiting job needs to start (GoodputShape's smallest count for described jobs).
-  uint64_t NeedOf(const Job& job) const;
+  uint64_t NeedOf(const JobRequest& job) const;
 
   GoodputShape* shape_;
   const std::vector<Job>* requests_;

@@ -260,7 +260,7 @@ class LucidShare final : public SharePlugin {
   // The first admissible running partner for pending `slot` (rules i–vi), or kNoSlot.
   uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
-    const Job& job = *j.job;
+    const JobRequest& job = *j.job;
     PackNote* note = job.id.v < notes_.size() ? &notes_[job.id.v] : nullptr;
     if (j.home_vc.valid()) return kNoSlot;  // in the profiler: exclusive, least-GPU-first
     if (job.gpus == 0 || job.gpus > 8 || job.is_fractional()) {

@@ -37,7 +37,7 @@ uint32_t PickWholeGpus(const ClusterState& st, NodeId n, uint16_t count) {
 }
 
 bool QuickFit(const SchedJob& j, const ClusterState& st) {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   if (job.gpus == 0 || job.is_fractional()) return true;
   const VcId vc = j.vc;
   if (st.vc_free_gpus(vc) < job.gpus) return false;
@@ -136,7 +136,7 @@ int64_t Placer::PickSingle(const SchedJob& j, const ClusterState& st, const Node
 
 PluginStatus Placer::PlaceFractional(const SchedJob& j, const ClusterState& st, const NodeMask* allowed,
                                      const NodeMask* blocked, Allocation* out) {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   const auto& nodes = st.vc_nodes(j.vc);
   int64_t best_node = -1;
   int best_gpu = -1;
@@ -173,7 +173,7 @@ PluginStatus Placer::PlaceFractional(const SchedJob& j, const ClusterState& st, 
 PluginStatus Placer::PlaceCpuOnly(const SchedJob& j, const ClusterState& st, const NodeMask* allowed,
                                   const NodeMask* blocked, Allocation* out) {
   out->clear();
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   if (!st.models_cpu_mem()) return PluginStatus::Ok();  // consumes nothing we model
   const auto& nodes = st.vc_nodes(j.vc);
   for (size_t li = 0; li < nodes.size(); ++li) {
@@ -190,7 +190,7 @@ PluginStatus Placer::PlaceCpuOnly(const SchedJob& j, const ClusterState& st, con
 // Explicit node count: `nodes` distinct nodes with gpus/nodes GPUs each, in the placer's node order.
 PluginStatus Placer::PlaceNodes(const SchedJob& j, const ClusterState& st, const NodeMask* allowed,
                                 const NodeMask* blocked, Allocation* out) {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   const uint32_t n = job.nodes;
   const uint16_t per = static_cast<uint16_t>(job.gpus / n);
   const auto& nodes = st.vc_nodes(j.vc);
@@ -219,7 +219,7 @@ PluginStatus Placer::PlaceNodes(const SchedJob& j, const ClusterState& st, const
 
 PluginStatus Placer::PlaceMulti(const SchedJob& j, const ClusterState& st, const NodeMask* allowed,
                                 const NodeMask* blocked, Allocation* out) {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   const VcId vc = j.vc;
   const auto& nodes = st.vc_nodes(vc);
   const uint16_t g = st.vc_max_node_gpus(vc);
@@ -290,7 +290,7 @@ PluginStatus Placer::PlaceMulti(const SchedJob& j, const ClusterState& st, const
 }
 
 PluginStatus Placer::Place(const SchedJob& j, const ClusterState& st, const NodeMask* blocked, Allocation* out) {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   const NodeMask* allowed = st.TypeFilter(j.vc, j.types);
   if (job.gpus == 0) return PlaceCpuOnly(j, st, allowed, blocked, out);
   if (job.is_fractional()) return PlaceFractional(j, st, allowed, blocked, out);

@@ -199,13 +199,13 @@ Result<PlannedStep> PlannerCost::Search(const TrainModel& m, const std::vector<T
 // statistical efficiency is too. The layout is the best plan's (dp, tp, pp). Nothing
 // placeable or nothing fits: the request.
 Shape GoodputShape::Choose(const SchedJob& j, const ClusterState& state) {
-  const Job& job = *j.job;
+  const JobRequest& job = *j.job;
   const bool crowded = j.vc.v < crowded_.size() && crowded_[j.vc.v];
   std::optional<ShapeChoice> c = ChooseFor(job, j.vc, j.types, state, !crowded);
   return c ? c->shape : RequestedShape(job);
 }
 
-const TrainModel* GoodputShape::ModelOf(const Job& job) const {
+const TrainModel* GoodputShape::ModelOf(const JobRequest& job) const {
   if (job.id.v >= work_->size()) return nullptr;
   const Phase* phase = DescribedPhase((*work_)[job.id.v]);
   return phase ? &phase->model : nullptr;
@@ -216,7 +216,7 @@ void GoodputShape::SetCrowded(VcId vc, bool crowded) {
   crowded_[vc.v] = crowded;
 }
 
-std::optional<ShapeChoice> GoodputShape::ChooseFor(const Job& job, VcId vc, GpuTypeMask types,
+std::optional<ShapeChoice> GoodputShape::ChooseFor(const JobRequest& job, VcId vc, GpuTypeMask types,
                                                    const ClusterState& state, bool may_grow) const {
   if (job.gpus == 0 || job.is_fractional()) return std::nullopt;
   const TrainModel* m = ModelOf(job);
@@ -236,7 +236,7 @@ std::optional<ShapeChoice> GoodputShape::ChooseFor(const Job& job, VcId vc, GpuT
   return best;
 }
 
-std::optional<ShapeChoice> GoodputShape::ChooseOnType(const Job& job, const TrainModel& m, VcId vc, GpuTypeId type,
+std::optional<ShapeChoice> GoodputShape::ChooseOnType(const JobRequest& job, const TrainModel& m, VcId vc, GpuTypeId type,
                                                       const ClusterState& state, bool may_grow) const {
   const Cluster& cluster = state.cluster();
   uint16_t per_node = 0;

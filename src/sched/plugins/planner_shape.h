@@ -115,18 +115,18 @@ class GoodputShape final : public ShapePlugin {
   // The rule of Choose for the request `job` (its GPU count, its id for the model) in `vc`
   // on `state`, over the GPU types of `types` (0 = any); may_grow = false caps the count at
   // the request. nullopt: the job is not described, or nothing placeable fits.
-  std::optional<ShapeChoice> ChooseFor(const Job& job, VcId vc, GpuTypeMask types, const ClusterState& state,
+  std::optional<ShapeChoice> ChooseFor(const JobRequest& job, VcId vc, GpuTypeMask types, const ClusterState& state,
                                        bool may_grow) const;
   // Elastic runs (ElasticResize): while `crowded` jobs wait in `vc`, a start never grows
   // past its request (the free GPUs are theirs); a later cycle may grow it when they are gone.
   void SetCrowded(VcId vc, bool crowded);
   // The model of a described job (by Job::id), else null.
-  const TrainModel* ModelOf(const Job& job) const;
+  const TrainModel* ModelOf(const JobRequest& job) const;
   const GoodputShapeOptions& options() const { return o_; }
   const PlannerCost& cost() const { return *cost_; }
 
  private:
-  std::optional<ShapeChoice> ChooseOnType(const Job& job, const TrainModel& m, VcId vc, GpuTypeId type,
+  std::optional<ShapeChoice> ChooseOnType(const JobRequest& job, const TrainModel& m, VcId vc, GpuTypeId type,
                                           const ClusterState& state, bool may_grow) const;
   std::shared_ptr<const PlannerCost> cost_;
   const std::vector<WorkSpec>* work_;

@@ -316,7 +316,7 @@ class PreemptLonger final : public PostFilterPlugin {
   // a single-node job needs one node with `gpus`; an explicit node count splits evenly; a
   // larger job needs ⌊gpus/g⌋ idle nodes (its remainder node is not counted: a necessary
   // condition only).
-  static std::pair<uint32_t, uint64_t> NodeShape(const Job& job, uint16_t g) {
+  static std::pair<uint32_t, uint64_t> NodeShape(const JobRequest& job, uint16_t g) {
     if (job.nodes > 1 && job.gpus % job.nodes == 0) return {job.gpus / job.nodes, job.nodes};
     if (job.gpus > g) return {g, job.gpus / g};
     return {job.gpus, 1};
@@ -325,7 +325,7 @@ class PreemptLonger final : public PostFilterPlugin {
   // Dry run without touching the cluster state: would preempting every candidate victim
   // free enough whole GPUs on the right nodes? (Necessary condition, O(victims).)
   bool EnoughIfAllPreempted(SchedulerHandle& h, const SchedJob& j) {
-    const Job& job = *j.job;
+    const JobRequest& job = *j.job;
     if (job.gpus == 0 || job.is_fractional()) return true;
     const ClusterState& st = h.state();
     const VcId vc = j.vc;
@@ -358,7 +358,7 @@ class PreemptLonger final : public PostFilterPlugin {
   }
 
   bool DryRun(SchedulerHandle& h, const SchedJob& j, uint16_t g) {
-    const Job& job = *j.job;
+    const JobRequest& job = *j.job;
     const ClusterState& st = h.state();
     const VcId vc = j.vc;
     if (extra_.size() < st.cluster().nodes.size()) extra_.assign(st.cluster().nodes.size(), 0);

@@ -17,6 +17,13 @@ namespace {
 
 using testing::AddVc;
 
+// ---- belief vs truth, at compile time: a plugin's view of a job is its request, which has no
+// duration (the trace's truth is Job's, reachable in the core only through OracleView).
+template <class T>
+concept HasDuration = requires(const T& t) { t.duration; };
+static_assert(!HasDuration<std::remove_pointer_t<decltype(SchedJob::job)>>, "plugins must not see the true duration");
+static_assert(HasDuration<Job>);
+
 // ---- builders
 
 class JobBuilder {
