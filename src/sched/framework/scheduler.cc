@@ -44,6 +44,9 @@ Status CheckLiveSupport(const PolicyParts& p) {
   if (p.profiler.enabled)
     return MakeError(who + "Lucid's profiler stage needs a staging partition only the simulator models; "
                      "add profiler=false to run it live");
+  if (p.reserve.active())
+    return MakeError(who + "eval_share reserves GPUs for evaluation jobs, but live mode does not know which Slurm "
+                     "jobs are evaluations (no job kind): it would only cap every job; drop eval_share for live mode");
   return Status::Ok();
 }
 
