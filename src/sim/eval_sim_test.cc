@@ -235,10 +235,6 @@ TEST(EvalSim, ReservationShareIsValidated) {
   auto bad = MakePolicy("fifo:eval_share=1", 1);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "policy 'fifo:eval_share=1': parameter 'eval_share': expected a share of the GPUs in [0, 1), got \"1\"");
-  auto sharing = MakePolicy("lucid:eval_share=0.1", 1);
-  ASSERT_FALSE(sharing.ok());
-  EXPECT_EQ(sharing.error().message,
-            "policy 'lucid:eval_share=0.1': parameter 'eval_share': not available for the GPU-sharing policy 'lucid'");
   EXPECT_TRUE(MakePolicy("tiresias:eval_share=0.1", 1).ok());
 }
 
