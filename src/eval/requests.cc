@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -441,7 +442,7 @@ DelayStats Stats(std::vector<double> v) {
   return s;
 }
 
-RequestResult Result1(const ExpandedRequest& e, const Trace& trace, const std::vector<JobOutcome>& out,
+RequestResult ResultOf(const ExpandedRequest& e, const Trace& trace, const std::vector<JobOutcome>& out,
                       const std::vector<Duration>& load) {
   RequestResult r;
   r.request = &e;
@@ -485,7 +486,7 @@ nlohmann::ordered_json StatsJson(const DelayStats& s) {
 EvalReport Summarize(const std::vector<ExpandedRequest>& requests, const Trace& trace,
                      const std::vector<JobOutcome>& outcomes, const std::vector<Duration>& load_seconds) {
   EvalReport rep;
-  for (const ExpandedRequest& e : requests) rep.requests.push_back(Result1(e, trace, outcomes, load_seconds));
+  for (const ExpandedRequest& e : requests) rep.requests.push_back(ResultOf(e, trace, outcomes, load_seconds));
   std::vector<double> eg, ec, og;
   for (size_t i = 0; i < trace.jobs.size() && i < outcomes.size(); ++i) {
     const JobOutcome& o = outcomes[i];

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "config/cluster_config.h"
+#include "sched/plugins/policies.h"
 #include "sim/simulator.h"
 
 namespace orrery {
@@ -228,6 +229,13 @@ TEST(EvalSim, GreedyPolicyWithReservationKeepsOtherJobsUnderTheirShare) {
   const SimResult on = RunSim(ReservationCase(), "fifo:eval_share=0.25,blocking=false");
   EXPECT_EQ(on.outcomes[2].start, 2);
   EXPECT_EQ(on.outcomes[1].start, 100);
+}
+
+TEST(EvalSim, ReservationShareIsValidated) {
+  auto bad = MakePolicy("fifo:eval_share=1", 1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "policy 'fifo:eval_share=1': parameter 'eval_share': expected a share of the GPUs in [0, 1), got \"1\"");
+  EXPECT_TRUE(MakePolicy("tiresias:eval_share=0.1", 1).ok());
 }
 
 }  // namespace

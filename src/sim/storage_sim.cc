@@ -95,7 +95,7 @@ void StorageSim::Sync(Time t) {
   now_ = t;
 }
 
-void StorageSim::EndRead(uint32_t slot, Time t, std::vector<ReadDone>* done) {
+void StorageSim::EndRead(uint32_t slot, std::vector<ReadDone>* done) {
   const Read rd = reads_.at(slot);
   reads_.erase(slot);
   done->push_back(ReadDone{slot, rd.req.joined});
@@ -107,7 +107,6 @@ void StorageSim::EndRead(uint32_t slot, Time t, std::vector<ReadDone>* done) {
   if (w == waiting_.end()) return;
   for (const auto& [s, req] : w->second) StartRead(s, req, Source::kCache);
   waiting_.erase(w);
-  (void)t;
 }
 
 void StorageSim::Advance(Time t, std::vector<ReadDone>* done) {
@@ -116,7 +115,7 @@ void StorageSim::Advance(Time t, std::vector<ReadDone>* done) {
   for (const auto& [slot, rd] : reads_)
     if (Finished(rd.left, rd.req.bytes)) ended.push_back({rd.req.order, slot});
   std::sort(ended.begin(), ended.end());
-  for (const auto& [order, slot] : ended) EndRead(slot, t, done);
+  for (const auto& [order, slot] : ended) EndRead(slot, done);
   while (!joins_.empty() && std::get<0>(*joins_.begin()) <= t) {
     const uint32_t slot = std::get<2>(*joins_.begin());
     joins_.erase(joins_.begin());

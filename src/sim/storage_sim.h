@@ -70,7 +70,7 @@ class StorageSim {
   void Begin(uint32_t slot, const Request& r);
   void StartRead(uint32_t slot, const Request& r, Source s);
   void SetRates();
-  void EndRead(uint32_t slot, Time t, std::vector<ReadDone>* done);
+  void EndRead(uint32_t slot, std::vector<ReadDone>* done);
 
   StorageSpec spec_;
   Time now_ = 0;

@@ -13,6 +13,8 @@
 // Reserved GPUs stay idle while no evaluation job needs them: that is the option's cost to
 // the other jobs (docs/validation.md measures it).
 //
+// Simulator only for now: live mode has no job kinds, so CheckLiveSupport refuses it.
+//
 // Enforcement: the scheduler wraps its placer (ReservingPlacer), so every placement -- the
 // queue walk, backfill, preemption -- obeys the rule; the scheduler charges and refunds the
 // ledger at every start and stop.

@@ -56,6 +56,9 @@ Status CheckLiveSupport(const PolicyParts& p) {
     return MakeError(who + "shape '" + std::string(p.shape->name()) +
                      "' changes jobs' GPU counts and layouts, which orrery serve cannot apply to submitted Slurm "
                      "batch jobs (their scripts fix the world size); run shaped policies with `orrery simulate`");
+  if (p.reserve.active())
+    return MakeError(who + "eval_share reserves GPUs for evaluation jobs, but live mode does not know which Slurm "
+                     "jobs are evaluations (no job kind): it would only cap every job; drop eval_share for live mode");
   return Status::Ok();
 }
 

@@ -506,6 +506,9 @@ TEST(SchedulerAnswers, LiveModeRefusesOraclePoliciesAndTheProfiler) {
       {"qssf", "policy 'qssf': estimator 'noisy-oracle' reads true job durations (an oracle); choose another estimator=... for live mode"},
       {"lucid:estimator=user-stats,pack=false",
        "policy 'lucid:estimator=user-stats,pack=false': Lucid's profiler stage needs a staging partition only the simulator models; add profiler=false to run it live"},
+      {"easy:eval_share=0.1",
+       "policy 'easy:eval_share=0.1': eval_share reserves GPUs for evaluation jobs, but live mode does not know which "
+       "Slurm jobs are evaluations (no job kind): it would only cap every job; drop eval_share for live mode"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.policy);
