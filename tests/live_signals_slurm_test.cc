@@ -2,7 +2,7 @@
 // 2 nodes × 8 GPUs): batch scripts print Megatron-LM iteration lines; the daemon tails their
 // StdOut, shows step / total / ETA in /api/v1/queue and /metrics, and SRTF on belief
 // (srtf:estimator=semantic with the advisor) decides by the tracker's ETA. Named *Slow*: the
-// Release stage of CI runs it, the sanitizer stage skips it (about 60 s).
+// Release stage of CI runs it, the sanitizer stage skips it (52-57 s on the shared 2-core machine).
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -257,6 +257,23 @@ TEST(SlurmParse, RequeuedInHeldStateIsHeld) {
   EXPECT_TRUE((*r)[0].held);
 }
 
+TEST(SlurmParse, JobFilesFromScontrolShowJob) {
+  // The end of a real `scontrol show job -o` line (Slurm 22.05, the test harness).
+  auto f = ParseJobFiles("JobId=1 JobName=myjob Command=/tmp/d/job.sh WorkDir=/tmp/d StdErr=/tmp/d/out-1-myjob.log "
+                         "StdIn=/dev/null StdOut=/tmp/d/out-1-myjob.log Power= TresPerNode=gres:gpu:8\n");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->stdout_path, "/tmp/d/out-1-myjob.log");
+  EXPECT_EQ(f->stderr_path, "/tmp/d/out-1-myjob.log");
+  EXPECT_EQ(f->workdir, "/tmp/d");
+  // A path with a space ends only at the next Key=; a relative one is taken from WorkDir.
+  f = ParseJobFiles("WorkDir=/home/a b StdOut=logs/run 1.out Power=");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->stdout_path, "/home/a b/logs/run 1.out");
+  EXPECT_EQ(f->stderr_path, "");
+  EXPECT_EQ(ParseJobFiles("JobId=3 XStdOut=/x").error().message,
+            "scontrol show job: expected a StdOut= field, got \"JobId=3 XStdOut=/x\"");
+}
+
 TEST(LiveSignals, ServeConfigSignalsTableIsStrict) {
   semantic::RegisterSemanticEstimator();
   const std::string head = "[slurm]\npartitions = [\"gpu\"]\n";

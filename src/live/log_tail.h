@@ -14,6 +14,8 @@
 //    names another file: logrotate's rename + create) finishes the old file (its last
 //    bytes, up to the budget, and its incomplete last line) and continues with the new one
 //    from byte 0. A file unlinked while open keeps being read while nothing replaces it.
+//    (A file truncated and then grown past the old position between two reads looks like a
+//    continuation: only sizes and inodes are compared, never contents.)
 // Only regular files are read (a FIFO or a device would block or never end).
 #pragma once
 

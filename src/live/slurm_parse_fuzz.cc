@@ -1,5 +1,5 @@
 // libFuzzer target: the parsers of Slurm's command-line output (squeue, sinfo, hostlists,
-// GRES strings, times, time limits, duration hints) must return a value or an error for
+// GRES strings, times, time limits, duration hints, `scontrol show job` files) must return a value or an error for
 // every input, never crash, hang or allocate without bound. The first byte picks the
 // parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
 #include <cstddef>
@@ -14,7 +14,7 @@ using namespace orrery::live;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
     case 0: {
       auto r = ParseSqueue(text);
       if (r.ok()) {
@@ -47,6 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)ParseSlurmTime(text);
       (void)ParseTimeLimit(text);
       break;
+    case 5: {
+      auto r = ParseJobFiles(text);
+      if (r.ok() && r->stdout_path.size() > text.size() + r->workdir.size() + 1) __builtin_trap();  // from the input only
+      break;
+    }
     default:
       (void)DurationHint(text);
       break;

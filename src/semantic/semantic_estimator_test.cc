@@ -117,8 +117,21 @@ TEST(SemanticEstimatorTest, RegisteredInTheFactory) {
   auto bad = MakeEstimator("semantic:mfu=x", 1, &t);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "estimator 'semantic': option 'mfu=x': expected key=positive number");
+  // Without a trace (orrery serve) it reads no launch file until the driver supplies them.
   auto no_trace = MakeEstimator("semantic", 1, nullptr);
-  ASSERT_FALSE(no_trace.ok());
+  ASSERT_TRUE(no_trace.ok()) << no_trace.error().message;
+  EXPECT_EQ((*no_trace)->Estimate(MakeJob(7, 1, 8, 0), 0), 3600);  // nothing known: the fallback
+  auto* live = dynamic_cast<SemanticEstimator*>(no_trace->get());
+  ASSERT_NE(live, nullptr);
+  live->SetPayloads([](const Job&) {
+    return std::optional<InputFile>(InputFile{
+        "job.sbatch", "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:8\ntorchrun pretrain_gpt.py --num-layers 24 "
+                      "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --global-batch-size 64 "
+                      "--train-iters 100\n"});
+  });
+  // 6 · 1,310,885,888 · 64 · 2048 / (8 · 125e12 · 0.35) = 2.9455 s per step; (100 · 2.9455 + 60)
+  // · 0.75 (no history: early end with chance 1/2) = 265.9 -> 266 s.
+  EXPECT_EQ((*no_trace)->Estimate(MakeJob(8, 1, 8, 0), 0), 266);
 }
 
 }  // namespace
