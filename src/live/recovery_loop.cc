@@ -145,9 +145,12 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
   LiveJob& lj = *it->second;
   // A generation whose recovery was decided already (a requeue Slurm took while the daemon
   // was away, seen as a held job): this failure is the next generation's.
-  if (!unapplied_.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen)))
+  if (!unapplied_.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen))) {
+    std::vector<NodeShare> ran_on = lj.nodes;  // NewGeneration forgets them
     ORR_RETURN_IF_ERROR(NewGeneration(lj, now, "a recovery of this generation was decided before"));
-  lj.state = JobState::kRecovering;
+    lj.nodes = std::move(ran_on);
+    lj.state = JobState::kRecovering;
+  }
   std::string files;
   auto paths = slurm_->OutputPaths(job);
   if (!paths.ok() && paths.error().code != ErrorCode::kNotFound) return paths.error();

@@ -444,6 +444,10 @@ JobOutputPaths ParseJobOutputPaths(std::string_view text) {
   return p;
 }
 
+bool WaitsForBeginTime(const SlurmJob& j) {
+  return j.state == SlurmJobState::kPending && !j.held && j.reason == "BeginTime";
+}
+
 bool WaitsForUnavailableNodes(const SlurmJob& j) {
   return j.state == SlurmJobState::kPending && !j.held && j.reason.rfind("ReqNodeNotAvail", 0) == 0;
 }

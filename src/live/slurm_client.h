@@ -43,6 +43,9 @@ struct SlurmJob;
 // A released pending job that waits because nodes it was pinned to are unavailable
 // (reason ReqNodeNotAvail: a node went down between the decision and the launch).
 bool WaitsForUnavailableNodes(const SlurmJob& j);
+// A released pending job that waits for its begin time (reason BeginTime): after a requeue,
+// Slurm pushes it ~2 minutes ahead when the requeue completes.
+bool WaitsForBeginTime(const SlurmJob& j);
 
 struct SlurmJob {
   uint32_t id = 0;

@@ -1,5 +1,6 @@
 // libFuzzer target: the parsers of Slurm's command-line output (squeue, sinfo, hostlists,
-// GRES strings, times, time limits, duration hints) must return a value or an error for
+// GRES strings, times, time limits, duration hints, scontrol's output paths, recovery's
+// comment keys) must return a value or an error for
 // every input, never crash, hang or allocate without bound. The first byte picks the
 // parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
 #include <cstddef>
@@ -7,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "live/recovery.h"
 #include "live/slurm_client.h"
 
 using namespace orrery::live;
@@ -47,9 +49,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)ParseSlurmTime(text);
       (void)ParseTimeLimit(text);
       break;
-    default:
+    default: {
       (void)DurationHint(text);
+      // Recovery's readers: scontrol's StdOut=/StdErr= and the restart contract's comment keys.
+      JobOutputPaths p = ParseJobOutputPaths(text);
+      if (p.out.size() > text.size() || p.err.size() > text.size()) __builtin_trap();
+      if (HeartbeatPath(text, 4294967295u).size() > 5 * text.size()) __builtin_trap();  // "%j" -> 10 digits
+      (void)HangAfter(text);
       break;
+    }
   }
   return 0;
 }
