@@ -458,3 +458,39 @@ TEST(RecoveryDaemon, FailureSeenOnlyAfterARestartIsRecovered) {
 
 }  // namespace
 }  // namespace orrery::live
+
+// ------------------------------------------------------------------ config
+#include "live/serve_config.h"
+
+namespace orrery::live {
+namespace {
+
+TEST(RecoveryConfig, ParsesAndRejectsWithLocations) {
+  const std::string head = "[slurm]\npartitions = [\"gpu\"]\n[recovery]\n";
+  auto ok = ParseServeConfig(head + "policy = \"requeue:from=scratch\"\nhang_after_s = 90\nmax_drains_per_hour = 0\n"
+                                    "max_restarts = 5\nlog_tail_kib = 64\n",
+                             "serve.toml");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  const RecoveryOptions& r = ok->daemon.recovery;
+  EXPECT_EQ(r.policy, "requeue:from=scratch");
+  EXPECT_EQ(r.hang_after, 90);
+  EXPECT_EQ(r.max_drains_per_hour, 0);
+  EXPECT_EQ(r.max_restarts, 5);
+  EXPECT_EQ(r.log_tail_bytes, 64u * 1024);
+  auto defaults = ParseServeConfig("[slurm]\npartitions = [\"gpu\"]\n", "serve.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->daemon.recovery.policy, "acme");
+  EXPECT_EQ(defaults->daemon.recovery.max_drains_per_hour, 2);
+  auto bad = ParseServeConfig(head + "policy = \"retry-forever\"\n", "serve.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.rfind("serve.toml:4:10: 'policy' in [recovery]: ", 0), 0u) << bad.error().message;
+  auto range = ParseServeConfig(head + "max_restarts = -1\n", "serve.toml");
+  ASSERT_FALSE(range.ok());
+  EXPECT_NE(range.error().message.find("serve.toml:4:16:"), std::string::npos) << range.error().message;
+  auto key = ParseServeConfig(head + "drains = 3\n", "serve.toml");
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.error().message.find("serve.toml:4:"), std::string::npos) << key.error().message;
+}
+
+}  // namespace
+}  // namespace orrery::live
