@@ -459,7 +459,10 @@ TEST(RecoveryDaemon, FailureSeenOnlyAfterARestartIsRecovered) {
 }  // namespace
 }  // namespace orrery::live
 
-// ------------------------------------------------------------------ config
+// ------------------------------------------------------------------ config and HTTP API
+#include <httplib.h>
+
+#include "live/http_api.h"
 #include "live/serve_config.h"
 
 namespace orrery::live {
@@ -490,6 +493,41 @@ TEST(RecoveryConfig, ParsesAndRejectsWithLocations) {
   auto key = ParseServeConfig(head + "drains = 3\n", "serve.toml");
   ASSERT_FALSE(key.ok());
   EXPECT_NE(key.error().message.find("serve.toml:4:"), std::string::npos) << key.error().message;
+}
+
+// The drain endpoints: an awaiting drain listed, confirmed through the API (token-guarded),
+// applied at the next cycle; released; 404 when there is nothing to confirm.
+TEST(RecoveryHttp, DrainsAreListedConfirmedAndReleased) {
+  Rig r("http");
+  r.opts.recovery.max_drains_per_hour = 0;  // every drain waits for an operator
+  r.Start();
+  const std::string log = Fresh("http.log");
+  const uint32_t job = r.Submit(100, log);
+  r.Run(2);
+  const std::string node = r.NodeOf(job);
+  Write(log, NcclLogOn(node));
+  r.slurm.FailJob(job, "FAILED");
+  r.Run(1);
+  HttpApi api(r.daemon.get(), "0123456789abcdef-token");
+  ASSERT_TRUE(api.Start("127.0.0.1", 0).ok());
+  httplib::Client cli("127.0.0.1", api.port());
+  auto drains = cli.Get("/api/v1/drains");
+  ASSERT_TRUE(drains);
+  EXPECT_NE(drains->body.find("\"state\": \"awaiting-confirmation\""), std::string::npos) << drains->body;
+  auto failures = cli.Get("/api/v1/failures");
+  ASSERT_TRUE(failures);
+  EXPECT_NE(failures->body.find("\"subtype\": \"nccl_timeout\""), std::string::npos) << failures->body;
+  httplib::Headers good = {{"Authorization", "Bearer 0123456789abcdef-token"}};
+  EXPECT_EQ(cli.Post("/api/v1/drains/" + node + "/confirm")->status, 401);
+  EXPECT_EQ(cli.Post("/api/v1/drains/node9/confirm", good, "", "text/plain")->status, 404);
+  EXPECT_EQ(cli.Post("/api/v1/drains/" + node + "/confirm", good, "", "text/plain")->status, 202);
+  r.Run(1);
+  EXPECT_EQ(r.slurm.drain_calls(node).drains, 1u);
+  EXPECT_EQ(cli.Post("/api/v1/drains/" + node + "/release", good, "", "text/plain")->status, 202);
+  r.Run(1);
+  EXPECT_EQ(r.slurm.drain_calls(node).undrains, 1u);
+  EXPECT_EQ(cli.Post("/api/v1/drains/" + node + "/release", good, "", "text/plain")->status, 404);
+  api.Stop();
 }
 
 }  // namespace
