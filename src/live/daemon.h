@@ -217,6 +217,7 @@ class Daemon {
   Status LoadRecovery(Time now);
   void RecoverApplied(const JournalDecision& d, Time now);
   void DrainApplied(const JournalDecision& d, Time now, CycleStats* st);
+  void UndrainApplied(const JournalDecision& d, Time now);
   Verdict CheckRecovery(const JournalDecision& d, std::string* why) const;
 
   // --- views (views.cc)

@@ -335,6 +335,18 @@ void Daemon::DrainApplied(const JournalDecision& d, Time now, CycleStats* st) {
   Note(now, "drain", fmt::format("{} drained ({}) for job {}", node, d.detail, d.job));
 }
 
+void Daemon::UndrainApplied(const JournalDecision& d, Time now) {
+  ++m_undrains_;
+  const std::string& node = d.nodes.at(0).node;
+  auto it = nodes_.find(node);
+  if (it != nodes_.end() && ShowsDrain(it->second)) {  // back in placement now, as Slurm has it
+    it->second.avail = NodeAvail::kUp;
+    it->second.state_raw = "idle";
+    nodes_dirty_ = true;
+  }
+  Note(now, "drain", node + " returned to service by an operator");
+}
+
 // ---------------------------------------------------------------- operators
 
 Status Daemon::ConfirmDrain(const std::string& node) {
