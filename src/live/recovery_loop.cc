@@ -76,6 +76,10 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
     lj.state = JobState::kFailed;
     lj.reason = known->detail;
   }
+  if (known.ok()) {  // the queue shows its failure again
+    auto rec = journal_->FailureOf(sj.id, gen);
+    if (rec.ok()) lj.failure = std::move(*rec);
+  }
   jobs_[sj.id] = std::move(owned);
   return SettleUnapplied(sj, now);
 }

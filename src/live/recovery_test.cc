@@ -301,7 +301,9 @@ TEST(RecoveryDaemon, ScriptErrorIsNotRetriedAndItsReasonIsInTheQueue) {
   r.Run(1);
   seen = false;
   for (const QueueEntry& e : r.daemon->Queue(100))
-    if (e.job == job) seen = e.state == JobState::kFailed && e.why.find("module_not_found") != std::string::npos;
+    if (e.job == job)
+      seen = e.state == JobState::kFailed && e.why.find("module_not_found") != std::string::npos &&
+             e.failure.subtype == "module_not_found";
   EXPECT_TRUE(seen);
   EXPECT_EQ(r.slurm.counters(job).requeues, 0u);
 }
