@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <sys/socket.h>
 
 #include "live/journal.h"
@@ -277,6 +278,45 @@ TEST(LiveServeCli, BadConfigAndMissingSlurmToolsExitTwo) {
 
 using testing::FreePort;
 
+// Every event the daemon journaled whose text contains `what` (the journal keeps them all;
+// /healthz shows only the last 100, which a loaded machine's retried errors can push a node
+// change out of). Read-only, beside the running daemon (WAL).
+size_t JournalEvents(const std::string& db, const std::string& what) {
+  sqlite3* h = nullptr;
+  size_t n = 0;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 5000);
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM events WHERE instr(detail, ?) > 0", -1, &st, nullptr) == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, what.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(st) == SQLITE_ROW) n = static_cast<size_t>(sqlite3_column_int64(st, 0));
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return n;
+}
+
+// Decisions of the journal in `state` whose key starts with `prefix`.
+size_t JournalDecisions(const std::string& db, const std::string& prefix, const std::string& state) {
+  sqlite3* h = nullptr;
+  size_t n = 0;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 5000);
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM decisions WHERE substr(key, 1, ?) = ? AND state = ?", -1, &st,
+                           nullptr) == SQLITE_OK) {
+      sqlite3_bind_int(st, 1, static_cast<int>(prefix.size()));
+      sqlite3_bind_text(st, 2, prefix.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(st, 3, state.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(st) == SQLITE_ROW) n = static_cast<size_t>(sqlite3_column_int64(st, 0));
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return n;
+}
+
 // Scenario 3: faults. slurmctld restarts mid-run, a node goes DOWN and comes back, a node
 // is powered down through the API and its resume fails (ResumeProgram does not start its
 // slurmd: the node misses ResumeTimeout and goes DOWN). The daemon reports each and keeps
@@ -342,20 +382,17 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
   auto pu = api.Post("/api/v1/nodes/node3/power-up", auth, "", "text/plain");
   ASSERT_TRUE(pu);
   EXPECT_EQ(pu->status, 202);
-  ASSERT_TRUE(WaitFor([&] {
-    auto h = api.Get("/healthz");
-    return h && h->body.find("node3 powering-up -> down") != std::string::npos;
-  }, 45)) << Tail(log) << api.Get("/healthz")->body;
+  const std::string journal = cluster.dir() + "/journal.db";
+  ASSERT_TRUE(WaitFor([&] { return JournalEvents(journal, "node3 powering-up -> down") > 0; }, 45))
+      << Tail(log) << api.Get("/healthz")->body;
   ASSERT_TRUE(WaitFor([&] {
     std::set<uint32_t> ok;
     for (const auto& [id, c] : cluster.Completions())
       if (c.state == "COMPLETED") ok.insert(id);
     return ok.size() >= ids.size();
   }, 90)) << Tail(log);
-  auto health = api.Get("/healthz");
-  ASSERT_TRUE(health);
-  EXPECT_NE(health->body.find("node2 up -> down"), std::string::npos) << health->body;
-  EXPECT_NE(health->body.find("node2 down -> up"), std::string::npos) << health->body;
+  EXPECT_GT(JournalEvents(journal, "node2 up -> down"), 0u) << api.Get("/healthz")->body;
+  EXPECT_GT(JournalEvents(journal, "node2 down -> up"), 0u) << api.Get("/healthz")->body;
   auto metrics = api.Get("/metrics");
   ASSERT_TRUE(metrics);
   // The outage is seen either as failed cycles (squeue/sinfo timed out) or, when it falls
@@ -364,7 +401,21 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
               metrics->body.find("orrery_apply_errors_total 0\n") == std::string::npos;
   EXPECT_TRUE(seen) << "the controller restart should have been seen as failed cycles or apply errors\n"
                     << metrics->body;
-  EXPECT_NE(metrics->body.find("orrery_power_actions_total 2\n"), std::string::npos) << metrics->body;
+  // Both power actions took effect, each once: journaled applied, and Slurm ran its suspend
+  // program once and its resume program once for node3. (Not orrery_power_actions_total: a
+  // scontrol call that times out on a loaded machine after Slurm took it is confirmed from
+  // sinfo at the next cycle, in effect but not counted as sent by this process.)
+  EXPECT_EQ(JournalDecisions(journal, "power-down/node3/", "applied"), 1u) << metrics->body;
+  EXPECT_EQ(JournalDecisions(journal, "power-up/node3/", "applied"), 1u) << metrics->body;
+  std::ifstream power_log(cluster.dir() + "/log/power.log");
+  const std::string power((std::istreambuf_iterator<char>(power_log)), std::istreambuf_iterator<char>());
+  auto count = [&](const std::string& s) {
+    size_t n = 0;
+    for (size_t p = power.find(s); p != std::string::npos; p = power.find(s, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(" suspend node3\n"), 1u) << power;
+  EXPECT_EQ(count(" resume-fail node3\n"), 1u) << power;
   EXPECT_EQ(serve.Kill(SIGTERM), 0);
   std::map<uint32_t, int> completed;
   for (const auto& [id, c] : cluster.Completions())

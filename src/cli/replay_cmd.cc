@@ -74,7 +74,8 @@ class RecordingClient final : public live::SlurmClient {
   Status Drain(const std::string& n, const std::string& r) override { return inner_->Drain(n, r); }
   Status Undrain(const std::string& n) override { return inner_->Undrain(n); }
   Status RestartHeld(uint32_t j) override { return inner_->RestartHeld(j); }
-  Result<live::JobOutputPaths> OutputPaths(uint32_t j) override { return inner_->OutputPaths(j); }
+  Result<live::JobFiles> Files(uint32_t j) override { return inner_->Files(j); }
+  Result<std::string> BatchScript(uint32_t j) override { return inner_->BatchScript(j); }
 
  private:
   live::SlurmClient* inner_;

@@ -283,8 +283,7 @@ void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
     case DecisionKind::kGiveUp:
       return;
     case DecisionKind::kUndrain:
-      ++m_undrains_;
-      Note(now, "drain", d.nodes.at(0).node + " returned to service by an operator");
+      UndrainApplied(d, now);
       return;
     case DecisionKind::kPowerDown:
     case DecisionKind::kPowerUp:

@@ -50,9 +50,13 @@ class CrashingSlurm final : public SlurmClient {
   Status Drain(const std::string& n, const std::string& r) override { return Gate([&] { return inner_->Drain(n, r); }); }
   Status Undrain(const std::string& n) override { return Gate([&] { return inner_->Undrain(n); }); }
   Status RestartHeld(uint32_t j) override { return Gate([&] { return inner_->RestartHeld(j); }); }
-  Result<JobOutputPaths> OutputPaths(uint32_t j) override {
+  Result<JobFiles> Files(uint32_t j) override {
     if (crashed) return MakeError("crashed", kExitRuntime);
-    return inner_->OutputPaths(j);
+    return inner_->Files(j);
+  }
+  Result<std::string> BatchScript(uint32_t j) override {
+    if (crashed) return MakeError("crashed", kExitRuntime);
+    return inner_->BatchScript(j);
   }
   Result<uint32_t> Submit(const SubmitSpec& s) override { return inner_->Submit(s); }
   Status Cancel(uint32_t j) override { return inner_->Cancel(j); }

@@ -224,7 +224,7 @@ class Daemon {
   // --- recovery of failed and hung jobs (recovery_loop.cc; live/recovery.h)
   Status RecoverStep(Time now, CycleStats* st);
   Status RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st);
-  logs::Diagnosis DiagnoseOutput(const JobOutputPaths& paths, std::string* files, std::string* text, Time now);
+  logs::Diagnosis DiagnoseOutput(const JobFiles& paths, std::string* files, std::string* text, Time now);
   std::vector<JournalDecision> RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v, const std::string& subtype,
                                                  Time now);
   void TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now);
@@ -235,6 +235,7 @@ class Daemon {
   Status LoadRecovery(Time now);
   void RecoverApplied(const JournalDecision& d, Time now);
   void DrainApplied(const JournalDecision& d, Time now, CycleStats* st);
+  void UndrainApplied(const JournalDecision& d, Time now);
   Verdict CheckRecovery(const JournalDecision& d, std::string* why) const;
 
   // --- views (views.cc)

@@ -270,13 +270,6 @@ Status FakeSlurm::Undrain(const std::string& node) {
   return Status::Ok();
 }
 
-Result<JobOutputPaths> FakeSlurm::OutputPaths(uint32_t job) {
-  ORR_RETURN_IF_ERROR(Reach());
-  if (!jobs_.count(job)) return SlurmError("slurm: Invalid job id specified");
-  auto it = outputs_.find(job);
-  return it == outputs_.end() ? JobOutputPaths{} : it->second;
-}
-
 Status FakeSlurm::SetPriority(uint32_t job, uint32_t) {
   ORR_RETURN_IF_ERROR(Reach());
   if (!jobs_.count(job)) return SlurmError("slurm: Invalid job id specified");

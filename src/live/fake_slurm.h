@@ -30,7 +30,6 @@ class FakeSlurm final : public SlurmClient {
   void SetNodeDown(const std::string& node, bool down);  // running jobs there are requeued
   // A running job fails now with Slurm's state `state_raw` ("FAILED", "NODE_FAIL", "TIMEOUT").
   void FailJob(uint32_t job, const std::string& state_raw);
-  void SetOutputPaths(uint32_t job, JobOutputPaths paths) { outputs_[job] = std::move(paths); }
   void set_power_delay(Duration d) { power_delay_ = d; }
   // Timing as the simulator models it (the parity test): a released job whose nodes are
   // free starts at the release instant, not at the next Advance; and a requeued running job
@@ -87,7 +86,6 @@ class FakeSlurm final : public SlurmClient {
   Status Drain(const std::string& node, const std::string& reason) override;
   Status Undrain(const std::string& node) override;
   Status RestartHeld(uint32_t job) override;
-  Result<JobOutputPaths> OutputPaths(uint32_t job) override;
 
  private:
   struct FJob {
@@ -116,7 +114,6 @@ class FakeSlurm final : public SlurmClient {
   std::map<std::string, bool> fail_resume_;
   std::map<std::string, PowerCalls> power_calls_;
   std::map<std::string, DrainCalls> drain_calls_;
-  std::map<uint32_t, JobOutputPaths> outputs_;
   uint64_t seq_ = 0, calls_ = 0;
   uint32_t next_id_ = 1;
   size_t done_ = 0;

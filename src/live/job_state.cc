@@ -24,6 +24,7 @@ std::string_view SeenName(Seen s) {
     case Seen::kHeld: return "held";
     case Seen::kReleased: return "released";
     case Seen::kNodesGone: return "nodes-gone";
+    case Seen::kDelayed: return "delayed";
     case Seen::kFailed: return "failed";
     case Seen::kHung: return "hung";
   }
@@ -42,6 +43,7 @@ std::string_view ActionName(Action a) {
     case Action::kHoldAgain: return "hold-again";
     case Action::kEnqueue: return "enqueue";
     case Action::kRecover: return "recover";
+    case Action::kMakeEligible: return "make-eligible";
   }
   return "?";
 }
@@ -79,6 +81,8 @@ Transition OnPending(JobState s, Seen seen, bool decision_open) {
     case JobState::kQueued:
       return held ? Transition{s, Action::kNone} : Transition{JobState::kUnheld, Action::kHoldAgain};
     case JobState::kStarting:
+      // Released after a requeue, Slurm holding it back to its begin time: eligible now.
+      if (seen == Seen::kDelayed) return {s, decision_open ? Action::kNone : Action::kMakeEligible};
       // Held again by someone, or its nodes went away, after the decision took effect.
       if (!decision_open && seen != Seen::kReleased) return {JobState::kQueued, Action::kTakeBack};
       return {s, Action::kNone};
@@ -126,6 +130,7 @@ Transition Next(JobState s, Seen seen, bool decision_open) {
     case Seen::kHeld:
     case Seen::kReleased:
     case Seen::kNodesGone:
+    case Seen::kDelayed:
       return OnPending(s, seen, decision_open);
   }
   return {s, Action::kNone};

@@ -29,6 +29,7 @@ enum class Seen : uint8_t {
   kHeld,              // pending, held
   kReleased,          // pending, not held
   kNodesGone,         // pending, released, waiting with ReqNodeNotAvail (its pinned nodes went away)
+  kDelayed,           // pending, released, waiting for its begin time (Slurm's delay after a requeue)
   kFailed,            // terminal with a failure state (FAILED, NODE_FAIL, TIMEOUT, OUT_OF_MEMORY, BOOT_FAIL)
   kHung,              // running, but no progress (heartbeat, reported progress) for the configured time
                       // (not from the listing: the recovery step checks every running job)
@@ -47,6 +48,7 @@ enum class Action : uint8_t {
   kHoldAgain,    // released by someone else while queued: out of the queue, held again
   kEnqueue,      // now held: into the policy's queue
   kRecover,      // it failed or hung: diagnose its log and plan the recovery (live/recovery.h)
+  kMakeEligible, // started after a requeue, but Slurm delays it to its begin time: eligible now
 };
 std::string_view ActionName(Action a);
 

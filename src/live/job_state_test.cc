@@ -69,6 +69,11 @@ const Row kTable[] = {
     {S::kRecovering, O::kRunningElsewhere, false, S::kRunning, A::kAdopt},  // restarted by someone else
     {S::kFailed, O::kHeld, false, S::kQueued, A::kEnqueue},               // requeued by an operator
     {S::kFailed, O::kRunningElsewhere, false, S::kRunning, A::kAdopt},
+    // Released after a requeue, Slurm delays it to its begin time.
+    {S::kStarting, O::kDelayed, false, S::kStarting, A::kMakeEligible},
+    {S::kStarting, O::kDelayed, true, S::kStarting, A::kNone},             // the apply path sends it
+    {S::kQueued, O::kDelayed, false, S::kUnheld, A::kHoldAgain},           // released by someone else
+    {S::kUnheld, O::kDelayed, false, S::kUnheld, A::kNone},
 };
 
 TEST(JobState, TransitionTable) {
@@ -91,7 +96,7 @@ TEST(JobState, OnlyStartingDependsOnTheOpenDecision) {
   // The openness of a start decision matters only while the job is starting: everywhere
   // else Slurm's state alone decides.
   for (S s : {S::kUnheld, S::kQueued, S::kRunning, S::kRejected, S::kUnplaced, S::kRecovering, S::kFailed})
-    for (O o : {O::kRunningAsKnown, O::kRunningElsewhere, O::kHeld, O::kReleased, O::kNodesGone, O::kFailed, O::kHung})
+    for (O o : {O::kRunningAsKnown, O::kRunningElsewhere, O::kHeld, O::kReleased, O::kNodesGone, O::kDelayed, O::kFailed, O::kHung})
       EXPECT_EQ(Next(s, o, false), Next(s, o, true)) << JobStateName(s) << " + " << SeenName(o);
 }
 

@@ -290,10 +290,20 @@ Status Journal::RecordFailure(const FailureRecord& f) {
   return Status::Ok();
 }
 
+Result<FailureRecord> Journal::FailureOf(uint32_t job, uint32_t gen) {
+  ORR_ASSIGN_OR_RETURN(auto all, FailuresWhere("WHERE job=" + std::to_string(job) + " AND gen=" + std::to_string(gen)));
+  if (all.empty()) return MakeError("journal: no failure of job " + std::to_string(job), kExitRuntime, ErrorCode::kNotFound);
+  return std::move(all[0]);
+}
+
 Result<std::vector<FailureRecord>> Journal::Failures(size_t n) {
-  Stmt st;  // not cached: the LIMIT varies, and it is off the cycle path
-  std::string sql = "SELECT job,gen,time,trigger,category,subtype,suspect,step,reason,evidence,logs FROM failures"
-                    " ORDER BY time DESC, job DESC LIMIT " + std::to_string(n);
+  return FailuresWhere("ORDER BY time DESC, job DESC LIMIT " + std::to_string(n));
+}
+
+Result<std::vector<FailureRecord>> Journal::FailuresWhere(const std::string& where_order) {
+  Stmt st;  // not cached: the text varies, and it is off the cycle path
+  std::string sql = "SELECT job,gen,time,trigger,category,subtype,suspect,step,reason,evidence,logs FROM failures " +
+                    where_order;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) return Err("prepare select failures");
   std::vector<FailureRecord> out;
   int rc;

@@ -120,6 +120,7 @@ class Journal {
   // Failures (replaces the record of the same job and generation).
   Status RecordFailure(const FailureRecord& f);
   Result<std::vector<FailureRecord>> Failures(size_t n);  // newest first
+  Result<FailureRecord> FailureOf(uint32_t job, uint32_t gen);  // kNotFound when absent
   // Recoveries that requeued each job (failure records other than give-ups).
   Result<std::unordered_map<uint32_t, int>> Restarts();
   // Decisions of one kind planned at or after `since`, in order.
@@ -137,6 +138,7 @@ class Journal {
   Status Exec(const char* sql);
   Error Err(const std::string& what) const;
   Result<std::vector<JournalDecision>> Query(const std::string& where_order, const std::vector<std::string>& binds);
+  Result<std::vector<FailureRecord>> FailuresWhere(const std::string& where_order);  // numbers only in the text
   // Prepared once per statement text (a literal: the pointer is the key), reused every cycle.
   Result<sqlite3_stmt*> Prepared(const char* sql);
   static int WalHook(void* self, sqlite3* db, const char* name, int pages);

@@ -320,7 +320,8 @@ Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
   if (sj.state == SlurmJobState::kRunning)
     return Placed(lj.state) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
   if (sj.held) return Seen::kHeld;
-  return WaitsForUnavailableNodes(sj) ? Seen::kNodesGone : Seen::kReleased;
+  if (WaitsForUnavailableNodes(sj)) return Seen::kNodesGone;
+  return WaitsForBeginTime(sj) ? Seen::kDelayed : Seen::kReleased;
 }
 
 Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
@@ -350,6 +351,14 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
       return SettleUnapplied(sj, now);
     case Action::kStarted:
       lj.started = sj.start == kNoTime ? now : sj.start;
+      break;
+    case Action::kMakeEligible:
+      // Only a job the daemon saw requeued (a later generation): a first start keeps any
+      // begin time its user asked for. Idempotent (the same nodes, already released).
+      if (lj.gen > 0) {
+        Status st = slurm_->StartOn(lj.id, lj.nodes, /*after_requeue=*/true);
+        if (!st.ok()) Note(now, "error", fmt::format("cannot make job {} eligible now: {}", lj.id, st.error().message));
+      }
       break;
     case Action::kRecover:  // diagnosed and acted on after Observe (RecoverStep)
       recover_todo_.emplace_back(lj.id, sj.state == SlurmJobState::kRunning ? Trigger::kHang : TriggerOf(sj.failure));

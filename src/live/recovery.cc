@@ -216,31 +216,5 @@ Time LastBeat(const std::string& path) {
   return static_cast<Time>(st.st_mtim.tv_sec);
 }
 
-Result<std::string> ReadTail(const std::string& path, size_t max_bytes) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return MakeError("cannot open " + path + ": " + std::strerror(errno), kExitRuntime);
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return MakeError(path + ": not a regular file", kExitRuntime);
-  }
-  const off_t size = st.st_size;
-  const off_t from = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
-  std::string out(static_cast<size_t>(size - from), '\0');
-  size_t got = 0;
-  while (got < out.size()) {
-    const ssize_t k = pread(fd, out.data() + got, out.size() - got, from + static_cast<off_t>(got));
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;  // the file shrank meanwhile: what was read is the tail
-    got += static_cast<size_t>(k);
-  }
-  close(fd);
-  out.resize(got);
-  if (from > 0) {  // the cut fell inside a line: drop its end
-    const size_t nl = out.find('\n');
-    out.erase(0, nl == std::string::npos ? 0 : nl + 1);
-  }
-  return out;
-}
 
 }  // namespace orrery::live

@@ -85,7 +85,5 @@ Duration HangAfter(std::string_view comment);
 // The heartbeat's last beat (the file's modification time, whole seconds), kNoTime if absent.
 Time LastBeat(const std::string& path);
 
-// The last `max_bytes` of a file, starting at a line boundary when the cut falls inside one.
-Result<std::string> ReadTail(const std::string& path, size_t max_bytes);
 
 }  // namespace orrery::live

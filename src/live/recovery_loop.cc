@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "live/daemon.h"
+#include "live/log_tail.h"
 
 namespace orrery::live {
 
@@ -75,6 +76,10 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
   } else {
     lj.state = JobState::kFailed;
     lj.reason = known->detail;
+  }
+  if (known.ok()) {  // the queue shows its failure again
+    auto rec = journal_->FailureOf(sj.id, gen);
+    if (rec.ok()) lj.failure = std::move(*rec);
   }
   jobs_[sj.id] = std::move(owned);
   return SettleUnapplied(sj, now);
@@ -145,14 +150,17 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
   LiveJob& lj = *it->second;
   // A generation whose recovery was decided already (a requeue Slurm took while the daemon
   // was away, seen as a held job): this failure is the next generation's.
-  if (!unapplied_.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen)))
+  if (!unapplied_.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen))) {
+    std::vector<NodeShare> ran_on = lj.nodes;  // NewGeneration forgets them
     ORR_RETURN_IF_ERROR(NewGeneration(lj, now, "a recovery of this generation was decided before"));
-  lj.state = JobState::kRecovering;
+    lj.nodes = std::move(ran_on);
+    lj.state = JobState::kRecovering;
+  }
   std::string files;
-  auto paths = slurm_->OutputPaths(job);
+  auto paths = slurm_->Files(job);
   if (!paths.ok() && paths.error().code != ErrorCode::kNotFound) return paths.error();
   std::string tail;
-  const logs::Diagnosis d = DiagnoseOutput(paths.ok() ? *paths : JobOutputPaths{}, &files, &tail, now);
+  const logs::Diagnosis d = DiagnoseOutput(paths.ok() ? *paths : JobFiles{}, &files, &tail, now);
   Incident inc;
   inc.log = tail;
   inc.trigger = trigger;
@@ -193,13 +201,13 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
 }
 
 // StdOut, then StdErr (once when they are the same file): the last log_tail_bytes of each.
-logs::Diagnosis Daemon::DiagnoseOutput(const JobOutputPaths& paths, std::string* files, std::string* text_out,
+logs::Diagnosis Daemon::DiagnoseOutput(const JobFiles& paths, std::string* files, std::string* text_out,
                                        Time now) {
   std::string& text = *text_out;
   std::vector<std::string> read;
-  for (const std::string* p : {&paths.out, &paths.err}) {
+  for (const std::string* p : {&paths.stdout_path, &paths.stderr_path}) {
     if (p->empty() || std::find(read.begin(), read.end(), *p) != read.end()) continue;
-    auto tail = ReadTail(*p, opts_.recovery.log_tail_bytes);
+    auto tail = ReadLastLines(*p, opts_.recovery.log_tail_bytes);  // log_tail.h
     if (!tail.ok()) {
       Note(now, "error", "recovery: " + tail.error().message);
       continue;
@@ -330,6 +338,18 @@ void Daemon::DrainApplied(const JournalDecision& d, Time now, CycleStats* st) {
     nodes_dirty_ = true;
   }
   Note(now, "drain", fmt::format("{} drained ({}) for job {}", node, d.detail, d.job));
+}
+
+void Daemon::UndrainApplied(const JournalDecision& d, Time now) {
+  ++m_undrains_;
+  const std::string& node = d.nodes.at(0).node;
+  auto it = nodes_.find(node);
+  if (it != nodes_.end() && ShowsDrain(it->second)) {  // back in placement now, as Slurm has it
+    it->second.avail = NodeAvail::kUp;
+    it->second.state_raw = "idle";
+    nodes_dirty_ = true;
+  }
+  Note(now, "drain", node + " returned to service by an operator");
 }
 
 // ---------------------------------------------------------------- operators

@@ -15,6 +15,7 @@
 #include "live/crashing_slurm_testing.h"
 #include "live/daemon.h"
 #include "live/fake_slurm.h"
+#include "live/log_tail.h"
 #include "live/journal.h"
 
 namespace orrery::live {
@@ -159,26 +160,28 @@ TEST(Recovery, CommentKeysAndOutputPaths) {
   EXPECT_EQ(HangAfter("orrery:hang=zero"), -1);
   EXPECT_EQ(HangAfter("xorrery:hang=5"), -1);  // a key must start a word
   EXPECT_EQ(CommentValue("", "heartbeat"), "");
-  JobOutputPaths p = ParseJobOutputPaths(
+  // The paths themselves: ParseJobFiles (job_files.cc), tested in live_signals_test.cc.
+  auto p = ParseJobFiles(
       "JobId=7 JobName=train UserId=root(0) StdErr=/data/run 1/err-7.log StdIn=/dev/null "
       "StdOut=/data/run 1/out-7.log Power=\n");
-  EXPECT_EQ(p.out, "/data/run 1/out-7.log");
-  EXPECT_EQ(p.err, "/data/run 1/err-7.log");
-  EXPECT_EQ(ParseJobOutputPaths("JobId=7 StdOut=(null)").out, "");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->stdout_path, "/data/run 1/out-7.log");
+  EXPECT_EQ(p->stderr_path, "/data/run 1/err-7.log");
 }
 
-TEST(Recovery, ReadTailStartsAtALineAndHeartbeatIsTheMtime) {
+// The tail read is LogTail's ReadLastLines (log_tail_test.cc).
+TEST(Recovery, TailReadStartsAtALineAndHeartbeatIsTheMtime) {
   std::string path = Fresh("tail.log");
   Write(path, "first line\nsecond line\nthird\n");
-  auto all = ReadTail(path, 1 << 20);
+  auto all = ReadLastLines(path, 1 << 20);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(*all, "first line\nsecond line\nthird\n");
   // The last 15 bytes are "nd line\nthird\n" plus one: the cut line is dropped.
-  auto tail = ReadTail(path, 15);
+  auto tail = ReadLastLines(path, 15);
   ASSERT_TRUE(tail.ok());
   EXPECT_EQ(*tail, "third\n");
-  EXPECT_FALSE(ReadTail(Fresh("absent.log"), 10).ok());
-  EXPECT_FALSE(ReadTail(TempDir(), 10).ok());  // a directory
+  EXPECT_FALSE(ReadLastLines(Fresh("absent.log"), 10).ok());
+  EXPECT_FALSE(ReadLastLines(TempDir(), 10).ok());  // a directory
   struct timespec t[2] = {{1234, 0}, {1234, 0}};
   ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), t, 0), 0);
   EXPECT_EQ(LastBeat(path), 1234);
@@ -218,7 +221,7 @@ struct Rig {
     s.sleep_s = d;
     s.duration_hint = d;
     uint32_t id = *slurm.Submit(s);
-    if (!log.empty()) slurm.SetOutputPaths(id, JobOutputPaths{log, log});
+    if (!log.empty()) slurm.SetJobFiles(id, JobFiles{log, log, ""}, "");
     return id;
   }
   Status Tick() {
@@ -301,7 +304,9 @@ TEST(RecoveryDaemon, ScriptErrorIsNotRetriedAndItsReasonIsInTheQueue) {
   r.Run(1);
   seen = false;
   for (const QueueEntry& e : r.daemon->Queue(100))
-    if (e.job == job) seen = e.state == JobState::kFailed && e.why.find("module_not_found") != std::string::npos;
+    if (e.job == job)
+      seen = e.state == JobState::kFailed && e.why.find("module_not_found") != std::string::npos &&
+             e.failure.subtype == "module_not_found";
   EXPECT_TRUE(seen);
   EXPECT_EQ(r.slurm.counters(job).requeues, 0u);
 }
@@ -454,6 +459,80 @@ TEST(RecoveryDaemon, FailureSeenOnlyAfterARestartIsRecovered) {
   auto f = r.daemon->Failures(1);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].trigger, "node-fail");
+}
+
+}  // namespace
+}  // namespace orrery::live
+
+// ------------------------------------------------------------------ config and HTTP API
+#include <httplib.h>
+
+#include "live/http_api.h"
+#include "live/serve_config.h"
+
+namespace orrery::live {
+namespace {
+
+TEST(RecoveryConfig, ParsesAndRejectsWithLocations) {
+  const std::string head = "[slurm]\npartitions = [\"gpu\"]\n[recovery]\n";
+  auto ok = ParseServeConfig(head + "policy = \"requeue:from=scratch\"\nhang_after_s = 90\nmax_drains_per_hour = 0\n"
+                                    "max_restarts = 5\nlog_tail_kib = 64\n",
+                             "serve.toml");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  const RecoveryOptions& r = ok->daemon.recovery;
+  EXPECT_EQ(r.policy, "requeue:from=scratch");
+  EXPECT_EQ(r.hang_after, 90);
+  EXPECT_EQ(r.max_drains_per_hour, 0);
+  EXPECT_EQ(r.max_restarts, 5);
+  EXPECT_EQ(r.log_tail_bytes, 64u * 1024);
+  auto defaults = ParseServeConfig("[slurm]\npartitions = [\"gpu\"]\n", "serve.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->daemon.recovery.policy, "acme");
+  EXPECT_EQ(defaults->daemon.recovery.max_drains_per_hour, 2);
+  auto bad = ParseServeConfig(head + "policy = \"retry-forever\"\n", "serve.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.rfind("serve.toml:4:10: 'policy' in [recovery]: ", 0), 0u) << bad.error().message;
+  auto range = ParseServeConfig(head + "max_restarts = -1\n", "serve.toml");
+  ASSERT_FALSE(range.ok());
+  EXPECT_NE(range.error().message.find("serve.toml:4:16:"), std::string::npos) << range.error().message;
+  auto key = ParseServeConfig(head + "drains = 3\n", "serve.toml");
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.error().message.find("serve.toml:4:"), std::string::npos) << key.error().message;
+}
+
+// The drain endpoints: an awaiting drain listed, confirmed through the API (token-guarded),
+// applied at the next cycle; released; 404 when there is nothing to confirm.
+TEST(RecoveryHttp, DrainsAreListedConfirmedAndReleased) {
+  Rig r("http");
+  r.opts.recovery.max_drains_per_hour = 0;  // every drain waits for an operator
+  r.Start();
+  const std::string log = Fresh("http.log");
+  const uint32_t job = r.Submit(100, log);
+  r.Run(2);
+  const std::string node = r.NodeOf(job);
+  Write(log, NcclLogOn(node));
+  r.slurm.FailJob(job, "FAILED");
+  r.Run(1);
+  HttpApi api(r.daemon.get(), "0123456789abcdef-token");
+  ASSERT_TRUE(api.Start("127.0.0.1", 0).ok());
+  httplib::Client cli("127.0.0.1", api.port());
+  auto drains = cli.Get("/api/v1/drains");
+  ASSERT_TRUE(drains);
+  EXPECT_NE(drains->body.find("\"state\": \"awaiting-confirmation\""), std::string::npos) << drains->body;
+  auto failures = cli.Get("/api/v1/failures");
+  ASSERT_TRUE(failures);
+  EXPECT_NE(failures->body.find("\"subtype\": \"nccl_timeout\""), std::string::npos) << failures->body;
+  httplib::Headers good = {{"Authorization", "Bearer 0123456789abcdef-token"}};
+  EXPECT_EQ(cli.Post("/api/v1/drains/" + node + "/confirm")->status, 401);
+  EXPECT_EQ(cli.Post("/api/v1/drains/node9/confirm", good, "", "text/plain")->status, 404);
+  EXPECT_EQ(cli.Post("/api/v1/drains/" + node + "/confirm", good, "", "text/plain")->status, 202);
+  r.Run(1);
+  EXPECT_EQ(r.slurm.drain_calls(node).drains, 1u);
+  EXPECT_EQ(cli.Post("/api/v1/drains/" + node + "/release", good, "", "text/plain")->status, 202);
+  r.Run(1);
+  EXPECT_EQ(r.slurm.drain_calls(node).undrains, 1u);
+  EXPECT_EQ(cli.Post("/api/v1/drains/" + node + "/release", good, "", "text/plain")->status, 404);
+  api.Stop();
 }
 
 }  // namespace

@@ -422,27 +422,8 @@ Result<ExecResult> Exec(const std::vector<std::string>& argv, int timeout_ms, co
   return r;
 }
 
-JobOutputPaths ParseJobOutputPaths(std::string_view text) {
-  auto field = [&](std::string_view key) {
-    size_t p = text.find(key);
-    while (p != std::string_view::npos && p > 0 && text[p - 1] != ' ' && text[p - 1] != '\n') p = text.find(key, p + 1);
-    if (p == std::string_view::npos) return std::string();
-    size_t b = p + key.size(), e = b;
-    // The value runs to the next " Word=" (scontrol's next field) or the end of the line.
-    while (e < text.size() && text[e] != '\n') {
-      if (text[e] == ' ') {
-        size_t q = e + 1;
-        while (q < text.size() && (std::isalnum(static_cast<unsigned char>(text[q])) || text[q] == '_' || text[q] == ':')) ++q;
-        if (q > e + 1 && q < text.size() && text[q] == '=') break;
-      }
-      ++e;
-    }
-    return Trim(text.substr(b, e - b));
-  };
-  JobOutputPaths p{field("StdOut="), field("StdErr=")};
-  if (p.out == "(null)") p.out.clear();
-  if (p.err == "(null)") p.err.clear();
-  return p;
+bool WaitsForBeginTime(const SlurmJob& j) {
+  return j.state == SlurmJobState::kPending && !j.held && j.reason == "BeginTime";
 }
 
 bool WaitsForUnavailableNodes(const SlurmJob& j) {
@@ -612,11 +593,6 @@ Status ExecSlurmClient::RestartHeld(uint32_t job) {
   auto r = Run("scontrol", {"requeuehold", id});  // a finished job too (JobRequeue / --requeue)
   if (!r.ok()) return r.error();
   return Status::Ok();
-}
-
-Result<JobOutputPaths> ExecSlurmClient::OutputPaths(uint32_t job) {
-  ORR_ASSIGN_OR_RETURN(std::string out, Run("scontrol", {"show", "job", "-o", std::to_string(job)}));
-  return ParseJobOutputPaths(out);
 }
 
 Status ExecSlurmClient::Cancel(uint32_t job) {

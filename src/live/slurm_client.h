@@ -43,6 +43,9 @@ struct SlurmJob;
 // A released pending job that waits because nodes it was pinned to are unavailable
 // (reason ReqNodeNotAvail: a node went down between the decision and the launch).
 bool WaitsForUnavailableNodes(const SlurmJob& j);
+// A released pending job that waits for its begin time (reason BeginTime): after a requeue,
+// Slurm pushes it ~2 minutes ahead when the requeue completes.
+bool WaitsForBeginTime(const SlurmJob& j);
 
 struct SlurmJob {
   uint32_t id = 0;
@@ -109,10 +112,6 @@ struct JobFiles {
 };
 // Batch scripts longer than this are cut (the advisor reads launch settings, not data).
 inline constexpr size_t kMaxBatchScriptBytes = 1 << 20;
-// Where a batch job writes (scontrol show job: StdOut=, StdErr=; patterns expanded by Slurm).
-struct JobOutputPaths {
-  std::string out, err;  // "" when Slurm shows none
-};
 
 // A job listing: everything Slurm reports (full) or only the jobs changed since a cursor
 // (like slurmrestd's update_time filter; squeue has none, so ExecSlurmClient is always full).
@@ -163,7 +162,6 @@ class SlurmClient {
   // Requeues a failed or running batch job into pending, held (StartOn with after_requeue
   // starts it again).
   virtual Status RestartHeld(uint32_t job) = 0;
-  virtual Result<JobOutputPaths> OutputPaths(uint32_t job) = 0;
 };
 
 // --- parsing helpers (public for tests and fuzzing)
@@ -191,9 +189,6 @@ Duration DurationHint(std::string_view comment);
 // `scontrol show job -o` (one line of Key=Value fields) -> the job's files; an error when the
 // line has no StdOut field.
 Result<JobFiles> ParseJobFiles(std::string_view text);
-// `scontrol show job -o ID` -> its StdOut= and StdErr= paths (a path ends at the next
-// " Key=" field, so it may contain spaces).
-JobOutputPaths ParseJobOutputPaths(std::string_view text);
 
 // Slurm's error replies classified (the one place that reads their wording): "Invalid job
 // id" -> kNotFound, "already ..." -> kAlreadyDone, "not running/pending/held" ->
@@ -235,7 +230,6 @@ class ExecSlurmClient final : public SlurmClient {
   Status Drain(const std::string& node, const std::string& reason) override;
   Status Undrain(const std::string& node) override;
   Status RestartHeld(uint32_t job) override;
-  Result<JobOutputPaths> OutputPaths(uint32_t job) override;
 
   // Runs a Slurm tool; a non-zero exit becomes an error carrying the command and stderr
   // (public for live/batch_submit.h).

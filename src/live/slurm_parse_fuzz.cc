@@ -1,5 +1,6 @@
 // libFuzzer target: the parsers of Slurm's command-line output (squeue, sinfo, hostlists,
-// GRES strings, times, time limits, duration hints, `scontrol show job` files) must return a value or an error for
+// GRES strings, times, time limits, duration hints, `scontrol show job` files, recovery's
+// comment keys) must return a value or an error for
 // every input, never crash, hang or allocate without bound. The first byte picks the
 // parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
 #include <cstddef>
@@ -7,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "live/recovery.h"
 #include "live/slurm_client.h"
 
 using namespace orrery::live;
@@ -52,9 +54,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (r.ok() && r->stdout_path.size() > text.size() + r->workdir.size() + 1) __builtin_trap();  // from the input only
       break;
     }
-    default:
+    default: {
       (void)DurationHint(text);
+      // Recovery's readers of the restart contract's comment keys.
+      if (HeartbeatPath(text, 4294967295u).size() > 5 * text.size()) __builtin_trap();  // "%j" -> 10 digits
+      (void)HangAfter(text);
       break;
+    }
   }
   return 0;
 }
