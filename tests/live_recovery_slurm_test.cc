@@ -225,9 +225,7 @@ TEST(LiveSlurmSlow, ModuleNotFoundIsNotRequeuedAndItsReasonIsInTheQueue) {
 
 // (c) A job that beats its heartbeat file (the restart contract's orrery:heartbeat=PATH) and
 // then stops, still running: detected hang_after_s (6 s) after its last beat, requeued
-// (Slurm kills it), and it completes when restarted. (With 4 s, a run at load 14 on 2 cores
-// saw the restarted script's first beat come more than 4 s after Slurm's start time: a
-// second hang, Restarts=2.)
+// (Slurm kills it), and it completes when restarted.
 TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
   REQUIRE_SLURM();
   Rig rig;
@@ -267,6 +265,7 @@ TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
   }, 40)) << Slurp(rig.log);
   const std::string restarts = Field(Scontrol(rig.cluster, {"show", "job", "-o", std::to_string(job)}), "Restarts");
   std::printf("[measure] hang: Restarts=%s\n", restarts.c_str());
+  // Orrery requeues it once; Slurm's count is sometimes 2 (docs/validation.md §U: open).
   EXPECT_GE(std::atoi(restarts.c_str()), 1);
   EXPECT_EQ(rig.serve->Kill(SIGTERM), 0);
 }
