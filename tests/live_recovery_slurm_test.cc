@@ -265,7 +265,9 @@ TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
   }, 40)) << Slurp(rig.log);
   const std::string restarts = Field(Scontrol(rig.cluster, {"show", "job", "-o", std::to_string(job)}), "Restarts");
   std::printf("[measure] hang: Restarts=%s\n", restarts.c_str());
-  // Orrery requeues it once; Slurm's count is sometimes 2 (docs/validation.md §U: open).
+  // Orrery requeues it once; Slurm's count is sometimes 2: a relaunch on the same node right
+  // after the kill meets the killed run's revoked credential and Slurm requeues it itself
+  // (docs/validation.md §U).
   EXPECT_GE(std::atoi(restarts.c_str()), 1);
   EXPECT_EQ(rig.serve->Kill(SIGTERM), 0);
 }
