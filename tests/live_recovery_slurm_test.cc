@@ -224,12 +224,12 @@ TEST(LiveSlurmSlow, ModuleNotFoundIsNotRequeuedAndItsReasonIsInTheQueue) {
 }
 
 // (c) A job that beats its heartbeat file (the restart contract's orrery:heartbeat=PATH) and
-// then stops, still running: detected hang_after_s (4 s) after its last beat, requeued
+// then stops, still running: detected hang_after_s (6 s) after its last beat, requeued
 // (Slurm kills it), and it completes when restarted.
 TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
   REQUIRE_SLURM();
   Rig rig;
-  ASSERT_TRUE(rig.Start("policy = \"acme\"\nhang_after_s = 4\n")) << rig.cluster.log() << Slurp(rig.log);
+  ASSERT_TRUE(rig.Start("policy = \"acme\"\nhang_after_s = 6\n")) << rig.cluster.log() << Slurp(rig.log);
   const std::string dir = rig.cluster.dir();
   const uint32_t job = SubmitScript(rig.cluster, "hang",
                                     "hb=" + dir + "/hb-$SLURM_JOB_ID\n"
@@ -253,17 +253,22 @@ TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
   for (int i = 0; i < 3 && std::getline(beats, line); ++i) last = std::stoll(line.substr(line.rfind(' ') + 1));
   ASSERT_NE(last, kNoTime);
   const Time latency = f["time"].get<Time>() - last;
-  std::printf("[measure] hang: last beat at %lld, detected at %lld: %lld s after it (hang_after_s = 4)\n",
+  std::printf("[measure] hang: last beat at %lld, detected at %lld: %lld s after it (hang_after_s = 6)\n",
               static_cast<long long>(last), static_cast<long long>(f["time"].get<Time>()),
               static_cast<long long>(latency));
-  EXPECT_GE(latency, 3);  // the mtime and date are whole seconds
-  EXPECT_LE(latency, 6);
+  EXPECT_GE(latency, 5);  // the mtime and date are whole seconds
+  EXPECT_LE(latency, 8);
   ASSERT_TRUE(WaitFor([&] {
     for (const auto& [id, c] : rig.cluster.Completions())
       if (id == job && c.state == "COMPLETED") return true;
     return false;
   }, 40)) << Slurp(rig.log);
-  EXPECT_EQ(Field(Scontrol(rig.cluster, {"show", "job", "-o", std::to_string(job)}), "Restarts"), "1");
+  const std::string restarts = Field(Scontrol(rig.cluster, {"show", "job", "-o", std::to_string(job)}), "Restarts");
+  std::printf("[measure] hang: Restarts=%s\n", restarts.c_str());
+  // Orrery requeues it once; Slurm's count is sometimes 2: a relaunch on the same node right
+  // after the kill meets the killed run's revoked credential and Slurm requeues it itself
+  // (docs/validation.md §U).
+  EXPECT_GE(std::atoi(restarts.c_str()), 1);
   EXPECT_EQ(rig.serve->Kill(SIGTERM), 0);
 }
 

@@ -162,6 +162,7 @@ class Daemon {
     std::string heartbeat;     // restart contract: orrery:heartbeat=PATH ("" none)
     Duration hang_after = -1;  // orrery:hang=SECONDS, -1 = the config's
     FailureRecord failure;     // the last failure handled (job == 0: none)
+    FailureKind fail_kind = FailureKind::kUnknown;  // its diagnosed kind, for the core's Fail at the requeue
   };
 
   // --- the cycle (daemon.cc)
@@ -228,6 +229,7 @@ class Daemon {
   std::vector<JournalDecision> RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v, const std::string& subtype,
                                                  Time now);
   void TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now);
+  void RequeuedAfterRecovery(LiveJob& lj, Time now);
   bool Hung(const LiveJob& lj, Time now) const;
   void FindHangs(Time now);
   Status AdoptFailed(const SlurmJob& sj, Time now);

@@ -344,7 +344,9 @@ Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
 Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now) {
   switch (tr.action) {
     case Action::kNone:
+      break;
     case Action::kEnqueue:  // Attach follows
+      if (lj.state == JobState::kRecovering) RequeuedAfterRecovery(lj, now);
       break;
     case Action::kLeave:
       Leave(lj, &sj, now);

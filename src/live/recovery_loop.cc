@@ -194,10 +194,7 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
     if (x.kind == DecisionKind::kDrain) drain_times_.push_back(now);
     send.push_back(std::move(x));
   }
-  ORR_RETURN_IF_ERROR(ApplyPath(std::move(send), /*planned=*/true, now, st));
-  // A requeue Slurm has not taken yet: out of the policy's queue until Slurm shows it held.
-  if (v.step != RecoveryStep::kGiveUp && lj.state == JobState::kRecovering) Withdraw(lj, now);
-  return Status::Ok();
+  return ApplyPath(std::move(send), /*planned=*/true, now, st);
 }
 
 // StdOut, then StdErr (once when they are the same file): the last log_tail_bytes of each.
@@ -250,23 +247,34 @@ std::vector<JournalDecision> Daemon::RecoveryDecisions(const LiveJob& lj, const 
   return out;
 }
 
-// The core hears of the failure through its lifecycle verb, with the diagnosed kind: a job
-// that is requeued waits again (attained service, attempts and failures kept); one that is
-// given up leaves.
+// The core hears of the failure through its lifecycle verb, with the diagnosed kind. A job
+// given up leaves now. A job that is requeued keeps its GPUs in the snapshot until Slurm
+// lists it pending and held (a requeued running job is COMPLETING meanwhile, on its nodes):
+// then Fail(kind, restartable) puts it back in the policy's queue with its attained service,
+// attempts and failures (RequeuedAfterRecovery), so the policy never starts a job whose
+// requeue Slurm has not finished.
 void Daemon::TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now) {
-  const bool retry = v.step != RecoveryStep::kGiveUp;
+  lj.fail_kind = v.kind;
+  if (v.step != RecoveryStep::kGiveUp) return;
   if (sched_ && lj.slot != UINT32_MAX) {
     if (sched_->view(lj.slot).running) {
-      sched_->Fail(lj.slot, now, v.kind, retry);
-      if (!retry) {
-        sched_->Release(lj.slot);
-        lj.slot = UINT32_MAX;
-      }
+      sched_->Fail(lj.slot, now, v.kind, /*restartable=*/false);
+      sched_->Release(lj.slot);
+      lj.slot = UINT32_MAX;
     } else {
-      Withdraw(lj, now);  // re-enters when Slurm shows it held
+      Withdraw(lj, now);
     }
   }
-  if (!retry) lj.state = JobState::kFailed;
+  lj.state = JobState::kFailed;
+}
+
+// Slurm shows the recovery's requeue done (pending, held): the failed attempt ends in the
+// core, the job waits again.
+void Daemon::RequeuedAfterRecovery(LiveJob& lj, Time now) {
+  if (sched_ && lj.slot != UINT32_MAX && sched_->view(lj.slot).running)
+    sched_->Fail(lj.slot, now, lj.fail_kind, /*restartable=*/true);
+  lj.nodes.clear();
+  lj.started = kNoTime;
 }
 
 size_t Daemon::DrainsThisHour(Time now) {
@@ -315,16 +323,18 @@ Daemon::Verdict Daemon::CheckRecovery(const JournalDecision& d, std::string* why
   return Verdict::kSend;
 }
 
-// Slurm requeued it held: the next generation, queued (it stays in the core's queue where
-// its restartable Fail put it; a job outside the core enters when Attach next runs).
+// Slurm took the requeue: the next generation. The job stays kRecovering (and, in the core,
+// where it was) until a listing shows it pending and held (RequeuedAfterRecovery).
 void Daemon::RecoverApplied(const JournalDecision& d, Time now) {
   auto it = jobs_.find(d.job);
   if (it == jobs_.end()) return;
   LiveJob& lj = *it->second;
   if (lj.gen != d.gen || lj.state != JobState::kRecovering) return;
-  Status s = NewGeneration(lj, now, "recovery requeued it");
+  ++lj.gen;
+  gens_[lj.id] = lj.gen;
+  Status s = journal_->SetGen(lj.id, lj.gen);
   if (!s.ok()) Note(now, "error", s.error().message);
-  lj.held = true;
+  Note(now, "requeue", fmt::format("job {} requeued by recovery (generation {})", lj.id, lj.gen));
 }
 
 void Daemon::DrainApplied(const JournalDecision& d, Time now, CycleStats* st) {

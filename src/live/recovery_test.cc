@@ -260,6 +260,10 @@ TEST(RecoveryDaemon, InfrastructureFailureDrainsTheNodeAndTheJobCompletesElsewhe
   EXPECT_EQ(r.slurm.drain_calls(first).drains, 1u);
   EXPECT_EQ(r.slurm.drain_calls(first).reason, "orrery: nccl_timeout");
   EXPECT_EQ(r.slurm.counters(job).requeues, 1u);
+  r.Run(1);  // Slurm lists it pending, held: the core's Fail (restartable), and the policy starts it
+  auto view = r.daemon->JobView(job);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->failures, 1u);
   r.Run(25);
   EXPECT_EQ(r.slurm.job(job).state, SlurmJobState::kFinished);
   EXPECT_NE(r.NodeOf(job), first);
