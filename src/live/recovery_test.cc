@@ -153,7 +153,7 @@ TEST(Recovery, SlurmFailureStatesAreTyped) {
   EXPECT_TRUE((*held)[0].held);
 }
 
-TEST(Recovery, CommentKeysAndOutputPaths) {
+TEST(Recovery, CommentKeysAndJobFiles) {
   EXPECT_EQ(CommentValue("orrery:duration=60 orrery:heartbeat=/ckpt/%j/hb,orrery:hang=2m", "heartbeat"), "/ckpt/%j/hb");
   EXPECT_EQ(HeartbeatPath("orrery:heartbeat=/ckpt/%j/hb-%j", 42), "/ckpt/42/hb-42");
   EXPECT_EQ(HangAfter("orrery:hang=2m"), 120);
