@@ -267,7 +267,7 @@ TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
   std::printf("[measure] hang: Restarts=%s\n", restarts.c_str());
   // Orrery requeues it once; Slurm's count is sometimes 2: a relaunch on the same node right
   // after the kill meets the killed run's revoked credential and Slurm requeues it itself
-  // (docs/validation.md §U).
+  // (docs/validation.md §X).
   EXPECT_GE(std::atoi(restarts.c_str()), 1);
   EXPECT_EQ(rig.serve->Kill(SIGTERM), 0);
 }
