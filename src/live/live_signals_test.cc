@@ -244,7 +244,9 @@ TEST(LiveSignals, SrtfOnBeliefPreemptsByTheTrackersEtaAndOrdersTheRequeuedJob) {
   EXPECT_EQ(eb->state, JobState::kQueued);
   EXPECT_EQ(eb->position, 0);
   EXPECT_EQ(ed->position, 1);
-  EXPECT_EQ(eb->estimate, 1994);  // believed end 1001 + 1997 = 2998; preempted at 1004: 1994 s left
+  // Believed end 1001 + 1997 = 2998; preempted at 1004: 1994 s left, plus the policy's restart
+  // overhead a preempted job pays again (PolicyParts::restart_overhead(): 30 s for 8 GPUs): 2024.
+  EXPECT_EQ(eb->estimate, 1994 + 30);
 }
 
 // Found by the real-Slurm signals test: after `scontrol requeuehold` (a preemption) squeue
