@@ -31,20 +31,6 @@ using testing::SlurmCluster;
 
 constexpr const char* kToken = "orrery-test-token-0123456789";
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
-
 std::string Config(const SlurmCluster& c, int port, const std::string& recovery) {
   std::string cfg = "[slurm]\npartitions = [\"gpu\"]\nslurm_conf = \"" + c.conf() +
                     "\"\n[policy]\nspec = \"fifo\"\n[daemon]\njournal = \"" + c.dir() +
@@ -53,22 +39,6 @@ std::string Config(const SlurmCluster& c, int port, const std::string& recovery)
   std::string path = c.dir() + "/serve.toml";
   testing::WriteFile(path, cfg);
   return path;
-}
-
-bool WaitFor(const std::function<bool()>& done, int seconds) {
-  for (int i = 0; i < seconds * 10; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > 4000 ? s.substr(s.size() - 4000) : s;
 }
 
 // sbatch SCRIPT held (the daemon starts it), one node, all its 8 GPUs, output in the test dir.
@@ -112,7 +82,7 @@ nlohmann::json FailureOf(httplib::Client& api, uint32_t job) {
 
 struct Rig {
   SlurmCluster cluster{2};
-  int port = FreePort();
+  int port = testing::FreePort();
   std::string log;
   std::unique_ptr<ServeProcess> serve;
   std::unique_ptr<httplib::Client> api;
@@ -121,7 +91,7 @@ struct Rig {
     log = cluster.dir() + "/serve.log";
     serve = std::make_unique<ServeProcess>(Config(cluster, port, recovery), log, cluster.conf());
     api = std::make_unique<httplib::Client>("127.0.0.1", port);
-    return WaitFor([&] { return static_cast<bool>(api->Get("/healthz")); }, 10);
+    return testing::WaitFor([&] { return static_cast<bool>(api->Get("/healthz")); }, 10);
   }
 };
 
@@ -130,7 +100,7 @@ struct Rig {
 TEST(LiveSlurmSlow, NcclTimeoutDrainsItsNodeAndTheJobCompletesOnAnother) {
   REQUIRE_SLURM();
   Rig rig;
-  ASSERT_TRUE(rig.Start("policy = \"acme\"\nmax_drains_per_hour = 2\n")) << rig.cluster.log() << Slurp(rig.log);
+  ASSERT_TRUE(rig.Start("policy = \"acme\"\nmax_drains_per_hour = 2\n")) << rig.cluster.log() << testing::LogTail(rig.log);
   const uint32_t job = SubmitScript(rig.cluster, "nccl",
                                     "if [[ ${SLURM_RESTART_COUNT:-0} -eq 0 ]]; then\n"
                                     "  echo \"step 120 loss 2.31\"\n"
@@ -145,14 +115,14 @@ TEST(LiveSlurmSlow, NcclTimeoutDrainsItsNodeAndTheJobCompletesOnAnother) {
                                     "orrery:duration=5");
   ASSERT_GT(job, 0u);
   std::string ran, done_on;
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     for (const auto& [id, c] : rig.cluster.Completions()) {
       if (id != job) continue;
       if (c.state == "FAILED") ran = c.nodes;
       if (c.state == "COMPLETED") done_on = c.nodes;
     }
     return !done_on.empty();
-  }, 60)) << Slurp(rig.log) << rig.cluster.log();
+  }, 60)) << testing::LogTail(rig.log) << rig.cluster.log();
   EXPECT_FALSE(ran.empty());
   EXPECT_NE(done_on, ran);
   // The node it failed on is drained, with Orrery's reason; the other is not.
@@ -186,7 +156,7 @@ TEST(LiveSlurmSlow, NcclTimeoutDrainsItsNodeAndTheJobCompletesOnAnother) {
 TEST(LiveSlurmSlow, ModuleNotFoundIsNotRequeuedAndItsReasonIsInTheQueue) {
   REQUIRE_SLURM();
   Rig rig;
-  ASSERT_TRUE(rig.Start("policy = \"acme\"\n")) << rig.cluster.log() << Slurp(rig.log);
+  ASSERT_TRUE(rig.Start("policy = \"acme\"\n")) << rig.cluster.log() << testing::LogTail(rig.log);
   const uint32_t job = SubmitScript(rig.cluster, "module",
                                     "cat >&2 <<'EOF'\n"
                                     "Traceback (most recent call last):\n"
@@ -198,11 +168,11 @@ TEST(LiveSlurmSlow, ModuleNotFoundIsNotRequeuedAndItsReasonIsInTheQueue) {
                                     "orrery:duration=5");
   ASSERT_GT(job, 0u);
   nlohmann::json entry;
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     for (const auto& e : GetJson(*rig.api, "/api/v1/queue"))
       if (e.value("job", 0u) == job && e.value("phase", "") == "failed") entry = e;
     return !entry.is_null();
-  }, 40)) << Slurp(rig.log) << GetJson(*rig.api, "/api/v1/queue").dump();
+  }, 40)) << testing::LogTail(rig.log) << GetJson(*rig.api, "/api/v1/queue").dump();
   const std::string why = entry["why"];
   EXPECT_NE(why.find("script/module_not_found"), std::string::npos) << why;
   EXPECT_NE(why.find("No module named 'flash_attn_v9'"), std::string::npos) << why;
@@ -229,7 +199,7 @@ TEST(LiveSlurmSlow, ModuleNotFoundIsNotRequeuedAndItsReasonIsInTheQueue) {
 TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
   REQUIRE_SLURM();
   Rig rig;
-  ASSERT_TRUE(rig.Start("policy = \"acme\"\nhang_after_s = 6\n")) << rig.cluster.log() << Slurp(rig.log);
+  ASSERT_TRUE(rig.Start("policy = \"acme\"\nhang_after_s = 6\n")) << rig.cluster.log() << testing::LogTail(rig.log);
   const std::string dir = rig.cluster.dir();
   const uint32_t job = SubmitScript(rig.cluster, "hang",
                                     "hb=" + dir + "/hb-$SLURM_JOB_ID\n"
@@ -240,10 +210,10 @@ TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
                                     "orrery:duration=5 orrery:heartbeat=" + dir + "/hb-%j");
   ASSERT_GT(job, 0u);
   nlohmann::json f;
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     f = FailureOf(*rig.api, job);
     return !f.is_null();
-  }, 40)) << Slurp(rig.log);
+  }, 40)) << testing::LogTail(rig.log);
   EXPECT_EQ(f["trigger"], "hang");
   EXPECT_EQ(f["step"], "requeue");
   // The last beat of the first run (the file is appended to by every run).
@@ -258,11 +228,11 @@ TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
               static_cast<long long>(latency));
   EXPECT_GE(latency, 5);  // the mtime and date are whole seconds
   EXPECT_LE(latency, 8);
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     for (const auto& [id, c] : rig.cluster.Completions())
       if (id == job && c.state == "COMPLETED") return true;
     return false;
-  }, 40)) << Slurp(rig.log);
+  }, 40)) << testing::LogTail(rig.log);
   const std::string restarts = Field(Scontrol(rig.cluster, {"show", "job", "-o", std::to_string(job)}), "Restarts");
   std::printf("[measure] hang: Restarts=%s\n", restarts.c_str());
   // Orrery requeues it once; Slurm's count is sometimes 2: a relaunch on the same node right

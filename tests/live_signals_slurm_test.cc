@@ -35,11 +35,6 @@ double WallNow() {
 
 using cli_testing::Slurp;
 
-// The end of the daemon's log, for failure messages.
-std::string Tail(const std::string& path) {
-  const std::string s = Slurp(path);
-  return s.size() > 3000 ? s.substr(s.size() - 3000) : s;
-}
 
 // A training job's batch script: TOTAL iterations of 0.5 s, each followed by Megatron-LM's
 // log line (the printed time is the iteration's), then the wall time the last one ended.
@@ -89,14 +84,6 @@ uint32_t Sbatch(live::ExecSlurmClient& slurm, const SlurmCluster& c, const std::
   return out.ok() ? static_cast<uint32_t>(std::stoul(*out)) : 0;
 }
 
-bool WaitFor(const std::function<bool()>& done, double seconds) {
-  for (int i = 0; i < static_cast<int>(seconds * 10); ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
-
 struct Sample {
   double t;
   int64_t api_step, true_step;
@@ -129,7 +116,7 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
     if (!e || !(*e)["progress"].is_object() || !(*e)["progress"]["eta_s"].is_number()) return std::nullopt;
     return (*e)["progress"]["eta_s"].get<double>();
   };
-  ASSERT_TRUE(WaitFor([&] { return eta_of(a) && eta_of(b); }, 20)) << Tail(log);
+  ASSERT_TRUE(testing::WaitFor([&] { return eta_of(a) && eta_of(b); }, 20)) << testing::LogTail(log);
   {
     auto e = api.Job(a);
     EXPECT_EQ((*e)["phase"], "running");
@@ -142,24 +129,24 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
   // C, believed 60 s (its comment), runs 5 s: SRTF on belief preempts the running job believed
   // to need longer than 60 s: B (ETA ~2000 s), never A (ETA < 40 s).
   const uint32_t c = Sbatch(slurm, cluster, "c", "#!/bin/bash\nsleep 5\n", "orrery:duration=60");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     auto e = api.Job(c);
     return e && (*e)["phase"] == "running";
-  }, 15)) << Tail(log);
+  }, 15)) << testing::LogTail(log);
   // B is requeued held (Slurm shows the hold a moment after the requeue: "unheld" meanwhile).
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     auto e = api.Job(b);
     return e && (*e)["phase"] == "queued";
-  }, 15)) << api.Job(b)->dump() << Tail(log);
+  }, 15)) << api.Job(b)->dump() << testing::LogTail(log);
   EXPECT_EQ((*api.Job(a))["phase"], "running");
   EXPECT_EQ(Slurp(cluster.dir() + "/a.end"), "");  // A was never preempted: still on its first run
   // D, believed 2500 s, waits behind B, whose believed remaining work is its ETA (< 2000 s);
   // without the tracker B would be believed to need ~3600 s, after D.
   const uint32_t d = Sbatch(slurm, cluster, "d", "#!/bin/bash\nsleep 5\n", "orrery:duration=2500");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     auto e = api.Job(d);
     return e && (*e)["phase"] == "queued" && (*e)["position"].is_number();
-  }, 10)) << Tail(log);
+  }, 10)) << testing::LogTail(log);
   auto eb = api.Job(b);
   auto ed = api.Job(d);
   EXPECT_EQ((*eb)["position"], 0) << eb->dump();
@@ -169,10 +156,10 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
   // C ends after 5 s: the policy starts B (queue head) on its node, not D. (Slurm 22.05 makes a
   // requeued job eligible only ~120 s after the requeue (BeginTime), so B stays "starting":
   // released and pinned, the node reserved for it.)
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     auto e = api.Job(b);
     return e && ((*e)["phase"] == "starting" || (*e)["phase"] == "running");
-  }, 15)) << Tail(log);
+  }, 15)) << testing::LogTail(log);
   EXPECT_EQ((*api.Job(d))["phase"], "queued");
 
   // A's progress against its log while it runs (steps ≥ 20: the API may lag a cycle, 0.2 s).
@@ -191,7 +178,7 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
   EXPECT_NE(metrics.find("orrery_job_progress_total_steps{job=\"" + std::to_string(a) + "\"} 80\n"), std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("orrery_signals_scripts_read_total 4\n"), std::string::npos);
-  ASSERT_TRUE(WaitFor([&] { return !Slurp(cluster.dir() + "/a.end").empty(); }, 20)) << Tail(log);
+  ASSERT_TRUE(testing::WaitFor([&] { return !Slurp(cluster.dir() + "/a.end").empty(); }, 20)) << testing::LogTail(log);
   const double end = std::stod(Slurp(cluster.dir() + "/a.end"));
   ASSERT_GE(samples.size(), 8u);
   // Relative errors where at least 10 s remain (the daemon's clock has 1-s resolution, which
@@ -219,7 +206,7 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
               100 * sum_eta_err / static_cast<double>(judged));
   EXPECT_TRUE(slurm.Cancel(b).ok());
   EXPECT_TRUE(slurm.Cancel(d).ok());
-  EXPECT_EQ(serve.Kill(SIGTERM), 0) << Tail(log);
+  EXPECT_EQ(serve.Kill(SIGTERM), 0) << testing::LogTail(log);
 }
 
 }  // namespace

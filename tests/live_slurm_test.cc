@@ -45,22 +45,6 @@ std::string Config(const SlurmCluster& c, const std::string& policy, int port = 
   return path;
 }
 
-bool WaitFor(const std::function<bool()>& done, int seconds) {
-  for (int i = 0; i < seconds * 10; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
-
-std::string Tail(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > 3000 ? s.substr(s.size() - 3000) : s;
-}
-
 // Scenario 1: a burst of sleep jobs under shortest-GPU-time-first; completion order and
 // queueing delays as `orrery simulate` predicts for the same workload on the same (2 × 8
 // GPU) cluster. Live mode refuses oracle policies (sjf), so the daemon runs
@@ -130,8 +114,8 @@ TEST(LiveSlurmSlow, ShortestFirstOrderAndDelaysMatchSimulator) {
   {
     ServeProcess serve(Config(cluster, "qssf:estimator=walltime"), log, cluster.conf());
     ASSERT_TRUE(serve.running());
-    ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 90)) << Tail(log);
-    EXPECT_EQ(serve.Kill(SIGTERM), 0) << Tail(log);
+    ASSERT_TRUE(testing::WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 90)) << testing::LogTail(log);
+    EXPECT_EQ(serve.Kill(SIGTERM), 0) << testing::LogTail(log);
   }
   auto done = cluster.Completions();
   Time t0 = INT64_MAX;
@@ -204,7 +188,7 @@ TEST(LiveSlurmSlow, KillNineDuringRunEveryJobOnceNoDecisionLostOrDoubled) {
   // A last clean daemon run confirms what the killed ones left unconfirmed.
   {
     ServeProcess serve(cfg, log, cluster.conf());
-    ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 60)) << Tail(log);
+    ASSERT_TRUE(testing::WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 60)) << testing::LogTail(log);
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
     EXPECT_EQ(serve.Kill(SIGTERM), 0);
   }
@@ -346,23 +330,23 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
   ServeProcess serve(Config(cluster, "fifo", port, 2500), log, cluster.conf());
   httplib::Client api("127.0.0.1", port);
   httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
-  ASSERT_TRUE(WaitFor([&] { return static_cast<bool>(api.Get("/healthz")); }, 10)) << Tail(log);
+  ASSERT_TRUE(testing::WaitFor([&] { return static_cast<bool>(api.Get("/healthz")); }, 10)) << testing::LogTail(log);
   // Power node3 down through the API (journaled), with its resume set up to fail.
   testing::WriteFile(cluster.dir() + "/fail-resume-node3", "");
   auto pd = api.Post("/api/v1/nodes/node3/power-down", auth, "", "text/plain");
   ASSERT_TRUE(pd);
   EXPECT_EQ(pd->status, 202) << pd->body;
-  ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= 3; }, 60)) << Tail(log);
+  ASSERT_TRUE(testing::WaitFor([&] { return cluster.CompletedJobs() >= 3; }, 60)) << testing::LogTail(log);
   // 1. slurmctld restarts (state kept in StateSaveLocation).
   ASSERT_EQ(cluster.Harness("restart-ctld " + cluster.dir() + " 6"), 0) << cluster.log();
   // 2. node2 goes DOWN (its running jobs are requeued by Slurm) and comes back.
-  ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= 6; }, 60)) << Tail(log);
+  ASSERT_TRUE(testing::WaitFor([&] { return cluster.CompletedJobs() >= 6; }, 60)) << testing::LogTail(log);
   auto down = live::Exec({"scontrol", "update", "NodeName=node2", "State=DOWN", "Reason=orrery-test"}, 10000,
                          {"SLURM_CONF=" + cluster.conf()});
   ASSERT_TRUE(down.ok() && down->exit_code == 0) << (down.ok() ? down->err : down.error().message);
   std::this_thread::sleep_for(std::chrono::seconds(3));
   std::string why;
-  ASSERT_TRUE(WaitFor([&] {  // RESUME may be refused while the node is still completing its killed jobs
+  ASSERT_TRUE(testing::WaitFor([&] {  // RESUME may be refused while the node is still completing its killed jobs
     auto up = live::Exec({"scontrol", "update", "NodeName=node2", "State=RESUME"}, 10000,
                          {"SLURM_CONF=" + cluster.conf()});
     auto st = live::Exec({"sinfo", "-h", "-n", "node2", "-o", "%T"}, 10000, {"SLURM_CONF=" + cluster.conf()});
@@ -372,25 +356,25 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
     return (up.ok() && up->exit_code == 0) || back;
   }, 40)) << why;
   // 3. node3 (powered down by now) is asked back; its resume fails.
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     auto n = slurm.Nodes({"gpu"});
     if (!n.ok()) return false;
     for (const auto& x : *n)
       if (x.name == "node3") return x.avail == live::NodeAvail::kPoweredDown && x.state_raw.back() == '~';
     return false;
-  }, 40)) << Tail(log);
+  }, 40)) << testing::LogTail(log);
   auto pu = api.Post("/api/v1/nodes/node3/power-up", auth, "", "text/plain");
   ASSERT_TRUE(pu);
   EXPECT_EQ(pu->status, 202);
   const std::string journal = cluster.dir() + "/journal.db";
-  ASSERT_TRUE(WaitFor([&] { return JournalEvents(journal, "node3 powering-up -> down") > 0; }, 45))
-      << Tail(log) << api.Get("/healthz")->body;
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] { return JournalEvents(journal, "node3 powering-up -> down") > 0; }, 45))
+      << testing::LogTail(log) << api.Get("/healthz")->body;
+  ASSERT_TRUE(testing::WaitFor([&] {
     std::set<uint32_t> ok;
     for (const auto& [id, c] : cluster.Completions())
       if (c.state == "COMPLETED") ok.insert(id);
     return ok.size() >= ids.size();
-  }, 90)) << Tail(log);
+  }, 90)) << testing::LogTail(log);
   EXPECT_GT(JournalEvents(journal, "node2 up -> down"), 0u) << api.Get("/healthz")->body;
   EXPECT_GT(JournalEvents(journal, "node2 down -> up"), 0u) << api.Get("/healthz")->body;
   auto metrics = api.Get("/metrics");
@@ -421,7 +405,7 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
   for (const auto& [id, c] : cluster.Completions())
     if (c.state == "COMPLETED") ++completed[id];
   for (uint32_t id : ids) EXPECT_EQ(completed[id], 1) << "job " << id;
-  std::string out = Tail(log);
+  std::string out = testing::LogTail(log);
   bool reported = (out.find("cycle failed: slurm: `") != std::string::npos && out.find("recovered") != std::string::npos) ||
                   metrics->body.find("orrery_apply_errors_total 0\n") == std::string::npos;
   EXPECT_TRUE(reported) << out;
@@ -448,15 +432,15 @@ TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
                     "/tests/fixtures/trace/replay_philly.csv --speedup 20 --partition nosuch --slurm-conf " +
                     cluster.conf() + " --out " + out + " > " + log + " 2>&1";
   int brc = std::system(bad.c_str());
-  EXPECT_TRUE(WIFEXITED(brc) && WEXITSTATUS(brc) == 2) << Tail(log);
-  EXPECT_NE(Tail(log).find("partition 'nosuch' not found"), std::string::npos) << Tail(log);
+  EXPECT_TRUE(WIFEXITED(brc) && WEXITSTATUS(brc) == 2) << testing::LogTail(log);
+  EXPECT_NE(testing::LogTail(log).find("partition 'nosuch' not found"), std::string::npos) << testing::LogTail(log);
   // Ctrl-C in the middle: exit 130, every job it submitted has ended (cancelled), no output.
   std::string intr = "timeout --preserve-status -s INT 8 " + std::string(ORRERY_BINARY) + " replay --slurm " ORRERY_SOURCE_DIR
                      "/tests/fixtures/trace/replay_philly.csv --speedup 20 --partition gpu --slurm-conf " + cluster.conf() +
                      " --out " + out + "-int > " + log + " 2>&1";
   int irc = std::system(intr.c_str());
-  EXPECT_TRUE(WIFEXITED(irc) && WEXITSTATUS(irc) == 130) << Tail(log);
-  EXPECT_NE(Tail(log).find(" cancelled"), std::string::npos) << Tail(log);
+  EXPECT_TRUE(WIFEXITED(irc) && WEXITSTATUS(irc) == 130) << testing::LogTail(log);
+  EXPECT_NE(testing::LogTail(log).find(" cancelled"), std::string::npos) << testing::LogTail(log);
   {
     auto slurm = cluster.Client();
     auto left = slurm.Jobs({"gpu"}, 0);
@@ -468,7 +452,7 @@ TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
                     "/tests/fixtures/trace/replay_philly.csv --speedup 20 --policy fifo --partition gpu --slurm-conf " +
                     cluster.conf() + " --out " + out + " --max-wall 120 > " + log + " 2>&1";
   int rc = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << Tail(log);
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << testing::LogTail(log);
   std::ifstream sj(out + "/summary.json");
   nlohmann::json summary = nlohmann::json::parse(sj);
   EXPECT_EQ(summary["jobs"], 16);
@@ -521,8 +505,8 @@ TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
     EXPECT_LE(std::abs(r[14] - r[18]), 2.0 + waves) << "job submitted at " << r[10] << " predicted start " << r[15] << " measured " << r[11];
   }
   allowance = 1.0 + allowance / static_cast<double>(rows.size());
-  EXPECT_LE(std::abs(m - p), allowance) << Tail(log);
-  EXPECT_GE(summary["order_agreement"].get<double>(), 0.8) << Tail(log);
+  EXPECT_LE(std::abs(m - p), allowance) << testing::LogTail(log);
+  EXPECT_GE(summary["order_agreement"].get<double>(), 0.8) << testing::LogTail(log);
   std::printf("[ replay ] avg JCT measured %.2f s, predicted %.2f s (%+.1f %%, bound %.2f s); wait %.2f vs %.2f s; order %.3f\n", m, p,
               100 * (m - p) / p, allowance, summary["avg_wait_measured_s"].get<double>(),
               summary["avg_wait_predicted_s"].get<double>(), summary["order_agreement"].get<double>());
@@ -560,8 +544,8 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
     return std::string("?");
   };
   // 1. node2 and node3 are powered down by the policy (SuspendProgram ran: slurmd stopped).
-  ASSERT_TRUE(WaitFor([&] { return state_of("node2") == "idle~" && state_of("node3") == "idle~"; }, 30))
-      << Tail(log) << Tail(cluster.dir() + "/log/power.log");
+  ASSERT_TRUE(testing::WaitFor([&] { return state_of("node2") == "idle~" && state_of("node3") == "idle~"; }, 30))
+      << testing::LogTail(log) << testing::LogTail(cluster.dir() + "/log/power.log");
   EXPECT_EQ(state_of("node1"), "idle");
   // 2. The burst.
   std::vector<uint32_t> ids;
@@ -578,8 +562,8 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
     ASSERT_TRUE(id.ok()) << id.error().message;
     ids.push_back(*id);
   }
-  ASSERT_TRUE(WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 40))
-      << Tail(log) << Tail(cluster.dir() + "/log/power.log");
+  ASSERT_TRUE(testing::WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 40))
+      << testing::LogTail(log) << testing::LogTail(cluster.dir() + "/log/power.log");
   httplib::Client api("127.0.0.1", port);
   auto metrics = api.Get("/metrics");
   ASSERT_TRUE(metrics);
@@ -600,7 +584,7 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
   }
   if (seen_up.size() < 2)
     for (const auto& ev : events) std::printf("[ ces-live ] event %s\n", ev.get<std::string>().c_str());
-  EXPECT_EQ(serve.Kill(SIGTERM), 0) << Tail(log);
+  EXPECT_EQ(serve.Kill(SIGTERM), 0) << testing::LogTail(log);
 
   // Every job completed exactly once; the first on node1, the two others on the woken nodes.
   auto done = cluster.Completions();

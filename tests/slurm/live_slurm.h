@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -167,6 +168,24 @@ inline int FreePort() {
     port = ntohs(a.sin_port);
   close(fd);
   return port;
+}
+
+// Polls `done` every 100 ms for up to `seconds`; its last answer.
+inline bool WaitFor(const std::function<bool()>& done, double seconds) {
+  for (int i = 0; i < static_cast<int>(seconds * 10); ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+// The last `max_bytes` of a file (a daemon's log in a failure message); "" when absent.
+inline std::string LogTail(const std::string& path, size_t max_bytes = 4000) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
 }
 
 inline void WriteFile(const std::string& path, const std::string& text) {
