@@ -49,9 +49,17 @@ json ProgressJson(const QueueEntry& e) {
 }
 
 json FailureJson(const FailureRecord& f) {
-  return {{"job", f.job},           {"generation", f.gen},   {"time", f.time},       {"trigger", f.trigger},
-          {"category", f.category}, {"subtype", f.subtype},  {"suspect_node", f.suspect}, {"step", f.step},
-          {"reason", f.reason},     {"evidence", f.evidence}, {"logs", f.logs}};
+  return {{"job", f.job},
+          {"generation", f.gen},
+          {"time", f.time},
+          {"trigger", std::string(TriggerName(f.trigger))},
+          {"category", std::string(logs::CategoryName(f.category))},
+          {"subtype", f.subtype},
+          {"suspect_node", f.suspect},
+          {"step", std::string(StepName(f.step))},
+          {"reason", f.reason},
+          {"evidence", f.evidence},
+          {"logs", f.logs}};
 }
 
 json DecisionJson(const JournalDecision& d) {

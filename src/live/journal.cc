@@ -284,7 +284,9 @@ Status Journal::RecordFailure(const FailureRecord& f) {
   sqlite3_bind_int64(stmt, 1, f.job);
   sqlite3_bind_int64(stmt, 2, f.gen);
   sqlite3_bind_int64(stmt, 3, f.time);
-  const std::string* text[] = {&f.trigger, &f.category, &f.subtype, &f.suspect, &f.step, &f.reason, &f.evidence, &f.logs};
+  const std::string names[] = {std::string(TriggerName(f.trigger)), std::string(logs::CategoryName(f.category)),
+                               std::string(StepName(f.step))};
+  const std::string* text[] = {&names[0], &names[1], &f.subtype, &f.suspect, &names[2], &f.reason, &f.evidence, &f.logs};
   for (int i = 0; i < 8; ++i) BindText(stmt, 4 + i, *text[i]);
   if (sqlite3_step(stmt) != SQLITE_DONE) return Err("insert failure");
   return Status::Ok();
@@ -312,8 +314,19 @@ Result<std::vector<FailureRecord>> Journal::FailuresWhere(const std::string& whe
     f.job = static_cast<uint32_t>(sqlite3_column_int64(st.s, 0));
     f.gen = static_cast<uint32_t>(sqlite3_column_int64(st.s, 1));
     f.time = sqlite3_column_int64(st.s, 2);
-    std::string* text[] = {&f.trigger, &f.category, &f.subtype, &f.suspect, &f.step, &f.reason, &f.evidence, &f.logs};
+    std::string trigger, category, step;
+    std::string* text[] = {&trigger, &category, &f.subtype, &f.suspect, &step, &f.reason, &f.evidence, &f.logs};
     for (int i = 0; i < 8; ++i) *text[i] = Col(st.s, 3 + i);
+    const auto t = ParseTrigger(trigger);
+    const auto s = ParseStep(step);
+    const auto c = category == logs::CategoryName(logs::Category::kUnknown) ? logs::Category::kUnknown
+                                                                             : logs::ParseCategory(category);
+    if (!t || !s || !c)
+      return MakeError(path_ + ": failures row of job " + std::to_string(f.job) + ": expected a trigger, category and "
+                       "step, got \"" + trigger + "\", \"" + category + "\", \"" + step + "\"", kExitRuntime);
+    f.trigger = *t;
+    f.category = *c;
+    f.step = *s;
     out.push_back(std::move(f));
   }
   if (rc != SQLITE_DONE) return Err("select failures");

@@ -13,7 +13,9 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "live/recovery.h"
 #include "live/slurm_client.h"
+#include "logs/rules.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -76,11 +78,11 @@ struct FailureRecord {
   uint32_t job = 0;
   uint32_t gen = 0;
   Time time = 0;
-  std::string trigger;      // TriggerName: "failed", "node-fail", "timeout", "out-of-memory", "boot-fail", "hang"
-  std::string category;     // the diagnosis's ("infrastructure", "framework", "script", "unknown")
+  Trigger trigger = Trigger::kFailed;                // what Slurm said, or a hang
+  logs::Category category = logs::Category::kUnknown;  // the diagnosis's
   std::string subtype;      // e.g. "nccl_timeout", "module_not_found", "hang"
   std::string suspect;      // the node drained or named ("" none)
-  std::string step;         // StepName: "requeue", "drain-requeue", "give-up"
+  RecoveryStep step = RecoveryStep::kGiveUp;          // what was done
   std::string reason;       // one line for people
   std::string evidence;     // the deciding log lines, newline-separated
   std::string logs;         // the files read, comma-separated

@@ -47,6 +47,19 @@ std::string_view StepName(RecoveryStep s) {
   return "?";
 }
 
+std::optional<Trigger> ParseTrigger(std::string_view name) {
+  for (Trigger t : {Trigger::kFailed, Trigger::kNodeFail, Trigger::kBootFail, Trigger::kTimeout, Trigger::kOutOfMemory,
+                    Trigger::kHang})
+    if (TriggerName(t) == name) return t;
+  return std::nullopt;
+}
+
+std::optional<RecoveryStep> ParseStep(std::string_view name) {
+  for (RecoveryStep s : {RecoveryStep::kRequeue, RecoveryStep::kDrainRequeue, RecoveryStep::kGiveUp})
+    if (StepName(s) == name) return s;
+  return std::nullopt;
+}
+
 namespace {
 
 struct SubtypeCause {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,9 @@ enum class RecoveryStep : uint8_t {
   kGiveUp,        // not retried: the reason is recorded and shown in the API
 };
 std::string_view StepName(RecoveryStep s);  // "requeue", "drain-requeue", "give-up"
+// The names back (the journal's rows); nullopt for any other text.
+std::optional<Trigger> ParseTrigger(std::string_view name);
+std::optional<RecoveryStep> ParseStep(std::string_view name);
 
 // The serve config's [recovery] table (docs/formats/serve-config.md).
 struct RecoveryOptions {

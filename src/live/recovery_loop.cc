@@ -167,9 +167,8 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
   for (const NodeShare& n : lj.nodes) inc.nodes.push_back(n.node);
   inc.restarts = restarts_[job];
   const RecoveryVerdict v = Judge(recovery_, d, inc, opts_.recovery.max_restarts);
-  FailureRecord rec{job, lj.gen, now, std::string(TriggerName(trigger)), std::string(logs::CategoryName(d.category)),
-                    trigger == Trigger::kHang ? "hang" : d.subtype, v.suspect, std::string(StepName(v.step)),
-                    v.reason, Join(d.evidence, "\n"), files};
+  FailureRecord rec{job,      lj.gen, now,      trigger, d.category, trigger == Trigger::kHang ? "hang" : d.subtype,
+                    v.suspect, v.step, v.reason, Join(d.evidence, "\n"), files};
   ORR_RETURN_IF_ERROR(journal_->RecordFailure(rec));
   std::vector<JournalDecision> batch = RecoveryDecisions(lj, v, rec.subtype, now);
   ORR_RETURN_IF_ERROR(PlanBatch(batch));

@@ -272,11 +272,11 @@ TEST(RecoveryDaemon, InfrastructureFailureDrainsTheNodeAndTheJobCompletesElsewhe
   auto failures = r.daemon->Failures(10);
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0].job, job);
-  EXPECT_EQ(failures[0].trigger, "failed");
-  EXPECT_EQ(failures[0].category, "infrastructure");
+  EXPECT_EQ(failures[0].trigger, Trigger::kFailed);
+  EXPECT_EQ(failures[0].category, logs::Category::kInfrastructure);
   EXPECT_EQ(failures[0].subtype, "nccl_timeout");
   EXPECT_EQ(failures[0].suspect, first);
-  EXPECT_EQ(failures[0].step, "drain-requeue");
+  EXPECT_EQ(failures[0].step, RecoveryStep::kDrainRequeue);
   EXPECT_EQ(failures[0].logs, log);
   EXPECT_NE(r.daemon->MetricsText().find("orrery_drains_total 1\n"), std::string::npos);
 }
@@ -350,8 +350,8 @@ TEST(RecoveryDaemon, HangIsDetectedFromTheHeartbeatWithinTheConfiguredTime) {
   EXPECT_GT(last, started);
   auto failures = r.daemon->Failures(1);
   ASSERT_EQ(failures.size(), 1u);
-  EXPECT_EQ(failures[0].trigger, "hang");
-  EXPECT_EQ(failures[0].step, "requeue");
+  EXPECT_EQ(failures[0].trigger, Trigger::kHang);
+  EXPECT_EQ(failures[0].step, RecoveryStep::kRequeue);
   r.Run(3);
   EXPECT_EQ(r.slurm.job(job).state, SlurmJobState::kRunning);  // restarted
   EXPECT_EQ(r.slurm.counters(job).starts, 2u);
@@ -462,7 +462,7 @@ TEST(RecoveryDaemon, FailureSeenOnlyAfterARestartIsRecovered) {
   EXPECT_EQ(r.slurm.job(job).state, SlurmJobState::kFinished);
   auto f = r.daemon->Failures(1);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].trigger, "node-fail");
+  EXPECT_EQ(f[0].trigger, Trigger::kNodeFail);
 }
 
 }  // namespace
