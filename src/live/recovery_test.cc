@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -186,6 +187,36 @@ TEST(Recovery, TailReadStartsAtALineAndHeartbeatIsTheMtime) {
   ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), t, 0), 0);
   EXPECT_EQ(LastBeat(path), 1234);
   EXPECT_EQ(LastBeat(Fresh("nobeat")), kNoTime);
+}
+
+// A failure record round-trips through the journal with its typed fields; a row whose names
+// are none of the enums' (a newer or damaged journal) is a located error, not a default.
+TEST(Recovery, FailureRecordsRoundTripAndForeignNamesAreRefused) {
+  const std::string path = Fresh("failures.db");
+  {
+    auto j = Journal::Open(path, false);
+    ASSERT_TRUE(j.ok()) << j.error().message;
+    FailureRecord f{7, 1, 100, Trigger::kNodeFail, logs::Category::kInfrastructure, "nccl_timeout", "node2",
+                    RecoveryStep::kDrainRequeue, "drained node2", "NCCL timeout", "/tmp/out-7.log"};
+    ASSERT_TRUE((*j)->RecordFailure(f).ok());
+    auto back = (*j)->Failures(10);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    ASSERT_EQ(back->size(), 1u);
+    EXPECT_EQ((*back)[0].trigger, Trigger::kNodeFail);
+    EXPECT_EQ((*back)[0].category, logs::Category::kInfrastructure);
+    EXPECT_EQ((*back)[0].step, RecoveryStep::kDrainRequeue);
+    EXPECT_EQ((*back)[0].suspect, "node2");
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE failures SET trigger='meteor' WHERE job=7", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto j = Journal::Open(path, false);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  auto bad = (*j)->Failures(10);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, path + ": failures row of job 7: expected a trigger, category and step, got "
+                                        "\"meteor\", \"infrastructure\", \"drain-requeue\"");
 }
 
 // ------------------------------------------------------------------ the daemon on FakeSlurm
