@@ -17,57 +17,90 @@ uint64_t OrderKey(double x) {
   return b >> 63 ? ~b : b | (uint64_t{1} << 63);
 }
 
-// Sorts ascending, like std::sort (values that compare equal are indistinguishable except
-// -0.0/+0.0, which sum and rank the same): an LSD radix sort on OrderKey, 16 bits per pass,
-// passes in which every key has the same digit skipped (durations in seconds share their
-// high bits). O(n) instead of O(n log n) for the million-job runs.
-void SortValues(std::vector<double>& v) {
-  if (v.size() < 4096) {
-    std::sort(v.begin(), v.end());
+uint64_t KeyOf(uint64_t k) { return k; }
+
+double ValueOf(uint64_t k) { return std::bit_cast<double>(k >> 63 ? k & ~(uint64_t{1} << 63) : ~k); }
+
+// Sorts ascending by OrderKey: an LSD radix sort, 16 bits per pass, passes in which every key
+// has the same digit skipped (durations in seconds share their high bits). O(n) instead of
+// O(n log n) for the million-job runs; small inputs use std::sort. Equal keys are equal values,
+// so the order among them never shows.
+template <class T>
+void SortByKey(std::vector<T>& a) {
+  if (a.size() < 4096) {
+    std::sort(a.begin(), a.end(), [](const T& x, const T& y) { return KeyOf(x) < KeyOf(y); });
     return;
   }
-  const size_t n = v.size();
-  std::vector<uint64_t> a(n), b(n);
-  for (size_t i = 0; i < n; ++i) a[i] = OrderKey(v[i]);
+  const size_t n = a.size();
+  std::vector<T> b(n);
   std::vector<uint32_t> count(1 << 16);
   for (int shift = 0; shift < 64; shift += 16) {
     std::fill(count.begin(), count.end(), 0);
-    for (uint64_t k : a) ++count[(k >> shift) & 0xffff];
-    if (count[(a[0] >> shift) & 0xffff] == n) continue;  // one digit for all: nothing moves
+    for (const T& x : a) ++count[(KeyOf(x) >> shift) & 0xffff];
+    if (count[(KeyOf(a[0]) >> shift) & 0xffff] == n) continue;  // one digit for all: nothing moves
     uint32_t sum = 0;
     for (uint32_t& c : count) {
       const uint32_t here = c;
       c = sum;
       sum += here;
     }
-    for (uint64_t k : a) b[count[(k >> shift) & 0xffff]++] = k;
+    for (const T& x : a) b[count[(KeyOf(x) >> shift) & 0xffff]++] = x;
     a.swap(b);
   }
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t k = a[i];
-    v[i] = std::bit_cast<double>(k >> 63 ? k & ~(uint64_t{1} << 63) : ~k);
-  }
 }
+
+// The nearest-rank percentile p of n sorted values: the index of the value to report.
+size_t RankIndex(double p, size_t n) {
+  const size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(n)));
+  return std::min(n - 1, k == 0 ? 0 : k - 1);
+}
+
+constexpr double kQuantiles[] = {0.5, 0.95, 0.99, 0.999};
+
+// Builds one group's Distribution from its values fed in ascending order; the mean is summed
+// in that order (so a group's figures do not depend on how its jobs were listed).
+class DistributionBuilder {
+ public:
+  void Expect(size_t n) {
+    n_ = n;
+    if (n == 0) return;
+    for (size_t q = 0; q < 4; ++q) rank_[q] = RankIndex(kQuantiles[q], n);
+  }
+  void Add(double x) {
+    sum_ += x;
+    for (size_t q = 0; q < 4; ++q)
+      if (seen_ == rank_[q]) at_[q] = x;
+    ++seen_;
+    max_ = x;
+  }
+  Distribution Get() const {
+    Distribution d;
+    if (n_ == 0) return d;
+    d.mean = sum_ / static_cast<double>(n_);
+    d.median = at_[0];
+    d.p95 = at_[1];
+    d.p99 = at_[2];
+    d.p999 = at_[3];
+    d.max = max_;
+    return d;
+  }
+
+ private:
+  size_t n_ = 0, seen_ = 0;
+  size_t rank_[4] = {};
+  double at_[4] = {}, sum_ = 0, max_ = 0;
+};
 
 }  // namespace
 
 Distribution Describe(std::vector<double>& v) {
-  Distribution d;
-  if (v.empty()) return d;
-  SortValues(v);
-  double sum = 0;
-  for (double x : v) sum += x;
-  d.mean = sum / static_cast<double>(v.size());
-  auto rank = [&](double p) {
-    size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-    return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
-  };
-  d.median = rank(0.5);
-  d.p95 = rank(0.95);
-  d.p99 = rank(0.99);
-  d.p999 = rank(0.999);
-  d.max = v.back();
-  return d;
+  std::vector<uint64_t> keys(v.size());
+  for (size_t i = 0; i < v.size(); ++i) keys[i] = OrderKey(v[i]);
+  SortByKey(keys);
+  DistributionBuilder b;
+  b.Expect(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) b.Add(v[i] = ValueOf(keys[i]));
+  return b.Get();
 }
 
 namespace {
@@ -78,30 +111,85 @@ double Slowdown(const JobOutcome& o) {
   return std::max(1.0, Jct(o) / static_cast<double>(std::max<Duration>(o.run, kSlowdownTau)));
 }
 
-// Statistics of the finished jobs selected by `in`, computed with one reused buffer
-// (8 bytes per job at most, whatever the number of groups).
-template <class Pred>
-GroupStats Group(const std::vector<JobOutcome>& outcomes, const std::string& name, Pred in, std::vector<double>& buf) {
-  GroupStats g;
-  g.name = name;
-  double gpu_seconds = 0;
-  // Waits also count the jobs their users cancelled while pending (until the cancel), as the
-  // real clusters' summaries do; JCT and slowdown are of finished jobs.
-  auto fill = [&](auto metric, bool withdrawn_too) {
-    buf.clear();
-    for (const JobOutcome& o : outcomes)
-      if ((o.status == OutcomeStatus::kFinished || (withdrawn_too && o.status == OutcomeStatus::kWithdrawn)) && in(o))
-        buf.push_back(metric(o));
-    return Describe(buf);
+// The groups of a summary: all jobs, small and large (by GPUs), and one per VC. A job is in
+// "all", in one size group and in at most one VC group.
+struct Groups {
+  static constexpr uint32_t kAll = 0, kSmall = 1, kLarge = 2, kFirstVc = 3;
+  size_t nvc = 0;
+  size_t size() const { return kFirstVc + nvc; }
+  static uint32_t SizeOf(const JobOutcome& o) { return o.gpus <= 8 ? kSmall : kLarge; }
+  uint32_t VcOf(const JobOutcome& o) const {  // kAll when the job is in no VC group
+    return o.vc.valid() && o.vc.v < nvc ? kFirstVc + o.vc.v : kAll;
+  }
+};
+
+// A value with the job's size and VC groups, sorted by the value's OrderKey.
+struct Keyed {
+  uint64_t key;
+  uint32_t size_group, vc_group;
+};
+uint64_t KeyOf(const Keyed& k) { return k.key; }
+
+// One metric for every group from ONE sort: the jobs of a group, taken in the order of the
+// sorted whole, are that group's own values in ascending order, so each group's figures are
+// exactly those of sorting it alone.
+template <class Metric>
+std::vector<Distribution> DescribeGroups(const std::vector<JobOutcome>& outcomes, const Groups& g, Metric metric,
+                                         bool withdrawn_too, std::vector<Keyed>& buf) {
+  buf.clear();
+  std::vector<size_t> n(g.size(), 0);
+  for (const JobOutcome& o : outcomes) {
+    if (o.status != OutcomeStatus::kFinished && !(withdrawn_too && o.status == OutcomeStatus::kWithdrawn)) continue;
+    buf.push_back({OrderKey(metric(o)), Groups::SizeOf(o), g.VcOf(o)});
+    ++n[buf.back().size_group];
+    ++n[buf.back().vc_group];  // kAll when in no VC group: counted once more below instead
+  }
+  SortByKey(buf);
+  std::vector<DistributionBuilder> b(g.size());
+  for (size_t i = 0; i < g.size(); ++i) b[i].Expect(i == Groups::kAll ? buf.size() : n[i]);
+  for (const Keyed& k : buf) {
+    const double x = ValueOf(k.key);
+    b[Groups::kAll].Add(x);
+    b[k.size_group].Add(x);
+    if (k.vc_group != Groups::kAll) b[k.vc_group].Add(x);
+  }
+  std::vector<Distribution> d(g.size());
+  for (size_t i = 0; i < g.size(); ++i) d[i] = b[i].Get();
+  return d;
+}
+
+// Finished jobs and GPU-hours per group, summed in the order of the outcomes.
+void CountGroups(const std::vector<JobOutcome>& outcomes, const Groups& g, std::vector<GroupStats>& out) {
+  std::vector<double> gpu_seconds(g.size(), 0);
+  auto add = [&](uint32_t i, const JobOutcome& o) {
+    ++out[i].jobs;
+    gpu_seconds[i] += static_cast<double>(o.run) * o.gpus * o.gpu_milli / 1000.0;
   };
-  g.jct = fill(Jct, false);
-  g.jobs = buf.size();
-  g.wait = fill(Wait, true);
-  g.slowdown = fill(Slowdown, false);
-  for (const JobOutcome& o : outcomes)
-    if (o.status == OutcomeStatus::kFinished && in(o)) gpu_seconds += static_cast<double>(o.run) * o.gpus * o.gpu_milli / 1000.0;
-  g.gpu_hours = gpu_seconds / 3600.0;
-  return g;
+  for (const JobOutcome& o : outcomes) {
+    if (o.status != OutcomeStatus::kFinished) continue;
+    add(Groups::kAll, o);
+    add(Groups::SizeOf(o), o);
+    if (const uint32_t v = g.VcOf(o); v != Groups::kAll) add(v, o);
+  }
+  for (size_t i = 0; i < g.size(); ++i) out[i].gpu_hours = gpu_seconds[i] / 3600.0;
+}
+
+// Waits also count the jobs their users cancelled while pending (until the cancel), as the
+// real clusters' summaries do; JCT and slowdown are of finished jobs.
+std::vector<GroupStats> GroupStatistics(const std::vector<JobOutcome>& outcomes, const Groups& g) {
+  std::vector<GroupStats> out(g.size());
+  CountGroups(outcomes, g, out);
+  std::vector<Keyed> buf;
+  buf.reserve(outcomes.size());
+  const std::vector<Distribution> jct = DescribeGroups(outcomes, g, Jct, false, buf);
+  const std::vector<Distribution> wait = DescribeGroups(outcomes, g, Wait, true, buf);
+  const std::vector<Distribution> slowdown = DescribeGroups(outcomes, g, Slowdown, false, buf);
+  for (size_t i = 0; i < g.size(); ++i) {
+    out[i].jct = jct[i];
+    out[i].wait = wait[i];
+    out[i].slowdown = slowdown[i];
+  }
+  return out;
 }
 
 }  // namespace
@@ -129,19 +217,21 @@ RunSummary Summarize(const RunData& run) {
       case OutcomeStatus::kWithdrawn: ++s.withdrawn; break;
     }
   }
-  std::vector<double> buf;
-  buf.reserve(s.finished);
-  GroupStats a = Group(outs, "all", [](const JobOutcome&) { return true; }, buf);
+  Groups g;
+  g.nvc = run.vc_names ? run.vc_names->size() : 0;
+  std::vector<GroupStats> groups = GroupStatistics(outs, g);
+  groups[Groups::kAll].name = "all";
+  groups[Groups::kSmall].name = "small (<= 8 GPUs)";
+  groups[Groups::kLarge].name = "large (> 8 GPUs)";
+  for (size_t v = 0; v < g.nvc; ++v) groups[Groups::kFirstVc + v].name = (*run.vc_names)[v];
+  const GroupStats& a = groups[Groups::kAll];
   s.gpu_hours = a.gpu_hours;
   s.jct = a.jct;
   s.wait = a.wait;
   s.slowdown = a.slowdown;
-  s.small = Group(outs, "small (<= 8 GPUs)", [](const JobOutcome& o) { return o.gpus <= 8; }, buf);
-  s.large = Group(outs, "large (> 8 GPUs)", [](const JobOutcome& o) { return o.gpus > 8; }, buf);
-  const size_t nvc = run.vc_names ? run.vc_names->size() : 0;
-  for (size_t v = 0; v < nvc; ++v)
-    s.per_vc.push_back(Group(outs, (*run.vc_names)[v],
-                             [v](const JobOutcome& o) { return o.vc.valid() && o.vc.v == v; }, buf));
+  s.small = std::move(groups[Groups::kSmall]);
+  s.large = std::move(groups[Groups::kLarge]);
+  s.per_vc.assign(std::make_move_iterator(groups.begin() + Groups::kFirstVc), std::make_move_iterator(groups.end()));
   s.makespan = std::max<Time>(0, run.last_end - run.first_submit);
   if (s.makespan > 0 && run.total_gpus > 0)
     s.gpu_utilization = run.gpu_seconds_busy / (static_cast<double>(run.total_gpus) * static_cast<double>(s.makespan));

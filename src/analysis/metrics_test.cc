@@ -47,5 +47,67 @@ TEST(DescribeTest, LargeSamplesSortLikeStdSort) {
   EXPECT_EQ(d.max, ref.back());
 }
 
+// Summarize sorts each metric once for all groups; every group's figures must be exactly those
+// of sorting that group's own values (Describe), for groups above and below the radix threshold.
+TEST(SummarizeTest, EveryGroupEqualsDescribingItAlone) {
+  Rng rng(11, "summarize-test");
+  std::vector<JobOutcome> outs(30000);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    JobOutcome& o = outs[i];
+    o.job = JobId{static_cast<uint32_t>(i)};
+    const uint64_t r = rng.NextU64();
+    o.gpus = static_cast<uint32_t>(1u << (r % 6));           // 1..32: small and large
+    if (r % 7 != 0) o.vc = VcId{static_cast<uint16_t>(r % 3)};  // every 7th job in no VC
+    o.status = r % 11 == 0 ? OutcomeStatus::kWithdrawn : r % 13 == 0 ? OutcomeStatus::kRejected : OutcomeStatus::kFinished;
+    o.wait = static_cast<Duration>(rng.NextU64() % 5000);
+    o.run = static_cast<Duration>(rng.NextU64() % 90000);
+  }
+  const std::vector<std::string> vcs = {"a", "b", "c"};
+  RunData run;
+  run.outcomes = &outs;
+  run.vc_names = &vcs;
+  const RunSummary s = Summarize(run);
+
+  auto expect_group = [&](const GroupStats& g, auto in) {
+    std::vector<double> jct, wait, slow;
+    uint64_t jobs = 0;
+    for (const JobOutcome& o : outs) {
+      if (!in(o)) continue;
+      const bool finished = o.status == OutcomeStatus::kFinished;
+      if (finished || o.status == OutcomeStatus::kWithdrawn) wait.push_back(static_cast<double>(o.wait));
+      if (!finished) continue;
+      ++jobs;
+      jct.push_back(static_cast<double>(o.jct()));
+      slow.push_back(std::max(1.0, static_cast<double>(o.jct()) / static_cast<double>(std::max<Duration>(o.run, 10))));
+    }
+    auto same = [](const Distribution& a, const Distribution& b) {
+      EXPECT_EQ(a.mean, b.mean);
+      EXPECT_EQ(a.median, b.median);
+      EXPECT_EQ(a.p95, b.p95);
+      EXPECT_EQ(a.p99, b.p99);
+      EXPECT_EQ(a.p999, b.p999);
+      EXPECT_EQ(a.max, b.max);
+    };
+    EXPECT_EQ(g.jobs, jobs) << g.name;
+    same(g.jct, Describe(jct));
+    same(g.wait, Describe(wait));
+    same(g.slowdown, Describe(slow));
+  };
+  ASSERT_EQ(s.per_vc.size(), 3u);
+  EXPECT_EQ(s.per_vc[1].name, "b");
+  expect_group(s.small, [](const JobOutcome& o) { return o.gpus <= 8; });
+  expect_group(s.large, [](const JobOutcome& o) { return o.gpus > 8; });
+  for (uint16_t v = 0; v < 3; ++v)
+    expect_group(s.per_vc[v], [v](const JobOutcome& o) { return o.vc.valid() && o.vc.v == v; });
+  GroupStats all;
+  all.jobs = s.finished;
+  all.jct = s.jct;
+  all.wait = s.wait;
+  all.slowdown = s.slowdown;
+  expect_group(all, [](const JobOutcome&) { return true; });
+  EXPECT_GT(s.small.jobs, 4096u);  // the radix path and the std::sort path are both exercised
+  EXPECT_LT(s.per_vc[0].jobs + s.large.jobs, 30000u);
+}
+
 }  // namespace
 }  // namespace orrery
