@@ -278,13 +278,7 @@ class Lexer {
   void ReadUnit(LocText* w) {
     char c = peek();
     if (c == '\\') {
-      if (peek(1) == '\n') {
-        advance();
-        advance();
-        return;
-      }
-      Take(w);
-      if (pos_ < text_.size()) Take(w);
+      ReadEscape(w);
     } else if (c == '\'') {
       ReadSingle(w);
     } else if (c == '"') {
@@ -302,11 +296,7 @@ class Lexer {
     Loc start = here();
     Take(w);
     while (pos_ < text_.size() && peek() != '\'') Take(w);
-    if (pos_ >= text_.size()) {
-      Warn(start, "unterminated single quote: expected \"'\", found end of file");
-      return;
-    }
-    Take(w);
+    Close(w, start, "single quote: expected \"'\"");
   }
 
   void ReadDouble(LocText* w) {
@@ -315,13 +305,7 @@ class Lexer {
     while (pos_ < text_.size() && peek() != '"') {
       char c = peek();
       if (c == '\\') {
-        if (peek(1) == '\n') {
-          advance();
-          advance();
-          continue;
-        }
-        Take(w);
-        if (pos_ < text_.size()) Take(w);
+        ReadEscape(w);
       } else if (c == '`') {
         ReadBackquote(w);
       } else if (c == '$' && (peek(1) == '(' || peek(1) == '{')) {
@@ -330,11 +314,7 @@ class Lexer {
         Take(w);
       }
     }
-    if (pos_ >= text_.size()) {
-      Warn(start, "unterminated double quote: expected '\"', found end of file");
-      return;
-    }
-    Take(w);
+    Close(w, start, "double quote: expected '\"'");
   }
 
   void ReadBackquote(LocText* w) {
@@ -344,8 +324,25 @@ class Lexer {
       if (peek() == '\\') Take(w);
       if (pos_ < text_.size()) Take(w);
     }
+    Close(w, start, "command substitution: expected '`'");
+  }
+
+  // A backslash outside single quotes: a line continuation disappears; otherwise the
+  // backslash and the character it escapes are kept.
+  void ReadEscape(LocText* w) {
+    if (peek(1) == '\n') {
+      advance();
+      advance();
+      return;
+    }
+    Take(w);
+    if (pos_ < text_.size()) Take(w);
+  }
+
+  // The closing character of a construct opened at `start`, or a warning at the end of the file.
+  void Close(LocText* w, Loc start, const char* what) {
     if (pos_ >= text_.size()) {
-      Warn(start, "unterminated command substitution: expected '`', found end of file");
+      Warn(start, std::string("unterminated ") + what + ", found end of file");
       return;
     }
     Take(w);
