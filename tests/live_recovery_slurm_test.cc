@@ -24,18 +24,12 @@ namespace {
 using testing::ServeProcess;
 using testing::SlurmCluster;
 
-#define REQUIRE_SLURM()                                                                  \
-  if (!testing::SlurmInstalled())                                                        \
-  GTEST_SKIP() << "slurmctld/slurmd/munged/slurm-client not installed or not root: run " \
-                  "scripts/install-deps.sh (as root) to run the live-mode Slurm tests"
-
-constexpr const char* kToken = "orrery-test-token-0123456789";
 
 std::string Config(const SlurmCluster& c, int port, const std::string& recovery) {
   std::string cfg = "[slurm]\npartitions = [\"gpu\"]\nslurm_conf = \"" + c.conf() +
                     "\"\n[policy]\nspec = \"fifo\"\n[daemon]\njournal = \"" + c.dir() +
                     "/journal.db\"\ninterval_ms = 200\n[http]\nport = " + std::to_string(port) + "\ntoken = \"" +
-                    kToken + "\"\n[recovery]\n" + recovery;
+                    testing::kTestToken + "\"\n[recovery]\n" + recovery;
   std::string path = c.dir() + "/serve.toml";
   testing::WriteFile(path, cfg);
   return path;

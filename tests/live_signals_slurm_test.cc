@@ -24,11 +24,6 @@ using testing::ServeProcess;
 using testing::SlurmCluster;
 using json = nlohmann::json;
 
-#define REQUIRE_SLURM()                                                                      \
-  if (!testing::SlurmInstalled())                                                            \
-  GTEST_SKIP() << "slurmctld/slurmd/munged/slurm-client not installed or not root: run "     \
-                  "scripts/install-deps.sh (as root) to run the live-mode Slurm tests"
-
 double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }

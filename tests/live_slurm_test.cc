@@ -28,18 +28,12 @@ namespace {
 using testing::ServeProcess;
 using testing::SlurmCluster;
 
-#define REQUIRE_SLURM()                                                                      \
-  if (!testing::SlurmInstalled())                                                            \
-  GTEST_SKIP() << "slurmctld/slurmd/munged/slurm-client not installed or not root: run "     \
-                  "scripts/install-deps.sh (as root) to run the live-mode Slurm tests"
-
-constexpr const char* kToken = "orrery-test-token-0123456789";
 
 std::string Config(const SlurmCluster& c, const std::string& policy, int port = 0, int timeout_ms = 15000) {
   std::string cfg = "[slurm]\npartitions = [\"gpu\"]\ntimeout_ms = " + std::to_string(timeout_ms) + "\nslurm_conf = \"" + c.conf() +
                     "\"\n[policy]\nspec = \"" + policy + "\"\n[daemon]\njournal = \"" + c.dir() +
                     "/journal.db\"\ninterval_ms = 200\n[http]\nport = " + std::to_string(port) +
-                    "\ntoken = \"" + kToken + "\"\n";
+                    "\ntoken = \"" + testing::kTestToken + "\"\n";
   std::string path = c.dir() + "/serve.toml";
   testing::WriteFile(path, cfg);
   return path;
@@ -329,7 +323,7 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
   // timeout (2.5 s here) turns that into failed cycles, which it reports and survives.
   ServeProcess serve(Config(cluster, "fifo", port, 2500), log, cluster.conf());
   httplib::Client api("127.0.0.1", port);
-  httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
+  httplib::Headers auth = {{"Authorization", std::string("Bearer ") + testing::kTestToken}};
   ASSERT_TRUE(testing::WaitFor([&] { return static_cast<bool>(api.Get("/healthz")); }, 10)) << testing::LogTail(log);
   // Power node3 down through the API (journaled), with its resume set up to fail.
   testing::WriteFile(cluster.dir() + "/fail-resume-node3", "");

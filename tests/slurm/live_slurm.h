@@ -193,4 +193,14 @@ inline void WriteFile(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// The bearer token the real-Slurm tests configure for the daemon's HTTP API.
+inline constexpr const char* kTestToken = "orrery-test-token-0123456789";
+
 }  // namespace orrery::testing
+
+// Skips a test when the Slurm daemons are missing or the test does not run as root (the
+// harness needs both); CI installs them and runs as root.
+#define REQUIRE_SLURM()                                                                  \
+  if (!::orrery::testing::SlurmInstalled())                                              \
+  GTEST_SKIP() << "slurmctld/slurmd/munged/slurm-client not installed or not root: run " \
+                  "scripts/install-deps.sh (as root) to run the live-mode Slurm tests"
