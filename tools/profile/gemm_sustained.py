@@ -7,10 +7,11 @@ h -> 4h -> h, forward and backward, as in a block's MLP). A micro-benchmark: sha
 profile's grid, no model configuration.
 
   python3 tools/profile/gemm_sustained.py --out DIR [--quick] [--sdpa-profile PROFILE.json] [--skip-gemm]
-  python3 tools/profile/gemm_sustained.py --apply SUSTAINED.json --to PROFILE.json
+  python3 tools/profile/gemm_sustained.py --apply SUSTAINED.json [SUSTAINED2.json ...] --to PROFILE.json
 
 writes DIR/gemm-sustained.json (docs/formats/gpu-profile.md, "Sustained-load tables"); `--apply`
-rewrites PROFILE.json's attention rows with the sustained times of SUSTAINED.json (atomically)."""
+rewrites PROFILE.json's attention rows of ≥ 1 ms with the mean sustained times of the given runs
+(atomically; apply_sdpa says why shorter rows keep the table's times)."""
 import argparse
 import json
 import os
@@ -132,28 +133,40 @@ def sdpa_row(device, dt, b, heads, s, hd, sustain_s):
     return out
 
 
-def apply_sdpa(profile, sustained):
-    """The profile with each attention row's times replaced by the sustained measurement of the
-    same shape; every row must have one (ValueError names the first that has none)."""
+MIN_SUSTAINED_S = 1e-3  # below this a back-to-back loop of one fwd+bwd call is paced by the host
+
+
+def apply_sdpa(profile, runs, min_s=MIN_SUSTAINED_S):
+    """The profile with each attention row's times replaced by the mean sustained times of the
+    same shape over `runs` (sustained documents), for rows whose table forward+backward time is
+    at least `min_s`; shorter rows keep the table (CUDA-event) times, since a wall-clock loop of
+    them measures the host's issue rate (two runs differ by up to ±50 % there). Every row must
+    have a measurement in every run (ValueError names the first shape that has none)."""
     key = lambda r: (r["b"], r["heads"], r["s"], r["head_dim"])  # noqa: E731
-    by_shape = {key(r): r for r in sustained["sdpa"]}
+    by_shape = [{key(r): r for r in run["sdpa"]} for run in runs]
     out = dict(profile, sdpa=[])
     for row in profile["sdpa"]:
-        m = by_shape.get(key(row))
-        if m is None:
+        ms = [m.get(key(row)) for m in by_shape]
+        if not ms or any(m is None for m in ms):
             raise ValueError("no sustained measurement for attention shape b=%d heads=%d s=%d head_dim=%d" % key(row))
-        out["sdpa"].append(dict(row, t_fwd_s=m["sustained_fwd_s"], t_fwdbwd_s=m["sustained_fwdbwd_s"]))
+        if row["t_fwdbwd_s"] < min_s:
+            out["sdpa"].append(dict(row))
+            continue
+        mean = lambda k: sum(m[k] for m in ms) / len(ms)  # noqa: E731
+        out["sdpa"].append(dict(row, t_fwd_s=mean("sustained_fwd_s"), t_fwdbwd_s=mean("sustained_fwdbwd_s")))
     return out
 
 
-def _apply_main(sustained_path, profile_path):
-    with open(sustained_path) as f:
-        sustained = json.load(f)
+def _apply_main(sustained_paths, profile_path):
+    runs = []
+    for path in sustained_paths:
+        with open(path) as f:
+            runs.append(json.load(f))
     with open(profile_path) as f:
         profile = json.load(f)
     tmp = profile_path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(apply_sdpa(profile, sustained), f, indent=1)
+        json.dump(apply_sdpa(profile, runs), f, indent=1)
         f.write("\n")
     os.replace(tmp, profile_path)
 
@@ -161,7 +174,7 @@ def _apply_main(sustained_path, profile_path):
 def main():
     if "--apply" in sys.argv:
         ap = argparse.ArgumentParser()
-        ap.add_argument("--apply", required=True)
+        ap.add_argument("--apply", required=True, nargs="+", help="sustained documents (their mean is applied)")
         ap.add_argument("--to", required=True)
         a = ap.parse_args()
         return _apply_main(a.apply, a.to)

@@ -15,6 +15,7 @@ whether a launch costs the CPU the same when the queue is not empty.
 
 writes DIR/host-sweep.json (docs/formats/gpu-profile.md, "Host sweep")."""
 import argparse
+import gc
 import json
 import os
 import platform
@@ -32,8 +33,10 @@ import host  # noqa: E402
 PHASES = host.PHASES
 
 
-def grid(quick):
-    """(h, L) pairs of the sweep; head dim 64 (h = 64: one head)."""
+def grid(quick, spec=""):
+    """(h, L) pairs of the sweep (`spec` "H:L,H:L" overrides); head dim 64 (h = 64: one head)."""
+    if spec:
+        return [tuple(int(v) for v in item.split(":")) for item in spec.split(",")]
     if quick:
         return [(16, 1), (16, 2), (32, 1), (32, 2)]
     out = [(h, L) for h in (64, 256, 512, 1024, 2048) for L in (2, 6, 12, 24)]
@@ -156,15 +159,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=128)
+    ap.add_argument("--grid", default="", help="H:L,H:L,... instead of the default grid")
+    ap.add_argument("--gc-off", action="store_true", help="Python's cyclic garbage collector disabled while measuring")
+    ap.add_argument("--no-busy", action="store_true", help="skip the busy-GPU sweep")
     ap.add_argument("--busy-ms", type=float, default=100.0, help="GPU sleep before each step of the busy sweep")
     a = ap.parse_args()
     device = torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
     t0 = time.time()
-    subjects = [Subject(h, L, a.tokens, device) for h, L in grid(a.quick)]
+    subjects = [Subject(h, L, a.tokens, device) for h, L in grid(a.quick, a.grid)]
+    if a.gc_off:
+        gc.collect()
+        gc.disable()
     counts = kernel_counts(subjects)
     rows = records(subjects, sweep(subjects, a.rounds, a.steps), counts, "idle")
     print(f"idle sweep done in {time.time() - t0:.0f} s", flush=True)
-    if device.type == "cuda":
+    if device.type == "cuda" and not a.no_busy:
         # ≤ 12 blocks keeps a step under the launch queue's ~1,000 entries, so the CPU never
         # waits for the sleeping GPU; ~1.98 GHz SM clock.
         busy = [i for i, s in enumerate(subjects) if s.L <= 12 and s.h in (256, 1024, 2048)]
@@ -173,6 +182,7 @@ def main():
         rows += records(sub, smp, {(j, ck): counts[(i, ck)] for j, i in enumerate(busy) for ck in (0, 1)}, "busy")
         print(f"busy sweep done in {time.time() - t0:.0f} s", flush=True)
     doc = {"format": "orrery-host-sweep/1", "env": environment(device), "tokens": a.tokens, "rounds": a.rounds,
+           "gc": "off" if a.gc_off else "on",
            "steps_per_round": a.steps, "rows": rows,
            "per_block": per_block_slopes([r for r in rows if r["sweep"] == "idle"]),
            "wall_s": time.time() - t0}

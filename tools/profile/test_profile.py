@@ -68,19 +68,26 @@ class StepTest(unittest.TestCase):
 
 
 class SustainedTest(unittest.TestCase):
-    def test_apply_replaces_each_attention_row_by_its_sustained_times(self):
-        profile = {"gpu": "X", "sdpa": [{"b": 1, "heads": 2, "s": 64, "head_dim": 16, "t_fwd_s": 1.0, "t_fwdbwd_s": 3.0}]}
-        sustained = {"sdpa": [{"b": 1, "heads": 2, "s": 64, "head_dim": 16, "sustained_fwd_s": 1.1,
-                               "sustained_fwdbwd_s": 3.3}]}
-        out = gemm_sustained.apply_sdpa(profile, sustained)
-        self.assertEqual(out["sdpa"], [{"b": 1, "heads": 2, "s": 64, "head_dim": 16, "t_fwd_s": 1.1, "t_fwdbwd_s": 3.3}])
-        self.assertEqual(profile["sdpa"][0]["t_fwd_s"], 1.0)  # the input is not modified
+    def test_apply_takes_the_mean_of_the_runs_for_rows_of_a_millisecond_or_more(self):
+        shape = {"b": 1, "heads": 2, "s": 64, "head_dim": 16}
+        long_row, short_row = dict(shape, t_fwd_s=1e-3, t_fwdbwd_s=3e-3), dict(shape, s=32, t_fwd_s=1e-4, t_fwdbwd_s=5e-4)
+        profile = {"gpu": "X", "sdpa": [long_row, short_row]}
+        runs = [{"sdpa": [dict(shape, sustained_fwd_s=1.1e-3, sustained_fwdbwd_s=3.2e-3),
+                          dict(shape, s=32, sustained_fwd_s=9e-4, sustained_fwdbwd_s=9e-4)]},
+                {"sdpa": [dict(shape, sustained_fwd_s=1.3e-3, sustained_fwdbwd_s=3.4e-3),
+                          dict(shape, s=32, sustained_fwd_s=9e-4, sustained_fwdbwd_s=9e-4)]}]
+        out = gemm_sustained.apply_sdpa(profile, runs)
+        # long row: mean of 1.1 and 1.3 ms, of 3.2 and 3.4 ms; the 0.5 ms row keeps the table
+        self.assertAlmostEqual(out["sdpa"][0]["t_fwd_s"], 1.2e-3)
+        self.assertAlmostEqual(out["sdpa"][0]["t_fwdbwd_s"], 3.3e-3)
+        self.assertEqual(out["sdpa"][1], short_row)
+        self.assertEqual(profile["sdpa"][0]["t_fwd_s"], 1e-3)  # the input is not modified
         self.assertEqual(out["gpu"], "X")
 
     def test_apply_names_a_shape_without_a_measurement(self):
         profile = {"sdpa": [{"b": 4, "heads": 2, "s": 64, "head_dim": 16, "t_fwd_s": 1.0, "t_fwdbwd_s": 3.0}]}
         with self.assertRaisesRegex(ValueError, "b=4 heads=2 s=64 head_dim=16"):
-            gemm_sustained.apply_sdpa(profile, {"sdpa": []})
+            gemm_sustained.apply_sdpa(profile, [{"sdpa": []}])
 
     def test_gemm_and_attention_rows_on_the_cpu(self):
         row = gemm_sustained.gemm_row(CPU, torch.float32, 8, 16, 32, 0.001, 0)
