@@ -3,8 +3,9 @@ the same GEMMs under the conditions of a GPU-bound training step: operands that 
 in L2 (`cold`: a ring of distinct buffers larger than the L2), a GPU that has been running for
 a while (`sustained`: back-to-back for `--sustain` seconds after a heat-up, the power and clock
 state of a long step), and the layouts autograd uses (`chain`: a stack of bias-free Linear pairs
-h -> 4h -> h, forward and backward, as in a block's MLP). A micro-benchmark: shapes from the
-profile's grid, no model configuration.
+h -> 4h -> h, forward and backward, as in a block's MLP). With `--sdpa-profile` the attention
+shapes of a profile are timed the same two ways (the table's burst, and sustained). A
+micro-benchmark: shapes from the profile's grid, no model configuration.
 
   python3 tools/profile/gemm_sustained.py --out DIR [--quick] [--sdpa-profile PROFILE.json] [--skip-gemm]
   python3 tools/profile/gemm_sustained.py --apply SUSTAINED.json [SUSTAINED2.json ...] --to PROFILE.json
