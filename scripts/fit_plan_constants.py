@@ -3,11 +3,16 @@
 FIT rows of a calibration CSV (the 1.3B model's rows; docs/validation.md §P) by grid search of the
 mean absolute percentage error of step time. Every other row stays held out: this script never
 reads them. Usage:
-  scripts/fit_plan_constants.py ORRERY_BINARY PROFILE.json CALIBRATION.csv
-Prints the best constants; they are the defaults of plan/profile.h (ModelConstants)."""
+  scripts/fit_plan_constants.py ORRERY_BINARY PROFILE.json CALIBRATION.csv [--fix-host]
+Prints the best constants; they are the defaults of plan/profile.h (ModelConstants). With
+--fix-host only mem_efficiency is fitted (steps of 0.01) and the host constants stay what the
+profile or the defaults say: the refit after a device-side table of the profile changed
+(docs/validation.md §P.4; the two host constants are not identifiable from the 1.3B rows alone,
+which hold one host-bound row)."""
 import csv, json, os, subprocess, sys, tempfile, itertools
 
 binary, profile, calib = sys.argv[1:4]
+fix_host = "--fix-host" in sys.argv[4:]
 rows = list(csv.DictReader(open(calib)))
 fit = [r for r in rows if r["model"] == "1.3B"]
 tmp = tempfile.mkdtemp()
@@ -28,6 +33,13 @@ def score(c):
     errs = [float(l.split()[5].rstrip("%")) for l in out.splitlines()[1:] if l.startswith("single|") or "|" in l.split()[0]]
     return sum(errs) / len(errs)
 
+
+if fix_host:
+    fits = [(score({"mem_efficiency": e / 100}), e / 100) for e in range(60, 96)]
+    s, e = min(fits)
+    print("fit-set mean abs error %.2f %%" % s)
+    print(json.dumps({"mem_efficiency": e}))
+    sys.exit(0)
 
 best = None
 for op in [8e-6, 12e-6, 16e-6, 20e-6, 24e-6, 28e-6, 32e-6]:

@@ -29,14 +29,21 @@ ValidationReport RunValidation(const std::string& csv, const std::string& gpu) {
 TEST(Validation, CalibrationCsvHeldOutErrors) {
   const std::string csv = std::string(ORRERY_SHARED_DIR) + "/gpu-h200/calibration.csv";
   if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no " << csv;
-  for (const char* gpu : {"H200", "H200-shared"}) {
+  // Bounds per profile: the project's own (attention timed under sustained load, §P.4:
+  // 2.21 % GPU-bound, 4.67 % all) and the shared micro-profiles (2.98 %, 5.30 %).
+  struct Bound {
+    const char* gpu;
+    double gpu_bound_mean, all_mean;
+  };
+  for (const Bound& b : {Bound{"H200", 0.025, 0.049}, Bound{"H200-shared", 0.032, 0.055}}) {
+    const char* gpu = b.gpu;
     const ValidationReport rep = RunValidation(csv, gpu);
     const ErrorStats all = rep.Stats(Split::kHeldOut, std::nullopt);
     const ErrorStats dev = rep.Stats(Split::kHeldOut, Regime::kGpuBound);
     EXPECT_EQ(all.n, 19) << gpu;
-    EXPECT_LE(dev.mean_time, 0.035) << gpu;
+    EXPECT_LE(dev.mean_time, b.gpu_bound_mean) << gpu;
     EXPECT_LE(dev.max_time, 0.11) << gpu;
-    EXPECT_LE(all.mean_time, 0.06) << gpu;
+    EXPECT_LE(all.mean_time, b.all_mean) << gpu;
     EXPECT_LE(all.mean_mem, 0.005) << gpu;
     EXPECT_LE(all.max_mem, 0.03) << gpu;
     EXPECT_EQ(rep.oom_rows, 1);
@@ -48,7 +55,7 @@ TEST(Validation, OwnH200StepsHeldOutErrors) {
   const ValidationReport rep = RunValidation(std::string(ORRERY_SOURCE_DIR) + "/data/profiles/h200-steps.csv", "H200");
   const ErrorStats all = rep.Stats(Split::kHeldOut, std::nullopt);
   EXPECT_EQ(all.n, 15);
-  EXPECT_LE(all.mean_time, 0.045);
+  EXPECT_LE(all.mean_time, 0.033);  // 2.98 % (§P.4)
   EXPECT_LE(all.mean_mem, 0.005);
   EXPECT_EQ(rep.oom_predicted, 1);  // 13B on one H200
 }

@@ -13,8 +13,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 import bench  # noqa: E402
+import gemm_sustained  # noqa: E402
 import gpt  # noqa: E402
 import host  # noqa: E402
+import host_sweep  # noqa: E402
 import steps  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,6 +65,64 @@ class StepTest(unittest.TestCase):
         self.assertEqual(rec["id"], "single|tiny|s16|b1|ck0")
         line = steps.csv_line(rec)
         self.assertEqual(len(line.split(",")), len(steps.CSV_COLUMNS))
+
+
+class SustainedTest(unittest.TestCase):
+    def test_apply_takes_the_mean_of_the_runs_for_rows_of_a_millisecond_or_more(self):
+        shape = {"b": 1, "heads": 2, "s": 64, "head_dim": 16}
+        long_row, short_row = dict(shape, t_fwd_s=1e-3, t_fwdbwd_s=3e-3), dict(shape, s=32, t_fwd_s=1e-4, t_fwdbwd_s=5e-4)
+        profile = {"gpu": "X", "sdpa": [long_row, short_row]}
+        runs = [{"sdpa": [dict(shape, sustained_fwd_s=1.1e-3, sustained_fwdbwd_s=3.2e-3),
+                          dict(shape, s=32, sustained_fwd_s=9e-4, sustained_fwdbwd_s=9e-4)]},
+                {"sdpa": [dict(shape, sustained_fwd_s=1.3e-3, sustained_fwdbwd_s=3.4e-3),
+                          dict(shape, s=32, sustained_fwd_s=9e-4, sustained_fwdbwd_s=9e-4)]}]
+        out = gemm_sustained.apply_sdpa(profile, runs)
+        # long row: mean of 1.1 and 1.3 ms, of 3.2 and 3.4 ms; the 0.5 ms row keeps the table
+        self.assertAlmostEqual(out["sdpa"][0]["t_fwd_s"], 1.2e-3)
+        self.assertAlmostEqual(out["sdpa"][0]["t_fwdbwd_s"], 3.3e-3)
+        self.assertEqual(out["sdpa"][1], short_row)
+        self.assertEqual(profile["sdpa"][0]["t_fwd_s"], 1e-3)  # the input is not modified
+        self.assertEqual(out["gpu"], "X")
+
+    def test_apply_names_a_shape_without_a_measurement(self):
+        profile = {"sdpa": [{"b": 4, "heads": 2, "s": 64, "head_dim": 16, "t_fwd_s": 1.0, "t_fwdbwd_s": 3.0}]}
+        with self.assertRaisesRegex(ValueError, "b=4 heads=2 s=64 head_dim=16"):
+            gemm_sustained.apply_sdpa(profile, [{"sdpa": []}])
+
+    def test_gemm_and_attention_rows_on_the_cpu(self):
+        row = gemm_sustained.gemm_row(CPU, torch.float32, 8, 16, 32, 0.001, 0)
+        self.assertEqual((row["m"], row["k"], row["n"]), (8, 16, 32))
+        self.assertTrue(row["burst_s"] > 0 and row["cold_s"] > 0 and row["sustained_s"] > 0)
+        att = gemm_sustained.sdpa_row(CPU, torch.float32, 1, 2, 16, 8, 0.001)
+        self.assertGreater(att["sustained_fwdbwd_s"], 0)
+
+
+class HostSweepTest(unittest.TestCase):
+    def test_per_block_cost_is_the_slope_over_the_block_count(self):
+        # issue = 2 ms + 1.5 ms/block (ck0), 2 ms + 3.5 ms/block (ck1); kernels 20 + 45/block
+        rows = [{"h": 64, "L": L, "ckpt": ck, "issue_s": 0.002 + L * (0.0015 if ck == 0 else 0.0035),
+                 "kernels": 20 + 45 * L} for L in (2, 6) for ck in (0, 1)]
+        by = {r["ckpt"]: r for r in host_sweep.per_block_slopes(rows)}
+        self.assertAlmostEqual(by[0]["per_block_s"], 0.0015)
+        self.assertAlmostEqual(by[1]["per_block_s"], 0.0035)
+        self.assertAlmostEqual(by[1]["fixed_s"], 0.002)
+        self.assertAlmostEqual(by[0]["per_block_kernels"], 45)
+
+    def test_summary_takes_medians_and_quartiles_of_the_issue_time(self):
+        # issue times 1+2, 2+2, 3+2, 10+2 s (the sum of the four phases); median 4.5, step median 2.5
+        samples = [((a, 2.0, 0.0, 0.0), s) for a, s in ((1, 1), (2, 2), (3, 3), (10, 4))]
+        rec = host_sweep.summarize(samples)
+        self.assertEqual(rec["n"], 4)
+        self.assertAlmostEqual(rec["issue_s"], 4.5)
+        self.assertAlmostEqual(rec["forward_s"], 2.5)
+        self.assertAlmostEqual(rec["step_s"], 2.5)
+        self.assertLess(rec["issue_q1_s"], rec["issue_s"])
+
+    def test_round_robin_sweep_measures_every_model_and_setting(self):
+        subjects = [host_sweep.Subject(16, 1, 4, CPU), host_sweep.Subject(16, 2, 4, CPU)]
+        out = host_sweep.sweep(subjects, rounds=1, steps=1)
+        self.assertEqual(sorted(out), [(0, 0), (0, 1), (1, 0), (1, 1)])
+        self.assertTrue(all(len(v) == 1 for v in out.values()))
 
 
 def _fsdp_importable():
