@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Why the generated Venus/Earth months queue 10x the real clusters (issue #16, docs/validation.md
+"#16 (Venus, Earth): measured causes").
+
+For a VC preset and seeds, generates the whole period (`orrery generate`), replays it under
+`easy:estimator=walltime --renege` on the preset's VCs and on counterfactual versions of the same
+jobs, and prints, per seed:
+  * the avg GPU-job queueing delay of: the trace as generated; walltime = run time (perfect
+    estimates); walltime = 30 days (no user limit, Slurm's partition MaxTime); all VCs merged into
+    one pool of the same GPUs; every job split into 1-GPU jobs of the same VC and times ("fluid":
+    no gang scheduling, no fragmentation; the average is over the pieces);
+  * where the wait is (by job size) and behind whom (GPUs held, at a waiting job's submit, by
+    running jobs of each size: jobs that waited > 1 h, up to 200 per VC);
+  * the zero-wait occupancy fluctuation (running GPUs sampled every 10 min with every job started
+    at submit, detrended by a 7-day moving average, first 30 days skipped) and the
+    GPU-time-weighted job size E[g^2 d] / E[g d];
+and, for Venus, the same fluctuation of the real running GPUs (cluster_throughput.csv,
+cumulative GPUs started - ended, offset to min 0) with its monthly mean and max.
+VC capacities are read from the files the presets use (vc_config.csv x 8; Earth_gpu_number.csv,
+last row). Standard library only; deterministic.
+
+usage: scripts/queueing_why.py [--orrery build/orrery] [--preset helios-venus] [--seeds 1-3]
+                               [--load 1.0]
+"""
+import argparse
+import bisect
+import collections
+import csv
+import json
+import os
+import random
+import statistics
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AGG = os.path.join(HERE, "..", "..", "shared", "traces", "helios-aggregates")
+BIN, SKIP, DETREND = 600, 30 * 144, 7 * 144  # 10-minute bins; skip 30 days; 7-day moving average
+SIZES = (("1", 1), ("2-8", 8), ("16", 16), ("32", 32), ("64+", 1 << 30))
+
+
+def vc_gpus(preset):
+    if preset == "helios-venus":
+        return {r[""]: 8 * int(r["num"]) for r in csv.DictReader(open(os.path.join(AGG, "vc_config.csv")))}
+    if preset == "helios-earth":
+        last = list(csv.DictReader(open(os.path.join(AGG, "Earth_gpu_number.csv"))))[-1]
+        return {k: int(v) for k, v in last.items() if k not in ("date", "total") and int(v) > 0}
+    raise SystemExit("queueing_why.py: only the VC presets helios-venus and helios-earth")
+
+
+def write_cluster(path, vcs):
+    with open(path, "w") as f:
+        f.write('name = "why"\n[defaults]\ngpus_per_node = 8\ngpu_type = "V100"\n')
+        for name, gpus in vcs.items():
+            f.write('[[vc]]\nname = "%s"\nnodes = %d\n' % (name, gpus // 8))
+
+
+def read_trace(path):
+    lines = open(path).read().splitlines()
+    head = [l for l in lines if l.startswith("#")]
+    return head, list(csv.DictReader([l for l in lines if not l.startswith("#")]))
+
+
+def write_variant(path, head, rows, edit):
+    with open(path, "w", newline="") as f:
+        f.write("".join(h + "\n" for h in head))
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow(edit(dict(r)))
+
+
+def fluid(rows):
+    """Every job as g 1-GPU jobs of the same VC, submit and run time: no gang, no fragmentation."""
+    out = []
+    for r in rows:
+        for _ in range(int(r["gpus"])):
+            out.append({**r, "id": str(len(out)), "gpus": "1", "nodes": "1",
+                        "cpu_milli": str(int(r["cpu_milli"]) // int(r["gpus"])),
+                        "mem_mib": str(int(r["mem_mib"]) // int(r["gpus"]))})
+    return out
+
+
+def write_rows(path, head, rows):
+    write_variant(path, head, rows, lambda r: r)
+
+
+def simulate(orrery, trace, cluster, out):
+    subprocess.run([orrery, "simulate", trace, "--cluster", cluster, "--policy", "easy:estimator=walltime",
+                    "--renege", "--quiet", "--out-dir", out], check=True, stdout=subprocess.DEVNULL)
+    mean = json.load(open(os.path.join(out, "summary.json")))["runs"][0]["queue_delay_s"]["mean"]
+    return mean, list(csv.DictReader(open(os.path.join(out, "easy_estimator_walltime", "jobs.csv"))))
+
+
+def size_class(g):
+    return next(name for name, top in SIZES if g <= top)
+
+
+def where_and_behind(rows, jobs):
+    gpus = {r["id"]: int(r["gpus"]) for r in rows}
+    wait = collections.Counter()
+    n = collections.Counter()
+    for j in jobs:
+        c = size_class(gpus[j["job_id"]])
+        wait[c] += float(j["queue_delay"])
+        n[c] += 1
+    by_vc = collections.defaultdict(list)
+    for j in jobs:
+        by_vc[j["vc"]].append((float(j["start"]), float(j["end"]), gpus[j["job_id"]], float(j["queue_delay"]),
+                               float(j["submit"])))
+    held, held_day = collections.Counter(), collections.Counter()
+    rnd = random.Random(1)
+    for lst in by_vc.values():
+        lst.sort()
+        starts = [x[0] for x in lst]
+        waiting = [x for x in lst if x[3] > 3600]
+        for w in rnd.sample(waiting, min(200, len(waiting))):
+            t = w[4] + 1
+            for s, e, g, _, _ in lst[max(0, bisect.bisect_right(starts, t) - 5000):bisect.bisect_right(starts, t)]:
+                if s <= t < e:
+                    held[size_class(g)] += g
+                    held_day[size_class(g)] += g if e - t > 86400 else 0
+    tw, th = sum(wait.values()), sum(held.values()) or 1
+    return {c: (n[c] / len(jobs), wait[c] / max(1, n[c]), wait[c] / tw, held[c] / th, held_day[c] / th)
+            for c, _ in SIZES}
+
+
+def detrended_sd(run):
+    run = run[SKIP:]
+    pre = [0]
+    for x in run:
+        pre.append(pre[-1] + x)
+    det = []
+    for i in range(len(run)):
+        lo, hi = max(0, i - DETREND // 2), min(len(run), i + DETREND // 2)
+        det.append(run[i] - (pre[hi] - pre[lo]) / (hi - lo))
+    return statistics.mean(run), statistics.pstdev(det)
+
+
+def zero_wait(rows, days=181):
+    n = int(days * 86400 // BIN)
+    delta = [0] * (n + 1)
+    gd = g2d = 0
+    for r in rows:
+        g, s, d = int(r["gpus"]), float(r["submit"]), int(r["duration"])
+        for t, sign in ((s, 1), (s + d, -1)):
+            b = int(t // BIN) + 1
+            if b <= n:
+                delta[b] += sign * g
+        gd += g * d
+        g2d += g * g * d
+    run, c = [], 0
+    for x in delta[:n]:
+        c += x
+        run.append(c)
+    return detrended_sd(run) + (g2d / gd,)
+
+
+def real_venus():
+    rows = list(csv.DictReader(open(os.path.join(AGG, "cluster_throughput.csv"))))
+    run, c = [], 0
+    for r in rows:
+        c += int(r["start_gpu_num"]) - int(r["end_gpu_num"])
+        run.append(c)
+    low = min(run)
+    run = [x - low for x in run]
+    mean, sd = detrended_sd(run)
+    print("real Venus running GPUs (after day 30): mean %.0f, detrended sd %.0f" % (mean, sd))
+    months = collections.defaultdict(list)
+    for r, x in zip(rows, run):
+        months[r["time"][:7]].append(x)
+    print("| month | mean running GPUs | max running GPUs |\n|---|---:|---:|")
+    for m, v in sorted(months.items()):
+        print("| %s | %.0f | %d |" % (m, statistics.mean(v), max(v)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--orrery", default="build/orrery")
+    ap.add_argument("--preset", default="helios-venus")
+    ap.add_argument("--seeds", default="1-3")
+    ap.add_argument("--load", default="1.0")
+    a = ap.parse_args()
+    lo, _, hi = a.seeds.partition("-")
+    vcs = vc_gpus(a.preset)
+    if a.preset == "helios-venus":
+        real_venus()
+    print("\n| seed | as generated | walltime = run time | walltime = 30 d | one pool | fluid (1-GPU pieces) | zero-wait mean / "
+          "detrended sd of running GPUs | E[g^2 d]/E[g d] |\n|---|---:|---:|---:|---:|---:|---|---:|")
+    breakdowns = []
+    with tempfile.TemporaryDirectory() as d:
+        write_cluster(os.path.join(d, "vcs.toml"), vcs)
+        write_cluster(os.path.join(d, "pool.toml"), {"default": sum(vcs.values())})
+        for seed in range(int(lo), int(hi or lo) + 1):
+            base = os.path.join(d, "base.csv")
+            subprocess.run([a.orrery, "generate", "--preset", a.preset, "--seed", str(seed), "--load", a.load,
+                            "--out", base], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            head, rows = read_trace(base)
+            q0, jobs = simulate(a.orrery, base, os.path.join(d, "vcs.toml"), os.path.join(d, "o0"))
+            breakdowns.append((seed, where_and_behind(rows, jobs)))
+            out = [q0]
+            for name, edit, cluster in (
+                    ("exact", lambda r: {**r, "walltime": str(max(1, int(r["duration"])))}, "vcs.toml"),
+                    ("max", lambda r: {**r, "walltime": str(30 * 86400)}, "vcs.toml"),
+                    ("pool", lambda r: {**r, "vc": "default"}, "pool.toml"),
+                    ("fluid", None, "vcs.toml")):
+                path = os.path.join(d, name + ".csv")
+                if edit:
+                    write_variant(path, head, rows, edit)
+                else:
+                    write_rows(path, head, fluid(rows))
+                out.append(simulate(a.orrery, path, os.path.join(d, cluster), os.path.join(d, "o_" + name))[0])
+            mean, sd, gw = zero_wait(rows)
+            print("| %d | %s | %.0f / %.0f | %.1f |" % (seed, " | ".join("%.0f" % q for q in out), mean, sd, gw),
+                  flush=True)
+    for seed, b in breakdowns:
+        print("\nseed %d, as generated: | size | share of jobs | avg wait (s) | share of the wait | GPUs held at a "
+              "waiting job's submit | of which > 1 day left |\n|---|---:|---:|---:|---:|---:|" % seed)
+        for c, v in b.items():
+            print("| %s | %.3f | %.0f | %.3f | %.3f | %.3f |" % ((c,) + v))
+
+
+if __name__ == "__main__":
+    main()
