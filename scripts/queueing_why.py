@@ -12,8 +12,8 @@ jobs, and prints, per seed:
   * where the wait is (by job size) and behind whom (GPUs held, at a waiting job's submit, by
     running jobs of each size: jobs that waited > 1 h, up to 200 per VC);
   * the zero-wait occupancy fluctuation (running GPUs sampled every 10 min with every job started
-    at submit, detrended by a 7-day moving average, first 30 days skipped) and the
-    GPU-time-weighted job size E[g^2 d] / E[g d];
+    at submit, detrended by a 7-day moving average, first 30 days skipped; split into its mean
+    hour-of-week pattern and the rest) and the GPU-time-weighted job size E[g^2 d] / E[g d];
 and, for Venus, the same fluctuation of the real running GPUs (cluster_throughput.csv,
 cumulative GPUs started - ended, offset to min 0) with its monthly mean and max.
 VC capacities are read from the files the presets use (vc_config.csv x 8; Earth_gpu_number.csv,
@@ -125,7 +125,9 @@ def where_and_behind(rows, jobs):
             for c, _ in SIZES}
 
 
-def detrended_sd(run):
+def fluctuation(run):
+    """Mean, detrended sd, and the sd of its hour-of-week part and of the rest. Bin 0 is
+    2020-04-01 00:00 (a Wednesday) in the real file and in every Helios preset (kHeliosEpoch)."""
     run = run[SKIP:]
     pre = [0]
     for x in run:
@@ -134,7 +136,13 @@ def detrended_sd(run):
     for i in range(len(run)):
         lo, hi = max(0, i - DETREND // 2), min(len(run), i + DETREND // 2)
         det.append(run[i] - (pre[hi] - pre[lo]) / (hi - lo))
-    return statistics.mean(run), statistics.pstdev(det)
+    how = [((2 * 144 + SKIP + i) % 1008) // 6 for i in range(len(det))]
+    by_how = collections.defaultdict(list)
+    for h, x in zip(how, det):
+        by_how[h].append(x)
+    pattern = {h: statistics.mean(v) for h, v in by_how.items()}
+    return (statistics.mean(run), statistics.pstdev(det), statistics.pstdev([pattern[h] for h in how]),
+            statistics.pstdev([x - pattern[h] for h, x in zip(how, det)]))
 
 
 def zero_wait(rows, days=181):
@@ -153,7 +161,26 @@ def zero_wait(rows, days=181):
     for x in delta[:n]:
         c += x
         run.append(c)
-    return detrended_sd(run) + (g2d / gd,)
+    return fluctuation(run) + (g2d / gd,)
+
+
+def burst_share(starts, ends):
+    """Share of GPU starts in 10-minute bins that start > 200 GPUs, and of those the share that
+    ends in the same bin (min(started, ended) per bin): large, instant jobs."""
+    hot = [i for i, g in enumerate(starts) if g > 200]
+    total_hot = sum(starts[i] for i in hot)
+    return total_hot / sum(starts), sum(min(starts[i], ends[i]) for i in hot) / max(1, total_hot)
+
+
+def simulated_bins(rows, jobs, days=181):
+    n = int(days * 86400 // BIN)
+    gpus = {r["id"]: int(r["gpus"]) for r in rows}
+    starts, ends = [0] * n, [0] * n
+    for j in jobs:
+        for t, arr in ((float(j["start"]), starts), (float(j["end"]), ends)):
+            if int(t // BIN) < n:
+                arr[int(t // BIN)] += gpus[j["job_id"]]
+    return starts, ends
 
 
 def real_venus():
@@ -164,8 +191,10 @@ def real_venus():
         run.append(c)
     low = min(run)
     run = [x - low for x in run]
-    mean, sd = detrended_sd(run)
-    print("real Venus running GPUs (after day 30): mean %.0f, detrended sd %.0f" % (mean, sd))
+    print("real Venus GPU starts in bins starting > 200 GPUs: %.3f, of which ending in the same bin: %.3f"
+          % burst_share([int(r["start_gpu_num"]) for r in rows], [int(r["end_gpu_num"]) for r in rows]))
+    print("real Venus running GPUs (after day 30): mean %.0f, detrended sd %.0f (hour-of-week part %.0f, "
+          "rest %.0f)" % fluctuation(run))
     months = collections.defaultdict(list)
     for r, x in zip(rows, run):
         months[r["time"][:7]].append(x)
@@ -185,8 +214,8 @@ def main():
     vcs = vc_gpus(a.preset)
     if a.preset == "helios-venus":
         real_venus()
-    print("\n| seed | as generated | walltime = run time | walltime = 30 d | one pool | fluid (1-GPU pieces) | zero-wait mean / "
-          "detrended sd of running GPUs | E[g^2 d]/E[g d] |\n|---|---:|---:|---:|---:|---:|---|---:|")
+    print("\n| seed | as generated | walltime = run time | walltime = 30 d | one pool | fluid (1-GPU pieces) | zero-wait running GPUs: mean / "
+          "detrended sd (hour-of-week part / rest) | E[g^2 d]/E[g d] |\n|---|---:|---:|---:|---:|---:|---|---:|")
     breakdowns = []
     with tempfile.TemporaryDirectory() as d:
         write_cluster(os.path.join(d, "vcs.toml"), vcs)
@@ -197,7 +226,7 @@ def main():
                             "--out", base], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             head, rows = read_trace(base)
             q0, jobs = simulate(a.orrery, base, os.path.join(d, "vcs.toml"), os.path.join(d, "o0"))
-            breakdowns.append((seed, where_and_behind(rows, jobs)))
+            breakdowns.append((seed, where_and_behind(rows, jobs), burst_share(*simulated_bins(rows, jobs))))
             out = [q0]
             for name, edit, cluster in (
                     ("exact", lambda r: {**r, "walltime": str(max(1, int(r["duration"])))}, "vcs.toml"),
@@ -210,12 +239,14 @@ def main():
                 else:
                     write_rows(path, head, fluid(rows))
                 out.append(simulate(a.orrery, path, os.path.join(d, cluster), os.path.join(d, "o_" + name))[0])
-            mean, sd, gw = zero_wait(rows)
-            print("| %d | %s | %.0f / %.0f | %.1f |" % (seed, " | ".join("%.0f" % q for q in out), mean, sd, gw),
-                  flush=True)
-    for seed, b in breakdowns:
-        print("\nseed %d, as generated: | size | share of jobs | avg wait (s) | share of the wait | GPUs held at a "
-              "waiting job's submit | of which > 1 day left |\n|---|---:|---:|---:|---:|---:|" % seed)
+            mean, sd, how, rest, gw = zero_wait(rows)
+            print("| %d | %s | %.0f / %.0f (%.0f / %.0f) | %.1f |" % (seed, " | ".join("%.0f" % q for q in out), mean,
+                                                                    sd, how, rest, gw), flush=True)
+    for seed, b, burst in breakdowns:
+        print("\nseed %d, as generated: GPU starts in bins starting > 200 GPUs %.3f, of which ending in the same "
+              "bin %.3f" % ((seed,) + burst))
+        print("| size | share of jobs | avg wait (s) | share of the wait | GPUs held at a "
+              "waiting job's submit | of which > 1 day left |\n|---|---:|---:|---:|---:|---:|")
         for c, v in b.items():
             print("| %s | %.3f | %.0f | %.3f | %.3f | %.3f |" % ((c,) + v))
 
