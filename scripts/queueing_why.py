@@ -125,6 +125,18 @@ def where_and_behind(rows, jobs):
             for c, _ in SIZES}
 
 
+def per_vc(rows, jobs, vcs, days=181):
+    """VC -> (GPUs, jobs, offered load, avg wait)."""
+    gpu_s, n, wait = collections.Counter(), collections.Counter(), collections.Counter()
+    by_id = {r["id"]: r for r in rows}
+    for j in jobs:
+        r = by_id[j["job_id"]]
+        gpu_s[j["vc"]] += int(r["gpus"]) * int(r["duration"])
+        n[j["vc"]] += 1
+        wait[j["vc"]] += float(j["queue_delay"])
+    return {v: (g, n[v], gpu_s[v] / (g * days * 86400), wait[v] / max(1, n[v])) for v, g in vcs.items() if n[v]}
+
+
 def fluctuation(run):
     """Mean, detrended sd, and the sd of its hour-of-week part and of the rest. Bin 0 is
     2020-04-01 00:00 (a Wednesday) in the real file and in every Helios preset (kHeliosEpoch)."""
@@ -203,6 +215,35 @@ def real_venus():
         print("| %s | %.0f | %d |" % (m, statistics.mean(v), max(v)))
 
 
+def counterfactuals(orrery, d, head, rows):
+    """Avg queue of the same jobs with perfect walltimes, 30-day walltimes, one pool, 1-GPU pieces."""
+    out = []
+    for name, edit, cluster in (
+            ("exact", lambda r: {**r, "walltime": str(max(1, int(r["duration"])))}, "vcs.toml"),
+            ("max", lambda r: {**r, "walltime": str(30 * 86400)}, "vcs.toml"),
+            ("pool", lambda r: {**r, "vc": "default"}, "pool.toml"),
+            ("fluid", None, "vcs.toml")):
+        path = os.path.join(d, name + ".csv")
+        if edit:
+            write_variant(path, head, rows, edit)
+        else:
+            write_rows(path, head, fluid(rows))
+        out.append(simulate(orrery, path, os.path.join(d, cluster), os.path.join(d, "o_" + name))[0])
+    return out
+
+
+def print_breakdown(seed, sizes, vcs, burst):
+    print("\nseed %d, as generated: GPU starts in bins starting > 200 GPUs %.3f, of which ending in the same "
+          "bin %.3f" % ((seed,) + burst))
+    print("| size | share of jobs | avg wait (s) | share of the wait | GPUs held at a "
+          "waiting job's submit | of which > 1 day left |\n|---|---:|---:|---:|---:|---:|")
+    for c, v in sizes.items():
+        print("| %s | %.3f | %.0f | %.3f | %.3f | %.3f |" % ((c,) + v))
+    print("| VC | GPUs | jobs | offered load | avg wait (s) |\n|---|---:|---:|---:|---:|")
+    for v, (g, n, load, w) in sorted(vcs.items(), key=lambda x: -x[1][0]):
+        print("| %s | %d | %d | %.3f | %.0f |" % (v, g, n, load, w))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--orrery", default="build/orrery")
@@ -214,8 +255,9 @@ def main():
     vcs = vc_gpus(a.preset)
     if a.preset == "helios-venus":
         real_venus()
-    print("\n| seed | as generated | walltime = run time | walltime = 30 d | one pool | fluid (1-GPU pieces) | zero-wait running GPUs: mean / "
-          "detrended sd (hour-of-week part / rest) | E[g^2 d]/E[g d] |\n|---|---:|---:|---:|---:|---:|---|---:|")
+    print("\n| seed | as generated | walltime = run time | walltime = 30 d | one pool | fluid (1-GPU pieces) | "
+          "zero-wait running GPUs: mean / detrended sd (hour-of-week part / rest) | E[g^2 d]/E[g d] |\n"
+          "|---|---:|---:|---:|---:|---:|---|---:|")
     breakdowns = []
     with tempfile.TemporaryDirectory() as d:
         write_cluster(os.path.join(d, "vcs.toml"), vcs)
@@ -226,29 +268,14 @@ def main():
                             "--out", base], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             head, rows = read_trace(base)
             q0, jobs = simulate(a.orrery, base, os.path.join(d, "vcs.toml"), os.path.join(d, "o0"))
-            breakdowns.append((seed, where_and_behind(rows, jobs), burst_share(*simulated_bins(rows, jobs))))
-            out = [q0]
-            for name, edit, cluster in (
-                    ("exact", lambda r: {**r, "walltime": str(max(1, int(r["duration"])))}, "vcs.toml"),
-                    ("max", lambda r: {**r, "walltime": str(30 * 86400)}, "vcs.toml"),
-                    ("pool", lambda r: {**r, "vc": "default"}, "pool.toml"),
-                    ("fluid", None, "vcs.toml")):
-                path = os.path.join(d, name + ".csv")
-                if edit:
-                    write_variant(path, head, rows, edit)
-                else:
-                    write_rows(path, head, fluid(rows))
-                out.append(simulate(a.orrery, path, os.path.join(d, cluster), os.path.join(d, "o_" + name))[0])
+            breakdowns.append((seed, where_and_behind(rows, jobs), per_vc(rows, jobs, vcs),
+                               burst_share(*simulated_bins(rows, jobs))))
+            out = [q0] + counterfactuals(a.orrery, d, head, rows)
             mean, sd, how, rest, gw = zero_wait(rows)
             print("| %d | %s | %.0f / %.0f (%.0f / %.0f) | %.1f |" % (seed, " | ".join("%.0f" % q for q in out), mean,
                                                                     sd, how, rest, gw), flush=True)
-    for seed, b, burst in breakdowns:
-        print("\nseed %d, as generated: GPU starts in bins starting > 200 GPUs %.3f, of which ending in the same "
-              "bin %.3f" % ((seed,) + burst))
-        print("| size | share of jobs | avg wait (s) | share of the wait | GPUs held at a "
-              "waiting job's submit | of which > 1 day left |\n|---|---:|---:|---:|---:|---:|")
-        for c, v in b.items():
-            print("| %s | %.3f | %.0f | %.3f | %.3f | %.3f |" % ((c,) + v))
+    for b in breakdowns:
+        print_breakdown(*b)
 
 
 if __name__ == "__main__":
