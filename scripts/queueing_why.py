@@ -9,7 +9,10 @@ jobs, and prints, per seed:
     estimates); walltime = 30 days (no user limit, Slurm's partition MaxTime); all VCs merged into
     one pool of the same GPUs; every job split into 1-GPU jobs of the same VC and times ("fluid":
     no gang scheduling, no fragmentation; the average is over the pieces);
-  * where the wait is (by job size) and behind whom (GPUs held, at a waiting job's submit, by
+  * the same with closed-loop arrivals (`--arrivals closed-loop`: users hold a job while its VC is
+    full), and for both the pending jobs/GPUs by utilisation (compare scripts/analyze_queueing.py's
+    table of the real Venus);
+  * where the wait is (by job size and VC) and behind whom (GPUs held, at a waiting job's submit, by
     running jobs of each size: jobs that waited > 1 h, up to 200 per VC);
   * the zero-wait occupancy fluctuation (running GPUs sampled every 10 min with every job started
     at submit, detrended by a 7-day moving average, first 30 days skipped; split into its mean
@@ -85,11 +88,44 @@ def write_rows(path, head, rows):
     write_variant(path, head, rows, lambda r: r)
 
 
+def generate(orrery, preset, seed, load, arrivals, out):
+    subprocess.run([orrery, "generate", "--preset", preset, "--seed", str(seed), "--load", load, "--arrivals",
+                    arrivals, "--out", out], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return read_trace(out)
+
+
 def simulate(orrery, trace, cluster, out):
     subprocess.run([orrery, "simulate", trace, "--cluster", cluster, "--policy", "easy:estimator=walltime",
                     "--renege", "--quiet", "--out-dir", out], check=True, stdout=subprocess.DEVNULL)
     mean = json.load(open(os.path.join(out, "summary.json")))["runs"][0]["queue_delay_s"]["mean"]
     return mean, list(csv.DictReader(open(os.path.join(out, "easy_estimator_walltime", "jobs.csv"))))
+
+
+def pending_by_util(rows, jobs, cap, days=181):
+    """Utilisation decile -> (share of time, mean pending jobs, median pending GPUs), sampled at
+    10-minute bin ends after day 30, as scripts/analyze_queueing.py does for the real Venus."""
+    n = int(days * 86400 // BIN)
+    gpus = {r["id"]: int(r["gpus"]) for r in rows}
+    d_jobs, d_gpus, d_run = [0] * (n + 2), [0] * (n + 2), [0] * (n + 2)
+    for j in jobs:
+        g = gpus[j["job_id"]]
+        for (a, b), deltas in (((float(j["submit"]), float(j["start"])), ((d_jobs, 1), (d_gpus, g))),
+                               ((float(j["start"]), float(j["end"])), ((d_run, g),))):
+            lo, hi = int(a // BIN) + 1, int(b // BIN) + 1
+            for arr, v in deltas:
+                if lo < hi and lo <= n:
+                    arr[lo] += v
+                    if hi <= n:
+                        arr[hi] -= v
+    by = collections.defaultdict(list)
+    p = pg = run = 0
+    for i in range(n):
+        p, pg, run = p + d_jobs[i], pg + d_gpus[i], run + d_run[i]
+        if i >= SKIP:
+            by[min(9, int(run / cap * 10))].append((p, pg))
+    total = sum(len(v) for v in by.values())
+    return {k: (len(v) / total, statistics.mean(a for a, _ in v), sorted(b for _, b in v)[len(v) // 2])
+            for k, v in sorted(by.items())}
 
 
 def size_class(g):
@@ -216,8 +252,9 @@ def real_venus():
 
 
 def counterfactuals(orrery, d, head, rows):
-    """Avg queue of the same jobs with perfect walltimes, 30-day walltimes, one pool, 1-GPU pieces."""
-    out = []
+    """Avg queue of the same jobs with perfect walltimes, 30-day walltimes, one pool, 1-GPU pieces,
+    and the pool's jobs."""
+    out, pool_jobs = [], None
     for name, edit, cluster in (
             ("exact", lambda r: {**r, "walltime": str(max(1, int(r["duration"])))}, "vcs.toml"),
             ("max", lambda r: {**r, "walltime": str(30 * 86400)}, "vcs.toml"),
@@ -228,11 +265,13 @@ def counterfactuals(orrery, d, head, rows):
             write_variant(path, head, rows, edit)
         else:
             write_rows(path, head, fluid(rows))
-        out.append(simulate(orrery, path, os.path.join(d, cluster), os.path.join(d, "o_" + name))[0])
-    return out
+        mean, jobs = simulate(orrery, path, os.path.join(d, cluster), os.path.join(d, "o_" + name))
+        out.append(mean)
+        pool_jobs = jobs if name == "pool" else pool_jobs
+    return out, pool_jobs
 
 
-def print_breakdown(seed, sizes, vcs, burst):
+def print_breakdown(seed, sizes, vcs, burst, pending):
     print("\nseed %d, as generated: GPU starts in bins starting > 200 GPUs %.3f, of which ending in the same "
           "bin %.3f" % ((seed,) + burst))
     print("| size | share of jobs | avg wait (s) | share of the wait | GPUs held at a "
@@ -242,6 +281,12 @@ def print_breakdown(seed, sizes, vcs, burst):
     print("| VC | GPUs | jobs | offered load | avg wait (s) |\n|---|---:|---:|---:|---:|")
     for v, (g, n, load, w) in sorted(vcs.items(), key=lambda x: -x[1][0]):
         print("| %s | %d | %d | %.3f | %.0f |" % (v, g, n, load, w))
+    print("| utilisation | share of time (VCs / one pool / closed loop) | mean pending jobs | median pending GPUs |\n"
+          "|---|---|---|---|")
+    for k in sorted(set().union(*pending)):
+        v = [p.get(k, (0, 0, 0)) for p in pending]
+        print("| %d-%d %% | %s | %s | %s |" % (10 * k, 10 * k + 10, " / ".join("%.3f" % x[0] for x in v),
+                                            " / ".join("%.1f" % x[1] for x in v), " / ".join("%d" % x[2] for x in v)))
 
 
 def main():
@@ -256,21 +301,25 @@ def main():
     if a.preset == "helios-venus":
         real_venus()
     print("\n| seed | as generated | walltime = run time | walltime = 30 d | one pool | fluid (1-GPU pieces) | "
-          "zero-wait running GPUs: mean / detrended sd (hour-of-week part / rest) | E[g^2 d]/E[g d] |\n"
-          "|---|---:|---:|---:|---:|---:|---|---:|")
+          "closed-loop arrivals | zero-wait running GPUs: mean / detrended sd (hour-of-week part / rest) | E[g^2 d]/E[g d] |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---|---:|")
     breakdowns = []
     with tempfile.TemporaryDirectory() as d:
         write_cluster(os.path.join(d, "vcs.toml"), vcs)
         write_cluster(os.path.join(d, "pool.toml"), {"default": sum(vcs.values())})
         for seed in range(int(lo), int(hi or lo) + 1):
-            base = os.path.join(d, "base.csv")
-            subprocess.run([a.orrery, "generate", "--preset", a.preset, "--seed", str(seed), "--load", a.load,
-                            "--out", base], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            head, rows = read_trace(base)
+            base, closed = os.path.join(d, "base.csv"), os.path.join(d, "closed.csv")
+            head, rows = generate(a.orrery, a.preset, seed, a.load, "open-loop", base)
             q0, jobs = simulate(a.orrery, base, os.path.join(d, "vcs.toml"), os.path.join(d, "o0"))
+            _, closed_rows = generate(a.orrery, a.preset, seed, a.load, "closed-loop", closed)
+            qc, closed_jobs = simulate(a.orrery, closed, os.path.join(d, "vcs.toml"), os.path.join(d, "oc"))
+            cap = sum(vcs.values())
+            others, pool_jobs = counterfactuals(a.orrery, d, head, rows)
+            out = [q0] + others + [qc]
             breakdowns.append((seed, where_and_behind(rows, jobs), per_vc(rows, jobs, vcs),
-                               burst_share(*simulated_bins(rows, jobs))))
-            out = [q0] + counterfactuals(a.orrery, d, head, rows)
+                               burst_share(*simulated_bins(rows, jobs)),
+                               [pending_by_util(rows, jobs, cap), pending_by_util(rows, pool_jobs, cap),
+                                pending_by_util(closed_rows, closed_jobs, cap)]))
             mean, sd, how, rest, gw = zero_wait(rows)
             print("| %d | %s | %.0f / %.0f (%.0f / %.0f) | %.1f |" % (seed, " | ".join("%.0f" % q for q in out), mean,
                                                                     sd, how, rest, gw), flush=True)
