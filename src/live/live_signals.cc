@@ -24,12 +24,17 @@ struct LiveSignals::JobState {
 };
 
 LiveSignals::LiveSignals(SignalsOptions options, SlurmClient* slurm) : o_(std::move(options)), slurm_(slurm) {
-  if (o_.tracker && o_.llm) {
+  if (!o_.llm || !o_.any()) return;
+  std::string warning;
+  llm_cache_ = llm::OpenLlmCache(*o_.llm, &warning);
+  if (!warning.empty()) last_error_ = "llm cache: " + warning;
+  if (o_.tracker) {
     llm_client_ = std::make_unique<llm::HttpChatClient>(*o_.llm);
-    std::string warning;
-    llm_cache_ = llm::OpenLlmCache(*o_.llm, &warning);
-    if (!warning.empty()) last_error_ = "llm cache: " + warning;
     oracle_ = std::make_unique<logs::LlmFormatOracle>(llm_client_.get(), llm_cache_.get());
+  }
+  if (o_.advisor) {  // asked in the background only: the filler itself never sends
+    filler_ = std::make_unique<semantic::LlmSchemaFiller>(nullptr, llm_cache_.get(), o_.llm->model, o_.llm->max_context_bytes);
+    asker_ = std::make_unique<llm::AsyncAsker>(std::make_unique<llm::HttpChatClient>(*o_.llm));
   }
 }
 
