@@ -341,12 +341,13 @@ TEST(LiveSignals, ServeConfigSignalsTableIsStrict) {
   semantic::RegisterSemanticEstimator();
   const std::string head = "[slurm]\npartitions = [\"gpu\"]\n";
   auto ok = ParseServeConfig(head + "[policy]\nspec = \"srtf:estimator=semantic\"\n[signals]\nadvisor = true\ntracker = true\n"
-                                    "read_interval_s = 2\nmax_bytes_per_job = 1024\nmax_bytes_per_cycle = 4096\n",
+                                    "read_interval_s = 2\nmax_bytes_per_job = 1024\nmax_bytes_per_cycle = 4096\nllm_questions_per_cycle = 3\n",
                              "s.toml");
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_TRUE(ok->daemon.signals.advisor);
   EXPECT_EQ(ok->daemon.signals.read_interval_s, 2);
   EXPECT_EQ(ok->daemon.signals.max_bytes_per_cycle, 4096u);
+  EXPECT_EQ(ok->daemon.signals.llm_questions_per_cycle, 3u);
   auto err = [&](const std::string& body) {
     auto c = ParseServeConfig(head + body, "s.toml");
     return c.ok() ? std::string("(ok)") : c.error().message;
@@ -364,6 +365,8 @@ TEST(LiveSignals, ServeConfigSignalsTableIsStrict) {
   EXPECT_EQ(err("[signals]\nmax_bytes_per_job = 8192\nmax_bytes_per_cycle = 4096\n"),
             "s.toml:5:23: 'max_bytes_per_cycle' in [signals]: expected at least max_bytes_per_job (8192), got 4096");
   EXPECT_EQ(err("[signals]\ntail = true\n").substr(0, 39), "s.toml:4:8: unknown key 'tail' in [sign");
+  EXPECT_EQ(err("[signals]\nllm_questions_per_cycle = 5000\n"),
+            "s.toml:4:27: 'llm_questions_per_cycle' in [signals]: expected 0..1000, got 5000");
 }
 
 }  // namespace

@@ -186,6 +186,7 @@ LlmNeed NeedsLlm(const LaunchSchema& s) {
 }
 
 std::string_view LlmNeedName(LlmNeed n) {
+  static_assert(kLlmMinFields == 4, "the reason below names the threshold");
   switch (n) {
     case LlmNeed::kNone: return "";
     case LlmNeed::kNoFramework: return "no framework recognised";
