@@ -11,8 +11,8 @@
 
 #include "base/io.h"
 #include "cli/commands.h"
-#include "semantic/evaluate.h"
 #include "llm/client.h"
+#include "semantic/evaluate.h"
 #include "semantic/inspect.h"
 #include "semantic/llm_schema.h"
 

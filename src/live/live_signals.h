@@ -136,12 +136,12 @@ class LiveSignals {
   void Reading(uint32_t job, uint32_t slot, JobState& s, Time now, std::vector<Report>* out,
                std::vector<JournalProgress>* changed);
 
-  SignalsOptions o_;
-  SlurmClient* slurm_;
   void CountOutcome(semantic::LlmOutcome o);
   void ApplyAnswer(const llm::AsyncAsker::Answer& a, std::vector<uint32_t>* improved);
   void SendQuestions();
 
+  SignalsOptions o_;
+  SlurmClient* slurm_;
   std::unique_ptr<llm::HttpChatClient> llm_client_;
   std::unique_ptr<llm::LlmCache> llm_cache_;  // one per process, shared by the tracker and the advisor
   std::unique_ptr<logs::LlmFormatOracle> oracle_;
