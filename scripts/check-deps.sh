@@ -12,20 +12,21 @@ declare -A ALLOWED=(
   [config]="model base"
   [workload]="trace model base"
   [predict]="model base"
-  [semantic]="predict model base"
+  [semantic]="predict llm model base"
   [sched/framework]="predict model base"
   [sched/plugins]="sched/framework predict plan model base"
   [sim]="sched/framework sched/plugins predict plan trace config model base"
   [eval]="model base"
   [analysis]="trace model base"
   [plan]="base"
-  [logs]="base"
-  [signals]="sim semantic logs sched/framework sched/plugins predict plan trace config model base"
-  [live]="semantic logs sched/framework sched/plugins predict config model base"
-  [cli]="signals sim live analysis logs workload config trace sched/framework sched/plugins predict plan semantic eval model base"
+  [logs]="llm base"
+  [llm]="base"
+  [signals]="sim semantic logs llm sched/framework sched/plugins predict plan trace config model base"
+  [live]="semantic logs llm sched/framework sched/plugins predict config model base"
+  [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins predict plan semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis plan eval logs signals cli)
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis plan eval logs llm signals cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

@@ -1,12 +1,12 @@
 // The LLM backend's answers kept across processes: `orrery progress --llm-config` run twice
 // on a log whose line format the built-in learner does not know, against a local stub
-// endpoint (logs/fake_llm_testing.h) that counts requests: one question in all.
+// endpoint (llm/fake_endpoint_testing.h) that counts requests: one question in all.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_testing.h"
-#include "logs/fake_llm_testing.h"
+#include "llm/fake_endpoint_testing.h"
 
 namespace orrery {
 namespace {
@@ -15,7 +15,7 @@ using cli_testing::FreshTempDir;
 using cli_testing::RunOrrery;
 
 TEST(LlmCacheCli, UnknownLogFormatIsAskedOnceAcrossTwoProcessRuns) {
-  logs::testing::FakeEndpoint ep;
+  llm::testing::FakeEndpoint ep;
   ep.content = R"({"step": 0, "total_steps": null, "loss": 1, "seconds_per_step": 2, "seconds_unit": "ms"})";
   const auto dir = FreshTempDir("llm_cache_cli");
   const std::string cfg = (dir / "llm.toml").string(), log = (dir / "job.log").string(),

@@ -47,8 +47,8 @@ Result<logs::RuleSet> Rules(const DiagnoseArgs& a) {
 // The diagnoser, with the LLM backend in front when configured.
 struct Engine {
   std::unique_ptr<logs::Diagnoser> rules;
-  std::unique_ptr<logs::HttpChatClient> client;
-  std::unique_ptr<logs::LlmCache> cache;
+  std::unique_ptr<llm::HttpChatClient> client;
+  std::unique_ptr<llm::LlmCache> cache;
   std::unique_ptr<logs::LlmDiagnoser> llm;
   logs::Diagnosis Diagnose(std::string_view text) { return llm ? llm->Diagnose(text) : rules->Diagnose(text); }
 };
@@ -58,12 +58,12 @@ Result<Engine> MakeEngine(const DiagnoseArgs& a) {
   Engine e;
   e.rules = std::make_unique<logs::Diagnoser>(std::move(rs));
   if (!a.llm_config.empty()) {
-    ORR_ASSIGN_OR_RETURN(logs::LlmConfig cfg, logs::LoadLlmConfig(a.llm_config));
+    ORR_ASSIGN_OR_RETURN(llm::LlmConfig cfg, llm::LoadLlmConfig(a.llm_config));
     std::string warning;
-    e.cache = logs::OpenLlmCache(cfg, &warning);
+    e.cache = llm::OpenLlmCache(cfg, &warning);
     if (!warning.empty()) std::fprintf(stderr, "orrery diagnose: warning: %s\n", warning.c_str());
     size_t max_ctx = cfg.max_context_bytes;
-    e.client = std::make_unique<logs::HttpChatClient>(std::move(cfg));
+    e.client = std::make_unique<llm::HttpChatClient>(std::move(cfg));
     e.llm = std::make_unique<logs::LlmDiagnoser>(e.rules.get(), e.client.get(), max_ctx, e.cache.get());
   }
   return e;

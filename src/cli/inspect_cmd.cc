@@ -1,5 +1,7 @@
-// `orrery inspect FILE... [--json]`: the scheduling advisor's reader. Reads launch scripts
-// and configs and prints what each job will do (docs/formats/inspect.md).
+// `orrery inspect FILE... [--json] [--llm-config FILE]`: the scheduling advisor's reader.
+// Reads launch scripts and configs and prints what each job will do (docs/formats/inspect.md);
+// with --llm-config, a config the readers cannot read well is completed by that endpoint
+// (semantic/llm_schema.h; one question per distinct config, answers cached).
 // `orrery inspect evaluate FILE.jsonl [--per-record]`: its field-by-field accuracy on a
 // labelled corpus (shared/corpora/launch-configs schema; docs/validation.md).
 #include <cstdio>
@@ -9,8 +11,10 @@
 
 #include "base/io.h"
 #include "cli/commands.h"
+#include "llm/client.h"
 #include "semantic/evaluate.h"
 #include "semantic/inspect.h"
+#include "semantic/llm_schema.h"
 
 namespace orrery::cli {
 namespace {
@@ -18,7 +22,27 @@ namespace {
 struct InspectArgs {
   std::vector<std::string> files;
   bool json = false;
+  std::string llm_config;
 };
+
+// The LLM backend when --llm-config names one (client, cache, filler), else empty.
+struct InspectLlm {
+  std::unique_ptr<llm::HttpChatClient> client;
+  std::unique_ptr<llm::LlmCache> cache;
+  std::unique_ptr<semantic::LlmSchemaFiller> filler;
+};
+
+Result<InspectLlm> OpenLlm(const std::string& path) {
+  InspectLlm b;
+  if (path.empty()) return b;
+  ORR_ASSIGN_OR_RETURN(llm::LlmConfig cfg, llm::LoadLlmConfig(path));
+  std::string warning;
+  b.cache = llm::OpenLlmCache(cfg, &warning);
+  if (!warning.empty()) std::fprintf(stderr, "orrery inspect: warning: %s\n", warning.c_str());
+  b.client = std::make_unique<llm::HttpChatClient>(cfg);
+  b.filler = std::make_unique<semantic::LlmSchemaFiller>(b.client.get(), b.cache.get(), cfg.model, cfg.max_context_bytes);
+  return b;
+}
 
 struct EvaluateArgs {
   std::string corpus;
@@ -26,6 +50,11 @@ struct EvaluateArgs {
 };
 
 int RunInspect(const InspectArgs& a) {
+  auto llm = OpenLlm(a.llm_config);
+  if (!llm.ok()) {
+    std::fprintf(stderr, "orrery inspect: %s\n", llm.error().message.c_str());
+    return llm.error().exit_code;
+  }
   std::vector<semantic::InputFile> inputs;
   int rc = kExitOk;
   for (const std::string& f : a.files) {
@@ -38,7 +67,7 @@ int RunInspect(const InspectArgs& a) {
     inputs.push_back(semantic::InputFile{f, std::move(*text)});
   }
   size_t known = 0;
-  for (const semantic::LaunchSchema& s : semantic::InspectFiles(inputs)) {
+  for (const semantic::LaunchSchema& s : semantic::InspectFiles(inputs, llm->filler.get())) {
     for (const auto& fv : s.fields) known += fv.has_value();
     for (const semantic::Warning& w : s.warnings) std::fprintf(stderr, "warning: %s\n", semantic::FormatWarning(w).c_str());
     if (a.json) {
@@ -47,6 +76,9 @@ int RunInspect(const InspectArgs& a) {
       std::printf("%s", semantic::ToText(s).c_str());
     }
   }
+  if (llm->filler)
+    std::fprintf(stderr, "orrery inspect: llm: %llu question(s), %llu cache hit(s)\n",
+                 static_cast<unsigned long long>(llm->filler->calls()), static_cast<unsigned long long>(llm->filler->cache_hits()));
   if (known == 0 && !inputs.empty()) {
     std::fprintf(stderr, "orrery inspect: nothing recognised in %zu file(s): no framework, model, batch or resource setting\n",
                  inputs.size());
@@ -82,6 +114,8 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("inspect", "Read launch scripts and configs: framework, model, batches, parallelism, resources");
   cmd->add_option("files", args->files, "launch scripts and configs (shell, #SBATCH, JSON, YAML, TOML, Python, Markdown)");
   cmd->add_flag("--json", args->json, "one JSON object per file (the corpus label keys plus 'sources')");
+  cmd->add_option("--llm-config", args->llm_config,
+                  "TOML file with an [llm] table: ask that endpoint about configs the readers cannot read well");
   auto eargs = std::make_shared<EvaluateArgs>();
   auto* ev = cmd->add_subcommand("evaluate", "Field-by-field accuracy on a labelled corpus (launch-configs JSONL)");
   ev->add_option("corpus", eargs->corpus, "labelled JSONL (id, source, kind, text, labels)")->required();

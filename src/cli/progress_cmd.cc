@@ -85,16 +85,16 @@ void PrintText(const std::string& name, const logs::Reading& r, const logs::Prog
 
 int RunProgress(const ProgressArgs& a) {
   if (a.logs.empty()) return Fail(MakeError("no LOG given (a file, a .gz file or - for standard input)"));
-  std::unique_ptr<logs::HttpChatClient> client;
-  std::unique_ptr<logs::LlmCache> cache;
+  std::unique_ptr<llm::HttpChatClient> client;
+  std::unique_ptr<llm::LlmCache> cache;
   std::unique_ptr<logs::LlmFormatOracle> oracle;
   if (!a.llm_config.empty()) {
-    auto cfg = logs::LoadLlmConfig(a.llm_config);
+    auto cfg = llm::LoadLlmConfig(a.llm_config);
     if (!cfg.ok()) return Fail(cfg.error());
     std::string warning;
-    cache = logs::OpenLlmCache(*cfg, &warning);
+    cache = llm::OpenLlmCache(*cfg, &warning);
     if (!warning.empty()) std::fprintf(stderr, "orrery progress: warning: %s\n", warning.c_str());
-    client = std::make_unique<logs::HttpChatClient>(*cfg);
+    client = std::make_unique<llm::HttpChatClient>(*cfg);
     oracle = std::make_unique<logs::LlmFormatOracle>(client.get(), cache.get());
   }
   int rc = kExitOk;

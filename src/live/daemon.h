@@ -39,6 +39,7 @@
 #include "model/job.h"
 #include "sched/framework/power.h"
 #include "sched/framework/scheduler.h"
+#include "semantic/semantic_estimator.h"
 
 namespace orrery::live {
 
@@ -219,7 +220,8 @@ class Daemon {
   void SignalsStep(Time now);
   void ForgetLeftJobs(std::vector<uint32_t>* dropped);
   void JournalProgressRows(const std::vector<uint32_t>& dropped, Time now);
-  std::function<std::optional<semantic::InputFile>(const Job&)> LaunchFiles();
+  semantic::SchemaSource LaunchSchemas();
+  void Reestimate(const std::vector<uint32_t>& jobs, Time now);
   void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry
   void SignalsMetrics(std::string* out) const;           // views.cc
   // --- recovery of failed and hung jobs (recovery_loop.cc; live/recovery.h)
@@ -304,6 +306,7 @@ class Daemon {
            m_failed_resumes_ = 0;
   // semantic signals (null when [signals] is off)
   std::unique_ptr<LiveSignals> signals_;
+  semantic::SemanticEstimator* advisor_ = nullptr;  // the policy's estimator when it is the advisor's (owned by sched_)
   std::vector<LiveSignals::Report> reports_;
   std::vector<JournalProgress> progress_rows_;
   std::string signals_error_;  // the last one noted as an event

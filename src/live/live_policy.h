@@ -14,11 +14,11 @@
 
 namespace orrery::live {
 
-// Builds `spec` as live mode runs it, or the reason live mode refuses it. `launch_files` (the
-// advisor: each job's batch script) is what the `semantic` estimator reads; a policy whose
+// Builds `spec` as live mode runs it, or the reason live mode refuses it. `launch_schemas` (the
+// advisor: each job's batch script as read) is what the `semantic` estimator reads; a policy whose
 // estimator is `semantic` needs it, and with it the policy's estimator must be `semantic`
 // (one source of the estimate).
-Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed, semantic::PayloadSource launch_files = {});
+Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed, semantic::SchemaSource launch_schemas = {});
 // The same check without keeping the policy (config validation); `advisor`: launch files
 // will be given.
 Status CheckLivePolicy(const std::string& spec, uint64_t seed, bool advisor = false);

@@ -7,6 +7,9 @@ namespace orrery::live {
 // One job: its launch file (advisor) and, while it runs, its log's tail and tracker.
 struct LiveSignals::JobState {
   std::optional<semantic::InputFile> script;
+  std::optional<semantic::LaunchSchema> schema;  // of the script: the readers', completed by the LLM
+  bool llm_pending = false;                      // its question is to be sent or awaits its answer
+  std::string llm_key;                           // ... the question's id (the filler's key of the script)
   bool script_tried = false;
   std::string log;                 // StdOut path ("" = not known yet)
   Time lookup_at = kNoTime;        // the next lookup or read is allowed from then
@@ -21,12 +24,17 @@ struct LiveSignals::JobState {
 };
 
 LiveSignals::LiveSignals(SignalsOptions options, SlurmClient* slurm) : o_(std::move(options)), slurm_(slurm) {
-  if (o_.tracker && o_.llm) {
-    llm_client_ = std::make_unique<logs::HttpChatClient>(*o_.llm);
-    std::string warning;
-    llm_cache_ = logs::OpenLlmCache(*o_.llm, &warning);
-    if (!warning.empty()) last_error_ = "llm cache: " + warning;
+  if (!o_.llm || !o_.any()) return;
+  std::string warning;
+  llm_cache_ = llm::OpenLlmCache(*o_.llm, &warning);
+  if (!warning.empty()) last_error_ = "llm cache: " + warning;
+  if (o_.tracker) {
+    llm_client_ = std::make_unique<llm::HttpChatClient>(*o_.llm);
     oracle_ = std::make_unique<logs::LlmFormatOracle>(llm_client_.get(), llm_cache_.get());
+  }
+  if (o_.advisor) {  // asked in the background only: the filler itself never sends
+    filler_ = std::make_unique<semantic::LlmSchemaFiller>(nullptr, llm_cache_.get(), o_.llm->model, o_.llm->max_context_bytes);
+    asker_ = std::make_unique<llm::AsyncAsker>(std::make_unique<llm::HttpChatClient>(*o_.llm));
   }
 }
 
@@ -52,12 +60,89 @@ void LiveSignals::ReadLaunchFile(uint32_t job) {
   }
   ++st_.scripts_read;
   s.script = semantic::InputFile{"job-" + std::to_string(job) + ".sbatch", std::move(*text)};
+  s.schema = semantic::InspectText(s.script->name, s.script->text);
+  if (!filler_) return;
+  const semantic::LlmOutcome o = filler_->FromCache(&*s.schema, *s.script);
+  if (o == semantic::LlmOutcome::kPending) {
+    s.llm_pending = true;
+    s.llm_key = filler_->Key(*s.script);
+    llm_wanted_.push_back(job);
+    return;
+  }
+  if (o != semantic::LlmOutcome::kNotNeeded) ++st_.llm_config_cached;
+  CountOutcome(o);
 }
 
 std::optional<semantic::InputFile> LiveSignals::LaunchFile(uint32_t job) const {
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return std::nullopt;
   return it->second->script;
+}
+
+std::optional<semantic::LaunchSchema> LiveSignals::LaunchSchemaOf(uint32_t job) const {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return std::nullopt;
+  return it->second->schema;
+}
+
+// ---------------------------------------------------------------- advisor: LLM fallback
+
+void LiveSignals::CountOutcome(semantic::LlmOutcome o) {
+  switch (o) {
+    case semantic::LlmOutcome::kMerged: ++st_.llm_config_merged; return;
+    case semantic::LlmOutcome::kRejected: ++st_.llm_config_rejected; return;
+    case semantic::LlmOutcome::kNoAnswer: ++st_.llm_config_failed; return;
+    case semantic::LlmOutcome::kNotNeeded:
+    case semantic::LlmOutcome::kPending: return;
+  }
+}
+
+// An answer (or a transport failure) for every job waiting on that config: the first job's
+// Answered keeps a valid answer in the cache, the others then read it from there.
+void LiveSignals::ApplyAnswer(const llm::AsyncAsker::Answer& a, std::vector<uint32_t>* improved) {
+  bool first = true;
+  for (auto& [id, js] : jobs_) {
+    JobState& s = *js;
+    if (!s.llm_pending || s.llm_key != a.id) continue;
+    s.llm_pending = false;
+    const semantic::LlmOutcome o = first || !a.content.ok() ? filler_->Answered(&*s.schema, *s.script, a.content)
+                                                            : filler_->FromCache(&*s.schema, *s.script);
+    first = false;
+    CountOutcome(o);
+    if (o == semantic::LlmOutcome::kMerged) improved->push_back(id);
+    else if (!s.schema->warnings.empty())
+      last_error_ = "job " + std::to_string(id) + ": " + semantic::FormatWarning(s.schema->warnings.back());
+  }
+}
+
+// Up to llm_questions_per_cycle new questions, oldest job first; a config already asked
+// about (another job's) is not asked again, its answer serves both.
+void LiveSignals::SendQuestions() {
+  uint32_t budget = o_.llm_questions_per_cycle;
+  while (budget > 0 && !llm_wanted_.empty()) {
+    const uint32_t job = llm_wanted_.front();
+    auto it = jobs_.find(job);
+    if (it == jobs_.end() || !it->second->llm_pending) {
+      llm_wanted_.pop_front();
+      continue;
+    }
+    const JobState& js = *it->second;
+    switch (asker_->Ask(js.llm_key, std::string(semantic::SchemaPrompt()), filler_->Question(*js.script))) {
+      case llm::AsyncAsker::Queued::kFull: return;  // this job waits for a later cycle
+      case llm::AsyncAsker::Queued::kAlreadyAsked: break;  // another job's question: its answer serves both
+      case llm::AsyncAsker::Queued::kYes:
+        ++st_.llm_config_questions;
+        --budget;
+        break;
+    }
+    llm_wanted_.pop_front();
+  }
+}
+
+void LiveSignals::AdvisorStep(std::vector<uint32_t>* improved) {
+  if (!asker_) return;
+  for (const llm::AsyncAsker::Answer& a : asker_->Take()) ApplyAnswer(a, improved);
+  SendQuestions();
 }
 
 // ---------------------------------------------------------------- tracker

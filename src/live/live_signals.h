@@ -6,13 +6,19 @@
 //    bounded I/O (LogTail: only new bytes, at most max_bytes_per_job per read and
 //    max_bytes_per_cycle over all jobs, the newest lines of a backlog) into a per-attempt
 //    logs::ProgressTracker; each new step becomes a report for the core (ReportReading:
-//    steps, then the ETA as the believed duration).
+//    steps, then the ETA as the believed duration);
+//  * LLM fallback (advisor with [llm]): a script the readers cannot read well
+//    (semantic::NeedsLlm) is completed from the answer cache at once, else asked in the
+//    background (llm::AsyncAsker: at most llm_questions_per_cycle new questions per cycle,
+//    never waited for); an answer that arrives later completes the job's schema and the
+//    daemon re-estimates the job while it is still pending (AdvisorStep).
 // The daemon owns one LiveSignals and calls it under its lock (signals_loop.cc); nothing here
 // touches the scheduler.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,10 +29,12 @@
 #include "live/journal.h"
 #include "live/log_tail.h"
 #include "live/slurm_client.h"
+#include "llm/async.h"
 #include "logs/llm.h"
 #include "logs/progress.h"
 #include "sched/framework/signal_report.h"
 #include "semantic/inspect.h"
+#include "semantic/llm_schema.h"
 
 namespace orrery::live {
 
@@ -39,7 +47,8 @@ struct SignalsOptions {
   size_t max_bytes_per_cycle = 4 << 20;      // all logs of one cycle; jobs not reached go first next cycle
   uint32_t lookups_per_cycle = 32;           // `scontrol show job` calls per cycle for StdOut paths
   Duration lookup_retry_s = 30;              // after a failed lookup or read
-  std::optional<logs::LlmConfig> llm;        // [llm]: asked once per unknown line format
+  std::optional<llm::LlmConfig> llm;         // [llm]: asked once per unknown line format and unread config
+  uint32_t llm_questions_per_cycle = 2;      // advisor: configs sent to the LLM per cycle (in the background)
   bool any() const { return advisor || tracker; }
 };
 
@@ -73,6 +82,12 @@ class LiveSignals {
   // Reads the job's batch script (once per job; a failed read is counted, not retried).
   void ReadLaunchFile(uint32_t job);
   std::optional<semantic::InputFile> LaunchFile(uint32_t job) const;
+  // The job's launch schema (the readers', completed by the LLM when its answer is in), or
+  // nullopt when it has no script.
+  std::optional<semantic::LaunchSchema> LaunchSchemaOf(uint32_t job) const;
+  // Once per cycle: applies the LLM answers that arrived (the jobs whose schema they changed
+  // go to `improved`) and sends up to llm_questions_per_cycle new questions. Never waits.
+  void AdvisorStep(std::vector<uint32_t>* improved);
 
   // --- tracker
   struct RunningJob {
@@ -104,6 +119,9 @@ class LiveSignals {
     uint64_t truncations = 0, rotations = 0, read_errors = 0;
     uint64_t reports = 0, capped_cycles = 0;
     uint64_t llm_calls = 0;
+    // advisor's LLM fallback: questions sent, answers merged or rejected, no answer, cache hits
+    uint64_t llm_config_questions = 0, llm_config_merged = 0, llm_config_rejected = 0, llm_config_failed = 0,
+             llm_config_cached = 0;
   };
   const Stats& stats() const { return st_; }
   // The last error (a failed lookup or read), "" when none.
@@ -118,11 +136,18 @@ class LiveSignals {
   void Reading(uint32_t job, uint32_t slot, JobState& s, Time now, std::vector<Report>* out,
                std::vector<JournalProgress>* changed);
 
+  void CountOutcome(semantic::LlmOutcome o);
+  void ApplyAnswer(const llm::AsyncAsker::Answer& a, std::vector<uint32_t>* improved);
+  void SendQuestions();
+
   SignalsOptions o_;
   SlurmClient* slurm_;
-  std::unique_ptr<logs::HttpChatClient> llm_client_;
-  std::unique_ptr<logs::LlmCache> llm_cache_;
+  std::unique_ptr<llm::HttpChatClient> llm_client_;
+  std::unique_ptr<llm::LlmCache> llm_cache_;  // one per process, shared by the tracker and the advisor
   std::unique_ptr<logs::LlmFormatOracle> oracle_;
+  std::unique_ptr<semantic::LlmSchemaFiller> filler_;  // advisor + [llm]
+  std::unique_ptr<llm::AsyncAsker> asker_;
+  std::deque<uint32_t> llm_wanted_;  // jobs whose script waits to be asked about, in arrival order
   std::map<uint32_t, std::unique_ptr<JobState>> jobs_;
   uint32_t rr_after_ = 0;  // round robin: the next cycle starts after this job id
   Stats st_;

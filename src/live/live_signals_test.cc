@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "live/daemon.h"
 #include "live/fake_slurm.h"
 #include "live/journal.h"
 #include "live/serve_config.h"
+#include "llm/fake_endpoint_testing.h"
 #include "semantic/semantic_estimator.h"
 
 namespace orrery::live {
@@ -119,6 +121,65 @@ TEST(LiveSignals, AdvisorEstimateComesFromTheBatchScriptReadOnce) {
   auto e = r.Entry(a);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->estimate, 266);
+}
+
+// A script the readers cannot read well: nodes and GPUs only, the model is in a config file
+// the daemon does not open (no framework recognised).
+std::string MysteryScript(int n) {
+  return "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:8\nsrun python train.py --cfg exp/mystery" +
+         std::to_string(n) + ".yaml\n";
+}
+// The model of kScript: the same estimate once merged (266 s, AdvisorEstimateComesFromTheBatchScriptReadOnce).
+constexpr const char* kMysteryAnswer =
+    R"({"framework": "Megatron-LM", "num_layers": 24, "hidden_size": 2048, "num_heads": 16, "seq_len": 2048,
+        "global_batch": 64, "micro_batch": 4, "train_steps": 100})";
+
+uint64_t Counter(const std::string& metrics, const std::string& name) {
+  size_t at = metrics.find("\n" + name + " ");
+  return at == std::string::npos ? UINT64_MAX : std::stoull(metrics.substr(at + name.size() + 2));
+}
+
+// The LLM fallback in the cycle: the question goes out in the background (the cycle does not
+// wait: a slow endpoint leaves the job's estimate as it was), the answer completes the
+// pending job's schema in a later cycle and the job is estimated again; at most
+// llm_questions_per_cycle questions start per cycle.
+TEST(LiveSignals, LlmCompletesAnUnreadScriptInTheBackgroundBoundedPerCycle) {
+  llm::testing::FakeEndpoint ep;
+  ep.content = kMysteryAnswer;
+  ep.delay_ms = 300;
+  SignalsRig r("srtf:estimator=semantic", /*advisor=*/true);
+  r.opts.signals.llm = ep.Config();
+  r.opts.signals.llm_questions_per_cycle = 1;
+  r.Start();
+  const uint32_t running = r.Submit();  // occupies the one node: the others stay pending
+  const uint32_t b = r.Submit(-1, MysteryScript(1)), c = r.Submit(-1, MysteryScript(2)), d = r.Submit(-1, MysteryScript(3));
+  r.Tick();
+  const Duration before = r.daemon->JobView(b)->estimate;
+  EXPECT_NE(before, 266);  // no steps or model: retrieval or the fallback
+  EXPECT_EQ(Counter(r.daemon->MetricsText(), "orrery_signals_llm_config_questions_total"), 1u);
+  r.Tick();  // the first answer is 300 ms away: this cycle did not wait for it
+  EXPECT_EQ(r.daemon->JobView(b)->estimate, before);
+  EXPECT_EQ(Counter(r.daemon->MetricsText(), "orrery_signals_llm_config_questions_total"), 2u);
+  for (int i = 0; i < 400 && r.daemon->JobView(d)->estimate != 266; ++i) {  // at most ~4 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    r.Tick(0);
+  }
+  for (uint32_t j : {b, c, d}) {
+    EXPECT_EQ(r.daemon->JobView(j)->estimate, 266) << j;
+    EXPECT_EQ(r.daemon->JobView(j)->est_source, EstimateSource::kEstimator);
+  }
+  EXPECT_EQ(ep.requests.load(), 3);
+  const std::string m = r.daemon->MetricsText();
+  EXPECT_EQ(Counter(m, "orrery_signals_llm_config_questions_total"), 3u);
+  EXPECT_EQ(Counter(m, "orrery_signals_llm_config_merged_total"), 3u);
+  EXPECT_EQ(Counter(m, "orrery_signals_llm_config_failed_total"), 0u);
+  // A fourth job with b's script: answered from the cache at first sight, no question.
+  const uint32_t e = r.Submit(-1, MysteryScript(1));
+  r.Tick(0);
+  EXPECT_EQ(r.daemon->JobView(e)->estimate, 266);
+  EXPECT_EQ(ep.requests.load(), 3);
+  EXPECT_EQ(Counter(r.daemon->MetricsText(), "orrery_signals_llm_config_cached_total"), 1u);
+  EXPECT_EQ(r.daemon->JobView(running)->estimate, 266);  // read by the readers: never asked about
 }
 
 TEST(LiveSignals, TrackerReadingsReachTheCoreTheApiAndMetrics) {
@@ -280,12 +341,13 @@ TEST(LiveSignals, ServeConfigSignalsTableIsStrict) {
   semantic::RegisterSemanticEstimator();
   const std::string head = "[slurm]\npartitions = [\"gpu\"]\n";
   auto ok = ParseServeConfig(head + "[policy]\nspec = \"srtf:estimator=semantic\"\n[signals]\nadvisor = true\ntracker = true\n"
-                                    "read_interval_s = 2\nmax_bytes_per_job = 1024\nmax_bytes_per_cycle = 4096\n",
+                                    "read_interval_s = 2\nmax_bytes_per_job = 1024\nmax_bytes_per_cycle = 4096\nllm_questions_per_cycle = 3\n",
                              "s.toml");
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_TRUE(ok->daemon.signals.advisor);
   EXPECT_EQ(ok->daemon.signals.read_interval_s, 2);
   EXPECT_EQ(ok->daemon.signals.max_bytes_per_cycle, 4096u);
+  EXPECT_EQ(ok->daemon.signals.llm_questions_per_cycle, 3u);
   auto err = [&](const std::string& body) {
     auto c = ParseServeConfig(head + body, "s.toml");
     return c.ok() ? std::string("(ok)") : c.error().message;
@@ -303,6 +365,8 @@ TEST(LiveSignals, ServeConfigSignalsTableIsStrict) {
   EXPECT_EQ(err("[signals]\nmax_bytes_per_job = 8192\nmax_bytes_per_cycle = 4096\n"),
             "s.toml:5:23: 'max_bytes_per_cycle' in [signals]: expected at least max_bytes_per_job (8192), got 4096");
   EXPECT_EQ(err("[signals]\ntail = true\n").substr(0, 39), "s.toml:4:8: unknown key 'tail' in [sign");
+  EXPECT_EQ(err("[signals]\nllm_questions_per_cycle = 5000\n"),
+            "s.toml:4:27: 'llm_questions_per_cycle' in [signals]: expected 0..1000, got 5000");
 }
 
 }  // namespace

@@ -115,8 +115,9 @@ Status Daemon::Rebuild(Time now) {
   std::vector<const SlurmNode*> model;
   for (const auto& [name, n] : nodes_) model.push_back(&n);
   SlurmCluster built = ClusterFromSinfo(opts_.partitions, std::move(model));
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchFiles()));
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchSchemas()));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
+  advisor_ = dynamic_cast<semantic::SemanticEstimator*>(policy.estimator.get());  // owned by the scheduler below
   sched_.reset();
   cluster_ = std::make_unique<Cluster>(std::move(built.cluster));
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));

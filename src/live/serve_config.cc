@@ -5,7 +5,7 @@
 #include "base/io.h"
 #include "config/toml_util.h"
 #include "live/live_policy.h"
-#include "logs/llm.h"
+#include "llm/client.h"
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/recovery.h"
@@ -95,15 +95,17 @@ Status ParsePolicy(const Ctx& c, const TV& policy, DaemonOptions* d) {
 Status ParseSignals(const Ctx& c, const TV& sig, SignalsOptions* o) {
   ORR_RETURN_IF_ERROR(OnlyKeys(c, sig, "[signals]",
                                {"advisor", "tracker", "read_interval_s", "max_bytes_per_job", "max_bytes_per_cycle",
-                                "lookups_per_cycle"}));
+                                "lookups_per_cycle", "llm_questions_per_cycle"}));
   ORR_RETURN_IF_ERROR(ReadBool(c, sig, "advisor", "[signals]", &o->advisor));
   ORR_RETURN_IF_ERROR(ReadBool(c, sig, "tracker", "[signals]", &o->tracker));
   int64_t interval = o->read_interval_s, per_job = static_cast<int64_t>(o->max_bytes_per_job),
-          per_cycle = static_cast<int64_t>(o->max_bytes_per_cycle), lookups = o->lookups_per_cycle;
+          per_cycle = static_cast<int64_t>(o->max_bytes_per_cycle), lookups = o->lookups_per_cycle,
+          questions = o->llm_questions_per_cycle;
   ORR_RETURN_IF_ERROR(ReadInt(c, sig, "read_interval_s", "[signals]", 0, 86400, &interval));
   ORR_RETURN_IF_ERROR(ReadInt(c, sig, "max_bytes_per_job", "[signals]", 256, 64LL << 20, &per_job));
   ORR_RETURN_IF_ERROR(ReadInt(c, sig, "max_bytes_per_cycle", "[signals]", 256, 1LL << 30, &per_cycle));
   ORR_RETURN_IF_ERROR(ReadInt(c, sig, "lookups_per_cycle", "[signals]", 1, 100000, &lookups));
+  ORR_RETURN_IF_ERROR(ReadInt(c, sig, "llm_questions_per_cycle", "[signals]", 0, 1000, &questions));
   if (per_cycle < per_job)
     return c.At(*Find(sig, "max_bytes_per_cycle"), "'max_bytes_per_cycle' in [signals]: expected at least max_bytes_per_job (" +
                                                        std::to_string(per_job) + "), got " + std::to_string(per_cycle));
@@ -111,6 +113,7 @@ Status ParseSignals(const Ctx& c, const TV& sig, SignalsOptions* o) {
   o->max_bytes_per_job = static_cast<size_t>(per_job);
   o->max_bytes_per_cycle = static_cast<size_t>(per_cycle);
   o->lookups_per_cycle = static_cast<uint32_t>(lookups);
+  o->llm_questions_per_cycle = static_cast<uint32_t>(questions);
   return Status::Ok();
 }
 
@@ -185,7 +188,7 @@ Result<ServeConfig> ParseServeConfig(const std::string& text, const std::string&
   ORR_ASSIGN_OR_RETURN(const TV* signals, Table(c, root, "signals"));  // before [policy]: the advisor decides its estimator
   if (signals) ORR_RETURN_IF_ERROR(ParseSignals(c, *signals, &cfg.daemon.signals));
   if (Find(root, "llm")) {  // the LLM backend's own table and reader (docs/formats/llm-config.md)
-    ORR_ASSIGN_OR_RETURN(cfg.daemon.signals.llm, logs::ParseLlmConfig(text, file));
+    ORR_ASSIGN_OR_RETURN(cfg.daemon.signals.llm, llm::ParseLlmConfig(text, file));
   }
   ORR_ASSIGN_OR_RETURN(const TV* policy, Table(c, root, "policy"));
   if (policy) ORR_RETURN_IF_ERROR(ParsePolicy(c, *policy, &cfg.daemon));

@@ -7,12 +7,29 @@
 
 namespace orrery::live {
 
-std::function<std::optional<semantic::InputFile>(const Job&)> Daemon::LaunchFiles() {
+semantic::SchemaSource Daemon::LaunchSchemas() {
   if (!signals_ || !opts_.signals.advisor) return {};
-  return [this](const Job& job) { return signals_->LaunchFile(job.id.v); };  // called inside the cycle (mu_ held)
+  return [this](const Job& job) { return signals_->LaunchSchemaOf(job.id.v); };  // called inside the cycle (mu_ held)
+}
+
+// Jobs whose launch schema the LLM's answer completed: a pending job whose estimate is still
+// the estimator's is estimated again (a hint or a report keeps its own); running ones keep theirs.
+void Daemon::Reestimate(const std::vector<uint32_t>& jobs, Time now) {
+  if (!advisor_ || !sched_) return;
+  for (uint32_t id : jobs) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second->state != JobState::kQueued || it->second->slot == UINT32_MAX) continue;
+    const LiveJob& lj = *it->second;
+    if (sched_->view(lj.slot).est_source != EstimateSource::kEstimator) continue;
+    advisor_->Refresh(lj.job);
+    sched_->UpdateEstimate(lj.slot, now, advisor_->Estimate(lj.job, now), EstimateSource::kEstimator);
+  }
 }
 
 void Daemon::SignalsStep(Time now) {
+  std::vector<uint32_t> improved;
+  signals_->AdvisorStep(&improved);  // never waits: answers that arrived, questions sent in the background
+  Reestimate(improved, now);
   std::vector<LiveSignals::RunningJob> running;
   for (const auto& [id, lj] : jobs_)
     if (lj->state == JobState::kRunning && lj->slot != UINT32_MAX && sched_->view(lj->slot).running)

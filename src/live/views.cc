@@ -224,6 +224,15 @@ void Daemon::SignalsMetrics(std::string* out) const {
   x.Counter("orrery_signals_capped_cycles_total", "Cycles whose log byte budget ran out before every due job was read.",
             s.capped_cycles);
   x.Counter("orrery_signals_llm_calls_total", "Questions sent to the LLM backend about unknown log formats.", s.llm_calls);
+  x.Counter("orrery_signals_llm_config_questions_total",
+            "Batch scripts the readers could not read well, sent to the LLM backend (in the background).", s.llm_config_questions);
+  x.Counter("orrery_signals_llm_config_cached_total", "Batch scripts answered from the LLM answer cache at first sight.",
+            s.llm_config_cached);
+  x.Counter("orrery_signals_llm_config_merged_total", "LLM answers about batch scripts validated and merged.", s.llm_config_merged);
+  x.Counter("orrery_signals_llm_config_rejected_total", "LLM answers about batch scripts rejected as invalid.",
+            s.llm_config_rejected);
+  x.Counter("orrery_signals_llm_config_failed_total", "LLM questions about batch scripts without an answer (transport, timeout).",
+            s.llm_config_failed);
   std::vector<std::pair<uint32_t, const ProgressView*>> views;
   for (const auto& [id, lj] : jobs_)
     if (lj->state == JobState::kRunning)

@@ -1,5 +1,5 @@
-// Optional LLM backend: an OpenAI-compatible chat-completions endpoint (off by default;
-// nothing here runs unless a config names one). Used
+// The log readers' questions to the optional LLM backend (transport, config and cache:
+// llm/client.h; off by default). Used
 //  * by diagnosis for low-confidence cases: the compressed log goes in, the answer must be a
 //    JSON object {category, subtype, retry, suspect_node, evidence} of the output schema;
 //    anything else (HTTP error, timeout, not JSON, wrong types, unknown category) falls back
@@ -8,7 +8,7 @@
 //    field names to indices of the line's numbers, validated against the line.
 // Answers are cached by a hash of the request: one question per compressed log or template,
 // for the life of the process, and across processes in the config's cache_file (LlmCache,
-// llm_cache.h). Format of the config: docs/formats/llm-config.md.
+// llm/cache.h). Format of the config: docs/formats/llm-config.md.
 #pragma once
 
 #include <cstdint>
@@ -19,44 +19,11 @@
 #include <unordered_map>
 
 #include "base/result.h"
+#include "llm/client.h"
 #include "logs/diagnose.h"
-#include "logs/llm_cache.h"
 #include "logs/progress.h"
 
 namespace orrery::logs {
-
-struct LlmConfig {
-  std::string base_url;         // "http://127.0.0.1:8000/v1": POST {base_url}/chat/completions
-  std::string model;
-  double timeout_s = 20;        // connect, read and write timeouts each
-  std::string api_key_env;      // name of the environment variable holding the key ("" = none)
-  size_t max_context_bytes = 12000;
-  std::string cache_file;       // answers kept across processes ("" = for this process only)
-};
-
-// The config's persistent cache, loaded (a file that is not a cache is reported in *warning
-// and replaced at the first new answer).
-std::unique_ptr<LlmCache> OpenLlmCache(const LlmConfig& config, std::string* warning);
-
-// The [llm] table of a TOML file (other tables are ignored, so it can live in a larger config).
-Result<LlmConfig> ParseLlmConfig(std::string_view text, const std::string& file);
-Result<LlmConfig> LoadLlmConfig(const std::string& path);
-
-class ChatClient {
- public:
-  virtual ~ChatClient() = default;
-  // The assistant message's content, or an error (transport, HTTP status, response shape).
-  virtual Result<std::string> Complete(const std::string& system, const std::string& user) = 0;
-};
-
-class HttpChatClient final : public ChatClient {
- public:
-  explicit HttpChatClient(LlmConfig config);
-  Result<std::string> Complete(const std::string& system, const std::string& user) override;
-
- private:
-  LlmConfig cfg_;
-};
 
 // Validates an answer against the diagnosis schema.
 Result<Diagnosis> ParseLlmDiagnosis(std::string_view content);
@@ -65,7 +32,7 @@ class LlmDiagnoser {
  public:
   // Asks `client` when the rules' confidence is below rules.llm_below; answers are looked up
   // in and added to `cache` when given.
-  LlmDiagnoser(const Diagnoser* rules, ChatClient* client, size_t max_context_bytes = 12000, LlmCache* cache = nullptr);
+  LlmDiagnoser(const Diagnoser* rules, llm::ChatClient* client, size_t max_context_bytes = 12000, llm::LlmCache* cache = nullptr);
   Diagnosis Diagnose(std::string_view tail);
   uint64_t calls() const { return calls_; }      // questions sent to the endpoint
   uint64_t cache_hits() const { return hits_; }  // answered from this process's or the file's cache
@@ -73,23 +40,23 @@ class LlmDiagnoser {
  private:
   Result<std::string> Answer(const std::string& ctx);
   const Diagnoser* rules_;
-  ChatClient* client_;
+  llm::ChatClient* client_;
   size_t max_context_;
-  LlmCache* persistent_;
+  llm::LlmCache* persistent_;
   std::unordered_map<uint64_t, Result<Diagnosis>> cache_;
   uint64_t calls_ = 0, hits_ = 0;
 };
 
 class LlmFormatOracle final : public FormatOracle {
  public:
-  explicit LlmFormatOracle(ChatClient* client, LlmCache* cache = nullptr) : client_(client), persistent_(cache) {}
+  explicit LlmFormatOracle(llm::ChatClient* client, llm::LlmCache* cache = nullptr) : client_(client), persistent_(cache) {}
   std::optional<Plan> Explain(const MaskedLine& line, const std::string& template_text) override;
   uint64_t calls() const { return calls_; }  // questions sent to the endpoint
 
  private:
   std::optional<std::string> Ask(const MaskedLine& line, const std::string& template_text);
-  ChatClient* client_;
-  LlmCache* persistent_;
+  llm::ChatClient* client_;
+  llm::LlmCache* persistent_;
   std::unordered_map<std::string, std::optional<Plan>> cache_;
   uint64_t calls_ = 0;
 };

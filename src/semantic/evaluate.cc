@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "semantic/inspect.h"
+#include "semantic/llm_schema.h"
 #include "semantic/shell.h"
 #include "semantic/strings.h"
 
@@ -125,6 +126,8 @@ CorpusAccuracy EvaluateCorpus(const std::vector<LabelledRecord>& records) {
     }
     ++a.evaluated;
     LaunchSchema s = InspectText(r.file_name, r.text);
+    if (LlmNeed need = NeedsLlm(s); need != LlmNeed::kNone)
+      a.llm_triggers.push_back(r.id + " (" + std::string(LlmNeedName(need)) + ")");
     RecordResult rr;
     rr.id = r.id;
     for (size_t i = 0; i < kNumFields; ++i) {
@@ -168,6 +171,10 @@ std::string FormatAccuracy(const CorpusAccuracy& a, bool per_record) {
   std::snprintf(buf, sizeof buf, "model_name (strict)        %8.1f%%\nall fields                 %8.1f%%\n", 100 * strict,
                 100 * a.overall());
   out += buf;
+  std::string triggers;
+  for (const std::string& t : a.llm_triggers) triggers += (triggers.empty() ? ": " : ", ") + t;
+  out += "would ask the LLM (--llm-config) " + std::to_string(a.llm_triggers.size()) + " of " + std::to_string(a.evaluated) +
+         triggers + "\n";
   if (per_record) {
     for (const RecordResult& r : a.per_record) {
       out += r.id + (r.misses.empty() ? ": all fields match\n" : ":\n");

@@ -53,6 +53,8 @@ struct CorpusAccuracy {
   std::array<FieldAccuracy, kNumFields> fields{};
   size_t model_name_strict = 0;
   std::vector<RecordResult> per_record;
+  // Records the LLM fallback's rule would send to an LLM (semantic::NeedsLlm): "id (reason)".
+  std::vector<std::string> llm_triggers;
   double overall() const;  // mean over fields and evaluated records
 };
 

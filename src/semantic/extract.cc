@@ -31,6 +31,27 @@ std::string_view FrameworkName(Framework f) {
   return "";
 }
 
+std::optional<Framework> FrameworkFromName(std::string_view name) {
+  for (size_t i = 1; i <= static_cast<size_t>(Framework::kOpenRLHF); ++i)
+    if (FrameworkName(static_cast<Framework>(i)) == name) return static_cast<Framework>(i);
+  return std::nullopt;
+}
+
+std::optional<ParamsEstimate> EstimateParamsOf(const LaunchSchema& s, std::optional<double> vocab) {
+  if (auto name = s.text(FieldId::kModelName)) {
+    if (const ModelArch* m = FindModel(*name)) return ParamsEstimate{m->params_b, std::string("table: ") + m->label};
+  }
+  auto layers = s.number(FieldId::kNumLayers), hidden = s.number(FieldId::kHiddenSize);
+  if (layers && hidden) {
+    const double v = vocab.value_or(50257);
+    const std::string vnote = vocab ? "V=" + FormatValue(Value(v)) : "V=50257 (GPT-2 BPE; the file gives none)";
+    return ParamsEstimate{FormulaParamsBillion(*layers, *hidden, v),
+                          "formula: 12*L*h^2 + V*h, L=" + FormatValue(Value(*layers)) + ", h=" + FormatValue(Value(*hidden)) + ", " + vnote};
+  }
+  if (auto p = s.number(FieldId::kParamsBillion)) return ParamsEstimate{*p, "the size the name states"};
+  return std::nullopt;
+}
+
 namespace {
 
 // `key` is `pattern` or ends with ".pattern" (a nested config key or a Hydra override).
@@ -197,6 +218,7 @@ double ProvenanceFactor(Provenance p) {
     case Provenance::kReferenced: return 0.7;
     case Provenance::kComment: return 0.5;
     case Provenance::kFileName: return 0.4;
+    case Provenance::kLlm: return 0.3;
   }
   return 0.4;
 }
@@ -636,25 +658,9 @@ class Builder {
   }
 
   void EstimateParams() {
-    if (auto name = schema_.text(F::kModelName)) {
-      if (const ModelArch* m = FindModel(*name)) {
-        schema_.params_estimate = ParamsEstimate{m->params_b, std::string("table: ") + m->label};
-        return;
-      }
-    }
-    auto layers = Num(F::kNumLayers), hidden = Num(F::kHiddenSize);
-    if (layers && hidden) {
-      double vocab = 50257;
-      std::string vnote = "V=50257 (GPT-2 BPE; the file gives none)";
-      if (const Setting* v = Find({"padded_vocab_size", "vocab_size"})) {
-        vocab = *ParseNumber(v->value);
-        vnote = "V=" + Fmt(vocab);
-      }
-      schema_.params_estimate = ParamsEstimate{FormulaParamsBillion(*layers, *hidden, vocab),
-                                               "formula: 12*L*h^2 + V*h, L=" + Fmt(*layers) + ", h=" + Fmt(*hidden) + ", " + vnote};
-    } else if (auto p = Num(F::kParamsBillion)) {
-      schema_.params_estimate = ParamsEstimate{*p, "the size the name states"};
-    }
+    std::optional<double> vocab;
+    if (const Setting* v = Find({"padded_vocab_size", "vocab_size"})) vocab = *ParseNumber(v->value);
+    schema_.params_estimate = EstimateParamsOf(schema_, vocab);
   }
 
   static bool IsConfigReference(std::string_view key) {

@@ -4,6 +4,9 @@
 // (docs/design/semantic.md).
 #pragma once
 
+#include <optional>
+#include <string_view>
+
 #include "semantic/document.h"
 #include "semantic/schema.h"
 
@@ -26,6 +29,8 @@ enum class Framework : uint8_t {
   kOpenRLHF,
 };
 std::string_view FrameworkName(Framework f);  // "Megatron-LM", "Hugging Face TRL", ...
+// The framework a name stands for (exactly a FrameworkName other than kUnknown's), or nullopt.
+std::optional<Framework> FrameworkFromName(std::string_view name);
 
 // Scores each framework on the document's programs, keys and format; kUnknown when
 // nothing points anywhere.
@@ -36,5 +41,10 @@ Framework DetectFramework(const Document& doc);
 std::vector<std::string> ReferencedFiles(const Document& doc);
 
 LaunchSchema Extract(const Document& doc);
+
+// The model's size for duration models (docs/formats/inspect.md, "Parameter counts"): the
+// model table for a known name, else 12·L·h² + V·h from the schema's layers and width (V the
+// file's vocabulary, else GPT-2's 50257), else the size the schema states.
+std::optional<ParamsEstimate> EstimateParamsOf(const LaunchSchema& s, std::optional<double> vocab);
 
 }  // namespace orrery::semantic

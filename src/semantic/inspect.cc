@@ -5,6 +5,7 @@
 
 #include "semantic/document.h"
 #include "semantic/extract.h"
+#include "semantic/llm_schema.h"
 
 namespace orrery::semantic {
 
@@ -45,7 +46,7 @@ LaunchSchema InspectText(std::string_view name, std::string_view text) {
   return Extract(doc);
 }
 
-std::vector<LaunchSchema> InspectFiles(const std::vector<InputFile>& files) {
+std::vector<LaunchSchema> InspectFiles(const std::vector<InputFile>& files, LlmSchemaFiller* llm) {
   std::vector<Document> docs;
   docs.reserve(files.size());
   for (const InputFile& f : files) docs.push_back(ReadDocument(f.name, f.text, DetectFormat(f.name, f.text)));
@@ -58,6 +59,7 @@ std::vector<LaunchSchema> InspectFiles(const std::vector<InputFile>& files) {
       }
     }
     out.push_back(Extract(merged));
+    if (llm) llm->Fill(&out.back(), files[i]);
   }
   return out;
 }

@@ -19,10 +19,13 @@ struct InputFile {
 // One file on its own.
 LaunchSchema InspectText(std::string_view name, std::string_view text);
 
+class LlmSchemaFiller;
+
 // Several files: each gets its schema; a file that references another of the inputs
 // (`--deepspeed ds_config.json`, `deepspeed: examples/ds_z3.json`: matched by path suffix)
-// has that file's settings merged in after its own (its own win).
-std::vector<LaunchSchema> InspectFiles(const std::vector<InputFile>& files);
+// has that file's settings merged in after its own (its own win). With `llm`, a schema the
+// readers could not read well is completed by the LLM backend (llm_schema.h).
+std::vector<LaunchSchema> InspectFiles(const std::vector<InputFile>& files, LlmSchemaFiller* llm = nullptr);
 
 // {"framework": ..., ..., "checkpoint_interval_steps": ..., "sources": {...}}: the label
 // keys in label order (null when unknown), then `sources`: per known field its file, line,

@@ -233,6 +233,9 @@ TEST(EvaluateTest, DevCorpusFloor) {
   EXPECT_EQ(a.evaluated, 6u);  // 6 of 12 records store their text
   EXPECT_GE(a.overall(), 0.99) << FormatAccuracy(a, true);
   for (size_t i = 0; i < kNumFields; ++i) EXPECT_GE(a.fields[i].correct, 5u) << FieldName(FieldAt(i));
+  // The LLM fallback's rule: only the DeepSpeed JSON that gives just its batch sizes
+  // (framework + global + micro = 3 fields < 4) would be sent (docs/validation.md).
+  EXPECT_EQ(a.llm_triggers, std::vector<std::string>{"C003 (fewer than 4 fields located)"});
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ std::string_view ProvenanceName(Provenance p) {
     case Provenance::kReferenced: return "referenced file name";
     case Provenance::kComment: return "comment";
     case Provenance::kFileName: return "file name";
+    case Provenance::kLlm: return "llm";
   }
   return "written";
 }

@@ -65,6 +65,7 @@ enum class Provenance : uint8_t {
   kReferenced,  // the name of a referenced file (ds_z3_config.json -> ZeRO 3)
   kComment,     // a comment or a command line quoted in a comment
   kFileName,    // the inspected file's own name
+  kLlm,         // the LLM backend's answer about a file the readers could not read (llm_schema.h)
 };
 std::string_view ProvenanceName(Provenance p);
 

@@ -43,7 +43,16 @@ constexpr size_t kCandidatesPerIndex = 64;  // bounds each estimate's work: O(k 
 }  // namespace
 
 SemanticEstimator::SemanticEstimator(PayloadSource payloads, std::unique_ptr<StepTimeModel> step_model, Options o)
-    : payloads_(std::move(payloads)), step_model_(std::move(step_model)), o_(o) {}
+    : schemas_(ReadEach(std::move(payloads))), step_model_(std::move(step_model)), o_(o) {}
+
+SchemaSource SemanticEstimator::ReadEach(PayloadSource payloads) {
+  if (!payloads) return {};
+  return [payloads = std::move(payloads)](const Job& job) -> std::optional<LaunchSchema> {
+    std::optional<InputFile> file = payloads(job);
+    if (!file) return std::nullopt;
+    return InspectText(file->name, file->text);
+  };
+}
 
 const SemanticEstimator::Features& SemanticEstimator::FeaturesOf(const Job& job) {
   auto it = features_.find(job.id.v);
@@ -52,8 +61,8 @@ const SemanticEstimator::Features& SemanticEstimator::FeaturesOf(const Job& job)
   f.user = job.user.valid() ? job.user.v : UINT32_MAX;
   f.name = job.name.valid() ? job.name.v : UINT32_MAX;
   f.gpus = job.gpus;
-  if (auto file = payloads_ ? payloads_(job) : std::nullopt) {
-    LaunchSchema s = InspectText(file->name, file->text);
+  if (std::optional<LaunchSchema> read = schemas_ ? schemas_(job) : std::nullopt) {
+    const LaunchSchema& s = *read;
     if (auto fw = s.text(FieldId::kFramework)) f.framework = *fw;
     if (s.params_estimate) f.params_b = s.params_estimate->billions;
     double gpus = s.gpus().value_or(std::max<uint32_t>(1, job.gpus));

@@ -51,6 +51,9 @@ class FlopsStepTimeModel final : public StepTimeModel {
 
 // The launch file of a job, or nullopt when it has none.
 using PayloadSource = std::function<std::optional<InputFile>(const Job& job)>;
+// The launch schema of a job already read (a live driver's, completed by the LLM fallback),
+// or nullopt when it has none.
+using SchemaSource = std::function<std::optional<LaunchSchema>(const Job& job)>;
 
 class SemanticEstimator final : public DurationEstimator {
  public:
@@ -69,7 +72,11 @@ class SemanticEstimator final : public DurationEstimator {
 
   // Where the jobs' launch files come from (a live driver: each job's batch script). Jobs
   // estimated before keep their estimate.
-  void SetPayloads(PayloadSource payloads) { payloads_ = std::move(payloads); }
+  void SetPayloads(PayloadSource payloads) { schemas_ = ReadEach(std::move(payloads)); }
+  // ... or their schemas, read already (orrery serve: completed by the LLM fallback).
+  void SetSchemas(SchemaSource schemas) { schemas_ = std::move(schemas); }
+  // Drops what was read of a pending job (its schema changed); its next Estimate reads again.
+  void Refresh(const Job& job) { features_.erase(job.id.v); }
 
   // Chance that the job ends early (fails or is cancelled), from its neighbours.
   double EarlyFailureChance(const Job& job);
@@ -92,7 +99,10 @@ class SemanticEstimator final : public DurationEstimator {
   std::vector<const Past*> Neighbours(const Features& f) const;
   static double Similarity(const Features& a, const Features& b);
 
-  PayloadSource payloads_;
+  // Each job's file read by the rule-based readers (InspectText).
+  static SchemaSource ReadEach(PayloadSource payloads);
+
+  SchemaSource schemas_;
   std::unique_ptr<StepTimeModel> step_model_;
   Options o_;
   std::unordered_map<uint32_t, Features> features_;  // by job id, until observed

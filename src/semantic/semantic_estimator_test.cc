@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "semantic/llm_schema.h"
+
 namespace orrery::semantic {
 namespace {
 
@@ -43,6 +45,16 @@ TEST(PayloadTest, ConsistentWithTheJobsTruth) {
     ASSERT_TRUE(step.has_value()) << p.text;
     EXPECT_NEAR(*step, p.step_s, 1e-6 * p.step_s) << p.text;
     EXPECT_LE(std::fabs(static_cast<double>(p.steps) * p.step_s - p.planned_s), p.planned_s * 0.5 + p.step_s) << p.text;
+  }
+}
+
+// The simulator's payloads are files the readers read well: the LLM fallback's rule never
+// fires on them (with the default 15 % of epochs-only configs too).
+TEST(PayloadTest, NeverSentToTheLlm) {
+  for (uint32_t id = 0; id < 200; ++id) {
+    Job j = MakeJob(id, 1, 1u << (id % 7), 600 + 97 * id);
+    SemanticPayload p = GeneratePayload(j, 5);
+    EXPECT_EQ(NeedsLlm(InspectText(p.file_name, p.text)), LlmNeed::kNone) << p.text;
   }
 }
 

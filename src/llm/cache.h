@@ -1,12 +1,12 @@
 // The LLM backend's answers kept across processes (docs/formats/llm-cache.md), so each
-// unknown log line format (a Drain template) or compressed failure log is asked once per
-// model and prompt, not once per process.
+// question (an unknown log line format, a compressed failure log, a launch config the
+// advisor cannot read) is asked once per model and prompt, not once per process.
 //
 // A JSON file, {"version": 1, "entries": {KEY: {"kind", "model", "prompt", "question",
 // "answer", "time"}}}; KEY is the hex FNV-1a 64 of kind, the system prompt's own hash, the
-// model and the question (the template, or the compressed log), so a new prompt or another
+// model and the question (the template, the compressed log, or the normalised config), so a new prompt or another
 // model asks again. Answers are stored as the model gave them and validated again when they
-// are used (ParseLlmPlan / ParseLlmDiagnosis): a changed validator applies to old answers.
+// are used (ParseLlmPlan / ParseLlmDiagnosis / ParseLlmSchema): a changed validator applies to old answers.
 // Transport failures (timeouts, HTTP errors) are never stored.
 //
 // Each Put merges the new entry into the file as it is on disk now and writes it atomically
@@ -23,7 +23,7 @@
 
 #include "base/result.h"
 
-namespace orrery::logs {
+namespace orrery::llm {
 
 class LlmCache {
  public:
@@ -59,4 +59,9 @@ class LlmCache {
 // FNV-1a 64 of `s` (the one hash of the LLM backend's keys).
 uint64_t LlmHash(std::string_view s);
 
-}  // namespace orrery::logs
+// Put with the time now; a cache file that cannot be written costs only the later processes
+// a question (reported once per process on stderr, the answer kept in memory).
+void KeepAnswer(LlmCache* cache, std::string_view kind, std::string_view system, std::string_view question,
+                const std::string& answer);
+
+}  // namespace orrery::llm

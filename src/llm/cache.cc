@@ -1,16 +1,17 @@
-#include "logs/llm_cache.h"
+#include "llm/cache.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/io.h"
 
-namespace orrery::logs {
+namespace orrery::llm {
 
 namespace {
 
@@ -110,4 +111,14 @@ Status LlmCache::Put(std::string_view kind, std::string_view system, std::string
   return Write(merged);
 }
 
-}  // namespace orrery::logs
+void KeepAnswer(LlmCache* cache, std::string_view kind, std::string_view system, std::string_view question,
+                const std::string& answer) {
+  static bool reported = false;
+  Status st = cache->Put(kind, system, question, answer, static_cast<int64_t>(std::time(nullptr)));
+  if (!st.ok() && !reported) {
+    reported = true;
+    std::fprintf(stderr, "orrery: llm cache: %s (answers kept for this process only)\n", st.error().message.c_str());
+  }
+}
+
+}  // namespace orrery::llm

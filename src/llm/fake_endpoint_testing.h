@@ -11,9 +11,9 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "logs/llm.h"
+#include "llm/client.h"
 
-namespace orrery::logs::testing {
+namespace orrery::llm::testing {
 
 class FakeEndpoint {
  public:
@@ -55,4 +55,4 @@ class FakeEndpoint {
   std::thread thread_;
 };
 
-}  // namespace orrery::logs::testing
+}  // namespace orrery::llm::testing
