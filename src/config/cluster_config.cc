@@ -74,6 +74,8 @@ const std::vector<std::string> kTopologyKeys = {"nvlink_gbps",     "nvlink_laten
 const std::vector<std::string> kStartLatencyKeys = {"min_s", "median_s", "sigma"};
 constexpr double kMaxStartLatencyS = 86400;  // a day: anything longer is not a start latency
 constexpr double kMaxStartLatencySigma = 3;
+const std::string kLatencySeconds = "a number of seconds in [0, 86400]";  // kMaxStartLatencyS
+const std::string kLatencySigma = "a log-sd in [0, 3]";                    // kMaxStartLatencySigma
 
 constexpr const char* kPoolVcName = "default";
 
@@ -197,10 +199,10 @@ Status ReadStartLatency(const Ctx& c, const TV& root, StartLatency* out) {
   const std::string where = "[start_latency]";
   if (!t->is_table()) return c.AtKey(*t, "start_latency", "key 'start_latency': expected a table (" + where + "), got " + Got(*t));
   ORR_RETURN_IF_ERROR(CheckKeys(c, *t, where, kStartLatencyKeys));
-  const std::string secs = "a number of seconds in [0, 86400]";
+  const std::string& secs = kLatencySeconds;
   ORR_ASSIGN_OR_RETURN(auto median, GetNumber(c, *t, "median_s", where, secs));
   ORR_ASSIGN_OR_RETURN(auto min, GetNumber(c, *t, "min_s", where, secs));
-  ORR_ASSIGN_OR_RETURN(auto sigma, GetNumber(c, *t, "sigma", where, "a log-sd in [0, 3]"));
+  ORR_ASSIGN_OR_RETURN(auto sigma, GetNumber(c, *t, "sigma", where, kLatencySigma));
   if (!median) return c.At(*t, where + ": missing required key 'median_s' (" + secs + ")");
   if (*median > kMaxStartLatencyS)
     return c.At(*Find(*t, "median_s"), KeyIn("median_s", where) + ": expected " + secs + ", got " + Got(*Find(*t, "median_s")));
@@ -208,7 +210,7 @@ Status ReadStartLatency(const Ctx& c, const TV& root, StartLatency* out) {
     return c.At(*Find(*t, "min_s"), KeyIn("min_s", where) + ": expected at most median_s (" + Got(*Find(*t, "median_s")) +
                                         "), got " + Got(*Find(*t, "min_s")));
   if (sigma && *sigma > kMaxStartLatencySigma)
-    return c.At(*Find(*t, "sigma"), KeyIn("sigma", where) + ": expected a log-sd in [0, 3], got " + Got(*Find(*t, "sigma")));
+    return c.At(*Find(*t, "sigma"), KeyIn("sigma", where) + ": expected " + kLatencySigma + ", got " + Got(*Find(*t, "sigma")));
   out->median_s = *median;
   out->min_s = min.value_or(0);
   out->sigma = sigma.value_or(0);
