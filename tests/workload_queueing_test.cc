@@ -89,7 +89,7 @@ QueueFigures Measure(const std::string& preset, double days, uint64_t seed = 1, 
 
 // Mean and median over seeds 1-5 of the whole-period avg queue.
 struct SeedFigures {
-  double median_avg_queue_s = 0, mean_avg_queue_s = 0, max_median_queue_s = 0;
+  double median_avg_queue_s = 0, mean_avg_queue_s = 0, max_median_queue_s = 0, min_median_queue_s = 1e18;
 };
 
 SeedFigures MeasureSeeds(const std::string& preset, Users users) {
@@ -107,6 +107,7 @@ SeedFigures MeasureSeeds(const std::string& preset, Users users) {
     avg.push_back(f.avg_queue_s);
     s.mean_avg_queue_s += f.avg_queue_s / kSeeds;
     s.max_median_queue_s = std::max(s.max_median_queue_s, f.median_queue_s);
+    s.min_median_queue_s = std::min(s.min_median_queue_s, f.median_queue_s);
   }
   std::sort(avg.begin(), avg.end());
   s.median_avg_queue_s = avg[kSeeds / 2];
@@ -124,6 +125,7 @@ struct Row {
   double real_avg_queue_s, real_median_queue_s;
   bool meets_target;
   double measured_s;  // mean over seeds 1-5 of the whole-period avg queue (checked when !meets_target)
+  double median_tolerance_s = 30;  // every seed's median queue within this of the real median
 };
 
 // Real avg/median GPU-job queueing delay: helios_cluster_summary.csv avg/med_que_time_gpu,
@@ -137,8 +139,9 @@ const Row kRows[] = {
     {"helios-saturn", true, 611.561, 0, true, 600},
     {"helios-uranus", true, 1949.182, 0, true, 1570},
     {"helios-uranus", false, 1949.182, 0, false, 3099},
-    {"acme-seren", true, 445.984, 1, false, 57},
-    {"acme-kalos", true, 214.179, 17, false, 14},
+    {"acme-seren", true, 445.984, 1, false, 57, 1},
+    // acme-kalos: its cluster's start latency (presets.cc, docs/validation.md "#16 (Acme)") sets the median.
+    {"acme-kalos", true, 214.179, 17, false, 34, 3},
 };
 
 void Check(const Row& row) {
@@ -151,16 +154,18 @@ void Check(const Row& row) {
   } else {
     EXPECT_NEAR(f.mean_avg_queue_s, row.measured_s, 0.25 * row.measured_s + 5);
   }
-  EXPECT_LE(std::abs(f.max_median_queue_s - row.real_median_queue_s), 30.0);
+  EXPECT_LE(f.max_median_queue_s, row.real_median_queue_s + row.median_tolerance_s);
+  EXPECT_GE(f.min_median_queue_s, row.real_median_queue_s - row.median_tolerance_s);
 }
 
 // The month the issue names (30 days): the scheduler adds little to the makespan, the tail
 // past the zero-wait schedule (which the month-long jobs set) stays within 3 days.
-void CheckMonthMakespan(const char* preset) {
+// The median is 0 s except on acme-kalos, whose start latency puts it at 17 s (real 17 s).
+void CheckMonthMakespan(const char* preset, double median_s) {
   SCOPED_TRACE(preset);
   QueueFigures f = Measure(preset, 30);
   EXPECT_LE(f.makespan_d - f.zero_wait_makespan_d, 3.0);
-  EXPECT_EQ(f.median_queue_s, 0);
+  EXPECT_NEAR(f.median_queue_s, median_s, median_s > 0 ? 3 : 0);
 }
 
 TEST(WorkloadQueueing, HeliosVenusRenege) { Check(kRows[0]); }
@@ -181,7 +186,8 @@ TEST(WorkloadQueueing, HeliosUranusSweeps) {
   EXPECT_EQ(f.median_queue_s, 0);
 }
 TEST(WorkloadQueueing, MonthMakespan) {
-  for (const char* p : {"helios-venus", "helios-earth", "helios-uranus", "acme-kalos"}) CheckMonthMakespan(p);
+  for (const char* p : {"helios-venus", "helios-earth", "helios-uranus"}) CheckMonthMakespan(p, 0);
+  CheckMonthMakespan("acme-kalos", 17);
 }
 
 // Closed-loop arrivals (users hold jobs while their VC is full) cut Venus's simulated queue

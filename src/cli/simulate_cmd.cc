@@ -348,8 +348,17 @@ Result<ClusterChoice> SelectCluster(const Options& o, const workload::WorkloadSp
   }
   if (spec != nullptr && (auto_cluster || spec->name != workload::kDefaultPreset)) {
     c.cluster = workload::ClusterOf(*spec);
+    const StartLatency& l = spec->start_latency;
+    const auto FormatNum = [](double x) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%g", x);
+      return std::string(b);
+    };
+    const std::string latency = l.active() ? ", start latency " + FormatNum(l.min_s) + " s + lognormal, median " +
+                                                 FormatNum(l.median_s) + " s (docs/formats/cluster.md)"
+                                           : "";
     c.note = "cluster of preset '" + spec->name + "' (its VCs, " + std::to_string(spec->gpus_per_node) +
-             " GPUs per node); --cluster FILE.toml to choose another";
+             " GPUs per node" + latency + "); --cluster FILE.toml to choose another";
     return c;
   }
   if (spec == nullptr && fmt == TraceFormat::kSwf) {

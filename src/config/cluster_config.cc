@@ -54,7 +54,8 @@ using toml_util::Find;
 using toml_util::Got;
 
 // Keys accepted in each table.
-const std::vector<std::string> kRootKeys = {"name", "single_pool", "defaults", "vc", "node_group", "topology"};
+const std::vector<std::string> kRootKeys = {"name",       "single_pool", "defaults",     "vc",
+                                            "node_group", "topology",    "start_latency"};
 const std::vector<std::string> kDefaultsKeys = {"gpus_per_node", "gpu_type", "cpu_milli",
                                                 "mem_mib", "idle_watts", "busy_watts_per_gpu"};
 const std::vector<std::string> kVcKeys = {"name",    "nodes",      "gpus_per_node",     "gpu_type",
@@ -69,6 +70,12 @@ const char* const kLinkKeys[kNumLinkClasses][2] = {{"nvlink_gbps", "nvlink_laten
                                                    {"inter_rack_gbps", "inter_rack_latency_us"}};
 const std::vector<std::string> kTopologyKeys = {"nvlink_gbps",     "nvlink_latency_us",     "intra_rack_gbps",
                                                 "intra_rack_latency_us", "inter_rack_gbps", "inter_rack_latency_us"};
+// [start_latency]: the scheduling system's delay from submission to the first chance of a start.
+const std::vector<std::string> kStartLatencyKeys = {"min_s", "median_s", "sigma"};
+constexpr double kMaxStartLatencyS = 86400;  // a day: anything longer is not a start latency
+constexpr double kMaxStartLatencySigma = 3;
+const std::string kLatencySeconds = "a number of seconds in [0, 86400]";  // kMaxStartLatencyS
+const std::string kLatencySigma = "a log-sd in [0, 3]";                    // kMaxStartLatencySigma
 
 constexpr const char* kPoolVcName = "default";
 
@@ -182,6 +189,31 @@ Status ReadTopology(const Ctx& c, const TV& root, Topology* topo) {
     if (lat) topo->links[k].latency_us = *lat;
   }
   topo->declared = true;
+  return Status::Ok();
+}
+
+// [start_latency] (model/cluster.h StartLatency): median_s is required, min_s <= median_s.
+Status ReadStartLatency(const Ctx& c, const TV& root, StartLatency* out) {
+  const TV* t = Find(root, "start_latency");
+  if (!t) return Status::Ok();
+  const std::string where = "[start_latency]";
+  if (!t->is_table()) return c.AtKey(*t, "start_latency", "key 'start_latency': expected a table (" + where + "), got " + Got(*t));
+  ORR_RETURN_IF_ERROR(CheckKeys(c, *t, where, kStartLatencyKeys));
+  const std::string& secs = kLatencySeconds;
+  ORR_ASSIGN_OR_RETURN(auto median, GetNumber(c, *t, "median_s", where, secs));
+  ORR_ASSIGN_OR_RETURN(auto min, GetNumber(c, *t, "min_s", where, secs));
+  ORR_ASSIGN_OR_RETURN(auto sigma, GetNumber(c, *t, "sigma", where, kLatencySigma));
+  if (!median) return c.At(*t, where + ": missing required key 'median_s' (" + secs + ")");
+  if (*median > kMaxStartLatencyS)
+    return c.At(*Find(*t, "median_s"), KeyIn("median_s", where) + ": expected " + secs + ", got " + Got(*Find(*t, "median_s")));
+  if (min && *min > *median)
+    return c.At(*Find(*t, "min_s"), KeyIn("min_s", where) + ": expected at most median_s (" + Got(*Find(*t, "median_s")) +
+                                        "), got " + Got(*Find(*t, "min_s")));
+  if (sigma && *sigma > kMaxStartLatencySigma)
+    return c.At(*Find(*t, "sigma"), KeyIn("sigma", where) + ": expected " + kLatencySigma + ", got " + Got(*Find(*t, "sigma")));
+  out->median_s = *median;
+  out->min_s = min.value_or(0);
+  out->sigma = sigma.value_or(0);
   return Status::Ok();
 }
 
@@ -401,6 +433,7 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
   }
   ORR_ASSIGN_OR_RETURN(ClusterSpec spec, Build(c, root, *name, single_pool, vc_names, std::move(groups)));
   ORR_RETURN_IF_ERROR(ReadTopology(c, root, &spec.cluster.topology));
+  ORR_RETURN_IF_ERROR(ReadStartLatency(c, root, &spec.cluster.start_latency));
   return spec;
 }
 

@@ -339,7 +339,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"name = \"c\"\nnodes = 3\n",
                 "t.toml:2:1: unknown key 'nodes' in the top-level table: expected one of name, single_pool, defaults, vc, "
-                "node_group, topology"},
+                "node_group, topology, start_latency"},
         BadCase{"name = \"c\"\n[defaults]\ngpu_per_node = 8\n",
                 "t.toml:3:1: unknown key 'gpu_per_node' in [defaults]: expected one of gpus_per_node, gpu_type, "
                 "cpu_milli, mem_mib, idle_watts, busy_watts_per_gpu"},
@@ -541,6 +541,49 @@ TEST(ClusterConfigTopology, BadKeysAreLocated) {
             "t.toml:3:15: key 'nvlink_gbps' in [topology]: expected a non-negative number of GB/s below 1e9, got -1");
   EXPECT_EQ(Err("name = \"t\"\n[[vc]]\nname = \"a\"\nnodes = 2\ngpus_per_node = 8\nrack = \"r\"\nnodes_per_rack = 1\n"),
             "t.toml:7:18: [[vc]] #1 'a': expected either 'rack' or 'nodes_per_rack', got both");
+}
+
+// [start_latency] (docs/formats/cluster.md): the scheduling system's delay before a job's first
+// chance to start; off by default.
+const char kOneVc[] = "[[vc]]\nname = \"a\"\nnodes = 1\ngpus_per_node = 8\n";
+
+TEST(ClusterConfigStartLatency, ReadsTheTableAndIsOffWithout) {
+  auto r = ParseClusterConfigString(std::string("name = \"t\"\n[start_latency]\nmin_s = 4.5\nmedian_s = 16.75\nsigma = 0.709\n") +
+                                        kOneVc,
+                                    "t.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->start_latency.active());
+  EXPECT_EQ(r->start_latency.min_s, 4.5);
+  EXPECT_EQ(r->start_latency.median_s, 16.75);
+  EXPECT_EQ(r->start_latency.sigma, 0.709);
+  auto fixed = ParseClusterConfigString(std::string("name = \"t\"\n[start_latency]\nmedian_s = 30\n") + kOneVc, "t.toml");
+  ASSERT_TRUE(fixed.ok()) << fixed.error().message;
+  EXPECT_EQ(fixed->start_latency.min_s, 0);  // defaults: no minimum, every job waits median_s exactly
+  EXPECT_EQ(fixed->start_latency.sigma, 0);
+  auto off = ParseClusterConfigString(std::string("name = \"t\"\n") + kOneVc, "t.toml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->start_latency.active());
+  auto shipped = LoadClusterConfig(kSource + "/configs/philly-half.toml");
+  ASSERT_TRUE(shipped.ok());
+  EXPECT_FALSE(shipped->start_latency.active());
+}
+
+TEST(ClusterConfigStartLatency, BadValuesAreLocated) {
+  const std::string head = "name = \"t\"\n[start_latency]\n";
+  EXPECT_EQ(Err(head + "min_s = 3\n" + kOneVc),
+            "t.toml:2:1: [start_latency]: missing required key 'median_s' (a number of seconds in [0, 86400])");
+  EXPECT_EQ(Err(head + "median_s = -1\n" + kOneVc),
+            "t.toml:3:12: key 'median_s' in [start_latency]: expected a number of seconds in [0, 86400], got -1");
+  EXPECT_EQ(Err(head + "median_s = 90000\n" + kOneVc),
+            "t.toml:3:12: key 'median_s' in [start_latency]: expected a number of seconds in [0, 86400], got 90000");
+  EXPECT_EQ(Err(head + "median_s = 10\nmin_s = 12\n" + kOneVc),
+            "t.toml:4:9: key 'min_s' in [start_latency]: expected at most median_s (10), got 12");
+  EXPECT_EQ(Err(head + "median_s = 10\nsigma = 4\n" + kOneVc),
+            "t.toml:4:9: key 'sigma' in [start_latency]: expected a log-sd in [0, 3], got 4");
+  EXPECT_EQ(Err(head + "median = 10\n" + kOneVc),
+            "t.toml:3:1: unknown key 'median' in [start_latency]: expected one of min_s, median_s, sigma");
+  EXPECT_EQ(Err("name = \"t\"\nstart_latency = 5\n" + std::string(kOneVc)),
+            "t.toml:2:1: key 'start_latency': expected a table ([start_latency]), got 5");
 }
 
 }  // namespace

@@ -44,6 +44,19 @@ struct Topology {
   const LinkSpec& link(LinkClass c) const { return links[static_cast<int>(c)]; }
 };
 
+// Time from a job's submission (or release) until the scheduler can first place it, where the
+// cluster's scheduling system adds one whatever the load: a pod's creation on a Kubernetes
+// platform, a scheduler that sees new jobs only at its next pass. Drawn per job:
+// L = min_s + (median_s − min_s) × exp(sigma × Z), Z ~ N(0, 1), rounded to whole seconds; the
+// job is invisible to the scheduler meanwhile (it holds no GPUs) and L counts as queueing delay.
+// Off (no delay) when median_s == 0, the default of every cluster (docs/formats/cluster.md).
+struct StartLatency {
+  double min_s = 0;     // no job starts sooner (s)
+  double median_s = 0;  // median of L (s), >= min_s; 0 = off
+  double sigma = 0;     // log-sd of L − min_s (0: every job waits median_s exactly)
+  bool active() const { return median_s > 0; }
+};
+
 struct VirtualCluster {
   VcId id;
   std::string name;
@@ -60,6 +73,7 @@ struct Cluster {
   // When true, every job runs in the single VC regardless of its own VC label.
   bool single_pool = false;
   Topology topology;
+  StartLatency start_latency;  // off unless the config or the generator's preset declares one
 
   // The slowest link class between GPUs on nodes a and b.
   LinkClass LinkBetween(NodeId a, NodeId b) const {

@@ -174,7 +174,9 @@ class SimRun {
   void OnPower(Time t);
   void OnStorage(Time t);
   void OnArrival(Time t);
-  void Enter(uint32_t idx, Time t);  // submit to the scheduler (arrived, dependencies met)
+  // Submit to the scheduler (arrived, dependencies met); its queueing delay counts from `since`
+  // (its submission, or its release by the jobs it depends on).
+  void Enter(uint32_t idx, Time t, Time since);
   void OnProgressReport(const SimEvent& e, Time t);
   void OnWithdraw(const SimEvent& e, Time t);
   void OnSignalReport(uint32_t slot, uint32_t idx, Time t);
@@ -203,6 +205,8 @@ class SimRun {
   void CancelLoad(uint32_t slot, uint32_t idx, Time t);
   uint8_t ReasonId(std::string_view why);
   uint32_t Order(size_t i) const { return order_.empty() ? static_cast<uint32_t>(i) : order_[i]; }
+  // When job i reaches the scheduler: its submission plus the cluster's start latency.
+  Time ArrivalAt(uint32_t i) const { return trace_.jobs[i].submit + (latency_.empty() ? 0 : latency_[i]); }
   uint32_t SeqOf(uint32_t i) const { return cfg_.tie_order.empty() ? i : cfg_.tie_order[i]; }
   void WatchNote(Time t, const char* kind, std::string text);
   void WatchAfterCycle(Time t, const std::vector<Decision>& decisions);
@@ -234,7 +238,8 @@ class SimRun {
   std::vector<uint8_t> dep_held_, doomed_;
   size_t dep_held_count_ = 0;
   SimQueue q_;
-  std::vector<uint32_t> order_;  // arrival order when the trace is not in (submit, seq) order
+  std::vector<uint32_t> order_;  // arrival order when the trace is not in (ArrivalAt, seq) order
+  std::vector<Duration> latency_;  // per job: Cluster::start_latency drawn (empty when off)
   size_t next_ = 0, n_ = 0;
   uint64_t done_ = 0, progress_step_ = 1, completions_queued_ = 0;
   uint64_t withdraws_armed_ = 0;  // pending jobs whose user will cancel them (SimConfig::renege)
@@ -309,22 +314,27 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
   measure_frag_ = r->fractional && cfg.frag_interval > 0;
   if (measure_frag_) mix_ = DemandMix(trace);
   progress_step_ = std::max<uint64_t>(1, n_ / 100);
-  // Arrival order: (submit, tie order). Traces from the importers and the generator are
-  // already in that order, and then no index array is kept (4 bytes per job saved).
-  bool sorted = true;
-  for (size_t i = 1; i < n_ && sorted; ++i) {
-    const Job &a = trace.jobs[i - 1], &b = trace.jobs[i];
-    sorted = a.submit < b.submit || (a.submit == b.submit && SeqOf(static_cast<uint32_t>(i - 1)) < SeqOf(static_cast<uint32_t>(i)));
+  if (cluster.start_latency.active()) {
+    Rng rng(cfg.seed, "sim/start-latency");
+    latency_.resize(n_);
+    for (Duration& l : latency_) l = DrawStartLatency(cluster.start_latency, rng);
   }
+  // Arrival order: (ArrivalAt, tie order). Traces from the importers and the generator are
+  // in (submit, tie) order, and then, without a start latency, no index array is kept (4 bytes
+  // per job saved).
+  const auto before = [&](uint32_t a, uint32_t b) {
+    const Time ta = ArrivalAt(a), tb = ArrivalAt(b);
+    return ta != tb ? ta < tb : SeqOf(a) < SeqOf(b);
+  };
+  bool sorted = true;
+  for (size_t i = 1; i < n_ && sorted; ++i) sorted = before(static_cast<uint32_t>(i - 1), static_cast<uint32_t>(i));
   if (!sorted) {
     order_.resize(n_);
     std::iota(order_.begin(), order_.end(), 0u);
-    std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
-      const Job &ja = trace.jobs[a], &jb = trace.jobs[b];
-      return ja.submit != jb.submit ? ja.submit < jb.submit : SeqOf(a) < SeqOf(b);
-    });
+    std::stable_sort(order_.begin(), order_.end(), before);
   }
   r_.first_submit = n_ ? trace.jobs[Order(0)].submit : 0;
+  for (size_t i = 0; i < latency_.size(); ++i) r_.first_submit = std::min(r_.first_submit, trace.jobs[i].submit);
   if (power_plugin)
     power_ = std::make_unique<PowerSim>(sched_cluster, std::move(power_plugin), cfg.node_power, cfg.wake_latency,
                                         cfg.resume_failure, cfg.seed, r_.first_submit);
@@ -341,7 +351,7 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
 
 // flatten: the handlers are inlined into the loop (one call per event saved; 1M-job runs).
 [[gnu::flatten]] Status SimRun::Run() {
-  if (n_) q_.SetTimer(EventKind::kArrival, trace_.jobs[Order(0)].submit);
+  if (n_) q_.SetTimer(EventKind::kArrival, ArrivalAt(Order(0)));
   if (cfg_.sample_interval > 0 && n_) {
     const Time m = r_.first_submit % cfg_.sample_interval;
     sample_at_ = r_.first_submit - (m < 0 ? m + cfg_.sample_interval : m);  // floor to the period
@@ -650,7 +660,7 @@ void SimRun::OnStorage(Time t) {
 
 void SimRun::OnArrival(Time t) {
   const uint32_t idx = Order(next_++);
-  if (next_ < n_) q_.SetTimer(EventKind::kArrival, trace_.jobs[Order(next_)].submit);
+  if (next_ < n_) q_.SetTimer(EventKind::kArrival, ArrivalAt(Order(next_)));
   ++r_.events;
   const Job& j = trace_.jobs[idx];
   JobOutcome& o = r_.outcomes[idx];
@@ -663,13 +673,13 @@ void SimRun::OnArrival(Time t) {
     ++dep_held_count_;
     return;
   }
-  Enter(idx, t);
+  Enter(idx, t, j.submit);
 }
 
-void SimRun::Enter(uint32_t idx, Time t) {
+void SimRun::Enter(uint32_t idx, Time t, Time since) {
   const Job& j = trace_.jobs[idx];
   JobOutcome& o = r_.outcomes[idx];
-  if (has_deps_) r_.released[idx] = t;
+  if (has_deps_) r_.released[idx] = since;
   GpuTypeMask types = 0;
   if (!AdmitStatic(j, o) || !MapJob(j, o, &types)) return Done(idx);
   const bool watched_now = watching_ && idx == static_cast<uint32_t>(cfg_.watch_job);
@@ -687,8 +697,9 @@ void SimRun::Enter(uint32_t idx, Time t) {
     return Done(idx);
   }
   Track(*slot, idx, t);
-  if (cfg_.renege && j.state == JobState::kCancelled) {
-    q_.PushJob(t + j.duration, EventKind::kWithdraw, *slot, slot_gen_[*slot]);
+  pending_since_[*slot] = since;  // a start latency is queueing delay
+  if (cfg_.renege && j.state == JobState::kCancelled) {  // its user's patience runs from `since`
+    q_.PushJob(std::max(t, since + j.duration), EventKind::kWithdraw, *slot, slot_gen_[*slot]);
     ++withdraws_armed_;
   }
   if (watched_now) {
@@ -979,7 +990,7 @@ void SimRun::Settle(uint32_t idx) {
     if (--waiting_on_[d] == 0 && dep_held_[d]) {
       dep_held_[d] = 0;
       --dep_held_count_;
-      Enter(d, last_t_);
+      Enter(d, last_t_, last_t_);
     }
   }
 }
@@ -1062,6 +1073,11 @@ void SimRun::WatchAfterCycle(Time t, const std::vector<Decision>& decisions) {
 }
 
 }  // namespace
+
+Duration DrawStartLatency(const StartLatency& l, Rng& rng) {
+  const double excess = (l.median_s - l.min_s) * (l.sigma > 0 ? std::exp(l.sigma * rng.Normal()) : 1.0);
+  return static_cast<Duration>(std::llround(l.min_s + excess));
+}
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg) {
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");

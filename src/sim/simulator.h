@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "base/rng.h"
 #include "config/cluster_config.h"
 #include "model/attempt.h"
 #include "model/cluster.h"
@@ -159,6 +160,10 @@ struct SimResult {
   double storage_bytes = 0;          // read from shared storage by kLoad phases
   uint32_t max_concurrent_reads = 0;
 };
+
+// One job's start latency (Cluster::start_latency, model/cluster.h), in whole seconds; the
+// simulator draws one per job, in trace order, from stream "sim/start-latency".
+Duration DrawStartLatency(const StartLatency& l, Rng& rng);
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config);
 // Same with a policy assembled by the caller (config.policy is then only its label).

@@ -224,6 +224,86 @@ TEST(GoldenTest, RenegeWithdrawsCancelledJobsStillPendingAtTheirRecordedEnd) {
   EXPECT_EQ(r->outcomes[2].wait, 80);
 }
 
+// Cluster::start_latency: each job reaches the scheduler L s after its submission, and L is
+// queueing delay. sigma 0: L = median_s = 10 s for every job.
+TEST(GoldenTest, StartLatencyDelaysEveryJobAndCountsAsWait) {
+  // One node of 4 GPUs, FIFO. J0 (4 GPUs, 100 s) at 0 reaches the scheduler at 10: 10..110,
+  // wait 10. J1 (4 GPUs, 50 s) at 5 arrives at 15 and waits for J0: 110..160, wait 105. J2
+  // (CANCELLED, 5 s) at 20 arrives at 30: 160..165, wait 140. With reneging its user gave up at
+  // 20 + 5 = 25, before it reached the scheduler: withdrawn on arrival at 30, wait 10, run 0.
+  // Without the latency: 0..100, 100..150, 150..155.
+  Cluster c;
+  AddVc(&c, "a", 1, 4);
+  Trace t = MakeTrace({{0, 100, 4}, {5, 50, 4}, {20, 5, 4}});
+  t.jobs[2].state = JobState::kCancelled;
+  EXPECT_EQ(Sim(c, t, "fifo").se, (SE{{0, 100}, {100, 150}, {150, 155}}));
+  c.start_latency = {0, 10, 0};
+  SimRun late = Sim(c, t, "fifo");
+  EXPECT_EQ(late.se, (SE{{10, 110}, {110, 160}, {160, 165}}));
+  EXPECT_EQ(late.r.outcomes[0].wait, 10);
+  EXPECT_EQ(late.r.outcomes[1].wait, 105);
+  EXPECT_EQ(late.r.outcomes[2].wait, 140);
+  EXPECT_EQ(late.r.first_submit, 0);  // the run still begins at the first submission
+  SimConfig cfg;
+  cfg.policy = "fifo";
+  cfg.renege = true;
+  auto r = Simulate(t, c, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(CheckConservation(t, *r).ok());
+  EXPECT_EQ(r->outcomes[2].status, OutcomeStatus::kWithdrawn);
+  EXPECT_EQ(r->outcomes[2].start, 30);
+  EXPECT_EQ(r->outcomes[2].wait, 10);
+  EXPECT_EQ(r->outcomes[1].end, 160);
+}
+
+// Latencies of different jobs reorder arrivals: the scheduler sees jobs in (submit + L) order.
+TEST(GoldenTest, StartLatencyOrdersArrivalsBySubmitPlusLatency) {
+  // DrawStartLatency with sigma 0 gives median_s for all; with min_s = median_s too. Draw the
+  // run's latencies the way the simulator does (stream "sim/start-latency", trace order) and
+  // check that every job starts no sooner than submit + L, and on an empty cluster exactly then.
+  Cluster c;
+  AddVc(&c, "a", 4, 8);
+  c.start_latency = {4.5, 16.75, 0.709};
+  std::vector<JobSpec> specs;
+  for (int i = 0; i < 200; ++i) specs.push_back({i * 3, 2, 1});  // 1 GPU, 2 s: never more than 12 run
+  Trace t = MakeTrace(specs);
+  SimRun run = Sim(c, t, "fifo");
+  Rng rng(1, "sim/start-latency");
+  bool reordered = false;
+  Time prev = -1;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const Duration l = DrawStartLatency(c.start_latency, rng);
+    EXPECT_GE(l, 5) << i;  // > 4.5 s, rounded
+    EXPECT_EQ(run.se[i].first, specs[i].submit + l) << i;
+    EXPECT_EQ(run.r.outcomes[i].wait, l) << i;
+    reordered |= run.se[i].first < prev;
+    prev = run.se[i].first;
+  }
+  EXPECT_TRUE(reordered);  // jobs 3 s apart with latencies of 5..60 s overtake each other
+}
+
+TEST(StartLatency, DrawsTheShiftedLognormal) {
+  Rng rng(7, "test");
+  EXPECT_EQ(DrawStartLatency({0, 10, 0}, rng), 10);
+  EXPECT_EQ(DrawStartLatency({3, 3, 2}, rng), 3);        // min = median: no spread
+  EXPECT_EQ(DrawStartLatency({0, 16.75, 0}, rng), 17);  // rounded to whole seconds
+  // Kalos (presets.cc): P(L <= 8 s) = P(excess < 4) = Phi((ln 4 - ln 12.25) / 0.709) =
+  // Phi(-1.579) = 0.057; P(L <= 16 s) = P(excess < 12) = Phi((ln 12 - ln 12.25) / 0.709) =
+  // Phi(-0.029) = 0.488; P(L <= 4 s) = 0. 20,000 draws: sd of a share <= 0.0036.
+  const StartLatency kalos{4.5, 16.75, 0.709};
+  int le4 = 0, le8 = 0, le16 = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    const Duration l = DrawStartLatency(kalos, rng);
+    le4 += l <= 4;
+    le8 += l <= 8;
+    le16 += l <= 16;
+  }
+  EXPECT_EQ(le4, 0);
+  EXPECT_NEAR(le8 / double(n), 0.057, 0.012);
+  EXPECT_NEAR(le16 / double(n), 0.488, 0.015);
+}
+
 TEST(GoldenTest, SameInputsGiveIdenticalOutcomes) {
   Cluster c;
   AddVc(&c, "a", 3, 8);

@@ -9,6 +9,7 @@ Cluster ClusterOf(const WorkloadSpec& spec) {
   Cluster c;
   c.name = "generated:" + spec.name;
   c.single_pool = spec.vcs.size() == 1;
+  c.start_latency = spec.start_latency;
   const uint32_t per_node = std::max<uint32_t>(1, spec.gpus_per_node);
   for (size_t v = 0; v < spec.vcs.size(); ++v) {
     VirtualCluster vc;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/cluster.h"
 #include "model/job.h"
 
 namespace orrery::workload {
@@ -121,6 +122,9 @@ struct WorkloadSpec {
   // --- cluster -------------------------------------------------------------------
   std::vector<VcSpec> vcs;          // at least one
   uint32_t gpus_per_node = 8;       // for Job::nodes = ceil(gpus / gpus_per_node)
+  // The scheduling system's start latency on the preset's cluster (ClusterOf; model/cluster.h):
+  // off except where the real cluster's queueing delays show one (acme-kalos).
+  StartLatency start_latency;
   // A job asks for at most this share of its VC's GPUs (sizes above it are redrawn). A job
   // as large as its VC can only start once every job of the VC has ended (docs/workload.md,
   // "Queueing").
