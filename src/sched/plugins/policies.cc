@@ -352,9 +352,24 @@ class PreemptLonger final : public PostFilterPlugin {
     }
     for (const auto& [fp, fn, fg] : memo_failed_)
       if (per >= fp && need >= fn && job.gpus >= fg) return false;
-    const bool ok = DryRun(h, j, g);
+    const std::optional<bool> whole = WholeNodesFit(h, j, g);
+    const bool ok = whole ? *whole : DryRun(h, j, g);
     if (!ok && memo_failed_.size() < 64) memo_failed_.push_back({per, need, job.gpus});
     return ok;
+  }
+
+  // DryRun's answer without its walk, for demands of whole nodes (`need` nodes of g free
+  // GPUs, need × g = gpus) where the handle's index counts the busy nodes that preempting
+  // would empty: DryRun finds `have` = the wholly free nodes plus those, and `freed` ≥
+  // have × g (no drained node holds free GPUs outside the VC's count), so it says
+  // have ≥ need. nullopt where the index cannot tell (DryRun decides).
+  std::optional<bool> WholeNodesFit(SchedulerHandle& h, const SchedJob& j, uint16_t g) const {
+    const JobRequest& job = *j.job;
+    const auto [per, need] = NodeShape(job, g);
+    if (!view_->oracle() || per != g || per * need != job.gpus) return std::nullopt;
+    const std::optional<uint64_t> emptied = h.BusyNodesEmptiedIfPreemptedAfter(j.vc, h.now() + view_->Pending(h, j.slot));
+    if (!emptied) return std::nullopt;
+    return h.state().bucket(j.vc, g).Count() + *emptied >= need;
   }
 
   bool DryRun(SchedulerHandle& h, const SchedJob& j, uint16_t g) {
