@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <queue>
 #include <set>
@@ -231,7 +232,7 @@ class TiresiasResched final : public ReschedulePlugin {
     };
     size_t examined = 0;
     bool skipped = false;
-    h.ForEachPending(vc, [&](uint32_t s) -> int64_t {
+    auto admit = [&](uint32_t s) -> int64_t {
       const SchedJob& j = h.job(s);
       const RunEntry pe{j.key1, j.key2, j.seq, s};
       if (walk_running) consume_running(&pe);
@@ -250,7 +251,8 @@ class TiresiasResched final : public ReschedulePlugin {
       }
       if (++examined >= kMaxExamined || budget <= 0) return -1;
       return budget / 1000;
-    });
+    };
+    h.ForEachPending(vc, std::ref(admit));  // std::ref: the std::function is not allocated
     if (walk_running) consume_running(nullptr);
     Apply(h, block);
     return Next::kStop;
@@ -271,7 +273,7 @@ class TiresiasResched final : public ReschedulePlugin {
     size_t examined = 0;
     uint32_t held_watch = UINT32_MAX;
     int64_t held_left = 0;
-    h.ForEachPending(vc, [&](uint32_t s) -> int64_t {
+    auto admit = [&](uint32_t s) -> int64_t {
       const SchedJob& j = h.job(s);
       const int64_t d = static_cast<int64_t>(j.job->gpu_milli_total());
       if (d <= b1) {
@@ -298,7 +300,8 @@ class TiresiasResched final : public ReschedulePlugin {
       if (++examined >= kMaxExamined) return -1;
       const int64_t bound = b1 + tail;  // no later job can get more than this
       return bound <= 0 ? -1 : bound / 1000;
-    });
+    };
+    h.ForEachPending(vc, std::ref(admit));
     if (need_full) {
       place_.clear();
       return false;
