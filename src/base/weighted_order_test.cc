@@ -71,7 +71,7 @@ TEST(WeightedOrderTest, HandExample) {
 }
 
 // Random inserts, erases and weight changes (enough entries for many blocks and splits),
-// each followed by random queries compared with the brute-force walk.
+// every 20th followed by random queries compared with the brute-force walk.
 TEST(WeightedOrderTest, MatchesBruteForceWalk) {
   Rng rng(7, "weighted-order-test");
   Order o;
@@ -117,6 +117,48 @@ TEST(WeightedOrderTest, MatchesBruteForceWalk) {
     Order::Cursor c = o.begin();
     ASSERT_EQ(o.AdvanceNotAfter(&c, probe), total - ref.SumAfter(probe));
     ASSERT_EQ(KeysFrom(o, c).size(), static_cast<size_t>(std::distance(ref.m.upper_bound(probe), ref.m.end())));
+  }
+}
+
+// The walk Tiresias' decisions make (TiresiasResched::ConsumeRunning): up to a bound, keep
+// each entry whose weight fits the budget left, else "preempt" it and go on. SkipFitting plus
+// one step per preempted entry must preempt exactly the entries the one-by-one walk does.
+TEST(WeightedOrderTest, GreedyWalkPreemptsWhatTheLinearWalkDoes) {
+  Rng rng(11, "weighted-order-greedy");
+  for (int round = 0; round < 300; ++round) {
+    Order o;
+    std::map<int, int64_t> m;
+    const int n = static_cast<int>(rng.Below(600));
+    for (int i = 0; i < n; ++i) {
+      const int key = static_cast<int>(rng.Below(5000));
+      const int64_t w = rng.Below(5) == 0 ? 0 : static_cast<int64_t>(1000 * (1 + rng.Below(8)));
+      if (m.emplace(key, w).second) o.Insert(key, w);
+    }
+    int64_t total = 0;
+    for (const auto& [k, w] : m) total += w;
+    const int64_t budget0 = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(total) + 2));
+    const int bound = static_cast<int>(rng.Below(5200));
+    for (const int* b : {static_cast<const int*>(nullptr), &bound}) {
+      std::vector<int> want;
+      int64_t left = budget0;
+      for (const auto& [k, w] : m) {
+        if (b && !(k < *b)) break;
+        if (w <= left) left -= w;
+        else want.push_back(k);
+      }
+      std::vector<int> got;
+      int64_t budget = budget0;
+      Order::Cursor c = o.begin();
+      auto before_bound = [&] { return !o.at_end(c) && (!b || o.at(c).key < *b); };
+      while (before_bound()) {
+        budget -= o.SkipFitting(&c, b, budget);
+        if (!before_bound()) break;
+        got.push_back(o.at(c).key);
+        o.Next(&c);
+      }
+      ASSERT_EQ(got, want) << "round " << round;
+      ASSERT_EQ(budget, left) << "round " << round;
+    }
   }
 }
 
