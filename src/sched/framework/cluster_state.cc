@@ -138,6 +138,8 @@ void ClusterState::Release(const Allocation& a) {
 void ClusterState::SetDrained(NodeId n, bool on) {
   if (drained(n) == on) return;
   if (drained_.empty()) drained_.assign(free_.size(), 0);
+  uint32_t& count = vcs_[cluster_->nodes[n.v].vc.v].drained_nodes;
+  count = on ? count + 1 : count - 1;
   if (on) {
     Move(n, free_[n.v], 0);
     drained_[n.v] = 1;

@@ -169,6 +169,7 @@ class ClusterState {
   // GPUs exclude it (free_gpus(n) still tells its true free GPUs). Slurm's DRAIN. Not combined
   // with power states. Costs nothing until the first drain.
   bool drained(NodeId n) const { return !drained_.empty() && drained_[n.v]; }
+  uint32_t vc_drained_nodes(VcId vc) const { return vcs_[vc.v].drained_nodes; }
   void SetDrained(NodeId n, bool on);
 
  private:
@@ -178,6 +179,7 @@ class ClusterState {
     std::vector<NodeMask> type_masks;  // per cluster GPU type id
     uint64_t free_gpus = 0, total_gpus = 0;
     uint16_t max_node_gpus = 0;
+    uint32_t drained_nodes = 0;
   };
   void Move(NodeId n, uint16_t from, uint16_t to);
 

@@ -114,6 +114,7 @@ void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
   VcQueues& q = vcs_[j.vc.v];
   const Time end = true_end_[j.slot];
   for (const Slot& sl : j.alloc) {
+    if (sl.gpus == 0 || sl.milli != 1000) add ? ++q.partial_slots : --q.partial_slots;
     auto& ends = node_ends_[sl.node.v];
     if (!ends.empty()) q.busy_by_min_end.erase({*ends.begin(), sl.node.v});
     if (add) {
@@ -132,6 +133,15 @@ uint64_t Scheduler::NodesIdleIfPreemptedAfter(VcId vc, Time t) {
   uint64_t busy = q.busy_by_min_end.size();
   uint64_t ending_by_t = q.busy_by_min_end.order_of_key({t + 1, 0});  // min end ≤ t: not all victims
   return (state_.vc_nodes(vc).size() - busy) + (busy - ending_by_t);
+}
+
+std::optional<uint64_t> Scheduler::BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) {
+  if (!track_node_ends_) return std::nullopt;
+  const VcQueues& q = vcs_[vc.v];
+  const bool uniform = state_.vc_total_gpus(vc) == state_.vc_nodes(vc).size() * state_.vc_max_node_gpus(vc);
+  if (!uniform || q.partial_slots != 0 || state_.vc_drained_nodes(vc) != 0) return std::nullopt;
+  // Whole-GPU slots only: a busy node empties iff each of its jobs ends after t.
+  return q.busy_by_min_end.size() - q.busy_by_min_end.order_of_key({t + 1, 0});
 }
 
 [[gnu::always_inline]] inline size_t Scheduler::ClassOf(const SchedJob& j) const {

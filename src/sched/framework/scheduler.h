@@ -24,6 +24,7 @@
 #include <ext/pb_ds/assoc_container.hpp>
 #include <ext/pb_ds/tree_policy.hpp>
 #include <memory_resource>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <string>
@@ -78,6 +79,12 @@ class SchedulerHandle {
   // Nodes of `vc` that are idle now or would be if every running job ending after `t`
   // were preempted (O(log n); maintained only for preemptive policies).
   virtual uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) = 0;
+  // Busy nodes of `vc` that preempting every running job ending (truly) after `t` would leave
+  // with every GPU wholly free, where the same index counts them exactly and they are all
+  // the VC's free GPUs hold besides its wholly free nodes: every node of the VC has its
+  // largest GPU count, none is drained, and every running slot holds whole GPUs (no CPU-only
+  // or shared slot); else nullopt. O(log n); maintained only for preemptive oracle policies.
+  virtual std::optional<uint64_t> BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) = 0;
   // Jobs enqueued since this VC's last cycle (new arrivals and requeued jobs).
   virtual const std::vector<uint32_t>& fresh(VcId vc) = 0;
   // Counter bumped by every Apply/Release in the VC (lets plugins cache per state).
@@ -403,6 +410,7 @@ class Scheduler final : private SchedulerHandle {
     __gnu_pbds::tree<std::pair<Time, uint32_t>, __gnu_pbds::null_type, std::less<>, __gnu_pbds::rb_tree_tag,
                      __gnu_pbds::tree_order_statistics_node_update>
         busy_by_min_end;
+    uint64_t partial_slots = 0;  // running slots (busy_by_min_end's) that hold no whole GPU
     bool dirty = false;
     PluginStatus last_block;
   };
@@ -456,6 +464,7 @@ class Scheduler final : private SchedulerHandle {
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
+  std::optional<uint64_t> BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) override;
   void TrackNodeEnds(const SchedJob& j, bool add);
   void ExplainEstimate(uint32_t slot, Time now);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }

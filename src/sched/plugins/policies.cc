@@ -169,7 +169,7 @@ class EasyBackfill final : public PostFilterPlugin {
       return true;
     };
     bool found = false;
-    h.ForEachRunningByEstEnd(vc, [&](uint32_t s) {
+    auto release = [&](uint32_t s) {
       SchedJob& r = h.job(s);
       if (pending_end != kNoTime && r.est_end != pending_end && try_place(pending_end)) {
         found = true;
@@ -179,7 +179,8 @@ class EasyBackfill final : public PostFilterPlugin {
       running_.push_back(s);
       pending_end = r.est_end;
       return true;
-    });
+    };
+    h.ForEachRunningByEstEnd(vc, std::ref(release));  // std::ref: the std::function is not allocated
     if (!found && pending_end != kNoTime) try_place(pending_end);
     for (size_t i = running_.size(); i-- > 0;) st.Apply(h.job(running_[i]).alloc);
   }
@@ -247,10 +248,11 @@ class PreemptLonger final : public PostFilterPlugin {
     bool longer = false;
     const Time now = h.now();
     const Duration remaining = view_->Pending(h, slot);
-    view_->ForEachByEndDesc(h, j.vc, [&](uint32_t, Time end) {
+    auto longest = [&](uint32_t, Time end) {
       longer = end - now > remaining;
       return false;  // only the longest-remaining job matters
-    });
+    };
+    view_->ForEachByEndDesc(h, j.vc, std::ref(longest));
     return longer;
   }
 
@@ -266,7 +268,7 @@ class PreemptLonger final : public PostFilterPlugin {
     victims_.clear();
     uint64_t freed = st.vc_free_gpus(vc);
     bool ok = false;
-    view_->ForEachByEndDesc(h, vc, [&](uint32_t r, Time end) {
+    auto release = [&](uint32_t r, Time end) {
       SchedJob& rj = h.job(r);
       if (end - now <= remaining) return false;
       victims_.push_back(r);
@@ -278,7 +280,8 @@ class PreemptLonger final : public PostFilterPlugin {
         return false;
       }
       return true;
-    });
+    };
+    view_->ForEachByEndDesc(h, vc, std::ref(release));
     if (!ok) {
       for (size_t i = victims_.size(); i-- > 0;) st.Apply(h.job(victims_[i]).alloc);
       return Next::kContinue;
@@ -352,9 +355,24 @@ class PreemptLonger final : public PostFilterPlugin {
     }
     for (const auto& [fp, fn, fg] : memo_failed_)
       if (per >= fp && need >= fn && job.gpus >= fg) return false;
-    const bool ok = DryRun(h, j, g);
+    const std::optional<bool> whole = WholeNodesFit(h, j, g);
+    const bool ok = whole ? *whole : DryRun(h, j, g);
     if (!ok && memo_failed_.size() < 64) memo_failed_.push_back({per, need, job.gpus});
     return ok;
+  }
+
+  // DryRun's answer without its walk, for demands of whole nodes (`need` nodes of g free
+  // GPUs, need × g = gpus) where the handle's index counts the busy nodes that preempting
+  // would empty: DryRun finds `have` = the wholly free nodes plus those, and `freed` ≥
+  // have × g (no drained node holds free GPUs outside the VC's count), so it says
+  // have ≥ need. nullopt where the index cannot tell (DryRun decides).
+  std::optional<bool> WholeNodesFit(SchedulerHandle& h, const SchedJob& j, uint16_t g) const {
+    const JobRequest& job = *j.job;
+    const auto [per, need] = NodeShape(job, g);
+    if (!view_->oracle() || per != g || per * need != job.gpus) return std::nullopt;
+    const std::optional<uint64_t> emptied = h.BusyNodesEmptiedIfPreemptedAfter(j.vc, h.now() + view_->Pending(h, j.slot));
+    if (!emptied) return std::nullopt;
+    return h.state().bucket(j.vc, g).Count() + *emptied >= need;
   }
 
   bool DryRun(SchedulerHandle& h, const SchedJob& j, uint16_t g) {
@@ -368,7 +386,7 @@ class PreemptLonger final : public PostFilterPlugin {
     uint64_t freed = st.vc_free_gpus(vc);
     const Time now = h.now();
     const Duration remaining = view_->Pending(h, j.slot);
-    view_->ForEachByEndDesc(h, vc, [&](uint32_t r, Time end) {
+    auto victim = [&](uint32_t r, Time end) {
       const SchedJob& rj = h.job(r);
       if (end - now <= remaining) return false;
       for (const Slot& sl : rj.alloc) {
@@ -379,7 +397,8 @@ class PreemptLonger final : public PostFilterPlugin {
         if (single && st.free_gpus(sl.node) + extra_[sl.node.v] >= job.gpus) early = true;
       }
       return !early;  // a single-node job needs just one node with room
-    });
+    };
+    view_->ForEachByEndDesc(h, vc, std::ref(victim));
     if (early) {
       for (uint32_t n : touched_) extra_[n] = 0;
       return true;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <queue>
 #include <set>
 #include <string>
 
+#include "base/weighted_order.h"
 #include "sched/framework/plugin.h"
 
 namespace orrery {
@@ -90,8 +92,11 @@ class TiresiasResched final : public ReschedulePlugin {
       return seq < o.seq;
     }
   };
+  // Running jobs by current (queue, FIFO) key, weighted by the GPUs (milli) a preemption
+  // would free: the demand, 0 while inside the restart protection.
+  using RunningOrder = WeightedOrder<RunEntry>;
   struct VcState {
-    std::set<RunEntry> running;  // by current (queue, FIFO) key
+    RunningOrder running;
     int64_t used_milli = 0;      // Σ GPU demand (milli) of `running`
     // Running jobs inside their restart protection, by the time it ends, and their Σ demand
     // (expired lazily at each decision: ExpireProtection).
@@ -160,6 +165,7 @@ class TiresiasResched final : public ReschedulePlugin {
       prot_until_[slot] = j.started + p;  // protected at t ⟺ t - started < p ⟺ t < started + p
       v.protected_until.insert({prot_until_[slot], slot});
       v.protected_milli += static_cast<int64_t>(j.job->gpu_milli_total());
+      v.running.SetWeight(cur_[slot], 0);
     }
     // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
     // the running key differs, the order changed: decide again at the next Schedule call.
@@ -171,7 +177,7 @@ class TiresiasResched final : public ReschedulePlugin {
     SchedJob& j = h.job(slot);
     VcState& v = V(j.vc);
     v.used_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
-    v.running.erase(cur_[slot]);
+    v.running.Erase(cur_[slot]);
     if (slot < prot_until_.size() && prot_until_[slot] != kNoTime) {
       if (v.protected_until.erase({prot_until_[slot], slot})) v.protected_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
       prot_until_[slot] = kNoTime;
@@ -201,7 +207,7 @@ class TiresiasResched final : public ReschedulePlugin {
     // Preemption is possible only if some pending job precedes some running job.
     bool walk_running = false;
     if (!v.running.empty()) {
-      const RunEntry& last = *v.running.rbegin();
+      const RunEntry& last = v.running.last();
       walk_running = minp.k1 < last.k1 || (minp.k1 == last.k1 && minp.k2 <= last.k2);
     }
     // Without preemption every running job precedes every pending one: only the free
@@ -219,23 +225,14 @@ class TiresiasResched final : public ReschedulePlugin {
     }
     // Restarted jobs inside their protection keep their GPUs whatever their priority.
     budget -= v.protected_milli;
-    auto it = v.running.begin();
+    RunningOrder::Cursor it = v.running.begin();
     int64_t unvisited = v.used_milli - v.protected_milli;  // Σ unprotected demand from `it` on
     auto consume_running = [&](const RunEntry* bound) {
-      for (; it != v.running.end() && (!bound || *it < *bound); ++it) {
-        // Every remaining job fits what is left (each takes d ≤ budget in turn): all are
-        // kept, nothing more changes.
-        if (!bound && unvisited <= budget) break;
-        if (Protected(it->slot, now)) continue;
-        const int64_t d = it->milli;
-        unvisited -= d;
-        if (d <= budget) budget -= d;
-        else preempt_.push_back(it->slot);
-      }
+      ConsumeRunning(v.running, bound, &it, &budget, &unvisited);
     };
     size_t examined = 0;
     bool skipped = false;
-    h.ForEachPending(vc, [&](uint32_t s) -> int64_t {
+    auto admit = [&](uint32_t s) -> int64_t {
       const SchedJob& j = h.job(s);
       const RunEntry pe{j.key1, j.key2, j.seq, s};
       if (walk_running) consume_running(&pe);
@@ -254,7 +251,8 @@ class TiresiasResched final : public ReschedulePlugin {
       }
       if (++examined >= kMaxExamined || budget <= 0) return -1;
       return budget / 1000;
-    });
+    };
+    h.ForEachPending(vc, std::ref(admit));  // std::ref: the std::function is not allocated
     if (walk_running) consume_running(nullptr);
     Apply(h, block);
     return Next::kStop;
@@ -271,11 +269,11 @@ class TiresiasResched final : public ReschedulePlugin {
     int64_t b1 = capacity - v.used_milli;
     int64_t tail = v.used_milli;  // upper bound of Σ running after the current job until computed
     bool tail_exact = false, need_full = false;
-    std::set<RunEntry>::iterator fc;
+    RunningOrder::Cursor fc;
     size_t examined = 0;
     uint32_t held_watch = UINT32_MAX;
     int64_t held_left = 0;
-    h.ForEachPending(vc, [&](uint32_t s) -> int64_t {
+    auto admit = [&](uint32_t s) -> int64_t {
       const SchedJob& j = h.job(s);
       const int64_t d = static_cast<int64_t>(j.job->gpu_milli_total());
       if (d <= b1) {
@@ -284,18 +282,11 @@ class TiresiasResched final : public ReschedulePlugin {
       } else if (d <= b1 + tail) {
         const RunEntry pe{j.key1, j.key2, j.seq, s};
         if (!tail_exact) {
-          tail = 0;
-          for (auto r = v.running.rbegin(); r != v.running.rend() && pe < *r; ++r) {
-            tail += Freeable(h, *r);
-            if (d <= b1 + tail) {  // already enough: the full walk runs (the rest of the sum is moot)
-              need_full = true;
-              return -1;
-            }
-          }
+          fc = v.running.UpperBound(pe);
+          tail = v.running.SumFrom(fc);  // the freeable demand after pe (weights: 0 if protected)
           tail_exact = true;
-          fc = v.running.upper_bound(pe);
         } else {
-          for (; fc != v.running.end() && !(pe < *fc); ++fc) tail -= Freeable(h, *fc);
+          tail -= v.running.AdvanceNotAfter(&fc, pe);
         }
         if (d <= b1 + tail) {
           need_full = true;
@@ -309,7 +300,8 @@ class TiresiasResched final : public ReschedulePlugin {
       if (++examined >= kMaxExamined) return -1;
       const int64_t bound = b1 + tail;  // no later job can get more than this
       return bound <= 0 ? -1 : bound / 1000;
-    });
+    };
+    h.ForEachPending(vc, std::ref(admit));
     if (need_full) {
       place_.clear();
       return false;
@@ -379,10 +371,32 @@ class TiresiasResched final : public ReschedulePlugin {
     if (j.preemptions == 0 || c_->o.protect <= 0) return 0;
     return static_cast<Duration>(std::ceil(c_->o.protect * static_cast<double>(LucidPreemptionOverhead(j.job->gpus))));
   }
-  // Whether running `slot` is inside its restart protection at `now` (kNoTime: none).
-  bool Protected(uint32_t slot, Time now) const { return slot < prot_until_.size() && now < prot_until_[slot]; }
-  // GPUs (milli) a running job would give back if preempted now (0 while protected).
-  int64_t Freeable(SchedulerHandle& h, const RunEntry& r) const { return Protected(r.slot, h.now()) ? 0 : r.milli; }
+  // GPUs (milli) running `slot` would give back if preempted at the next decision: its
+  // running order's weight (0 while protected; ExpireProtection restores it).
+  int64_t Freeable(uint32_t slot) const {
+    return slot < prot_until_.size() && prot_until_[slot] != kNoTime ? 0 : cur_[slot].milli;
+  }
+
+  // The full walk's step over the running jobs from *it up to `bound` (nullptr: to the end):
+  // each unprotected job is kept while its demand fits the budget, else preempted. Runs of
+  // jobs that all fit are passed a block at a time (WeightedOrder::SkipFitting); protected
+  // jobs weigh 0, so they are passed and never preempted.
+  void ConsumeRunning(const RunningOrder& order, const RunEntry* bound, RunningOrder::Cursor* it, int64_t* budget,
+                      int64_t* unvisited) {
+    auto before_bound = [&] { return !order.at_end(*it) && (!bound || order.at(*it).key < *bound); };
+    while (before_bound()) {
+      // Every remaining job fits what is left (each takes d ≤ budget in turn): all are kept.
+      if (!bound && *unvisited <= *budget) return;
+      const int64_t kept = order.SkipFitting(it, bound, *budget);
+      *budget -= kept;
+      *unvisited -= kept;
+      if (!before_bound()) return;
+      const RunningOrder::Entry& e = order.at(*it);  // its demand exceeds the budget left
+      *unvisited -= e.weight;
+      preempt_.push_back(e.key.slot);
+      order.Next(it);
+    }
+  }
 
   // Drops the jobs whose restart protection has ended by now from protected_until.
   void ExpireProtection(SchedulerHandle& h, VcState& v) {
@@ -390,6 +404,7 @@ class TiresiasResched final : public ReschedulePlugin {
       const uint32_t slot = v.protected_until.begin()->second;
       v.protected_milli -= static_cast<int64_t>(h.job(slot).job->gpu_milli_total());
       prot_until_[slot] = kNoTime;
+      v.running.SetWeight(cur_[slot], cur_[slot].milli);
       v.protected_until.erase(v.protected_until.begin());
     }
   }
@@ -406,7 +421,7 @@ class TiresiasResched final : public ReschedulePlugin {
     const SortKey k = c_->KeyAt(j, now);
     if (cur_.size() <= slot) cur_.resize(slot + 1u);
     cur_[slot] = RunEntry{k.k1, k.k2, j.seq, slot, static_cast<int64_t>(j.job->gpu_milli_total())};
-    V(j.vc).running.insert(cur_[slot]);
+    V(j.vc).running.Insert(cur_[slot], Freeable(slot));
     const int64_t rate = c_->o.gpu_time ? j.job->gpus : (j.job->gpus ? 1 : 0);
     const int q = static_cast<int>(k.k1);
     // Next key change: the queue's threshold, or (2D-Gittins) the end of the current quantum.
@@ -419,7 +434,7 @@ class TiresiasResched final : public ReschedulePlugin {
   void Rekey(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
     const int64_t old_q = cur_[slot].k1;
-    V(j.vc).running.erase(cur_[slot]);
+    V(j.vc).running.Erase(cur_[slot]);
     Insert(h, slot);
     if (cur_[slot].k1 != old_q && h.watched(slot))
       h.Note(slot, {h.now(), "tiresias", "demoted",

@@ -1,0 +1,208 @@
+// An ordered set of keys, each with a non-negative weight, that answers the greedy walks of
+// the schedulers' decisions ("keep each job in order while its demand fits what is left")
+// in time proportional to the blocks passed instead of the entries: a sorted sequence cut
+// into blocks of at most 2 × kBlock entries, each block with the prefix sums of its weights
+// and its total. Insert, Erase and SetWeight cost O(log n + kBlock); skipping a run of
+// entries whose weights fit a budget, or summing the weights after a key, costs
+// O(n / kBlock + log kBlock). Cursors are invalidated by every change.
+//
+// Keys are unique under Less (an insert of an equal key is a contract violation).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace orrery {
+
+template <class K, class Less = std::less<K>>
+class WeightedOrder {
+ public:
+  struct Entry {
+    K key;
+    int64_t weight;
+  };
+  // A position: block index and index inside the block; at_end when block == blocks.
+  struct Cursor {
+    size_t block = 0, pos = 0;
+  };
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t total() const { return total_; }
+  // The largest key (the set must not be empty).
+  const K& last() const { return blocks_.back().entries.back().key; }
+
+  void Insert(const K& key, int64_t weight) {
+    if (blocks_.empty()) blocks_.emplace_back();
+    const size_t b = BlockFor(key);
+    Block& blk = blocks_[b];
+    const size_t p = LowerIn(blk, key);
+    blk.entries.insert(blk.entries.begin() + static_cast<ptrdiff_t>(p), Entry{key, weight});
+    blk.prefix.push_back(0);
+    Refresh(blk, p);
+    ++size_;
+    total_ += weight;
+    if (blk.entries.size() > 2 * kBlock) Split(b);
+  }
+
+  // Removes `key`; false if absent.
+  bool Erase(const K& key) {
+    const Cursor c = Find(key);
+    if (c.block == blocks_.size()) return false;
+    Block& blk = blocks_[c.block];
+    total_ -= blk.entries[c.pos].weight;
+    blk.entries.erase(blk.entries.begin() + static_cast<ptrdiff_t>(c.pos));
+    blk.prefix.pop_back();
+    Refresh(blk, c.pos);
+    --size_;
+    if (blk.entries.empty()) blocks_.erase(blocks_.begin() + static_cast<ptrdiff_t>(c.block));
+    return true;
+  }
+
+  // Changes the weight of `key`; false if absent.
+  bool SetWeight(const K& key, int64_t weight) {
+    const Cursor c = Find(key);
+    if (c.block == blocks_.size()) return false;
+    Block& blk = blocks_[c.block];
+    total_ += weight - blk.entries[c.pos].weight;
+    blk.entries[c.pos].weight = weight;
+    Refresh(blk, c.pos);
+    return true;
+  }
+
+  // --- cursors
+  Cursor begin() const { return Cursor{0, 0}; }
+  bool at_end(const Cursor& c) const { return c.block == blocks_.size(); }
+  const Entry& at(const Cursor& c) const { return blocks_[c.block].entries[c.pos]; }
+  void Next(Cursor* c) const {
+    if (++c->pos == blocks_[c->block].entries.size()) *c = Cursor{c->block + 1, 0};
+  }
+  // The first entry whose key is greater than `key`.
+  Cursor UpperBound(const K& key) const {
+    size_t b = FirstBlockEndingAfter(key);
+    if (b == blocks_.size()) return Cursor{b, 0};
+    const auto& e = blocks_[b].entries;
+    const size_t p = static_cast<size_t>(
+        std::upper_bound(e.begin(), e.end(), key, [&](const K& k, const Entry& x) { return less_(k, x.key); }) - e.begin());
+    return Cursor{b, p};
+  }
+  // Σ weight from `c` to the end.
+  int64_t SumFrom(const Cursor& c) const {
+    if (at_end(c)) return 0;
+    const Block& blk = blocks_[c.block];
+    int64_t s = blk.sum() - blk.prefix[c.pos];
+    for (size_t b = c.block + 1; b < blocks_.size(); ++b) s += blocks_[b].sum();
+    return s;
+  }
+  // Σ weight of the entries whose key is greater than `key`.
+  int64_t SumAfter(const K& key) const { return SumFrom(UpperBound(key)); }
+
+  // Moves *c past every entry whose key is not greater than `key`; returns their Σ weight.
+  int64_t AdvanceNotAfter(Cursor* c, const K& key) const {
+    return AdvanceWhile(c, [&](const K& k) { return !less_(key, k); }, INT64_MAX);
+  }
+
+  // Moves *c over the longest run of entries from *c whose keys are less than `*bound`
+  // (nullptr: no bound) and whose Σ weight is at most `budget`; returns that Σ. The walk
+  // "keep each entry whose weight fits what is left" keeps exactly these entries first.
+  int64_t SkipFitting(Cursor* c, const K* bound, int64_t budget) const {
+    if (!bound) return AdvanceWhile(c, [](const K&) { return true; }, budget);
+    return AdvanceWhile(c, [&](const K& k) { return less_(k, *bound); }, budget);
+  }
+
+ private:
+  static constexpr size_t kBlock = 64;
+  struct Block {
+    std::vector<Entry> entries;
+    std::vector<int64_t> prefix = {0};  // prefix[i] = Σ weight of entries[0, i)
+    int64_t sum() const { return prefix.back(); }
+  };
+
+  // Advances over entries while in_range(key) holds and the Σ weight passed stays ≤ budget.
+  // in_range must hold for a prefix of the order (true, then false from some key on).
+  template <class InRange>
+  int64_t AdvanceWhile(Cursor* c, InRange&& in_range, int64_t budget) const {
+    int64_t passed = 0;
+    while (!at_end(*c)) {
+      const Block& blk = blocks_[c->block];
+      const int64_t rest = blk.sum() - blk.prefix[c->pos];
+      if (in_range(blk.entries.back().key) && rest <= budget - passed) {  // the whole rest of the block
+        passed += rest;
+        *c = Cursor{c->block + 1, 0};
+        continue;
+      }
+      // Inside this block: the first entry out of range, then the budget's limit before it.
+      const auto first = blk.entries.begin() + static_cast<ptrdiff_t>(c->pos);
+      const size_t out = static_cast<size_t>(
+          std::partition_point(first, blk.entries.end(), [&](const Entry& e) { return in_range(e.key); }) -
+          blk.entries.begin());
+      const int64_t base = blk.prefix[c->pos], left = budget - passed;
+      const size_t fit = static_cast<size_t>(
+          std::upper_bound(blk.prefix.begin() + static_cast<ptrdiff_t>(c->pos) + 1,
+                           blk.prefix.begin() + static_cast<ptrdiff_t>(out) + 1, left,
+                           [&](int64_t l, int64_t p) { return l < p - base; }) -
+          blk.prefix.begin()) - 1;
+      passed += blk.prefix[fit] - blk.prefix[c->pos];
+      c->pos = fit;
+      if (c->pos == blk.entries.size()) *c = Cursor{c->block + 1, 0};
+      break;
+    }
+    return passed;
+  }
+
+  // The first block whose last key is greater than `key` (blocks_.size() if none).
+  size_t FirstBlockEndingAfter(const K& key) const {
+    return static_cast<size_t>(std::partition_point(blocks_.begin(), blocks_.end(),
+                                                    [&](const Block& b) { return !less_(key, b.entries.back().key); }) -
+                               blocks_.begin());
+  }
+  // The block an insert of `key` goes to: the first whose last key is not less than it, else the last.
+  size_t BlockFor(const K& key) const {
+    const size_t b = static_cast<size_t>(std::partition_point(blocks_.begin(), blocks_.end(),
+                                                              [&](const Block& blk) {
+                                                                return !blk.entries.empty() && less_(blk.entries.back().key, key);
+                                                              }) -
+                                         blocks_.begin());
+    return std::min(b, blocks_.size() - 1);
+  }
+  size_t LowerIn(const Block& blk, const K& key) const {
+    return static_cast<size_t>(
+        std::lower_bound(blk.entries.begin(), blk.entries.end(), key,
+                         [&](const Entry& x, const K& k) { return less_(x.key, k); }) -
+        blk.entries.begin());
+  }
+  Cursor Find(const K& key) const {
+    const size_t b = static_cast<size_t>(std::partition_point(blocks_.begin(), blocks_.end(),
+                                                              [&](const Block& blk) { return less_(blk.entries.back().key, key); }) -
+                                         blocks_.begin());
+    if (b == blocks_.size()) return Cursor{b, 0};
+    const size_t p = LowerIn(blocks_[b], key);
+    const auto& e = blocks_[b].entries;
+    if (p == e.size() || less_(key, e[p].key)) return Cursor{blocks_.size(), 0};
+    return Cursor{b, p};
+  }
+  // Recomputes the prefix sums of `blk` from entry `from` on.
+  static void Refresh(Block& blk, size_t from) {
+    for (size_t i = from; i < blk.entries.size(); ++i) blk.prefix[i + 1] = blk.prefix[i] + blk.entries[i].weight;
+  }
+  void Split(size_t b) {
+    Block right;
+    Block& left = blocks_[b];
+    right.entries.assign(left.entries.begin() + static_cast<ptrdiff_t>(kBlock), left.entries.end());
+    left.entries.resize(kBlock);
+    left.prefix.resize(kBlock + 1);
+    right.prefix.assign(right.entries.size() + 1, 0);
+    Refresh(right, 0);
+    blocks_.insert(blocks_.begin() + static_cast<ptrdiff_t>(b) + 1, std::move(right));
+  }
+
+  std::vector<Block> blocks_;
+  size_t size_ = 0;
+  int64_t total_ = 0;
+  [[no_unique_address]] Less less_;
+};
+
+}  // namespace orrery
