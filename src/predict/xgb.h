@@ -14,12 +14,17 @@
 // estimate is the smoothed user/global mean (or 0 with zero_when_untrained, which the
 // blend uses to fall back to history).
 //
-// retrain=incremental (an explicit option; the default is full retraining): the first model
-// is trained from scratch as above; each later retraining, instead of starting over, adds
-// update_rounds trees (default 10) fitted to the rows observed since the previous training,
-// on top of the current model (XGBoost training continuation). Cost per retraining is
-// proportional to the new rows, not to max_rows; the estimates differ from full retraining
-// (accuracy compared in docs/predict.md).
+// Retraining schemes (Retrain, key `retrain=`):
+//  * full (the default of the estimator): from scratch on the newest max_rows (200,000) rows,
+//    100 rounds, 256 histogram bins; a retraining's cost grows with the rows up to max_rows.
+//  * window (WindowOptions; Lucid's default): the same from-scratch retraining on a short
+//    window of the newest rows (max_rows 10,000) with 30 rounds at eta 0.15 and 32 bins, so
+//    every retraining costs the same bounded amount (docs/predict.md compares the accuracy).
+//  * incremental: the first model is trained from scratch as above; each later retraining,
+//    instead of starting over, adds update_rounds trees (default 10) fitted to the rows
+//    observed since the previous training, on top of the current model (XGBoost training
+//    continuation). Cost per retraining is proportional to the new rows; the forest grows.
+// history() lists every training: when, which rows, how many trees.
 //
 // Determinism: nthread (default 1), seed, tree_method=hist, no subsampling → the same
 // call sequence gives the same predictions.
@@ -48,13 +53,14 @@ namespace orrery {
 
 class XgbEstimator final : public DurationEstimator {
  public:
-  enum class Retrain { kFull, kIncremental };
+  enum class Retrain { kFull, kWindow, kIncremental };
   struct Options {
     int rounds = 100;
     int max_depth = 6;
     double eta = 0.1;
     double min_child_weight = 1;
     double lambda = 1;
+    int max_bin = 256;                         // histogram bins per feature (XGBoost's default)
     int nthread = 1;
     int seed = 0;
     uint32_t min_train = 200;
@@ -73,6 +79,8 @@ class XgbEstimator final : public DurationEstimator {
     std::string interaction_constraints;
     std::string label = "xgboost";             // name()
   };
+  // The window scheme's settings on top of `base` (see the header comment).
+  static Options WindowOptions(Options base);
   // The GA2M-like preset: depth-2 trees on an interpretable feature subset, main effects
   // plus a few pairwise terms (see docs/predict.md).
   static Options Ga2mOptions(Options base);
@@ -84,6 +92,7 @@ class XgbEstimator final : public DurationEstimator {
   XgbEstimator& operator=(const XgbEstimator&) = delete;
 
   std::string_view name() const override { return o_.label; }
+  const Options& options() const { return o_; }
   Duration Estimate(const Job& job, Time now) override;
   void Observe(const Job& job, Duration actual) override;
   // SHAP interaction values of the model (XGBoost pred_interactions), in log-seconds:
@@ -96,13 +105,23 @@ class XgbEstimator final : public DurationEstimator {
   // True when the current model is evaluated natively (see XgbForest).
   bool native() const { return forest_.has_value(); }
   int trainings() const { return trainings_; }
+  // One successful training: the rows [first_row, first_row + rows) of the observation order
+  // (the n-th Observe()d job is row n), the simulated time of the Estimate() that triggered it
+  // (kNoTime for an explicit Train()), and the number of trees of the resulting model.
+  struct Training {
+    Time at = kNoTime;
+    size_t first_row = 0, rows = 0;
+    int trees = 0;
+    bool operator==(const Training&) const = default;
+  };
+  const std::vector<Training>& history() const { return history_; }
   double train_seconds() const { return train_seconds_; }
   const std::string& last_error() const { return error_; }
   static const std::vector<std::string>& FeatureNames();
   static int NumFeatures();
 
-  // Trains now on the rows so far (normally triggered by Estimate()).
-  Status Train();
+  // Trains now on the rows so far (normally triggered by Estimate() at `at`).
+  Status Train(Time at = kNoTime);
   // Raw model output (log-duration) for a feature row; for tests.
   Result<double> PredictLog(const std::vector<float>& row);
   // The same through XGBoost's own predictor (what native() evaluation must equal); for tests.
@@ -139,6 +158,7 @@ class XgbEstimator final : public DurationEstimator {
   void* booster_ = nullptr;  // BoosterHandle
   std::optional<XgbForest> forest_;  // booster_ evaluated natively, when verified
   int trainings_ = 0;
+  std::vector<Training> history_;
   double train_seconds_ = 0;
   std::string error_;
   Time last_train_time_ = kNoTime;
