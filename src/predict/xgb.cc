@@ -146,6 +146,33 @@ XgbEstimator::~XgbEstimator() {
   if (booster_) XGBoosterFree(booster_);
 }
 
+XgbEstimator::UserState& XgbEstimator::User(UserId u) {
+  if (u.v >= users_.size()) users_.resize(static_cast<size_t>(u.v) + 1);
+  return users_[u.v];
+}
+
+XgbEstimator::NameState& XgbEstimator::Name(NameId n) {
+  if (n.v >= names_.size()) names_.resize(static_cast<size_t>(n.v) + 1);
+  NameState& ns = names_[n.v];
+  if (!ns.stem_stats) {
+    const std::string& nm = trace_->names.Get(n.v);
+    const uint64_t token = NameFirstTokenHash(nm);
+    ns.stem = NameStemHash(nm);
+    ns.stem_stats = &stem_[ns.stem];
+    ns.token_stats = &token_[token];
+    ns.token_bucket = static_cast<float>(token % 4096);
+    ns.length = static_cast<float>(nm.size());
+    ns.digits = static_cast<float>(std::count_if(nm.begin(), nm.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  }
+  return ns;
+}
+
+XgbEstimator::Running& XgbEstimator::Vc(VcId v) {
+  if (v.v >= vcs_.size()) vcs_.resize(static_cast<size_t>(v.v) + 1);
+  return vcs_[v.v];
+}
+
+// A key without finished jobs reads as absent: count 0, means NaN (Running::Mean()).
 std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
   std::vector<float> f(kFeatureNames.size(), kNaN);
   f[0] = static_cast<float>(job.gpus) * static_cast<float>(job.gpu_milli) / 1000.0f;
@@ -165,49 +192,37 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
     } else {
       f[8] = static_cast<float>(job.user.v % 4096);
     }
-    auto it = user_.find(job.user.v);
-    if (it != user_.end()) {
-      const UserState& us = it->second;
-      f[9] = static_cast<float>(us.all.n);
-      f[10] = us.all.Mean();
-      if (!us.last.empty()) {
-        std::vector<double> v(us.last.begin(), us.last.end());
-        std::sort(v.begin(), v.end());
-        size_t n = v.size();
-        double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-        f[11] = Log(med);
-      }
-      if (us.all.n) {
-        f[12] = static_cast<float>(us.all.last_log);
-        f[13] = static_cast<float>(us.all.ewma_log);
-      }
-    } else {
-      f[9] = 0;
+    UserState& us = User(job.user);
+    f[9] = static_cast<float>(us.all.n);
+    f[10] = us.all.Mean();
+    if (!us.last.empty()) {
+      std::vector<double> v(us.last.begin(), us.last.end());
+      std::sort(v.begin(), v.end());
+      size_t n = v.size();
+      double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+      f[11] = Log(med);
+    }
+    if (us.all.n) {
+      f[12] = static_cast<float>(us.all.last_log);
+      f[13] = static_cast<float>(us.all.ewma_log);
     }
     const uint64_t u = static_cast<uint64_t>(job.user.v) << 32;
     auto ug = user_gpus_.find(u | job.gpus);
     f[15] = ug == user_gpus_.end() ? 0.0f : static_cast<float>(ug->second.n);
     if (ug != user_gpus_.end()) f[14] = ug->second.Mean();
-    auto ls = user_last_submit_.find(job.user.v);
-    if (ls != user_last_submit_.end()) f[29] = Log(static_cast<double>(job.submit - ls->second) + 1.0);
-    user_last_submit_[job.user.v] = job.submit;
+    if (us.submitted) f[29] = Log(static_cast<double>(job.submit - us.last_submit) + 1.0);
+    us.submitted = true;
+    us.last_submit = job.submit;
   }
-  if (job.name.valid() && trace_ && job.name.v < trace_->names.size()) {
-    const std::string& nm = trace_->names.Get(job.name.v);
-    auto [st, fresh] = stem_of_name_.try_emplace(job.name.v, 0);
-    if (fresh) {
-      st->second = NameStemHash(nm);
-      token_of_name_[job.name.v] = NameFirstTokenHash(nm);
-    }
-    const uint64_t stem = st->second, token = token_of_name_[job.name.v];
-    auto nit = name_.find(job.name.v);
-    f[17] = nit == name_.end() ? 0.0f : static_cast<float>(nit->second.n);
-    if (nit != name_.end()) f[16] = nit->second.Mean();
-    if (auto s = stem_.find(stem); s != stem_.end()) f[21] = s->second.Mean();
-    if (auto t = token_.find(token); t != token_.end()) f[24] = t->second.Mean();
-    f[25] = static_cast<float>(token % 4096);
-    f[26] = static_cast<float>(nm.size());
-    f[27] = static_cast<float>(std::count_if(nm.begin(), nm.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  if (HasName(job)) {
+    const NameState& ns = Name(job.name);
+    f[17] = static_cast<float>(ns.stats.n);
+    f[16] = ns.stats.Mean();
+    f[21] = ns.stem_stats->Mean();
+    f[24] = ns.token_stats->Mean();
+    f[25] = ns.token_bucket;
+    f[26] = ns.length;
+    f[27] = ns.digits;
     if (job.user.valid()) {
       auto un = user_name_.find((static_cast<uint64_t>(job.user.v) << 32) | job.name.v);
       f[19] = un == user_name_.end() ? 0.0f : static_cast<float>(un->second.n);
@@ -215,14 +230,12 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
         f[18] = un->second.Mean();
         f[20] = static_cast<float>(un->second.last_log);
       }
-      auto us = user_stem_.find(Mix(job.user.v, stem));
+      auto us = user_stem_.find(Mix(job.user.v, ns.stem));
       f[23] = us == user_stem_.end() ? 0.0f : static_cast<float>(us->second.n);
       if (us != user_stem_.end()) f[22] = us->second.Mean();
     }
   }
-  if (job.vc.valid()) {
-    if (auto v = vc_.find(job.vc.v); v != vc_.end()) f[28] = v->second.Mean();
-  }
+  if (job.vc.valid()) f[28] = Vc(job.vc).Mean();
   (void)now;
   return f;
 }
@@ -230,29 +243,23 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
 void XgbEstimator::Update(const Job& job, double l) {
   global_.Add(l);
   if (job.user.valid()) {
-    UserState& us = user_[job.user.v];
+    UserState& us = User(job.user);
     us.all.Add(l);
     us.last.push_back(std::exp(l));
     if (us.last.size() > kUserWindow) us.last.pop_front();
     user_gpus_[(static_cast<uint64_t>(job.user.v) << 32) | job.gpus].Add(l);
   }
-  if (job.name.valid() && trace_ && job.name.v < trace_->names.size()) {
-    auto [st, fresh] = stem_of_name_.try_emplace(job.name.v, 0);
-    if (fresh) {
-      const std::string& nm = trace_->names.Get(job.name.v);
-      st->second = NameStemHash(nm);
-      token_of_name_[job.name.v] = NameFirstTokenHash(nm);
-    }
-    const uint64_t stem = st->second, token = token_of_name_[job.name.v];
-    name_[job.name.v].Add(l);
-    stem_[stem].Add(l);
-    token_[token].Add(l);
+  if (HasName(job)) {
+    NameState& ns = Name(job.name);
+    ns.stats.Add(l);
+    ns.stem_stats->Add(l);
+    ns.token_stats->Add(l);
     if (job.user.valid()) {
       user_name_[(static_cast<uint64_t>(job.user.v) << 32) | job.name.v].Add(l);
-      user_stem_[Mix(job.user.v, stem)].Add(l);
+      user_stem_[Mix(job.user.v, ns.stem)].Add(l);
     }
   }
-  if (job.vc.valid()) vc_[job.vc.v].Add(l);
+  if (job.vc.valid()) Vc(job.vc).Add(l);
 }
 
 void XgbEstimator::Observe(const Job& job, Duration actual) {
@@ -434,9 +441,9 @@ bool XgbEstimator::Explain(const Job& job, Time, EstimateExplanation* out) {
 }
 
 double XgbEstimator::FallbackLog(const Job& job) const {
-  if (job.user.valid()) {
-    auto it = user_.find(job.user.v);
-    if (it != user_.end() && it->second.all.n) return it->second.all.sum_log / static_cast<double>(it->second.all.n);
+  if (job.user.valid() && job.user.v < users_.size()) {
+    const Running& all = users_[job.user.v].all;
+    if (all.n) return all.sum_log / static_cast<double>(all.n);
   }
   if (global_.n) return global_.sum_log / static_cast<double>(global_.n);
   return std::log(static_cast<double>(std::max<Duration>(o_.fallback, 1)));

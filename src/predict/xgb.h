@@ -140,8 +140,25 @@ class XgbEstimator final : public DurationEstimator {
   struct UserState {
     Running all;
     std::deque<double> last;  // last 20 durations (seconds) for the median
-    Time last_submit = kNoTime;
+    bool submitted = false;   // last_submit is set
+    Time last_submit = 0;     // the user's latest submission seen by Features()
   };
+  // Per job name: its finished jobs, and the statistics of its stem and first token (entries of
+  // stem_ / token_, shared by every name with that stem or token; unordered_map entries do not
+  // move, so the pointers stay valid).
+  struct NameState {
+    Running stats;
+    uint64_t stem = 0;
+    Running* stem_stats = nullptr;  // null until the name is first seen
+    Running* token_stats = nullptr;
+    float token_bucket = 0, length = 0, digits = 0;
+  };
+  // Dense per-id state (user, name and VC ids are indices into the trace's pools), grown on
+  // first use.
+  UserState& User(UserId u);
+  NameState& Name(NameId n);
+  Running& Vc(VcId v);
+  bool HasName(const Job& job) const { return job.name.valid() && trace_ && job.name.v < trace_->names.size(); }
   void Update(const Job& job, double log_d);
   std::vector<float> Select(std::vector<float> full) const;
   size_t Cols() const { return o_.columns.empty() ? kAll : o_.columns.size(); }
@@ -169,10 +186,10 @@ class XgbEstimator final : public DurationEstimator {
   std::unordered_map<uint32_t, std::vector<float>> pending_;  // job id -> submit-time features
 
   Running global_;
-  std::unordered_map<uint32_t, UserState> user_;
-  std::unordered_map<uint64_t, Running> user_gpus_, name_, user_name_, stem_, user_stem_, token_, vc_;
-  std::unordered_map<uint32_t, Time> user_last_submit_;
-  std::unordered_map<uint32_t, uint64_t> stem_of_name_, token_of_name_;  // NameId -> hash
+  std::vector<UserState> users_;
+  std::vector<NameState> names_;
+  std::vector<Running> vcs_;
+  std::unordered_map<uint64_t, Running> user_gpus_, user_name_, stem_, user_stem_, token_;
 };
 
 // Hash of a job name with digits removed ("train_resnet50_run2" -> "train_resnet_run").
