@@ -167,6 +167,18 @@ XgbEstimator::NameState& XgbEstimator::Name(NameId n) {
   return ns;
 }
 
+XgbEstimator::Running& XgbEstimator::UserState::Gpus(uint32_t gpus) {
+  for (auto& [g, r] : by_gpus)
+    if (g == gpus) return r;
+  return by_gpus.emplace_back(gpus, Running{}).second;
+}
+
+XgbEstimator::UserNameState& XgbEstimator::UserName(UserId u, NameId n, uint64_t stem) {
+  UserNameState& un = user_name_[(static_cast<uint64_t>(u.v) << 32) | n.v];
+  if (!un.user_stem) un.user_stem = &user_stem_[Mix(u.v, stem)];
+  return un;
+}
+
 XgbEstimator::Running& XgbEstimator::Vc(VcId v) {
   if (v.v >= vcs_.size()) vcs_.resize(static_cast<size_t>(v.v) + 1);
   return vcs_[v.v];
@@ -206,10 +218,9 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
       f[12] = static_cast<float>(us.all.last_log);
       f[13] = static_cast<float>(us.all.ewma_log);
     }
-    const uint64_t u = static_cast<uint64_t>(job.user.v) << 32;
-    auto ug = user_gpus_.find(u | job.gpus);
-    f[15] = ug == user_gpus_.end() ? 0.0f : static_cast<float>(ug->second.n);
-    if (ug != user_gpus_.end()) f[14] = ug->second.Mean();
+    const Running& ug = us.Gpus(job.gpus);
+    f[15] = static_cast<float>(ug.n);
+    f[14] = ug.Mean();
     if (us.submitted) f[29] = Log(static_cast<double>(job.submit - us.last_submit) + 1.0);
     us.submitted = true;
     us.last_submit = job.submit;
@@ -224,15 +235,12 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
     f[26] = ns.length;
     f[27] = ns.digits;
     if (job.user.valid()) {
-      auto un = user_name_.find((static_cast<uint64_t>(job.user.v) << 32) | job.name.v);
-      f[19] = un == user_name_.end() ? 0.0f : static_cast<float>(un->second.n);
-      if (un != user_name_.end()) {
-        f[18] = un->second.Mean();
-        f[20] = static_cast<float>(un->second.last_log);
-      }
-      auto us = user_stem_.find(Mix(job.user.v, ns.stem));
-      f[23] = us == user_stem_.end() ? 0.0f : static_cast<float>(us->second.n);
-      if (us != user_stem_.end()) f[22] = us->second.Mean();
+      const UserNameState& un = UserName(job.user, job.name, ns.stem);
+      f[19] = static_cast<float>(un.stats.n);
+      f[18] = un.stats.Mean();
+      if (un.stats.n) f[20] = static_cast<float>(un.stats.last_log);
+      f[23] = static_cast<float>(un.user_stem->n);
+      f[22] = un.user_stem->Mean();
     }
   }
   if (job.vc.valid()) f[28] = Vc(job.vc).Mean();
@@ -247,7 +255,7 @@ void XgbEstimator::Update(const Job& job, double l) {
     us.all.Add(l);
     us.last.push_back(std::exp(l));
     if (us.last.size() > kUserWindow) us.last.pop_front();
-    user_gpus_[(static_cast<uint64_t>(job.user.v) << 32) | job.gpus].Add(l);
+    us.Gpus(job.gpus).Add(l);
   }
   if (HasName(job)) {
     NameState& ns = Name(job.name);
@@ -255,8 +263,9 @@ void XgbEstimator::Update(const Job& job, double l) {
     ns.stem_stats->Add(l);
     ns.token_stats->Add(l);
     if (job.user.valid()) {
-      user_name_[(static_cast<uint64_t>(job.user.v) << 32) | job.name.v].Add(l);
-      user_stem_[Mix(job.user.v, ns.stem)].Add(l);
+      UserNameState& un = UserName(job.user, job.name, ns.stem);
+      un.stats.Add(l);
+      un.user_stem->Add(l);
     }
   }
   if (job.vc.valid()) Vc(job.vc).Add(l);

@@ -142,6 +142,14 @@ class XgbEstimator final : public DurationEstimator {
     std::deque<double> last;  // last 20 durations (seconds) for the median
     bool submitted = false;   // last_submit is set
     Time last_submit = 0;     // the user's latest submission seen by Features()
+    std::vector<std::pair<uint32_t, Running>> by_gpus;  // per GPU count (a user has few)
+    Running& Gpus(uint32_t gpus);
+  };
+  // Per (user, name): its finished jobs, and the (user, stem) statistics (an entry of
+  // user_stem_).
+  struct UserNameState {
+    Running stats;
+    Running* user_stem = nullptr;
   };
   // Per job name: its finished jobs, and the statistics of its stem and first token (entries of
   // stem_ / token_, shared by every name with that stem or token; unordered_map entries do not
@@ -157,6 +165,7 @@ class XgbEstimator final : public DurationEstimator {
   // first use.
   UserState& User(UserId u);
   NameState& Name(NameId n);
+  UserNameState& UserName(UserId u, NameId n, uint64_t stem);
   Running& Vc(VcId v);
   bool HasName(const Job& job) const { return job.name.valid() && trace_ && job.name.v < trace_->names.size(); }
   void Update(const Job& job, double log_d);
@@ -189,7 +198,8 @@ class XgbEstimator final : public DurationEstimator {
   std::vector<UserState> users_;
   std::vector<NameState> names_;
   std::vector<Running> vcs_;
-  std::unordered_map<uint64_t, Running> user_gpus_, user_name_, stem_, user_stem_, token_;
+  std::unordered_map<uint64_t, UserNameState> user_name_;
+  std::unordered_map<uint64_t, Running> stem_, user_stem_, token_;
 };
 
 // Hash of a job name with digits removed ("train_resnet50_run2" -> "train_resnet_run").
