@@ -288,7 +288,7 @@ void XgbEstimator::Observe(const Job& job, Duration actual) {
 }
 
 bool XgbEstimator::ShouldTrain(Time now) const {
-  const size_t rows = y_.size();
+  const size_t rows = Rows();
   if (rows < o_.min_train) return false;
   if (!booster_) return rows_at_last_train_ == 0 || rows >= 2 * rows_at_last_train_;  // retry a failed first training later
   if (rows == rows_at_last_train_) return false;
@@ -331,9 +331,9 @@ Status XgbEstimator::SetParams(void* b) {
 // own training does) and sets the parameters first.
 Status XgbEstimator::Boost(void** b, size_t first, size_t n, int from, int rounds) {
   DMatrixHandle dm = nullptr;
-  ORR_XGB(XGDMatrixCreateFromMat(x_.data() + first * Cols(), n, Cols(), kNaN, &dm));
+  ORR_XGB(XGDMatrixCreateFromMat(Row(first), n, Cols(), kNaN, &dm));
   std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
-  ORR_XGB(XGDMatrixSetFloatInfo(dm, "label", y_.data() + first, n));
+  ORR_XGB(XGDMatrixSetFloatInfo(dm, "label", y_.data() + (first - row_base_), n));
   if (*b == nullptr) {
     ORR_XGB(XGBoosterCreate(&dm, 1, b));
     ORR_RETURN_IF_ERROR(SetParams(*b));
@@ -344,7 +344,7 @@ Status XgbEstimator::Boost(void** b, size_t first, size_t n, int from, int round
 
 Status XgbEstimator::Train(Time at) {
   auto t0 = std::chrono::steady_clock::now();
-  const size_t rows = y_.size();
+  const size_t rows = Rows();
   const bool update = o_.retrain == Retrain::kIncremental && booster_ != nullptr;
   const size_t first = update ? rows_at_last_train_ : rows > o_.max_rows ? rows - o_.max_rows : 0;
   const size_t n = rows - first;
@@ -366,13 +366,23 @@ Status XgbEstimator::Train(Time at) {
     booster_ = b;
     LoadForest(first, n);
   }
-  ++trainings_;
   int trees = 0;
   ORR_XGB(XGBoosterBoostedRounds(booster_, &trees));
+  ++trainings_;
   history_.push_back({at, first, n, trees});
   rows_at_last_train_ = rows;
+  // The next training reads the rows after this one (incremental) or the newest max_rows.
+  DropRowsBefore(o_.retrain == Retrain::kIncremental ? rows : rows - std::min<size_t>(rows, o_.max_rows));
   train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::Ok();
+}
+
+void XgbEstimator::DropRowsBefore(size_t keep) {
+  const size_t dead = keep - row_base_;
+  if (dead == 0 || dead < y_.size() / 2) return;  // amortized: drop once half the stored rows are dead
+  x_.erase(x_.begin(), x_.begin() + static_cast<std::ptrdiff_t>(dead * Cols()));
+  y_.erase(y_.begin(), y_.begin() + static_cast<std::ptrdiff_t>(dead));
+  row_base_ = keep;
 }
 
 // Loads the new model into forest_ if it predicts an evenly spread sample of its training
@@ -388,7 +398,7 @@ void XgbEstimator::LoadForest(size_t first, size_t n) {
   constexpr size_t kSample = 64;
   const size_t step = std::max<size_t>(1, n / kSample);
   std::vector<float> rows;
-  for (size_t i = 0; i < n; i += step) rows.insert(rows.end(), x_.begin() + (first + i) * nf, x_.begin() + (first + i + 1) * nf);
+  for (size_t i = 0; i < n; i += step) rows.insert(rows.end(), Row(first + i), Row(first + i) + nf);
   const size_t k = rows.size() / nf;
   DMatrixHandle dm = nullptr;
   if (XGDMatrixCreateFromMat(rows.data(), k, nf, kNaN, &dm) != 0) return;
@@ -464,7 +474,7 @@ Duration XgbEstimator::Estimate(const Job& job, Time now) {
   if (ShouldTrain(now)) {
     Status st = Train(now);
     last_train_time_ = now;
-    if (!st.ok() && trainings_ == 0) rows_at_last_train_ = y_.size();  // don't retry every call
+    if (!st.ok() && trainings_ == 0) rows_at_last_train_ = Rows();  // don't retry every call
   }
   double l;
   if (booster_) {

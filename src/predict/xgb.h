@@ -115,6 +115,8 @@ class XgbEstimator final : public DurationEstimator {
     bool operator==(const Training&) const = default;
   };
   const std::vector<Training>& history() const { return history_; }
+  // Training rows held in memory (the rows a later training can still read, amortized).
+  size_t stored_rows() const { return y_.size(); }
   double train_seconds() const { return train_seconds_; }
   const std::string& last_error() const { return error_; }
   static const std::vector<std::string>& FeatureNames();
@@ -190,8 +192,14 @@ class XgbEstimator final : public DurationEstimator {
   Time last_train_time_ = kNoTime;
   size_t rows_at_last_train_ = 0;
 
-  std::vector<float> x_;       // row-major training features
+  // Training rows still needed, row-major: row r (the r-th Observe()d job) is at
+  // x_[(r - row_base_) · Cols()]; rows no later training can read are dropped (DropRowsBefore).
+  std::vector<float> x_;
   std::vector<float> y_;       // labels (log seconds)
+  size_t row_base_ = 0;
+  size_t Rows() const { return row_base_ + y_.size(); }  // rows observed so far
+  const float* Row(size_t r) const { return x_.data() + (r - row_base_) * Cols(); }
+  void DropRowsBefore(size_t keep);
   std::unordered_map<uint32_t, std::vector<float>> pending_;  // job id -> submit-time features
 
   Running global_;

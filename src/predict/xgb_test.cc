@@ -175,17 +175,30 @@ TEST(Xgb, IncrementalRetrainingAddsTreesOnTheNewRows) {
 
 // One job an hour (job i submitted at i·3600 s, 60 s long, observed before the next submit),
 // retraining daily, at least 50 rows: which rows train which model at which time.
-std::vector<XgbEstimator::Training> HourlyJobsHistory(XgbEstimator::Options o, int jobs) {
+Trace HourlyTrace(int jobs) {
   Trace t = SyntheticTrace(jobs, 3);
   for (int i = 0; i < jobs; ++i) t.jobs[i].submit = static_cast<Time>(i) * 3600;
+  return t;
+}
+
+XgbEstimator::Options Daily(XgbEstimator::Options o) {
   o.min_train = 50;
   o.retrain_seconds = 86400;
-  XgbEstimator est(&t, o);
+  return o;
+}
+
+void Replay(const Trace& t, XgbEstimator* est) {
   for (const Job& j : t.jobs) {
-    est.Estimate(j, j.submit);
-    est.Observe(j, 60);
+    est->Estimate(j, j.submit);
+    est->Observe(j, 60);
   }
-  EXPECT_TRUE(est.native());
+  EXPECT_TRUE(est->native());
+}
+
+std::vector<XgbEstimator::Training> HourlyJobsHistory(XgbEstimator::Options o, int jobs) {
+  const Trace t = HourlyTrace(jobs);
+  XgbEstimator est(&t, Daily(o));
+  Replay(t, &est);
   return est.history();
 }
 
@@ -202,6 +215,22 @@ TEST(Xgb, WindowRetrainingTrainsOnTheNewestRowsFromScratch) {
                                                        {352800, 0, 98, 5},
                                                        {439200, 22, 100, 5},
                                                        {525600, 46, 100, 5}}));
+}
+
+TEST(Xgb, WindowRetrainingKeepsOnlyTheRowsItCanStillRead) {
+  // As above over 250 jobs. Trainings at rows 50, 74, ..., 242 (every 24); the one at rows r can
+  // only be followed by trainings on rows >= r - 100. Rows are dropped once at least half of the
+  // stored ones are dead: at 218 (118 dead of 218; at 194, 94 < 97), then at 242 142 - 118 = 24
+  // of 124 are dead, not enough. Stored at the end: 250 - 118 = 132.
+  const Trace t = HourlyTrace(250);
+  XgbEstimator::Options o = XgbEstimator::WindowOptions(FastOptions());
+  o.max_rows = 100;
+  o.rounds = 5;
+  XgbEstimator est(&t, Daily(o));
+  Replay(t, &est);
+  ASSERT_EQ(est.history().size(), 9u);
+  EXPECT_EQ(est.history().back(), (XgbEstimator::Training{242 * 3600, 142, 100, 5}));
+  EXPECT_EQ(est.stored_rows(), 132u);
 }
 
 TEST(Xgb, IncrementalRetrainingHistoryGrowsTheForest) {
