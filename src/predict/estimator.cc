@@ -43,7 +43,9 @@ Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec
 
 namespace {
 
-// "name:k=v,k=v" -> options; every key must be consumed (Check()).
+// "name:k=v,k=v" -> options; every key must be consumed (Check()). Options may also be
+// separated by ':' ("xgboost:rounds=50:bins=64"), which is how a policy spec passes several
+// (its own parameters are separated by ',').
 class SpecOptions {
  public:
   static Result<SpecOptions> Parse(const std::string& spec, std::string* name) {
@@ -55,7 +57,7 @@ class SpecOptions {
     std::string_view rest(spec);
     rest.remove_prefix(colon + 1);
     while (!rest.empty()) {
-      size_t comma = rest.find(',');
+      size_t comma = rest.find_first_of(",:");
       std::string_view kv = rest.substr(0, comma);
       size_t eq = kv.find('=');
       if (eq == std::string_view::npos || eq == 0) {
@@ -110,25 +112,40 @@ class SpecOptions {
   std::vector<std::string> used_;
 };
 
+// Reads retrain= first: `window` brings its own defaults (XgbEstimator::WindowOptions), which
+// the other keys then override.
+Result<XgbEstimator::Retrain> RetrainScheme(SpecOptions& so, XgbEstimator::Retrain dflt) {
+  static constexpr std::pair<XgbEstimator::Retrain, const char*> kNames[] = {
+      {XgbEstimator::Retrain::kFull, "full"},
+      {XgbEstimator::Retrain::kWindow, "window"},
+      {XgbEstimator::Retrain::kIncremental, "incremental"},
+  };
+  std::string name;
+  for (const auto& [r, n] : kNames)
+    if (r == dflt) name = n;
+  so.Str("retrain", &name);
+  for (const auto& [r, n] : kNames)
+    if (name == n) return r;
+  return MakeError("estimator '" + so.spec() + "': retrain must be full, window or incremental, got '" + name + "'");
+}
+
 Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed, XgbEstimator::Options o = {}) {
+  ORR_ASSIGN_OR_RETURN(o.retrain, RetrainScheme(so, o.retrain));
+  if (o.retrain == XgbEstimator::Retrain::kWindow) o = XgbEstimator::WindowOptions(o);
   std::string err;
   double rounds = o.rounds, depth = o.max_depth, eta = o.eta, threads = o.nthread, min_train = o.min_train,
          retrain_jobs = o.retrain_jobs, retrain_days = static_cast<double>(o.retrain_seconds) / 86400.0,
-         max_rows = o.max_rows, fallback = static_cast<double>(o.fallback), walltime = 1;
+         max_rows = o.max_rows, fallback = static_cast<double>(o.fallback), walltime = 1, bins = o.max_bin;
   if (!so.Num("rounds", 1, 10000, &rounds, &err) || !so.Num("depth", 1, 20, &depth, &err) ||
       !so.Num("eta", 1e-6, 1, &eta, &err) || !so.Num("threads", 1, 256, &threads, &err) ||
       !so.Num("min-train", 1, 1e9, &min_train, &err) || !so.Num("retrain-jobs", 0, 1e9, &retrain_jobs, &err) ||
       !so.Num("retrain-days", 0, 1e6, &retrain_days, &err) || !so.Num("max-rows", 1, 1e9, &max_rows, &err) ||
-      !so.Num("fallback", 1, 1e9, &fallback, &err) || !so.Num("walltime", 0, 1, &walltime, &err)) {
+      !so.Num("fallback", 1, 1e9, &fallback, &err) || !so.Num("walltime", 0, 1, &walltime, &err) ||
+      !so.Num("bins", 2, 65536, &bins, &err)) {
     return MakeError(err);
   }
   double update_rounds = o.update_rounds;
-  std::string retrain = o.retrain == XgbEstimator::Retrain::kFull ? "full" : "incremental";
-  so.Str("retrain", &retrain);
-  if (retrain != "full" && retrain != "incremental")
-    return MakeError("estimator '" + so.spec() + "': retrain must be full or incremental, got '" + retrain + "'");
   if (!so.Num("update-rounds", 1, 10000, &update_rounds, &err)) return MakeError(err);
-  o.retrain = retrain == "full" ? XgbEstimator::Retrain::kFull : XgbEstimator::Retrain::kIncremental;
   o.update_rounds = static_cast<int>(update_rounds);
   o.use_walltime = walltime >= 0.5;
   o.rounds = static_cast<int>(rounds);
@@ -139,6 +156,7 @@ Result<XgbEstimator::Options> XgbOptions(SpecOptions& so, uint64_t seed, XgbEsti
   o.retrain_jobs = static_cast<uint32_t>(retrain_jobs);
   o.retrain_seconds = static_cast<int64_t>(std::llround(retrain_days * 86400.0));
   o.max_rows = static_cast<uint32_t>(max_rows);
+  o.max_bin = static_cast<int>(bins);
   o.fallback = static_cast<Duration>(fallback);
   o.seed = static_cast<int>(seed & 0x7fffffff);
   return o;

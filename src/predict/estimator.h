@@ -95,12 +95,16 @@ class TableEstimator final : public DurationEstimator {
 Result<std::unique_ptr<DurationEstimator>> MakeEstimator(const std::string& spec, uint64_t seed);
 
 struct Trace;
-// Also builds the learning estimators (docs/predict.md), "NAME[:key=value,...]":
+// Also builds the learning estimators (docs/predict.md), "NAME[:key=value,...]" (keys separated
+// by ',' or ':', so that a policy spec, whose own parameters are ','-separated, can pass several:
+// "lucid:estimator=xgboost:retrain=window:rounds=50"):
 //   "history[:fallback=3600]"                       Helios' history estimator (needs trace)
 //   "user-stats[:stat=median|mean|ewma,k=10,ewma=0.3,name=0,fallback=3600]"
-//   "xgboost[:rounds=100,depth=6,eta=0.1,threads=1,min-train=200,retrain-jobs=0,
-//             retrain-days=7,max-rows=200000,walltime=1]"  gradient-boosted model (trace optional;
-//             walltime=0 leaves the requested walltime out of the features)
+//   "xgboost[:rounds=100,depth=6,eta=0.1,bins=256,threads=1,min-train=200,retrain-jobs=0,
+//             retrain-days=7,max-rows=200000,walltime=1,retrain=full|window|incremental,
+//             update-rounds=10]"  gradient-boosted model (trace optional; walltime=0 leaves the
+//             requested walltime out of the features; retrain=window changes the defaults to
+//             max-rows=10000, rounds=30, eta=0.15, bins=32, predict/xgb.h)
 //   "blend[:alpha=0.1,<xgboost keys>]"              α·history + (1−α)·xgboost (needs trace)
 //   "ga2m[:<xgboost keys>]"  interpretable GA2M-like model: XGBoost depth-2 trees over 13
 //             named features with interaction constraints (main effects + 4 pairs),

@@ -88,6 +88,17 @@ uint64_t NameFirstTokenHash(std::string_view name) {
 const std::vector<std::string>& XgbEstimator::FeatureNames() { return kFeatureNames; }
 const size_t XgbEstimator::kAll = kFeatureNames.size();
 
+XgbEstimator::Options XgbEstimator::WindowOptions(Options o) {
+  // Chosen on measurements (docs/predict.md, docs/benchmarks.md): on generated Venus the
+  // ranking is within 0.003 Spearman of full retraining, at a fixed cost per retraining.
+  o.retrain = Retrain::kWindow;
+  o.max_rows = 10000;
+  o.rounds = 30;
+  o.eta = 0.15;
+  o.max_bin = 32;
+  return o;
+}
+
 XgbEstimator::Options XgbEstimator::Ga2mOptions(Options o) {
   // Interpretable columns (FeatureNames() indices): the request, the calendar and a few
   // named history statistics; no hashed buckets.
@@ -135,6 +146,45 @@ XgbEstimator::~XgbEstimator() {
   if (booster_) XGBoosterFree(booster_);
 }
 
+XgbEstimator::UserState& XgbEstimator::User(UserId u) {
+  if (u.v >= users_.size()) users_.resize(static_cast<size_t>(u.v) + 1);
+  return users_[u.v];
+}
+
+XgbEstimator::NameState& XgbEstimator::Name(NameId n) {
+  if (n.v >= names_.size()) names_.resize(static_cast<size_t>(n.v) + 1);
+  NameState& ns = names_[n.v];
+  if (!ns.stem_stats) {
+    const std::string& nm = trace_->names.Get(n.v);
+    const uint64_t token = NameFirstTokenHash(nm);
+    ns.stem = NameStemHash(nm);
+    ns.stem_stats = &stem_[ns.stem];
+    ns.token_stats = &token_[token];
+    ns.token_bucket = static_cast<float>(token % 4096);
+    ns.length = static_cast<float>(nm.size());
+    ns.digits = static_cast<float>(std::count_if(nm.begin(), nm.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  }
+  return ns;
+}
+
+XgbEstimator::Running& XgbEstimator::UserState::Gpus(uint32_t gpus) {
+  for (auto& [g, r] : by_gpus)
+    if (g == gpus) return r;
+  return by_gpus.emplace_back(gpus, Running{}).second;
+}
+
+XgbEstimator::UserNameState& XgbEstimator::UserName(UserId u, NameId n, uint64_t stem) {
+  UserNameState& un = user_name_[(static_cast<uint64_t>(u.v) << 32) | n.v];
+  if (!un.user_stem) un.user_stem = &user_stem_[Mix(u.v, stem)];
+  return un;
+}
+
+XgbEstimator::Running& XgbEstimator::Vc(VcId v) {
+  if (v.v >= vcs_.size()) vcs_.resize(static_cast<size_t>(v.v) + 1);
+  return vcs_[v.v];
+}
+
+// A key without finished jobs reads as absent: count 0, means NaN (Running::Mean()).
 std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
   std::vector<float> f(kFeatureNames.size(), kNaN);
   f[0] = static_cast<float>(job.gpus) * static_cast<float>(job.gpu_milli) / 1000.0f;
@@ -154,64 +204,46 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
     } else {
       f[8] = static_cast<float>(job.user.v % 4096);
     }
-    auto it = user_.find(job.user.v);
-    if (it != user_.end()) {
-      const UserState& us = it->second;
-      f[9] = static_cast<float>(us.all.n);
-      f[10] = us.all.Mean();
-      if (!us.last.empty()) {
-        std::vector<double> v(us.last.begin(), us.last.end());
-        std::sort(v.begin(), v.end());
-        size_t n = v.size();
-        double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-        f[11] = Log(med);
-      }
-      if (us.all.n) {
-        f[12] = static_cast<float>(us.all.last_log);
-        f[13] = static_cast<float>(us.all.ewma_log);
-      }
-    } else {
-      f[9] = 0;
+    UserState& us = User(job.user);
+    f[9] = static_cast<float>(us.all.n);
+    f[10] = us.all.Mean();
+    if (!us.last.empty()) {
+      std::vector<double> v(us.last.begin(), us.last.end());
+      std::sort(v.begin(), v.end());
+      size_t n = v.size();
+      double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+      f[11] = Log(med);
     }
-    const uint64_t u = static_cast<uint64_t>(job.user.v) << 32;
-    auto ug = user_gpus_.find(u | job.gpus);
-    f[15] = ug == user_gpus_.end() ? 0.0f : static_cast<float>(ug->second.n);
-    if (ug != user_gpus_.end()) f[14] = ug->second.Mean();
-    auto ls = user_last_submit_.find(job.user.v);
-    if (ls != user_last_submit_.end()) f[29] = Log(static_cast<double>(job.submit - ls->second) + 1.0);
-    user_last_submit_[job.user.v] = job.submit;
+    if (us.all.n) {
+      f[12] = static_cast<float>(us.all.last_log);
+      f[13] = static_cast<float>(us.all.ewma_log);
+    }
+    const Running& ug = us.Gpus(job.gpus);
+    f[15] = static_cast<float>(ug.n);
+    f[14] = ug.Mean();
+    if (us.submitted) f[29] = Log(static_cast<double>(job.submit - us.last_submit) + 1.0);
+    us.submitted = true;
+    us.last_submit = job.submit;
   }
-  if (job.name.valid() && trace_ && job.name.v < trace_->names.size()) {
-    const std::string& nm = trace_->names.Get(job.name.v);
-    auto [st, fresh] = stem_of_name_.try_emplace(job.name.v, 0);
-    if (fresh) {
-      st->second = NameStemHash(nm);
-      token_of_name_[job.name.v] = NameFirstTokenHash(nm);
-    }
-    const uint64_t stem = st->second, token = token_of_name_[job.name.v];
-    auto nit = name_.find(job.name.v);
-    f[17] = nit == name_.end() ? 0.0f : static_cast<float>(nit->second.n);
-    if (nit != name_.end()) f[16] = nit->second.Mean();
-    if (auto s = stem_.find(stem); s != stem_.end()) f[21] = s->second.Mean();
-    if (auto t = token_.find(token); t != token_.end()) f[24] = t->second.Mean();
-    f[25] = static_cast<float>(token % 4096);
-    f[26] = static_cast<float>(nm.size());
-    f[27] = static_cast<float>(std::count_if(nm.begin(), nm.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  if (HasName(job)) {
+    const NameState& ns = Name(job.name);
+    f[17] = static_cast<float>(ns.stats.n);
+    f[16] = ns.stats.Mean();
+    f[21] = ns.stem_stats->Mean();
+    f[24] = ns.token_stats->Mean();
+    f[25] = ns.token_bucket;
+    f[26] = ns.length;
+    f[27] = ns.digits;
     if (job.user.valid()) {
-      auto un = user_name_.find((static_cast<uint64_t>(job.user.v) << 32) | job.name.v);
-      f[19] = un == user_name_.end() ? 0.0f : static_cast<float>(un->second.n);
-      if (un != user_name_.end()) {
-        f[18] = un->second.Mean();
-        f[20] = static_cast<float>(un->second.last_log);
-      }
-      auto us = user_stem_.find(Mix(job.user.v, stem));
-      f[23] = us == user_stem_.end() ? 0.0f : static_cast<float>(us->second.n);
-      if (us != user_stem_.end()) f[22] = us->second.Mean();
+      const UserNameState& un = UserName(job.user, job.name, ns.stem);
+      f[19] = static_cast<float>(un.stats.n);
+      f[18] = un.stats.Mean();
+      if (un.stats.n) f[20] = static_cast<float>(un.stats.last_log);
+      f[23] = static_cast<float>(un.user_stem->n);
+      f[22] = un.user_stem->Mean();
     }
   }
-  if (job.vc.valid()) {
-    if (auto v = vc_.find(job.vc.v); v != vc_.end()) f[28] = v->second.Mean();
-  }
+  if (job.vc.valid()) f[28] = Vc(job.vc).Mean();
   (void)now;
   return f;
 }
@@ -219,29 +251,24 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
 void XgbEstimator::Update(const Job& job, double l) {
   global_.Add(l);
   if (job.user.valid()) {
-    UserState& us = user_[job.user.v];
+    UserState& us = User(job.user);
     us.all.Add(l);
     us.last.push_back(std::exp(l));
     if (us.last.size() > kUserWindow) us.last.pop_front();
-    user_gpus_[(static_cast<uint64_t>(job.user.v) << 32) | job.gpus].Add(l);
+    us.Gpus(job.gpus).Add(l);
   }
-  if (job.name.valid() && trace_ && job.name.v < trace_->names.size()) {
-    auto [st, fresh] = stem_of_name_.try_emplace(job.name.v, 0);
-    if (fresh) {
-      const std::string& nm = trace_->names.Get(job.name.v);
-      st->second = NameStemHash(nm);
-      token_of_name_[job.name.v] = NameFirstTokenHash(nm);
-    }
-    const uint64_t stem = st->second, token = token_of_name_[job.name.v];
-    name_[job.name.v].Add(l);
-    stem_[stem].Add(l);
-    token_[token].Add(l);
+  if (HasName(job)) {
+    NameState& ns = Name(job.name);
+    ns.stats.Add(l);
+    ns.stem_stats->Add(l);
+    ns.token_stats->Add(l);
     if (job.user.valid()) {
-      user_name_[(static_cast<uint64_t>(job.user.v) << 32) | job.name.v].Add(l);
-      user_stem_[Mix(job.user.v, stem)].Add(l);
+      UserNameState& un = UserName(job.user, job.name, ns.stem);
+      un.stats.Add(l);
+      un.user_stem->Add(l);
     }
   }
-  if (job.vc.valid()) vc_[job.vc.v].Add(l);
+  if (job.vc.valid()) Vc(job.vc).Add(l);
 }
 
 void XgbEstimator::Observe(const Job& job, Duration actual) {
@@ -261,7 +288,7 @@ void XgbEstimator::Observe(const Job& job, Duration actual) {
 }
 
 bool XgbEstimator::ShouldTrain(Time now) const {
-  const size_t rows = y_.size();
+  const size_t rows = Rows();
   if (rows < o_.min_train) return false;
   if (!booster_) return rows_at_last_train_ == 0 || rows >= 2 * rows_at_last_train_;  // retry a failed first training later
   if (rows == rows_at_last_train_) return false;
@@ -285,6 +312,7 @@ Status XgbEstimator::SetParams(void* b) {
       {"seed", std::to_string(o_.seed)},
       {"objective", "reg:squarederror"},
       {"tree_method", "hist"},
+      {"max_bin", std::to_string(o_.max_bin)},
       {"max_depth", std::to_string(o_.max_depth)},
       {"eta", ParamStr(o_.eta)},
       {"min_child_weight", ParamStr(o_.min_child_weight)},
@@ -303,9 +331,9 @@ Status XgbEstimator::SetParams(void* b) {
 // own training does) and sets the parameters first.
 Status XgbEstimator::Boost(void** b, size_t first, size_t n, int from, int rounds) {
   DMatrixHandle dm = nullptr;
-  ORR_XGB(XGDMatrixCreateFromMat(x_.data() + first * Cols(), n, Cols(), kNaN, &dm));
+  ORR_XGB(XGDMatrixCreateFromMat(Row(first), n, Cols(), kNaN, &dm));
   std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
-  ORR_XGB(XGDMatrixSetFloatInfo(dm, "label", y_.data() + first, n));
+  ORR_XGB(XGDMatrixSetFloatInfo(dm, "label", y_.data() + (first - row_base_), n));
   if (*b == nullptr) {
     ORR_XGB(XGBoosterCreate(&dm, 1, b));
     ORR_RETURN_IF_ERROR(SetParams(*b));
@@ -314,9 +342,9 @@ Status XgbEstimator::Boost(void** b, size_t first, size_t n, int from, int round
   return Status::Ok();
 }
 
-Status XgbEstimator::Train() {
+Status XgbEstimator::Train(Time at) {
   auto t0 = std::chrono::steady_clock::now();
-  const size_t rows = y_.size();
+  const size_t rows = Rows();
   const bool update = o_.retrain == Retrain::kIncremental && booster_ != nullptr;
   const size_t first = update ? rows_at_last_train_ : rows > o_.max_rows ? rows - o_.max_rows : 0;
   const size_t n = rows - first;
@@ -338,10 +366,23 @@ Status XgbEstimator::Train() {
     booster_ = b;
     LoadForest(first, n);
   }
+  int trees = 0;
+  ORR_XGB(XGBoosterBoostedRounds(booster_, &trees));
   ++trainings_;
+  history_.push_back({at, first, n, trees});
   rows_at_last_train_ = rows;
+  // The next training reads the rows after this one (incremental) or the newest max_rows.
+  DropRowsBefore(o_.retrain == Retrain::kIncremental ? rows : rows - std::min<size_t>(rows, o_.max_rows));
   train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::Ok();
+}
+
+void XgbEstimator::DropRowsBefore(size_t keep) {
+  const size_t dead = keep - row_base_;
+  if (dead == 0 || dead < y_.size() / 2) return;  // amortized: drop once half the stored rows are dead
+  x_.erase(x_.begin(), x_.begin() + static_cast<std::ptrdiff_t>(dead * Cols()));
+  y_.erase(y_.begin(), y_.begin() + static_cast<std::ptrdiff_t>(dead));
+  row_base_ = keep;
 }
 
 // Loads the new model into forest_ if it predicts an evenly spread sample of its training
@@ -357,7 +398,7 @@ void XgbEstimator::LoadForest(size_t first, size_t n) {
   constexpr size_t kSample = 64;
   const size_t step = std::max<size_t>(1, n / kSample);
   std::vector<float> rows;
-  for (size_t i = 0; i < n; i += step) rows.insert(rows.end(), x_.begin() + (first + i) * nf, x_.begin() + (first + i + 1) * nf);
+  for (size_t i = 0; i < n; i += step) rows.insert(rows.end(), Row(first + i), Row(first + i) + nf);
   const size_t k = rows.size() / nf;
   DMatrixHandle dm = nullptr;
   if (XGDMatrixCreateFromMat(rows.data(), k, nf, kNaN, &dm) != 0) return;
@@ -419,9 +460,9 @@ bool XgbEstimator::Explain(const Job& job, Time, EstimateExplanation* out) {
 }
 
 double XgbEstimator::FallbackLog(const Job& job) const {
-  if (job.user.valid()) {
-    auto it = user_.find(job.user.v);
-    if (it != user_.end() && it->second.all.n) return it->second.all.sum_log / static_cast<double>(it->second.all.n);
+  if (job.user.valid() && job.user.v < users_.size()) {
+    const Running& all = users_[job.user.v].all;
+    if (all.n) return all.sum_log / static_cast<double>(all.n);
   }
   if (global_.n) return global_.sum_log / static_cast<double>(global_.n);
   return std::log(static_cast<double>(std::max<Duration>(o_.fallback, 1)));
@@ -431,9 +472,9 @@ Duration XgbEstimator::Estimate(const Job& job, Time now) {
   auto it = pending_.find(job.id.v);
   if (it == pending_.end()) it = pending_.emplace(job.id.v, Select(Features(job, now))).first;
   if (ShouldTrain(now)) {
-    Status st = Train();
+    Status st = Train(now);
     last_train_time_ = now;
-    if (!st.ok() && trainings_ == 0) rows_at_last_train_ = y_.size();  // don't retry every call
+    if (!st.ok() && trainings_ == 0) rows_at_last_train_ = Rows();  // don't retry every call
   }
   double l;
   if (booster_) {

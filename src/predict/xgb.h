@@ -14,12 +14,17 @@
 // estimate is the smoothed user/global mean (or 0 with zero_when_untrained, which the
 // blend uses to fall back to history).
 //
-// retrain=incremental (an explicit option; the default is full retraining): the first model
-// is trained from scratch as above; each later retraining, instead of starting over, adds
-// update_rounds trees (default 10) fitted to the rows observed since the previous training,
-// on top of the current model (XGBoost training continuation). Cost per retraining is
-// proportional to the new rows, not to max_rows; the estimates differ from full retraining
-// (accuracy compared in docs/predict.md).
+// Retraining schemes (Retrain, key `retrain=`):
+//  * full (the default of the estimator): from scratch on the newest max_rows (200,000) rows,
+//    100 rounds, 256 histogram bins; a retraining's cost grows with the rows up to max_rows.
+//  * window (WindowOptions; Lucid's default): the same from-scratch retraining on a short
+//    window of the newest rows (max_rows 10,000) with 30 rounds at eta 0.15 and 32 bins, so
+//    every retraining costs the same bounded amount (docs/predict.md compares the accuracy).
+//  * incremental: the first model is trained from scratch as above; each later retraining,
+//    instead of starting over, adds update_rounds trees (default 10) fitted to the rows
+//    observed since the previous training, on top of the current model (XGBoost training
+//    continuation). Cost per retraining is proportional to the new rows; the forest grows.
+// history() lists every training: when, which rows, how many trees.
 //
 // Determinism: nthread (default 1), seed, tree_method=hist, no subsampling → the same
 // call sequence gives the same predictions.
@@ -48,13 +53,14 @@ namespace orrery {
 
 class XgbEstimator final : public DurationEstimator {
  public:
-  enum class Retrain { kFull, kIncremental };
+  enum class Retrain { kFull, kWindow, kIncremental };
   struct Options {
     int rounds = 100;
     int max_depth = 6;
     double eta = 0.1;
     double min_child_weight = 1;
     double lambda = 1;
+    int max_bin = 256;                         // histogram bins per feature (XGBoost's default)
     int nthread = 1;
     int seed = 0;
     uint32_t min_train = 200;
@@ -73,6 +79,8 @@ class XgbEstimator final : public DurationEstimator {
     std::string interaction_constraints;
     std::string label = "xgboost";             // name()
   };
+  // The window scheme's settings on top of `base` (see the header comment).
+  static Options WindowOptions(Options base);
   // The GA2M-like preset: depth-2 trees on an interpretable feature subset, main effects
   // plus a few pairwise terms (see docs/predict.md).
   static Options Ga2mOptions(Options base);
@@ -84,6 +92,7 @@ class XgbEstimator final : public DurationEstimator {
   XgbEstimator& operator=(const XgbEstimator&) = delete;
 
   std::string_view name() const override { return o_.label; }
+  const Options& options() const { return o_; }
   Duration Estimate(const Job& job, Time now) override;
   void Observe(const Job& job, Duration actual) override;
   // SHAP interaction values of the model (XGBoost pred_interactions), in log-seconds:
@@ -96,13 +105,25 @@ class XgbEstimator final : public DurationEstimator {
   // True when the current model is evaluated natively (see XgbForest).
   bool native() const { return forest_.has_value(); }
   int trainings() const { return trainings_; }
+  // One successful training: the rows [first_row, first_row + rows) of the observation order
+  // (the n-th Observe()d job is row n), the simulated time of the Estimate() that triggered it
+  // (kNoTime for an explicit Train()), and the number of trees of the resulting model.
+  struct Training {
+    Time at = kNoTime;
+    size_t first_row = 0, rows = 0;
+    int trees = 0;
+    bool operator==(const Training&) const = default;
+  };
+  const std::vector<Training>& history() const { return history_; }
+  // Training rows held in memory (the rows a later training can still read, amortized).
+  size_t stored_rows() const { return y_.size(); }
   double train_seconds() const { return train_seconds_; }
   const std::string& last_error() const { return error_; }
   static const std::vector<std::string>& FeatureNames();
   static int NumFeatures();
 
-  // Trains now on the rows so far (normally triggered by Estimate()).
-  Status Train();
+  // Trains now on the rows so far (normally triggered by Estimate() at `at`).
+  Status Train(Time at = kNoTime);
   // Raw model output (log-duration) for a feature row; for tests.
   Result<double> PredictLog(const std::vector<float>& row);
   // The same through XGBoost's own predictor (what native() evaluation must equal); for tests.
@@ -121,8 +142,34 @@ class XgbEstimator final : public DurationEstimator {
   struct UserState {
     Running all;
     std::deque<double> last;  // last 20 durations (seconds) for the median
-    Time last_submit = kNoTime;
+    bool submitted = false;   // last_submit is set
+    Time last_submit = 0;     // the user's latest submission seen by Features()
+    std::vector<std::pair<uint32_t, Running>> by_gpus;  // per GPU count (a user has few)
+    Running& Gpus(uint32_t gpus);
   };
+  // Per (user, name): its finished jobs, and the (user, stem) statistics (an entry of
+  // user_stem_).
+  struct UserNameState {
+    Running stats;
+    Running* user_stem = nullptr;
+  };
+  // Per job name: its finished jobs, and the statistics of its stem and first token (entries of
+  // stem_ / token_, shared by every name with that stem or token; unordered_map entries do not
+  // move, so the pointers stay valid).
+  struct NameState {
+    Running stats;
+    uint64_t stem = 0;
+    Running* stem_stats = nullptr;  // null until the name is first seen
+    Running* token_stats = nullptr;
+    float token_bucket = 0, length = 0, digits = 0;
+  };
+  // Dense per-id state (user, name and VC ids are indices into the trace's pools), grown on
+  // first use.
+  UserState& User(UserId u);
+  NameState& Name(NameId n);
+  UserNameState& UserName(UserId u, NameId n, uint64_t stem);
+  Running& Vc(VcId v);
+  bool HasName(const Job& job) const { return job.name.valid() && trace_ && job.name.v < trace_->names.size(); }
   void Update(const Job& job, double log_d);
   std::vector<float> Select(std::vector<float> full) const;
   size_t Cols() const { return o_.columns.empty() ? kAll : o_.columns.size(); }
@@ -139,20 +186,28 @@ class XgbEstimator final : public DurationEstimator {
   void* booster_ = nullptr;  // BoosterHandle
   std::optional<XgbForest> forest_;  // booster_ evaluated natively, when verified
   int trainings_ = 0;
+  std::vector<Training> history_;
   double train_seconds_ = 0;
   std::string error_;
   Time last_train_time_ = kNoTime;
   size_t rows_at_last_train_ = 0;
 
-  std::vector<float> x_;       // row-major training features
+  // Training rows still needed, row-major: row r (the r-th Observe()d job) is at
+  // x_[(r - row_base_) · Cols()]; rows no later training can read are dropped (DropRowsBefore).
+  std::vector<float> x_;
   std::vector<float> y_;       // labels (log seconds)
+  size_t row_base_ = 0;
+  size_t Rows() const { return row_base_ + y_.size(); }  // rows observed so far
+  const float* Row(size_t r) const { return x_.data() + (r - row_base_) * Cols(); }
+  void DropRowsBefore(size_t keep);
   std::unordered_map<uint32_t, std::vector<float>> pending_;  // job id -> submit-time features
 
   Running global_;
-  std::unordered_map<uint32_t, UserState> user_;
-  std::unordered_map<uint64_t, Running> user_gpus_, name_, user_name_, stem_, user_stem_, token_, vc_;
-  std::unordered_map<uint32_t, Time> user_last_submit_;
-  std::unordered_map<uint32_t, uint64_t> stem_of_name_, token_of_name_;  // NameId -> hash
+  std::vector<UserState> users_;
+  std::vector<NameState> names_;
+  std::vector<Running> vcs_;
+  std::unordered_map<uint64_t, UserNameState> user_name_;
+  std::unordered_map<uint64_t, Running> stem_, user_stem_, token_;
 };
 
 // Hash of a job name with digits removed ("train_resnet50_run2" -> "train_resnet_run").

@@ -21,23 +21,14 @@ namespace orrery {
 class XgbForest {
  public:
   static Result<XgbForest> FromUbjson(std::string_view model);
-  // `row` holds num_features() values, NaN = missing.
-  float Predict(const float* row) const {
-    float sum = base_score_;
-    for (uint32_t root : roots_) {
-      const Node* tree = &nodes_[root];
-      uint32_t n = 0;
-      while (tree[n].left != 0) {
-        const Node& node = tree[n];
-        const float x = row[node.feature & kFeatureMask];
-        const bool right = x != x ? (node.feature & kDefaultLeft) == 0 : !(x < node.value);
-        n = node.left + right;  // the right child follows the left one
-      }
-      sum += tree[n].value;
-    }
-    return sum;
-  }
+  // `row` holds num_features() values, NaN = missing. The trees are walked kLanes at a time in
+  // lockstep (depth() steps each, a leaf stays put), so the walks' loads overlap instead of
+  // forming one chain of dependent loads and mispredicted branches; the leaves are still added
+  // one by one in tree order, so the float sum is XGBoost's.
+  float Predict(const float* row) const;
   size_t trees() const { return roots_.size(); }
+  // Depth of the deepest tree (edges from the root to its deepest leaf).
+  int depth() const { return depth_; }
   uint32_t num_features() const { return num_features_; }
 
  private:
@@ -50,9 +41,23 @@ class XgbForest {
     uint16_t left;     // index of the left child in the tree; 0 = leaf (the root is nobody's child)
   };
   static constexpr uint16_t kDefaultLeft = 0x8000, kFeatureMask = 0x7fff;
+  // The child of split node `node` that `row` goes to: a missing value (NaN) takes the default
+  // child, otherwise `x < split` goes left; the right child follows the left one.
+  static uint32_t Child(const Node& node, const float* row) {
+    const float x = row[node.feature & kFeatureMask];
+    const bool right = x != x ? (node.feature & kDefaultLeft) == 0 : !(x < node.value);
+    return node.left + static_cast<uint32_t>(right);
+  }
   // Appends one tree of the model's JSON (UBJSON-decoded) to nodes_.
   Status AppendTree(const nlohmann::json& tree);
+  // Depth of the tree whose nodes start at nodes_[root] (children after parents, as XGBoost
+  // numbers them).
+  int TreeDepth(uint32_t root, size_t n) const;
+  // Leaf values of the kLanes trees first..first+kLanes-1 for `row`.
+  void Leaves(const float* row, size_t first, float* out) const;
+  static constexpr size_t kLanes = 8;
   float base_score_ = 0;
+  int depth_ = 0;
   uint32_t num_features_ = 0;
   std::vector<Node> nodes_;
   std::vector<uint32_t> roots_;

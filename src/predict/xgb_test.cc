@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "base/rng.h"
 #include "predict/estimator.h"
@@ -167,8 +168,103 @@ TEST(Xgb, IncrementalRetrainingAddsTreesOnTheNewRows) {
   EXPECT_EQ(a, b);
   auto bad = MakeEstimator("xgboost:retrain=sometimes", 1, &t);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "estimator 'xgboost:retrain=sometimes': retrain must be full or incremental, got 'sometimes'");
+  EXPECT_EQ(bad.error().message,
+            "estimator 'xgboost:retrain=sometimes': retrain must be full, window or incremental, got 'sometimes'");
   EXPECT_TRUE(MakeEstimator("xgboost:retrain=incremental,update-rounds=5", 1, &t).ok());
+}
+
+// One job an hour (job i submitted at i·3600 s, 60 s long, observed before the next submit),
+// retraining daily, at least 50 rows: which rows train which model at which time.
+Trace HourlyTrace(int jobs) {
+  Trace t = SyntheticTrace(jobs, 3);
+  for (int i = 0; i < jobs; ++i) t.jobs[i].submit = static_cast<Time>(i) * 3600;
+  return t;
+}
+
+XgbEstimator::Options Daily(XgbEstimator::Options o) {
+  o.min_train = 50;
+  o.retrain_seconds = 86400;
+  return o;
+}
+
+void Replay(const Trace& t, XgbEstimator* est) {
+  for (const Job& j : t.jobs) {
+    est->Estimate(j, j.submit);
+    est->Observe(j, 60);
+  }
+  EXPECT_TRUE(est->native());
+}
+
+std::vector<XgbEstimator::Training> HourlyJobsHistory(XgbEstimator::Options o, int jobs) {
+  const Trace t = HourlyTrace(jobs);
+  XgbEstimator est(&t, Daily(o));
+  Replay(t, &est);
+  return est.history();
+}
+
+TEST(Xgb, WindowRetrainingTrainsOnTheNewestRowsFromScratch) {
+  XgbEstimator::Options o = XgbEstimator::WindowOptions(FastOptions());
+  o.max_rows = 100;
+  o.rounds = 5;
+  // First model at job 50's submit (t = 50·3600 = 180,000 s; rows 0..49 observed). Then every
+  // 86,400 s = 24 jobs later: job 74 (266,400 s) sees rows 0..73, job 98 rows 0..97, job 122
+  // the newest 100 of 122 (22..121), job 146 rows 46..145. Each model has `rounds` trees.
+  using T = XgbEstimator::Training;
+  EXPECT_EQ(HourlyJobsHistory(o, 150), (std::vector<T>{{180000, 0, 50, 5},
+                                                       {266400, 0, 74, 5},
+                                                       {352800, 0, 98, 5},
+                                                       {439200, 22, 100, 5},
+                                                       {525600, 46, 100, 5}}));
+}
+
+TEST(Xgb, WindowRetrainingKeepsOnlyTheRowsItCanStillRead) {
+  // As above over 250 jobs. Trainings at rows 50, 74, ..., 242 (every 24); the one at rows r can
+  // only be followed by trainings on rows >= r - 100. Rows are dropped once at least half of the
+  // stored ones are dead: at 218 (118 dead of 218; at 194, 94 < 97), then at 242 142 - 118 = 24
+  // of 124 are dead, not enough. Stored at the end: 250 - 118 = 132.
+  const Trace t = HourlyTrace(250);
+  XgbEstimator::Options o = XgbEstimator::WindowOptions(FastOptions());
+  o.max_rows = 100;
+  o.rounds = 5;
+  XgbEstimator est(&t, Daily(o));
+  Replay(t, &est);
+  ASSERT_EQ(est.history().size(), 9u);
+  EXPECT_EQ(est.history().back(), (XgbEstimator::Training{242 * 3600, 142, 100, 5}));
+  EXPECT_EQ(est.stored_rows(), 132u);
+}
+
+TEST(Xgb, IncrementalRetrainingHistoryGrowsTheForest) {
+  XgbEstimator::Options o = FastOptions();
+  o.retrain = XgbEstimator::Retrain::kIncremental;
+  o.rounds = 5;
+  o.update_rounds = 2;
+  // Same times; the first model from scratch on rows 0..49, then 2 trees per update fitted to
+  // the rows since the previous training (50..73, 74..97).
+  using T = XgbEstimator::Training;
+  EXPECT_EQ(HourlyJobsHistory(o, 100), (std::vector<T>{{180000, 0, 50, 5}, {266400, 50, 24, 7}, {352800, 74, 24, 9}}));
+}
+
+TEST(Xgb, RetrainSchemesFromTheSpec) {
+  Trace t;
+  auto options = [&](const std::string& spec) {
+    auto e = MakeEstimator(spec, 1, &t);
+    EXPECT_TRUE(e.ok()) << spec << ": " << (e.ok() ? "" : e.error().message);
+    auto* x = e.ok() ? dynamic_cast<XgbEstimator*>(e->get()) : nullptr;
+    return x ? x->options() : XgbEstimator::Options{};
+  };
+  const XgbEstimator::Options full = options("xgboost"), window = options("xgboost:retrain=window");
+  EXPECT_EQ(full.retrain, XgbEstimator::Retrain::kFull);
+  EXPECT_EQ(std::tie(full.max_rows, full.rounds, full.eta, full.max_bin), std::make_tuple(200000u, 100, 0.1, 256));
+  EXPECT_EQ(window.retrain, XgbEstimator::Retrain::kWindow);
+  EXPECT_EQ(std::tie(window.max_rows, window.rounds, window.eta, window.max_bin), std::make_tuple(10000u, 30, 0.15, 32));
+  EXPECT_EQ(window.retrain_seconds, 7 * 86400);  // still weekly
+  // Keys override the scheme's defaults, in any order, separated by ',' or ':' (a policy spec
+  // passes several keys with ':').
+  const XgbEstimator::Options w = options("xgboost:rounds=20:retrain=window,bins=64");
+  EXPECT_EQ(std::tie(w.max_rows, w.rounds, w.max_bin), std::make_tuple(10000u, 20, 64));
+  auto bad = MakeEstimator("xgboost:retrain=window:bins=1", 1, &t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "estimator 'xgboost:retrain=window:bins=1': bins must be a number in [2, 65536], got '1'");
 }
 
 TEST(Xgb, ForestRejectsWhatIsNotAModel) {

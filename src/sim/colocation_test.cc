@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/rng.h"
+#include "predict/xgb.h"
 #include "sched/framework/test_util.h"
 #include "sched/plugins/lucid.h"
 #include "sched/plugins/placers.h"
@@ -199,6 +200,20 @@ TEST(LucidRulesTest, PackingOffBlocksAtTheHeadLikeLucid) {
   EXPECT_EQ(r.outcomes[1].start, 1000);
   EXPECT_EQ(r.packed_starts, 0u);
   EXPECT_TRUE(r.shared_run.empty());
+}
+
+TEST(LucidPolicyTest, DefaultEstimatorIsXgboostOnAWindowAndFullRetrainingStaysAvailable) {
+  Trace t = MakeTrace({{0, 1000, 1}});
+  auto scheme = [&](const std::string& spec) {
+    auto parts = MakeLucidPolicy(spec, 1, &t, Ctx({{}}, {}, {0}, kPredictOk));
+    EXPECT_TRUE(parts.ok()) << spec << ": " << (parts.ok() ? "" : parts.error().message);
+    auto* x = parts.ok() ? dynamic_cast<const XgbEstimator*>(parts->estimator.get()) : nullptr;
+    EXPECT_NE(x, nullptr) << spec;
+    return x ? std::make_pair(x->options().retrain, x->options().max_rows) : std::make_pair(XgbEstimator::Retrain{}, 0u);
+  };
+  EXPECT_EQ(scheme("lucid"), std::make_pair(XgbEstimator::Retrain::kWindow, 10000u));
+  EXPECT_EQ(scheme("lucid:estimator=xgboost:retrain=full"), std::make_pair(XgbEstimator::Retrain::kFull, 200000u));
+  EXPECT_EQ(scheme("lucid:estimator=xgboost"), std::make_pair(XgbEstimator::Retrain::kFull, 200000u));
 }
 
 TEST(LucidExplainTest, WatchedJobGetsPackingNotesAndDescription) {

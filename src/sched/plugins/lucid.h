@@ -35,7 +35,9 @@
 // seeded assignment (predict/interference.h); sharing scores from the interference model's
 // mean predicted speed per workload (Lucid's < 0.85 → 2, < 0.95 → 1, else 0 labelling).
 //
-// Parameters: estimator=xgboost (any predict/ estimator spec), pack=true, pas=true,
+// Parameters: estimator=xgboost:retrain=window (any predict/ estimator spec; the weekly
+// retraining on a window of the newest 10,000 finished jobs, predict/xgb.h; the full
+// retraining on up to 200,000 of earlier versions is estimator=xgboost), pack=true, pas=true,
 // pas_threshold=2, min_speed=0.8, gpu_mem=24576, ratio=2, tune=true, tune_days=7, profiler=true,
 // profiler_nodes=2, profiler_limit=200, profiler_max_gpus=8, profiler_vcs=,
 // colocation=PATH (default: $ORRERY_SHARED_DIR/traces/lucid-colocation/colocate_info.csv).
