@@ -21,7 +21,7 @@ declare -A ALLOWED=(
   [plan]="base"
   [logs]="base"
   [signals]="sim semantic logs sched/framework sched/plugins predict plan trace config model base"
-  [live]="semantic logs sched/framework sched/plugins predict config model base"
+  [live]="semantic logs sched/framework sched/plugins plan predict config model base"
   [cli]="signals sim live analysis logs workload config trace sched/framework sched/plugins predict plan semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".

@@ -239,7 +239,7 @@ Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const 
 Status Daemon::Send(const JournalDecision& d) {
   switch (d.kind) {
     case DecisionKind::kStart:
-      return slurm_->StartOn(d.job, d.nodes, /*after_requeue=*/d.gen > 0);  // every requeue starts a generation
+      return Release(d.job, d.gen, d.nodes);
     case DecisionKind::kRequeue: {
       Status s = slurm_->RequeueHold(d.job);
       // The job ended or is no longer running: nothing left to preempt.
@@ -261,6 +261,24 @@ Status Daemon::Send(const JournalDecision& d) {
       return slurm_->Undrain(d.nodes.at(0).node);
   }
   return MakeError("daemon: unknown decision kind", kExitRuntime);
+}
+
+Status Daemon::Release(uint32_t job, uint32_t gen, const std::vector<NodeShare>& nodes) {
+  auto it = jobs_.find(job);
+  LiveJob* lj = it == jobs_.end() ? nullptr : it->second.get();
+  // Only a job that opted in changes its request; the others are placed as they asked (the
+  // shape plugin sees them fixed), so their decision's nodes match it.
+  const bool reshape = lj && lj->flex &&
+                       (nodes.size() != lj->listed_nodes ||
+                        std::any_of(nodes.begin(), nodes.end(),
+                                    [&](const NodeShare& n) { return n.gpus != lj->listed_gpus_per_node; }));
+  if (reshape) {
+    ORR_RETURN_IF_ERROR(slurm_->Reshape(job, nodes));
+    lj->listed_nodes = static_cast<uint32_t>(nodes.size());
+    lj->listed_gpus_per_node = nodes[0].gpus;
+    ++m_reshapes_;
+  }
+  return slurm_->StartOn(job, nodes, EligibleNow(gen));
 }
 
 // Bookkeeping of a decision Slurm took.

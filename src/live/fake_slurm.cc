@@ -224,6 +224,24 @@ Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, boo
   return Status::Ok();
 }
 
+// As Slurm 22.05: only a pending job's request changes (a held one, in the daemon's use).
+Status FakeSlurm::Reshape(uint32_t job, const std::vector<NodeShare>& nodes) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
+  FJob& f = it->second;
+  if (f.j.state != SlurmJobState::kPending) return SlurmError("slurm: Job is no longer pending execution");
+  ORR_ASSIGN_OR_RETURN(const uint16_t gpus, UniformGpus(nodes));
+  for (const auto& s : nodes)
+    if (!nodes_.count(s.node)) return SlurmError("slurm: Invalid node name specified: " + s.node);
+  f.j.num_nodes = static_cast<uint32_t>(nodes.size());
+  f.j.gpus_per_node = gpus;
+  f.pinned = nodes;
+  ++counters_[job].reshapes;
+  Touch(f);
+  return Status::Ok();
+}
+
 Status FakeSlurm::RequeueHold(uint32_t job) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);

@@ -44,7 +44,7 @@ class FakeSlurm final : public SlurmClient {
 
   // Inspection.
   struct Counters {
-    uint32_t starts = 0, completions = 0, releases = 0, holds = 0, requeues = 0;
+    uint32_t starts = 0, completions = 0, releases = 0, holds = 0, requeues = 0, reshapes = 0;
   };
   const Counters& counters(uint32_t job) const { return counters_.at(job); }
   // POWER_DOWN / POWER_UP requests per node (to prove none is sent twice).
@@ -75,6 +75,7 @@ class FakeSlurm final : public SlurmClient {
   Status NodesInto(const std::vector<std::string>& partitions, std::vector<SlurmNode>* out) override;
   Status Hold(uint32_t job) override;
   Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
+  Status Reshape(uint32_t job, const std::vector<NodeShare>& nodes) override;
   Status RequeueHold(uint32_t job) override;
   Status SetPriority(uint32_t job, uint32_t priority) override;
   Status PowerDown(const std::string& node) override;

@@ -115,10 +115,13 @@ Status Daemon::Rebuild(Time now) {
   std::vector<const SlurmNode*> model;
   for (const auto& [name, n] : nodes_) model.push_back(&n);
   SlurmCluster built = ClusterFromSinfo(opts_.partitions, std::move(model));
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchFiles()));
+  auto cluster = std::make_unique<Cluster>(std::move(built.cluster));
+  SetGpuType(cluster.get(), opts_.gpu_type);
+  const LiveShape shape{cluster.get(), [this](const JobRequest& job) { return ShapeInfoOf(job); }};
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchFiles(), shape));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
   sched_.reset();
-  cluster_ = std::make_unique<Cluster>(std::move(built.cluster));
+  cluster_ = std::move(cluster);
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
   node_index_ = std::move(built.index);
   // Nodes that are not schedulable now are in the cluster but unpowered (no free GPU for
@@ -155,6 +158,7 @@ Status Daemon::SyncNodes(Time now) {
     nd.vc = VcId(static_cast<uint16_t>(VcOf(n.partition)));
     nd.gpus = n.gpus;
     nd.name = name;
+    if (cluster_->gpu_types.size() > 0) nd.gpu_type = GpuTypeId(0);  // [policy] gpu_type (SetGpuType)
     ORR_RETURN_IF_ERROR(sched_->AddNode(nd));
     cluster_->vcs[nd.vc.v].nodes.push_back(nd.id);
     cluster_->vcs[nd.vc.v].gpus += nd.gpus;
@@ -204,6 +208,8 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   j.gpu_milli = 1000;
   j.nodes = static_cast<uint16_t>(sj.num_nodes > 1 ? sj.num_nodes : 0);
   lj.partition = sj.partition;
+  lj.listed_nodes = sj.num_nodes;
+  lj.listed_gpus_per_node = sj.gpus_per_node;
   lj.heartbeat = HeartbeatPath(sj.comment, sj.id);
   lj.hang_after = HangAfter(sj.comment);
   int vc = VcOf(sj.partition);
@@ -330,6 +336,8 @@ Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
   if (it == jobs_.end()) return NewJob(sj, now);
   LiveJob& lj = *it->second;
   lj.held = sj.held;
+  lj.listed_nodes = sj.num_nodes;
+  lj.listed_gpus_per_node = sj.gpus_per_node;
   const bool open = unapplied_.count(StartKey(lj.id, lj.gen)) > 0;
   const Transition tr = Next(lj.state, Classify(lj, sj), open);
   ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));
@@ -357,8 +365,8 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
     case Action::kMakeEligible:
       // Only a job the daemon saw requeued (a later generation): a first start keeps any
       // begin time its user asked for. Idempotent (the same nodes, already released).
-      if (lj.gen > 0) {
-        Status st = slurm_->StartOn(lj.id, lj.nodes, /*after_requeue=*/true);
+      if (EligibleNow(lj.gen)) {
+        Status st = Release(lj.id, lj.gen, lj.nodes);
         if (!st.ok()) Note(now, "error", fmt::format("cannot make job {} eligible now: {}", lj.id, st.error().message));
       }
       break;
@@ -488,6 +496,7 @@ Status Daemon::NewJob(const SlurmJob& sj, Time now) {
   jobs_[sj.id] = std::move(owned);
   ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
   if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(sj.id);  // before the estimator sees the job
+  ReadFlex(lj, now);  // before the shape plugin sees the job
   if (lj.state == JobState::kUnheld) HoldInSlurm(lj, now);
   if (!need_rebuild_) Attach(lj, now);
   return Status::Ok();
@@ -537,6 +546,41 @@ Status Daemon::ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now) {
     unapplied_.erase(un);
   }
   return Status::Ok();
+}
+
+// ---------------------------------------------------------------- shaping (flex_shape.h)
+
+// A job enters the shape plugin's view only through its #ORRERY line; a script that cannot be
+// read or whose line is wrong leaves the job at its request, with the reason as an event.
+void Daemon::ReadFlex(LiveJob& lj, Time now) {
+  if (!sched_ || !sched_->policy().shape) return;
+  Result<std::string> script = slurm_->BatchScript(lj.id);
+  if (!script.ok()) {
+    if (script.error().code != ErrorCode::kNotFound)
+      Note(now, "shape", fmt::format("job {}: batch script not read ({}): it keeps its request", lj.id,
+                                     script.error().message));
+    return;
+  }
+  Result<std::optional<FlexSpec>> flex = ParseFlexLine(*script, fmt::format("job {}'s batch script", lj.id));
+  if (!flex.ok()) {
+    ++m_flex_errors_;
+    Note(now, "shape", flex.error().message + " (the job keeps its request)");
+    return;
+  }
+  lj.flex = *flex;
+  if (lj.flex)
+    Note(now, "shape", fmt::format("job {} opted in to shaping: {}-{} GPUs", lj.id, lj.flex->min_gpus, lj.flex->max_gpus));
+}
+
+ShapeInfo Daemon::ShapeInfoOf(const JobRequest& job) const {
+  ShapeInfo info;
+  auto it = jobs_.find(job.id.v);
+  if (it == jobs_.end() || !it->second->flex) return info;
+  const FlexSpec& f = *it->second->flex;
+  info.model = &f.model;
+  info.min_gpus = f.min_gpus;
+  info.max_gpus = f.max_gpus;
+  return info;
 }
 
 }  // namespace orrery::live
