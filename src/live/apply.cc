@@ -84,6 +84,7 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.nodes = lj.nodes;
                    ++lj.gen;
                    gens_[id] = lj.gen;
+                   lj.stopping = true;
                    lj.state = JobState::kQueued;
                    lj.nodes.clear();
                    lj.started = kNoTime;
@@ -129,10 +130,12 @@ Status Daemon::PlanBatch(std::vector<JournalDecision>& batch) {
 // the journal's error only; a decision that is not settled stays in unapplied_.
 Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st) {
   std::string why;
-  const Verdict v = retry ? Check(d, &why) : Verdict::kSend;
+  const bool waits = d.kind == DecisionKind::kStart && AwaitsRequeue(d.job);
+  const Verdict v = waits ? Verdict::kWait : retry ? Check(d, &why) : Verdict::kSend;
   DecisionState to = DecisionState::kApplied;
   switch (v) {
-    case Verdict::kWait:
+    case Verdict::kWait:  // checked again next cycle
+      unapplied_[d.key] = d;
       return Status::Ok();
     case Verdict::kObsolete:
       to = DecisionState::kSuperseded;
@@ -261,6 +264,11 @@ Status Daemon::Send(const JournalDecision& d) {
       return slurm_->Undrain(d.nodes.at(0).node);
   }
   return MakeError("daemon: unknown decision kind", kExitRuntime);
+}
+
+bool Daemon::AwaitsRequeue(uint32_t job) const {
+  auto it = jobs_.find(job);
+  return it != jobs_.end() && it->second->stopping;
 }
 
 Status Daemon::Release(uint32_t job, uint32_t gen, const std::vector<NodeShare>& nodes) {

@@ -170,6 +170,9 @@ class Daemon {
     FailureKind fail_kind = FailureKind::kUnknown;  // its diagnosed kind, for the core's Fail at the requeue
     std::optional<FlexSpec> flex;  // its batch script's #ORRERY shape line (flex_shape.h), read when the policy shapes
     uint32_t listed_nodes = 1, listed_gpus_per_node = 0;  // its request as Slurm last listed it
+    // Preempted by the policy (requeuehold planned): Slurm lists it running or completing
+    // until the requeue completes (Seen::kStopping); its next start waits for that.
+    bool stopping = false;
   };
 
   // --- the cycle (daemon.cc)
@@ -231,6 +234,9 @@ class Daemon {
   // completes; every release of a job the daemon saw requeued (a later generation: a
   // preemption, a recovery, a requeue by Slurm) clears it (StartTime=now).
   static bool EligibleNow(uint32_t gen) { return gen > 0; }
+  // A start decision of a job whose requeue Slurm has not completed waits (Verdict::kWait):
+  // released now, it would be pushed to Slurm's begin time when the requeue completes.
+  bool AwaitsRequeue(uint32_t job) const;
   void Applied(const JournalDecision& d, Time now, CycleStats* st);
   std::string StartKey(uint32_t job, uint32_t gen) const;
 

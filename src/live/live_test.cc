@@ -609,6 +609,41 @@ TEST(DaemonVerbs, NodeJoinKeepsTiresiasAttainedService) {
   EXPECT_EQ(after->preemptions, 1u);
 }
 
+// A preempted job restarted while Slurm still completes its requeue (COMPLETING for 3 s:
+// its processes checkpoint within KillWait): the restart decision waits until Slurm lists it
+// pending, then its release makes it eligible now (StartTime=now) instead of at the begin
+// time Slurm pushes 120 s ahead when the requeue completes. The job is never adopted while it
+// completes, keeps its generation (1) and its attained service.
+TEST(DaemonVerbs, PreemptedJobRestartsAsSoonAsItsRequeueCompletes) {
+  Rig r("tiresias:thresholds=40,protect=0", 1);
+  r.slurm.set_requeue_timing(3, 120);
+  uint32_t a = r.Submit(8, 200);
+  for (int i = 0; i < 8; ++i) r.Tick();
+  uint32_t b = r.Submit(8, 200);
+  r.Tick();  // 1009: B's arrival demotes nothing yet; A (attained 7 s × 8 GPUs > 40) is preempted for B
+  ASSERT_EQ(r.slurm.job(a).state_raw, "COMPLETING");
+  const Time preempted = r.clock.Now();
+  r.slurm.AddNode("node2", 8, "gpu");
+  for (int i = 0; i < 8; ++i) r.Tick();
+  // The requeue completes at preempted + 3 (Advance), the daemon sees A pending held in that
+  // cycle and releases it on node2 with StartTime=now; Slurm starts it at the next Advance.
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node2"});
+  EXPECT_EQ(r.slurm.job(a).start, preempted + 3 + 1);
+  EXPECT_EQ(r.slurm.job(b).nodes, std::vector<std::string>{"node1"});  // once A's requeue freed it
+  EXPECT_EQ(r.slurm.counters(a).starts, 2u);
+  EXPECT_EQ(r.slurm.counters(a).releases, 2u);
+  auto started = r.journal->Get("start/" + std::to_string(a) + "/1");
+  ASSERT_TRUE(started.ok());
+  EXPECT_EQ(started->state, DecisionState::kApplied);
+  EXPECT_EQ(started->nodes.at(0).node, "node2");
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/2").error().code, ErrorCode::kNotFound);
+  auto view = r.daemon->JobView(a);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->preemptions, 1u);
+  EXPECT_NE(r.daemon->MetricsText().find("orrery_jobs_adopted_total 0\n"), std::string::npos);
+}
+
 // The core owns the cadence: tiresias:preset=lucid decides on its 60-s grid live too. The
 // rig's clock starts at 1000 s; a job submitted at 1001 waits for the tick at 1020 (the
 // first multiple of 60 after its arrival), although the daemon cycles every second.
