@@ -489,6 +489,22 @@ TEST(ServeConfig, ParsesAndRejectsWithLocations) {
             "s.toml:4:8: 'spec' in [policy]: policy 'qssf': estimator 'noisy-oracle' reads true job durations (an "
             "oracle); choose another estimator=... for live mode");
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"qssf:estimator=walltime\"\n"), "OK");
+  // Shaping live: shape=goodput needs the nodes' GPU type (a planner profile); elastic is refused.
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'fifo:shape=goodput': shape=goodput times jobs with the planner: "
+            "set [policy] gpu_type to the managed nodes' GPU type (e.g. \"H200\"; `orrery plan` names the known ones)");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput\"\ngpu_type = \"H200\"\n"), "OK");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput\"\ngpu_type = \"Z9\"\n")
+                .rfind("s.toml:4:8: 'spec' in [policy]: ", 0),
+            0u);
+  EXPECT_NE(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput\"\ngpu_type = \"Z9\"\n")
+                .find("planner profile of GPU type 'Z9'"),
+            std::string::npos);
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput,elastic=true\"\n"
+                "gpu_type = \"H200\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'fifo:shape=goodput,elastic=true': 'elastic' resizes running jobs "
+            "(a checkpoint and a restart at another GPU count), which orrery serve does not do yet; drop elastic=true: "
+            "shape=goodput alone shapes the jobs that opt in when they start");
   // The shared TOML reader's input checks and typed getters (config/toml_util.h).
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[daemon]\nhold_unheld = 1\n"),
             "s.toml:4:15: 'hold_unheld' in [daemon]: expected true or false, got 1");
