@@ -84,7 +84,6 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.nodes = lj.nodes;
                    ++lj.gen;
                    gens_[id] = lj.gen;
-                   lj.stopping = true;
                    lj.state = JobState::kQueued;
                    lj.nodes.clear();
                    lj.started = kNoTime;
@@ -299,6 +298,7 @@ void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
     case DecisionKind::kRequeue:
       ++st->requeues;
       ++m_requeues_;
+      if (auto it = jobs_.find(d.job); it != jobs_.end()) it->second->stopping = true;  // until Slurm completes it
       return;
     case DecisionKind::kDrain:
       DrainApplied(d, now, st);

@@ -170,8 +170,8 @@ class Daemon {
     FailureKind fail_kind = FailureKind::kUnknown;  // its diagnosed kind, for the core's Fail at the requeue
     std::optional<FlexSpec> flex;  // its batch script's #ORRERY shape line (flex_shape.h), read when the policy shapes
     uint32_t listed_nodes = 1, listed_gpus_per_node = 0;  // its request as Slurm last listed it
-    // Preempted by the policy (requeuehold planned): Slurm lists it running or completing
-    // until the requeue completes (Seen::kStopping); its next start waits for that.
+    // Preempted by the policy (its requeuehold applied) and Slurm lists it COMPLETING until
+    // the requeue completes (Seen::kStopping); its next start waits for that.
     bool stopping = false;
   };
 

@@ -322,7 +322,7 @@ void Daemon::BackToQueue(LiveJob& lj, bool held, Time now) {
 // ---------------------------------------------------------------- jobs
 
 Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
-  if (lj.stopping && sj.state == SlurmJobState::kRunning) return Seen::kStopping;
+  if (lj.stopping) return Seen::kStopping;  // (only while Slurm lists it completing: Reconcile)
   if (IsTerminal(sj.state)) return sj.state == SlurmJobState::kFailed ? Seen::kFailed : Seen::kEnded;
   if (sj.state == SlurmJobState::kRunning)
     return Placed(lj.state) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
@@ -339,7 +339,7 @@ Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
   lj.held = sj.held;
   lj.listed_nodes = sj.num_nodes;
   lj.listed_gpus_per_node = sj.gpus_per_node;
-  if (sj.state != SlurmJobState::kRunning) lj.stopping = false;  // the requeue completed (or it ended)
+  lj.stopping = lj.stopping && Completing(sj);  // pending: the requeue completed; anything else: Slurm decided
   const bool open = unapplied_.count(StartKey(lj.id, lj.gen)) > 0;
   const Transition tr = Next(lj.state, Classify(lj, sj), open);
   ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));

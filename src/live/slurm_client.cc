@@ -422,6 +422,8 @@ Result<ExecResult> Exec(const std::vector<std::string>& argv, int timeout_ms, co
   return r;
 }
 
+bool Completing(const SlurmJob& j) { return j.state == SlurmJobState::kRunning && j.state_raw == "COMPLETING"; }
+
 bool WaitsForBeginTime(const SlurmJob& j) {
   return j.state == SlurmJobState::kPending && !j.held && j.reason == "BeginTime";
 }

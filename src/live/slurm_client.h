@@ -46,6 +46,9 @@ bool WaitsForUnavailableNodes(const SlurmJob& j);
 // A released pending job that waits for its begin time (reason BeginTime): after a requeue,
 // Slurm pushes it ~2 minutes ahead when the requeue completes.
 bool WaitsForBeginTime(const SlurmJob& j);
+// Slurm lists the job COMPLETING: its processes are being killed (after a requeue: until the
+// requeue completes and it is pending again).
+bool Completing(const SlurmJob& j);
 
 struct SlurmJob {
   uint32_t id = 0;
