@@ -22,7 +22,7 @@ declare -A ALLOWED=(
   [logs]="llm base"
   [llm]="base"
   [signals]="sim semantic logs llm sched/framework sched/plugins predict plan trace config model base"
-  [live]="semantic logs llm sched/framework sched/plugins predict config model base"
+  [live]="semantic logs llm sched/framework sched/plugins plan predict config model base"
   [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins predict plan semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".

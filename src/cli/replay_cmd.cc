@@ -65,6 +65,7 @@ class RecordingClient final : public live::SlurmClient {
   Result<std::vector<live::SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
   Status Hold(uint32_t j) override { return inner_->Hold(j); }
   Status StartOn(uint32_t j, const std::vector<live::NodeShare>& n, bool r) override { return inner_->StartOn(j, n, r); }
+  Status Reshape(uint32_t j, const std::vector<live::NodeShare>& n) override { return inner_->Reshape(j, n); }
   Status RequeueHold(uint32_t j) override { return inner_->RequeueHold(j); }
   Status SetPriority(uint32_t j, uint32_t p) override { return inner_->SetPriority(j, p); }
   Status PowerDown(const std::string& n) override { return inner_->PowerDown(n); }

@@ -129,10 +129,12 @@ Status Daemon::PlanBatch(std::vector<JournalDecision>& batch) {
 // the journal's error only; a decision that is not settled stays in unapplied_.
 Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st) {
   std::string why;
-  const Verdict v = retry ? Check(d, &why) : Verdict::kSend;
+  const bool waits = d.kind == DecisionKind::kStart && AwaitsRequeue(d.job);
+  const Verdict v = waits ? Verdict::kWait : retry ? Check(d, &why) : Verdict::kSend;
   DecisionState to = DecisionState::kApplied;
   switch (v) {
-    case Verdict::kWait:
+    case Verdict::kWait:  // checked again next cycle
+      unapplied_[d.key] = d;
       return Status::Ok();
     case Verdict::kObsolete:
       to = DecisionState::kSuperseded;
@@ -239,7 +241,7 @@ Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const 
 Status Daemon::Send(const JournalDecision& d) {
   switch (d.kind) {
     case DecisionKind::kStart:
-      return slurm_->StartOn(d.job, d.nodes, /*after_requeue=*/d.gen > 0);  // every requeue starts a generation
+      return Release(d.job, d.gen, d.nodes);
     case DecisionKind::kRequeue: {
       Status s = slurm_->RequeueHold(d.job);
       // The job ended or is no longer running: nothing left to preempt.
@@ -263,6 +265,29 @@ Status Daemon::Send(const JournalDecision& d) {
   return MakeError("daemon: unknown decision kind", kExitRuntime);
 }
 
+bool Daemon::AwaitsRequeue(uint32_t job) const {
+  auto it = jobs_.find(job);
+  return it != jobs_.end() && it->second->stopping;
+}
+
+Status Daemon::Release(uint32_t job, uint32_t gen, const std::vector<NodeShare>& nodes) {
+  auto it = jobs_.find(job);
+  LiveJob* lj = it == jobs_.end() ? nullptr : it->second.get();
+  // Only a job that opted in changes its request; the others are placed as they asked (the
+  // shape plugin sees them fixed), so their decision's nodes match it.
+  const bool reshape = lj && lj->flex &&
+                       (nodes.size() != lj->listed_nodes ||
+                        std::any_of(nodes.begin(), nodes.end(),
+                                    [&](const NodeShare& n) { return n.gpus != lj->listed_gpus_per_node; }));
+  if (reshape) {
+    ORR_RETURN_IF_ERROR(slurm_->Reshape(job, nodes));
+    lj->listed_nodes = static_cast<uint32_t>(nodes.size());
+    lj->listed_gpus_per_node = nodes[0].gpus;
+    ++m_reshapes_;
+  }
+  return slurm_->StartOn(job, nodes, EligibleNow(gen));
+}
+
 // Bookkeeping of a decision Slurm took.
 void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
   switch (d.kind) {
@@ -273,6 +298,7 @@ void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
     case DecisionKind::kRequeue:
       ++st->requeues;
       ++m_requeues_;
+      if (auto it = jobs_.find(d.job); it != jobs_.end()) it->second->stopping = true;  // until Slurm completes it
       return;
     case DecisionKind::kDrain:
       DrainApplied(d, now, st);

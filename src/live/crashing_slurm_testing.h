@@ -43,6 +43,9 @@ class CrashingSlurm final : public SlurmClient {
   Status StartOn(uint32_t j, const std::vector<NodeShare>& n, bool r) override {
     return Gate([&] { return inner_->StartOn(j, n, r); });
   }
+  Status Reshape(uint32_t j, const std::vector<NodeShare>& n) override {
+    return Gate([&] { return inner_->Reshape(j, n); });
+  }
   Status RequeueHold(uint32_t j) override { return Gate([&] { return inner_->RequeueHold(j); }); }
   Status SetPriority(uint32_t j, uint32_t p) override { return Gate([&] { return inner_->SetPriority(j, p); }); }
   Status PowerDown(const std::string& n) override { return Gate([&] { return inner_->PowerDown(n); }); }

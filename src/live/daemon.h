@@ -29,6 +29,7 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "live/flex_shape.h"
 #include "live/job_state.h"
 #include "live/journal.h"
 #include "live/live_signals.h"
@@ -40,6 +41,7 @@
 #include "sched/framework/power.h"
 #include "sched/framework/scheduler.h"
 #include "semantic/semantic_estimator.h"
+#include "sched/plugins/planner_shape.h"
 
 namespace orrery::live {
 
@@ -47,6 +49,9 @@ struct DaemonOptions {
   std::vector<std::string> partitions;  // managed partitions (VCs), in this order
   std::string policy = "fifo";          // MakePolicy spec (live_policy.h says which are accepted)
   std::string placer = "consolidate";   // MakePlacer name
+  // The planner's GPU type of every managed node (shape=goodput: its profile times the jobs
+  // that opt in, flex_shape.h); "" = untyped (no shaping).
+  std::string gpu_type;
   uint64_t seed = 1;
   Duration default_duration = 3600;  // job duration when there is no hint and no time limit
   bool hold_unheld = true;           // hold pending jobs that were submitted without --hold
@@ -164,6 +169,11 @@ class Daemon {
     Duration hang_after = -1;  // orrery:hang=SECONDS, -1 = the config's
     FailureRecord failure;     // the last failure handled (job == 0: none)
     FailureKind fail_kind = FailureKind::kUnknown;  // its diagnosed kind, for the core's Fail at the requeue
+    std::optional<FlexSpec> flex;  // its batch script's #ORRERY shape line (flex_shape.h), read when the policy shapes
+    uint32_t listed_nodes = 1, listed_gpus_per_node = 0;  // its request as Slurm last listed it
+    // Preempted by the policy (its requeuehold applied) and Slurm lists it COMPLETING until
+    // the requeue completes (Seen::kStopping); its next start waits for that.
+    bool stopping = false;
   };
 
   // --- the cycle (daemon.cc)
@@ -186,6 +196,10 @@ class Daemon {
   Status SettleUnapplied(const SlurmJob& sj, Time now);
   Status Supersede(uint32_t job, uint32_t gen, Time now, const std::string& why);
   void FillJob(LiveJob& lj, const SlurmJob& sj);
+  // Shaping (flex_shape.h): the job's #ORRERY line, read once when the policy shapes; and
+  // what the shape plugin knows of a job (its model and bounds; none unless it opted in).
+  void ReadFlex(LiveJob& lj, Time now);
+  ShapeInfo ShapeInfoOf(const JobRequest& job) const;
   void TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now);
   bool HoldInSlurm(LiveJob& lj, Time now);
   Status NewGeneration(LiveJob& lj, Time now, const std::string& why);
@@ -213,6 +227,17 @@ class Daemon {
                                            std::string* why);
   Verdict Check(const JournalDecision& d, std::string* why) const;
   Status Send(const JournalDecision& d);
+  // The release of a start decision, the one place that sends it: a job that opted in is
+  // first given the decision's shape (Reshape) when Slurm's request differs; a job of a later
+  // generation is made eligible now (EligibleNow). Also the reconciler's make-eligible.
+  Status Release(uint32_t job, uint32_t gen, const std::vector<NodeShare>& nodes);
+  // Slurm 22.05 pushes a requeued job's begin time ~2 minutes ahead when the requeue
+  // completes; every release of a job the daemon saw requeued (a later generation: a
+  // preemption, a recovery, a requeue by Slurm) clears it (StartTime=now).
+  static bool EligibleNow(uint32_t gen) { return gen > 0; }
+  // A start decision of a job whose requeue Slurm has not completed waits (Verdict::kWait):
+  // released now, it would be pushed to Slurm's begin time when the requeue completes.
+  bool AwaitsRequeue(uint32_t job) const;
   void Applied(const JournalDecision& d, Time now, CycleStats* st);
   std::string StartKey(uint32_t job, uint32_t gen) const;
 
@@ -290,6 +315,7 @@ class Daemon {
   // metrics
   uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0, m_adopted_ = 0,
            m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0, m_journal_errors_ = 0;
+  uint64_t m_reshapes_ = 0, m_flex_errors_ = 0;  // shaping: requests changed, #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts
   // energy

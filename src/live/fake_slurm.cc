@@ -105,6 +105,7 @@ void FakeSlurm::Advance() {
       n.n.state_raw = "idle~";
     }
   }
+  FinishRequeues(now);
   // Starts: released jobs in release order whose pinned nodes have the GPUs.
   std::vector<uint32_t> wait;
   for (uint32_t id : released_) {
@@ -116,6 +117,14 @@ void FakeSlurm::Advance() {
 }
 
 bool FakeSlurm::TryStart(FJob& f, Time now) {
+  if (f.requeue_done != kNoTime) return false;  // still completing its requeue
+  if (f.begin != kNoTime && now < f.begin) {
+    if (f.j.reason != "BeginTime") {
+      f.j.reason = "BeginTime";
+      Touch(f);
+    }
+    return false;
+  }
   bool fits = !f.pinned.empty();
   for (const auto& s : f.pinned) {
     auto it = nodes_.find(s.node);
@@ -202,12 +211,15 @@ Status FakeSlurm::Hold(uint32_t job) {
   return Status::Ok();
 }
 
-Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool) {  // (no begin-time delay here)
+Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
-  if (f.j.state != SlurmJobState::kPending) return SlurmError("slurm: Job is no longer pending execution");
+  // A requeue still completing is pending in Slurm (PENDING|COMPLETING): updates are taken.
+  if (f.j.state != SlurmJobState::kPending && f.requeue_done == kNoTime)
+    return SlurmError("slurm: Job is no longer pending execution");
+  if (after_requeue) f.begin = clock_->Now();  // StartTime=now
   for (const auto& s : nodes)
     if (!nodes_.count(s.node)) return SlurmError("slurm: Invalid node name specified: " + s.node);
   f.pinned = nodes;
@@ -224,13 +236,63 @@ Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, boo
   return Status::Ok();
 }
 
+// As Slurm 22.05: only a pending job's request changes (a held one, in the daemon's use).
+Status FakeSlurm::Reshape(uint32_t job, const std::vector<NodeShare>& nodes) {
+  ORR_RETURN_IF_ERROR(Reach());
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
+  FJob& f = it->second;
+  if (f.j.state != SlurmJobState::kPending) return SlurmError("slurm: Job is no longer pending execution");
+  ORR_ASSIGN_OR_RETURN(const uint16_t gpus, UniformGpus(nodes));
+  for (const auto& s : nodes)
+    if (!nodes_.count(s.node)) return SlurmError("slurm: Invalid node name specified: " + s.node);
+  f.j.num_nodes = static_cast<uint32_t>(nodes.size());
+  f.j.gpus_per_node = gpus;
+  f.pinned = nodes;
+  ++counters_[job].reshapes;
+  Touch(f);
+  return Status::Ok();
+}
+
 Status FakeSlurm::RequeueHold(uint32_t job) {
   ORR_RETURN_IF_ERROR(Reach());
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
-  if (it->second.j.state != SlurmJobState::kRunning) return SlurmError("slurm: Job is not running");
-  Requeue(it->second, true);
+  FJob& f = it->second;
+  if (f.j.state != SlurmJobState::kRunning || f.requeue_done != kNoTime) return SlurmError("slurm: Job is not running");
+  if (requeue_completing_ <= 0) {
+    Requeue(f, true);
+    return Status::Ok();
+  }
+  // Listed COMPLETING on its nodes (held: "job requeued in held state") until the requeue ends.
+  running_.erase(std::remove(running_.begin(), running_.end(), job), running_.end());
+  f.requeue_done = clock_->Now() + requeue_completing_;
+  f.completing_on = std::move(f.pinned);
+  f.pinned.clear();
+  f.j.state_raw = "COMPLETING";
+  f.j.held = true;
+  f.j.reason = "job requeued in held state";
+  Touch(f);
   return Status::Ok();
+}
+
+// Requeues whose COMPLETING phase is over: pending (held unless released meanwhile), their
+// GPUs free, the begin time pushed ahead unless it is already in the future.
+void FakeSlurm::FinishRequeues(Time now) {
+  for (auto& [id, f] : jobs_) {
+    if (f.requeue_done == kNoTime || f.requeue_done > now) continue;
+    f.requeue_done = kNoTime;
+    for (const auto& s : f.completing_on) nodes_.at(s.node).n.gpus_used -= s.gpus;
+    f.completing_on.clear();
+    f.j.state = SlurmJobState::kPending;
+    f.j.state_raw = "PENDING";
+    f.j.start = kNoTime;
+    f.j.nodes.clear();
+    if (f.j.held) f.j.reason = "job requeued in held state";
+    if (requeue_begin_delay_ > 0 && (f.begin == kNoTime || f.begin <= now)) f.begin = now + requeue_begin_delay_;
+    ++counters_[id].requeues;
+    Touch(f);
+  }
 }
 
 // As Slurm: a failed (or running) batch job goes back to pending, held; the nodes it ran

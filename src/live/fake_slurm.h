@@ -36,6 +36,15 @@ class FakeSlurm final : public SlurmClient {
   // resumes from its checkpoint, charged restart_cost(gpus) (empty: it restarts from scratch).
   void set_start_at_release(bool v) { start_at_release_ = v; }
   void set_checkpointing(std::function<Duration(uint32_t gpus)> restart_cost) { restart_cost_ = std::move(restart_cost); }
+  // Slurm 22.05's requeue (a preemption's requeuehold): the job is listed COMPLETING, on its
+  // nodes, for `completing` s (its processes get KillWait to checkpoint), then pending; when
+  // the requeue completes, a begin time that is not in the future is pushed `begin_delay` s
+  // ahead (Slurm: ~120 s), which StartOn(after_requeue) resets to now. 0, 0: the requeue is
+  // instant and sets no begin time (the default).
+  void set_requeue_timing(Duration completing, Duration begin_delay) {
+    requeue_completing_ = completing;
+    requeue_begin_delay_ = begin_delay;
+  }
   // A job's files and batch script, as `scontrol show job` / `write batch_script` give them
   // (Files/BatchScript answer kNotFound for a job without them).
   void SetJobFiles(uint32_t job, JobFiles files, std::string batch_script);
@@ -44,7 +53,7 @@ class FakeSlurm final : public SlurmClient {
 
   // Inspection.
   struct Counters {
-    uint32_t starts = 0, completions = 0, releases = 0, holds = 0, requeues = 0;
+    uint32_t starts = 0, completions = 0, releases = 0, holds = 0, requeues = 0, reshapes = 0;
   };
   const Counters& counters(uint32_t job) const { return counters_.at(job); }
   // POWER_DOWN / POWER_UP requests per node (to prove none is sent twice).
@@ -75,6 +84,7 @@ class FakeSlurm final : public SlurmClient {
   Status NodesInto(const std::vector<std::string>& partitions, std::vector<SlurmNode>* out) override;
   Status Hold(uint32_t job) override;
   Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
+  Status Reshape(uint32_t job, const std::vector<NodeShare>& nodes) override;
   Status RequeueHold(uint32_t job) override;
   Status SetPriority(uint32_t job, uint32_t priority) override;
   Status PowerDown(const std::string& node) override;
@@ -93,6 +103,9 @@ class FakeSlurm final : public SlurmClient {
     Duration sleep = 0;
     std::vector<NodeShare> pinned;
     uint64_t changed = 0;
+    Time begin = kNoTime;              // eligible from (kNoTime: at once)
+    Time requeue_done = kNoTime;       // while COMPLETING after a requeue: when it ends
+    std::vector<NodeShare> completing_on;  // the nodes it still holds meanwhile
   };
   struct FNode {
     SlurmNode n;
@@ -103,6 +116,7 @@ class FakeSlurm final : public SlurmClient {
   void Touch(FJob& f);
   void Requeue(FJob& f, bool hold);
   bool TryStart(FJob& f, Time now);
+  void FinishRequeues(Time now);
 
   const Clock* clock_;
   std::map<uint32_t, FJob> jobs_;
@@ -121,6 +135,7 @@ class FakeSlurm final : public SlurmClient {
   Duration power_delay_ = 5;
   bool start_at_release_ = false;
   std::function<Duration(uint32_t)> restart_cost_;
+  Duration requeue_completing_ = 0, requeue_begin_delay_ = 0;
   std::map<uint32_t, std::pair<JobFiles, std::string>> files_;
   uint64_t file_calls_ = 0;
 };

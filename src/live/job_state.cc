@@ -27,6 +27,7 @@ std::string_view SeenName(Seen s) {
     case Seen::kDelayed: return "delayed";
     case Seen::kFailed: return "failed";
     case Seen::kHung: return "hung";
+    case Seen::kStopping: return "stopping";
   }
   return "?";
 }
@@ -122,6 +123,8 @@ Transition Next(JobState s, Seen seen, bool decision_open) {
       return {s, Action::kLeave};
     case Seen::kFailed:
       return OnFailed(s);
+    case Seen::kStopping:  // the daemon's preemption in progress: its decisions wait for the requeue
+      return {s, Action::kNone};
     case Seen::kHung:  // (Classify reports it only for a running job)
       return s == JobState::kRunning ? Transition{JobState::kRecovering, Action::kRecover} : OnRunning(s, true);
     case Seen::kRunningAsKnown:

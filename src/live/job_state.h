@@ -33,6 +33,8 @@ enum class Seen : uint8_t {
   kFailed,            // terminal with a failure state (FAILED, NODE_FAIL, TIMEOUT, OUT_OF_MEMORY, BOOT_FAIL)
   kHung,              // running, but no progress (heartbeat, reported progress) for the configured time
                       // (not from the listing: the recovery step checks every running job)
+  kStopping,          // completing after the daemon's preemption (requeuehold applied): Slurm has not
+                      // finished the requeue; it is neither adopted nor started again meanwhile
 };
 std::string_view SeenName(Seen s);
 

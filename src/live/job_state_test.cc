@@ -74,6 +74,11 @@ const Row kTable[] = {
     {S::kStarting, O::kDelayed, true, S::kStarting, A::kNone},             // the apply path sends it
     {S::kQueued, O::kDelayed, false, S::kUnheld, A::kHoldAgain},           // released by someone else
     {S::kUnheld, O::kDelayed, false, S::kUnheld, A::kNone},
+    // Preempted by the policy, Slurm still completing the requeue: nothing moves (no adoption),
+    // a start decision of the next generation waits (the apply path's AwaitsRequeue).
+    {S::kQueued, O::kStopping, false, S::kQueued, A::kNone},
+    {S::kStarting, O::kStopping, true, S::kStarting, A::kNone},
+    {S::kStarting, O::kStopping, false, S::kStarting, A::kNone},
 };
 
 TEST(JobState, TransitionTable) {
@@ -96,7 +101,7 @@ TEST(JobState, OnlyStartingDependsOnTheOpenDecision) {
   // The openness of a start decision matters only while the job is starting: everywhere
   // else Slurm's state alone decides.
   for (S s : {S::kUnheld, S::kQueued, S::kRunning, S::kRejected, S::kUnplaced, S::kRecovering, S::kFailed})
-    for (O o : {O::kRunningAsKnown, O::kRunningElsewhere, O::kHeld, O::kReleased, O::kNodesGone, O::kDelayed, O::kFailed, O::kHung})
+    for (O o : {O::kRunningAsKnown, O::kRunningElsewhere, O::kHeld, O::kReleased, O::kNodesGone, O::kDelayed, O::kFailed, O::kHung, O::kStopping})
       EXPECT_EQ(Next(s, o, false), Next(s, o, true)) << JobStateName(s) << " + " << SeenName(o);
 }
 

@@ -4,11 +4,15 @@
 
 namespace orrery::live {
 
-Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed, semantic::SchemaSource launch_schemas) {
-  ORR_ASSIGN_OR_RETURN(PolicyParts p, MakePolicy(spec, seed, nullptr));
+Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed, semantic::SchemaSource launch_schemas,
+                                   const LiveShape& shape) {
+  PolicyEnv env;
+  env.cluster = shape.cluster;
+  env.shape_info = shape.info ? shape.info : [](const JobRequest&) { return ShapeInfo{}; };
+  ORR_ASSIGN_OR_RETURN(PolicyParts p, MakePolicyFor(spec, seed, &env));
   if (p.share)
     return MakeError("GPU-sharing policies (" + spec + ") are not supported by orrery serve yet");
-  // Oracle policies and Lucid's profiler stage: the core's rule (CheckLiveSupport).
+  // Oracle policies, Lucid's profiler stage, elastic resizes: the core's rule (CheckLiveSupport).
   ORR_RETURN_IF_ERROR(CheckLiveSupport(p));
   auto* advisor = dynamic_cast<semantic::SemanticEstimator*>(p.estimator.get());
   if (advisor && !launch_schemas)
@@ -21,12 +25,23 @@ Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed, seman
   return p;
 }
 
-Status CheckLivePolicy(const std::string& spec, uint64_t seed, bool advisor) {
+Status CheckLivePolicy(const std::string& spec, uint64_t seed, bool advisor, const std::string& gpu_type) {
   semantic::SchemaSource schemas;
   if (advisor) schemas = [](const Job&) { return std::optional<semantic::LaunchSchema>(); };
-  auto p = MakeLivePolicy(spec, seed, std::move(schemas));
+  Cluster cluster;  // no nodes: the GPU type's planner profile is all a shaping policy reads here
+  SetGpuType(&cluster, gpu_type);
+  auto p = MakeLivePolicy(spec, seed, std::move(schemas), LiveShape{&cluster, {}});
   if (!p.ok()) return p.error();
+  if (p->shape && gpu_type.empty())
+    return MakeError("policy '" + spec + "': shape=goodput times jobs with the planner: set [policy] gpu_type to the "
+                     "managed nodes' GPU type (e.g. \"H200\"; `orrery plan` names the known ones)");
   return Status::Ok();
+}
+
+void SetGpuType(Cluster* cluster, const std::string& gpu_type) {
+  if (gpu_type.empty()) return;
+  const GpuTypeId t(static_cast<uint8_t>(cluster->gpu_types.Intern(gpu_type)));
+  for (Node& n : cluster->nodes) n.gpu_type = t;
 }
 
 }  // namespace orrery::live

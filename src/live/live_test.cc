@@ -489,6 +489,22 @@ TEST(ServeConfig, ParsesAndRejectsWithLocations) {
             "s.toml:4:8: 'spec' in [policy]: policy 'qssf': estimator 'noisy-oracle' reads true job durations (an "
             "oracle); choose another estimator=... for live mode");
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"qssf:estimator=walltime\"\n"), "OK");
+  // Shaping live: shape=goodput needs the nodes' GPU type (a planner profile); elastic is refused.
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'fifo:shape=goodput': shape=goodput times jobs with the planner: "
+            "set [policy] gpu_type to the managed nodes' GPU type (e.g. \"H200\"; `orrery plan` names the known ones)");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput\"\ngpu_type = \"H200\"\n"), "OK");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput\"\ngpu_type = \"Z9\"\n")
+                .rfind("s.toml:4:8: 'spec' in [policy]: ", 0),
+            0u);
+  EXPECT_NE(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput\"\ngpu_type = \"Z9\"\n")
+                .find("planner profile of GPU type 'Z9'"),
+            std::string::npos);
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"fifo:shape=goodput,elastic=true\"\n"
+                "gpu_type = \"H200\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'fifo:shape=goodput,elastic=true': 'elastic' resizes running jobs "
+            "(a checkpoint and a restart at another GPU count), which orrery serve does not do yet; drop elastic=true: "
+            "shape=goodput alone shapes the jobs that opt in when they start");
   // The shared TOML reader's input checks and typed getters (config/toml_util.h).
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[daemon]\nhold_unheld = 1\n"),
             "s.toml:4:15: 'hold_unheld' in [daemon]: expected true or false, got 1");
@@ -607,6 +623,41 @@ TEST(DaemonVerbs, NodeJoinKeepsTiresiasAttainedService) {
   ASSERT_TRUE(after.has_value());
   EXPECT_EQ(after->attained, before->attained);
   EXPECT_EQ(after->preemptions, 1u);
+}
+
+// A preempted job restarted while Slurm still completes its requeue (COMPLETING for 3 s:
+// its processes checkpoint within KillWait): the restart decision waits until Slurm lists it
+// pending, then its release makes it eligible now (StartTime=now) instead of at the begin
+// time Slurm pushes 120 s ahead when the requeue completes. The job is never adopted while it
+// completes, keeps its generation (1) and its attained service.
+TEST(DaemonVerbs, PreemptedJobRestartsAsSoonAsItsRequeueCompletes) {
+  Rig r("tiresias:thresholds=40,protect=0", 1);
+  r.slurm.set_requeue_timing(3, 120);
+  uint32_t a = r.Submit(8, 200);
+  for (int i = 0; i < 8; ++i) r.Tick();
+  uint32_t b = r.Submit(8, 200);
+  r.Tick();  // 1009: B's arrival demotes nothing yet; A (attained 7 s × 8 GPUs > 40) is preempted for B
+  ASSERT_EQ(r.slurm.job(a).state_raw, "COMPLETING");
+  const Time preempted = r.clock.Now();
+  r.slurm.AddNode("node2", 8, "gpu");
+  for (int i = 0; i < 8; ++i) r.Tick();
+  // The requeue completes at preempted + 3 (Advance), the daemon sees A pending held in that
+  // cycle and releases it on node2 with StartTime=now; Slurm starts it at the next Advance.
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node2"});
+  EXPECT_EQ(r.slurm.job(a).start, preempted + 3 + 1);
+  EXPECT_EQ(r.slurm.job(b).nodes, std::vector<std::string>{"node1"});  // once A's requeue freed it
+  EXPECT_EQ(r.slurm.counters(a).starts, 2u);
+  EXPECT_EQ(r.slurm.counters(a).releases, 2u);
+  auto started = r.journal->Get("start/" + std::to_string(a) + "/1");
+  ASSERT_TRUE(started.ok());
+  EXPECT_EQ(started->state, DecisionState::kApplied);
+  EXPECT_EQ(started->nodes.at(0).node, "node2");
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/2").error().code, ErrorCode::kNotFound);
+  auto view = r.daemon->JobView(a);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->preemptions, 1u);
+  EXPECT_NE(r.daemon->MetricsText().find("orrery_jobs_adopted_total 0\n"), std::string::npos);
 }
 
 // The core owns the cadence: tiresias:preset=lucid decides on its 60-s grid live too. The

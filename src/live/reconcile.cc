@@ -115,11 +115,14 @@ Status Daemon::Rebuild(Time now) {
   std::vector<const SlurmNode*> model;
   for (const auto& [name, n] : nodes_) model.push_back(&n);
   SlurmCluster built = ClusterFromSinfo(opts_.partitions, std::move(model));
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchSchemas()));
+  auto cluster = std::make_unique<Cluster>(std::move(built.cluster));
+  SetGpuType(cluster.get(), opts_.gpu_type);
+  const LiveShape shape{cluster.get(), [this](const JobRequest& job) { return ShapeInfoOf(job); }};
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchSchemas(), shape));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
   advisor_ = dynamic_cast<semantic::SemanticEstimator*>(policy.estimator.get());  // owned by the scheduler below
   sched_.reset();
-  cluster_ = std::make_unique<Cluster>(std::move(built.cluster));
+  cluster_ = std::move(cluster);
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
   node_index_ = std::move(built.index);
   // Nodes that are not schedulable now are in the cluster but unpowered (no free GPU for
@@ -156,6 +159,7 @@ Status Daemon::SyncNodes(Time now) {
     nd.vc = VcId(static_cast<uint16_t>(VcOf(n.partition)));
     nd.gpus = n.gpus;
     nd.name = name;
+    if (cluster_->gpu_types.size() > 0) nd.gpu_type = GpuTypeId(0);  // [policy] gpu_type (SetGpuType)
     ORR_RETURN_IF_ERROR(sched_->AddNode(nd));
     cluster_->vcs[nd.vc.v].nodes.push_back(nd.id);
     cluster_->vcs[nd.vc.v].gpus += nd.gpus;
@@ -205,6 +209,8 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   j.gpu_milli = 1000;
   j.nodes = static_cast<uint16_t>(sj.num_nodes > 1 ? sj.num_nodes : 0);
   lj.partition = sj.partition;
+  lj.listed_nodes = sj.num_nodes;
+  lj.listed_gpus_per_node = sj.gpus_per_node;
   lj.heartbeat = HeartbeatPath(sj.comment, sj.id);
   lj.hang_after = HangAfter(sj.comment);
   int vc = VcOf(sj.partition);
@@ -317,6 +323,7 @@ void Daemon::BackToQueue(LiveJob& lj, bool held, Time now) {
 // ---------------------------------------------------------------- jobs
 
 Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
+  if (lj.stopping) return Seen::kStopping;  // (only while Slurm lists it completing: Reconcile)
   if (IsTerminal(sj.state)) return sj.state == SlurmJobState::kFailed ? Seen::kFailed : Seen::kEnded;
   if (sj.state == SlurmJobState::kRunning)
     return Placed(lj.state) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
@@ -331,6 +338,9 @@ Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
   if (it == jobs_.end()) return NewJob(sj, now);
   LiveJob& lj = *it->second;
   lj.held = sj.held;
+  lj.listed_nodes = sj.num_nodes;
+  lj.listed_gpus_per_node = sj.gpus_per_node;
+  lj.stopping = lj.stopping && Completing(sj);  // pending: the requeue completed; anything else: Slurm decided
   const bool open = unapplied_.count(StartKey(lj.id, lj.gen)) > 0;
   const Transition tr = Next(lj.state, Classify(lj, sj), open);
   ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));
@@ -358,8 +368,8 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
     case Action::kMakeEligible:
       // Only a job the daemon saw requeued (a later generation): a first start keeps any
       // begin time its user asked for. Idempotent (the same nodes, already released).
-      if (lj.gen > 0) {
-        Status st = slurm_->StartOn(lj.id, lj.nodes, /*after_requeue=*/true);
+      if (EligibleNow(lj.gen)) {
+        Status st = Release(lj.id, lj.gen, lj.nodes);
         if (!st.ok()) Note(now, "error", fmt::format("cannot make job {} eligible now: {}", lj.id, st.error().message));
       }
       break;
@@ -489,6 +499,7 @@ Status Daemon::NewJob(const SlurmJob& sj, Time now) {
   jobs_[sj.id] = std::move(owned);
   ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
   if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(sj.id);  // before the estimator sees the job
+  ReadFlex(lj, now);  // before the shape plugin sees the job
   if (lj.state == JobState::kUnheld) HoldInSlurm(lj, now);
   if (!need_rebuild_) Attach(lj, now);
   return Status::Ok();
@@ -538,6 +549,41 @@ Status Daemon::ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now) {
     unapplied_.erase(un);
   }
   return Status::Ok();
+}
+
+// ---------------------------------------------------------------- shaping (flex_shape.h)
+
+// A job enters the shape plugin's view only through its #ORRERY line; a script that cannot be
+// read or whose line is wrong leaves the job at its request, with the reason as an event.
+void Daemon::ReadFlex(LiveJob& lj, Time now) {
+  if (!sched_ || !sched_->policy().shape) return;
+  Result<std::string> script = slurm_->BatchScript(lj.id);
+  if (!script.ok()) {
+    if (script.error().code != ErrorCode::kNotFound)
+      Note(now, "shape", fmt::format("job {}: batch script not read ({}): it keeps its request", lj.id,
+                                     script.error().message));
+    return;
+  }
+  Result<std::optional<FlexSpec>> flex = ParseFlexLine(*script, fmt::format("job {}'s batch script", lj.id));
+  if (!flex.ok()) {
+    ++m_flex_errors_;
+    Note(now, "shape", flex.error().message + " (the job keeps its request)");
+    return;
+  }
+  lj.flex = *flex;
+  if (lj.flex)
+    Note(now, "shape", fmt::format("job {} opted in to shaping: {}-{} GPUs", lj.id, lj.flex->min_gpus, lj.flex->max_gpus));
+}
+
+ShapeInfo Daemon::ShapeInfoOf(const JobRequest& job) const {
+  ShapeInfo info;
+  auto it = jobs_.find(job.id.v);
+  if (it == jobs_.end() || !it->second->flex) return info;
+  const FlexSpec& f = *it->second->flex;
+  info.model = &f.model;
+  info.min_gpus = f.min_gpus;
+  info.max_gpus = f.max_gpus;
+  return info;
 }
 
 }  // namespace orrery::live

@@ -68,8 +68,9 @@ Status ParseSlurm(const Ctx& c, const TV& slurm, ServeConfig* cfg) {
 }
 
 Status ParsePolicy(const Ctx& c, const TV& policy, DaemonOptions* d) {
-  ORR_RETURN_IF_ERROR(OnlyKeys(c, policy, "[policy]", {"spec", "placer", "seed", "default_duration_s", "energy"}));
+  ORR_RETURN_IF_ERROR(OnlyKeys(c, policy, "[policy]", {"spec", "placer", "seed", "default_duration_s", "energy", "gpu_type"}));
   ORR_RETURN_IF_ERROR(ReadString(c, policy, "spec", "[policy]", &d->policy));
+  ORR_RETURN_IF_ERROR(ReadString(c, policy, "gpu_type", "[policy]", &d->gpu_type));
   ORR_RETURN_IF_ERROR(ReadString(c, policy, "placer", "[policy]", &d->placer));
   int64_t seed = static_cast<int64_t>(d->seed), dd = d->default_duration;
   ORR_RETURN_IF_ERROR(ReadInt(c, policy, "seed", "[policy]", 0, INT64_MAX, &seed));
@@ -78,7 +79,7 @@ Status ParsePolicy(const Ctx& c, const TV& policy, DaemonOptions* d) {
   d->default_duration = dd;
   auto where = [&](const char* k) -> const TV& { return Find(policy, k) ? *Find(policy, k) : policy; };
   // The daemon's own check (live_policy.h), located here.
-  if (Status s = CheckLivePolicy(d->policy, d->seed, d->signals.advisor); !s.ok())
+  if (Status s = CheckLivePolicy(d->policy, d->seed, d->signals.advisor, d->gpu_type); !s.ok())
     return c.At(where("spec"), "'spec' in [policy]: " + s.error().message);
   auto pl = MakePlacer(d->placer, d->seed);
   if (!pl.ok()) return c.At(where("placer"), "'placer' in [policy]: " + pl.error().message);

@@ -422,6 +422,8 @@ Result<ExecResult> Exec(const std::vector<std::string>& argv, int timeout_ms, co
   return r;
 }
 
+bool Completing(const SlurmJob& j) { return j.state == SlurmJobState::kRunning && j.state_raw == "COMPLETING"; }
+
 bool WaitsForBeginTime(const SlurmJob& j) {
   return j.state == SlurmJobState::kPending && !j.held && j.reason == "BeginTime";
 }
@@ -529,6 +531,27 @@ Status ExecSlurmClient::StartOn(uint32_t job, const std::vector<NodeShare>& node
   auto r = Run("scontrol", {"release", id});
   // Releasing twice (e.g. re-applying after a crash) is harmless.
   if (!r.ok() && r.error().code != ErrorCode::kWrongState) return r.error();
+  return Status::Ok();
+}
+
+Result<uint16_t> UniformGpus(const std::vector<NodeShare>& nodes) {
+  if (nodes.empty()) return MakeError("a shape needs at least one node", kExitRuntime);
+  for (const NodeShare& n : nodes)
+    if (n.gpus != nodes[0].gpus)
+      return MakeError("Slurm's request is per node: " + nodes[0].node + " has " + std::to_string(nodes[0].gpus) +
+                           " GPUs, " + n.node + " " + std::to_string(n.gpus),
+                       kExitRuntime);
+  return nodes[0].gpus;
+}
+
+Status ExecSlurmClient::Reshape(uint32_t job, const std::vector<NodeShare>& nodes) {
+  ORR_ASSIGN_OR_RETURN(const uint16_t gpus, UniformGpus(nodes));
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n.node);
+  const std::string count = std::to_string(nodes.size());
+  auto u = Run("scontrol", {"update", "JobId=" + std::to_string(job), "NumNodes=" + count + "-" + count,
+                            "TresPerNode=gres:gpu:" + std::to_string(gpus), "ReqNodeList=" + JoinParts(names)});
+  if (!u.ok()) return u.error();
   return Status::Ok();
 }
 

@@ -46,6 +46,9 @@ bool WaitsForUnavailableNodes(const SlurmJob& j);
 // A released pending job that waits for its begin time (reason BeginTime): after a requeue,
 // Slurm pushes it ~2 minutes ahead when the requeue completes.
 bool WaitsForBeginTime(const SlurmJob& j);
+// Slurm lists the job COMPLETING: its processes are being killed (after a requeue: until the
+// requeue completes and it is pending again).
+bool Completing(const SlurmJob& j);
 
 struct SlurmJob {
   uint32_t id = 0;
@@ -140,6 +143,12 @@ class SlurmClient {
   // `after_requeue`: the job was requeued before, and Slurm pushed its begin time ~2 minutes
   // ahead when the requeue completed; it is made eligible now (StartTime=now).
   virtual Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) = 0;
+  // Changes a held pending job's request to `nodes`: as many nodes, the same GPU count on
+  // each (NumNodes=N-N TresPerNode=gres:gpu:G ReqNodeList=...; Slurm 22.05 refuses NumNodes=N
+  // alone when N exceeds the old maximum). The shape the planner chose for a job that opted
+  // in (flex_shape.h); StartOn releases it afterwards. An error when the nodes' GPU counts
+  // differ (Slurm's request is per node).
+  virtual Status Reshape(uint32_t job, const std::vector<NodeShare>& nodes) = 0;
   // Requeues a running job and holds it (preemption); the job must be requeueable.
   virtual Status RequeueHold(uint32_t job) = 0;
   virtual Status SetPriority(uint32_t job, uint32_t priority) = 0;
@@ -163,6 +172,10 @@ class SlurmClient {
   // starts it again).
   virtual Status RestartHeld(uint32_t job) = 0;
 };
+
+// The per-node GPU count of `nodes` when every node has the same one (Slurm's per-node
+// request), else an error naming the two counts.
+Result<uint16_t> UniformGpus(const std::vector<NodeShare>& nodes);
 
 // --- parsing helpers (public for tests and fuzzing)
 
@@ -219,6 +232,7 @@ class ExecSlurmClient final : public SlurmClient {
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
   Status Hold(uint32_t job) override;
   Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
+  Status Reshape(uint32_t job, const std::vector<NodeShare>& nodes) override;
   Status RequeueHold(uint32_t job) override;
   Status SetPriority(uint32_t job, uint32_t priority) override;
   Status PowerDown(const std::string& node) override;

@@ -1,6 +1,6 @@
 // libFuzzer target: the parsers of Slurm's command-line output (squeue, sinfo, hostlists,
 // GRES strings, times, time limits, duration hints, `scontrol show job` files, recovery's
-// comment keys) must return a value or an error for
+// comment keys, the #ORRERY shape opt-in line of a batch script) must return a value or an error for
 // every input, never crash, hang or allocate without bound. The first byte picks the
 // parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
 #include <cstddef>
@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "live/flex_shape.h"
 #include "live/recovery.h"
 #include "live/slurm_client.h"
 
@@ -16,7 +17,7 @@ using namespace orrery::live;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0: {
       auto r = ParseSqueue(text);
       if (r.ok()) {
@@ -52,6 +53,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 5: {
       auto r = ParseJobFiles(text);
       if (r.ok() && r->stdout_path.size() > text.size() + r->workdir.size() + 1) __builtin_trap();  // from the input only
+      break;
+    }
+    case 7: {
+      auto r = ParseFlexLine(text, "job.sh");
+      if (r.ok() && r->has_value() && ((*r)->min_gpus == 0 || (*r)->min_gpus > (*r)->max_gpus)) __builtin_trap();
+      if (!r.ok() && r.error().message.rfind("job.sh:", 0) != 0) __builtin_trap();  // every error is located
       break;
     }
     default: {

@@ -265,6 +265,10 @@ std::string Daemon::MetricsText() const {
   x.Counter("orrery_cycles_total", "Decision cycles run since the journal was created.", static_cast<uint64_t>(cycle_));
   x.Counter("orrery_decisions_start_total", "Start decisions applied by this process.", m_starts_);
   x.Counter("orrery_decisions_requeue_total", "Preemptions (requeue+hold) applied by this process.", m_requeues_);
+  x.Counter("orrery_reshapes_total", "Requests of opted-in jobs changed to the planner's shape before their release.",
+            m_reshapes_);
+  x.Counter("orrery_shape_line_errors_total", "Batch scripts whose #ORRERY line was refused (the job keeps its request).",
+            m_flex_errors_);
   x.Counter("orrery_power_actions_total", "Node power actions applied by this process.", m_power_);
   x.Counter("orrery_apply_errors_total", "Decisions Slurm refused or could not take (retried).", m_apply_errors_);
   x.Counter("orrery_slurm_errors_total", "Cycles that could not read Slurm's state.", m_slurm_errors_);

@@ -142,23 +142,27 @@ TEST(ElasticResize, PolicySpecErrors) {
     ASSERT_FALSE(p.ok()) << k.spec;
     EXPECT_EQ(p.error().message, k.message);
   }
-  // Without a cluster (the live daemon) shaping is refused by name.
+  // Without the jobs' models (a trace, or the live daemon's opt-in jobs) shaping is refused.
   Result<PolicyParts> live = MakePolicy("easy:shape=goodput", 1, &t);
   ASSERT_FALSE(live.ok());
   EXPECT_EQ(live.error().message,
-            "policy 'easy:shape=goodput': parameter 'shape': needs the jobs' phases and the cluster's GPU types "
-            "(orrery simulate; the live daemon does not shape jobs)");
+            "policy 'easy:shape=goodput': parameter 'shape': needs the jobs' models (a trace's phases, or the live "
+            "daemon's opt-in jobs) and the cluster's GPU types");
   // A good spec builds the shape plugin and the planner it shares with the progress model.
   Result<PolicyParts> ok = MakePolicyFor("easy:shape=goodput,elastic=true", 1, &env);
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_NE(ok->shape, nullptr);
   EXPECT_NE(ok->reschedule, nullptr);
   EXPECT_NE(env.planner, nullptr);
-  // The live daemon refuses shaped policies by name (the core's rule).
+  // Live mode runs shape=goodput (for the jobs that opt in) but refuses elastic resizes by
+  // name (the core's rule).
+  Result<PolicyParts> shaped = MakePolicyFor("easy:shape=goodput", 1, &env);
+  ASSERT_TRUE(shaped.ok()) << shaped.error().message;
+  EXPECT_TRUE(CheckLiveSupport(*shaped).ok());
   EXPECT_EQ(CheckLiveSupport(*ok).error().message,
-            "policy 'easy:shape=goodput,elastic=true': shape 'goodput' changes jobs' GPU counts and layouts, which "
-            "orrery serve cannot apply to submitted Slurm batch jobs (their scripts fix the world size); run shaped "
-            "policies with `orrery simulate`");
+            "policy 'easy:shape=goodput,elastic=true': 'elastic' resizes running jobs (a checkpoint and a restart at "
+            "another GPU count), which orrery serve does not do yet; drop elastic=true: shape=goodput alone shapes the "
+            "jobs that opt in when they start");
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ TEST(PlannerProgress, ShapingPoliciesNeedIt) {
   const Trace t = MakeTrace({JobSpec{0, 500, 8}});
   Result<PolicyParts> parts = MakePolicy("fifo", 1);
   ASSERT_TRUE(parts.ok());
-  parts->shape = std::make_unique<GoodputShape>(H200Cost(), &t.work, GoodputShapeOptions{});
+  parts->shape = std::make_unique<GoodputShape>(H200Cost(), TraceShapeInfo(&t.work), GoodputShapeOptions{});
   SimConfig cfg;
   cfg.record_attempts = true;
   Result<SimResult> r = Simulate(t, c, cfg, std::move(*parts));

@@ -48,14 +48,14 @@ Status CheckLiveSupport(const PolicyParts& p) {
   if (p.profiler.enabled)
     return MakeError(who + "Lucid's profiler stage needs a staging partition only the simulator models; "
                      "add profiler=false to run it live");
-  // A shape other than the request changes the job's world size: its Slurm job would have to
-  // be resubmitted with another GPU count and its launcher re-planned (dp, tp, pp), which the
-  // daemon cannot do for a user's batch script; resizes would also restart it from its
-  // checkpoint. Not supported live yet.
-  if (p.shape)
-    return MakeError(who + "shape '" + std::string(p.shape->name()) +
-                     "' changes jobs' GPU counts and layouts, which orrery serve cannot apply to submitted Slurm "
-                     "batch jobs (their scripts fix the world size); run shaped policies with `orrery simulate`");
+  // Shapes are applied live only to jobs that opt in (their batch script declares the GPU
+  // counts its launcher accepts, docs/formats/flex-shape.md; the daemon updates the held job's
+  // request before releasing it). Resizing a running job would be a checkpoint-requeue at
+  // another world size, which the daemon does not do yet.
+  if (p.reschedule && p.reschedule->resizes_jobs())
+    return MakeError(who + "'" + std::string(p.reschedule->name()) +
+                     "' resizes running jobs (a checkpoint and a restart at another GPU count), which orrery serve "
+                     "does not do yet; drop elastic=true: shape=goodput alone shapes the jobs that opt in when they start");
   if (p.reserve.active())
     return MakeError(who + "eval_share reserves GPUs for evaluation jobs, but live mode does not know which Slurm "
                      "jobs are evaluations (no job kind): it would only cap every job; drop eval_share for live mode");

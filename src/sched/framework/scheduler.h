@@ -148,6 +148,9 @@ class ReschedulePlugin : public virtual Plugin {
   // completion (e.g. a running job crossing a queue threshold), or kNoTime. An
   // event-driven driver calls Schedule then (Advance marks the VCs concerned).
   virtual Time NextWakeup() const { return kNoTime; }
+  // Whether it changes running jobs' GPU counts (elastic resize: checkpoint and restart at
+  // another count), which live mode cannot do yet (CheckLiveSupport).
+  virtual bool resizes_jobs() const { return false; }
   virtual std::unique_ptr<ReschedulePlugin> Clone(PluginCopies& copies) const { return nullptr; }  // QueueSortPlugin's
 };
 

@@ -32,10 +32,12 @@ struct ElasticOptions {
 class ElasticResize final : public ReschedulePlugin {
  public:
   // shape: the policy's GoodputShape (owned by the same PolicyParts); requests: the trace's
-  // jobs (a running job's request, by Job::id).
+  // jobs (a running job's request, by Job::id); null in live mode, where CheckLiveSupport
+  // refuses the plugin (resizes_jobs) before it runs.
   ElasticResize(GoodputShape* shape, const std::vector<Job>* requests, ElasticOptions o)
       : shape_(shape), requests_(requests), o_(o) {}
   std::string_view name() const override { return "elastic"; }
+  bool resizes_jobs() const override { return true; }
   Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) override;
   void JobStarted(SchedulerHandle& h, uint32_t slot) override;
   void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause cause, bool requeued) override;

@@ -205,11 +205,17 @@ Shape GoodputShape::Choose(const SchedJob& j, const ClusterState& state) {
   return c ? c->shape : RequestedShape(job);
 }
 
-const TrainModel* GoodputShape::ModelOf(const JobRequest& job) const {
-  if (job.id.v >= work_->size()) return nullptr;
-  const Phase* phase = DescribedPhase((*work_)[job.id.v]);
-  return phase ? &phase->model : nullptr;
+ShapeInfoFn TraceShapeInfo(const std::vector<WorkSpec>* work) {
+  return [work](const JobRequest& job) {
+    ShapeInfo info;
+    if (job.id.v >= work->size()) return info;
+    const Phase* phase = DescribedPhase((*work)[job.id.v]);
+    if (phase != nullptr) info.model = &phase->model;
+    return info;
+  };
 }
+
+const TrainModel* GoodputShape::ModelOf(const JobRequest& job) const { return info_(job).model; }
 
 void GoodputShape::SetCrowded(VcId vc, bool crowded) {
   if (crowded_.size() <= vc.v) crowded_.resize(vc.v + 1, 0);
@@ -219,25 +225,46 @@ void GoodputShape::SetCrowded(VcId vc, bool crowded) {
 std::optional<ShapeChoice> GoodputShape::ChooseFor(const JobRequest& job, VcId vc, GpuTypeMask types,
                                                    const ClusterState& state, bool may_grow) const {
   if (job.gpus == 0 || job.is_fractional()) return std::nullopt;
-  const TrainModel* m = ModelOf(job);
-  if (m == nullptr) return std::nullopt;
+  const ShapeInfo info = info_(job);
+  if (info.model == nullptr) return std::nullopt;
+  const Counts counts = CountsFor(job, info, may_grow);
   const Cluster& cluster = state.cluster();
   std::optional<ShapeChoice> best;
   for (uint32_t t = 0; t < cluster.gpu_types.size() && t < 8 * sizeof(GpuTypeMask); ++t) {
     if (types != 0 && !(types & (GpuTypeMask{1} << t))) continue;
     if (!cost_->has_profile(GpuTypeId(t))) continue;
-    std::optional<ShapeChoice> c = ChooseOnType(job, *m, vc, GpuTypeId(t), state, may_grow);
+    std::optional<ShapeChoice> c = ChooseOnType(*info.model, counts, info.declared(), vc, GpuTypeId(t), state);
     if (!c) continue;
     if (!best || c->step_s < best->step_s || (c->step_s == best->step_s && c->shape.gpus < best->shape.gpus))
       best = c;
   }
+  if (!best) return best;
+  // A count other than the request: the placer picks the nodes (a job with declared bounds
+  // always gets an explicit node count, its launcher's world is nodes × GPUs per node).
+  if (!info.declared() && best->shape.gpus == job.gpus) best->shape.nodes = job.nodes;
   // One GPU type in the VC: the placer needs no type restriction (the shape is the old one).
-  if (best && cluster.gpu_types.size() <= 1) best->shape.type = GpuTypeId();
+  if (cluster.gpu_types.size() <= 1) best->shape.type = GpuTypeId();
   return best;
 }
 
-std::optional<ShapeChoice> GoodputShape::ChooseOnType(const JobRequest& job, const TrainModel& m, VcId vc, GpuTypeId type,
-                                                      const ClusterState& state, bool may_grow) const {
+// Trace jobs: [request / shrink, request × grow] around the request (the request when it may
+// not grow). A job with declared bounds: from its minimum up to its maximum (its minimum when
+// it may not grow): it starts as small as it accepts and grows while that pays.
+GoodputShape::Counts GoodputShape::CountsFor(const JobRequest& job, const ShapeInfo& info, bool may_grow) const {
+  Counts c;
+  if (info.declared()) {
+    c.start = c.lo = info.min_gpus;
+    c.cap = may_grow ? info.max_gpus : info.min_gpus;
+    return c;
+  }
+  c.start = std::bit_floor(job.gpus);
+  c.lo = std::max<uint32_t>(1, std::bit_ceil(std::max<uint32_t>(1, job.gpus / o_.shrink)));
+  c.cap = may_grow ? job.gpus * o_.grow : job.gpus;
+  return c;
+}
+
+std::optional<ShapeChoice> GoodputShape::ChooseOnType(const TrainModel& m, const Counts& counts, bool whole_nodes,
+                                                      VcId vc, GpuTypeId type, const ClusterState& state) const {
   const Cluster& cluster = state.cluster();
   uint16_t per_node = 0;
   for (NodeId n : state.vc_nodes(vc))
@@ -250,28 +277,26 @@ std::optional<ShapeChoice> GoodputShape::ChooseOnType(const JobRequest& job, con
     idle += state.free_gpus(n) == state.total_gpus(n) && state.total_gpus(n) == per_node;
   }
   auto placeable = [&](uint32_t g) { return g <= per_node ? g <= max_free : g % per_node == 0 && g / per_node <= idle; };
+  auto nodes_of = [&](uint32_t g) { return (g + per_node - 1) / per_node; };
   auto step = [&](uint32_t g) -> std::optional<PlannedStep> {
-    const int n = static_cast<int>((g + per_node - 1) / per_node);
-    Result<PlannedStep> r = cost_->Best(m, {TypedGroup{type, static_cast<int>(g), n}});
+    Result<PlannedStep> r = cost_->Best(m, {TypedGroup{type, static_cast<int>(g), static_cast<int>(nodes_of(g))}});
     if (!r.ok()) return std::nullopt;
     return *r;
   };
-  const uint32_t lo = std::max<uint32_t>(1, std::bit_ceil(std::max<uint32_t>(1, job.gpus / o_.shrink)));
-  uint32_t g = std::bit_floor(job.gpus);
+  uint32_t g = counts.start;
   std::optional<PlannedStep> cur;
-  for (; g >= lo; g /= 2) {
+  for (; g >= counts.lo && g > 0; g /= 2) {
     if (placeable(g) && (cur = step(g))) break;
   }
   if (!cur) return std::nullopt;
-  const uint32_t cap = may_grow ? job.gpus * o_.grow : job.gpus;
-  for (uint32_t next = g * 2; next <= cap && placeable(next); next *= 2) {
+  for (uint32_t next = g * 2; next <= counts.cap && placeable(next); next *= 2) {
     std::optional<PlannedStep> s = step(next);
     if (!s || cur->seconds < o_.min_gain * s->seconds) break;
     g = next, cur = s;
   }
   ShapeChoice out;
   out.shape.gpus = g;
-  out.shape.nodes = g == job.gpus ? job.nodes : 0;  // another count: the placer picks the nodes
+  out.shape.nodes = whole_nodes ? static_cast<uint16_t>(nodes_of(g)) : 0;
   out.shape.layout = ParallelLayout{static_cast<uint16_t>(cur->plan.dp), static_cast<uint16_t>(cur->plan.tp),
                                     static_cast<uint16_t>(cur->plan.pp)};
   out.shape.type = type;

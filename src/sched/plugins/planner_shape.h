@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -103,18 +104,32 @@ struct ShapeChoice {
   double step_s = 0;  // the best plan's step on that many GPUs of shape.type
 };
 
+// What the shape rule knows of a job: the model it trains (null: not described, the job keeps
+// its requested shape) and, for a job that declares the GPU counts its launcher accepts (the
+// live opt-in, docs/formats/flex-shape.md), those bounds (max_gpus == 0: none declared; the
+// options' shrink and grow around the request apply).
+struct ShapeInfo {
+  const TrainModel* model = nullptr;
+  uint32_t min_gpus = 0, max_gpus = 0;  // powers of two when declared
+  bool declared() const { return max_gpus > 0; }
+};
+using ShapeInfoFn = std::function<ShapeInfo(const JobRequest&)>;
+// The simulator's source: the first described training phase of the trace job (by Job::id).
+ShapeInfoFn TraceShapeInfo(const std::vector<WorkSpec>* work);
+
 class GoodputShape final : public ShapePlugin {
  public:
-  // work: per trace job index (Job::id), its WorkSpec; jobs without a described model keep
+  // info: per job, its model and declared bounds; jobs without a described model keep
   // their requested shape.
-  GoodputShape(std::shared_ptr<const PlannerCost> cost, const std::vector<WorkSpec>* work, GoodputShapeOptions o)
-      : cost_(std::move(cost)), work_(work), o_(o) {}
+  GoodputShape(std::shared_ptr<const PlannerCost> cost, ShapeInfoFn info, GoodputShapeOptions o)
+      : cost_(std::move(cost)), info_(std::move(info)), o_(o) {}
   const char* name() const override { return "goodput"; }
   Shape Choose(const SchedJob& j, const ClusterState& state) override;
 
   // The rule of Choose for the request `job` (its GPU count, its id for the model) in `vc`
   // on `state`, over the GPU types of `types` (0 = any); may_grow = false caps the count at
-  // the request. nullopt: the job is not described, or nothing placeable fits.
+  // the request (a job with declared bounds: at its minimum). nullopt: the job is not
+  // described, or nothing placeable fits.
   std::optional<ShapeChoice> ChooseFor(const JobRequest& job, VcId vc, GpuTypeMask types, const ClusterState& state,
                                        bool may_grow) const;
   // Elastic runs (ElasticResize): while `crowded` jobs wait in `vc`, a start never grows
@@ -126,10 +141,16 @@ class GoodputShape final : public ShapePlugin {
   const PlannerCost& cost() const { return *cost_; }
 
  private:
-  std::optional<ShapeChoice> ChooseOnType(const JobRequest& job, const TrainModel& m, VcId vc, GpuTypeId type,
-                                          const ClusterState& state, bool may_grow) const;
+  // Power-of-two GPU counts the rule may give a job: it starts at the largest placeable count
+  // ≤ `start` (and ≥ `lo`) and doubles up to `cap`.
+  struct Counts {
+    uint32_t start = 0, lo = 0, cap = 0;
+  };
+  Counts CountsFor(const JobRequest& job, const ShapeInfo& info, bool may_grow) const;
+  std::optional<ShapeChoice> ChooseOnType(const TrainModel& m, const Counts& counts, bool whole_nodes, VcId vc,
+                                          GpuTypeId type, const ClusterState& state) const;
   std::shared_ptr<const PlannerCost> cost_;
-  const std::vector<WorkSpec>* work_;
+  ShapeInfoFn info_;
   GoodputShapeOptions o_;
   std::vector<uint8_t> crowded_;  // per VC
 };

@@ -48,7 +48,7 @@ struct Fixture {
 };
 
 Shape ChooseWith(Fixture& f, const ClusterState& st, double min_gain) {
-  GoodputShape shape(H200Cost(), &f.work, GoodputShapeOptions{4, 2, min_gain});
+  GoodputShape shape(H200Cost(), TraceShapeInfo(&f.work), GoodputShapeOptions{4, 2, min_gain});
   return shape.Choose(f.sj, st);
 }
 
@@ -133,7 +133,7 @@ TEST(GoodputShape, ChoosesTheGpuTypeOfTheBestGoodput) {
   SchedJob sj;
   sj.job = &job;
   sj.vc = VcId(0);
-  GoodputShape shape(*cost, &work, GoodputShapeOptions{4, 2, 1.0});
+  GoodputShape shape(*cost, TraceShapeInfo(&work), GoodputShapeOptions{4, 2, 1.0});
   ClusterState st(c, false, false);
   // Type 0 (one node) tops out at 8 GPUs; type 1 (two nodes) grows to 16 with min_gain 1.
   const double t0 = (*cost)->Best(kGpt13B, {TypedGroup{GpuTypeId(0), 8, 1}})->seconds;

@@ -542,18 +542,20 @@ Status ParseShape(const std::string& spec, const std::string& name, Take& take, 
   if (elastic && parts->reschedule)
     return MakeError("policy '" + spec + "': parameter 'elastic': policy '" + name +
                      "' already re-decides its running jobs (a Reschedule plugin); use elastic with fifo, qssf or easy");
-  if (env->trace == nullptr || env->cluster == nullptr)
+  if ((env->trace == nullptr && !env->shape_info) || env->cluster == nullptr)
     return MakeError("policy '" + spec +
-                     "': parameter 'shape': needs the jobs' phases and the cluster's GPU types (orrery simulate; "
-                     "the live daemon does not shape jobs)");
+                     "': parameter 'shape': needs the jobs' models (a trace's phases, or the live daemon's opt-in jobs) "
+                     "and the cluster's GPU types");
   if (!env->planner) {
     ORR_ASSIGN_OR_RETURN(env->planner, PlannerCostFor(*env->cluster));
   }
-  auto goodput = std::make_unique<GoodputShape>(env->planner, &env->trace->work, o);
+  ShapeInfoFn info = env->shape_info ? env->shape_info : TraceShapeInfo(&env->trace->work);
+  auto goodput = std::make_unique<GoodputShape>(env->planner, std::move(info), o);
   if (elastic) {
     ElasticOptions eo;
     eo.cooldown = static_cast<Duration>(cooldown);
-    parts->reschedule = std::make_unique<ElasticResize>(goodput.get(), &env->trace->jobs, eo);
+    parts->reschedule =
+        std::make_unique<ElasticResize>(goodput.get(), env->trace ? &env->trace->jobs : nullptr, eo);
   }
   parts->shape = std::move(goodput);
   return Status::Ok();

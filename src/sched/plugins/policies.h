@@ -51,10 +51,14 @@ namespace orrery {
 // requests for shape=goodput. `cluster` (may be null): the GPU types whose planner profiles
 // shape=goodput reads. `planner`: the cost model shared with the simulator's progress model;
 // MakePolicy sets it (PlannerCostFor(cluster)) when the spec shapes jobs and it is null.
+// `shape_info` (live mode: no trace): each job's model and declared GPU bounds for
+// shape=goodput instead of the trace's phases (elastic=true then builds a plugin that
+// CheckLiveSupport refuses).
 struct PolicyEnv {
   const Trace* trace = nullptr;
   const Cluster* cluster = nullptr;
   std::shared_ptr<const PlannerCost> planner;
+  ShapeInfoFn shape_info;
 };
 
 Result<PolicyParts> MakePolicyFor(const std::string& spec, uint64_t seed, PolicyEnv* env);
