@@ -158,11 +158,19 @@ def _gloo_worker(rank, world, port, out):
     dist.destroy_process_group()
 
 
+def _free_port():
+    """A port no other process listens on now (a fixed one collides with tests run in parallel)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 class CollectivesTest(unittest.TestCase):
     def test_two_gloo_ranks(self):
         import torch.multiprocessing as mp
         out = os.path.join(tempfile.mkdtemp(), "c.json")
-        mp.spawn(_gloo_worker, args=(2, 29517, out), nprocs=2, join=True)
+        mp.spawn(_gloo_worker, args=(2, _free_port(), out), nprocs=2, join=True)
         r = json.load(open(out))
         self.assertEqual({x["op"] for x in r["rows"]}, {"all_reduce", "all_gather", "send_recv"})
         self.assertTrue(all(x["world"] == 2 and x["t_s"] > 0 for x in r["rows"]))
