@@ -15,6 +15,7 @@
 #include "live/daemon.h"
 #include "live/fake_slurm.h"
 #include "live/journal.h"
+#include "live/journal_testing.h"
 #include "sched/plugins/planner_shape.h"
 
 namespace orrery::live {
@@ -89,15 +90,7 @@ TEST(FlexLine, ErrorsAreLocated) {
 
 // ------------------------------------------------------------------ the daemon
 
-std::string TempPath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("orrery_flex_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  auto p = dir / name;
-  std::filesystem::remove(p);
-  std::filesystem::remove(p.string() + "-wal");
-  std::filesystem::remove(p.string() + "-shm");
-  return p.string();
-}
+std::string TempPath(const std::string& name) { return FreshJournalPath("orrery_flex_test", name); }
 
 // Every mutating call, in order ("reshape 3 node1:8,node2:8", "start 3 node1,node2 now=0").
 class RecordingSlurm final : public SlurmClient {

@@ -9,20 +9,13 @@
 #include "live/crashing_slurm_testing.h"
 #include "live/fake_slurm.h"
 #include "live/journal.h"
+#include "live/journal_testing.h"
 #include "live/slurm_client.h"
 
 namespace orrery::live {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("orrery_live_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  auto p = dir / name;
-  std::filesystem::remove(p);
-  std::filesystem::remove(p.string() + "-wal");
-  std::filesystem::remove(p.string() + "-shm");
-  return p.string();
-}
+std::string TempPath(const std::string& name) { return FreshJournalPath("orrery_live_test", name); }
 
 // ------------------------------------------------------------------ parsing
 

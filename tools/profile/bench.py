@@ -80,25 +80,32 @@ def gemm_table(device, hiddens, tokens, budget_s=0.02, vocab=gpt.VOCAB):
     return rows
 
 
+def sdpa_calls(device, dt, b, heads, s, hd):
+    """Causal attention of one shape on fresh random operands: a forward call and a
+    forward+backward call, each taking the iteration index the timers pass."""
+    q, k, v = (torch.randn(b, heads, s, hd, device=device, dtype=dt, requires_grad=True) for _ in range(3))
+    do = torch.randn(b, heads, s, hd, device=device, dtype=dt)
+
+    def fwd(i):
+        with torch.no_grad():
+            gpt.causal_attention(q, k, v)
+
+    def fwdbwd(i):
+        gpt.causal_attention(q, k, v).backward(do)
+
+    return fwd, fwdbwd
+
+
 def sdpa_table(device, cases, budget_s=0.03):
     timer, dt = Timer(device), compute_dtype(device)
     rows = []
     for b, heads, s, hd in cases:
-        q, k, v = (torch.randn(b, heads, s, hd, device=device, dtype=dt, requires_grad=True) for _ in range(3))
-        do = torch.randn(b, heads, s, hd, device=device, dtype=dt)
-
-        def fwd(i):
-            with torch.no_grad():
-                gpt.causal_attention(q, k, v)
-
-        def fwdbwd(i):
-            gpt.causal_attention(q, k, v).backward(do)
-
+        fwd, fwdbwd = sdpa_calls(device, dt, b, heads, s, hd)
         est = 12.0 * b * heads * s * s * hd / (300e12 if device.type == "cuda" else 2e10)
         iters = max(2, min(50, int(budget_s / max(est, 1e-7))))
         rows.append({"b": b, "heads": heads, "s": s, "head_dim": hd,
                      "t_fwd_s": timer(fwd, iters), "t_fwdbwd_s": timer(fwdbwd, iters)})
-        del q, k, v, do
+        del fwd, fwdbwd  # their operands, before the next shape is allocated
     return rows
 
 

@@ -25,7 +25,6 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
-import gpt  # noqa: E402
 
 L2_BYTES = 60 * 2**20  # H200: 60 MiB (a ring of ≥ 4x this keeps the operands out of L2)
 
@@ -115,22 +114,13 @@ def sdpa_row(device, dt, b, heads, s, hd, sustain_s):
     """Causal flash attention of one shape: forward and forward+backward, the table's burst method
     (bench.sdpa_table) against a sustained run (heat-up, then `sustain_s` of back-to-back calls)."""
     (burst,) = bench.sdpa_table(device, [(b, heads, s, hd)])
-    q, k, v = (torch.randn(b, heads, s, hd, device=device, dtype=dt, requires_grad=True) for _ in range(3))
-    do = torch.randn(b, heads, s, hd, device=device, dtype=dt)
-
-    def fwd(i):
-        with torch.no_grad():
-            gpt.causal_attention(q, k, v)
-
-    def fwdbwd(i):
-        gpt.causal_attention(q, k, v).backward(do)
-
+    fwd, fwdbwd = bench.sdpa_calls(device, dt, b, heads, s, hd)
     out = {"b": b, "heads": heads, "s": s, "head_dim": hd, "burst_fwd_s": burst["t_fwd_s"],
            "burst_fwdbwd_s": burst["t_fwdbwd_s"]}
     for name, fn in (("fwd", fwd), ("fwdbwd", fwdbwd)):
         time_for(device, fn, 0.4 * sustain_s)  # heat-up
         out[f"sustained_{name}_s"] = time_for(device, fn, sustain_s)
-    del q, k, v, do
+    del fwd, fwdbwd
     return out
 
 
