@@ -205,7 +205,7 @@ TEST(LucidRulesTest, PackingOffBlocksAtTheHeadLikeLucid) {
 TEST(LucidPolicyTest, DefaultEstimatorIsXgboostOnAWindowAndFullRetrainingStaysAvailable) {
   Trace t = MakeTrace({{0, 1000, 1}});
   auto scheme = [&](const std::string& spec) {
-    auto parts = MakeLucidPolicy(spec, 1, &t, Ctx({{}}, {}, {0}, kPredictOk));
+    auto parts = MakeLucidPolicy(spec, 1, &t, Ctx({{}, {}}, {}, {0}, kPredictOk));  // kPredictOk names two workloads
     EXPECT_TRUE(parts.ok()) << spec << ": " << (parts.ok() ? "" : parts.error().message);
     auto* x = parts.ok() ? dynamic_cast<const XgbEstimator*>(parts->estimator.get()) : nullptr;
     EXPECT_NE(x, nullptr) << spec;
