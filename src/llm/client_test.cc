@@ -1,5 +1,6 @@
 // The LLM backend's transport pieces: the [llm] config table and the persistent answer cache.
 #include "llm/client.h"
+#include "llm/fake_endpoint_testing.h"
 
 #include <gtest/gtest.h>
 
@@ -25,13 +26,7 @@ TEST(LlmConfigTest, ParseAndErrors) {
             "c.toml:4:8: unknown key 'temp' in [llm] (expected one of: base_url, model, timeout_s, api_key_env, max_context_bytes, cache_file)");
 }
 
-std::string CachePath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("orrery_llm_cache_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  auto p = dir / name;
-  std::filesystem::remove(p);
-  return p.string();
-}
+std::string CachePath(const std::string& name) { return llm::testing::FreshCachePath("orrery_llm_cache_test", name); }
 
 TEST(LlmCacheTest, AnswersSurviveTheProcessPerModelAndPrompt) {
   const std::string path = CachePath("roundtrip.json");

@@ -3,8 +3,11 @@
 // `status`, after `delay_ms`) and counts the requests.
 #pragma once
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -54,5 +57,15 @@ class FakeEndpoint {
   int port_ = 0;
   std::thread thread_;
 };
+
+// `name` in a per-process folder `suite`_<pid> of the temp dir, removed first: a cache file
+// that no earlier test has written.
+inline std::string FreshCachePath(const std::string& suite, const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / (suite + "_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto p = dir / name;
+  std::filesystem::remove(p);
+  return p.string();
+}
 
 }  // namespace orrery::llm::testing

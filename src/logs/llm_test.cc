@@ -131,13 +131,7 @@ TEST(LlmTest, FormatOracleValidatesIndices) {
   EXPECT_DOUBLE_EQ(*t.latest().loss, 0.5);
 }
 
-std::string CachePath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("orrery_llm_cache_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  auto p = dir / name;
-  std::filesystem::remove(p);
-  return p.string();
-}
+std::string CachePath(const std::string& name) { return llm::testing::FreshCachePath("orrery_llm_cache_test", name); }
 
 // Two "processes" (each its own client, cache object and tracker) on one cache file: the
 // template is asked once; a transport failure is not kept, so a later process asks again.

@@ -28,13 +28,7 @@ std::string Fixture(const std::string& name) {
   return ss.str();
 }
 
-std::string CachePath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("orrery_llm_schema_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  auto p = dir / name;
-  std::filesystem::remove(p);
-  return p.string();
-}
+std::string CachePath(const std::string& name) { return llm::testing::FreshCachePath("orrery_llm_schema_test", name); }
 
 // A trainer no reader knows: no framework, no known key.
 const InputFile kMystery{"mystery.yaml", "trainer:\n  depth: 24\n  width: 2048\n  attn_heads: 16\n  ctx: 2048\n"};
