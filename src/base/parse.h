@@ -49,6 +49,17 @@ bool SplitLine(std::string_view line, char delim, std::vector<Field>* out, std::
 // Splits on runs of spaces/tabs (SWF).
 void SplitWhitespace(std::string_view line, std::vector<Field>* out);
 
+// The next line of an in-memory text from *pos (without its '\n' and a trailing '\r'), *pos
+// moved past it; false at the end of the text.
+inline bool NextLine(std::string_view text, size_t* pos, std::string_view* line) {
+  if (*pos >= text.size()) return false;
+  const size_t nl = text.find('\n', *pos);
+  *line = text.substr(*pos, nl == std::string_view::npos ? std::string_view::npos : nl - *pos);
+  *pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+  return true;
+}
+
 inline std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);

@@ -127,12 +127,9 @@ Result<std::vector<EvalRequest>> ParseRequests(std::string_view text, const std:
   std::vector<std::string> scratch;
   uint64_t line = 0;
   size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    std::string_view l = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  std::string_view l;
+  while (NextLine(text, &pos, &l)) {
     ++line;
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
     if (Trim(l).empty() || Trim(l).front() == '#') continue;
     uint32_t bad = 0;
     if (!SplitLine(l, ',', &f, &scratch, &bad))

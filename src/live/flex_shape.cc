@@ -109,12 +109,9 @@ Result<std::optional<FlexSpec>> ParseFlexLine(std::string_view script, std::stri
   std::optional<FlexSpec> found;
   uint64_t found_line = 0, line = 0;
   size_t pos = 0;
-  while (pos < script.size()) {
-    const size_t nl = script.find('\n', pos);
-    std::string_view text = script.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? script.size() : nl + 1;
+  std::string_view text;
+  while (NextLine(script, &pos, &text)) {
     ++line;
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     const size_t lead = text.find_first_not_of(" \t");
     if (lead == std::string_view::npos || text.substr(lead, kMarker.size()) != kMarker) continue;
     const std::string_view after = text.substr(lead + kMarker.size());
