@@ -305,7 +305,7 @@ TEST(ClusterConfigTest, DeepNestingIsRejectedBeforeParsing) {
 TEST(ClusterConfigTest, InvalidUtf8AndNulAreRejectedBeforeParsing) {
   // Regression (cluster_config_fuzz): invalid UTF-8 in a literal-string key made toml11
   // read past its buffer while reporting the error.
-  EXPECT_EQ(Err("name = \"c\"\n' shared/t\xff\xff\xffbs' = 1\n"),
+  EXPECT_EQ(Err("name = \"c\"\n' shared/t\xff\xff\xff" "bs' = 1\n"),
             "t.toml:2:11: expected UTF-8 text without NUL bytes, got byte 0xFF");
   EXPECT_EQ(Err(std::string("name = \"c\"\n# a\0b\n", 17)),
             "t.toml:2:4: expected UTF-8 text without NUL bytes, got byte 0x00");
