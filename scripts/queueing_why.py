@@ -23,7 +23,9 @@ VC capacities are read from the files the presets use (vc_config.csv x 8; Earth_
 last row). Standard library only; deterministic.
 
 usage: scripts/queueing_why.py [--orrery build/orrery] [--preset helios-venus] [--seeds 1-3]
-                               [--load 1.0]
+                               [--load 1.0] [--generate-flags="--batches short-sweeps --long-runs flat"]
+(--generate-flags: extra `orrery generate` options for every generated trace, e.g. the generator
+variants of docs/validation.md "#16 (Venus, Earth), session 7".)
 """
 import argparse
 import bisect
@@ -88,9 +90,9 @@ def write_rows(path, head, rows):
     write_variant(path, head, rows, lambda r: r)
 
 
-def generate(orrery, preset, seed, load, arrivals, out):
+def generate(orrery, preset, seed, load, arrivals, out, flags=()):
     subprocess.run([orrery, "generate", "--preset", preset, "--seed", str(seed), "--load", load, "--arrivals",
-                    arrivals, "--out", out], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    arrivals, "--out", out, *flags], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return read_trace(out)
 
 
@@ -295,7 +297,9 @@ def main():
     ap.add_argument("--preset", default="helios-venus")
     ap.add_argument("--seeds", default="1-3")
     ap.add_argument("--load", default="1.0")
+    ap.add_argument("--generate-flags", default="", help="extra orrery generate options (one string)")
     a = ap.parse_args()
+    flags = a.generate_flags.split()
     lo, _, hi = a.seeds.partition("-")
     vcs = vc_gpus(a.preset)
     if a.preset == "helios-venus":
@@ -309,9 +313,9 @@ def main():
         write_cluster(os.path.join(d, "pool.toml"), {"default": sum(vcs.values())})
         for seed in range(int(lo), int(hi or lo) + 1):
             base, closed = os.path.join(d, "base.csv"), os.path.join(d, "closed.csv")
-            head, rows = generate(a.orrery, a.preset, seed, a.load, "open-loop", base)
+            head, rows = generate(a.orrery, a.preset, seed, a.load, "open-loop", base, flags)
             q0, jobs = simulate(a.orrery, base, os.path.join(d, "vcs.toml"), os.path.join(d, "o0"))
-            _, closed_rows = generate(a.orrery, a.preset, seed, a.load, "closed-loop", closed)
+            _, closed_rows = generate(a.orrery, a.preset, seed, a.load, "closed-loop", closed, flags)
             qc, closed_jobs = simulate(a.orrery, closed, os.path.join(d, "vcs.toml"), os.path.join(d, "oc"))
             cap = sum(vcs.values())
             others, pool_jobs = counterfactuals(a.orrery, d, head, rows)

@@ -27,6 +27,7 @@ struct GenerateArgs {
   bool cpu_jobs = false;
   std::string arrivals;  // "" = the preset's
   std::string batches;   // "" = the preset's
+  std::string long_runs; // "" = the preset's
   std::string out;
   bool stats = false;
   bool list = false;
@@ -68,6 +69,14 @@ int RunGenerate(const GenerateArgs& a) {
       return b.error().exit_code;
     }
     spec.batches = *b;
+  }
+  if (!a.long_runs.empty()) {
+    auto l = workload::ParseLongRunArrivals(a.long_runs);
+    if (!l.ok()) {
+      std::fprintf(stderr, "orrery generate: %s\n", l.error().message.c_str());
+      return l.error().exit_code;
+    }
+    spec.long_runs = *l;
   }
   if (Status st = workload::ValidateSpec(spec); !st.ok()) {
     std::fprintf(stderr, "orrery generate: %s\n", st.error().message.c_str());
@@ -130,8 +139,12 @@ void RegisterGenerate(CLI::App& app, int* exit_code) {
                   "open-loop (Poisson, every preset's default) or closed-loop (users hold a GPU job back while "
                   "their VC is full; docs/workload.md)");
   cmd->add_option("--batches", args->batches,
-                  "single (one job per arrival, every preset's default) or sweeps (an arrival submits a batch of "
-                  "jobs of one user and name, sizes fitted on the Venus 10-minute counts; docs/workload.md)");
+                  "single (one job per arrival, every preset's default), sweeps (an arrival submits a batch of "
+                  "jobs of one user and name, sizes fitted on the Venus 10-minute counts) or short-sweeps (sweeps "
+                  "of short runs, long runs one at a time; docs/workload.md)");
+  cmd->add_option("--long-runs", args->long_runs,
+                  "weekly (long runs follow the job-count profile, every preset's default) or flat (long runs at "
+                  "a constant rate; docs/workload.md)");
   cmd->add_option("--out", args->out, "write the canonical trace here (atomic; '-' = stdout)");
   cmd->add_flag("--stats", args->stats, "print generated statistics next to the preset's targets");
   cmd->add_flag("--list", args->list, "list the presets and exit");

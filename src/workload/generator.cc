@@ -64,8 +64,19 @@ struct Template {
   uint32_t name = 0;
   uint32_t gpus = 0;
   uint8_t cls = 0;
+  bool long_run = false;   // drawn from its class's tail (long-run) component
   double log_typical = 0;  // log of the typical duration (seconds)
 };
+
+// One of the two job streams of BatchModel::kShortSweeps / LongRunArrivals::kFlat (docs/workload.md
+// model item 15): the GPU templates of one duration component.
+struct RunStream {
+  std::vector<double> user_cdf;                // cumulative user activity x the user's component share
+  std::vector<std::vector<uint32_t>> tpl;      // per user: its template slots of the component
+  std::vector<std::vector<double>> tpl_cdf;    // per user: their cumulative Zipf popularity
+  double job_share = 0;                        // expected share of the GPU jobs
+};
+enum class RunKind : uint8_t { kShort = 0, kLong = 1 };
 
 // Index of the first cumulative value > x (cdf ascending, last = total).
 uint32_t PickCdf(const std::vector<double>& cdf, size_t n, double x) {
@@ -86,6 +97,13 @@ struct WorkloadGenerator::Impl {
   std::vector<double> class_state_cdf;  // 3 per class (+ CPU class at the end)
   std::array<double, 168> rate_per_s{};  // arrival rate per hour of week (batch events)
   std::vector<double> batch_cdf;  // P(B <= k) at index k - 1 (empty: batches off)
+  double batch_mean = 1;          // E[B]
+  // Two streams (model item 15): per hour of week, the shares of the events that are CPU jobs
+  // and long runs (the rest open a sweep of short runs); the hour of week of the last event.
+  bool split = false;
+  std::array<RunStream, 2> streams;  // index RunKind
+  std::array<double, 168> cpu_event_share{}, long_event_share{};
+  int event_how = 0;
   Rng batches;
   // The batch being emitted: jobs left after the current one, its user and template.
   uint32_t batch_left = 0, batch_user = 0, batch_tpl = 0;
@@ -106,6 +124,11 @@ struct WorkloadGenerator::Impl {
     BuildRates();
     BuildUsers(seed);
     BuildTemplates(seed);
+    split = spec.batches == BatchModel::kShortSweeps || spec.long_runs != LongRunArrivals::kWeekly;
+    if (split) {
+      BuildStreams();
+      BuildStreamRates();
+    }
     header.epoch_unix = spec.epoch_unix;
     header.epoch_known = true;
     header.origin = "generate:" + spec.name;
@@ -118,16 +141,19 @@ struct WorkloadGenerator::Impl {
     double mean = 0;
     for (double v : spec.hour_of_week) mean += v;
     mean /= 168.0;
-    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share) / BuildBatchCdf();
+    batch_mean = BuildBatchCdf();
+    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share) / batch_mean;
     for (int h = 0; h < 168; ++h) rate_per_s[h] = mean > 0 ? base * spec.hour_of_week[h] / mean : base;
   }
 
-  // Fills batch_cdf (sweeps: Zipf on 1..kVenusBatchMax) and returns E[B] (1 for single jobs).
+  // Fills batch_cdf (sweeps: Zipf on 1..kVenusBatchMax) and returns E[B] (1 for single jobs;
+  // with short-sweeps: of the short-run stream's events).
   double BuildBatchCdf() {
     switch (spec.batches) {
       case BatchModel::kSingle:
         return 1.0;
       case BatchModel::kSweeps:
+      case BatchModel::kShortSweeps:
         break;
     }
     double total = 0, mean = 0;
@@ -220,10 +246,12 @@ struct WorkloadGenerator::Impl {
     return 1;
   }
 
-  double DrawLogTypical(Rng& rng, const JobClass& cls, uint32_t gpus) {
+  // Log of a template's typical duration; *tail: drawn from the tail (long-run) component.
+  double DrawLogTypical(Rng& rng, const JobClass& cls, uint32_t gpus, bool* tail_out) {
     double lg = gpus > 1 ? std::log2(static_cast<double>(gpus)) : 0.0;
     double p_tail = std::min(0.98, cls.tail_prob * (1.0 + cls.tail_gpu_slope * lg));
     bool tail = rng.Uniform() < p_tail;
+    *tail_out = tail;
     double med = tail ? cls.tail_median_s : cls.body_median_s;
     double sigma = tail ? cls.tail_sigma : cls.body_sigma;
     double s2 = sigma * sigma - spec.run_noise_sigma * spec.run_noise_sigma;
@@ -326,7 +354,7 @@ struct WorkloadGenerator::Impl {
         const JobClass& cls = spec.classes[ci];
         t.cls = ci;
         t.gpus = DrawGpus(rng, cls, cap);
-        t.log_typical = DrawLogTypical(rng, cls, t.gpus);
+        t.log_typical = DrawLogTypical(rng, cls, t.gpus, &t.long_run);
         std::string name = MakeName(rng, cls, false);
         // Numbered runs / variants of a name the user already has.
         if (!seen.insert(name).second) {
@@ -346,7 +374,7 @@ struct WorkloadGenerator::Impl {
         t.user = k;
         t.cls = kCpuClass;
         t.gpus = 0;
-        t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1);
+        t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1, &t.long_run);
         std::string name = MakeName(rng, spec.cpu_class, true);
         if (!seen.insert(name).second) name += "_" + std::to_string(i);
         seen.insert(name);
@@ -410,6 +438,58 @@ struct WorkloadGenerator::Impl {
     add_states(spec.cpu_class.states);
   }
 
+  // Splits the GPU templates by duration component (model item 15): each stream's users are
+  // weighted by activity x the popularity share of their templates in that component, and a
+  // template is picked within its user's component by popularity, so each template keeps the
+  // expected job share it has with one stream (activity x popularity).
+  void BuildStreams() {
+    for (RunStream& st : streams) {
+      st.tpl.resize(users.size());
+      st.tpl_cdf.resize(users.size());
+    }
+    std::array<double, 2> total{};
+    for (uint32_t k = 0; k < users.size(); ++k) {
+      const UserRec& u = users[k];
+      const double act = user_cdf[k] - (k ? user_cdf[k - 1] : 0.0);
+      std::array<double, 2> mass{};
+      for (uint32_t i = 0; i < u.count; ++i) {
+        const size_t c = templates[u.first + i].long_run ? 1 : 0;
+        mass[c] += (zipf_prefix[i + 1] - zipf_prefix[i]) / zipf_prefix[u.count];
+        streams[c].tpl[k].push_back(u.first + i);
+        streams[c].tpl_cdf[k].push_back(mass[c]);
+      }
+      for (size_t c = 0; c < 2; ++c) streams[c].user_cdf.push_back(total[c] += act * mass[c]);
+    }
+    const double all = total[0] + total[1];
+    for (size_t c = 0; c < 2; ++c) streams[c].job_share = all > 0 ? total[c] / all : 0.0;
+  }
+
+  // Event rates of the two streams per hour of week: long runs at rate(job share) x (profile or
+  // flat), short runs at rate(job share) x profile / E[B], CPU jobs (one per event) at their share.
+  void BuildStreamRates() {
+    double mean = 0;
+    for (double v : spec.hour_of_week) mean += v;
+    mean /= 168.0;
+    const double jobs_per_s = spec.gpu_jobs_per_day / 86400.0 * spec.load;
+    for (int h = 0; h < 168; ++h) {
+      const double profile = mean > 0 ? spec.hour_of_week[h] / mean : 1.0;
+      double long_w = profile;
+      switch (spec.long_runs) {
+        case LongRunArrivals::kWeekly:
+          break;
+        case LongRunArrivals::kFlat:
+          long_w = 1.0;
+          break;
+      }
+      const double lr = jobs_per_s * streams[1].job_share * long_w;
+      const double sr = jobs_per_s * streams[0].job_share * profile / batch_mean;
+      const double cr = jobs_per_s * profile * cpu_share / (1.0 - cpu_share);
+      rate_per_s[h] = lr + sr + cr;
+      cpu_event_share[h] = rate_per_s[h] > 0 ? cr / rate_per_s[h] : 0.0;
+      long_event_share[h] = rate_per_s[h] > 0 ? lr / rate_per_s[h] : 0.0;
+    }
+  }
+
   // Advances t to the next arrival; false at the horizon.
   bool NextArrival() {
     for (;;) {
@@ -427,6 +507,7 @@ struct WorkloadGenerator::Impl {
         double dt = arrivals.Exponential(rate);
         if (t + dt < end_rel) {
           t += dt;
+          event_how = how;
           return spec.jobs != 0 || t < horizon;
         }
       }
@@ -500,6 +581,11 @@ struct WorkloadGenerator::Impl {
   void PickTemplate() {
     batch_left = DrawBatchSize() - 1;
     batch_cpu = cpu_share > 0 && jobs.Uniform() < cpu_share;
+    PickUserAndTemplate();
+  }
+
+  // The batch's user by activity and one of its templates (CPU ones if batch_cpu) by popularity.
+  void PickUserAndTemplate() {
     batch_user = PickCdf(user_cdf, user_cdf.size(), jobs.Uniform());
     const UserRec& u = users[batch_user];
     uint32_t cnt = batch_cpu ? u.cpu_count : u.count;
@@ -507,6 +593,24 @@ struct WorkloadGenerator::Impl {
     uint32_t k = PickCdf(zipf_prefix, cnt + 1, r);  // zipf_prefix[0] = 0 -> k in [1, cnt]
     if (k == 0) k = 1;
     batch_tpl = (batch_cpu ? u.cpu_first : u.first) + k - 1;
+  }
+
+  // Two streams (model item 15): the event at event_how is a CPU job, a long run (one job) or
+  // a sweep of short runs; its user and template come from that stream.
+  void PickFromStreams() {
+    const double x = batches.Uniform();
+    batch_cpu = x < cpu_event_share[event_how];
+    if (batch_cpu) {
+      batch_left = 0;
+      PickUserAndTemplate();
+      return;
+    }
+    const RunKind kind = x < cpu_event_share[event_how] + long_event_share[event_how] ? RunKind::kLong : RunKind::kShort;
+    batch_left = kind == RunKind::kLong ? 0 : DrawBatchSize() - 1;
+    const RunStream& st = streams[static_cast<size_t>(kind)];
+    batch_user = PickCdf(st.user_cdf, st.user_cdf.size(), jobs.Uniform() * st.user_cdf.back());
+    const std::vector<double>& cdf = st.tpl_cdf[batch_user];
+    batch_tpl = st.tpl[batch_user][PickCdf(cdf, cdf.size(), jobs.Uniform() * cdf.back())];
   }
 
   // Draws the next job: the next of the current batch, or the first of a batch at the next
@@ -518,7 +622,11 @@ struct WorkloadGenerator::Impl {
       --batch_left;
     } else {
       if (!NextArrival()) return false;
-      PickTemplate();
+      if (split) {
+        PickFromStreams();
+      } else {
+        PickTemplate();
+      }
     }
     Job j;
     j.submit = static_cast<Time>(std::floor(t));
@@ -607,6 +715,8 @@ std::string_view BatchModelName(BatchModel m) {
       return "single";
     case BatchModel::kSweeps:
       return "sweeps";
+    case BatchModel::kShortSweeps:
+      return "short-sweeps";
   }
   return "?";
 }
@@ -614,7 +724,24 @@ std::string_view BatchModelName(BatchModel m) {
 Result<BatchModel> ParseBatchModel(std::string_view name) {
   if (name == "single") return BatchModel::kSingle;
   if (name == "sweeps") return BatchModel::kSweeps;
-  return MakeError("batches: expected single or sweeps, got \"" + std::string(name) + "\"");
+  if (name == "short-sweeps") return BatchModel::kShortSweeps;
+  return MakeError("batches: expected single, sweeps or short-sweeps, got \"" + std::string(name) + "\"");
+}
+
+std::string_view LongRunArrivalsName(LongRunArrivals m) {
+  switch (m) {
+    case LongRunArrivals::kWeekly:
+      return "weekly";
+    case LongRunArrivals::kFlat:
+      return "flat";
+  }
+  return "?";
+}
+
+Result<LongRunArrivals> ParseLongRunArrivals(std::string_view name) {
+  if (name == "weekly") return LongRunArrivals::kWeekly;
+  if (name == "flat") return LongRunArrivals::kFlat;
+  return MakeError("long runs: expected weekly or flat, got \"" + std::string(name) + "\"");
 }
 
 Trace GenerateWorkload(const WorkloadSpec& spec, uint64_t seed) {

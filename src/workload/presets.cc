@@ -464,6 +464,8 @@ Status ValidateSpec(const WorkloadSpec& s) {
   for (double v : s.hour_of_week)
     if (v < 0) return bad("negative hour-of-week rate");
   if (s.gpus_per_node == 0) return bad("gpus_per_node must be > 0");
+  if (s.batches == BatchModel::kSweeps && s.long_runs != LongRunArrivals::kWeekly)
+    return bad("long runs flat needs batches single or short-sweeps (sweeps replicate long runs)");
   if (s.include_cpu_jobs && !(s.cpu_job_share >= 0 && s.cpu_job_share < 1)) return bad("CPU job share not in [0,1)");
   return Status::Ok();
 }

@@ -100,9 +100,28 @@ enum class BatchModel : uint8_t {
   // submission counts, calibration_data.h). The event rate is divided by E[B], so the job rate
   // and every per-job expectation stay those of kSingle; only the arrival variance grows.
   kSweeps,
+  // Sweeps of short runs (docs/workload.md model item 15): the jobs come from two streams, a
+  // template's stream being its duration component. Short runs (body component) arrive in
+  // sweeps of the kSweeps sizes; long runs (tail component) arrive one per event. Each stream
+  // picks its user by activity x the user's share of that component and a template of the
+  // component by its Zipf popularity, so every template's expected job share, hence every
+  // per-job expectation, is that of kSingle.
+  kShortSweeps,
 };
 std::string_view BatchModelName(BatchModel m);
 Result<BatchModel> ParseBatchModel(std::string_view name);
+
+// When long runs (templates of their class's tail component) are submitted (docs/workload.md
+// model item 15). Anything but kWeekly uses the two streams of BatchModel::kShortSweeps.
+enum class LongRunArrivals : uint8_t {
+  // The job-count profile hour_of_week, as every other job.
+  kWeekly,
+  // A constant rate: the long-run stream ignores the hour of week (its expected job count is
+  // unchanged; the job-count profile is then followed by the short runs only).
+  kFlat,
+};
+std::string_view LongRunArrivalsName(LongRunArrivals m);
+Result<LongRunArrivals> ParseLongRunArrivals(std::string_view name);
 
 struct WorkloadSpec {
   std::string name;         // preset name
@@ -116,6 +135,7 @@ struct WorkloadSpec {
   std::array<double, 168> hour_of_week{};  // relative rate per hour of week (Mon 00:00 = 0); all 0 = flat
   ArrivalModel arrivals = ArrivalModel::kOpenLoop;
   BatchModel batches = BatchModel::kSingle;
+  LongRunArrivals long_runs = LongRunArrivals::kWeekly;  // kFlat needs batches single or short-sweeps
   double days = 181;                // horizon when no job count is given
   uint64_t jobs = 0;                // if > 0: generate exactly this many jobs (overrides days)
 

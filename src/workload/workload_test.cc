@@ -173,11 +173,9 @@ struct Tol {
   double gpu_seconds = 0.20;  // GPU-s per job and offered load (dominated by a few large, long jobs)
 };
 
-void CheckCalibration(const std::string& preset, uint64_t seed, Tol tol = {}) {
-  SCOPED_TRACE(preset);
-  auto s = Preset(preset);
+void CheckSpecCalibration(WorkloadSpec s, uint64_t seed, Tol tol = {}) {
   const auto& t = s.targets;
-  if (preset == "scale") s.jobs = 300000;
+  if (s.name == "scale") s.jobs = 300000;
   Trace tr = GenerateWorkload(s, seed);
   auto st = ComputeWorkloadStats(tr, s.cluster_gpus());
   if (t.gpu_jobs > 0) EXPECT_NEAR(st.gpu_jobs_per_day / (t.gpu_jobs / t.days), 1.0, tol.rate);
@@ -198,6 +196,11 @@ void CheckCalibration(const std::string& preset, uint64_t seed, Tol tol = {}) {
   if (t.gpu_seconds_per_job > 0) EXPECT_NEAR(st.gpu_seconds_per_job / t.gpu_seconds_per_job, 1.0, tol.gpu_seconds);
   if (t.offered_load > 0) EXPECT_NEAR(st.offered_load / t.offered_load, 1.0, tol.gpu_seconds);
   if (t.hour_profile) EXPECT_GE(ProfileCorrelation(st.hour_of_day_share, VenusHourOfDayShare()), 0.9);
+}
+
+void CheckCalibration(const std::string& preset, uint64_t seed, Tol tol = {}) {
+  SCOPED_TRACE(preset);
+  CheckSpecCalibration(Preset(preset), seed, tol);
 }
 
 TEST(WorkloadCalibration, HeliosVenus) { CheckCalibration("helios-venus", 1); }
@@ -416,7 +419,23 @@ TEST(Workload, ParseBatchModel) {
   EXPECT_EQ(BatchModelName(BatchModel::kSweeps), "sweeps");
   auto bad = ParseBatchModel("burst");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "batches: expected single or sweeps, got \"burst\"");
+  EXPECT_EQ(bad.error().message, "batches: expected single, sweeps or short-sweeps, got \"burst\"");
+  EXPECT_EQ(ParseBatchModel("short-sweeps").value(), BatchModel::kShortSweeps);
+  EXPECT_EQ(BatchModelName(BatchModel::kShortSweeps), "short-sweeps");
+  EXPECT_EQ(ParseLongRunArrivals("flat").value(), LongRunArrivals::kFlat);
+  EXPECT_EQ(LongRunArrivalsName(ParseLongRunArrivals("weekly").value()), "weekly");
+  auto bad_l = ParseLongRunArrivals("nightly");
+  ASSERT_FALSE(bad_l.ok());
+  EXPECT_EQ(bad_l.error().message, "long runs: expected weekly or flat, got \"nightly\"");
+  // Sweeps replicate any template, long runs included: no separate long-run stream to flatten.
+  WorkloadSpec s = Preset("helios-venus");
+  s.batches = BatchModel::kSweeps;
+  s.long_runs = LongRunArrivals::kFlat;
+  Status st = ValidateSpec(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "workload spec 'helios-venus': long runs flat needs batches single or short-sweeps (sweeps replicate "
+            "long runs)");
 }
 
 // A sweep is one user's template submitted at one second: same user, name, GPUs and VC.
@@ -444,6 +463,92 @@ TEST(Workload, SweepsShareUserNameAndSecond) {
   EXPECT_LE(largest, static_cast<int>(kVenusBatchMax));
   for (size_t i = 1; i < t.jobs.size(); ++i) ASSERT_LE(t.jobs[i - 1].submit, t.jobs[i].submit);
   EXPECT_TRUE(SameJobs(t, GenerateWorkload(s, 1)));
+}
+
+// Share of the jobs in groups of >= 2 at one (second, user, name), the median run time of those
+// and of the lone jobs, and the share of the GPU time in the groups.
+struct GroupShape {
+  double job_share = 0, grouped_median_s = 0, lone_median_s = 0, gpu_time_share = 0;
+};
+GroupShape GroupsOf(const Trace& t) {
+  std::map<std::tuple<Time, uint32_t, uint32_t>, int> n;
+  for (const Job& j : t.jobs) ++n[{j.submit, j.user.value(), j.name.value()}];
+  std::vector<double> grouped, lone;
+  double gt = 0, all_gt = 0;
+  for (const Job& j : t.jobs) {
+    const double g = static_cast<double>(j.gpus) * static_cast<double>(j.duration);
+    all_gt += g;
+    if (n[{j.submit, j.user.value(), j.name.value()}] > 1) {
+      grouped.push_back(static_cast<double>(j.duration));
+      gt += g;
+    } else {
+      lone.push_back(static_cast<double>(j.duration));
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  return {static_cast<double>(grouped.size()) / t.jobs.size(), median(grouped), median(lone), gt / all_gt};
+}
+
+WorkloadSpec Variant(const std::string& preset, BatchModel b, LongRunArrivals l) {
+  WorkloadSpec s = Preset(preset);
+  s.batches = b;
+  s.long_runs = l;
+  return s;
+}
+
+// Model item 15: the two streams keep every template's expected job share, so the per-job
+// targets hold without a refit (same tolerances as the presets' own calibration tests).
+TEST(WorkloadCalibration, RunStreamsKeepThePerJobTargets) {
+  for (const char* p : {"helios-venus", "helios-earth"}) {
+    SCOPED_TRACE(p);
+    CheckSpecCalibration(Variant(p, BatchModel::kShortSweeps, LongRunArrivals::kWeekly), 1);
+    CheckSpecCalibration(Variant(p, BatchModel::kSingle, LongRunArrivals::kFlat), 1);
+    CheckSpecCalibration(Variant(p, BatchModel::kShortSweeps, LongRunArrivals::kFlat), 1);
+  }
+}
+
+// Short sweeps are sweeps of body (short-run) templates; long runs come alone. Venus: the body
+// component is ~70 % of the jobs (tail_prob 0.3), and a short event's jobs are in a group of >= 2
+// with probability 1 - P(B = 1) / E[B] = 1 - 0.745 / 1.66 = 0.55, so ~0.7 x 0.55 = 0.39 of the
+// jobs are in groups (seed 1: 0.370), at the body's run times (median 83 s x per-run noise,
+// states; seed 1: 76 s) and with < 1 % of the GPU time; the lone jobs are about half long runs
+// (seed 1: median 896 s, against 206 s with single batches). kSweeps replicates long runs too.
+TEST(WorkloadCalibration, ShortSweepsAreSweepsOfShortRuns) {
+  const WorkloadSpec s = Variant("helios-venus", BatchModel::kShortSweeps, LongRunArrivals::kWeekly);
+  const Trace t = GenerateWorkload(s, 1);
+  const GroupShape g = GroupsOf(t);
+  EXPECT_NEAR(g.job_share, 0.39, 0.05);
+  EXPECT_LT(g.grouped_median_s, 200);
+  EXPECT_GT(g.lone_median_s, 500);
+  EXPECT_LT(g.gpu_time_share, 0.02);
+  const GroupShape all = GroupsOf(GenerateWorkload(Variant("helios-venus", BatchModel::kSweeps, LongRunArrivals::kWeekly), 1));
+  EXPECT_GT(all.gpu_time_share, 0.3);
+  EXPECT_TRUE(SameJobs(t, GenerateWorkload(s, 1)));
+  for (size_t i = 1; i < t.jobs.size(); ++i) ASSERT_LE(t.jobs[i - 1].submit, t.jobs[i].submit);
+}
+
+// Flat long runs: nearly all GPU time is in long runs, so the GPU-seconds submitted in the five
+// night hours 03:00-07:59 go from the job-count profile's share (1.6 + 1.0 + 0.8 + 0.8 + 1.1 =
+// 5.3 % of the jobs; seed 1: 5.5 % of the GPU time) to 5/24 = 20.8 % (seed 1: 21.5 %), while the
+// jobs keep the profile's shape (the short runs follow it: corr. >= 0.9, CheckSpecCalibration).
+TEST(WorkloadCalibration, FlatLongRunsIgnoreTheHourOfWeek) {
+  auto night_share = [](const Trace& t) {
+    double night = 0, all = 0;
+    for (const Job& j : t.jobs) {
+      const double g = static_cast<double>(j.gpus) * static_cast<double>(j.duration);
+      const int64_t hour = (t.epoch_unix + static_cast<int64_t>(j.submit)) / 3600 % 24;
+      all += g;
+      if (hour >= 3 && hour < 8) night += g;
+    }
+    return night / all;
+  };
+  EXPECT_LT(night_share(GenerateWorkload(Preset("helios-venus"), 1)), 0.08);
+  EXPECT_NEAR(night_share(GenerateWorkload(Variant("helios-venus", BatchModel::kSingle, LongRunArrivals::kFlat), 1)),
+              5.0 / 24, 0.025);
 }
 
 // Calibration harness (not a test): fits the free model parameters of a preset by
