@@ -28,6 +28,7 @@ struct GenerateArgs {
   std::string arrivals;  // "" = the preset's
   std::string batches;   // "" = the preset's
   std::string long_runs; // "" = the preset's
+  std::string long_run_sizes;  // "" = the preset's
   std::string out;
   bool stats = false;
   bool list = false;
@@ -77,6 +78,17 @@ int RunGenerate(const GenerateArgs& a) {
       return l.error().exit_code;
     }
     spec.long_runs = *l;
+  }
+  if (!a.long_run_sizes.empty()) {
+    auto z = workload::ParseLongRunSizes(a.long_run_sizes);
+    auto w = z.ok() && *z == workload::LongRunSizes::kLoneSubmissions ? workload::WithLoneLongRuns(spec)
+                                                                          : Result<workload::WorkloadSpec>(spec);
+    if (!z.ok() || !w.ok()) {
+      const Error& e = z.ok() ? w.error() : z.error();
+      std::fprintf(stderr, "orrery generate: %s\n", e.message.c_str());
+      return e.exit_code;
+    }
+    spec = *std::move(w);
   }
   if (Status st = workload::ValidateSpec(spec); !st.ok()) {
     std::fprintf(stderr, "orrery generate: %s\n", st.error().message.c_str());
@@ -145,6 +157,9 @@ void RegisterGenerate(CLI::App& app, int* exit_code) {
   cmd->add_option("--long-runs", args->long_runs,
                   "weekly (long runs follow the job-count profile, every preset's default) or flat (long runs at "
                   "a constant rate; docs/workload.md)");
+  cmd->add_option("--long-run-sizes", args->long_run_sizes,
+                  "class (long runs take the class's size mix, every preset's default) or lone (the sizes of the "
+                  "Venus jobs submitted alone, refitted; helios-venus only; docs/workload.md)");
   cmd->add_option("--out", args->out, "write the canonical trace here (atomic; '-' = stdout)");
   cmd->add_flag("--stats", args->stats, "print generated statistics next to the preset's targets");
   cmd->add_flag("--list", args->list, "list the presets and exit");

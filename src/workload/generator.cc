@@ -104,6 +104,7 @@ struct WorkloadGenerator::Impl {
   std::array<RunStream, 2> streams;  // index RunKind
   std::array<double, 168> cpu_event_share{}, long_event_share{};
   int event_how = 0;
+  std::vector<SizeWeight> lone_sizes;  // kVenusLoneSubmissionGpus as a size mix
   Rng batches;
   // The batch being emitted: jobs left after the current one, its user and template.
   uint32_t batch_left = 0, batch_user = 0, batch_tpl = 0;
@@ -121,6 +122,7 @@ struct WorkloadGenerator::Impl {
 
   Impl(const WorkloadSpec& s, uint64_t seed)
       : spec(s), arrivals(seed, "workload/arrivals"), jobs(seed, "workload/jobs"), batches(seed, "workload/batches") {
+    for (const LoneSubmissions& l : kVenusLoneSubmissionGpus) lone_sizes.push_back({l.gpus, static_cast<double>(l.bins)});
     BuildRates();
     BuildUsers(seed);
     BuildTemplates(seed);
@@ -230,18 +232,19 @@ struct WorkloadGenerator::Impl {
     return name;
   }
 
-  uint32_t DrawGpus(Rng& rng, const JobClass& cls, uint32_t cap) {
+  // A size from `mix` restricted to sizes <= cap.
+  static uint32_t DrawGpus(Rng& rng, const std::vector<SizeWeight>& mix, uint32_t cap) {
     double total = 0;
-    for (const auto& b : cls.gpus)
+    for (const auto& b : mix)
       if (b.gpus <= cap) total += b.weight;
     if (total <= 0) return std::max<uint32_t>(1, std::min<uint32_t>(cap, 1));
     double x = rng.Uniform() * total;
-    for (const auto& b : cls.gpus) {
+    for (const auto& b : mix) {
       if (b.gpus > cap) continue;
       if (x < b.weight) return b.gpus;
       x -= b.weight;
     }
-    for (auto it = cls.gpus.rbegin(); it != cls.gpus.rend(); ++it)
+    for (auto it = mix.rbegin(); it != mix.rend(); ++it)
       if (it->gpus <= cap) return it->gpus;
     return 1;
   }
@@ -250,8 +253,12 @@ struct WorkloadGenerator::Impl {
   double DrawLogTypical(Rng& rng, const JobClass& cls, uint32_t gpus, bool* tail_out) {
     double lg = gpus > 1 ? std::log2(static_cast<double>(gpus)) : 0.0;
     double p_tail = std::min(0.98, cls.tail_prob * (1.0 + cls.tail_gpu_slope * lg));
-    bool tail = rng.Uniform() < p_tail;
-    *tail_out = tail;
+    *tail_out = rng.Uniform() < p_tail;
+    return DrawLogDuration(rng, cls, gpus, *tail_out);
+  }
+
+  // Log of a typical duration of the given component.
+  double DrawLogDuration(Rng& rng, const JobClass& cls, uint32_t gpus, bool tail) {
     double med = tail ? cls.tail_median_s : cls.body_median_s;
     double sigma = tail ? cls.tail_sigma : cls.body_sigma;
     double s2 = sigma * sigma - spec.run_noise_sigma * spec.run_noise_sigma;
@@ -331,6 +338,23 @@ struct WorkloadGenerator::Impl {
     ZipfPrefix(max_count);
   }
 
+  // A GPU template's size, component and typical duration. kClassMix: the size first (the
+  // tail probability grows with it); kLoneSubmissions: the component first, a long run's size
+  // from the Venus lone submissions (model item 16).
+  void DrawSizeAndDuration(Rng& rng, const JobClass& cls, uint32_t cap, Template* t) {
+    switch (spec.long_run_sizes) {
+      case LongRunSizes::kClassMix:
+        t->gpus = DrawGpus(rng, cls.gpus, cap);
+        t->log_typical = DrawLogTypical(rng, cls, t->gpus, &t->long_run);
+        return;
+      case LongRunSizes::kLoneSubmissions:
+        t->long_run = rng.Uniform() < std::min(0.98, cls.tail_prob);
+        t->gpus = DrawGpus(rng, t->long_run ? lone_sizes : cls.gpus, cap);
+        t->log_typical = DrawLogDuration(rng, cls, t->gpus, t->long_run);
+        return;
+    }
+  }
+
   // Draws every template's class, size, typical duration and name (into `names`, in slot order).
   void DrawTemplateSet(Rng& rng, std::vector<std::string>* names) {
     double cls_total = 0;
@@ -353,8 +377,7 @@ struct WorkloadGenerator::Impl {
         }
         const JobClass& cls = spec.classes[ci];
         t.cls = ci;
-        t.gpus = DrawGpus(rng, cls, cap);
-        t.log_typical = DrawLogTypical(rng, cls, t.gpus, &t.long_run);
+        DrawSizeAndDuration(rng, cls, cap, &t);
         std::string name = MakeName(rng, cls, false);
         // Numbered runs / variants of a name the user already has.
         if (!seen.insert(name).second) {
@@ -726,6 +749,22 @@ Result<BatchModel> ParseBatchModel(std::string_view name) {
   if (name == "sweeps") return BatchModel::kSweeps;
   if (name == "short-sweeps") return BatchModel::kShortSweeps;
   return MakeError("batches: expected single, sweeps or short-sweeps, got \"" + std::string(name) + "\"");
+}
+
+std::string_view LongRunSizesName(LongRunSizes m) {
+  switch (m) {
+    case LongRunSizes::kClassMix:
+      return "class";
+    case LongRunSizes::kLoneSubmissions:
+      return "lone";
+  }
+  return "?";
+}
+
+Result<LongRunSizes> ParseLongRunSizes(std::string_view name) {
+  if (name == "class") return LongRunSizes::kClassMix;
+  if (name == "lone") return LongRunSizes::kLoneSubmissions;
+  return MakeError("long-run sizes: expected class or lone, got \"" + std::string(name) + "\"");
 }
 
 std::string_view LongRunArrivalsName(LongRunArrivals m) {

@@ -123,6 +123,21 @@ enum class LongRunArrivals : uint8_t {
 std::string_view LongRunArrivalsName(LongRunArrivals m);
 Result<LongRunArrivals> ParseLongRunArrivals(std::string_view name);
 
+// Where long runs (templates of their class's tail component) take their GPU count from
+// (docs/workload.md model item 16).
+enum class LongRunSizes : uint8_t {
+  // The class's size mix, as every template (the tail probability then grows with the size by
+  // tail_gpu_slope).
+  kClassMix,
+  // The sizes of the Venus jobs submitted alone in their 10-minute bin
+  // (kVenusLoneSubmissionGpus); the component is drawn first (tail_prob), the class mix is
+  // then the short runs' mix. Changes the per-job statistics: a preset needs its own fit for it
+  // (WithLoneLongRuns).
+  kLoneSubmissions,
+};
+std::string_view LongRunSizesName(LongRunSizes m);
+Result<LongRunSizes> ParseLongRunSizes(std::string_view name);
+
 struct WorkloadSpec {
   std::string name;         // preset name
   std::string description;
@@ -136,6 +151,7 @@ struct WorkloadSpec {
   ArrivalModel arrivals = ArrivalModel::kOpenLoop;
   BatchModel batches = BatchModel::kSingle;
   LongRunArrivals long_runs = LongRunArrivals::kWeekly;  // kFlat needs batches single or short-sweeps
+  LongRunSizes long_run_sizes = LongRunSizes::kClassMix;
   double days = 181;                // horizon when no job count is given
   uint64_t jobs = 0;                // if > 0: generate exactly this many jobs (overrides days)
 
@@ -203,6 +219,10 @@ struct WorkloadSpec {
 std::vector<std::string> PresetNames();
 Result<WorkloadSpec> GetPreset(std::string_view name);
 inline constexpr std::string_view kDefaultPreset = "helios-venus";
+
+// The preset with LongRunSizes::kLoneSubmissions and its own fit of the per-job targets
+// (docs/workload.md model item 16); an error for presets without that fit (all but helios-venus).
+Result<WorkloadSpec> WithLoneLongRuns(WorkloadSpec s);
 
 // Checks ranges and consistency (positive rates, non-empty classes and VCs, ...).
 Status ValidateSpec(const WorkloadSpec& spec);
