@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 
 #include "base/result.h"
@@ -117,6 +118,7 @@ struct WorkloadGenerator::Impl {
   uint64_t drawn = 0;     // jobs drawn
   bool drawing_done = false;
   std::vector<VcDemand> demand;  // per VC (closed loop)
+  std::vector<std::vector<VcDemand>> node_demand;  // per VC, per node (closed loop per node)
   std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>> ready;
   double cpu_share = 0;
 
@@ -136,6 +138,9 @@ struct WorkloadGenerator::Impl {
     header.origin = "generate:" + spec.name;
     horizon = spec.days * 86400.0;
     demand.resize(spec.vcs.size());
+    node_demand.resize(spec.vcs.size());
+    for (size_t v = 0; v < spec.vcs.size(); ++v)
+      node_demand[v].resize((spec.vcs[v].gpus + spec.gpus_per_node - 1) / spec.gpus_per_node);
   }
 
   void BuildRates() {
@@ -538,16 +543,20 @@ struct WorkloadGenerator::Impl {
     }
   }
 
-  // Closed loop: the earliest time x >= t from which `gpus` more GPUs fit into VC v for
-  // the whole of [x, x + dur), given every booked job (events are applied per instant, so
-  // a job ending and another starting at the same time never add up).
-  double FitTime(uint16_t v, double t, uint32_t gpus, double dur) {
-    VcDemand& d = demand[v];
+  // Applies the booked events of `d` up to time t.
+  static void Advance(VcDemand& d, double t) {
     while (!d.events.empty() && d.events.begin()->first <= t) {
       d.held += d.events.begin()->second;
       d.events.erase(d.events.begin());
     }
-    const int64_t room = static_cast<int64_t>(spec.vcs[v].gpus) - gpus;
+  }
+
+  // Closed loop: the earliest time x >= t from which `gpus` more GPUs fit into `d` (a VC or a
+  // node of `capacity` GPUs) for the whole of [x, x + dur), given every booked job (events are
+  // applied per instant, so a job ending and another starting at the same time never add up).
+  static double EarliestFit(VcDemand& d, int64_t capacity, double t, int64_t gpus, double dur) {
+    Advance(d, t);
+    const int64_t room = capacity - gpus;
     auto fits_until = [&](std::multimap<double, int64_t>::const_iterator it, int64_t held, double until) {
       while (it != d.events.end() && it->first < until) {
         const double x = it->first;
@@ -560,22 +569,138 @@ struct WorkloadGenerator::Impl {
     double x = t;
     for (auto it = d.events.cbegin();;) {
       if (held <= room && fits_until(it, held, x + dur)) return x;
-      if (it == d.events.cend()) return x;  // unreachable: with nothing booked every job fits (gpus <= VC)
+      if (it == d.events.cend()) return x;  // unreachable: with nothing booked every job fits (gpus <= capacity)
       x = it->first;
       for (; it != d.events.cend() && it->first == x; ++it) held += it->second;
     }
   }
 
+  // GPUs of node n of VC v (the last node holds the remainder).
+  int64_t NodeGpus(uint16_t v, size_t n) const {
+    const int64_t gpn = spec.gpus_per_node, vc = spec.vcs[v].gpus;
+    return std::min<int64_t>(gpn, vc - static_cast<int64_t>(n) * gpn);
+  }
+
+  // Booked GPUs of `d` at time x (its past events applied).
+  static int64_t HeldAt(const VcDemand& d, double x) {
+    int64_t held = d.held;
+    for (auto it = d.events.begin(); it != d.events.end() && it->first <= x; ++it) held += it->second;
+    return held;
+  }
+
+  // The intervals [a, b) from t on in which node `d` has nothing booked (b = inf for the last).
+  static std::vector<std::pair<double, double>> IdleIntervals(VcDemand& d, double t) {
+    Advance(d, t);
+    std::vector<std::pair<double, double>> idle;
+    int64_t held = d.held;
+    double open = held == 0 ? t : -1;
+    for (auto it = d.events.cbegin(); it != d.events.cend();) {
+      const double x = it->first;
+      for (; it != d.events.cend() && it->first == x; ++it) held += it->second;
+      if (held == 0 && open < 0) open = x;
+      if (held != 0 && open >= 0) {
+        if (x > open) idle.emplace_back(open, x);
+        open = -1;
+      }
+    }
+    if (open >= 0) idle.emplace_back(open, std::numeric_limits<double>::infinity());
+    return idle;
+  }
+
+  // Closed loop per node: where and from when a job of `gpus` GPUs fits VC v's nodes for [x, x + dur).
+  // A job of at most one node's GPUs needs them free on one node (the earliest node, first fit);
+  // a larger one needs ceil(gpus / gpus_per_node) whole nodes idle.
+  std::pair<double, std::vector<size_t>> FitNodes(uint16_t v, double t, uint32_t gpus, double dur) {
+    std::vector<VcDemand>& nodes = node_demand[v];
+    const uint32_t gpn = spec.gpus_per_node;
+    if (gpus <= gpn) {
+      double best = std::numeric_limits<double>::infinity();
+      size_t at = 0;
+      for (size_t n = 0; n < nodes.size(); ++n) {
+        if (gpus > NodeGpus(v, n)) continue;
+        const double x = EarliestFit(nodes[n], NodeGpus(v, n), t, gpus, dur);
+        if (x < best) best = x, at = n;
+      }
+      return {best, {at}};
+    }
+    const size_t k = (gpus + gpn - 1) / gpn;
+    std::vector<std::vector<std::pair<double, double>>> idle(nodes.size());
+    std::vector<double> starts;
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      if (NodeGpus(v, n) < gpn) continue;
+      idle[n] = IdleIntervals(nodes[n], t);
+      for (const auto& iv : idle[n]) starts.push_back(iv.first);
+    }
+    std::sort(starts.begin(), starts.end());
+    std::vector<size_t> chosen;
+    for (double x : starts) {
+      chosen.clear();
+      for (size_t n = 0; n < nodes.size() && chosen.size() < k; ++n)
+        for (const auto& [a, b] : idle[n])
+          if (a <= x && x + dur <= b) {
+            chosen.push_back(n);
+            break;
+          }
+      if (chosen.size() == k) return {x, chosen};
+    }
+    return {starts.empty() ? t : starts.back(), chosen};  // unreachable: the job is at most the VC's whole nodes
+  }
+
+  // The nodes of VC v with the fewest booked GPUs at x (a sweep's later jobs, placed at its submit time).
+  std::vector<size_t> LeastHeldNodes(uint16_t v, double x, uint32_t gpus) {
+    std::vector<std::pair<int64_t, size_t>> by;
+    for (size_t n = 0; n < node_demand[v].size(); ++n) by.emplace_back(HeldAt(node_demand[v][n], x), n);
+    std::stable_sort(by.begin(), by.end());
+    const size_t k = std::min(by.size(), static_cast<size_t>((gpus + spec.gpus_per_node - 1) / spec.gpus_per_node));
+    std::vector<size_t> out;
+    for (size_t i = 0; i < k; ++i) out.push_back(by[i].second);
+    return out;
+  }
+
   // Holds a drawn GPU job back until it fits its VC (closed loop) and books its GPUs.
   void ApplyFeedback(Job* j) {
-    if (spec.arrivals != ArrivalModel::kClosedLoop || j->gpus == 0) return;
-    uint16_t v = static_cast<uint16_t>(j->vc.value());
-    // A batch is held as one: it is submitted once its first job fits.
-    double x = batch_first ? FitTime(v, t, j->gpus, static_cast<double>(j->duration)) : batch_submit;
+    if (j->gpus == 0) return;
+    switch (spec.arrivals) {
+      case ArrivalModel::kOpenLoop:
+        return;
+      case ArrivalModel::kClosedLoop:
+        BookVc(j);
+        return;
+      case ArrivalModel::kClosedLoopNodes:
+        BookNodes(j);
+        return;
+    }
+  }
+
+  // VC-level booking: a batch is held as one (submitted once its first job fits).
+  void BookVc(Job* j) {
+    const uint16_t v = static_cast<uint16_t>(j->vc.value());
+    const double dur = static_cast<double>(j->duration);
+    double x = batch_first ? EarliestFit(demand[v], spec.vcs[v].gpus, t, j->gpus, dur) : batch_submit;
     batch_submit = x;
     j->submit = static_cast<Time>(std::floor(x));
     demand[v].events.emplace(x, static_cast<int64_t>(j->gpus));
-    demand[v].events.emplace(x + static_cast<double>(j->duration), -static_cast<int64_t>(j->gpus));
+    demand[v].events.emplace(x + dur, -static_cast<int64_t>(j->gpus));
+  }
+
+  // Node-level booking: as BookVc, on nodes (a whole node per node of a multi-node job).
+  void BookNodes(Job* j) {
+    const uint16_t v = static_cast<uint16_t>(j->vc.value());
+    const double dur = static_cast<double>(j->duration);
+    std::vector<size_t> at;
+    double x = batch_submit;
+    if (batch_first) {
+      std::tie(x, at) = FitNodes(v, t, j->gpus, dur);
+    } else {
+      at = LeastHeldNodes(v, x, j->gpus);
+    }
+    batch_submit = x;
+    j->submit = static_cast<Time>(std::floor(x));
+    const int64_t per = at.size() > 1 ? static_cast<int64_t>(spec.gpus_per_node) : static_cast<int64_t>(j->gpus);
+    for (size_t n : at) {
+      node_demand[v][n].events.emplace(x, per);
+      node_demand[v][n].events.emplace(x + dur, -per);
+    }
   }
 
   // Emits jobs in submit order: a drawn job is held in `ready` until no later draw can
@@ -722,6 +847,8 @@ std::string_view ArrivalModelName(ArrivalModel m) {
       return "open-loop";
     case ArrivalModel::kClosedLoop:
       return "closed-loop";
+    case ArrivalModel::kClosedLoopNodes:
+      return "closed-loop-nodes";
   }
   return "?";
 }
@@ -729,7 +856,9 @@ std::string_view ArrivalModelName(ArrivalModel m) {
 Result<ArrivalModel> ParseArrivalModel(std::string_view name) {
   if (name == "open-loop") return ArrivalModel::kOpenLoop;
   if (name == "closed-loop") return ArrivalModel::kClosedLoop;
-  return MakeError("arrival model: expected open-loop or closed-loop, got \"" + std::string(name) + "\"");
+  if (name == "closed-loop-nodes") return ArrivalModel::kClosedLoopNodes;
+  return MakeError("arrival model: expected open-loop, closed-loop or closed-loop-nodes, got \"" + std::string(name) +
+                   "\"");
 }
 
 std::string_view BatchModelName(BatchModel m) {

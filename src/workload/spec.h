@@ -87,6 +87,11 @@ enum class ArrivalModel : uint8_t {
   // later submission) as running from its submission for its duration: a fragmentation-free
   // view of the VC, so the VC is never over-committed in that view.
   kClosedLoop,
+  // kClosedLoop seen per node, as Slurm shows a VC (free GPUs per node): a job of at most one
+  // node's GPUs is held until they are free on one node, a larger one until ceil(gpus /
+  // gpus_per_node) whole nodes are idle, for its whole duration (first fit; docs/workload.md
+  // model item 17). The VC total is then never over-committed either.
+  kClosedLoopNodes,
 };
 std::string_view ArrivalModelName(ArrivalModel m);
 Result<ArrivalModel> ParseArrivalModel(std::string_view name);
