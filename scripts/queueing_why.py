@@ -24,6 +24,7 @@ last row). Standard library only; deterministic.
 
 usage: scripts/queueing_why.py [--orrery build/orrery] [--preset helios-venus] [--seeds 1-3]
                                [--load 1.0] [--generate-flags="--batches short-sweeps --long-runs flat"]
+                               [--closed closed-loop-nodes]
 (--generate-flags: extra `orrery generate` options for every generated trace, e.g. the generator
 variants of docs/validation.md "#16 (Venus, Earth), session 7".)
 """
@@ -298,6 +299,8 @@ def main():
     ap.add_argument("--seeds", default="1-3")
     ap.add_argument("--load", default="1.0")
     ap.add_argument("--generate-flags", default="", help="extra orrery generate options (one string)")
+    ap.add_argument("--closed", default="closed-loop", help="arrival model of the closed-loop column "
+                    "(closed-loop or closed-loop-nodes)")
     a = ap.parse_args()
     flags = a.generate_flags.split()
     lo, _, hi = a.seeds.partition("-")
@@ -315,7 +318,7 @@ def main():
             base, closed = os.path.join(d, "base.csv"), os.path.join(d, "closed.csv")
             head, rows = generate(a.orrery, a.preset, seed, a.load, "open-loop", base, flags)
             q0, jobs = simulate(a.orrery, base, os.path.join(d, "vcs.toml"), os.path.join(d, "o0"))
-            _, closed_rows = generate(a.orrery, a.preset, seed, a.load, "closed-loop", closed, flags)
+            _, closed_rows = generate(a.orrery, a.preset, seed, a.load, a.closed, closed, flags)
             qc, closed_jobs = simulate(a.orrery, closed, os.path.join(d, "vcs.toml"), os.path.join(d, "oc"))
             cap = sum(vcs.values())
             others, pool_jobs = counterfactuals(a.orrery, d, head, rows)

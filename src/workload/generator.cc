@@ -492,6 +492,9 @@ struct WorkloadGenerator::Impl {
     for (size_t c = 0; c < 2; ++c) streams[c].job_share = all > 0 ? total[c] / all : 0.0;
   }
 
+  // E[B] of the long-run stream: sweeps replicate long runs too; short-sweeps submit them alone.
+  double LongBatchMean() const { return spec.batches == BatchModel::kSweeps ? batch_mean : 1.0; }
+
   // Event rates of the two streams per hour of week: long runs at rate(job share) x (profile or
   // flat), short runs at rate(job share) x profile / E[B], CPU jobs (one per event) at their share.
   void BuildStreamRates() {
@@ -509,7 +512,7 @@ struct WorkloadGenerator::Impl {
           long_w = 1.0;
           break;
       }
-      const double lr = jobs_per_s * streams[1].job_share * long_w;
+      const double lr = jobs_per_s * streams[1].job_share * long_w / LongBatchMean();
       const double sr = jobs_per_s * streams[0].job_share * profile / batch_mean;
       const double cr = jobs_per_s * profile * cpu_share / (1.0 - cpu_share);
       rate_per_s[h] = lr + sr + cr;
@@ -743,8 +746,8 @@ struct WorkloadGenerator::Impl {
     batch_tpl = (batch_cpu ? u.cpu_first : u.first) + k - 1;
   }
 
-  // Two streams (model item 15): the event at event_how is a CPU job, a long run (one job) or
-  // a sweep of short runs; its user and template come from that stream.
+  // Two streams (model item 15): the event at event_how is a CPU job, a long run (one job; a
+  // sweep with kSweeps) or a sweep of short runs; its user and template come from that stream.
   void PickFromStreams() {
     const double x = batches.Uniform();
     batch_cpu = x < cpu_event_share[event_how];
@@ -754,7 +757,8 @@ struct WorkloadGenerator::Impl {
       return;
     }
     const RunKind kind = x < cpu_event_share[event_how] + long_event_share[event_how] ? RunKind::kLong : RunKind::kShort;
-    batch_left = kind == RunKind::kLong ? 0 : DrawBatchSize() - 1;
+    const bool alone = kind == RunKind::kLong && spec.batches != BatchModel::kSweeps;
+    batch_left = alone ? 0 : DrawBatchSize() - 1;
     const RunStream& st = streams[static_cast<size_t>(kind)];
     batch_user = PickCdf(st.user_cdf, st.user_cdf.size(), jobs.Uniform() * st.user_cdf.back());
     const std::vector<double>& cdf = st.tpl_cdf[batch_user];

@@ -60,6 +60,16 @@ void VcBoundedJobs(WorkloadSpec& s) {
   s.balance_vc_load = true;
 }
 
+// Presets with VCs (docs/workload.md model items 15 and 17, docs/validation.md "#16 (Venus,
+// Earth), session 7"): users hold a job until it fits their VC's nodes, and long runs arrive at
+// a constant rate. Both are structural (no parameter); with them the mean over seeds 1-5 of the
+// whole-period avg queue meets the real one within +-30 % (Venus 1,447 s vs 1,253 s, Earth 368 s
+// vs 319 s, with reneging), which neither the open loop (11x) nor the VC-total closed loop (2-3x) did.
+void VcUsers(WorkloadSpec& s) {
+  s.arrivals = ArrivalModel::kClosedLoopNodes;
+  s.long_runs = LongRunArrivals::kFlat;
+}
+
 void CommonHelios(WorkloadSpec& s) {
   s.epoch_unix = kHeliosEpoch;
   s.hour_of_week = VenusProfile();
@@ -108,6 +118,7 @@ WorkloadSpec HeliosVenus() {
   s.failed_scale = 0.844;
   s.failed_shape = 1.0;
   VcBoundedJobs(s);
+  VcUsers(s);
   s.users = 200;
   s.templates = 15000;
   s.cpu_job_share = 121405.0 / 246708.0;
@@ -147,6 +158,7 @@ WorkloadSpec HeliosEarth() {
   s.cancelled_factor = 4.793;
   s.failed_scale = 1.755;
   VcBoundedJobs(s);
+  VcUsers(s);
   s.users = 300;
   s.templates = 30000;
   s.cpu_job_share = 445738.0 / 872886.0;
@@ -482,8 +494,6 @@ Status ValidateSpec(const WorkloadSpec& s) {
   for (double v : s.hour_of_week)
     if (v < 0) return bad("negative hour-of-week rate");
   if (s.gpus_per_node == 0) return bad("gpus_per_node must be > 0");
-  if (s.batches == BatchModel::kSweeps && s.long_runs != LongRunArrivals::kWeekly)
-    return bad("long runs flat needs batches single or short-sweeps (sweeps replicate long runs)");
   if (s.include_cpu_jobs && !(s.cpu_job_share >= 0 && s.cpu_job_share < 1)) return bad("CPU job share not in [0,1)");
   return Status::Ok();
 }

@@ -117,7 +117,8 @@ std::string_view BatchModelName(BatchModel m);
 Result<BatchModel> ParseBatchModel(std::string_view name);
 
 // When long runs (templates of their class's tail component) are submitted (docs/workload.md
-// model item 15). Anything but kWeekly uses the two streams of BatchModel::kShortSweeps.
+// model item 15). Anything but kWeekly uses the two streams of BatchModel::kShortSweeps (with
+// kSweeps, both streams submit sweeps).
 enum class LongRunArrivals : uint8_t {
   // The job-count profile hour_of_week, as every other job.
   kWeekly,
@@ -155,7 +156,7 @@ struct WorkloadSpec {
   std::array<double, 168> hour_of_week{};  // relative rate per hour of week (Mon 00:00 = 0); all 0 = flat
   ArrivalModel arrivals = ArrivalModel::kOpenLoop;
   BatchModel batches = BatchModel::kSingle;
-  LongRunArrivals long_runs = LongRunArrivals::kWeekly;  // kFlat needs batches single or short-sweeps
+  LongRunArrivals long_runs = LongRunArrivals::kWeekly;
   LongRunSizes long_run_sizes = LongRunSizes::kClassMix;
   double days = 181;                // horizon when no job count is given
   uint64_t jobs = 0;                // if > 0: generate exactly this many jobs (overrides days)
