@@ -612,11 +612,9 @@ int Run(Options o) {
     if (!o.long_run_sizes.empty()) {
       auto z = workload::ParseLongRunSizes(o.long_run_sizes);
       if (!z.ok()) return fail(z.error());
-      if (*z == workload::LongRunSizes::kLoneSubmissions) {
-        auto w = workload::WithLoneLongRuns(*spec);
-        if (!w.ok()) return fail(w.error());
-        spec = *std::move(w);
-      }
+      auto w = workload::WithLongRunSizes(*spec, *z);
+      if (!w.ok()) return fail(w.error());
+      spec = *std::move(w);
     }
     Status v = workload::ValidateSpec(*spec);
     if (!v.ok()) return fail(v.error());
@@ -820,8 +818,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "Generate a workload from a preset instead of reading a trace (llm: GPT pre-training jobs the planner "
                   "times, with --cluster FILE.toml; for shape=goodput policies)");
   cmd->add_option("--arrivals", opts->arrivals,
-                  "Generated arrivals: open-loop (Poisson) or closed-loop (users hold jobs back while their VC is "
-                  "full); default: the preset's (docs/workload.md)");
+                  "Generated arrivals: open-loop (Poisson), closed-loop (users hold jobs back while their VC is "
+                  "full) or closed-loop-nodes (while they do not fit their VC's nodes); default: the preset's "
+                  "(docs/workload.md)");
   cmd->add_option("--batches", opts->batches,
                   "Generated batches: single (one job per arrival), sweeps (batches of one user's jobs, sizes "
                   "fitted on the Venus 10-minute counts) or short-sweeps (sweeps of short runs, long runs one at a "

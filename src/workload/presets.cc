@@ -445,6 +445,18 @@ Result<WorkloadSpec> GetPreset(std::string_view name) {
   return ConditionedOnRealLoad(*std::move(s));
 }
 
+Result<WorkloadSpec> WithLongRunSizes(WorkloadSpec s, LongRunSizes sizes) {
+  switch (sizes) {
+    case LongRunSizes::kClassMix:
+      if (s.long_run_sizes != LongRunSizes::kClassMix)
+        return MakeError("long-run sizes class: '" + s.name + "' was fitted for other long-run sizes; start from the preset");
+      return s;
+    case LongRunSizes::kLoneSubmissions:
+      return WithLoneLongRuns(std::move(s));
+  }
+  return s;
+}
+
 Result<WorkloadSpec> WithLoneLongRuns(WorkloadSpec s) {
   if (s.name != "helios-venus")
     return MakeError("long-run sizes lone: fitted for helios-venus only (the lone submissions are Venus's, "

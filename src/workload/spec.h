@@ -229,6 +229,9 @@ inline constexpr std::string_view kDefaultPreset = "helios-venus";
 // The preset with LongRunSizes::kLoneSubmissions and its own fit of the per-job targets
 // (docs/workload.md model item 16); an error for presets without that fit (all but helios-venus).
 Result<WorkloadSpec> WithLoneLongRuns(WorkloadSpec s);
+// The spec with the given long-run sizes: kClassMix keeps it as it is (every preset's default),
+// kLoneSubmissions is WithLoneLongRuns.
+Result<WorkloadSpec> WithLongRunSizes(WorkloadSpec s, LongRunSizes sizes);
 
 // Checks ranges and consistency (positive rates, non-empty classes and VCs, ...).
 Status ValidateSpec(const WorkloadSpec& spec);

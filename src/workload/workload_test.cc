@@ -596,6 +596,11 @@ TEST(WorkloadCalibration, LoneLongRunsKeepThePerJobTargets) {
   EXPECT_EQ(earth.error().message,
             "long-run sizes lone: fitted for helios-venus only (the lone submissions are Venus's, "
             "cluster_throughput.csv), not for 'helios-earth'");
+  EXPECT_EQ(WithLongRunSizes(Preset("helios-earth"), LongRunSizes::kClassMix)->long_run_sizes, LongRunSizes::kClassMix);
+  EXPECT_EQ(WithLongRunSizes(*lone, LongRunSizes::kClassMix).error().message,
+            "long-run sizes class: 'helios-venus' was fitted for other long-run sizes; start from the preset");
+  EXPECT_EQ(WithLongRunSizes(Preset("helios-venus"), LongRunSizes::kLoneSubmissions)->classes[0].tail_median_s,
+            lone->classes[0].tail_median_s);
   EXPECT_EQ(ParseLongRunSizes("lone").value(), LongRunSizes::kLoneSubmissions);
   EXPECT_EQ(LongRunSizesName(LongRunSizes::kClassMix), "class");
   EXPECT_EQ(ParseLongRunSizes("big").error().message, "long-run sizes: expected class or lone, got \"big\"");
