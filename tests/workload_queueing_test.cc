@@ -1,6 +1,6 @@
 // Queueing of the generated workloads against the real clusters (docs/workload.md,
-// "Queueing: target vs simulated"; docs/validation.md "#16"): each preset (open-loop
-// arrivals) on the preset's own cluster under easy with walltime estimates (Slurm's queue
+// "Queueing: target vs simulated"; docs/validation.md "#16"): each preset (its default users:
+// per-node closed loop and flat long runs for Venus and Earth, open loop elsewhere) on the preset's own cluster under easy with walltime estimates (Slurm's queue
 // order with backfill, what Helios and Acme ran). Real figures: avg/median queueing delay
 // of GPU jobs from helios_cluster_summary.csv and acme-summary/cluster_summary.csv, averages
 // over the whole 181/184-day traces, so the target is checked on the preset's whole period.
@@ -94,9 +94,10 @@ QueueFigures Measure(const std::string& preset, double days, uint64_t seed = 1, 
   f.zero_wait_makespan_d = (zero_wait - trace.jobs.front().submit) / 86400.0;
   std::printf("%-14s seed %llu %-6s %-17s %-7s avg queue %8.0f s  median %5.0f s  offered %.3f  util in horizon %.3f  makespan %.1f d "
               "(zero-wait %.1f d)\n",
-              preset.c_str(), static_cast<unsigned long long>(seed), std::string(workload::BatchModelName(spec->batches)).c_str(),
-              std::string(workload::ArrivalModelName(spec->arrivals)).c_str(), users.renege ? "renege" : "patient", f.avg_queue_s, f.median_queue_s, f.offered_load, f.horizon_util, f.makespan_d,
-              f.zero_wait_makespan_d);
+              preset.c_str(), static_cast<unsigned long long>(seed),
+              std::string(workload::BatchModelName(spec->batches)).c_str(),
+              std::string(workload::ArrivalModelName(spec->arrivals)).c_str(), users.renege ? "renege" : "patient",
+              f.avg_queue_s, f.median_queue_s, f.offered_load, f.horizon_util, f.makespan_d, f.zero_wait_makespan_d);
   return f;
 }
 
