@@ -4,7 +4,7 @@
 For each preset and seed: `orrery simulate --generate PRESET --seed S --policy
 easy:estimator=walltime` over the preset's whole period (181 d Helios, 184 d Acme), and prints
 the avg GPU-job queueing delay per seed, its median and mean over seeds, the largest
-per-seed median and the makespans, next to the real figure of the summaries. Extra simulate flags after `--`.
+per-seed median, the makespans and the GPU utilisation over the makespan, next to the real figure of the summaries. Extra simulate flags after `--`.
 
 usage: scripts/queueing_seeds.py [--orrery build/orrery] [--seeds 1-5] [--presets a,b] [-- FLAGS...]
 """
@@ -41,8 +41,8 @@ def main():
     lo, _, hi = a.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
     print("| preset | real avg (s) | " + " | ".join(f"seed {s}" for s in seeds) +
-          " | median of seeds | ÷ real | mean | ÷ real | median queue (max over seeds) | makespan (d) |")
-    print("|---|---:|" + "---:|" * len(seeds) + "---:|---:|---:|---:|---:|---|")
+          " | median of seeds | ÷ real | mean | ÷ real | median queue (max over seeds) | makespan (d) | GPU utilisation |")
+    print("|---|---:|" + "---:|" * len(seeds) + "---:|---:|---:|---:|---:|---|---|")
     for p in a.presets.split(","):
         rows = [run(a.orrery, p, s, a.extra) for s in seeds]
         avg = [r[0] for r in rows]
@@ -51,7 +51,8 @@ def main():
         print(f"| {p} | {REAL[p][0]:,.0f} | " + " | ".join(f"{v:,.0f}" for v in avg) +
               f" | {med:,.0f} | {med / REAL[p][0]:.2f} | {mean:,.0f} | {mean / REAL[p][0]:.2f} | "
               f"{max(r[1] for r in rows):.0f} | "
-              f"{min(r[2] for r in rows):.1f}-{max(r[2] for r in rows):.1f} |", flush=True)
+              f"{min(r[2] for r in rows):.1f}-{max(r[2] for r in rows):.1f} | "
+              f"{min(r[3] for r in rows):.3f}-{max(r[3] for r in rows):.3f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,14 +2,16 @@
 """Why the generated Venus/Earth months queue 10x the real clusters (issue #16, docs/validation.md
 "#16 (Venus, Earth): measured causes").
 
-For a VC preset and seeds, generates the whole period (`orrery generate`), replays it under
+For a VC preset and seeds, generates the whole period (`orrery generate --arrivals open-loop`, the
+preset's other defaults: Venus and Earth submit long runs flat since session 7, `--generate-flags
+"--long-runs weekly"` gives the traces of the figures before), replays it under
 `easy:estimator=walltime --renege` on the preset's VCs and on counterfactual versions of the same
 jobs, and prints, per seed:
   * the avg GPU-job queueing delay of: the trace as generated; walltime = run time (perfect
     estimates); walltime = 30 days (no user limit, Slurm's partition MaxTime); all VCs merged into
     one pool of the same GPUs; every job split into 1-GPU jobs of the same VC and times ("fluid":
     no gang scheduling, no fragmentation; the average is over the pieces);
-  * the same with closed-loop arrivals (`--arrivals closed-loop`: users hold a job while its VC is
+  * the same with closed-loop arrivals (and that trace split into 1-GPU jobs: "closed loop, fluid") (`--arrivals closed-loop`: users hold a job while its VC is
     full), and for both the pending jobs/GPUs by utilisation (compare scripts/analyze_queueing.py's
     table of the real Venus);
   * where the wait is (by job size and VC) and behind whom (GPUs held, at a waiting job's submit, by
@@ -23,7 +25,10 @@ VC capacities are read from the files the presets use (vc_config.csv x 8; Earth_
 last row). Standard library only; deterministic.
 
 usage: scripts/queueing_why.py [--orrery build/orrery] [--preset helios-venus] [--seeds 1-3]
-                               [--load 1.0]
+                               [--load 1.0] [--generate-flags="--batches short-sweeps --long-runs flat"]
+                               [--closed closed-loop-nodes]
+(--generate-flags: extra `orrery generate` options for every generated trace, e.g. the generator
+variants of docs/validation.md "#16 (Venus, Earth), session 7".)
 """
 import argparse
 import bisect
@@ -88,9 +93,9 @@ def write_rows(path, head, rows):
     write_variant(path, head, rows, lambda r: r)
 
 
-def generate(orrery, preset, seed, load, arrivals, out):
+def generate(orrery, preset, seed, load, arrivals, out, flags=()):
     subprocess.run([orrery, "generate", "--preset", preset, "--seed", str(seed), "--load", load, "--arrivals",
-                    arrivals, "--out", out], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    arrivals, "--out", out, *flags], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return read_trace(out)
 
 
@@ -295,27 +300,34 @@ def main():
     ap.add_argument("--preset", default="helios-venus")
     ap.add_argument("--seeds", default="1-3")
     ap.add_argument("--load", default="1.0")
+    ap.add_argument("--generate-flags", default="", help="extra orrery generate options (one string)")
+    ap.add_argument("--closed", default="closed-loop", help="arrival model of the closed-loop column "
+                    "(closed-loop or closed-loop-nodes)")
     a = ap.parse_args()
+    flags = a.generate_flags.split()
     lo, _, hi = a.seeds.partition("-")
     vcs = vc_gpus(a.preset)
     if a.preset == "helios-venus":
         real_venus()
     print("\n| seed | as generated | walltime = run time | walltime = 30 d | one pool | fluid (1-GPU pieces) | "
-          "closed-loop arrivals | zero-wait running GPUs: mean / detrended sd (hour-of-week part / rest) | E[g^2 d]/E[g d] |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---|---:|")
+          "closed-loop arrivals | closed loop, fluid | zero-wait running GPUs: mean / detrended sd (hour-of-week part / rest) | E[g^2 d]/E[g d] |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     breakdowns = []
     with tempfile.TemporaryDirectory() as d:
         write_cluster(os.path.join(d, "vcs.toml"), vcs)
         write_cluster(os.path.join(d, "pool.toml"), {"default": sum(vcs.values())})
         for seed in range(int(lo), int(hi or lo) + 1):
             base, closed = os.path.join(d, "base.csv"), os.path.join(d, "closed.csv")
-            head, rows = generate(a.orrery, a.preset, seed, a.load, "open-loop", base)
+            head, rows = generate(a.orrery, a.preset, seed, a.load, "open-loop", base, flags)
             q0, jobs = simulate(a.orrery, base, os.path.join(d, "vcs.toml"), os.path.join(d, "o0"))
-            _, closed_rows = generate(a.orrery, a.preset, seed, a.load, "closed-loop", closed)
+            _, closed_rows = generate(a.orrery, a.preset, seed, a.load, a.closed, closed, flags)
             qc, closed_jobs = simulate(a.orrery, closed, os.path.join(d, "vcs.toml"), os.path.join(d, "oc"))
             cap = sum(vcs.values())
             others, pool_jobs = counterfactuals(a.orrery, d, head, rows)
-            out = [q0] + others + [qc]
+            closed_fluid = os.path.join(d, "closed_fluid.csv")
+            write_rows(closed_fluid, head, fluid(closed_rows))
+            qcf, _ = simulate(a.orrery, closed_fluid, os.path.join(d, "vcs.toml"), os.path.join(d, "ocf"))
+            out = [q0] + others + [qc, qcf]
             breakdowns.append((seed, where_and_behind(rows, jobs), per_vc(rows, jobs, vcs),
                                burst_share(*simulated_bins(rows, jobs)),
                                [pending_by_util(rows, jobs, cap), pending_by_util(rows, pool_jobs, cap),

@@ -21,4 +21,17 @@ extern const std::array<double, 168> kVenusGpuJobsPerHourOfWeek;
 inline constexpr double kVenusBatchZipf = 2.65;
 inline constexpr unsigned kVenusBatchMax = 717;
 
+// GPU counts of the Venus GPU jobs submitted alone in their 10-minute bin (submit_gpu_job = 1,
+// the bin's submit_gpu_num is then that job's GPUs), as (GPUs, bins): 3,109 bins, mean 5.67 GPUs
+// (all jobs: 6.74), E[g^2]/E[g] = 20.4. Source: cluster_throughput.csv; re-derived by the test
+// WorkloadCalibrationData.LoneSubmissionSizesMatchThroughputFile and by
+// scripts/analyze_queueing.py (section 3). Used by LongRunSizes::kLoneSubmissions.
+struct LoneSubmissions {
+  unsigned gpus;
+  unsigned bins;
+};
+inline constexpr LoneSubmissions kVenusLoneSubmissionGpus[] = {
+    {1, 1549}, {2, 151}, {3, 2},  {4, 224}, {5, 1},  {6, 9},  {7, 14}, {8, 837},  {16, 170}, {24, 45},
+    {32, 90},  {40, 4},  {48, 1}, {56, 2},  {64, 4}, {80, 1}, {96, 1}, {128, 1}, {152, 1},  {160, 2}};
+
 }  // namespace orrery::workload

@@ -35,8 +35,11 @@ void BM_StreamScale(benchmark::State& state) {
 }
 BENCHMARK(BM_StreamScale)->Arg(1000000)->Unit(benchmark::kMillisecond);
 
+// Open loop with weekly long runs (the preset's defaults before issue #16 session 7).
 void BM_GenerateVenus(benchmark::State& state) {
   WorkloadSpec s = GetPreset("helios-venus").value();
+  s.arrivals = ArrivalModel::kOpenLoop;
+  s.long_runs = LongRunArrivals::kWeekly;
   for (auto _ : state) {
     Trace t = GenerateWorkload(s, 1);
     benchmark::DoNotOptimize(t.jobs.data());
@@ -49,6 +52,7 @@ BENCHMARK(BM_GenerateVenus)->Unit(benchmark::kMillisecond);
 void BM_GenerateVenusClosedLoop(benchmark::State& state) {
   WorkloadSpec s = GetPreset("helios-venus").value();
   s.arrivals = ArrivalModel::kClosedLoop;
+  s.long_runs = LongRunArrivals::kWeekly;
   for (auto _ : state) {
     Trace t = GenerateWorkload(s, 1);
     benchmark::DoNotOptimize(t.jobs.data());
@@ -56,6 +60,18 @@ void BM_GenerateVenusClosedLoop(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_GenerateVenusClosedLoop)->Unit(benchmark::kMillisecond);
+
+// The preset's defaults: closed loop per node (each GPU job checked against every node of its
+// VC for its duration) and flat long runs.
+void BM_GenerateVenusClosedLoopNodes(benchmark::State& state) {
+  WorkloadSpec s = GetPreset("helios-venus").value();
+  for (auto _ : state) {
+    Trace t = GenerateWorkload(s, 1);
+    benchmark::DoNotOptimize(t.jobs.data());
+    state.SetItemsProcessed(state.items_processed() + t.jobs.size());
+  }
+}
+BENCHMARK(BM_GenerateVenusClosedLoopNodes)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace orrery::workload

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 
 #include "base/result.h"
@@ -64,8 +65,19 @@ struct Template {
   uint32_t name = 0;
   uint32_t gpus = 0;
   uint8_t cls = 0;
+  bool long_run = false;   // drawn from its class's tail (long-run) component
   double log_typical = 0;  // log of the typical duration (seconds)
 };
+
+// One of the two job streams of BatchModel::kShortSweeps / LongRunArrivals::kFlat (docs/workload.md
+// model item 15): the GPU templates of one duration component.
+struct RunStream {
+  std::vector<double> user_cdf;                // cumulative user activity x the user's component share
+  std::vector<std::vector<uint32_t>> tpl;      // per user: its template slots of the component
+  std::vector<std::vector<double>> tpl_cdf;    // per user: their cumulative Zipf popularity
+  double job_share = 0;                        // expected share of the GPU jobs
+};
+enum class RunKind : uint8_t { kShort = 0, kLong = 1 };
 
 // Index of the first cumulative value > x (cdf ascending, last = total).
 uint32_t PickCdf(const std::vector<double>& cdf, size_t n, double x) {
@@ -86,6 +98,14 @@ struct WorkloadGenerator::Impl {
   std::vector<double> class_state_cdf;  // 3 per class (+ CPU class at the end)
   std::array<double, 168> rate_per_s{};  // arrival rate per hour of week (batch events)
   std::vector<double> batch_cdf;  // P(B <= k) at index k - 1 (empty: batches off)
+  double batch_mean = 1;          // E[B]
+  // Two streams (model item 15): per hour of week, the shares of the events that are CPU jobs
+  // and long runs (the rest open a sweep of short runs); the hour of week of the last event.
+  bool split = false;
+  std::array<RunStream, 2> streams;  // index RunKind
+  std::array<double, 168> cpu_event_share{}, long_event_share{};
+  int event_how = 0;
+  std::vector<SizeWeight> lone_sizes;  // kVenusLoneSubmissionGpus as a size mix
   Rng batches;
   // The batch being emitted: jobs left after the current one, its user and template.
   uint32_t batch_left = 0, batch_user = 0, batch_tpl = 0;
@@ -98,19 +118,29 @@ struct WorkloadGenerator::Impl {
   uint64_t drawn = 0;     // jobs drawn
   bool drawing_done = false;
   std::vector<VcDemand> demand;  // per VC (closed loop)
+  std::vector<std::vector<VcDemand>> node_demand;  // per VC, per node (closed loop per node)
   std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>> ready;
   double cpu_share = 0;
 
   Impl(const WorkloadSpec& s, uint64_t seed)
       : spec(s), arrivals(seed, "workload/arrivals"), jobs(seed, "workload/jobs"), batches(seed, "workload/batches") {
+    for (const LoneSubmissions& l : kVenusLoneSubmissionGpus) lone_sizes.push_back({l.gpus, static_cast<double>(l.bins)});
     BuildRates();
     BuildUsers(seed);
     BuildTemplates(seed);
+    split = spec.batches == BatchModel::kShortSweeps || spec.long_runs != LongRunArrivals::kWeekly;
+    if (split) {
+      BuildStreams();
+      BuildStreamRates();
+    }
     header.epoch_unix = spec.epoch_unix;
     header.epoch_known = true;
     header.origin = "generate:" + spec.name;
     horizon = spec.days * 86400.0;
     demand.resize(spec.vcs.size());
+    node_demand.resize(spec.vcs.size());
+    for (size_t v = 0; v < spec.vcs.size(); ++v)
+      node_demand[v].resize((spec.vcs[v].gpus + spec.gpus_per_node - 1) / spec.gpus_per_node);
   }
 
   void BuildRates() {
@@ -118,16 +148,19 @@ struct WorkloadGenerator::Impl {
     double mean = 0;
     for (double v : spec.hour_of_week) mean += v;
     mean /= 168.0;
-    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share) / BuildBatchCdf();
+    batch_mean = BuildBatchCdf();
+    double base = spec.gpu_jobs_per_day / 86400.0 * spec.load / (1.0 - cpu_share) / batch_mean;
     for (int h = 0; h < 168; ++h) rate_per_s[h] = mean > 0 ? base * spec.hour_of_week[h] / mean : base;
   }
 
-  // Fills batch_cdf (sweeps: Zipf on 1..kVenusBatchMax) and returns E[B] (1 for single jobs).
+  // Fills batch_cdf (sweeps: Zipf on 1..kVenusBatchMax) and returns E[B] (1 for single jobs;
+  // with short-sweeps: of the short-run stream's events).
   double BuildBatchCdf() {
     switch (spec.batches) {
       case BatchModel::kSingle:
         return 1.0;
       case BatchModel::kSweeps:
+      case BatchModel::kShortSweeps:
         break;
     }
     double total = 0, mean = 0;
@@ -204,26 +237,33 @@ struct WorkloadGenerator::Impl {
     return name;
   }
 
-  uint32_t DrawGpus(Rng& rng, const JobClass& cls, uint32_t cap) {
+  // A size from `mix` restricted to sizes <= cap.
+  static uint32_t DrawGpus(Rng& rng, const std::vector<SizeWeight>& mix, uint32_t cap) {
     double total = 0;
-    for (const auto& b : cls.gpus)
+    for (const auto& b : mix)
       if (b.gpus <= cap) total += b.weight;
     if (total <= 0) return std::max<uint32_t>(1, std::min<uint32_t>(cap, 1));
     double x = rng.Uniform() * total;
-    for (const auto& b : cls.gpus) {
+    for (const auto& b : mix) {
       if (b.gpus > cap) continue;
       if (x < b.weight) return b.gpus;
       x -= b.weight;
     }
-    for (auto it = cls.gpus.rbegin(); it != cls.gpus.rend(); ++it)
+    for (auto it = mix.rbegin(); it != mix.rend(); ++it)
       if (it->gpus <= cap) return it->gpus;
     return 1;
   }
 
-  double DrawLogTypical(Rng& rng, const JobClass& cls, uint32_t gpus) {
+  // Log of a template's typical duration; *tail: drawn from the tail (long-run) component.
+  double DrawLogTypical(Rng& rng, const JobClass& cls, uint32_t gpus, bool* tail_out) {
     double lg = gpus > 1 ? std::log2(static_cast<double>(gpus)) : 0.0;
     double p_tail = std::min(0.98, cls.tail_prob * (1.0 + cls.tail_gpu_slope * lg));
-    bool tail = rng.Uniform() < p_tail;
+    *tail_out = rng.Uniform() < p_tail;
+    return DrawLogDuration(rng, cls, gpus, *tail_out);
+  }
+
+  // Log of a typical duration of the given component.
+  double DrawLogDuration(Rng& rng, const JobClass& cls, uint32_t gpus, bool tail) {
     double med = tail ? cls.tail_median_s : cls.body_median_s;
     double sigma = tail ? cls.tail_sigma : cls.body_sigma;
     double s2 = sigma * sigma - spec.run_noise_sigma * spec.run_noise_sigma;
@@ -303,6 +343,23 @@ struct WorkloadGenerator::Impl {
     ZipfPrefix(max_count);
   }
 
+  // A GPU template's size, component and typical duration. kClassMix: the size first (the
+  // tail probability grows with it); kLoneSubmissions: the component first, a long run's size
+  // from the Venus lone submissions (model item 16).
+  void DrawSizeAndDuration(Rng& rng, const JobClass& cls, uint32_t cap, Template* t) {
+    switch (spec.long_run_sizes) {
+      case LongRunSizes::kClassMix:
+        t->gpus = DrawGpus(rng, cls.gpus, cap);
+        t->log_typical = DrawLogTypical(rng, cls, t->gpus, &t->long_run);
+        return;
+      case LongRunSizes::kLoneSubmissions:
+        t->long_run = rng.Uniform() < std::min(0.98, cls.tail_prob);
+        t->gpus = DrawGpus(rng, t->long_run ? lone_sizes : cls.gpus, cap);
+        t->log_typical = DrawLogDuration(rng, cls, t->gpus, t->long_run);
+        return;
+    }
+  }
+
   // Draws every template's class, size, typical duration and name (into `names`, in slot order).
   void DrawTemplateSet(Rng& rng, std::vector<std::string>* names) {
     double cls_total = 0;
@@ -325,8 +382,7 @@ struct WorkloadGenerator::Impl {
         }
         const JobClass& cls = spec.classes[ci];
         t.cls = ci;
-        t.gpus = DrawGpus(rng, cls, cap);
-        t.log_typical = DrawLogTypical(rng, cls, t.gpus);
+        DrawSizeAndDuration(rng, cls, cap, &t);
         std::string name = MakeName(rng, cls, false);
         // Numbered runs / variants of a name the user already has.
         if (!seen.insert(name).second) {
@@ -346,7 +402,7 @@ struct WorkloadGenerator::Impl {
         t.user = k;
         t.cls = kCpuClass;
         t.gpus = 0;
-        t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1);
+        t.log_typical = DrawLogTypical(rng, spec.cpu_class, 1, &t.long_run);
         std::string name = MakeName(rng, spec.cpu_class, true);
         if (!seen.insert(name).second) name += "_" + std::to_string(i);
         seen.insert(name);
@@ -410,6 +466,61 @@ struct WorkloadGenerator::Impl {
     add_states(spec.cpu_class.states);
   }
 
+  // Splits the GPU templates by duration component (model item 15): each stream's users are
+  // weighted by activity x the popularity share of their templates in that component, and a
+  // template is picked within its user's component by popularity, so each template keeps the
+  // expected job share it has with one stream (activity x popularity).
+  void BuildStreams() {
+    for (RunStream& st : streams) {
+      st.tpl.resize(users.size());
+      st.tpl_cdf.resize(users.size());
+    }
+    std::array<double, 2> total{};
+    for (uint32_t k = 0; k < users.size(); ++k) {
+      const UserRec& u = users[k];
+      const double act = user_cdf[k] - (k ? user_cdf[k - 1] : 0.0);
+      std::array<double, 2> mass{};
+      for (uint32_t i = 0; i < u.count; ++i) {
+        const size_t c = templates[u.first + i].long_run ? 1 : 0;
+        mass[c] += (zipf_prefix[i + 1] - zipf_prefix[i]) / zipf_prefix[u.count];
+        streams[c].tpl[k].push_back(u.first + i);
+        streams[c].tpl_cdf[k].push_back(mass[c]);
+      }
+      for (size_t c = 0; c < 2; ++c) streams[c].user_cdf.push_back(total[c] += act * mass[c]);
+    }
+    const double all = total[0] + total[1];
+    for (size_t c = 0; c < 2; ++c) streams[c].job_share = all > 0 ? total[c] / all : 0.0;
+  }
+
+  // E[B] of the long-run stream: sweeps replicate long runs too; short-sweeps submit them alone.
+  double LongBatchMean() const { return spec.batches == BatchModel::kSweeps ? batch_mean : 1.0; }
+
+  // Event rates of the two streams per hour of week: long runs at rate(job share) x (profile or
+  // flat), short runs at rate(job share) x profile / E[B], CPU jobs (one per event) at their share.
+  void BuildStreamRates() {
+    double mean = 0;
+    for (double v : spec.hour_of_week) mean += v;
+    mean /= 168.0;
+    const double jobs_per_s = spec.gpu_jobs_per_day / 86400.0 * spec.load;
+    for (int h = 0; h < 168; ++h) {
+      const double profile = mean > 0 ? spec.hour_of_week[h] / mean : 1.0;
+      double long_w = profile;
+      switch (spec.long_runs) {
+        case LongRunArrivals::kWeekly:
+          break;
+        case LongRunArrivals::kFlat:
+          long_w = 1.0;
+          break;
+      }
+      const double lr = jobs_per_s * streams[1].job_share * long_w / LongBatchMean();
+      const double sr = jobs_per_s * streams[0].job_share * profile / batch_mean;
+      const double cr = jobs_per_s * profile * cpu_share / (1.0 - cpu_share);
+      rate_per_s[h] = lr + sr + cr;
+      cpu_event_share[h] = rate_per_s[h] > 0 ? cr / rate_per_s[h] : 0.0;
+      long_event_share[h] = rate_per_s[h] > 0 ? lr / rate_per_s[h] : 0.0;
+    }
+  }
+
   // Advances t to the next arrival; false at the horizon.
   bool NextArrival() {
     for (;;) {
@@ -427,6 +538,7 @@ struct WorkloadGenerator::Impl {
         double dt = arrivals.Exponential(rate);
         if (t + dt < end_rel) {
           t += dt;
+          event_how = how;
           return spec.jobs != 0 || t < horizon;
         }
       }
@@ -434,16 +546,20 @@ struct WorkloadGenerator::Impl {
     }
   }
 
-  // Closed loop: the earliest time x >= t from which `gpus` more GPUs fit into VC v for
-  // the whole of [x, x + dur), given every booked job (events are applied per instant, so
-  // a job ending and another starting at the same time never add up).
-  double FitTime(uint16_t v, double t, uint32_t gpus, double dur) {
-    VcDemand& d = demand[v];
+  // Applies the booked events of `d` up to time t.
+  static void Advance(VcDemand& d, double t) {
     while (!d.events.empty() && d.events.begin()->first <= t) {
       d.held += d.events.begin()->second;
       d.events.erase(d.events.begin());
     }
-    const int64_t room = static_cast<int64_t>(spec.vcs[v].gpus) - gpus;
+  }
+
+  // Closed loop: the earliest time x >= t from which `gpus` more GPUs fit into `d` (a VC or a
+  // node of `capacity` GPUs) for the whole of [x, x + dur), given every booked job (events are
+  // applied per instant, so a job ending and another starting at the same time never add up).
+  static double EarliestFit(VcDemand& d, int64_t capacity, double t, int64_t gpus, double dur) {
+    Advance(d, t);
+    const int64_t room = capacity - gpus;
     auto fits_until = [&](std::multimap<double, int64_t>::const_iterator it, int64_t held, double until) {
       while (it != d.events.end() && it->first < until) {
         const double x = it->first;
@@ -456,22 +572,138 @@ struct WorkloadGenerator::Impl {
     double x = t;
     for (auto it = d.events.cbegin();;) {
       if (held <= room && fits_until(it, held, x + dur)) return x;
-      if (it == d.events.cend()) return x;  // unreachable: with nothing booked every job fits (gpus <= VC)
+      if (it == d.events.cend()) return x;  // unreachable: with nothing booked every job fits (gpus <= capacity)
       x = it->first;
       for (; it != d.events.cend() && it->first == x; ++it) held += it->second;
     }
   }
 
+  // GPUs of node n of VC v (the last node holds the remainder).
+  int64_t NodeGpus(uint16_t v, size_t n) const {
+    const int64_t gpn = spec.gpus_per_node, vc = spec.vcs[v].gpus;
+    return std::min<int64_t>(gpn, vc - static_cast<int64_t>(n) * gpn);
+  }
+
+  // Booked GPUs of `d` at time x (its past events applied).
+  static int64_t HeldAt(const VcDemand& d, double x) {
+    int64_t held = d.held;
+    for (auto it = d.events.begin(); it != d.events.end() && it->first <= x; ++it) held += it->second;
+    return held;
+  }
+
+  // The intervals [a, b) from t on in which node `d` has nothing booked (b = inf for the last).
+  static std::vector<std::pair<double, double>> IdleIntervals(VcDemand& d, double t) {
+    Advance(d, t);
+    std::vector<std::pair<double, double>> idle;
+    int64_t held = d.held;
+    double open = held == 0 ? t : -1;
+    for (auto it = d.events.cbegin(); it != d.events.cend();) {
+      const double x = it->first;
+      for (; it != d.events.cend() && it->first == x; ++it) held += it->second;
+      if (held == 0 && open < 0) open = x;
+      if (held != 0 && open >= 0) {
+        if (x > open) idle.emplace_back(open, x);
+        open = -1;
+      }
+    }
+    if (open >= 0) idle.emplace_back(open, std::numeric_limits<double>::infinity());
+    return idle;
+  }
+
+  // Closed loop per node: where and from when a job of `gpus` GPUs fits VC v's nodes for [x, x + dur).
+  // A job of at most one node's GPUs needs them free on one node (the earliest node, first fit);
+  // a larger one needs ceil(gpus / gpus_per_node) whole nodes idle.
+  std::pair<double, std::vector<size_t>> FitNodes(uint16_t v, double t, uint32_t gpus, double dur) {
+    std::vector<VcDemand>& nodes = node_demand[v];
+    const uint32_t gpn = spec.gpus_per_node;
+    if (gpus <= gpn) {
+      double best = std::numeric_limits<double>::infinity();
+      size_t at = 0;
+      for (size_t n = 0; n < nodes.size(); ++n) {
+        if (gpus > NodeGpus(v, n)) continue;
+        const double x = EarliestFit(nodes[n], NodeGpus(v, n), t, gpus, dur);
+        if (x < best) best = x, at = n;
+      }
+      return {best, {at}};
+    }
+    const size_t k = (gpus + gpn - 1) / gpn;
+    std::vector<std::vector<std::pair<double, double>>> idle(nodes.size());
+    std::vector<double> starts;
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      if (NodeGpus(v, n) < gpn) continue;
+      idle[n] = IdleIntervals(nodes[n], t);
+      for (const auto& iv : idle[n]) starts.push_back(iv.first);
+    }
+    std::sort(starts.begin(), starts.end());
+    std::vector<size_t> chosen;
+    for (double x : starts) {
+      chosen.clear();
+      for (size_t n = 0; n < nodes.size() && chosen.size() < k; ++n)
+        for (const auto& [a, b] : idle[n])
+          if (a <= x && x + dur <= b) {
+            chosen.push_back(n);
+            break;
+          }
+      if (chosen.size() == k) return {x, chosen};
+    }
+    return {starts.empty() ? t : starts.back(), chosen};  // unreachable: the job is at most the VC's whole nodes
+  }
+
+  // The nodes of VC v with the fewest booked GPUs at x (a sweep's later jobs, placed at its submit time).
+  std::vector<size_t> LeastHeldNodes(uint16_t v, double x, uint32_t gpus) {
+    std::vector<std::pair<int64_t, size_t>> by;
+    for (size_t n = 0; n < node_demand[v].size(); ++n) by.emplace_back(HeldAt(node_demand[v][n], x), n);
+    std::stable_sort(by.begin(), by.end());
+    const size_t k = std::min(by.size(), static_cast<size_t>((gpus + spec.gpus_per_node - 1) / spec.gpus_per_node));
+    std::vector<size_t> out;
+    for (size_t i = 0; i < k; ++i) out.push_back(by[i].second);
+    return out;
+  }
+
   // Holds a drawn GPU job back until it fits its VC (closed loop) and books its GPUs.
   void ApplyFeedback(Job* j) {
-    if (spec.arrivals != ArrivalModel::kClosedLoop || j->gpus == 0) return;
-    uint16_t v = static_cast<uint16_t>(j->vc.value());
-    // A batch is held as one: it is submitted once its first job fits.
-    double x = batch_first ? FitTime(v, t, j->gpus, static_cast<double>(j->duration)) : batch_submit;
+    if (j->gpus == 0) return;
+    switch (spec.arrivals) {
+      case ArrivalModel::kOpenLoop:
+        return;
+      case ArrivalModel::kClosedLoop:
+        BookVc(j);
+        return;
+      case ArrivalModel::kClosedLoopNodes:
+        BookNodes(j);
+        return;
+    }
+  }
+
+  // VC-level booking: a batch is held as one (submitted once its first job fits).
+  void BookVc(Job* j) {
+    const uint16_t v = static_cast<uint16_t>(j->vc.value());
+    const double dur = static_cast<double>(j->duration);
+    double x = batch_first ? EarliestFit(demand[v], spec.vcs[v].gpus, t, j->gpus, dur) : batch_submit;
     batch_submit = x;
     j->submit = static_cast<Time>(std::floor(x));
     demand[v].events.emplace(x, static_cast<int64_t>(j->gpus));
-    demand[v].events.emplace(x + static_cast<double>(j->duration), -static_cast<int64_t>(j->gpus));
+    demand[v].events.emplace(x + dur, -static_cast<int64_t>(j->gpus));
+  }
+
+  // Node-level booking: as BookVc, on nodes (a whole node per node of a multi-node job).
+  void BookNodes(Job* j) {
+    const uint16_t v = static_cast<uint16_t>(j->vc.value());
+    const double dur = static_cast<double>(j->duration);
+    std::vector<size_t> at;
+    double x = batch_submit;
+    if (batch_first) {
+      std::tie(x, at) = FitNodes(v, t, j->gpus, dur);
+    } else {
+      at = LeastHeldNodes(v, x, j->gpus);
+    }
+    batch_submit = x;
+    j->submit = static_cast<Time>(std::floor(x));
+    const int64_t per = at.size() > 1 ? static_cast<int64_t>(spec.gpus_per_node) : static_cast<int64_t>(j->gpus);
+    for (size_t n : at) {
+      node_demand[v][n].events.emplace(x, per);
+      node_demand[v][n].events.emplace(x + dur, -per);
+    }
   }
 
   // Emits jobs in submit order: a drawn job is held in `ready` until no later draw can
@@ -500,6 +732,11 @@ struct WorkloadGenerator::Impl {
   void PickTemplate() {
     batch_left = DrawBatchSize() - 1;
     batch_cpu = cpu_share > 0 && jobs.Uniform() < cpu_share;
+    PickUserAndTemplate();
+  }
+
+  // The batch's user by activity and one of its templates (CPU ones if batch_cpu) by popularity.
+  void PickUserAndTemplate() {
     batch_user = PickCdf(user_cdf, user_cdf.size(), jobs.Uniform());
     const UserRec& u = users[batch_user];
     uint32_t cnt = batch_cpu ? u.cpu_count : u.count;
@@ -507,6 +744,25 @@ struct WorkloadGenerator::Impl {
     uint32_t k = PickCdf(zipf_prefix, cnt + 1, r);  // zipf_prefix[0] = 0 -> k in [1, cnt]
     if (k == 0) k = 1;
     batch_tpl = (batch_cpu ? u.cpu_first : u.first) + k - 1;
+  }
+
+  // Two streams (model item 15): the event at event_how is a CPU job, a long run (one job; a
+  // sweep with kSweeps) or a sweep of short runs; its user and template come from that stream.
+  void PickFromStreams() {
+    const double x = batches.Uniform();
+    batch_cpu = x < cpu_event_share[event_how];
+    if (batch_cpu) {
+      batch_left = 0;
+      PickUserAndTemplate();
+      return;
+    }
+    const RunKind kind = x < cpu_event_share[event_how] + long_event_share[event_how] ? RunKind::kLong : RunKind::kShort;
+    const bool alone = kind == RunKind::kLong && spec.batches != BatchModel::kSweeps;
+    batch_left = alone ? 0 : DrawBatchSize() - 1;
+    const RunStream& st = streams[static_cast<size_t>(kind)];
+    batch_user = PickCdf(st.user_cdf, st.user_cdf.size(), jobs.Uniform() * st.user_cdf.back());
+    const std::vector<double>& cdf = st.tpl_cdf[batch_user];
+    batch_tpl = st.tpl[batch_user][PickCdf(cdf, cdf.size(), jobs.Uniform() * cdf.back())];
   }
 
   // Draws the next job: the next of the current batch, or the first of a batch at the next
@@ -518,7 +774,11 @@ struct WorkloadGenerator::Impl {
       --batch_left;
     } else {
       if (!NextArrival()) return false;
-      PickTemplate();
+      if (split) {
+        PickFromStreams();
+      } else {
+        PickTemplate();
+      }
     }
     Job j;
     j.submit = static_cast<Time>(std::floor(t));
@@ -591,6 +851,8 @@ std::string_view ArrivalModelName(ArrivalModel m) {
       return "open-loop";
     case ArrivalModel::kClosedLoop:
       return "closed-loop";
+    case ArrivalModel::kClosedLoopNodes:
+      return "closed-loop-nodes";
   }
   return "?";
 }
@@ -598,7 +860,9 @@ std::string_view ArrivalModelName(ArrivalModel m) {
 Result<ArrivalModel> ParseArrivalModel(std::string_view name) {
   if (name == "open-loop") return ArrivalModel::kOpenLoop;
   if (name == "closed-loop") return ArrivalModel::kClosedLoop;
-  return MakeError("arrival model: expected open-loop or closed-loop, got \"" + std::string(name) + "\"");
+  if (name == "closed-loop-nodes") return ArrivalModel::kClosedLoopNodes;
+  return MakeError("arrival model: expected open-loop, closed-loop or closed-loop-nodes, got \"" + std::string(name) +
+                   "\"");
 }
 
 std::string_view BatchModelName(BatchModel m) {
@@ -607,6 +871,8 @@ std::string_view BatchModelName(BatchModel m) {
       return "single";
     case BatchModel::kSweeps:
       return "sweeps";
+    case BatchModel::kShortSweeps:
+      return "short-sweeps";
   }
   return "?";
 }
@@ -614,7 +880,40 @@ std::string_view BatchModelName(BatchModel m) {
 Result<BatchModel> ParseBatchModel(std::string_view name) {
   if (name == "single") return BatchModel::kSingle;
   if (name == "sweeps") return BatchModel::kSweeps;
-  return MakeError("batches: expected single or sweeps, got \"" + std::string(name) + "\"");
+  if (name == "short-sweeps") return BatchModel::kShortSweeps;
+  return MakeError("batches: expected single, sweeps or short-sweeps, got \"" + std::string(name) + "\"");
+}
+
+std::string_view LongRunSizesName(LongRunSizes m) {
+  switch (m) {
+    case LongRunSizes::kClassMix:
+      return "class";
+    case LongRunSizes::kLoneSubmissions:
+      return "lone";
+  }
+  return "?";
+}
+
+Result<LongRunSizes> ParseLongRunSizes(std::string_view name) {
+  if (name == "class") return LongRunSizes::kClassMix;
+  if (name == "lone") return LongRunSizes::kLoneSubmissions;
+  return MakeError("long-run sizes: expected class or lone, got \"" + std::string(name) + "\"");
+}
+
+std::string_view LongRunArrivalsName(LongRunArrivals m) {
+  switch (m) {
+    case LongRunArrivals::kWeekly:
+      return "weekly";
+    case LongRunArrivals::kFlat:
+      return "flat";
+  }
+  return "?";
+}
+
+Result<LongRunArrivals> ParseLongRunArrivals(std::string_view name) {
+  if (name == "weekly") return LongRunArrivals::kWeekly;
+  if (name == "flat") return LongRunArrivals::kFlat;
+  return MakeError("long runs: expected weekly or flat, got \"" + std::string(name) + "\"");
 }
 
 Trace GenerateWorkload(const WorkloadSpec& spec, uint64_t seed) {

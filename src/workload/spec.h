@@ -87,6 +87,11 @@ enum class ArrivalModel : uint8_t {
   // later submission) as running from its submission for its duration: a fragmentation-free
   // view of the VC, so the VC is never over-committed in that view.
   kClosedLoop,
+  // kClosedLoop seen per node, as Slurm shows a VC (free GPUs per node): a job of at most one
+  // node's GPUs is held until they are free on one node, a larger one until ceil(gpus /
+  // gpus_per_node) whole nodes are idle, for its whole duration (first fit; docs/workload.md
+  // model item 17). The VC total is then never over-committed either.
+  kClosedLoopNodes,
 };
 std::string_view ArrivalModelName(ArrivalModel m);
 Result<ArrivalModel> ParseArrivalModel(std::string_view name);
@@ -100,9 +105,44 @@ enum class BatchModel : uint8_t {
   // submission counts, calibration_data.h). The event rate is divided by E[B], so the job rate
   // and every per-job expectation stay those of kSingle; only the arrival variance grows.
   kSweeps,
+  // Sweeps of short runs (docs/workload.md model item 15): the jobs come from two streams, a
+  // template's stream being its duration component. Short runs (body component) arrive in
+  // sweeps of the kSweeps sizes; long runs (tail component) arrive one per event. Each stream
+  // picks its user by activity x the user's share of that component and a template of the
+  // component by its Zipf popularity, so every template's expected job share, hence every
+  // per-job expectation, is that of kSingle.
+  kShortSweeps,
 };
 std::string_view BatchModelName(BatchModel m);
 Result<BatchModel> ParseBatchModel(std::string_view name);
+
+// When long runs (templates of their class's tail component) are submitted (docs/workload.md
+// model item 15). Anything but kWeekly uses the two streams of BatchModel::kShortSweeps (with
+// kSweeps, both streams submit sweeps).
+enum class LongRunArrivals : uint8_t {
+  // The job-count profile hour_of_week, as every other job.
+  kWeekly,
+  // A constant rate: the long-run stream ignores the hour of week (its expected job count is
+  // unchanged; the job-count profile is then followed by the short runs only).
+  kFlat,
+};
+std::string_view LongRunArrivalsName(LongRunArrivals m);
+Result<LongRunArrivals> ParseLongRunArrivals(std::string_view name);
+
+// Where long runs (templates of their class's tail component) take their GPU count from
+// (docs/workload.md model item 16).
+enum class LongRunSizes : uint8_t {
+  // The class's size mix, as every template (the tail probability then grows with the size by
+  // tail_gpu_slope).
+  kClassMix,
+  // The sizes of the Venus jobs submitted alone in their 10-minute bin
+  // (kVenusLoneSubmissionGpus); the component is drawn first (tail_prob), the class mix is
+  // then the short runs' mix. Changes the per-job statistics: a preset needs its own fit for it
+  // (WithLoneLongRuns).
+  kLoneSubmissions,
+};
+std::string_view LongRunSizesName(LongRunSizes m);
+Result<LongRunSizes> ParseLongRunSizes(std::string_view name);
 
 struct WorkloadSpec {
   std::string name;         // preset name
@@ -116,6 +156,8 @@ struct WorkloadSpec {
   std::array<double, 168> hour_of_week{};  // relative rate per hour of week (Mon 00:00 = 0); all 0 = flat
   ArrivalModel arrivals = ArrivalModel::kOpenLoop;
   BatchModel batches = BatchModel::kSingle;
+  LongRunArrivals long_runs = LongRunArrivals::kWeekly;
+  LongRunSizes long_run_sizes = LongRunSizes::kClassMix;
   double days = 181;                // horizon when no job count is given
   uint64_t jobs = 0;                // if > 0: generate exactly this many jobs (overrides days)
 
@@ -183,6 +225,13 @@ struct WorkloadSpec {
 std::vector<std::string> PresetNames();
 Result<WorkloadSpec> GetPreset(std::string_view name);
 inline constexpr std::string_view kDefaultPreset = "helios-venus";
+
+// The preset with LongRunSizes::kLoneSubmissions and its own fit of the per-job targets
+// (docs/workload.md model item 16); an error for presets without that fit (all but helios-venus).
+Result<WorkloadSpec> WithLoneLongRuns(WorkloadSpec s);
+// The spec with the given long-run sizes: kClassMix keeps it as it is (every preset's default),
+// kLoneSubmissions is WithLoneLongRuns.
+Result<WorkloadSpec> WithLongRunSizes(WorkloadSpec s, LongRunSizes sizes);
 
 // Checks ranges and consistency (positive rates, non-empty classes and VCs, ...).
 Status ValidateSpec(const WorkloadSpec& spec);
