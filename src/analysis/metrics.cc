@@ -167,16 +167,20 @@ std::vector<Distribution> DescribeGroups(const std::vector<JobOutcome>& outcomes
     ++n[buf.back().vc_group];  // kAll when in no VC group: counted once more below instead
   }
   SortByKey(buf);
+  // A group holding every value (a one-VC cluster's VC) is "all": the same values in the
+  // same order, so its figures are all's without building them again.
+  std::vector<uint8_t> whole(g.size(), 0);
+  for (size_t i = Groups::kAll + 1; i < g.size(); ++i) whole[i] = n[i] == buf.size();
   std::vector<DistributionBuilder> b(g.size());
   for (size_t i = 0; i < g.size(); ++i) b[i].Expect(i == Groups::kAll ? buf.size() : n[i]);
   for (const Keyed& k : buf) {
     const double x = Metric::Value(k.key);
     b[Groups::kAll].Add(x);
-    b[k.size_group].Add(x);
-    if (k.vc_group != Groups::kAll) b[k.vc_group].Add(x);
+    if (!whole[k.size_group]) b[k.size_group].Add(x);
+    if (k.vc_group != Groups::kAll && !whole[k.vc_group]) b[k.vc_group].Add(x);
   }
   std::vector<Distribution> d(g.size());
-  for (size_t i = 0; i < g.size(); ++i) d[i] = b[i].Get();
+  for (size_t i = 0; i < g.size(); ++i) d[i] = b[whole[i] ? Groups::kAll : i].Get();
   return d;
 }
 

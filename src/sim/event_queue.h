@@ -55,8 +55,7 @@ class EventQueue {
       if (first >= n) break;
       size_t best = first;
       const size_t end = std::min(first + kArity, n);
-      for (size_t c = first + 1; c < end; ++c)
-        if (Before(heap_[c], heap_[best])) best = c;
+      for (size_t c = first + 1; c < end; ++c) best = Before(heap_[c], heap_[best]) ? c : best;
       if (!Before(heap_[best], last)) break;
       heap_[i] = heap_[best];
       i = best;
@@ -67,7 +66,8 @@ class EventQueue {
 
  private:
   static constexpr size_t kArity = 4;
-  static bool Before(const Event& a, const Event& b) { return a.t != b.t ? a.t < b.t : a.seq < b.seq; }
+  // (t, seq) order without a branch on the times (the children's order is unpredictable).
+  static bool Before(const Event& a, const Event& b) { return (a.t < b.t) | ((a.t == b.t) & (a.seq < b.seq)); }
   std::vector<Event> heap_;
   uint64_t next_seq_ = 0;
 };
