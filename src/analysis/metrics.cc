@@ -21,10 +21,10 @@ uint64_t KeyOf(uint64_t k) { return k; }
 
 double ValueOf(uint64_t k) { return std::bit_cast<double>(k >> 63 ? k & ~(uint64_t{1} << 63) : ~k); }
 
-// Sorts ascending by OrderKey: an LSD radix sort, 16 bits per pass, passes in which every key
-// has the same digit skipped (durations in seconds share their high bits). O(n) instead of
-// O(n log n) for the million-job runs; small inputs use std::sort. Equal keys are equal values,
-// so the order among them never shows.
+// Sorts ascending by KeyOf: an LSD radix sort, 16 bits per pass, passes in which every key
+// has the same digit skipped (durations in seconds share their high bits). The four digit
+// histograms come from one counting pass. O(n) instead of O(n log n) for the million-job runs;
+// small inputs use std::sort. Equal keys are equal values, so the order among them never shows.
 template <class T>
 void SortByKey(std::vector<T>& a) {
   if (a.size() < 4096) {
@@ -32,19 +32,25 @@ void SortByKey(std::vector<T>& a) {
     return;
   }
   const size_t n = a.size();
-  std::vector<T> b(n);
-  std::vector<uint32_t> count(1 << 16);
-  for (int shift = 0; shift < 64; shift += 16) {
-    std::fill(count.begin(), count.end(), 0);
-    for (const T& x : a) ++count[(KeyOf(x) >> shift) & 0xffff];
-    if (count[(KeyOf(a[0]) >> shift) & 0xffff] == n) continue;  // one digit for all: nothing moves
+  constexpr size_t kDigits = 4, kBuckets = size_t{1} << 16;
+  std::vector<uint32_t> count(kDigits * kBuckets, 0);
+  for (const T& x : a) {
+    const uint64_t k = KeyOf(x);
+    for (size_t d = 0; d < kDigits; ++d) ++count[d * kBuckets + ((k >> (16 * d)) & 0xffff)];
+  }
+  std::vector<T> b;
+  for (size_t d = 0; d < kDigits; ++d) {
+    const int shift = static_cast<int>(16 * d);
+    uint32_t* c = count.data() + d * kBuckets;
+    if (c[(KeyOf(a[0]) >> shift) & 0xffff] == n) continue;  // one digit for all: nothing moves
     uint32_t sum = 0;
-    for (uint32_t& c : count) {
-      const uint32_t here = c;
-      c = sum;
+    for (size_t i = 0; i < kBuckets; ++i) {
+      const uint32_t here = c[i];
+      c[i] = sum;
       sum += here;
     }
-    for (const T& x : a) b[count[(KeyOf(x) >> shift) & 0xffff]++] = x;
+    if (b.empty()) b.resize(n);
+    for (const T& x : a) b[c[(KeyOf(x) >> shift) & 0xffff]++] = x;
     a.swap(b);
   }
 }
@@ -105,11 +111,27 @@ Distribution Describe(std::vector<double>& v) {
 
 namespace {
 
-double Jct(const JobOutcome& o) { return static_cast<double>(o.jct()); }
-double Wait(const JobOutcome& o) { return static_cast<double>(o.wait); }
-double Slowdown(const JobOutcome& o) {
-  return std::max(1.0, Jct(o) / static_cast<double>(std::max<Duration>(o.run, kSlowdownTau)));
-}
+// The summary's metrics. JCT and wait are whole seconds: their keys are the integers
+// themselves (sign bit flipped), whose high digits are constant, so the radix sort makes
+// fewer passes than over a double's bits; the values, and hence their sorted sequence, are
+// the same doubles.
+struct IntegerMetric {
+  static uint64_t Key(int64_t v) { return static_cast<uint64_t>(v) ^ (uint64_t{1} << 63); }
+  static double Value(uint64_t k) { return static_cast<double>(static_cast<int64_t>(k ^ (uint64_t{1} << 63))); }
+};
+struct Jct : IntegerMetric {
+  static uint64_t KeyOf(const JobOutcome& o) { return Key(o.jct()); }
+};
+struct Wait : IntegerMetric {
+  static uint64_t KeyOf(const JobOutcome& o) { return Key(o.wait); }
+};
+struct Slowdown {
+  static uint64_t KeyOf(const JobOutcome& o) {
+    const double jct = static_cast<double>(o.jct());
+    return OrderKey(std::max(1.0, jct / static_cast<double>(std::max<Duration>(o.run, kSlowdownTau))));
+  }
+  static double Value(uint64_t k) { return ValueOf(k); }
+};
 
 // The groups of a summary: all jobs, small and large (by GPUs), and one per VC. A job is in
 // "all", in one size group and in at most one VC group.
@@ -123,7 +145,7 @@ struct Groups {
   }
 };
 
-// A value with the job's size and VC groups, sorted by the value's OrderKey.
+// A value with the job's size and VC groups, sorted by the metric's key.
 struct Keyed {
   uint64_t key;
   uint32_t size_group, vc_group;
@@ -134,27 +156,31 @@ uint64_t KeyOf(const Keyed& k) { return k.key; }
 // sorted whole, are that group's own values in ascending order, so each group's figures are
 // exactly those of sorting it alone.
 template <class Metric>
-std::vector<Distribution> DescribeGroups(const std::vector<JobOutcome>& outcomes, const Groups& g, Metric metric,
-                                         bool withdrawn_too, std::vector<Keyed>& buf) {
+std::vector<Distribution> DescribeGroups(const std::vector<JobOutcome>& outcomes, const Groups& g, bool withdrawn_too,
+                                         std::vector<Keyed>& buf) {
   buf.clear();
   std::vector<size_t> n(g.size(), 0);
   for (const JobOutcome& o : outcomes) {
     if (o.status != OutcomeStatus::kFinished && !(withdrawn_too && o.status == OutcomeStatus::kWithdrawn)) continue;
-    buf.push_back({OrderKey(metric(o)), Groups::SizeOf(o), g.VcOf(o)});
+    buf.push_back({Metric::KeyOf(o), Groups::SizeOf(o), g.VcOf(o)});
     ++n[buf.back().size_group];
     ++n[buf.back().vc_group];  // kAll when in no VC group: counted once more below instead
   }
   SortByKey(buf);
+  // A group holding every value (a one-VC cluster's VC) is "all": the same values in the
+  // same order, so its figures are all's without building them again.
+  std::vector<uint8_t> whole(g.size(), 0);
+  for (size_t i = Groups::kAll + 1; i < g.size(); ++i) whole[i] = n[i] == buf.size();
   std::vector<DistributionBuilder> b(g.size());
   for (size_t i = 0; i < g.size(); ++i) b[i].Expect(i == Groups::kAll ? buf.size() : n[i]);
   for (const Keyed& k : buf) {
-    const double x = ValueOf(k.key);
+    const double x = Metric::Value(k.key);
     b[Groups::kAll].Add(x);
-    b[k.size_group].Add(x);
-    if (k.vc_group != Groups::kAll) b[k.vc_group].Add(x);
+    if (!whole[k.size_group]) b[k.size_group].Add(x);
+    if (k.vc_group != Groups::kAll && !whole[k.vc_group]) b[k.vc_group].Add(x);
   }
   std::vector<Distribution> d(g.size());
-  for (size_t i = 0; i < g.size(); ++i) d[i] = b[i].Get();
+  for (size_t i = 0; i < g.size(); ++i) d[i] = b[whole[i] ? Groups::kAll : i].Get();
   return d;
 }
 
@@ -181,9 +207,9 @@ std::vector<GroupStats> GroupStatistics(const std::vector<JobOutcome>& outcomes,
   CountGroups(outcomes, g, out);
   std::vector<Keyed> buf;
   buf.reserve(outcomes.size());
-  const std::vector<Distribution> jct = DescribeGroups(outcomes, g, Jct, false, buf);
-  const std::vector<Distribution> wait = DescribeGroups(outcomes, g, Wait, true, buf);
-  const std::vector<Distribution> slowdown = DescribeGroups(outcomes, g, Slowdown, false, buf);
+  const std::vector<Distribution> jct = DescribeGroups<Jct>(outcomes, g, false, buf);
+  const std::vector<Distribution> wait = DescribeGroups<Wait>(outcomes, g, true, buf);
+  const std::vector<Distribution> slowdown = DescribeGroups<Slowdown>(outcomes, g, false, buf);
   for (size_t i = 0; i < g.size(); ++i) {
     out[i].jct = jct[i];
     out[i].wait = wait[i];

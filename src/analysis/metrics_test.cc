@@ -47,6 +47,34 @@ TEST(DescribeTest, LargeSamplesSortLikeStdSort) {
   EXPECT_EQ(d.max, ref.back());
 }
 
+// Every figure of group `g` equals Describe of the values of the outcomes `in` selects.
+template <class In>
+void ExpectGroupIsDescribed(const std::vector<JobOutcome>& outs, const GroupStats& g, In in) {
+  std::vector<double> jct, wait, slow;
+  uint64_t jobs = 0;
+  for (const JobOutcome& o : outs) {
+    if (!in(o)) continue;
+    const bool finished = o.status == OutcomeStatus::kFinished;
+    if (finished || o.status == OutcomeStatus::kWithdrawn) wait.push_back(static_cast<double>(o.wait));
+    if (!finished) continue;
+    ++jobs;
+    jct.push_back(static_cast<double>(o.jct()));
+    slow.push_back(std::max(1.0, static_cast<double>(o.jct()) / static_cast<double>(std::max<Duration>(o.run, 10))));
+  }
+  auto same = [](const Distribution& a, const Distribution& b) {
+    EXPECT_EQ(a.mean, b.mean);
+    EXPECT_EQ(a.median, b.median);
+    EXPECT_EQ(a.p95, b.p95);
+    EXPECT_EQ(a.p99, b.p99);
+    EXPECT_EQ(a.p999, b.p999);
+    EXPECT_EQ(a.max, b.max);
+  };
+  EXPECT_EQ(g.jobs, jobs) << g.name;
+  same(g.jct, Describe(jct));
+  same(g.wait, Describe(wait));
+  same(g.slowdown, Describe(slow));
+}
+
 // Summarize sorts each metric once for all groups; every group's figures must be exactly those
 // of sorting that group's own values (Describe), for groups above and below the radix threshold.
 TEST(SummarizeTest, EveryGroupEqualsDescribingItAlone) {
@@ -67,32 +95,7 @@ TEST(SummarizeTest, EveryGroupEqualsDescribingItAlone) {
   run.outcomes = &outs;
   run.vc_names = &vcs;
   const RunSummary s = Summarize(run);
-
-  auto expect_group = [&](const GroupStats& g, auto in) {
-    std::vector<double> jct, wait, slow;
-    uint64_t jobs = 0;
-    for (const JobOutcome& o : outs) {
-      if (!in(o)) continue;
-      const bool finished = o.status == OutcomeStatus::kFinished;
-      if (finished || o.status == OutcomeStatus::kWithdrawn) wait.push_back(static_cast<double>(o.wait));
-      if (!finished) continue;
-      ++jobs;
-      jct.push_back(static_cast<double>(o.jct()));
-      slow.push_back(std::max(1.0, static_cast<double>(o.jct()) / static_cast<double>(std::max<Duration>(o.run, 10))));
-    }
-    auto same = [](const Distribution& a, const Distribution& b) {
-      EXPECT_EQ(a.mean, b.mean);
-      EXPECT_EQ(a.median, b.median);
-      EXPECT_EQ(a.p95, b.p95);
-      EXPECT_EQ(a.p99, b.p99);
-      EXPECT_EQ(a.p999, b.p999);
-      EXPECT_EQ(a.max, b.max);
-    };
-    EXPECT_EQ(g.jobs, jobs) << g.name;
-    same(g.jct, Describe(jct));
-    same(g.wait, Describe(wait));
-    same(g.slowdown, Describe(slow));
-  };
+  auto expect_group = [&](const GroupStats& g, auto in) { ExpectGroupIsDescribed(outs, g, in); };
   ASSERT_EQ(s.per_vc.size(), 3u);
   EXPECT_EQ(s.per_vc[1].name, "b");
   expect_group(s.small, [](const JobOutcome& o) { return o.gpus <= 8; });
@@ -107,6 +110,33 @@ TEST(SummarizeTest, EveryGroupEqualsDescribingItAlone) {
   expect_group(all, [](const JobOutcome&) { return true; });
   EXPECT_GT(s.small.jobs, 4096u);  // the radix path and the std::sort path are both exercised
   EXPECT_LT(s.per_vc[0].jobs + s.large.jobs, 30000u);
+}
+
+// One VC holding every job (the scale runs' one pool): its group is reported as "all" is,
+// and both equal Describe of every value.
+TEST(SummarizeTest, AVcHoldingEveryJobEqualsAll) {
+  Rng rng(13, "summarize-one-vc");
+  std::vector<JobOutcome> outs(6000);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    JobOutcome& o = outs[i];
+    o.job = JobId{static_cast<uint32_t>(i)};
+    o.gpus = static_cast<uint32_t>(1u << (i % 5));
+    o.vc = VcId{0};
+    o.status = i % 9 == 0 ? OutcomeStatus::kWithdrawn : OutcomeStatus::kFinished;
+    o.wait = static_cast<Duration>(rng.NextU64() % 7000);
+    o.run = static_cast<Duration>(rng.NextU64() % 50000);
+  }
+  const std::vector<std::string> vcs = {"pool"};
+  RunData run;
+  run.outcomes = &outs;
+  run.vc_names = &vcs;
+  const RunSummary s = Summarize(run);
+  ASSERT_EQ(s.per_vc.size(), 1u);
+  EXPECT_EQ(s.per_vc[0].name, "pool");
+  ExpectGroupIsDescribed(outs, s.per_vc[0], [](const JobOutcome&) { return true; });
+  EXPECT_EQ(s.per_vc[0].jobs, 5333u);  // 6000 less the 667 withdrawn (i % 9 == 0)
+  EXPECT_EQ(s.per_vc[0].jct.mean, s.jct.mean);
+  EXPECT_EQ(s.per_vc[0].wait.p99, s.wait.p99);
 }
 
 }  // namespace

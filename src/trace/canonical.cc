@@ -138,6 +138,39 @@ std::string CanonicalTraceToString(const Trace& trace) {
 
 namespace trace_internal {
 
+namespace {
+
+// The fast path's integer: optional '-', 1..18 digits, nothing else (Row::FastInt without its
+// lenient ".000" form), inlined into the row loop (11 integer fields per row).
+[[gnu::always_inline]] inline bool PlainInt(std::string_view s, int64_t* out) {
+  const char* p = s.data();
+  const char* e = p + s.size();
+  const bool neg = p != e && *p == '-';
+  p += neg;
+  if (p == e || e - p > 18) return false;
+  uint64_t v = 0;
+  for (; p != e; ++p) {
+    const unsigned d = static_cast<unsigned>(*p - '0');
+    if (d > 9) return false;
+    v = v * 10 + d;
+  }
+  *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+
+// The state column as the writer spells it (JobStateName), else ParseJobState (any case).
+bool ParseState(std::string_view s, JobState* out) {
+  for (int i = 0; i < kNumJobStates; ++i) {
+    if (s == JobStateName(static_cast<JobState>(i))) {
+      *out = static_cast<JobState>(i);
+      return true;
+    }
+  }
+  return ParseJobState(s, out);
+}
+
+}  // namespace
+
 // Times in a canonical file: importers produce at most a few kMaxSeconds after the
 // epoch shift; allow 10x, still far from int64 overflow.
 constexpr int64_t kMaxT = 10 * kMaxSeconds;
@@ -239,7 +272,7 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
     }
     auto req = [&](int i, int64_t lo, int64_t hi, int64_t* out) {
       int64_t v;
-      if (!Row::FastInt(f[i], false, &v) || v < lo || v > hi) return false;
+      if (!PlainInt(f[i], &v) || v < lo || v > hi) return false;
       *out = v;
       return true;
     };
@@ -260,7 +293,7 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
     Job j;
     if (f[16] == last_state_text) {
       j.state = last_state;
-    } else if (ParseJobState(f[16], &j.state)) {
+    } else if (ParseState(f[16], &j.state)) {
       last_state_text.assign(f[16]);
       last_state = j.state;
     } else {
@@ -300,7 +333,7 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
       return row.Fail(9, "end", "a time not before start " + std::to_string(start), "end before start");
     if (row.text(16) == last_state_text) {
       j.state = last_state;
-    } else if (ParseJobState(row.text(16), &j.state)) {
+    } else if (ParseState(row.text(16), &j.state)) {
       last_state_text.assign(row.text(16));
       last_state = j.state;
     } else {

@@ -371,9 +371,10 @@ std::vector<uint32_t> TraceBuilder::SubmitOrder(const std::vector<uint8_t>& drop
   return perm;
 }
 
-// The source ids in output order; none at all when every id is empty.
+// The source ids in output order; none at all when every id is empty (an empty arena: no
+// million empty strings built and dropped).
 void TraceBuilder::MoveSourceIds(const std::vector<uint32_t>& perm, Trace* out) const {
-  if (!has_ids_) return;
+  if (!has_ids_ || id_arena_.empty()) return;
   out->source_ids.reserve(perm.size());
   bool any_id = false;
   for (uint32_t i : perm) {

@@ -802,9 +802,41 @@ bool Scheduler::MayPlaceUnfittingMemo(const VcQueues& q, size_t c, uint32_t slot
   return m.may;
 }
 
+namespace {
+// The smallest entry over the heads of `classes` (the global queue head), or null when all
+// are empty; ties (none: sequences differ) would go to the lowest class.
+template <class Classes>
+auto GlobalHead(const Classes& classes) -> const typename Classes::value_type::value_type* {
+  const typename Classes::value_type::value_type* head = nullptr;
+  for (const auto& c : classes)
+    if (!c.empty() && (head == nullptr || *c.begin() < *head)) head = &*c.begin();
+  return head;
+}
+}  // namespace
+
 void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   VcQueues& q = vcs_[vc.v];
   if (q.size == 0) return;
+  // A plain blocking walk (no PostFilter, Reschedule, sharing or evaluation lane: nothing but
+  // Start changes the queues during it) places the global head until one does not fit: the
+  // cursor walk below without cursors (Start erases the head, so the next is again a minimum
+  // of class heads).
+  if (blocking && !policy_.post && !policy_.reschedule && !policy_.share && !reserving_) {
+    for (size_t examined = 0; examined < opts_.max_examined; ++examined) {
+      const QEntry* head = GlobalHead(q.classes);
+      if (head == nullptr) return;
+      const uint32_t slot = head->slot;
+      PluginStatus st = policy_.shape ? PlaceShaped(slot) : placer_->Place(pool_[slot], state_, nullptr, &scratch_);
+      if (!st.ok()) {
+        st.plugin = placer_->name();
+        q.last_block = st;
+        return;
+      }
+      Start(slot, std::move(scratch_));
+      scratch_.clear();
+    }
+    return;
+  }
   const size_t k = q.classes.size();
   auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle
   cur.resize(k);
