@@ -235,8 +235,10 @@ void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, r
       return f.contains("by_category") ? std::to_string(f["by_category"].value(cat, 0ull)) : std::string("—");
     });
   row("nodes cordoned", [&](const json& f) { return count(f, "cordoned_nodes"); });
-  for (const auto& [key, name] : causes)
-    row(std::string("GPU-hours: ") + name, [&](const json& f) { return report::FormatFixed(metric(f, key), 1); });
+  for (const auto& cause : causes) {
+    const auto& key = cause.first;  // (a structured binding cannot be captured before clang 16)
+    row(std::string("GPU-hours: ") + cause.second, [&](const json& f) { return report::FormatFixed(metric(f, key), 1); });
+  }
   row("mean time to recover", [&](const json& f) { return report::FormatSeconds(metric(f, "mttr_s")); });
   row("ETTR of the jobs that failed", [&](const json& f) { return report::FormatPercent(metric(f, "ettr_failed_jobs")); });
   c.spec = {{"mark", {{"type", "bar"}}},
