@@ -236,8 +236,8 @@ void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, r
     });
   row("nodes cordoned", [&](const json& f) { return count(f, "cordoned_nodes"); });
   for (const auto& cause : causes) {
-    const auto& key = cause.first;  // (a structured binding cannot be captured before clang 16)
-    row(std::string("GPU-hours: ") + cause.second, [&](const json& f) { return report::FormatFixed(metric(f, key), 1); });
+    const char* key = cause[0];  // (a structured binding cannot be captured before clang 16)
+    row(std::string("GPU-hours: ") + cause[1], [&](const json& f) { return report::FormatFixed(metric(f, key), 1); });
   }
   row("mean time to recover", [&](const json& f) { return report::FormatSeconds(metric(f, "mttr_s")); });
   row("ETTR of the jobs that failed", [&](const json& f) { return report::FormatPercent(metric(f, "ettr_failed_jobs")); });
