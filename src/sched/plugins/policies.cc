@@ -87,6 +87,7 @@ class EasyBackfill final : public PostFilterPlugin {
   explicit EasyBackfill(size_t max_test) : max_test_(max_test) {}
   std::string_view name() const override { return "easy-backfill"; }
   bool reads_believed_durations() const override { return true; }
+  bool wants_release_profile() const override { return true; }
   // The reservation cache too: it is valid for the copied state (same VC versions).
   std::unique_ptr<PostFilterPlugin> Clone(PluginCopies&) const override {
     return std::make_unique<EasyBackfill>(*this);
@@ -120,6 +121,7 @@ class EasyBackfill final : public PostFilterPlugin {
     ClusterState& st = h.state();
     const uint16_t maxg = st.vc_max_node_gpus(vc);
     uint16_t max_free = MaxFree(st, vc);
+    unreserved_valid_ = false;
     for (uint32_t s : cand_) {
       SchedJob& j = h.job(s);
       if (j.running) continue;
@@ -134,11 +136,13 @@ class EasyBackfill final : public PostFilterPlugin {
       bool ends_before_shadow = shadow_ != kNoTime && h.now() + std::max<Duration>(1, est) <= shadow_;
       const NodeMask* blocked = (shadow_ == kNoTime || ends_before_shadow) ? nullptr : &reserved_;
       if (shadow_ == kNoTime) continue;  // head can never start with current knowledge: do not backfill
+      if (blocked && !MayFitUnreserved(*j.job, st, vc)) continue;
       if (!h.placer().Place(j, st, blocked, &alloc_).ok()) continue;
       h.Start(s, std::move(alloc_));
       alloc_.clear();
       cached_version_ = h.version(vc);  // our own starts keep the reservation valid
       max_free = MaxFree(st, vc);
+      unreserved_valid_ = false;
     }
     return Next::kStop;
   }
@@ -153,12 +157,98 @@ class EasyBackfill final : public PostFilterPlugin {
     return st.bucket(vc, st.vc_max_node_gpus(vc)).Count();
   }
 
+  // Whether a job that must avoid the reserved nodes could be placed (whole-GPU jobs placed
+  // node by node: Placer::Place's PickSingle and PlaceNodes): enough unreserved nodes with
+  // enough wholly free GPUs. A necessary condition of the placer's success, and where it
+  // fails the placer draws no random number either, so skipping the attempt changes nothing.
+  bool MayFitUnreserved(const JobRequest& job, const ClusterState& st, VcId vc) {
+    if (job.gpus == 0 || job.is_fractional()) return true;
+    const uint16_t g = st.vc_max_node_gpus(vc);
+    const bool by_nodes = job.nodes > 1 && job.gpus % job.nodes == 0;
+    if (!by_nodes && job.gpus > g) return true;  // PlaceMulti: no shortcut
+    const uint32_t count = by_nodes ? job.nodes : 1, per = job.gpus / count;
+    if (per > g) return false;
+    if (!unreserved_valid_) CountUnreserved(st, vc);
+    return unreserved_[per] >= count;
+  }
+  // unreserved_[k]: nodes outside reserved_ with at least k wholly free GPUs.
+  void CountUnreserved(const ClusterState& st, VcId vc) {
+    const uint16_t g = st.vc_max_node_gpus(vc);
+    unreserved_.assign(static_cast<size_t>(g) + 2, 0);
+    const std::vector<uint64_t>& r = reserved_.words();
+    for (int k = g; k >= 1; --k) {
+      const std::vector<uint64_t>& w = st.bucket(vc, static_cast<uint16_t>(k)).words();
+      uint64_t c = 0;
+      for (size_t i = 0; i < w.size(); ++i) c += static_cast<uint64_t>(std::popcount(w[i] & ~r[i]));
+      unreserved_[k] = unreserved_[k + 1] + c;
+    }
+    unreserved_valid_ = true;
+  }
+
   void ComputeShadow(SchedulerHandle& h, uint32_t head_slot) {
+    reserved_ = NodeMask(h.state().vc_nodes(h.job(head_slot).vc).size());
+    shadow_ = kNoTime;
+    if (!ShadowFromProfile(h, h.job(head_slot))) ShadowByWalk(h, head_slot);
+  }
+
+  // The reservation from the VC's release profile, for whole-GPU heads placed node by node
+  // (`count` nodes with `per` GPUs each), which fit exactly when `count` nodes have `per`
+  // free GPUs: the walk's first fitting est_end is the profile's Earliest. False where the
+  // walk must decide (no exact profile, GPU types, other shapes, a head that fits now).
+  bool ShadowFromProfile(SchedulerHandle& h, SchedJob& head) {
+    const JobRequest& job = *head.job;
+    ClusterState& st = h.state();
+    const VcId vc = head.vc;
+    ReleaseProfile* prof = h.release_profile(vc);
+    if (!prof || job.gpus == 0 || job.is_fractional() || st.TypeFilter(vc, head.types)) return false;
+    const uint16_t g = st.vc_max_node_gpus(vc);
+    const bool by_nodes = job.nodes > 1 && job.gpus % job.nodes == 0;  // as Placer::Place decides
+    if (!by_nodes && job.gpus > g) return false;
+    const uint32_t count = by_nodes ? job.nodes : 1, per = job.gpus / count;
+    if (per > g) return false;
+    const ReleaseProfile::Fit fit = prof->Earliest(st, vc, static_cast<uint16_t>(per), count, &fit_nodes_);
+    switch (fit.kind) {
+      case ReleaseProfile::FitKind::kNever: return true;  // no reservation: shadow_ stays kNoTime
+      case ReleaseProfile::FitKind::kNow: return false;
+      case ReleaseProfile::FitKind::kAt: break;
+    }
+    return ReserveAt(h, head, *prof, fit.at);
+  }
+
+  // The head's placement once every job believed to end by `at` has ended. Only the nodes
+  // that reach the head's per-node demand by then (fit_nodes_) can take it, and the others
+  // stay below it either way, so releasing just those nodes' slots that end by `at` shows
+  // the placer the choice the walk's full release shows it.
+  bool ReserveAt(SchedulerHandle& h, SchedJob& head, const ReleaseProfile& prof, Time at) {
+    ClusterState& st = h.state();
+    const std::vector<NodeId>& nodes = st.vc_nodes(head.vc);
+    released_.clear();
+    for (uint32_t li : fit_nodes_) {
+      ending_.clear();
+      for (const ReleaseProfile::Entry& e : prof.entries(li))
+        if (e.end <= at) ending_.push_back(e.slot);
+      std::sort(ending_.begin(), ending_.end());
+      ending_.erase(std::unique(ending_.begin(), ending_.end()), ending_.end());
+      for (uint32_t s : ending_)
+        for (const Slot& sl : h.job(s).alloc)
+          if (sl.node == nodes[li]) released_.push_back(Allocation{sl});
+    }
+    for (const Allocation& a : released_) st.Release(a);
+    const bool ok = h.placer().Place(head, st, nullptr, &alloc_).ok();
+    if (ok) {
+      shadow_ = std::max(at, h.now() + 1);
+      for (const Slot& sl : alloc_) reserved_.Set(st.local_index(sl.node));
+    }
+    alloc_.clear();
+    for (size_t i = released_.size(); i-- > 0;) st.Apply(released_[i]);
+    return ok;
+  }
+
+  // The reservation by releasing running jobs in est_end order until the head fits.
+  void ShadowByWalk(SchedulerHandle& h, uint32_t head_slot) {
     SchedJob& head = h.job(head_slot);
     const VcId vc = head.vc;
     ClusterState& st = h.state();
-    reserved_ = NodeMask(st.vc_nodes(vc).size());
-    shadow_ = kNoTime;
     running_.clear();
     Time pending_end = kNoTime;  // release every job ending at the same time before testing
     auto try_place = [&](Time at) {
@@ -194,6 +284,10 @@ class EasyBackfill final : public PostFilterPlugin {
   NodeMask reserved_;
   std::vector<uint32_t> running_, cand_;
   Allocation alloc_;
+  std::vector<uint32_t> fit_nodes_, ending_;  // ReserveAt's scratch
+  std::vector<Allocation> released_;
+  std::vector<uint64_t> unreserved_;  // CountUnreserved
+  bool unreserved_valid_ = false;
 };
 
 // ---------------- PostFilter: preemption by remaining time (SRTF)
