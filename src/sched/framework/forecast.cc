@@ -59,7 +59,6 @@ Scheduler::Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<Pla
       running_total_(o.running_total_),
       pending_milli_(o.pending_milli_),
       track_running_(o.track_running_),
-      track_profile_(o.track_profile_),
       requested_(o.requested_),
       next_tick_(o.next_tick_),
       last_cycle_(o.last_cycle_) {

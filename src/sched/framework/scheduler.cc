@@ -98,35 +98,6 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
     size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
     for (size_t c = 0; c < k; ++c) vcs_[v].classes.emplace_back(pool_resource_.get());
   }
-  track_profile_ = policy_.post && policy_.post->wants_release_profile() && !ledger_;
-  if (track_profile_)
-    for (size_t v = 0; v < vcs_.size(); ++v) {
-      const VcId vc(static_cast<uint16_t>(v));
-      vcs_[v].profile.Reset(state_.vc_nodes(vc).size(), state_.vc_max_node_gpus(vc));
-    }
-}
-
-void Scheduler::ProfileRunning(const SchedJob& j, bool add) {
-  ReleaseProfile& p = vcs_[j.vc.v].profile;
-  for (const Slot& sl : j.alloc) {
-    const bool whole = j.owns_gpus && sl.milli == 1000;
-    const uint32_t li = state_.local_index(sl.node);
-    if (add)
-      p.Add(li, j.est_end, j.slot, sl.gpus, whole);
-    else
-      p.Remove(li, j.slot, sl.gpus, whole);
-  }
-}
-
-ReleaseProfile* Scheduler::release_profile(VcId vc) {
-  if (!track_profile_) return nullptr;
-  ReleaseProfile& p = vcs_[vc.v].profile;
-  if (state_.models_cpu_mem() || state_.unpowered_count() != 0 || state_.vc_drained_nodes(vc) != 0 ||
-      p.partial() != 0) {
-    p.MarkAllDirty();  // a drain or power change the entries do not show
-    return nullptr;
-  }
-  return &p;
 }
 
 void Scheduler::AttachTruth(TruthModel* truth) {
@@ -411,10 +382,8 @@ void Scheduler::UpdateEstimate(uint32_t slot, Time now, Duration estimate, Estim
   }
   VcQueues& q = vcs_[j.vc.v];
   if (track_running_) q.running_est.erase(REntry{j.est_end, j.seq, slot});
-  if (track_profile_) ProfileRunning(j, false);
   j.est_end = j.started + std::max<Duration>(1, estimate);
   if (track_running_) q.running_est.insert(REntry{j.est_end, j.seq, slot});
-  if (track_profile_) ProfileRunning(j, true);
   ++q.version;  // per-state caches (EASY's shadow time) read the believed ends
   MarkDirty(j.vc);
 }
@@ -455,7 +424,6 @@ Status Scheduler::AddNode(const Node& node) {
   for (NodeId n : off) state_.SetPowered(n, false);
   ++epoch_;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
-  if (track_profile_) vcs_[node.vc.v].profile.Reset(state_.vc_nodes(node.vc).size(), state_.vc_max_node_gpus(node.vc));
   feasibility_.clear();
   if (ledger_) ledger_->SetCaps(cluster_);
   ResizeClasses(node.vc);
@@ -576,7 +544,6 @@ void Scheduler::UpdateRunningOrder(uint32_t slot, bool insert) {
   const SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
   TrackNodeEnds(j, insert);
-  if (track_profile_) ProfileRunning(j, insert);
   const REntry est{j.est_end, j.seq, slot};
   if (track_running_) {
     if (insert)

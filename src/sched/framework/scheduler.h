@@ -37,7 +37,6 @@
 #include "sched/framework/decision.h"
 #include "sched/framework/oracle.h"
 #include "sched/framework/plugin.h"
-#include "sched/framework/release_profile.h"
 #include "sched/framework/reserve.h"
 #include "sched/framework/shape.h"
 
@@ -86,11 +85,6 @@ class SchedulerHandle {
   // largest GPU count, none is drained, and every running slot holds whole GPUs (no CPU-only
   // or shared slot); else nullopt. O(log n); maintained only for preemptive oracle policies.
   virtual std::optional<uint64_t> BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) = 0;
-  // The VC's release profile (release_profile.h: when each node gets k GPUs back, by est_end)
-  // where its answers are exact now -- the PostFilter asked for it (wants_release_profile), no
-  // evaluation reservation wraps the placer, CPU and memory are not modelled, no node of the
-  // VC is drained or powered down, every running slot holds whole GPUs -- else null.
-  virtual ReleaseProfile* release_profile(VcId vc) = 0;
   // Jobs enqueued since this VC's last cycle (new arrivals and requeued jobs).
   virtual const std::vector<uint32_t>& fresh(VcId vc) = 0;
   // Counter bumped by every Apply/Release in the VC (lets plugins cache per state).
@@ -128,8 +122,6 @@ class PostFilterPlugin : public virtual Plugin {
   // reservation). Without an estimator the belief is the truth in the simulator, so such a
   // policy is an oracle policy (PolicyParts::belief_is_truth).
   virtual bool reads_believed_durations() const { return false; }
-  // Whether Run reads SchedulerHandle::release_profile (the core then maintains it).
-  virtual bool wants_release_profile() const { return false; }
   virtual std::unique_ptr<PostFilterPlugin> Clone(PluginCopies& copies) const { return nullptr; }  // QueueSortPlugin's
 };
 
@@ -422,7 +414,6 @@ class Scheduler final : private SchedulerHandle {
                      __gnu_pbds::tree_order_statistics_node_update>
         busy_by_min_end;
     uint64_t partial_slots = 0;  // running slots (busy_by_min_end's) that hold no whole GPU
-    ReleaseProfile profile;      // track_profile_ only
     bool dirty = false;
     PluginStatus last_block;
   };
@@ -477,8 +468,6 @@ class Scheduler final : private SchedulerHandle {
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
   std::optional<uint64_t> BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) override;
-  ReleaseProfile* release_profile(VcId vc) override;
-  void ProfileRunning(const SchedJob& j, bool add);  // track_profile_: j's slots in its VC's profile
   void TrackNodeEnds(const SchedJob& j, bool add);
   void ExplainEstimate(uint32_t slot, Time now);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
@@ -528,7 +517,6 @@ class Scheduler final : private SchedulerHandle {
   uint64_t pending_milli_ = 0;
   Allocation scratch_;
   bool track_running_ = true;
-  bool track_profile_ = false;  // VcQueues::profile kept (PostFilterPlugin::wants_release_profile)
   bool true_end_order_ = false;   // running_true kept (oracle PostFilters, truth attached)
   bool track_node_ends_ = false;
   bool adopting_ = false;         // Adopt: starts emit no decision

@@ -87,7 +87,6 @@ class EasyBackfill final : public PostFilterPlugin {
   explicit EasyBackfill(size_t max_test) : max_test_(max_test) {}
   std::string_view name() const override { return "easy-backfill"; }
   bool reads_believed_durations() const override { return true; }
-  bool wants_release_profile() const override { return true; }
   // The reservation cache too: it is valid for the copied state (same VC versions).
   std::unique_ptr<PostFilterPlugin> Clone(PluginCopies&) const override {
     return std::make_unique<EasyBackfill>(*this);
@@ -188,51 +187,87 @@ class EasyBackfill final : public PostFilterPlugin {
   void ComputeShadow(SchedulerHandle& h, uint32_t head_slot) {
     reserved_ = NodeMask(h.state().vc_nodes(h.job(head_slot).vc).size());
     shadow_ = kNoTime;
-    if (!ShadowFromProfile(h, h.job(head_slot))) ShadowByWalk(h, head_slot);
+    if (!ShadowByCounts(h, h.job(head_slot))) ShadowByWalk(h, head_slot);
   }
 
-  // The reservation from the VC's release profile, for whole-GPU heads placed node by node
-  // (`count` nodes with `per` GPUs each), which fit exactly when `count` nodes have `per`
-  // free GPUs: the walk's first fitting est_end is the profile's Earliest. False where the
-  // walk must decide (no exact profile, GPU types, other shapes, a head that fits now).
-  bool ShadowFromProfile(SchedulerHandle& h, SchedJob& head) {
+  // The walk below, on counters: for a whole-GPU head that Placer::Place places node by node
+  // (PickSingle: one node of `gpus`; PlaceNodes: `nodes` nodes of gpus / nodes each), "the
+  // head fits" is exactly "`count` nodes have `per` wholly free GPUs" where a node's free GPUs
+  // after a release are its free GPUs plus the released slot's (whole-GPU slots, no drained
+  // node, CPU and memory not modelled). So the running jobs are visited in the walk's order
+  // with a per-node count instead of ClusterState releases and a fit test per end; only the
+  // placement at the first fitting end touches the state (ReserveAt). False where the walk
+  // must decide; the shadow time and reserved nodes are the walk's otherwise.
+  bool ShadowByCounts(SchedulerHandle& h, SchedJob& head) {
     const JobRequest& job = *head.job;
     ClusterState& st = h.state();
     const VcId vc = head.vc;
-    ReleaseProfile* prof = h.release_profile(vc);
-    if (!prof || job.gpus == 0 || job.is_fractional() || st.TypeFilter(vc, head.types)) return false;
+    if (job.gpus == 0 || job.is_fractional() || st.models_cpu_mem() || st.vc_drained_nodes(vc) != 0 ||
+        st.TypeFilter(vc, head.types))
+      return false;
     const uint16_t g = st.vc_max_node_gpus(vc);
     const bool by_nodes = job.nodes > 1 && job.gpus % job.nodes == 0;  // as Placer::Place decides
-    if (!by_nodes && job.gpus > g) return false;
+    if (!by_nodes && job.gpus > g) return false;                      // PlaceMulti
     const uint32_t count = by_nodes ? job.nodes : 1, per = job.gpus / count;
     if (per > g) return false;
-    const ReleaseProfile::Fit fit = prof->Earliest(st, vc, static_cast<uint16_t>(per), count, &fit_nodes_);
-    switch (fit.kind) {
-      case ReleaseProfile::FitKind::kNever: return true;  // no reservation: shadow_ stays kNoTime
-      case ReleaseProfile::FitKind::kNow: return false;
-      case ReleaseProfile::FitKind::kAt: break;
+    uint64_t have = 0;  // nodes with ≥ per free GPUs (QuickFit's count)
+    for (uint32_t k = per; k <= g; ++k) have += st.bucket(vc, static_cast<uint16_t>(k)).Count();
+    if (have >= count) return false;  // fits now: the walk's first end decides
+    if (free_after_.size() < st.cluster().nodes.size()) {
+      free_after_.resize(st.cluster().nodes.size());
+      stamp_.resize(st.cluster().nodes.size(), 0);
     }
-    return ReserveAt(h, head, *prof, fit.at);
+    ++epoch_;
+    running_.clear();
+    Time pending_end = kNoTime, at = kNoTime;
+    bool exact = true;
+    auto release = [&](uint32_t s) {
+      const SchedJob& r = h.job(s);
+      if (pending_end != kNoTime && r.est_end != pending_end && have >= count) {
+        at = pending_end;
+        return false;
+      }
+      for (const Slot& sl : r.alloc) {
+        if (!r.owns_gpus || sl.milli != 1000) {
+          exact = false;
+          return false;
+        }
+        uint16_t& f = FreeAfter(st, sl.node);
+        const bool below = f < per;
+        f = static_cast<uint16_t>(f + sl.gpus);
+        if (below && f >= per) ++have;
+      }
+      running_.push_back(s);
+      pending_end = r.est_end;
+      return true;
+    };
+    h.ForEachRunningByEstEnd(vc, std::ref(release));  // std::ref: the std::function is not allocated
+    if (!exact) return false;
+    if (at == kNoTime && pending_end != kNoTime && have >= count) at = pending_end;
+    if (at == kNoTime) return true;  // never fits with what is known: no reservation
+    return ReserveAt(h, head, per, at);
   }
 
-  // The head's placement once every job believed to end by `at` has ended. Only the nodes
-  // that reach the head's per-node demand by then (fit_nodes_) can take it, and the others
-  // stay below it either way, so releasing just those nodes' slots that end by `at` shows
-  // the placer the choice the walk's full release shows it.
-  bool ReserveAt(SchedulerHandle& h, SchedJob& head, const ReleaseProfile& prof, Time at) {
-    ClusterState& st = h.state();
-    const std::vector<NodeId>& nodes = st.vc_nodes(head.vc);
-    released_.clear();
-    for (uint32_t li : fit_nodes_) {
-      ending_.clear();
-      for (const ReleaseProfile::Entry& e : prof.entries(li))
-        if (e.end <= at) ending_.push_back(e.slot);
-      std::sort(ending_.begin(), ending_.end());
-      ending_.erase(std::unique(ending_.begin(), ending_.end()), ending_.end());
-      for (uint32_t s : ending_)
-        for (const Slot& sl : h.job(s).alloc)
-          if (sl.node == nodes[li]) released_.push_back(Allocation{sl});
+  // A node's free GPUs after the releases of this dry walk (its free GPUs until touched).
+  uint16_t& FreeAfter(const ClusterState& st, NodeId n) {
+    if (stamp_[n.v] != epoch_) {
+      stamp_[n.v] = epoch_;
+      free_after_[n.v] = st.free_gpus(n);
     }
+    return free_after_[n.v];
+  }
+
+  // The head's placement at `at`: the dry walk's released jobs (running_) are those ending by
+  // then. Only nodes with ≥ per free GPUs then can take the head; the released slots on them
+  // are released for real, and every other node is below `per` whether released or not, so
+  // the placer sees the choice the walk's full release shows it (the same nodes in the same
+  // order: random draws alike).
+  bool ReserveAt(SchedulerHandle& h, SchedJob& head, uint32_t per, Time at) {
+    ClusterState& st = h.state();
+    released_.clear();
+    for (uint32_t s : running_)
+      for (const Slot& sl : h.job(s).alloc)
+        if (free_after_[sl.node.v] >= per) released_.push_back(Allocation{sl});
     for (const Allocation& a : released_) st.Release(a);
     const bool ok = h.placer().Place(head, st, nullptr, &alloc_).ok();
     if (ok) {
@@ -284,7 +319,11 @@ class EasyBackfill final : public PostFilterPlugin {
   NodeMask reserved_;
   std::vector<uint32_t> running_, cand_;
   Allocation alloc_;
-  std::vector<uint32_t> fit_nodes_, ending_;  // ReserveAt's scratch
+  // ShadowByCounts: free GPUs after the dry walk's releases, by node id, valid where
+  // stamp_ == epoch_; ReserveAt's released slots.
+  std::vector<uint16_t> free_after_;
+  std::vector<uint64_t> stamp_;
+  uint64_t epoch_ = 0;
   std::vector<Allocation> released_;
   std::vector<uint64_t> unreserved_;  // CountUnreserved
   bool unreserved_valid_ = false;

@@ -1,11 +1,13 @@
-// EASY's reservation from the release profile (sched/framework/release_profile.h) decides
-// exactly what the walk over the running jobs decides. The walk is what a scheduler falls
-// back to where the profile is not exact; modelling CPU and memory is one such case, and on
+// EASY's reservation by counts (EasyBackfill::ShadowByCounts: the est_end walk on per-node
+// free-GPU counters, one placement at the first fitting end) decides exactly what the walk
+// that releases every running job in the ClusterState decides. The full walk is what EASY
+// falls back to where counts are not exact; modelling CPU and memory is one such case, and on
 // nodes that declare no CPU or memory it changes nothing else. So two schedulers, one with
-// CPU/memory modelled (the walk) and one without (the profile), fed the same random
-// workload, must emit the same decisions on the same nodes.
+// CPU/memory modelled (the full walk) and one without (counts), fed the same random workload,
+// must emit the same decisions on the same nodes.
 #include <deque>
 #include <map>
+#include <set>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -44,14 +46,14 @@ struct Side {
 };
 
 // 400 jobs on 12 nodes × 8 GPUs: 1–8 GPUs, whole nodes (16, 24, 32 GPUs over 2–4 nodes) and
-// 12 GPUs with no node count (the placer's remainder path, which the profile leaves to the
+// 12 GPUs with no node count (the placer's remainder path, which counts leave to the full
 // walk); walltime 100–2,000 s; true run 10–130 % of it (overruns keep running past their
 // believed end); every 7th start re-estimated at its next cycle (a new believed end).
 void ExpectSameDecisions(const std::string& policy, const std::string& placer) {
   SCOPED_TRACE(policy + " / " + placer);
   Cluster cluster;
   testing::AddVc(&cluster, "a", 12, 8);
-  Side profile(cluster, false, policy, placer), walk(cluster, true, policy, placer);
+  Side counts(cluster, false, policy, placer), walk(cluster, true, policy, placer);
   std::mt19937_64 rng(11);
   auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   const uint32_t sizes[] = {1, 1, 2, 2, 3, 4, 4, 6, 8, 8, 12, 16, 24, 32};
@@ -72,49 +74,57 @@ void ExpectSameDecisions(const std::string& policy, const std::string& placer) {
   std::vector<uint32_t> reestimate;
   size_t next = 0, starts = 0;
   std::vector<Duration> duration_of;  // by slot
+  std::vector<uint32_t> index_of;      // by slot: the job's submission index
+  std::set<uint32_t> waiting;          // submission indices
+  size_t backfilled = 0;               // starts ahead of an earlier submitted waiting job
   for (Time now = 0; next < jobs.size() || !ends.empty(); ++now) {
     bool event = false;
     for (auto it = ends.begin(); it != ends.end() && it->first == now; it = ends.erase(it)) {
-      profile.s->Finish(it->second, now);
+      counts.s->Finish(it->second, now);
       walk.s->Finish(it->second, now);
-      profile.s->Release(it->second);
+      counts.s->Release(it->second);
       walk.s->Release(it->second);
       event = true;
     }
     for (uint32_t slot : reestimate) {  // the believed total doubles (or halves)
-      if (!profile.s->view(slot).running) continue;  // ended at this instant
-      const Duration e = now % 2 ? profile.s->view(slot).estimate * 2 : profile.s->view(slot).estimate / 2 + 1;
-      profile.s->UpdateEstimate(slot, now, e, EstimateSource::kReported);
+      if (!counts.s->view(slot).running) continue;  // ended at this instant
+      const Duration e = now % 2 ? counts.s->view(slot).estimate * 2 : counts.s->view(slot).estimate / 2 + 1;
+      counts.s->UpdateEstimate(slot, now, e, EstimateSource::kReported);
       walk.s->UpdateEstimate(slot, now, e, EstimateSource::kReported);
     }
     reestimate.clear();
     for (; next < jobs.size() && jobs[next].submit == now; ++next) {
-      auto a = profile.s->Submit(&jobs[next], VcId(0), 0, static_cast<uint32_t>(next), now);
+      auto a = counts.s->Submit(&jobs[next], VcId(0), 0, static_cast<uint32_t>(next), now);
       auto b = walk.s->Submit(&jobs[next], VcId(0), 0, static_cast<uint32_t>(next), now);
       ASSERT_TRUE(a.ok() && b.ok());
       ASSERT_EQ(*a, *b);
-      if (duration_of.size() <= *a) duration_of.resize(*a + 1);
+      if (duration_of.size() <= *a) duration_of.resize(*a + 1), index_of.resize(*a + 1);
       duration_of[*a] = jobs[next].duration;
+      index_of[*a] = static_cast<uint32_t>(next);
+      waiting.insert(static_cast<uint32_t>(next));
       event = true;
     }
     if (!event) continue;
-    const std::string d = profile.Cycle(now);
+    const std::string d = counts.Cycle(now);
     ASSERT_EQ(d, walk.Cycle(now)) << "at " << now;
-    for (const Decision& x : profile.out) {
+    for (const Decision& x : counts.out) {
       const uint32_t slot = std::get<StartDecision>(x).slot;
       ends.emplace(now + duration_of[slot], slot);
+      backfilled += *waiting.begin() < index_of[slot];
+      waiting.erase(index_of[slot]);
       if (++starts % 7 == 0) reestimate.push_back(slot);
     }
   }
   EXPECT_EQ(starts, jobs.size());
+  EXPECT_GT(backfilled, 40u);  // the reservation decided many starts
 }
 
-TEST(EasyReservationProfile, DecidesAsTheWalkForEveryPlacer) {
+TEST(EasyReservationByCounts, DecidesAsTheWalkForEveryPlacer) {
   for (const char* placer : {"consolidate", "first-fit", "spread", "random"}) ExpectSameDecisions("easy", placer);
 }
 
-TEST(EasyReservationProfile, DecidesAsTheWalkBehindOtherOrders) {
-  ExpectSameDecisions("qssf:estimator=walltime:backfill=easy", "consolidate");
+TEST(EasyReservationByCounts, DecidesAsTheWalkBehindOtherOrders) {
+  ExpectSameDecisions("qssf:estimator=walltime,backfill=easy", "consolidate");
   ExpectSameDecisions("easy:bf_max_job_test=3", "consolidate");
 }
 
