@@ -7,8 +7,10 @@
 // must emit the same decisions on the same nodes.
 #include <deque>
 #include <map>
-#include <set>
+#include <memory>
 #include <random>
+#include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 

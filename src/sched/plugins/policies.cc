@@ -161,14 +161,11 @@ class EasyBackfill final : public PostFilterPlugin {
   // enough wholly free GPUs. A necessary condition of the placer's success, and where it
   // fails the placer draws no random number either, so skipping the attempt changes nothing.
   bool MayFitUnreserved(const JobRequest& job, const ClusterState& st, VcId vc) {
-    if (job.gpus == 0 || job.is_fractional()) return true;
-    const uint16_t g = st.vc_max_node_gpus(vc);
-    const bool by_nodes = job.nodes > 1 && job.gpus % job.nodes == 0;
-    if (!by_nodes && job.gpus > g) return true;  // PlaceMulti: no shortcut
-    const uint32_t count = by_nodes ? job.nodes : 1, per = job.gpus / count;
-    if (per > g) return false;
+    const std::optional<NodeDemand> d = NodeByNodeDemand(job, st.vc_max_node_gpus(vc));
+    if (!d) return true;  // CPU-only, fractional, PlaceMulti: no shortcut
+    if (d->per > st.vc_max_node_gpus(vc)) return false;
     if (!unreserved_valid_) CountUnreserved(st, vc);
-    return unreserved_[per] >= count;
+    return unreserved_[d->per] >= d->count;
   }
   // unreserved_[k]: nodes outside reserved_ with at least k wholly free GPUs.
   void CountUnreserved(const ClusterState& st, VcId vc) {
@@ -202,14 +199,11 @@ class EasyBackfill final : public PostFilterPlugin {
     const JobRequest& job = *head.job;
     ClusterState& st = h.state();
     const VcId vc = head.vc;
-    if (job.gpus == 0 || job.is_fractional() || st.models_cpu_mem() || st.vc_drained_nodes(vc) != 0 ||
-        st.TypeFilter(vc, head.types))
-      return false;
     const uint16_t g = st.vc_max_node_gpus(vc);
-    const bool by_nodes = job.nodes > 1 && job.gpus % job.nodes == 0;  // as Placer::Place decides
-    if (!by_nodes && job.gpus > g) return false;                      // PlaceMulti
-    const uint32_t count = by_nodes ? job.nodes : 1, per = job.gpus / count;
-    if (per > g) return false;
+    const std::optional<NodeDemand> d = NodeByNodeDemand(job, g);
+    if (!d || d->per > g || st.models_cpu_mem() || st.vc_drained_nodes(vc) != 0 || st.TypeFilter(vc, head.types))
+      return false;
+    const uint32_t count = d->count, per = d->per;
     uint64_t have = 0;  // nodes with ≥ per free GPUs (QuickFit's count)
     for (uint32_t k = per; k <= g; ++k) have += st.bucket(vc, static_cast<uint16_t>(k)).Count();
     if (have >= count) return false;  // fits now: the walk's first end decides
