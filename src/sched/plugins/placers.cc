@@ -36,6 +36,13 @@ uint32_t PickWholeGpus(const ClusterState& st, NodeId n, uint16_t count) {
   return mask;
 }
 
+std::optional<NodeDemand> NodeByNodeDemand(const JobRequest& job, uint16_t max_node_gpus) {
+  if (job.gpus == 0 || job.is_fractional()) return std::nullopt;
+  if (job.nodes > 1 && job.gpus % job.nodes == 0) return NodeDemand{job.nodes, job.gpus / job.nodes};
+  if (job.gpus <= max_node_gpus) return NodeDemand{1, job.gpus};
+  return std::nullopt;
+}
+
 bool QuickFit(const SchedJob& j, const ClusterState& st) {
   const JobRequest& job = *j.job;
   if (job.gpus == 0 || job.is_fractional()) return true;
@@ -47,16 +54,12 @@ bool QuickFit(const SchedJob& j, const ClusterState& st) {
     for (uint16_t k = per; k <= g; ++k) n += st.bucket(vc, k).Count();
     return n;
   };
-  if (job.nodes > 1 && job.gpus % job.nodes == 0) {
-    uint32_t per = job.gpus / job.nodes;
-    return per <= g && nodes_with(static_cast<uint16_t>(per)) >= job.nodes;
-  }
-  if (job.gpus <= g) {
-    for (uint16_t k = g; k >= job.gpus && k > 0; --k)
-      if (st.bucket(vc, k).Any()) return true;
-    return false;
-  }
-  return st.bucket(vc, g).Count() >= job.gpus / g;
+  const std::optional<NodeDemand> d = NodeByNodeDemand(job, g);
+  if (!d) return st.bucket(vc, g).Count() >= job.gpus / g;  // PlaceMulti
+  if (d->count > 1) return d->per <= g && nodes_with(static_cast<uint16_t>(d->per)) >= d->count;
+  for (uint16_t k = g; k >= d->per && k > 0; --k)
+    if (st.bucket(vc, k).Any()) return true;
+  return false;
 }
 
 Placer::Placer(PlaceStrategy s, uint64_t seed) : strategy_(s), rng_state_(seed ^ Fnv1a64("placer/random")) {}
@@ -295,8 +298,9 @@ PluginStatus Placer::Place(const SchedJob& j, const ClusterState& st, const Node
   if (job.gpus == 0) return PlaceCpuOnly(j, st, allowed, blocked, out);
   if (job.is_fractional()) return PlaceFractional(j, st, allowed, blocked, out);
   if (st.vc_free_gpus(j.vc) < job.gpus) return PluginStatus::Unschedulable(kVcFull);
-  if (job.nodes > 1 && job.gpus % job.nodes == 0) return PlaceNodes(j, st, allowed, blocked, out);
-  if (job.gpus <= st.vc_max_node_gpus(j.vc)) {
+  const std::optional<NodeDemand> d = NodeByNodeDemand(job, st.vc_max_node_gpus(j.vc));
+  if (d && d->count > 1) return PlaceNodes(j, st, allowed, blocked, out);
+  if (d) {
     int64_t li = PickSingle(j, st, allowed, blocked, static_cast<uint16_t>(job.gpus), job.cpu_milli, job.mem_mib);
     if (li < 0) return PluginStatus::Unschedulable(kNoNode);
     NodeId n = st.vc_nodes(j.vc)[li];

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,16 @@ class Placer final : public PlacePlugin {
 };
 
 Result<std::unique_ptr<Placer>> MakePlacer(const std::string& name, uint64_t seed);
+
+// A whole-GPU request that Placer::Place places node by node: `count` nodes with `per` wholly
+// free GPUs each (PlaceNodes: `nodes` > 1 dividing `gpus`; PickSingle: one node, gpus ≤ the
+// VC's largest node). nullopt for CPU-only and fractional requests and for what PlaceMulti
+// places (more GPUs than a node, no node count dividing them). The one home of that dispatch.
+struct NodeDemand {
+  uint32_t count = 1;
+  uint32_t per = 0;  // may exceed max_node_gpus (such a request fits nowhere)
+};
+std::optional<NodeDemand> NodeByNodeDemand(const JobRequest& job, uint16_t max_node_gpus);
 
 // Cheap necessary condition for `j` to fit the VC's free GPUs now (bucket counts only,
 // ignoring types, CPU/memory and blocked nodes): false means Place would fail.

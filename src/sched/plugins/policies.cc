@@ -120,6 +120,7 @@ class EasyBackfill final : public PostFilterPlugin {
     ClusterState& st = h.state();
     const uint16_t maxg = st.vc_max_node_gpus(vc);
     uint16_t max_free = MaxFree(st, vc);
+    unreserved_valid_ = false;
     for (uint32_t s : cand_) {
       SchedJob& j = h.job(s);
       if (j.running) continue;
@@ -134,11 +135,13 @@ class EasyBackfill final : public PostFilterPlugin {
       bool ends_before_shadow = shadow_ != kNoTime && h.now() + std::max<Duration>(1, est) <= shadow_;
       const NodeMask* blocked = (shadow_ == kNoTime || ends_before_shadow) ? nullptr : &reserved_;
       if (shadow_ == kNoTime) continue;  // head can never start with current knowledge: do not backfill
+      if (blocked && !MayFitUnreserved(*j.job, st, vc)) continue;
       if (!h.placer().Place(j, st, blocked, &alloc_).ok()) continue;
       h.Start(s, std::move(alloc_));
       alloc_.clear();
       cached_version_ = h.version(vc);  // our own starts keep the reservation valid
       max_free = MaxFree(st, vc);
+      unreserved_valid_ = false;
     }
     return Next::kStop;
   }
@@ -153,12 +156,128 @@ class EasyBackfill final : public PostFilterPlugin {
     return st.bucket(vc, st.vc_max_node_gpus(vc)).Count();
   }
 
+  // Whether a job that must avoid the reserved nodes could be placed (whole-GPU jobs placed
+  // node by node: Placer::Place's PickSingle and PlaceNodes): enough unreserved nodes with
+  // enough wholly free GPUs. A necessary condition of the placer's success, and where it
+  // fails the placer draws no random number either, so skipping the attempt changes nothing.
+  bool MayFitUnreserved(const JobRequest& job, const ClusterState& st, VcId vc) {
+    const std::optional<NodeDemand> d = NodeByNodeDemand(job, st.vc_max_node_gpus(vc));
+    if (!d) return true;  // CPU-only, fractional, PlaceMulti: no shortcut
+    if (d->per > st.vc_max_node_gpus(vc)) return false;
+    if (!unreserved_valid_) CountUnreserved(st, vc);
+    return unreserved_[d->per] >= d->count;
+  }
+  // unreserved_[k]: nodes outside reserved_ with at least k wholly free GPUs.
+  void CountUnreserved(const ClusterState& st, VcId vc) {
+    const uint16_t g = st.vc_max_node_gpus(vc);
+    unreserved_.assign(static_cast<size_t>(g) + 2, 0);
+    const std::vector<uint64_t>& r = reserved_.words();
+    for (int k = g; k >= 1; --k) {
+      const std::vector<uint64_t>& w = st.bucket(vc, static_cast<uint16_t>(k)).words();
+      uint64_t c = 0;
+      for (size_t i = 0; i < w.size(); ++i) c += static_cast<uint64_t>(std::popcount(w[i] & ~r[i]));
+      unreserved_[k] = unreserved_[k + 1] + c;
+    }
+    unreserved_valid_ = true;
+  }
+
   void ComputeShadow(SchedulerHandle& h, uint32_t head_slot) {
+    reserved_ = NodeMask(h.state().vc_nodes(h.job(head_slot).vc).size());
+    shadow_ = kNoTime;
+    if (!ShadowByCounts(h, h.job(head_slot))) ShadowByWalk(h, head_slot);
+  }
+
+  // The walk below, on counters: for a whole-GPU head that Placer::Place places node by node
+  // (PickSingle: one node of `gpus`; PlaceNodes: `nodes` nodes of gpus / nodes each), "the
+  // head fits" is exactly "`count` nodes have `per` wholly free GPUs" where a node's free GPUs
+  // after a release are its free GPUs plus the released slot's (whole-GPU slots, no drained
+  // node, CPU and memory not modelled). So the running jobs are visited in the walk's order
+  // with a per-node count instead of ClusterState releases and a fit test per end; only the
+  // placement at the first fitting end touches the state (ReserveAt). False where the walk
+  // must decide; the shadow time and reserved nodes are the walk's otherwise.
+  bool ShadowByCounts(SchedulerHandle& h, SchedJob& head) {
+    const JobRequest& job = *head.job;
+    ClusterState& st = h.state();
+    const VcId vc = head.vc;
+    const uint16_t g = st.vc_max_node_gpus(vc);
+    const std::optional<NodeDemand> d = NodeByNodeDemand(job, g);
+    if (!d || d->per > g || st.models_cpu_mem() || st.vc_drained_nodes(vc) != 0 || st.TypeFilter(vc, head.types))
+      return false;
+    const uint32_t count = d->count, per = d->per;
+    uint64_t have = 0;  // nodes with ≥ per free GPUs (QuickFit's count)
+    for (uint32_t k = per; k <= g; ++k) have += st.bucket(vc, static_cast<uint16_t>(k)).Count();
+    if (have >= count) return false;  // fits now: the walk's first end decides
+    if (free_after_.size() < st.cluster().nodes.size()) {
+      free_after_.resize(st.cluster().nodes.size());
+      stamp_.resize(st.cluster().nodes.size(), 0);
+    }
+    ++epoch_;
+    running_.clear();
+    Time pending_end = kNoTime, at = kNoTime;
+    bool exact = true;
+    auto release = [&](uint32_t s) {
+      const SchedJob& r = h.job(s);
+      if (pending_end != kNoTime && r.est_end != pending_end && have >= count) {
+        at = pending_end;
+        return false;
+      }
+      for (const Slot& sl : r.alloc) {
+        if (!r.owns_gpus || sl.milli != 1000) {
+          exact = false;
+          return false;
+        }
+        uint16_t& f = FreeAfter(st, sl.node);
+        const bool below = f < per;
+        f = static_cast<uint16_t>(f + sl.gpus);
+        if (below && f >= per) ++have;
+      }
+      running_.push_back(s);
+      pending_end = r.est_end;
+      return true;
+    };
+    h.ForEachRunningByEstEnd(vc, std::ref(release));  // std::ref: the std::function is not allocated
+    if (!exact) return false;
+    if (at == kNoTime && pending_end != kNoTime && have >= count) at = pending_end;
+    if (at == kNoTime) return true;  // never fits with what is known: no reservation
+    return ReserveAt(h, head, per, at);
+  }
+
+  // A node's free GPUs after the releases of this dry walk (its free GPUs until touched).
+  uint16_t& FreeAfter(const ClusterState& st, NodeId n) {
+    if (stamp_[n.v] != epoch_) {
+      stamp_[n.v] = epoch_;
+      free_after_[n.v] = st.free_gpus(n);
+    }
+    return free_after_[n.v];
+  }
+
+  // The head's placement at `at`: the dry walk's released jobs (running_) are those ending by
+  // then. Only nodes with ≥ per free GPUs then can take the head; the released slots on them
+  // are released for real, and every other node is below `per` whether released or not, so
+  // the placer sees the choice the walk's full release shows it (the same nodes in the same
+  // order: random draws alike).
+  bool ReserveAt(SchedulerHandle& h, SchedJob& head, uint32_t per, Time at) {
+    ClusterState& st = h.state();
+    released_.clear();
+    for (uint32_t s : running_)
+      for (const Slot& sl : h.job(s).alloc)
+        if (free_after_[sl.node.v] >= per) released_.push_back(Allocation{sl});
+    for (const Allocation& a : released_) st.Release(a);
+    const bool ok = h.placer().Place(head, st, nullptr, &alloc_).ok();
+    if (ok) {
+      shadow_ = std::max(at, h.now() + 1);
+      for (const Slot& sl : alloc_) reserved_.Set(st.local_index(sl.node));
+    }
+    alloc_.clear();
+    for (size_t i = released_.size(); i-- > 0;) st.Apply(released_[i]);
+    return ok;
+  }
+
+  // The reservation by releasing running jobs in est_end order until the head fits.
+  void ShadowByWalk(SchedulerHandle& h, uint32_t head_slot) {
     SchedJob& head = h.job(head_slot);
     const VcId vc = head.vc;
     ClusterState& st = h.state();
-    reserved_ = NodeMask(st.vc_nodes(vc).size());
-    shadow_ = kNoTime;
     running_.clear();
     Time pending_end = kNoTime;  // release every job ending at the same time before testing
     auto try_place = [&](Time at) {
@@ -194,6 +313,14 @@ class EasyBackfill final : public PostFilterPlugin {
   NodeMask reserved_;
   std::vector<uint32_t> running_, cand_;
   Allocation alloc_;
+  // ShadowByCounts: free GPUs after the dry walk's releases, by node id, valid where
+  // stamp_ == epoch_; ReserveAt's released slots.
+  std::vector<uint16_t> free_after_;
+  std::vector<uint64_t> stamp_;
+  uint64_t epoch_ = 0;
+  std::vector<Allocation> released_;
+  std::vector<uint64_t> unreserved_;  // CountUnreserved
+  bool unreserved_valid_ = false;
 };
 
 // ---------------- PostFilter: preemption by remaining time (SRTF)
