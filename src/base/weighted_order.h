@@ -1,10 +1,12 @@
 // An ordered set of keys, each with a non-negative weight, that answers the greedy walks of
 // the schedulers' decisions ("keep each job in order while its demand fits what is left")
 // in time proportional to the blocks passed instead of the entries: a sorted sequence cut
-// into blocks of kBlock / 2 to 2 × kBlock entries, each block with the prefix sums of its weights
-// and its total. Insert, Erase and SetWeight cost O(log n + kBlock); skipping a run of
-// entries whose weights fit a budget, or summing the weights after a key, costs
-// O(n / kBlock + log kBlock). Cursors are invalidated by every change.
+// into blocks of kBlock / 2 to 2 × kBlock entries (underfull blocks are joined), each block
+// with its total and a cache of its prefix sums that the walks extend on demand. Insert,
+// Erase and SetWeight cost O(log n + kBlock); skipping a run of entries whose weights fit a
+// budget, or summing the weights after a key, costs O(n / kBlock + kBlock). Cursors are
+// invalidated by every change. The const walks write the cache: one order must not be read
+// from two threads at once.
 //
 // Keys are unique under Less (an insert of an equal key is a contract violation).
 #pragma once
