@@ -1,10 +1,12 @@
 // An ordered set of keys, each with a non-negative weight, that answers the greedy walks of
 // the schedulers' decisions ("keep each job in order while its demand fits what is left")
 // in time proportional to the blocks passed instead of the entries: a sorted sequence cut
-// into blocks of at most 2 × kBlock entries, each block with the prefix sums of its weights
-// and its total. Insert, Erase and SetWeight cost O(log n + kBlock); skipping a run of
-// entries whose weights fit a budget, or summing the weights after a key, costs
-// O(n / kBlock + log kBlock). Cursors are invalidated by every change.
+// into blocks of kBlock / 2 to 2 × kBlock entries (underfull blocks are joined), each block
+// with its total and a cache of its prefix sums that the walks extend on demand. Insert,
+// Erase and SetWeight cost O(log n + kBlock); skipping a run of entries whose weights fit a
+// budget, or summing the weights after a key, costs O(n / kBlock + kBlock). Cursors are
+// invalidated by every change. The const walks write the cache: one order must not be read
+// from two threads at once.
 //
 // Keys are unique under Less (an insert of an equal key is a contract violation).
 #pragma once
@@ -29,7 +31,11 @@ class WeightedOrder {
     size_t block = 0, pos = 0;
   };
 
+  // Block size: blocks hold kBlock / 2 to 2 × kBlock entries (a lone block: 1 to 2 × kBlock).
+  static constexpr size_t kBlock = 64;
+
   size_t size() const { return size_; }
+  size_t block_count() const { return blocks_.size(); }
   bool empty() const { return size_ == 0; }
   int64_t total() const { return total_; }
   // The largest key (the set must not be empty).
@@ -42,7 +48,7 @@ class WeightedOrder {
     const size_t p = LowerIn(blk, key);
     blk.entries.insert(blk.entries.begin() + static_cast<ptrdiff_t>(p), Entry{key, weight});
     blk.prefix.push_back(0);
-    Refresh(blk, p);
+    blk.Changed(p, weight);
     ++size_;
     total_ += weight;
     if (blk.entries.size() > 2 * kBlock) Split(b);
@@ -54,11 +60,11 @@ class WeightedOrder {
     if (c.block == blocks_.size()) return false;
     Block& blk = blocks_[c.block];
     total_ -= blk.entries[c.pos].weight;
+    blk.Changed(c.pos, -blk.entries[c.pos].weight);
     blk.entries.erase(blk.entries.begin() + static_cast<ptrdiff_t>(c.pos));
     blk.prefix.pop_back();
-    Refresh(blk, c.pos);
     --size_;
-    if (blk.entries.empty()) blocks_.erase(blocks_.begin() + static_cast<ptrdiff_t>(c.block));
+    if (blk.entries.size() < kBlock / 2) Merge(c.block);
     return true;
   }
 
@@ -68,8 +74,8 @@ class WeightedOrder {
     if (c.block == blocks_.size()) return false;
     Block& blk = blocks_[c.block];
     total_ += weight - blk.entries[c.pos].weight;
+    blk.Changed(c.pos, weight - blk.entries[c.pos].weight);
     blk.entries[c.pos].weight = weight;
-    Refresh(blk, c.pos);
     return true;
   }
 
@@ -93,8 +99,8 @@ class WeightedOrder {
   int64_t SumFrom(const Cursor& c) const {
     if (at_end(c)) return 0;
     const Block& blk = blocks_[c.block];
-    int64_t s = blk.sum() - blk.prefix[c.pos];
-    for (size_t b = c.block + 1; b < blocks_.size(); ++b) s += blocks_[b].sum();
+    int64_t s = blk.sum - blk.Prefix(c.pos);
+    for (size_t b = c.block + 1; b < blocks_.size(); ++b) s += blocks_[b].sum;
     return s;
   }
   // Σ weight of the entries whose key is greater than `key`.
@@ -114,11 +120,24 @@ class WeightedOrder {
   }
 
  private:
-  static constexpr size_t kBlock = 64;
   struct Block {
     std::vector<Entry> entries;
-    std::vector<int64_t> prefix = {0};  // prefix[i] = Σ weight of entries[0, i)
-    int64_t sum() const { return prefix.back(); }
+    int64_t sum = 0;  // Σ weight of entries
+    // A cache of the prefix sums, extended on demand by the walks (a change costs no
+    // recomputation): prefix[i] = Σ weight of entries[0, i) for i ≤ valid.
+    mutable std::vector<int64_t> prefix = {0};
+    mutable size_t valid = 0;
+
+    // Entry `at` was inserted, erased or re-weighted, changing the sum by `delta`.
+    void Changed(size_t at, int64_t delta) {
+      sum += delta;
+      valid = std::min(valid, at);
+    }
+    // prefix[i], computing the stale part up to i first.
+    int64_t Prefix(size_t i) const {
+      for (; valid < i; ++valid) prefix[valid + 1] = prefix[valid] + entries[valid].weight;
+      return prefix[i];
+    }
   };
 
   // Advances over entries while in_range(key) holds and the Σ weight passed stays ≤ budget.
@@ -128,7 +147,7 @@ class WeightedOrder {
     int64_t passed = 0;
     while (!at_end(*c)) {
       const Block& blk = blocks_[c->block];
-      const int64_t rest = blk.sum() - blk.prefix[c->pos];
+      const int64_t rest = blk.sum - blk.Prefix(c->pos);
       if (in_range(blk.entries.back().key) && rest <= budget - passed) {  // the whole rest of the block
         passed += rest;
         *c = Cursor{c->block + 1, 0};
@@ -139,7 +158,8 @@ class WeightedOrder {
       const size_t out = static_cast<size_t>(
           std::partition_point(first, blk.entries.end(), [&](const Entry& e) { return in_range(e.key); }) -
           blk.entries.begin());
-      const int64_t base = blk.prefix[c->pos], left = budget - passed;
+      const int64_t base = blk.Prefix(c->pos), left = budget - passed;
+      blk.Prefix(out);
       const size_t fit = static_cast<size_t>(
           std::upper_bound(blk.prefix.begin() + static_cast<ptrdiff_t>(c->pos) + 1,
                            blk.prefix.begin() + static_cast<ptrdiff_t>(out) + 1, left,
@@ -184,9 +204,23 @@ class WeightedOrder {
     if (p == e.size() || less_(key, e[p].key)) return Cursor{blocks_.size(), 0};
     return Cursor{b, p};
   }
-  // Recomputes the prefix sums of `blk` from entry `from` on.
-  static void Refresh(Block& blk, size_t from) {
-    for (size_t i = from; i < blk.entries.size(); ++i) blk.prefix[i + 1] = blk.prefix[i] + blk.entries[i].weight;
+  // Joins block b, fallen below kBlock / 2 entries, with a neighbour (split again if that
+  // makes it too large), so every block of a multi-block order holds at least kBlock / 2
+  // entries: the walks pass at most 2n / kBlock + 1 blocks however the order was built.
+  // A lone block may hold any number of entries (none: removed).
+  void Merge(size_t b) {
+    if (blocks_.size() == 1) {
+      if (blocks_[0].entries.empty()) blocks_.clear();
+      return;
+    }
+    const size_t left = b > 0 ? b - 1 : 0;  // join blocks left and left + 1
+    Block& l = blocks_[left];
+    const Block& r = blocks_[left + 1];
+    l.entries.insert(l.entries.end(), r.entries.begin(), r.entries.end());
+    l.prefix.resize(l.entries.size() + 1);
+    l.sum += r.sum;
+    blocks_.erase(blocks_.begin() + static_cast<ptrdiff_t>(left) + 1);
+    if (l.entries.size() > 2 * kBlock) Split(left);
   }
   void Split(size_t b) {
     Block right;
@@ -194,8 +228,10 @@ class WeightedOrder {
     right.entries.assign(left.entries.begin() + static_cast<ptrdiff_t>(kBlock), left.entries.end());
     left.entries.resize(kBlock);
     left.prefix.resize(kBlock + 1);
+    left.valid = std::min(left.valid, kBlock);
     right.prefix.assign(right.entries.size() + 1, 0);
-    Refresh(right, 0);
+    for (const Entry& e : right.entries) right.sum += e.weight;
+    left.sum -= right.sum;
     blocks_.insert(blocks_.begin() + static_cast<ptrdiff_t>(b) + 1, std::move(right));
   }
 

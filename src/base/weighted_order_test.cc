@@ -162,5 +162,41 @@ TEST(WeightedOrderTest, GreedyWalkPreemptsWhatTheLinearWalkDoes) {
   }
 }
 
+// Erasing most entries in random order keeps every block at least half full (blocks are
+// joined), so the walks pass at most 2n / kBlock + 1 blocks; the order, its sums and the walk
+// stay those of the brute-force reference throughout.
+TEST(WeightedOrderTest, ErasesJoinBlocks) {
+  Rng rng(5, "weighted-order-erase");
+  Order o;
+  Reference ref;
+  std::vector<int> keys;
+  for (int k = 0; k < 6000; ++k) {
+    const int64_t w = static_cast<int64_t>(rng.Below(9));
+    o.Insert(k, w);
+    ref.m[k] = w;
+    keys.push_back(k);
+  }
+  // 6,000 increasing inserts split at 2 × 64 + 1 entries into blocks of 64: about 93 blocks.
+  EXPECT_GE(o.block_count(), 6000 / (Order::kBlock + 1));
+  for (size_t i = keys.size(); i > 1; --i) std::swap(keys[i - 1], keys[rng.Below(i)]);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(o.Erase(keys[i]));
+    ref.m.erase(keys[i]);
+    ASSERT_LE(o.block_count(), 2 * o.size() / Order::kBlock + 1) << "after " << i + 1 << " erases";
+    if (i % 97 != 0) continue;
+    const int probe = static_cast<int>(rng.Below(6000));
+    ASSERT_EQ(o.SumAfter(probe), ref.SumAfter(probe));
+    const std::vector<int> want = ref.Fitting(0, nullptr, 40);
+    int64_t want_sum = 0;
+    for (int k : want) want_sum += ref.m[k];
+    Order::Cursor c = o.begin();
+    ASSERT_EQ(o.SkipFitting(&c, nullptr, 40), want_sum);
+    ASSERT_EQ(KeysFrom(o, o.begin()).size(), ref.m.size());
+  }
+  EXPECT_TRUE(o.empty());
+  EXPECT_EQ(o.block_count(), 0u);
+  EXPECT_TRUE(o.at_end(o.begin()));
+}
+
 }  // namespace
 }  // namespace orrery

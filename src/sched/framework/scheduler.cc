@@ -668,22 +668,28 @@ void Scheduler::Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out)
 
 void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) {
   VcQueues& q = vcs_[vc.v];
-  const size_t k = q.classes.size();
   const int64_t g = state_.vc_max_node_gpus(vc);
-  cursors_.resize(k);
-  for (size_t c = 0; c < k; ++c) cursors_[c] = q.classes[c].begin();
   int64_t budget = INT64_MAX;
   // Class c (1..g) holds jobs of c GPUs, class g+1 larger ones, class 0 fractional/CPU-only.
   auto visible = [&](size_t c) { return c == 0 || (c <= static_cast<size_t>(g) ? static_cast<int64_t>(c) <= budget : budget > g); };
+  auto by_key = [](const PendingHead& a, const PendingHead& b) { return a.key < b.key; };
+  heads_.clear();
+  for (size_t c = 0; c < q.classes.size(); ++c)
+    if (!q.classes[c].empty()) heads_.push_back({*q.classes[c].begin(), q.classes[c].begin(), q.classes[c].end(), c});
+  std::sort(heads_.begin(), heads_.end(), by_key);
   while (true) {
-    int best = -1;
-    for (size_t c = 0; c < k; ++c) {
-      if (cursors_[c] == q.classes[c].end() || !visible(c)) continue;
-      if (best < 0 || *cursors_[c] < *cursors_[best]) best = static_cast<int>(c);
+    // The smallest head of a visible class: heads_ is sorted, so the first visible one.
+    size_t i = 0;
+    while (i < heads_.size() && !visible(heads_[i].cls)) ++i;
+    if (i == heads_.size()) return;
+    const uint32_t slot = heads_[i].key.slot;
+    // Its class's next entry takes its place, moved right to where its key belongs.
+    if (++heads_[i].it == heads_[i].end) {
+      heads_.erase(heads_.begin() + static_cast<ptrdiff_t>(i));
+    } else {
+      heads_[i].key = *heads_[i].it;
+      for (size_t m = i; m + 1 < heads_.size() && by_key(heads_[m + 1], heads_[m]); ++m) std::swap(heads_[m], heads_[m + 1]);
     }
-    if (best < 0) return;
-    uint32_t slot = cursors_[best]->slot;
-    ++cursors_[best];
     budget = fn(slot);
     if (budget < 0) return;
   }

@@ -530,6 +530,14 @@ class Scheduler final : private SchedulerHandle {
   std::vector<Time> true_end_;    // per slot: the truth's end at its start (oracle orders only)
   Time next_tick_ = kNoTime;
   std::vector<std::pmr::set<QEntry>::iterator> cursors_, cycle_cursors_;
+  // ForEachPending's k-way merge: the next entry of each non-empty size class, kept sorted
+  // by key (a copy of the entry, compared without reading the tree node).
+  struct PendingHead {
+    QEntry key;
+    std::pmr::set<QEntry>::const_iterator it, end;
+    size_t cls;
+  };
+  std::vector<PendingHead> heads_;
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   // Inserts into and erases from the pending queues: after a PostFilter that changed none,

@@ -85,7 +85,6 @@ class TiresiasResched final : public ReschedulePlugin {
   struct RunEntry {
     int64_t k1 = 0, k2 = 0;
     uint32_t seq = 0, slot = 0;
-    int64_t milli = 0;  // the job's GPU demand (not part of the order): walks read no SchedJob
     bool operator<(const RunEntry& o) const {
       if (k1 != o.k1) return k1 < o.k1;
       if (k2 != o.k2) return k2 < o.k2;
@@ -93,7 +92,8 @@ class TiresiasResched final : public ReschedulePlugin {
     }
   };
   // Running jobs by current (queue, FIFO) key, weighted by the GPUs (milli) a preemption
-  // would free: the demand, 0 while inside the restart protection.
+  // would free: the demand, 0 while inside the restart protection (the walks read the
+  // weights, no SchedJob).
   using RunningOrder = WeightedOrder<RunEntry>;
   struct VcState {
     RunningOrder running;
@@ -371,10 +371,10 @@ class TiresiasResched final : public ReschedulePlugin {
     if (j.preemptions == 0 || c_->o.protect <= 0) return 0;
     return static_cast<Duration>(std::ceil(c_->o.protect * static_cast<double>(LucidPreemptionOverhead(j.job->gpus))));
   }
-  // GPUs (milli) running `slot` would give back if preempted at the next decision: its
-  // running order's weight (0 while protected; ExpireProtection restores it).
-  int64_t Freeable(uint32_t slot) const {
-    return slot < prot_until_.size() && prot_until_[slot] != kNoTime ? 0 : cur_[slot].milli;
+  // GPUs (milli) running job `j` in `slot` would give back if preempted at the next
+  // decision: its running order's weight (0 while protected; ExpireProtection restores it).
+  int64_t Freeable(uint32_t slot, const SchedJob& j) const {
+    return slot < prot_until_.size() && prot_until_[slot] != kNoTime ? 0 : static_cast<int64_t>(j.job->gpu_milli_total());
   }
 
   // The full walk's step over the running jobs from *it up to `bound` (nullptr: to the end):
@@ -402,9 +402,10 @@ class TiresiasResched final : public ReschedulePlugin {
   void ExpireProtection(SchedulerHandle& h, VcState& v) {
     while (!v.protected_until.empty() && v.protected_until.begin()->first <= h.now()) {
       const uint32_t slot = v.protected_until.begin()->second;
-      v.protected_milli -= static_cast<int64_t>(h.job(slot).job->gpu_milli_total());
+      const int64_t demand = static_cast<int64_t>(h.job(slot).job->gpu_milli_total());
+      v.protected_milli -= demand;
       prot_until_[slot] = kNoTime;
-      v.running.SetWeight(cur_[slot], cur_[slot].milli);
+      v.running.SetWeight(cur_[slot], demand);
       v.protected_until.erase(v.protected_until.begin());
     }
   }
@@ -420,8 +421,8 @@ class TiresiasResched final : public ReschedulePlugin {
     const Time now = h.now();
     const SortKey k = c_->KeyAt(j, now);
     if (cur_.size() <= slot) cur_.resize(slot + 1u);
-    cur_[slot] = RunEntry{k.k1, k.k2, j.seq, slot, static_cast<int64_t>(j.job->gpu_milli_total())};
-    V(j.vc).running.Insert(cur_[slot], Freeable(slot));
+    cur_[slot] = RunEntry{k.k1, k.k2, j.seq, slot};
+    V(j.vc).running.Insert(cur_[slot], Freeable(slot, j));
     const int64_t rate = c_->o.gpu_time ? j.job->gpus : (j.job->gpus ? 1 : 0);
     const int q = static_cast<int>(k.k1);
     // Next key change: the queue's threshold, or (2D-Gittins) the end of the current quantum.
