@@ -342,8 +342,9 @@ void Daemon::DrainApplied(const JournalDecision& d, Time now, CycleStats* st) {
   const std::string& node = d.nodes.at(0).node;
   auto it = nodes_.find(node);
   if (it != nodes_.end() && it->second.avail == NodeAvail::kUp) {  // out of placement now, as Slurm has it
-    it->second.avail = NodeAvail::kDown;
-    it->second.state_raw = "draining";
+    SlurmNode* n = MirrorLocally(node);
+    n->avail = NodeAvail::kDown;
+    n->state_raw = "draining";
     nodes_dirty_ = true;
   }
   Note(now, "drain", fmt::format("{} drained ({}) for job {}", node, d.detail, d.job));
@@ -354,8 +355,9 @@ void Daemon::UndrainApplied(const JournalDecision& d, Time now) {
   const std::string& node = d.nodes.at(0).node;
   auto it = nodes_.find(node);
   if (it != nodes_.end() && ShowsDrain(it->second)) {  // back in placement now, as Slurm has it
-    it->second.avail = NodeAvail::kUp;
-    it->second.state_raw = "idle";
+    SlurmNode* n = MirrorLocally(node);
+    n->avail = NodeAvail::kUp;
+    n->state_raw = "idle";
     nodes_dirty_ = true;
   }
   Note(now, "drain", node + " returned to service by an operator");
