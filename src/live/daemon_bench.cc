@@ -1,5 +1,5 @@
 // Decision-cycle latency of the live daemon against the in-memory FakeSlurm (no exec, no
-// Slurm): observe (delta listing) -> reconcile -> policy cycle -> journal -> apply.
+// Slurm): observe (delta job and node listings) -> reconcile -> policy cycle -> journal -> apply.
 // Per benchmark: P pending jobs × N nodes of 8 GPUs; the cluster starts full of running
 // jobs, each cycle advances time by 1 s (FakeSlurm completes jobs, the daemon starts
 // others). Reports p50/p99 cycle latency and decisions per second of cycle time.
@@ -66,7 +66,7 @@ void BM_Cycle(benchmark::State& state, const char* policy) {
     }
   }
   std::vector<double> ms, obs, dec, app, hk;
-  size_t decisions = 0;
+  size_t decisions = 0, node_rows = 0;
   for (auto _ : state) {
     state.PauseTiming();
     clock.Set(clock.Now() + 1);
@@ -83,6 +83,7 @@ void BM_Cycle(benchmark::State& state, const char* policy) {
     app.push_back(st->apply_ms);
     hk.push_back(st->housekeeping_ms);
     decisions += st->starts + st->requeues;
+    node_rows += st->node_rows;
   }
   // Nearest-rank percentile q (0..100) of one phase's 200 readings.
   auto pct = [](std::vector<double> v, size_t q) {
@@ -102,6 +103,7 @@ void BM_Cycle(benchmark::State& state, const char* policy) {
   double sum = 0;
   for (double x : ms) sum += x;
   state.counters["decisions_per_cycle"] = static_cast<double>(decisions) / static_cast<double>(ms.size());
+  state.counters["node_rows_per_cycle"] = static_cast<double>(node_rows) / static_cast<double>(ms.size());
   state.counters["decisions_per_s"] = sum > 0 ? static_cast<double>(decisions) / (sum / 1000.0) : 0;
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");

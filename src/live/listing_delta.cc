@@ -25,6 +25,7 @@ void ListingDelta::Index(Listing* l) {
 }
 
 ListingDelta::Diff ListingDelta::Next(std::string text) {
+  if (have_ && text == lists_[cur_].text) return Diff{};  // byte-identical: nothing changed, nothing to index
   const int before = cur_, now = 1 - cur_;
   lists_[now].text = std::move(text);  // lists_[before] is untouched: the answer's gone keys view it
   Index(&lists_[now]);
@@ -36,7 +37,7 @@ ListingDelta::Diff ListingDelta::Next(std::string text) {
     d.changed = lists_[now].rows;
     return d;
   }
-  if (lists_[now].text != lists_[before].text) Compare(lists_[before], lists_[now], &d);
+  Compare(lists_[before], lists_[now], &d);
   return d;
 }
 
