@@ -85,8 +85,8 @@ bool Daemon::FullListingDue(uint64_t cursor) const {
 // Reads Slurm and reconciles every listed job (one transaction).
 Status Daemon::Observe(Time now, CycleStats* st) {
   auto listing = slurm_->Jobs(opts_.partitions, FullListingDue(cursor_) ? 0 : cursor_);
-  Result<NodeListing> nodes = listing.ok() ? slurm_->NodeChanges(opts_.partitions, FullListingDue(node_cursor_) ? 0 : node_cursor_)
-                                           : Result<NodeListing>(NodeListing{});
+  Result<NodeListing> nodes = NodeListing{};
+  if (listing.ok()) nodes = slurm_->NodeChanges(opts_.partitions, FullListingDue(node_cursor_) ? 0 : node_cursor_);
   if (!listing.ok() || !nodes.ok()) {
     ++m_slurm_errors_;
     const Error& e = listing.ok() ? nodes.error() : listing.error();
