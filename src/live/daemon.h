@@ -358,6 +358,7 @@ class Daemon {
   std::deque<Time> drain_times_;                             // drains planned (not awaiting) in the last hour
   std::map<std::string, JournalDecision> awaiting_;         // drains over the limit: key -> decision
   std::unordered_map<uint32_t, int> restarts_;              // recoveries that requeued each job
+  std::set<uint32_t> watched_;  // jobs that can hang: a heartbeat file or a progress report (may hold departed ids)
   int64_t undrain_seq_ = 0;                                 // journal counter "undrain"
   uint64_t m_recoveries_ = 0, m_drains_ = 0, m_give_ups_ = 0, m_hangs_ = 0, m_undrains_ = 0;
 };

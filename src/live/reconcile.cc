@@ -273,6 +273,7 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   lj.listed_nodes = sj.num_nodes;
   lj.listed_gpus_per_node = sj.gpus_per_node;
   lj.heartbeat = HeartbeatPath(sj.comment, sj.id);
+  if (!lj.heartbeat.empty()) watched_.insert(sj.id);
   lj.hang_after = HangAfter(sj.comment);
   int vc = VcOf(sj.partition);
   j.vc = VcId(static_cast<uint16_t>(std::max(vc, 0)));

@@ -111,12 +111,20 @@ bool Daemon::Hung(const LiveJob& lj, Time now) const {
 
 // Every running job, whether or not this cycle's listing showed it (a delta listing shows
 // only jobs that changed), in id order.
+// O(watched jobs), not O(jobs): only a watched job can hang (Hung), and every job that
+// declares a heartbeat (FillJob) or had a progress report (SignalsStep) is in watched_.
 void Daemon::FindHangs(Time now) {
   std::vector<uint32_t> hung;
-  for (const auto& [id, lj] : jobs_)
-    if (Hung(*lj, now)) hung.push_back(id);
-  std::sort(hung.begin(), hung.end());
-  for (uint32_t id : hung) {
+  for (auto it = watched_.begin(); it != watched_.end();) {
+    auto lj = jobs_.find(*it);
+    if (lj == jobs_.end()) {  // left the daemon
+      it = watched_.erase(it);
+      continue;
+    }
+    if (Hung(*lj->second, now)) hung.push_back(*it);
+    ++it;
+  }
+  for (uint32_t id : hung) {  // ascending ids (watched_ is ordered)
     LiveJob& lj = *jobs_.at(id);
     const Transition tr = Next(lj.state, Seen::kHung, false);
     lj.state = tr.next;
