@@ -20,6 +20,9 @@ namespace orrery::live {
 class ListingDelta {
  public:
   ListingDelta(char sep, size_t key_fields) : sep_(sep), key_fields_(key_fields) {}
+  // Its rows are views into the texts it holds: never copied nor moved.
+  ListingDelta(const ListingDelta&) = delete;
+  ListingDelta& operator=(const ListingDelta&) = delete;
 
   struct Line {
     std::string_view text;
