@@ -63,6 +63,9 @@ class RecordingClient final : public live::SlurmClient {
     return l;
   }
   Result<std::vector<live::SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
+  Result<live::NodeListing> NodeChanges(const std::vector<std::string>& p, uint64_t cursor) override {
+    return inner_->NodeChanges(p, cursor);
+  }
   Status Hold(uint32_t j) override { return inner_->Hold(j); }
   Status StartOn(uint32_t j, const std::vector<live::NodeShare>& n, bool r) override { return inner_->StartOn(j, n, r); }
   Status Reshape(uint32_t j, const std::vector<live::NodeShare>& n) override { return inner_->Reshape(j, n); }

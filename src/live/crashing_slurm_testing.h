@@ -27,6 +27,10 @@ class CrashingSlurm final : public SlurmClient {
     if (crashed) return MakeError("crashed", kExitRuntime);
     return inner_->Nodes(p);
   }
+  Result<NodeListing> NodeChanges(const std::vector<std::string>& p, uint64_t c) override {
+    if (crashed) return MakeError("crashed", kExitRuntime);
+    return inner_->NodeChanges(p, c);
+  }
   Status Gate(const std::function<Status()>& f) {
     if (crashed) return MakeError("crashed", kExitRuntime);
     if (--budget < 0) {

@@ -76,18 +76,27 @@ Status Daemon::Recover() {
   return Status::Ok();
 }
 
+// A full listing instead of the changes since `cursor`: there is no cursor yet, or the
+// periodic resync is due.
+bool Daemon::FullListingDue(uint64_t cursor) const {
+  return cursor == 0 || (opts_.full_resync_cycles > 0 && cycle_ % opts_.full_resync_cycles == 0);
+}
+
 // Reads Slurm and reconciles every listed job (one transaction).
 Status Daemon::Observe(Time now, CycleStats* st) {
-  const bool full = cursor_ == 0 || (opts_.full_resync_cycles > 0 && cycle_ % opts_.full_resync_cycles == 0);
-  auto listing = slurm_->Jobs(opts_.partitions, full ? 0 : cursor_);
-  Status nodes = listing.ok() ? slurm_->NodesInto(opts_.partitions, &node_buf_) : Status::Ok();
+  auto listing = slurm_->Jobs(opts_.partitions, FullListingDue(cursor_) ? 0 : cursor_);
+  Result<NodeListing> nodes = NodeListing{};
+  if (listing.ok()) nodes = slurm_->NodeChanges(opts_.partitions, FullListingDue(node_cursor_) ? 0 : node_cursor_);
   if (!listing.ok() || !nodes.ok()) {
     ++m_slurm_errors_;
     const Error& e = listing.ok() ? nodes.error() : listing.error();
     last_error_ = e.message;
     return e;
   }
-  ORR_RETURN_IF_ERROR(ObserveNodes(node_buf_));
+  ObserveNodes(*nodes, now);
+  node_cursor_ = nodes->cursor;
+  st->node_rows = nodes->nodes.size() + nodes->gone.size();
+  m_node_rows_ += st->node_rows;
   ORR_RETURN_IF_ERROR(journal_->Begin());
   Status s = Status::Ok();
   if (need_rebuild_) {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -55,7 +56,7 @@ struct DaemonOptions {
   uint64_t seed = 1;
   Duration default_duration = 3600;  // job duration when there is no hint and no time limit
   bool hold_unheld = true;           // hold pending jobs that were submitted without --hold
-  int full_resync_cycles = 30;       // with a delta-capable client: full listing every N cycles
+  int full_resync_cycles = 30;       // with a delta-capable client: full job and node listings every N cycles
   size_t recent_decisions = 200;     // kept in memory for the API
   // Energy policy: a MakePowerPlugin spec ("ces:period=...", as `orrery simulate --energy`);
   // empty = none (power changes only from operators and Slurm itself). docs/live.md#energy.
@@ -79,6 +80,7 @@ struct CycleStats {
   size_t recoveries = 0, drains = 0;  // failed/hung jobs handled, nodes drained this cycle
   size_t power_ups = 0, power_downs = 0;  // energy-policy power decisions applied this cycle
   size_t pending = 0, running = 0;
+  size_t node_rows = 0;  // node rows Slurm listed as new, changed or gone (every row on a full listing)
   bool rebuilt = false;
   bool decided = false;  // the policy ran a cycle (periodic policies: only at their ticks)
 };
@@ -185,7 +187,15 @@ class Daemon {
   int VcOf(const std::string& partition) const;
 
   // --- observe and reconcile (reconcile.cc)
-  Status ObserveNodes(const std::vector<SlurmNode>& nodes);
+  bool FullListingDue(uint64_t cursor) const;
+  // Nodes: only the rows Slurm lists as changed (NodeListing) reach the daemon's records.
+  void ObserveNodes(const NodeListing& listing, Time now);
+  void ObserveNode(const SlurmNode& n, Time now);
+  void Believe(const SlurmNode& n, Time now);
+  void NodeGone(const NodeRow& row, Time now);
+  void DropUnlisted(const NodeListing& listing, Time now);
+  SlurmNode* MirrorLocally(const std::string& node);
+  void ReobserveMirrored(Time now);
   Status SyncNodes(Time now);
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);
@@ -295,7 +305,11 @@ class Daemon {
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
   std::unordered_map<std::string, NodeId> node_index_;   // up nodes in the model
-  std::unordered_map<std::string, SlurmNode> nodes_;       // last observed, all managed nodes
+  std::unordered_map<std::string, SlurmNode> nodes_;       // the daemon's view of every managed node
+  // What Slurm listed last for each of them; nodes_ differs from it only for the nodes in
+  // mirrored_ (changes the daemon made that Slurm shows at a later listing).
+  std::unordered_map<std::string, SlurmNode> listed_;
+  std::set<std::string> mirrored_;
   std::unordered_map<uint32_t, std::unique_ptr<LiveJob>> jobs_;
   std::vector<uint32_t> slot_job_;                         // slot -> job id
   std::unordered_map<uint32_t, uint32_t> gens_;            // from the journal
@@ -303,8 +317,8 @@ class Daemon {
   std::deque<JournalDecision> recent_;
   std::deque<std::string> events_;
   std::vector<Decision> decisions_;
-  std::vector<SlurmNode> node_buf_;                        // reused sinfo listing
-  uint64_t cursor_ = 0;
+  uint64_t cursor_ = 0;       // job listing
+  uint64_t node_cursor_ = 0;  // node listing
   int64_t power_seq_ = 0;  // last power decision number (journal counter "power")
   int64_t cycle_ = 0;
   bool paused_ = false;
@@ -315,6 +329,7 @@ class Daemon {
   // metrics
   uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0, m_adopted_ = 0,
            m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0, m_journal_errors_ = 0;
+  uint64_t m_node_rows_ = 0;  // node rows listed as new, changed or gone
   uint64_t m_reshapes_ = 0, m_flex_errors_ = 0;  // shaping: requests changed, #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts
@@ -343,6 +358,7 @@ class Daemon {
   std::deque<Time> drain_times_;                             // drains planned (not awaiting) in the last hour
   std::map<std::string, JournalDecision> awaiting_;         // drains over the limit: key -> decision
   std::unordered_map<uint32_t, int> restarts_;              // recoveries that requeued each job
+  std::set<uint32_t> watched_;  // jobs that can hang: a heartbeat file or a progress report (may hold departed ids)
   int64_t undrain_seq_ = 0;                                 // journal counter "undrain"
   uint64_t m_recoveries_ = 0, m_drains_ = 0, m_give_ups_ = 0, m_hangs_ = 0, m_undrains_ = 0;
 };

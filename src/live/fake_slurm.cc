@@ -1,6 +1,7 @@
 #include "live/fake_slurm.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace orrery::live {
 
@@ -10,7 +11,15 @@ void FakeSlurm::AddNode(const std::string& name, uint16_t gpus, const std::strin
   f.n.partition = partition;
   f.n.gpus = gpus;
   f.n.state_raw = "idle";
-  nodes_[name] = std::move(f);
+  FNode& n = nodes_[name] = std::move(f);
+  TouchNode(n);
+}
+
+void FakeSlurm::RemoveNode(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  node_log_.emplace_back(++seq_, NodeRow{name, it->second.n.partition});
+  nodes_.erase(it);
 }
 
 Status FakeSlurm::Reach() {
@@ -25,15 +34,29 @@ void FakeSlurm::Touch(FJob& f) {
   changelog_.emplace_back(seq_, f.j.id);
 }
 
+void FakeSlurm::TouchNode(FNode& n) { node_log_.emplace_back(++seq_, NodeRow{n.n.name, n.n.partition}); }
+
+// As sinfo shows it: an up node is idle, mixed or allocated by its GPUs in use; a drained
+// node is draining while jobs still run there.
+void FakeSlurm::Use(const std::string& node, int gpus) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  SlurmNode& n = it->second.n;
+  n.gpus_used = static_cast<uint16_t>(std::max(0, n.gpus_used + gpus));
+  const std::string& s = n.state_raw;
+  if (s == "idle" || s == "mixed" || s == "allocated")
+    n.state_raw = n.gpus_used == 0 ? "idle" : n.gpus_used >= n.gpus ? "allocated" : "mixed";
+  else if (s == "draining" || s == "drained")
+    n.state_raw = n.gpus_used > 0 ? "draining" : "drained";
+  TouchNode(it->second);
+}
+
 void FakeSlurm::Requeue(FJob& f, bool hold) {
   if (restart_cost_ && f.j.state == SlurmJobState::kRunning) {  // a checkpointing job resumes
     const uint32_t gpus = f.j.gpus_per_node * f.j.num_nodes;
     f.sleep = std::max<Duration>(0, f.j.start + f.sleep - clock_->Now()) + restart_cost_(gpus);
   }
-  for (const auto& s : f.pinned) {
-    auto it = nodes_.find(s.node);
-    if (it != nodes_.end()) it->second.n.gpus_used -= std::min(it->second.n.gpus_used, s.gpus);
-  }
+  for (const auto& s : f.pinned) Use(s.node, -s.gpus);
   running_.erase(std::remove(running_.begin(), running_.end(), f.j.id), running_.end());
   f.j.state = SlurmJobState::kPending;
   f.j.state_raw = "PENDING";
@@ -50,6 +73,7 @@ void FakeSlurm::SetNodeDown(const std::string& node, bool down) {
   FNode& n = nodes_.at(node);
   n.n.avail = down ? NodeAvail::kDown : NodeAvail::kUp;
   n.n.state_raw = down ? "down*" : "idle";
+  TouchNode(n);
   if (!down) return;
   std::vector<uint32_t> victims;
   for (uint32_t id : running_)
@@ -61,7 +85,7 @@ void FakeSlurm::SetNodeDown(const std::string& node, bool down) {
 void FakeSlurm::FailJob(uint32_t job, const std::string& state_raw) {
   FJob& f = jobs_.at(job);
   if (f.j.state != SlurmJobState::kRunning) return;
-  for (const auto& s : f.pinned) nodes_.at(s.node).n.gpus_used -= s.gpus;
+  for (const auto& s : f.pinned) Use(s.node, -s.gpus);
   running_.erase(std::remove(running_.begin(), running_.end(), job), running_.end());
   f.j.state = SlurmJobState::kFailed;
   f.j.failure = state_raw == "NODE_FAIL" ? SlurmFailure::kNodeFail
@@ -83,7 +107,7 @@ void FakeSlurm::Advance() {
       still.push_back(id);
       continue;
     }
-    for (const auto& s : f.pinned) nodes_.at(s.node).n.gpus_used -= s.gpus;
+    for (const auto& s : f.pinned) Use(s.node, -s.gpus);
     f.j.state = SlurmJobState::kFinished;
     f.j.state_raw = "COMPLETED";
     f.j.end = f.j.start + f.sleep;
@@ -104,6 +128,7 @@ void FakeSlurm::Advance() {
       n.n.avail = NodeAvail::kPoweredDown;
       n.n.state_raw = "idle~";
     }
+    TouchNode(n);
   }
   FinishRequeues(now);
   // Starts: released jobs in release order whose pinned nodes have the GPUs.
@@ -146,7 +171,7 @@ bool FakeSlurm::TryStart(FJob& f, Time now) {
   }
   f.j.nodes.clear();
   for (const auto& s : f.pinned) {
-    nodes_.at(s.node).n.gpus_used += s.gpus;
+    Use(s.node, s.gpus);
     f.j.nodes.push_back(s.node);
   }
   f.j.state = SlurmJobState::kRunning;
@@ -187,12 +212,33 @@ Result<std::vector<SlurmNode>> FakeSlurm::Nodes(const std::vector<std::string>&)
   return out;
 }
 
-Status FakeSlurm::NodesInto(const std::vector<std::string>&, std::vector<SlurmNode>* out) {
+Result<NodeListing> FakeSlurm::NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) {
+  if (cursor == 0) {
+    NodeListing l;
+    ORR_ASSIGN_OR_RETURN(l.nodes, Nodes(partitions));
+    l.cursor = seq_;
+    return l;
+  }
   ORR_RETURN_IF_ERROR(Reach());
-  out->resize(nodes_.size());
-  size_t i = 0;
-  for (const auto& [name, n] : nodes_) (*out)[i++] = n.n;  // reuses each element's storage
-  return Status::Ok();
+  NodeListing l;
+  l.full = false;
+  l.cursor = seq_;
+  auto it = std::upper_bound(node_log_.begin(), node_log_.end(), cursor,
+                             [](uint64_t c, const std::pair<uint64_t, NodeRow>& e) { return c < e.first; });
+  std::vector<const NodeRow*> rows;
+  for (; it != node_log_.end(); ++it) rows.push_back(&it->second);
+  auto key = [](const NodeRow* r) { return std::tie(r->name, r->partition); };
+  std::sort(rows.begin(), rows.end(), [&](const NodeRow* a, const NodeRow* b) { return key(a) < key(b); });
+  rows.erase(std::unique(rows.begin(), rows.end(), [&](const NodeRow* a, const NodeRow* b) { return key(a) == key(b); }),
+             rows.end());
+  for (const NodeRow* r : rows) {
+    auto n = nodes_.find(r->name);
+    if (n != nodes_.end() && n->second.n.partition == r->partition)
+      l.nodes.push_back(n->second.n);
+    else
+      l.gone.push_back(*r);
+  }
+  return l;
 }
 
 Status FakeSlurm::Hold(uint32_t job) {
@@ -282,7 +328,7 @@ void FakeSlurm::FinishRequeues(Time now) {
   for (auto& [id, f] : jobs_) {
     if (f.requeue_done == kNoTime || f.requeue_done > now) continue;
     f.requeue_done = kNoTime;
-    for (const auto& s : f.completing_on) nodes_.at(s.node).n.gpus_used -= s.gpus;
+    for (const auto& s : f.completing_on) Use(s.node, -s.gpus);
     f.completing_on.clear();
     f.j.state = SlurmJobState::kPending;
     f.j.state_raw = "PENDING";
@@ -319,6 +365,7 @@ Status FakeSlurm::Drain(const std::string& node, const std::string& reason) {
   c.reason = reason;
   it->second.n.avail = NodeAvail::kDown;
   it->second.n.state_raw = it->second.n.gpus_used > 0 ? "draining" : "drained";
+  TouchNode(it->second);
   return Status::Ok();
 }
 
@@ -328,7 +375,8 @@ Status FakeSlurm::Undrain(const std::string& node) {
   if (it == nodes_.end()) return SlurmError("slurm: Invalid node name specified");
   ++drain_calls_[node].undrains;
   it->second.n.avail = NodeAvail::kUp;
-  it->second.n.state_raw = it->second.n.gpus_used > 0 ? "mixed" : "idle";
+  it->second.n.state_raw = "idle";
+  Use(node, 0);  // idle, mixed or allocated by its GPUs in use
   return Status::Ok();
 }
 
@@ -347,6 +395,7 @@ Status FakeSlurm::PowerDown(const std::string& node) {
   it->second.n.state_raw = "idle%";
   it->second.power_at = clock_->Now() + power_delay_;
   it->second.going_up = false;
+  TouchNode(it->second);
   return Status::Ok();
 }
 
@@ -359,6 +408,7 @@ Status FakeSlurm::PowerUp(const std::string& node) {
   it->second.n.state_raw = "idle#";
   it->second.power_at = clock_->Now() + power_delay_;
   it->second.going_up = true;
+  TouchNode(it->second);
   return Status::Ok();
 }
 
@@ -395,7 +445,7 @@ Status FakeSlurm::Cancel(uint32_t job) {
   FJob& f = it->second;
   if (IsTerminal(f.j.state)) return Status::Ok();
   if (f.j.state == SlurmJobState::kRunning) {
-    for (const auto& s : f.pinned) nodes_.at(s.node).n.gpus_used -= s.gpus;
+    for (const auto& s : f.pinned) Use(s.node, -s.gpus);
     running_.erase(std::remove(running_.begin(), running_.end(), job), running_.end());
   }
   f.j.state = SlurmJobState::kCancelled;

@@ -1,6 +1,7 @@
 // An in-memory Slurm for unit tests and the decision-cycle benchmark. It models what the
 // daemon relies on: held/released pending jobs, jobs pinned to nodes start at the next
-// Advance() when their nodes have the GPUs, run for their sleep time and complete; requeue
+// Advance() when their nodes have the GPUs, run for their sleep time and complete (nodes are
+// listed idle, mixed or allocated by their GPUs in use, as sinfo shows them); requeue
 // with hold; node power down/up as Slurm's power saving shows it (idle% for the delay, then
 // idle~; idle# for the boot delay, then idle; an injectable resume failure: down~); an unreachable
 // controller. It counts every start and completion per job so tests can prove that each
@@ -20,6 +21,8 @@ class FakeSlurm final : public SlurmClient {
   explicit FakeSlurm(const Clock* clock) : clock_(clock) {}
 
   void AddNode(const std::string& name, uint16_t gpus, const std::string& partition);
+  // The node leaves Slurm's listing (removed from its partition); AddNode lists it again.
+  void RemoveNode(const std::string& name);
   // Moves time-driven state to clock->Now(): starts released jobs whose nodes are free,
   // completes jobs whose sleep has elapsed, finishes pending power transitions.
   void Advance();
@@ -81,7 +84,8 @@ class FakeSlurm final : public SlurmClient {
 
   Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
-  Status NodesInto(const std::vector<std::string>& partitions, std::vector<SlurmNode>* out) override;
+  // With a cursor: the nodes changed since (a change log, as slurmrestd's update_time).
+  Result<NodeListing> NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Status Hold(uint32_t job) override;
   Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
   Status Reshape(uint32_t job, const std::vector<NodeShare>& nodes) override;
@@ -114,6 +118,8 @@ class FakeSlurm final : public SlurmClient {
   };
   Status Reach();
   void Touch(FJob& f);
+  void TouchNode(FNode& n);
+  void Use(const std::string& node, int gpus);  // GPUs taken (< 0: freed) on a node, and its state
   void Requeue(FJob& f, bool hold);
   bool TryStart(FJob& f, Time now);
   void FinishRequeues(Time now);
@@ -123,6 +129,7 @@ class FakeSlurm final : public SlurmClient {
   std::map<std::string, FNode> nodes_;
   std::unordered_map<uint32_t, Counters> counters_;
   std::vector<std::pair<uint64_t, uint32_t>> changelog_;  // (seq, job) in seq order
+  std::vector<std::pair<uint64_t, NodeRow>> node_log_;    // (seq, node row) in seq order
   std::vector<uint32_t> running_;
   std::vector<uint32_t> released_;
   std::map<std::string, bool> fail_resume_;

@@ -228,6 +228,30 @@ TEST(LiveSignals, TrackerReadingsReachTheCoreTheApiAndMetrics) {
   EXPECT_EQ(r.daemon->JobView(a)->est_end, 1008 + static_cast<Time>(std::ceil(*e->progress->eta_s)));
 }
 
+// A job without a heartbeat file is watched for hangs once the tracker reports its progress
+// (FindHangs looks only at watched jobs): no new step for hang_after seconds is a hang.
+TEST(LiveSignals, TrackerProgressWatchesAJobForHangs) {
+  SignalsRig r("fifo", /*advisor=*/false);
+  r.opts.recovery.hang_after = 30;
+  r.Start();
+  uint32_t a = r.Submit();
+  r.Tick();  // 1001: started by the policy
+  r.Tick();  // 1002: Slurm runs it
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  r.Print(a, 1, 20, 100, 500.0);
+  r.Tick();  // 1003: step 20 reached
+  ASSERT_EQ(r.daemon->JobView(a)->progress.at, 1003);
+  Time detected = kNoTime;
+  for (int i = 0; i < 40 && detected == kNoTime; ++i) {
+    r.Tick();
+    if (r.slurm.counters(a).requeues > 0) detected = r.clock.Now();
+  }
+  EXPECT_EQ(detected, 1003 + 30);  // the first cycle with now - last step >= 30 s
+  auto failures = r.daemon->Failures(1);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].trigger, Trigger::kHang);
+}
+
 TEST(LiveSignals, ByteBudgetPerCycleIsSharedRoundRobin) {
   SignalsRig r("fifo", false, /*nodes=*/2);
   r.opts.signals.max_bytes_per_job = 4096;

@@ -62,9 +62,9 @@ std::vector<std::string> Daemon::NodesWithWork() const {
 void Daemon::PowerApplied(const std::string& node, bool up) {
   // Mirror the action at once (Slurm shows it at the next listing): a node being powered
   // down leaves placement now, a node powering up counts as booting for the wake-up logic.
-  auto it = nodes_.find(node);
-  if (it == nodes_.end()) return;
-  SlurmNode& n = it->second;
+  SlurmNode* mirror = MirrorLocally(node);
+  if (mirror == nullptr) return;
+  SlurmNode& n = *mirror;
   if (up) {
     if (n.avail == NodeAvail::kPoweredDown) {
       n.avail = NodeAvail::kPoweringUp;

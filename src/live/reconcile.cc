@@ -41,65 +41,126 @@ bool Placed(JobState s) {
 
 // ---------------------------------------------------------------- nodes
 
-Status Daemon::ObserveNodes(const std::vector<SlurmNode>& nodes) {
-  // O(nodes) with no allocation in the steady state: update the known records in place;
-  // SyncNodes follows only when a node joined, left or changed whether it is placeable.
-  Time now = clock_->Now();
-  size_t seen = 0;
-  for (const SlurmNode& n : nodes) {
-    if (VcOf(n.partition) < 0) continue;
-    auto it = nodes_.find(n.name);
-    if (it == nodes_.end()) {
-      nodes_.emplace(n.name, n);
-      nodes_dirty_ = true;
-      ++seen;
-      continue;
-    }
-    SlurmNode& old = it->second;
-    if (old.partition != n.partition) continue;  // listed again for a second managed partition
-    ++seen;
-    if (!power_up_sent_.empty()) {
-      // Energy: a POWER_UP we sent shows in sinfo ("#") only at Slurm's next power-thread
-      // pass; until then (at most kPowerUpGrace s) keep the node as powering up.
-      auto sent = power_up_sent_.find(n.name);
-      if (sent != power_up_sent_.end()) {
-        if (n.avail == NodeAvail::kPoweredDown && old.avail == NodeAvail::kPoweringUp && now - sent->second < kPowerUpGrace)
-          continue;
-        power_up_sent_.erase(sent);
-      }
-    }
-    if (old.avail != n.avail) {
-      Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
-                                    n.state_raw));
-      // Placeable exactly while up: powered-down <-> powering-up changes nothing placers see.
-      if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) nodes_dirty_ = true;
-      if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) {
-        // Slurm marks a node DOWN when it misses ResumeTimeout after a POWER_UP.
-        ++m_failed_resumes_;
-        Note(now, "power", fmt::format("failed resume: {} went down while powering up ({})", n.name, n.state_raw));
-      }
-    }
-    if (old.gpus != n.gpus) {
-      Note(now, "node", fmt::format("{} changed from {} to {} GPUs: the scheduler is rebuilt", n.name, old.gpus, n.gpus));
+// O(rows listed) with the delta listings of NodeChanges: only the new, changed and gone rows
+// reach the node records, plus the nodes the daemon changed itself since Slurm last listed
+// them. SyncNodes follows only when a node joined, left or changed whether it is placeable.
+void Daemon::ObserveNodes(const NodeListing& listing, Time now) {
+  for (const SlurmNode& n : listing.nodes) ObserveNode(n, now);
+  if (listing.full) {
+    DropUnlisted(listing, now);
+  } else {
+    for (const NodeRow& row : listing.gone) NodeGone(row, now);
+  }
+  ReobserveMirrored(now);
+}
+
+// One listed row. A node is modelled in the first managed partition it was listed in; its
+// rows for other partitions are ignored.
+void Daemon::ObserveNode(const SlurmNode& n, Time now) {
+  if (VcOf(n.partition) < 0) return;
+  auto [it, fresh] = listed_.try_emplace(n.name, n);
+  if (!fresh) {
+    if (it->second.partition != n.partition) return;  // listed again for a second managed partition
+    it->second = n;
+  }
+  Believe(n, now);
+}
+
+namespace {
+
+bool SameState(const SlurmNode& a, const SlurmNode& b) {
+  return a.avail == b.avail && a.state_raw == b.state_raw && a.gpus == b.gpus;
+}
+
+}  // namespace
+
+// What Slurm lists for a node becomes the daemon's view of it (Slurm wins): events for a
+// change of availability, SyncNodes for a change of placeability, a rebuild for a changed GPU
+// count (also of a node that comes back with another count than it left with).
+void Daemon::Believe(const SlurmNode& n, Time now) {
+  auto it = nodes_.find(n.name);
+  if (it == nodes_.end()) {
+    auto id = node_index_.find(n.name);
+    if (id != node_index_.end() && cluster_ && cluster_->nodes[id->second.v].gpus != n.gpus) {
+      Note(now, "node", fmt::format("{} came back with {} GPUs instead of {}: the scheduler is rebuilt", n.name, n.gpus,
+                                    cluster_->nodes[id->second.v].gpus));
       need_rebuild_ = true;
     }
-    if (old.avail != n.avail || old.state_raw != n.state_raw || old.gpus != n.gpus) old = n;
+    nodes_.emplace(n.name, n);
+    nodes_dirty_ = true;
+    return;
   }
-  if (seen != nodes_.size()) {  // nodes left the managed partitions
-    std::set<std::string> present;
-    for (const SlurmNode& n : nodes)
-      if (VcOf(n.partition) >= 0) present.insert(n.name);
-    for (auto it = nodes_.begin(); it != nodes_.end();) {
-      if (!present.count(it->first)) {
-        Note(now, "node", it->first + " left the managed partitions");
-        it = nodes_.erase(it);
-        nodes_dirty_ = true;
-      } else {
-        ++it;
-      }
+  SlurmNode& old = it->second;
+  if (!power_up_sent_.empty()) {
+    // Energy: a POWER_UP we sent shows in sinfo ("#") only at Slurm's next power-thread
+    // pass; until then (at most kPowerUpGrace s) keep the node as powering up.
+    auto sent = power_up_sent_.find(n.name);
+    if (sent != power_up_sent_.end()) {
+      if (n.avail == NodeAvail::kPoweredDown && old.avail == NodeAvail::kPoweringUp && now - sent->second < kPowerUpGrace)
+        return;
+      power_up_sent_.erase(sent);
     }
   }
-  return Status::Ok();
+  if (old.avail != n.avail) {
+    Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
+                                  n.state_raw));
+    // Placeable exactly while up: powered-down <-> powering-up changes nothing placers see.
+    if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) nodes_dirty_ = true;
+    if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) {
+      // Slurm marks a node DOWN when it misses ResumeTimeout after a POWER_UP.
+      ++m_failed_resumes_;
+      Note(now, "power", fmt::format("failed resume: {} went down while powering up ({})", n.name, n.state_raw));
+    }
+  }
+  if (old.gpus != n.gpus) {
+    Note(now, "node", fmt::format("{} changed from {} to {} GPUs: the scheduler is rebuilt", n.name, old.gpus, n.gpus));
+    need_rebuild_ = true;
+  }
+  if (!SameState(old, n)) old = n;
+}
+
+// A managed node's row is no longer listed: the node left the managed partitions (its
+// scheduler node stays, out of placement, so that node ids are stable; SyncNodes).
+void Daemon::NodeGone(const NodeRow& row, Time now) {
+  auto it = listed_.find(row.name);
+  if (it == listed_.end() || it->second.partition != row.partition) return;  // not the row the node is modelled by
+  listed_.erase(it);
+  nodes_.erase(row.name);
+  mirrored_.erase(row.name);
+  power_up_sent_.erase(row.name);
+  Note(now, "node", row.name + " left the managed partitions");
+  nodes_dirty_ = true;
+}
+
+// A full listing: the modelled nodes whose row it lacks are gone (ascending names).
+void Daemon::DropUnlisted(const NodeListing& listing, Time now) {
+  std::set<std::pair<std::string_view, std::string_view>> rows;
+  for (const SlurmNode& n : listing.nodes) rows.emplace(n.name, n.partition);
+  std::vector<NodeRow> gone;
+  for (const auto& [name, n] : listed_)
+    if (!rows.count({n.name, n.partition})) gone.push_back(NodeRow{n.name, n.partition});
+  std::sort(gone.begin(), gone.end(), [](const NodeRow& a, const NodeRow& b) { return a.name < b.name; });
+  for (const NodeRow& row : gone) NodeGone(row, now);
+}
+
+// The node's record for a change the daemon made that Slurm shows only at a later listing
+// (a drain, a power action); nullptr when it is not a managed node. Until Slurm's listing
+// agrees, the node is compared with what Slurm listed last at every cycle, as a full listing
+// would compare it: Slurm wins.
+SlurmNode* Daemon::MirrorLocally(const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return nullptr;
+  mirrored_.insert(node);
+  return &it->second;
+}
+
+void Daemon::ReobserveMirrored(Time now) {
+  for (auto it = mirrored_.begin(); it != mirrored_.end();) {
+    auto listed = listed_.find(*it);
+    if (listed != listed_.end()) Believe(listed->second, now);
+    const bool agree = listed == listed_.end() || SameState(nodes_.at(*it), listed->second);
+    it = agree ? mirrored_.erase(it) : std::next(it);
+  }
 }
 
 // The scheduler and its cluster from every managed node Slurm lists (ascending names:
@@ -212,6 +273,7 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   lj.listed_nodes = sj.num_nodes;
   lj.listed_gpus_per_node = sj.gpus_per_node;
   lj.heartbeat = HeartbeatPath(sj.comment, sj.id);
+  if (!lj.heartbeat.empty()) watched_.insert(sj.id);
   lj.hang_after = HangAfter(sj.comment);
   int vc = VcOf(sj.partition);
   j.vc = VcId(static_cast<uint16_t>(std::max(vc, 0)));

@@ -111,12 +111,20 @@ bool Daemon::Hung(const LiveJob& lj, Time now) const {
 
 // Every running job, whether or not this cycle's listing showed it (a delta listing shows
 // only jobs that changed), in id order.
+// O(watched jobs), not O(jobs): only a watched job can hang (Hung), and every job that
+// declares a heartbeat (FillJob) or had a progress report (SignalsStep) is in watched_.
 void Daemon::FindHangs(Time now) {
   std::vector<uint32_t> hung;
-  for (const auto& [id, lj] : jobs_)
-    if (Hung(*lj, now)) hung.push_back(id);
-  std::sort(hung.begin(), hung.end());
-  for (uint32_t id : hung) {
+  for (auto it = watched_.begin(); it != watched_.end();) {
+    auto lj = jobs_.find(*it);
+    if (lj == jobs_.end()) {  // left the daemon
+      it = watched_.erase(it);
+      continue;
+    }
+    if (Hung(*lj->second, now)) hung.push_back(*it);
+    ++it;
+  }
+  for (uint32_t id : hung) {  // ascending ids (watched_ is ordered)
     LiveJob& lj = *jobs_.at(id);
     const Transition tr = Next(lj.state, Seen::kHung, false);
     lj.state = tr.next;
@@ -342,8 +350,9 @@ void Daemon::DrainApplied(const JournalDecision& d, Time now, CycleStats* st) {
   const std::string& node = d.nodes.at(0).node;
   auto it = nodes_.find(node);
   if (it != nodes_.end() && it->second.avail == NodeAvail::kUp) {  // out of placement now, as Slurm has it
-    it->second.avail = NodeAvail::kDown;
-    it->second.state_raw = "draining";
+    SlurmNode* n = MirrorLocally(node);
+    n->avail = NodeAvail::kDown;
+    n->state_raw = "draining";
     nodes_dirty_ = true;
   }
   Note(now, "drain", fmt::format("{} drained ({}) for job {}", node, d.detail, d.job));
@@ -354,8 +363,9 @@ void Daemon::UndrainApplied(const JournalDecision& d, Time now) {
   const std::string& node = d.nodes.at(0).node;
   auto it = nodes_.find(node);
   if (it != nodes_.end() && ShowsDrain(it->second)) {  // back in placement now, as Slurm has it
-    it->second.avail = NodeAvail::kUp;
-    it->second.state_raw = "idle";
+    SlurmNode* n = MirrorLocally(node);
+    n->avail = NodeAvail::kUp;
+    n->state_raw = "idle";
     nodes_dirty_ = true;
   }
   Note(now, "drain", node + " returned to service by an operator");

@@ -37,7 +37,10 @@ void Daemon::SignalsStep(Time now) {
   reports_.clear();
   progress_rows_.clear();
   signals_->Poll(std::move(running), now, &reports_, &progress_rows_);
-  for (const LiveSignals::Report& r : reports_) ReportReading(*sched_, r.slot, now, r.reading, r.at);
+  for (const LiveSignals::Report& r : reports_) {
+    ReportReading(*sched_, r.slot, now, r.reading, r.at);
+    watched_.insert(r.job);  // a job with progress can hang (FindHangs)
+  }
   if (signals_->last_error() != signals_error_) {
     signals_error_ = signals_->last_error();
     if (!signals_error_.empty()) Note(now, "signals", signals_error_);

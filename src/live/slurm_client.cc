@@ -20,7 +20,7 @@ namespace orrery::live {
 
 namespace {
 
-constexpr char kSep = '\x1f';  // unit separator: cannot occur in names or comments typed by users
+constexpr char kSep = kFieldSep;
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -299,38 +299,43 @@ Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    auto f = Split(line, kSep);
-    if (f.size() != 4)
-      return MakeError("sinfo output line " + std::to_string(lineno) + ": expected 4 fields, got \"" +
-                       std::string(line.substr(0, 120)) + "\"", kExitRuntime);
-    if (f[0].empty())
-      return MakeError("sinfo output line " + std::to_string(lineno) + ": expected a node name, got an empty field",
-                       kExitRuntime);
-    SlurmNode n;
-    n.name = std::string(f[0]);
-    n.partition = std::string(f[1]);
-    n.state_raw = std::string(f[2]);
-    n.gpus = static_cast<uint16_t>(std::min<uint32_t>(ParseGpuCount(f[3]), UINT16_MAX));
-    std::string_view st = f[2];
-    char suffix = st.empty() ? 0 : st.back();
-    std::string_view base = st;
-    while (!base.empty() && std::strchr("*~#!%$@^-", base.back())) base.remove_suffix(1);
-    if (base == "down" || base == "drained" || base == "fail")  // e.g. "down~": a resume that failed
-      n.avail = NodeAvail::kDown;
-    else if (suffix == '~' || suffix == '%' || suffix == '!' || base == "powered_down" || base == "power_down" ||
-        base == "powering_down")
-      n.avail = NodeAvail::kPoweredDown;
-    else if (suffix == '#' || base == "powering_up")
-      n.avail = NodeAvail::kPoweringUp;
-    else if (suffix == '*' || base == "down" || base == "drained" || base == "draining" || base == "drain" ||
-             base == "fail" || base == "failing" || base == "unknown" || base == "future" || base == "inval" ||
-             base == "maint" || base == "reboot_issued" || base == "reboot_requested")
-      n.avail = NodeAvail::kDown;
-    else
-      n.avail = NodeAvail::kUp;  // idle, mixed, allocated, completing, planned, reserved
+    ORR_ASSIGN_OR_RETURN(SlurmNode n, ParseSinfoLine(line, lineno));
     nodes.push_back(std::move(n));
   }
   return nodes;
+}
+
+Result<SlurmNode> ParseSinfoLine(std::string_view line, size_t lineno) {
+  auto f = Split(line, kSep);
+  if (f.size() != 4)
+    return MakeError("sinfo output line " + std::to_string(lineno) + ": expected 4 fields, got \"" +
+                     std::string(line.substr(0, 120)) + "\"", kExitRuntime);
+  if (f[0].empty())
+    return MakeError("sinfo output line " + std::to_string(lineno) + ": expected a node name, got an empty field",
+                     kExitRuntime);
+  SlurmNode n;
+  n.name = std::string(f[0]);
+  n.partition = std::string(f[1]);
+  n.state_raw = std::string(f[2]);
+  n.gpus = static_cast<uint16_t>(std::min<uint32_t>(ParseGpuCount(f[3]), UINT16_MAX));
+  std::string_view st = f[2];
+  char suffix = st.empty() ? 0 : st.back();
+  std::string_view base = st;
+  while (!base.empty() && std::strchr("*~#!%$@^-", base.back())) base.remove_suffix(1);
+  if (base == "down" || base == "drained" || base == "fail")  // e.g. "down~": a resume that failed
+    n.avail = NodeAvail::kDown;
+  else if (suffix == '~' || suffix == '%' || suffix == '!' || base == "powered_down" || base == "power_down" ||
+      base == "powering_down")
+    n.avail = NodeAvail::kPoweredDown;
+  else if (suffix == '#' || base == "powering_up")
+    n.avail = NodeAvail::kPoweringUp;
+  else if (suffix == '*' || base == "down" || base == "drained" || base == "draining" || base == "drain" ||
+           base == "fail" || base == "failing" || base == "unknown" || base == "future" || base == "inval" ||
+           base == "maint" || base == "reboot_issued" || base == "reboot_requested")
+    n.avail = NodeAvail::kDown;
+  else
+    n.avail = NodeAvail::kUp;  // idle, mixed, allocated, completing, planned, reserved
+  return n;
 }
 
 // --------------------------------------------------------------------------- Exec
@@ -500,14 +505,58 @@ Result<JobListing> ExecSlurmClient::Jobs(const std::vector<std::string>& partiti
   return l;
 }
 
-Result<std::vector<SlurmNode>> ExecSlurmClient::Nodes(const std::vector<std::string>& partitions) {
+Result<NodeListing> SlurmClient::NodeChanges(const std::vector<std::string>& partitions, uint64_t) {
+  NodeListing l;
+  ORR_ASSIGN_OR_RETURN(l.nodes, Nodes(partitions));
+  return l;
+}
+
+Result<std::string> ExecSlurmClient::Sinfo(const std::vector<std::string>& partitions) {
   std::vector<std::string> args = {"-h", "-N", "-o", kSinfoFormat};
   if (!partitions.empty()) {
     args.push_back("-p");
     args.push_back(JoinParts(partitions));
   }
-  ORR_ASSIGN_OR_RETURN(std::string out, Run("sinfo", std::move(args)));
+  return Run("sinfo", std::move(args));
+}
+
+Result<std::vector<SlurmNode>> ExecSlurmClient::Nodes(const std::vector<std::string>& partitions) {
+  ORR_ASSIGN_OR_RETURN(std::string out, Sinfo(partitions));
   return ParseSinfo(out);
+}
+
+// A listing is a delta only against the one this client answered last (its cursor, the same
+// partitions); anything else, and the first listing, is full. A listing that fails to parse
+// is forgotten, so that the next one is full again and no row is ever skipped.
+Result<NodeListing> ExecSlurmClient::NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) {
+  ORR_ASSIGN_OR_RETURN(std::string out, Sinfo(partitions));
+  const bool full = cursor == 0 || cursor != node_cursor_ || partitions != node_partitions_;
+  if (full) sinfo_rows_.Forget();
+  node_cursor_ = 0;
+  auto l = NodeDiff(sinfo_rows_.Next(std::move(out)), full);
+  if (!l.ok()) {
+    sinfo_rows_.Forget();
+    return l;
+  }
+  node_partitions_ = partitions;
+  l->cursor = node_cursor_ = ++node_listings_;
+  return l;
+}
+
+Result<NodeListing> ExecSlurmClient::NodeDiff(const ListingDelta::Diff& diff, bool full) {
+  NodeListing l;
+  l.full = full;
+  l.nodes.reserve(diff.changed.size());
+  for (const ListingDelta::Line& row : diff.changed) {
+    ORR_ASSIGN_OR_RETURN(SlurmNode n, ParseSinfoLine(row.text, row.lineno));
+    l.nodes.push_back(std::move(n));
+  }
+  for (std::string_view key : diff.gone) {
+    const size_t sep = key.find(kSep);
+    l.gone.push_back(NodeRow{std::string(key.substr(0, sep)),
+                             sep == std::string_view::npos ? std::string() : std::string(key.substr(sep + 1))});
+  }
+  return l;
 }
 
 Status ExecSlurmClient::Hold(uint32_t job) {

@@ -14,6 +14,7 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "live/listing_delta.h"
 #include "model/attempt.h"
 
 namespace orrery::live {
@@ -124,6 +125,23 @@ struct JobListing {
   std::vector<SlurmJob> jobs;
 };
 
+// The key of a node listing's row: `sinfo -N` lists a node once per partition.
+struct NodeRow {
+  std::string name;
+  std::string partition;
+};
+
+// A node listing: every row Slurm lists (full), or only the rows changed since a cursor: new
+// rows, rows with a changed field, and the rows no longer listed. sinfo has no changed-since
+// filter: ExecSlurmClient compares each row's bytes with its previous listing's
+// (listing_delta.h); FakeSlurm keeps a change log (as slurmrestd's update_time would).
+struct NodeListing {
+  bool full = true;
+  uint64_t cursor = 0;           // pass back to get the changes after this listing (0: full listings only)
+  std::vector<SlurmNode> nodes;  // full: every row; else the new and changed rows
+  std::vector<NodeRow> gone;     // not full: rows of earlier listings that are no longer listed
+};
+
 class SlurmClient {
  public:
   virtual ~SlurmClient() = default;
@@ -131,11 +149,9 @@ class SlurmClient {
   // cursor != 0 an implementation may return only the jobs changed since that listing.
   virtual Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) = 0;
   virtual Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) = 0;
-  // The same listing into *out, reusing its storage (the daemon's read every cycle).
-  virtual Status NodesInto(const std::vector<std::string>& partitions, std::vector<SlurmNode>* out) {
-    ORR_ASSIGN_OR_RETURN(*out, Nodes(partitions));
-    return Status::Ok();
-  }
+  // The daemon's read every cycle: with cursor != 0 (a cursor this client returned, for the
+  // same partitions) only the rows changed since that listing. The default lists in full.
+  virtual Result<NodeListing> NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor);
   // Admin hold of a pending job. Holding an already held job is not an error.
   virtual Status Hold(uint32_t job) = 0;
   // Pins a held pending job to `nodes` (ReqNodeList) and releases it, so that
@@ -184,12 +200,17 @@ Result<uint16_t> UniformGpus(const std::vector<NodeShare>& nodes);
 // kMaxHostlistNames names (a larger list is an error, not an allocation of gigabytes).
 inline constexpr size_t kMaxHostlistNames = 1'000'000;
 Result<std::vector<std::string>> ExpandHostlist(std::string_view s);
+// The field separator of kSqueueFormat and kSinfoFormat (the unit separator: it cannot
+// occur in names or comments typed by users).
+inline constexpr char kFieldSep = '\x1f';
 // squeue -h -o with kSqueueFormat. One job per line.
 extern const char* const kSqueueFormat;
 Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text);
 // sinfo -h -N -o with kSinfoFormat. One (node, partition) per line.
 extern const char* const kSinfoFormat;
 Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text);
+// One line of that output (`lineno` for the error message).
+Result<SlurmNode> ParseSinfoLine(std::string_view line, size_t lineno);
 // "gpu:8", "gpu:a100:4(S:0-1)", "gres:gpu:2", "gres/gpu=2" -> GPUs; 0 when none.
 uint32_t ParseGpuCount(std::string_view gres);
 // Slurm times: "2026-11-30T17:21:26" (local time) -> Unix seconds; "N/A"/"Unknown" -> kNoTime.
@@ -230,6 +251,8 @@ class ExecSlurmClient final : public SlurmClient {
   explicit ExecSlurmClient(ExecSlurmOptions opts) : opts_(std::move(opts)) {}
   Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
+  // Runs sinfo and parses only the rows whose bytes differ from the previous listing's.
+  Result<NodeListing> NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Status Hold(uint32_t job) override;
   Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
   Status Reshape(uint32_t job, const std::vector<NodeShare>& nodes) override;
@@ -250,7 +273,15 @@ class ExecSlurmClient final : public SlurmClient {
   Result<std::string> Run(const std::string& tool, std::vector<std::string> args);
 
  private:
+  Result<std::string> Sinfo(const std::vector<std::string>& partitions);
+  Result<NodeListing> NodeDiff(const ListingDelta::Diff& diff, bool full);
+
   ExecSlurmOptions opts_;
+  // NodeChanges: the previous sinfo listing, its cursor and partitions.
+  ListingDelta sinfo_rows_{kFieldSep, 2};  // key: node name, partition
+  uint64_t node_cursor_ = 0;    // the cursor of the previous listing (0: none to compare with)
+  uint64_t node_listings_ = 0;  // listings answered
+  std::vector<std::string> node_partitions_;
 };
 
 }  // namespace orrery::live

@@ -1,23 +1,63 @@
 // libFuzzer target: the parsers of Slurm's command-line output (squeue, sinfo, hostlists,
 // GRES strings, times, time limits, duration hints, `scontrol show job` files, recovery's
 // comment keys, the #ORRERY shape opt-in line of a batch script) must return a value or an error for
-// every input, never crash, hang or allocate without bound. The first byte picks the
+// every input, never crash, hang or allocate without bound; and ListingDelta (which sinfo rows
+// changed between two listings) must name exactly the rows that differ. The first byte picks the
 // parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
+#include "base/parse.h"
 #include "live/flex_shape.h"
+#include "live/listing_delta.h"
 #include "live/recovery.h"
 #include "live/slurm_client.h"
 
 using namespace orrery::live;
 
+namespace {
+
+// Rows of a listing by key (lines as ListingDelta reads them); false when a key repeats.
+bool RowsByKey(const ListingDelta& d, std::string_view text, std::map<std::string, std::string>* out) {
+  size_t pos = 0;
+  std::string_view line;
+  while (orrery::NextLine(text, &pos, &line))
+    if (!line.empty() && !out->emplace(std::string(d.KeyOf(line)), std::string(line)).second) return false;
+  return true;
+}
+
+// Two listings separated by the first '\n\n\n': the second's diff against the first names
+// exactly the new or changed rows and the gone keys (inputs with a repeated key are skipped).
+void CheckDelta(std::string_view text) {
+  const size_t cut = text.find("\n\n\n");
+  const std::string_view a = text.substr(0, cut), b = cut == std::string_view::npos ? a : text.substr(cut + 3);
+  ListingDelta d(kFieldSep, 2);
+  std::map<std::string, std::string> ra, rb;
+  if (!RowsByKey(d, a, &ra) || !RowsByKey(d, b, &rb)) return;
+  d.Next(std::string(a));
+  const ListingDelta::Diff diff = d.Next(std::string(b));
+  std::set<std::string> changed, gone;
+  for (const auto& l : diff.changed) changed.emplace(l.text);
+  for (std::string_view k : diff.gone) gone.emplace(k);
+  if (changed.size() != diff.changed.size() || gone.size() != diff.gone.size()) __builtin_trap();  // each once
+  std::set<std::string> want_changed, want_gone;
+  for (const auto& [k, row] : rb)
+    if (auto it = ra.find(k); it == ra.end() || it->second != row) want_changed.insert(row);
+  for (const auto& [k, row] : ra)
+    if (!rb.count(k)) want_gone.insert(k);
+  if (changed != want_changed || gone != want_gone) __builtin_trap();
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 8) {
+  switch (data[0] % 9) {
     case 0: {
       auto r = ParseSqueue(text);
       if (r.ok()) {
@@ -61,6 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!r.ok() && r.error().message.rfind("job.sh:", 0) != 0) __builtin_trap();  // every error is located
       break;
     }
+    case 8:
+      CheckDelta(text);
+      break;
     default: {
       (void)DurationHint(text);
       // Recovery's readers of the restart contract's comment keys.

@@ -272,6 +272,9 @@ std::string Daemon::MetricsText() const {
   x.Counter("orrery_power_actions_total", "Node power actions applied by this process.", m_power_);
   x.Counter("orrery_apply_errors_total", "Decisions Slurm refused or could not take (retried).", m_apply_errors_);
   x.Counter("orrery_slurm_errors_total", "Cycles that could not read Slurm's state.", m_slurm_errors_);
+  x.Counter("orrery_node_rows_total",
+            "Node rows Slurm listed as new, changed or gone (every row of a full listing), read by this process.",
+            m_node_rows_);
   x.Counter("orrery_journal_errors_total", "Journal writes of events that failed (the event is only in memory).",
             m_journal_errors_);
   x.Counter("orrery_jobs_adopted_total", "Jobs found running without an Orrery decision.", m_adopted_);

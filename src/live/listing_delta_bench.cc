@@ -1,0 +1,64 @@
+// What ExecSlurmClient does with one `sinfo -N` listing of N nodes (after the process ran):
+// SinfoFull parses every row (what a full listing costs, and what every cycle cost before
+// NodeChanges); SinfoDelta compares the listing with the previous one (ListingDelta) and
+// parses only the C rows that changed (C = 0: a byte-identical listing). Successive listings
+// alternate between two texts that differ in C rows; preparing the text is not timed.
+//   build/orrery_live_bench --benchmark_filter=Sinfo
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "live/listing_delta.h"
+#include "live/slurm_client.h"
+
+namespace orrery::live {
+namespace {
+
+std::string SinfoText(int64_t nodes, int64_t changed, bool variant) {
+  const std::string sep(1, kFieldSep);
+  std::string s;
+  for (int64_t i = 0; i < nodes; ++i) {
+    // Every (nodes / changed)-th row is "mixed" in the variant, "idle" otherwise.
+    const bool flip = variant && changed > 0 && i % (nodes / changed) == 0;
+    s += "gpu-node" + std::to_string(100000 + i) + sep + "gpu" + sep + (flip ? "mixed" : "idle") + sep +
+         "gpu:h200:8(S:0-1)\n";
+  }
+  return s;
+}
+
+void BM_SinfoFull(benchmark::State& state) {
+  const std::string text = SinfoText(state.range(0), 0, false);
+  for (auto _ : state) {
+    auto nodes = ParseSinfo(text);
+    benchmark::DoNotOptimize(nodes);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(text.size()));
+}
+
+void BM_SinfoDelta(benchmark::State& state) {
+  const int64_t nodes = state.range(0), changed = state.range(1);
+  const std::string texts[2] = {SinfoText(nodes, changed, false), SinfoText(nodes, changed, true)};
+  ListingDelta delta(kFieldSep, 2);
+  delta.Next(texts[0]);
+  int64_t i = 1, rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string text = texts[i++ % 2];
+    state.ResumeTiming();
+    auto diff = delta.Next(std::move(text));
+    for (const ListingDelta::Line& row : diff.changed) {
+      auto n = ParseSinfoLine(row.text, row.lineno);
+      benchmark::DoNotOptimize(n);
+      ++rows;
+    }
+  }
+  state.counters["rows_parsed_per_listing"] = static_cast<double>(rows) / static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(texts[0].size()));
+}
+
+BENCHMARK(BM_SinfoFull)->Arg(1'000)->Arg(10'000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SinfoDelta)->Args({1'000, 0})->Args({1'000, 10})->Args({10'000, 0})->Args({10'000, 10})->Args({10'000, 100})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace orrery::live

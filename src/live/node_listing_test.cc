@@ -1,0 +1,472 @@
+// The incremental observe path for nodes: ListingDelta (which sinfo rows changed),
+// ExecSlurmClient::NodeChanges over a scripted `sinfo`, and the daemon applying only the rows
+// Slurm lists as changed, with the same decisions as full listings.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "live/daemon.h"
+#include "live/fake_slurm.h"
+#include "live/journal.h"
+#include "live/journal_testing.h"
+#include "live/listing_delta.h"
+#include "live/slurm_client.h"
+
+namespace orrery::live {
+namespace {
+
+// One `sinfo -h -N -o kSinfoFormat` row: name, partition, state, GRES.
+std::string Row(const std::string& name, const std::string& state, const std::string& partition = "gpu",
+                int gpus = 8) {
+  const std::string sep(1, kFieldSep);
+  return name + sep + partition + sep + state + sep + "gpu:" + std::to_string(gpus);
+}
+
+std::string Text(const std::vector<std::string>& rows) {
+  std::string s;
+  for (const std::string& r : rows) s += r + "\n";
+  return s;
+}
+
+std::string Key(const std::string& name, const std::string& partition = "gpu") {
+  return name + std::string(1, kFieldSep) + partition;
+}
+
+std::vector<std::string> Texts(const std::vector<ListingDelta::Line>& lines) {
+  std::vector<std::string> out;
+  for (const auto& l : lines) out.emplace_back(l.text);
+  return out;
+}
+
+std::vector<std::string> Keys(const std::vector<std::string_view>& keys) { return {keys.begin(), keys.end()}; }
+
+// ------------------------------------------------------------------ ListingDelta
+
+TEST(ListingDelta, FirstListingIsEveryRowThenOnlyChangedRows) {
+  ListingDelta d(kFieldSep, 2);
+  const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "idle"), n3 = Row("n3", "idle");
+  auto first = d.Next(Text({n1, n2, n3}));
+  EXPECT_TRUE(first.first);
+  EXPECT_EQ(Texts(first.changed), (std::vector<std::string>{n1, n2, n3}));
+  EXPECT_TRUE(first.gone.empty());
+
+  auto same = d.Next(Text({n1, n2, n3}));  // byte-identical: nothing changed
+  EXPECT_FALSE(same.first);
+  EXPECT_TRUE(same.changed.empty());
+  EXPECT_TRUE(same.gone.empty());
+
+  const std::string n2_mixed = Row("n2", "mixed");
+  auto one = d.Next(Text({n1, n2_mixed, n3}));
+  ASSERT_EQ(one.changed.size(), 1u);
+  EXPECT_EQ(one.changed[0].text, n2_mixed);
+  EXPECT_EQ(one.changed[0].lineno, 2u);
+  EXPECT_TRUE(one.gone.empty());
+}
+
+TEST(ListingDelta, RowsThatLeaveAreGoneAndComeBackAsNew) {
+  ListingDelta d(kFieldSep, 2);
+  const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "idle"), n3 = Row("n3", "idle");
+  d.Next(Text({n1, n2, n3}));
+  auto left = d.Next(Text({n1, n3}));  // n3 moved up one line: matched by its key, unchanged
+  EXPECT_TRUE(left.changed.empty());
+  EXPECT_EQ(Keys(left.gone), (std::vector<std::string>{Key("n2")}));
+  const std::string n2_back = Row("n2", "idle", "gpu", 4);
+  auto back = d.Next(Text({n1, n2_back, n3}));
+  EXPECT_EQ(Texts(back.changed), (std::vector<std::string>{n2_back}));
+  EXPECT_TRUE(back.gone.empty());
+  auto added_last = d.Next(Text({n1, n2_back, n3, Row("n4", "idle")}));
+  EXPECT_EQ(Texts(added_last.changed), (std::vector<std::string>{Row("n4", "idle")}));
+}
+
+TEST(ListingDelta, KeyIsNameAndPartition) {
+  ListingDelta d(kFieldSep, 2);
+  const std::string a = Row("n1", "idle", "gpu"), b = Row("n1", "idle", "debug");
+  d.Next(Text({a, b}));
+  const std::string b2 = Row("n1", "drained", "debug");
+  auto changed = d.Next(Text({a, b2}));
+  EXPECT_EQ(Texts(changed.changed), (std::vector<std::string>{b2}));
+  auto gone = d.Next(Text({b2}));
+  EXPECT_TRUE(gone.changed.empty());
+  EXPECT_EQ(Keys(gone.gone), (std::vector<std::string>{Key("n1", "gpu")}));
+}
+
+TEST(ListingDelta, ReorderedRowsBlankLinesAndCarriageReturnsChangeNothing) {
+  ListingDelta d(kFieldSep, 2);
+  const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "mixed"), n3 = Row("n3", "down*");
+  d.Next(Text({n1, n2, n3}));
+  auto reordered = d.Next(n3 + "\r\n\n" + n1 + "\r\n" + n2);  // no final newline either
+  EXPECT_TRUE(reordered.changed.empty());
+  EXPECT_TRUE(reordered.gone.empty());
+  auto empty = d.Next("");
+  EXPECT_TRUE(empty.changed.empty());
+  EXPECT_EQ(Keys(empty.gone), (std::vector<std::string>{Key("n3"), Key("n1"), Key("n2")}));  // previous order
+}
+
+TEST(ListingDelta, ForgetMakesTheNextListingFirst) {
+  ListingDelta d(kFieldSep, 2);
+  d.Next(Text({Row("n1", "idle")}));
+  d.Forget();
+  auto again = d.Next(Text({Row("n1", "idle")}));
+  EXPECT_TRUE(again.first);
+  EXPECT_EQ(again.changed.size(), 1u);
+}
+
+TEST(ListingDelta, KeyOfShortLinesIsTheWholeLine) {
+  ListingDelta d(kFieldSep, 2);
+  EXPECT_EQ(d.KeyOf("n1"), "n1");
+  EXPECT_EQ(d.KeyOf(Key("n1")), Key("n1"));
+  EXPECT_EQ(d.KeyOf(Row("n1", "idle")), Key("n1"));
+}
+
+// ------------------------------------------------------------------ ExecSlurmClient::NodeChanges
+
+// A `sinfo` that prints the file `listing` beside it; the test rewrites the file between listings.
+class ScriptedSinfo {
+ public:
+  ScriptedSinfo() {
+    dir_ = std::filesystem::temp_directory_path() / ("orrery_node_listing_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    const std::string script = (dir_ / "sinfo").string();
+    std::ofstream(script) << "#!/bin/sh\ncat \"$(dirname \"$0\")/listing\"\n";
+    chmod(script.c_str(), 0755);
+    Set("");
+  }
+  ~ScriptedSinfo() { std::filesystem::remove_all(dir_); }
+  void Set(const std::string& text) { std::ofstream(dir_ / "listing", std::ios::trunc) << text; }
+  std::string dir() const { return dir_.string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+std::vector<std::string> Names(const NodeListing& l) {
+  std::vector<std::string> out;
+  for (const SlurmNode& n : l.nodes) out.push_back(n.name);
+  return out;
+}
+
+TEST(ExecNodeChanges, ParsesOnlyChangedRowsAndNamesGoneOnes) {
+  ScriptedSinfo sinfo;
+  ExecSlurmClient c(ExecSlurmOptions{sinfo.dir(), "", 5000});
+  const std::vector<std::string> parts = {"gpu"};
+  sinfo.Set(Text({Row("n1", "idle"), Row("n2", "idle"), Row("n3", "allocated")}));
+  auto full = c.NodeChanges(parts, 0);
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  EXPECT_TRUE(full->full);
+  EXPECT_EQ(Names(*full), (std::vector<std::string>{"n1", "n2", "n3"}));
+  ASSERT_NE(full->cursor, 0u);
+
+  auto same = c.NodeChanges(parts, full->cursor);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(same->full);
+  EXPECT_TRUE(same->nodes.empty());
+  EXPECT_TRUE(same->gone.empty());
+
+  sinfo.Set(Text({Row("n1", "idle"), Row("n2", "down*"), Row("n3", "allocated")}));
+  auto down = c.NodeChanges(parts, same->cursor);
+  ASSERT_TRUE(down.ok());
+  ASSERT_EQ(Names(*down), (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(down->nodes[0].avail, NodeAvail::kDown);
+  EXPECT_EQ(down->nodes[0].gpus, 8);
+
+  sinfo.Set(Text({Row("n1", "idle"), Row("n2", "down*")}));
+  auto gone = c.NodeChanges(parts, down->cursor);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_TRUE(gone->nodes.empty());
+  ASSERT_EQ(gone->gone.size(), 1u);
+  EXPECT_EQ(gone->gone[0].name, "n3");
+  EXPECT_EQ(gone->gone[0].partition, "gpu");
+
+  // A cursor that is not the last listing's (another caller's, or older) gets a full listing,
+  // and so do other partitions.
+  auto stale = c.NodeChanges(parts, full->cursor);
+  ASSERT_TRUE(stale.ok());
+  EXPECT_TRUE(stale->full);
+  EXPECT_EQ(Names(*stale), (std::vector<std::string>{"n1", "n2"}));
+  auto other = c.NodeChanges({"gpu", "debug"}, stale->cursor);
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->full);
+}
+
+TEST(ExecNodeChanges, ABadRowIsAnErrorAndTheNextListingIsFull) {
+  ScriptedSinfo sinfo;
+  ExecSlurmClient c(ExecSlurmOptions{sinfo.dir(), "", 5000});
+  sinfo.Set(Text({Row("n1", "idle"), Row("n2", "idle")}));
+  auto first = c.NodeChanges({"gpu"}, 0);
+  ASSERT_TRUE(first.ok());
+  const std::string sep(1, kFieldSep);
+  sinfo.Set(Text({Row("n1", "idle"), "n2" + sep + "gpu" + sep + "idle"}));  // 3 fields
+  auto bad = c.NodeChanges({"gpu"}, first->cursor);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "sinfo output line 2: expected 4 fields, got \"n2\x1fgpu\x1fidle\"");
+  // The bad listing is not the base of the next one: the daemon's cursor is the first
+  // listing's, and it gets every row again (n2 is not skipped as "unchanged").
+  sinfo.Set(Text({Row("n1", "idle"), Row("n2", "mixed")}));
+  auto next = c.NodeChanges({"gpu"}, first->cursor);
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->full);
+  EXPECT_EQ(Names(*next), (std::vector<std::string>{"n1", "n2"}));
+}
+
+// ------------------------------------------------------------------ the daemon
+
+// Forwards to FakeSlurm and logs every mutating call; with full_nodes, node listings are the
+// base class's full listing every cycle (the observe path before NodeChanges had deltas).
+class LoggingSlurm final : public SlurmClient {
+ public:
+  LoggingSlurm(FakeSlurm* inner, bool full_nodes) : inner_(inner), full_nodes_(full_nodes) {}
+  std::vector<std::string> calls;
+  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override { return inner_->Jobs(p, c); }
+  Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
+  Result<NodeListing> NodeChanges(const std::vector<std::string>& p, uint64_t c) override {
+    return full_nodes_ ? SlurmClient::NodeChanges(p, c) : inner_->NodeChanges(p, c);
+  }
+  Status Hold(uint32_t j) override { return Log("hold " + std::to_string(j), inner_->Hold(j)); }
+  Status StartOn(uint32_t j, const std::vector<NodeShare>& n, bool r) override {
+    std::string names;
+    for (const NodeShare& s : n) names += (names.empty() ? "" : ",") + s.node;
+    return Log("start " + std::to_string(j) + " " + names, inner_->StartOn(j, n, r));
+  }
+  Status Reshape(uint32_t j, const std::vector<NodeShare>& n) override { return inner_->Reshape(j, n); }
+  Status RequeueHold(uint32_t j) override { return Log("requeuehold " + std::to_string(j), inner_->RequeueHold(j)); }
+  Status SetPriority(uint32_t j, uint32_t p) override { return inner_->SetPriority(j, p); }
+  Status PowerDown(const std::string& n) override { return Log("power_down " + n, inner_->PowerDown(n)); }
+  Status PowerUp(const std::string& n) override { return Log("power_up " + n, inner_->PowerUp(n)); }
+  Result<uint32_t> Submit(const SubmitSpec& s) override { return inner_->Submit(s); }
+  Status Cancel(uint32_t j) override { return inner_->Cancel(j); }
+  Status Drain(const std::string& n, const std::string& r) override { return Log("drain " + n, inner_->Drain(n, r)); }
+  Status Undrain(const std::string& n) override { return Log("undrain " + n, inner_->Undrain(n)); }
+  Status RestartHeld(uint32_t j) override { return Log("restart " + std::to_string(j), inner_->RestartHeld(j)); }
+
+ private:
+  Status Log(std::string call, Status s) {
+    calls.push_back(std::move(call) + (s.ok() ? "" : " (refused)"));
+    return s;
+  }
+  FakeSlurm* inner_;
+  bool full_nodes_;
+};
+
+struct NodeRig {
+  SimClock clock{1000};
+  FakeSlurm slurm{&clock};
+  LoggingSlurm client;
+  std::unique_ptr<Journal> journal;
+  std::unique_ptr<Daemon> daemon;
+
+  NodeRig(const std::string& name, int nodes, bool full_nodes = false, const std::string& energy = "")
+      : client(&slurm, full_nodes) {
+    for (int i = 1; i <= nodes; ++i) slurm.AddNode("node" + std::to_string(i), 8, "gpu");
+    slurm.set_power_delay(3);
+    auto opened = Journal::Open(FreshJournalPath("orrery_node_listing_test", name + ".db"), false);
+    EXPECT_TRUE(opened.ok());
+    journal = std::move(*opened);
+    DaemonOptions opts;
+    opts.partitions = {"gpu"};
+    opts.policy = "fifo";
+    opts.energy = energy;
+    opts.full_resync_cycles = 0;  // deltas only after the first listing
+    daemon = std::make_unique<Daemon>(&client, journal.get(), &clock, opts);
+    EXPECT_TRUE(daemon->Recover().ok());
+  }
+  uint32_t Submit(uint32_t gpus, Duration d) {
+    SubmitSpec s;
+    s.partition = "gpu";
+    s.gpus_per_node = gpus;
+    s.sleep_s = d;
+    s.duration_hint = d;
+    return *slurm.Submit(s);
+  }
+  // One second: Slurm moves, then the daemon cycles.
+  CycleStats Tick() {
+    clock.Set(clock.Now() + 1);
+    slurm.Advance();
+    auto st = daemon->Cycle();
+    EXPECT_TRUE(st.ok()) << st.error().message;
+    return st.ok() ? *st : CycleStats{};
+  }
+  bool Noted(const std::string& text) const {
+    for (const std::string& e : daemon->GetHealth().events)
+      if (e.find(text) != std::string::npos) return true;
+    return false;
+  }
+};
+
+TEST(DaemonNodes, AnUnchangedListingChangesNothing) {
+  NodeRig r("unchanged", 4);
+  uint32_t a = r.Submit(8, 100), b = r.Submit(8, 100);
+  CycleStats first = r.Tick();  // full listing: 4 rows; a and b decided and released
+  EXPECT_EQ(first.node_rows, 4u);
+  EXPECT_EQ(first.starts, 2u);
+  CycleStats started = r.Tick();  // Slurm started a and b: their two nodes are listed allocated
+  EXPECT_EQ(started.node_rows, 2u);
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  ASSERT_EQ(r.slurm.job(b).state, SlurmJobState::kRunning);
+  const auto calls = r.client.calls;
+  const auto events = r.daemon->GetHealth().events;
+  for (int i = 0; i < 5; ++i) {
+    CycleStats quiet = r.Tick();
+    EXPECT_EQ(quiet.node_rows, 0u);
+    EXPECT_EQ(quiet.starts + quiet.requeues, 0u);
+    EXPECT_FALSE(quiet.rebuilt);
+  }
+  EXPECT_EQ(r.client.calls, calls);
+  EXPECT_EQ(r.daemon->GetHealth().events, events);
+  const auto h = r.daemon->GetHealth();
+  EXPECT_EQ(h.nodes_up, 4u);
+  EXPECT_EQ(h.nodes_total, 4u);
+  EXPECT_NE(r.daemon->MetricsText().find("orrery_node_rows_total 6"), std::string::npos);  // 4 + 2
+}
+
+TEST(DaemonNodes, AChangedNodeIsPickedUp) {
+  NodeRig r("changed", 2);
+  r.Tick();
+  r.slurm.SetNodeDown("node1", true);  // idle: no job is requeued
+  CycleStats down = r.Tick();
+  EXPECT_EQ(down.node_rows, 1u);
+  EXPECT_EQ(r.daemon->GetHealth().nodes_up, 1u);
+  EXPECT_TRUE(r.Noted("node1 up -> down (down*)"));
+  // Two 8-GPU jobs: only node2 can take one.
+  uint32_t a = r.Submit(8, 50), b = r.Submit(8, 50);
+  r.Tick();
+  r.Tick();
+  EXPECT_EQ(r.slurm.job(a).nodes, (std::vector<std::string>{"node2"}));
+  EXPECT_EQ(r.slurm.job(b).state, SlurmJobState::kPending);
+  r.slurm.SetNodeDown("node1", false);
+  CycleStats back = r.Tick();
+  EXPECT_EQ(back.node_rows, 1u);
+  EXPECT_EQ(back.starts, 1u);  // b, on node1
+  r.Tick();
+  EXPECT_EQ(r.slurm.job(b).nodes, (std::vector<std::string>{"node1"}));
+}
+
+TEST(DaemonNodes, ANodeThatLeavesAndComesBackIsHandled) {
+  NodeRig r("leaves", 2);
+  r.Tick();
+  r.slurm.RemoveNode("node2");
+  CycleStats left = r.Tick();
+  EXPECT_EQ(left.node_rows, 1u);  // one gone row
+  EXPECT_TRUE(r.Noted("node2 left the managed partitions"));
+  EXPECT_EQ(r.daemon->GetHealth().nodes_total, 1u);
+  uint32_t a = r.Submit(8, 50), b = r.Submit(8, 50);
+  r.Tick();
+  r.Tick();
+  EXPECT_EQ(r.slurm.job(a).nodes, (std::vector<std::string>{"node1"}));
+  EXPECT_EQ(r.slurm.job(b).state, SlurmJobState::kPending);  // never placed on the departed node
+  r.slurm.AddNode("node2", 8, "gpu");
+  CycleStats back = r.Tick();
+  EXPECT_EQ(back.node_rows, 1u);
+  EXPECT_FALSE(back.rebuilt);  // same GPU count: its scheduler node is placeable again
+  EXPECT_EQ(back.starts, 1u);
+  r.Tick();
+  EXPECT_EQ(r.slurm.job(b).nodes, (std::vector<std::string>{"node2"}));
+  EXPECT_EQ(r.daemon->GetHealth().nodes_total, 2u);
+}
+
+TEST(DaemonNodes, ANodeThatComesBackWithOtherGpusRebuildsTheScheduler) {
+  NodeRig r("regpu", 2);
+  r.Tick();
+  r.slurm.RemoveNode("node2");
+  r.Tick();
+  r.slurm.AddNode("node2", 4, "gpu");
+  CycleStats back = r.Tick();
+  EXPECT_TRUE(back.rebuilt);
+  EXPECT_TRUE(r.Noted("node2 came back with 4 GPUs instead of 8: the scheduler is rebuilt"));
+  // 8 + 4 GPUs: a 4-GPU job and an 8-GPU job run side by side.
+  uint32_t a = r.Submit(8, 50), b = r.Submit(4, 50);
+  r.Tick();
+  r.Tick();
+  EXPECT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  EXPECT_EQ(r.slurm.job(b).state, SlurmJobState::kRunning);
+  EXPECT_EQ(r.daemon->scheduler()->cluster_state().free_gpus(NodeId(0)) +
+                r.daemon->scheduler()->cluster_state().free_gpus(NodeId(1)),
+            0u);
+}
+
+// The energy policy (CES, as energy_test.cc) powers idle nodes down and wakes them; the
+// daemon mirrors each power action at once (MirrorLocally) and Slurm shows it later.
+constexpr const char* kCes =
+    "ces:period=10,history=1,buffer=1,buffer_frac=0,min_spare=0,keep=0,de_thr=1,idle=20,forecaster=last";
+
+// Ten random minutes of submissions, node failures, departures and returns (some with fewer
+// GPUs), operator drains and CES power actions, run twice: with node deltas and with a full
+// node listing every cycle. Every call the daemon sends Slurm is the same, in the same order,
+// and so is every event it notes.
+TEST(DaemonNodes, DeltaListingsDecideAsFullListings) {
+  struct Run {
+    std::vector<std::string> calls, events;
+    size_t rows = 0, done = 0;
+  };
+  auto run = [](bool full_nodes) {
+    NodeRig r(full_nodes ? "equiv_full" : "equiv_delta", 6, full_nodes, kCes);
+    std::mt19937_64 rng(7);
+    std::map<std::string, int> removed;  // node -> the tick it comes back
+    std::set<std::string> down, drained;
+    const uint32_t gpus[] = {1, 2, 4, 8};
+    Run out;
+    for (int t = 0; t < 600; ++t) {
+      for (auto it = removed.begin(); it != removed.end();) {
+        if (it->second != t) {
+          ++it;
+          continue;
+        }
+        r.slurm.AddNode(it->first, rng() % 3 == 0 ? 4 : 8, "gpu");  // back, sometimes smaller
+        it = removed.erase(it);
+      }
+      const std::string node = "node" + std::to_string(1 + rng() % 6);
+      const uint64_t u = rng() % 1000;
+      const bool listed = !removed.count(node);
+      if (u < 200) {
+        r.Submit(gpus[rng() % 4], 5 + static_cast<Duration>(rng() % 60));
+      } else if (u < 215 && listed) {
+        r.slurm.SetNodeDown(node, !down.count(node));
+        if (!down.erase(node)) down.insert(node);
+      } else if (u < 222 && listed) {
+        r.slurm.RemoveNode(node);
+        removed[node] = t + 5 + static_cast<int>(rng() % 30);
+        down.erase(node);
+        drained.erase(node);
+      } else if (u < 235 && listed && !down.count(node)) {
+        Status s = drained.erase(node) ? r.slurm.Undrain(node) : r.slurm.Drain(node, "operator");
+        if (s.ok() && r.slurm.node(node).avail == NodeAvail::kDown) drained.insert(node);
+      }
+      const CycleStats st = r.Tick();
+      out.rows += st.node_rows;
+      std::vector<std::string> now;  // this cycle's events (their order within a cycle may differ)
+      for (const std::string& e : r.daemon->GetHealth().events)
+        if (e.rfind(std::to_string(st.now) + " ", 0) == 0) now.push_back(e);
+      std::sort(now.begin(), now.end());
+      out.events.insert(out.events.end(), now.begin(), now.end());
+    }
+    out.calls = r.client.calls;
+    out.done = r.slurm.num_done();
+    return out;
+  };
+  const Run delta = run(false), full = run(true);
+  EXPECT_EQ(delta.calls, full.calls);
+  EXPECT_EQ(delta.events, full.events);
+  EXPECT_EQ(delta.done, full.done);
+  // The run did real work (~120 jobs submitted) on every path: power actions mirrored at once,
+  // node departures and returns, and deltas a fraction of the rows of full listings.
+  EXPECT_GT(delta.done, 60u);
+  auto count = [](const std::vector<std::string>& v, const std::string& what) {
+    return std::count_if(v.begin(), v.end(), [&](const std::string& s) { return s.find(what) != std::string::npos; });
+  };
+  EXPECT_GT(count(delta.calls, "power_down"), 0);
+  EXPECT_GT(count(delta.events, "left the managed partitions"), 0);
+  EXPECT_GT(count(delta.events, "came back with 4 GPUs"), 0);
+  EXPECT_GT(count(delta.events, "up -> down"), 0);
+  EXPECT_LT(delta.rows * 5, full.rows);
+}
+
+}  // namespace
+}  // namespace orrery::live
