@@ -815,6 +815,9 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract: scheduler.h).
   if (!blocking && policy_.post) unfit_memo_.assign(k, UnfitMemo{});
   size_t examined = 0;
+  // Greedy walks pass jobs the PostFilter rejects without placing them (SurelyUnfit, Rejects).
+  const bool may_reject = !blocking && policy_.post && !policy_.shape;
+  uint32_t rejected = kNoSlot;  // the last job passed so, while no other followed it
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
   // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
   bool lane = false;
@@ -849,6 +852,12 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       ++cur[pick];
       continue;
     }
+    if (may_reject && SurelyUnfit(j, fit) && policy_.post->Rejects(*this, slot)) {
+      ++cur[pick];  // nothing changed: every cursor is where it was
+      rejected = slot;
+      continue;
+    }
+    NoteRejected(q, &rejected);
     PluginStatus st = policy_.shape ? PlaceShaped(slot) : placer_->Place(j, state_, nullptr, &scratch_);
     if (st.ok()) {
       ++cur[pick];  // Start erases the current entry
@@ -891,6 +900,26 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     lane = true;
     reserving_->set_lane_only(true);
   }
+  NoteRejected(q, &rejected);
+}
+
+bool Scheduler::SurelyUnfit(const SchedJob& j, uint64_t fit) const {
+  const size_t c = ClassOf(j);
+  if (c == 0 || c >= 64 || ((fit >> c) & 1)) return false;
+  const JobRequest& job = *j.job;
+  const uint16_t g = state_.vc_max_node_gpus(j.vc);
+  // Class c ≤ g: one node with c free GPUs, and none has them. Class g + 1 without an idle
+  // node: only a job whose every node takes all g GPUs (other large shapes may still fit).
+  return c <= g || (job.nodes > 1 && job.gpus % job.nodes == 0 && job.gpus / job.nodes == g);
+}
+
+void Scheduler::NoteRejected(VcQueues& q, uint32_t* rejected) {
+  if (*rejected == kNoSlot) return;
+  PluginStatus st = placer_->Place(pool_[*rejected], state_, nullptr, &scratch_);
+  ORR_CHECK(!st.ok());
+  st.plugin = placer_->name();
+  q.last_block = st;
+  *rejected = kNoSlot;
 }
 
 }  // namespace orrery

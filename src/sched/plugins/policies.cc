@@ -234,7 +234,7 @@ class BelievedRemaining final : public RemainingView {
 class PreemptLonger final : public PostFilterPlugin {
  public:
   explicit PreemptLonger(std::unique_ptr<RemainingView> view) : view_(std::move(view)) {}
-  // The per-state caches (latest_, idle_) are not copied: a copy serves another scheduler.
+  // The per-state caches (latest_, idle_, enough_) are not copied: a copy serves another scheduler.
   PreemptLonger(const PreemptLonger& o)
       : running_(o.running_), victims_(o.victims_), touched_(o.touched_), extra_(o.extra_), memo_now_(o.memo_now_),
         memo_vc_(o.memo_vc_), memo_failed_(o.memo_failed_), alloc_(o.alloc_), view_(o.view_->Clone()) {}
@@ -251,6 +251,13 @@ class PreemptLonger final : public PostFilterPlugin {
     return last != kNoTime && last - h.now() > view_->Pending(h, slot);
   }
 
+  bool Rejects(SchedulerHandle& h, uint32_t slot) override {
+    const SchedJob& j = h.job(slot);
+    const bool enough = EnoughIfAllPreempted(h, j);
+    enough_ = {slot, j.vc, h.version(j.vc), h.now(), enough};
+    return !enough;
+  }
+
   Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) override {
     *placed = false;
     SchedJob& j = h.job(slot);
@@ -258,7 +265,7 @@ class PreemptLonger final : public PostFilterPlugin {
     ClusterState& st = h.state();
     const Time now = h.now();
     const Duration remaining = view_->Pending(h, slot);
-    if (!EnoughIfAllPreempted(h, j)) return Next::kContinue;
+    if (!Enough(h, j)) return Next::kContinue;
     // Victims: running jobs whose remaining time exceeds j's, longest first.
     victims_.clear();
     uint64_t freed = st.vc_free_gpus(vc);
@@ -318,6 +325,15 @@ class PreemptLonger final : public PostFilterPlugin {
     if (job.nodes > 1 && job.gpus % job.nodes == 0) return {job.gpus / job.nodes, job.nodes};
     if (job.gpus > g) return {g, job.gpus / g};
     return {job.gpus, 1};
+  }
+
+  // EnoughIfAllPreempted(j), from Rejects when it just asked on the same state.
+  bool Enough(SchedulerHandle& h, const SchedJob& j) {
+    const EnoughAnswer asked = enough_;
+    enough_ = {};
+    if (asked.slot == j.slot && asked.vc == j.vc && asked.version == h.version(j.vc) && asked.now == h.now())
+      return asked.enough;
+    return EnoughIfAllPreempted(h, j);
   }
 
   // Dry run without touching the cluster state: would preempting every candidate victim
@@ -469,6 +485,13 @@ class PreemptLonger final : public PostFilterPlugin {
     Time t = kNoTime;
     uint64_t count = 0;
   } idle_;
+  struct EnoughAnswer {  // Rejects' answer, for the Run that follows it
+    uint32_t slot = kNoSlot;
+    VcId vc;
+    uint64_t version = 0;
+    Time now = kNoTime;
+    bool enough = false;
+  } enough_;
   Allocation alloc_;
   std::unique_ptr<RemainingView> view_;
 };
