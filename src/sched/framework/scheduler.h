@@ -444,6 +444,11 @@ class Scheduler final : private SchedulerHandle {
   // call: that call, on the state it was rejected in. Clears *rejected.
   void NoteRejected(VcQueues& q, uint32_t* rejected);
   bool MayPlaceUnfittingMemo(const VcQueues& q, size_t c, uint32_t slot);
+  // CycleExclusive's cursors (cycle_cursors_, one per class) and the classes whose cursor is
+  // not at its end (cycle_live_, ascending): rebuilt, one advanced, the class to examine next.
+  void LiveCursors(const VcQueues& q);
+  void AdvanceCursor(const VcQueues& q, int c);
+  int PickClass(const VcQueues& q, uint64_t fit, bool blocking);
 
   // SchedulerHandle
   Time now() const override { return now_; }
@@ -542,6 +547,7 @@ class Scheduler final : private SchedulerHandle {
   std::vector<Time> true_end_;    // per slot: the truth's end at its start (oracle orders only)
   Time next_tick_ = kNoTime;
   std::vector<std::pmr::set<QEntry>::iterator> cursors_, cycle_cursors_;
+  std::vector<uint16_t> cycle_live_;
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   // Inserts into and erases from the pending queues: after a PostFilter that changed none,
