@@ -257,7 +257,8 @@ TEST(SchedulerLifecycle, SrtfRejectsWhatPreemptingCannotPlaceAndKeepsTheReason) 
 // Against the same policy whose PostFilter never rejects (every job that cannot fit goes
 // through Place and the PostFilter's Run, as before Rejects existed), the decisions are the
 // same, instant by instant: SRTF on walltime beliefs, 8 nodes × 8 GPUs offered about 1.5× its
-// GPUs, single-node jobs of 1-8 GPUs and whole-node jobs of 2 and 4 nodes; each running job
+// GPUs, single-node jobs of 1-8 GPUs, whole-node jobs of 2 and 4 nodes and 2 × 4-GPU jobs
+// (which may fit without an idle node, so they are never passed unplaced); each running job
 // ends at its believed end (the driver's truth here).
 class ForwardingPostFilter final : public PostFilterPlugin {
  public:
@@ -295,11 +296,11 @@ WalkRun DriveSrtf(bool rejects, uint64_t seed) {
   std::deque<Job> jobs;
   uint64_t x = seed;
   auto next = [&]() { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
-  const uint32_t sizes[][2] = {{1, 0}, {1, 0}, {2, 0}, {4, 0}, {8, 0}, {8, 0}, {16, 2}, {32, 4}};  // (GPUs, nodes)
+  const uint32_t sizes[][2] = {{1, 0}, {1, 0}, {2, 0}, {4, 0}, {8, 0}, {8, 0}, {16, 2}, {32, 4}, {8, 2}};  // (GPUs, nodes)
   Time t = 0;
   for (uint32_t i = 0; i < 800; ++i) {
     t += static_cast<Time>(next() % 100);
-    const auto& sz = sizes[next() % 8];
+    const auto& sz = sizes[next() % 9];
     const Duration wall = 60 + static_cast<Duration>(next() % (next() % 4 == 0 ? 20000 : 1500));
     jobs.push_back(AJob(i).gpus(sz[0]).nodes(static_cast<uint16_t>(sz[1])).walltime(wall).at(t).job());
   }
