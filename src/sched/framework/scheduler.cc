@@ -113,10 +113,11 @@ void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
   if (!track_node_ends_) return;
   VcQueues& q = vcs_[j.vc.v];
   const Time end = true_end_[j.slot];
+  auto earliest = [](const std::multiset<Time>& ends) { return ends.empty() ? kNoTime : *ends.begin(); };
   for (const Slot& sl : j.alloc) {
     if (sl.gpus == 0 || sl.milli != 1000) add ? ++q.partial_slots : --q.partial_slots;
     auto& ends = node_ends_[sl.node.v];
-    if (!ends.empty()) q.busy_by_min_end.erase({*ends.begin(), sl.node.v});
+    const Time before = earliest(ends);
     if (add) {
       ends.insert(end);
     } else {
@@ -124,7 +125,10 @@ void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
       ORR_CHECK(it != ends.end());
       ends.erase(it);
     }
-    if (!ends.empty()) q.busy_by_min_end.insert({*ends.begin(), sl.node.v});
+    const Time after = earliest(ends);
+    if (after == before) continue;  // the node's key in busy_by_min_end is unchanged
+    if (before != kNoTime) q.busy_by_min_end.erase({before, sl.node.v});
+    if (after != kNoTime) q.busy_by_min_end.insert({after, sl.node.v});
   }
 }
 
@@ -847,12 +851,16 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle
   cur.resize(k);
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
+  LiveCursors(q);
   // Blocking policies look only at the global head: no need for the fitting classes.
   uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
   // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract: scheduler.h).
   if (!blocking && policy_.post) unfit_memo_.assign(k, UnfitMemo{});
   size_t examined = 0;
+  // Greedy walks pass jobs the PostFilter rejects without placing them (SurelyUnfit, Rejects).
+  const bool may_reject = !blocking && policy_.post && !policy_.shape;
+  uint32_t rejected = kNoSlot;  // the last job passed so, while no other followed it
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
   // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
   bool lane = false;
@@ -867,29 +875,25 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       fit = FittingClasses(vc);
       fit_version = q.version;
     }
-    // Blocking policies consider only the global head (smallest key over all classes).
-    // Greedy ones take the smallest key among classes whose head may fit the free
-    // resources or that a PostFilter plugin could make room for (e.g. by preemption);
-    // later jobs of a class that is neither cannot be placed either (same size, larger key).
-    int pick = -1;
-    for (size_t c = 0; c < k; ++c) {
-      if (cur[c] == q.classes[c].end()) continue;
-      if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
-      bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, cur[c]->slot));
-      if (eligible) pick = static_cast<int>(c);
-    }
+    const int pick = PickClass(q, fit, blocking);
     if (pick < 0) break;
     ++examined;
     QEntry here = *cur[pick];
     uint32_t slot = here.slot;
     SchedJob& j = pool_[slot];
     if (lane && !IsEvaluation(*j.job)) {
-      ++cur[pick];
+      AdvanceCursor(q, pick);
       continue;
     }
+    if (may_reject && SurelyUnfit(j, fit) && policy_.post->Rejects(*this, slot)) {
+      AdvanceCursor(q, pick);  // nothing changed: every cursor is where it was
+      rejected = slot;
+      continue;
+    }
+    NoteRejected(q, &rejected);
     PluginStatus st = policy_.shape ? PlaceShaped(slot) : placer_->Place(j, state_, nullptr, &scratch_);
     if (st.ok()) {
-      ++cur[pick];  // Start erases the current entry
+      AdvanceCursor(q, pick);  // Start erases the current entry
       Start(slot, std::move(scratch_));
       scratch_.clear();
       if (lane && ledger_->reserve_full(vc)) return;
@@ -913,22 +917,69 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       const PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
       if (next == PostFilterPlugin::Next::kStop && (placed || !to_lane)) return;
       if (queue_edits_ == edits) {
-        ++cur[pick];  // no queue changed (nothing started): every cursor is where it was
+        AdvanceCursor(q, pick);  // no queue changed (nothing started): every cursor is where it was
       } else {
         for (size_t c = 0; c < k; ++c) {
           if (static_cast<int>(c) == pick) cur[c] = q.classes[c].upper_bound(here);
           else cur[c] = saved_[c].first ? q.classes[c].lower_bound(saved_[c].second) : q.classes[c].end();
         }
+        LiveCursors(q);
         if (placed) continue;
       }
     } else {
-      ++cur[pick];
+      AdvanceCursor(q, pick);
     }
     if (!blocking) continue;
     if (!to_lane) return;
     lane = true;
     reserving_->set_lane_only(true);
   }
+  NoteRejected(q, &rejected);
+}
+
+void Scheduler::LiveCursors(const VcQueues& q) {
+  cycle_live_.clear();
+  for (size_t c = 0; c < q.classes.size(); ++c)
+    if (cycle_cursors_[c] != q.classes[c].end()) cycle_live_.push_back(static_cast<uint16_t>(c));
+}
+
+void Scheduler::AdvanceCursor(const VcQueues& q, int c) {
+  if (++cycle_cursors_[c] != q.classes[c].end()) return;
+  cycle_live_.erase(std::find(cycle_live_.begin(), cycle_live_.end(), static_cast<uint16_t>(c)));
+}
+
+// Blocking walks consider only the global head (smallest key over all classes). Greedy ones
+// take the smallest key among classes whose head may fit the free resources or that a
+// PostFilter plugin could make room for (e.g. by preemption); later jobs of a class that is
+// neither cannot be placed either (same size, larger key). -1: none.
+int Scheduler::PickClass(const VcQueues& q, uint64_t fit, bool blocking) {
+  const auto& cur = cycle_cursors_;
+  int pick = -1;
+  for (const uint16_t c : cycle_live_) {
+    if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
+    const bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, cur[c]->slot));
+    if (eligible) pick = c;
+  }
+  return pick;
+}
+
+bool Scheduler::SurelyUnfit(const SchedJob& j, uint64_t fit) const {
+  const size_t c = ClassOf(j);
+  if (c == 0 || c >= 64 || ((fit >> c) & 1)) return false;
+  const JobRequest& job = *j.job;
+  const uint16_t g = state_.vc_max_node_gpus(j.vc);
+  // Class c ≤ g: one node with c free GPUs, and none has them. Class g + 1 without an idle
+  // node: only a job whose every node takes all g GPUs (other large shapes may still fit).
+  return c <= g || (job.nodes > 1 && job.gpus % job.nodes == 0 && job.gpus / job.nodes == g);
+}
+
+void Scheduler::NoteRejected(VcQueues& q, uint32_t* rejected) {
+  if (*rejected == kNoSlot) return;
+  PluginStatus st = placer_->Place(pool_[*rejected], state_, nullptr, &scratch_);
+  ORR_CHECK(!st.ok());
+  st.plugin = placer_->name();
+  q.last_block = st;
+  *rejected = kNoSlot;
 }
 
 }  // namespace orrery

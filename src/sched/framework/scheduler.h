@@ -116,6 +116,12 @@ class PostFilterPlugin : public virtual Plugin {
   // The answer may depend only on the job and its VC's state (SchedulerHandle::version):
   // a cycle asks once per queue head and VC version.
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
+  // Whether Run would leave pending `slot`, which cannot fit the free resources now, pending
+  // and change nothing (e.g. SRTF: preempting every longer job would not make room). A greedy
+  // walk asks it, in its order and in place of Place and Run, for each job whose size cannot
+  // fit whatever the placer (Scheduler::SurelyUnfit), and passes the job when it says yes;
+  // when it says no, Place and Run follow on the same state (Run may reuse what it computed).
+  virtual bool Rejects(SchedulerHandle& h, uint32_t slot) { return false; }
   // Whether Run visits running jobs by true end (ForEachRunningByTrueEndDesc: an oracle).
   virtual bool needs_true_end_order() const { return false; }
   // Whether Run decides by believed durations (BelievedDuration, est_end: EASY's
@@ -431,7 +437,18 @@ class Scheduler final : private SchedulerHandle {
   void NoteStopped(uint32_t slot, Time now, EndCause cause);
   void ResizeClasses(VcId vc);  // after a node changed the VC's largest node
   void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
+  // Whether pending `j` cannot fit the free resources whatever the placer: its size class is
+  // not in `fit` (FittingClasses) and each of its parts needs a node with that many free GPUs.
+  bool SurelyUnfit(const SchedJob& j, uint64_t fit) const;
+  // The blocking reason of the last job the PostFilter rejected (Rejects) without a Place
+  // call: that call, on the state it was rejected in. Clears *rejected.
+  void NoteRejected(VcQueues& q, uint32_t* rejected);
   bool MayPlaceUnfittingMemo(const VcQueues& q, size_t c, uint32_t slot);
+  // CycleExclusive's cursors (cycle_cursors_, one per class) and the classes whose cursor is
+  // not at its end (cycle_live_, ascending): rebuilt, one advanced, the class to examine next.
+  void LiveCursors(const VcQueues& q);
+  void AdvanceCursor(const VcQueues& q, int c);
+  int PickClass(const VcQueues& q, uint64_t fit, bool blocking);
 
   // SchedulerHandle
   Time now() const override { return now_; }
@@ -538,6 +555,7 @@ class Scheduler final : private SchedulerHandle {
     size_t cls;
   };
   std::vector<PendingHead> heads_;
+  std::vector<uint16_t> cycle_live_;
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   // Inserts into and erases from the pending queues: after a PostFilter that changed none,

@@ -361,6 +361,7 @@ class BelievedRemaining final : public RemainingView {
 class PreemptLonger final : public PostFilterPlugin {
  public:
   explicit PreemptLonger(std::unique_ptr<RemainingView> view) : view_(std::move(view)) {}
+  // The per-state caches (latest_, idle_, enough_) are not copied: a copy serves another scheduler.
   PreemptLonger(const PreemptLonger& o)
       : running_(o.running_), victims_(o.victims_), touched_(o.touched_), extra_(o.extra_), memo_now_(o.memo_now_),
         memo_vc_(o.memo_vc_), memo_failed_(o.memo_failed_), alloc_(o.alloc_), view_(o.view_->Clone()) {}
@@ -370,17 +371,18 @@ class PreemptLonger final : public PostFilterPlugin {
     return std::make_unique<PreemptLonger>(*this);
   }
 
+  // Only the longest-remaining running job matters.
   bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) override {
     const SchedJob& j = h.job(slot);
-    bool longer = false;
-    const Time now = h.now();
-    const Duration remaining = view_->Pending(h, slot);
-    auto longest = [&](uint32_t, Time end) {
-      longer = end - now > remaining;
-      return false;  // only the longest-remaining job matters
-    };
-    view_->ForEachByEndDesc(h, j.vc, std::ref(longest));
-    return longer;
+    const Time last = LatestEnd(h, j.vc);
+    return last != kNoTime && last - h.now() > view_->Pending(h, slot);
+  }
+
+  bool Rejects(SchedulerHandle& h, uint32_t slot) override {
+    const SchedJob& j = h.job(slot);
+    const bool enough = EnoughIfAllPreempted(h, j);
+    enough_ = {slot, j.vc, h.version(j.vc), h.now(), enough};
+    return !enough;
   }
 
   Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) override {
@@ -390,7 +392,7 @@ class PreemptLonger final : public PostFilterPlugin {
     ClusterState& st = h.state();
     const Time now = h.now();
     const Duration remaining = view_->Pending(h, slot);
-    if (!EnoughIfAllPreempted(h, j)) return Next::kContinue;
+    if (!Enough(h, j)) return Next::kContinue;
     // Victims: running jobs whose remaining time exceeds j's, longest first.
     victims_.clear();
     uint64_t freed = st.vc_free_gpus(vc);
@@ -452,6 +454,15 @@ class PreemptLonger final : public PostFilterPlugin {
     return {job.gpus, 1};
   }
 
+  // EnoughIfAllPreempted(j), from Rejects when it just asked on the same state.
+  bool Enough(SchedulerHandle& h, const SchedJob& j) {
+    const EnoughAnswer asked = enough_;
+    enough_ = {};
+    if (asked.slot == j.slot && asked.vc == j.vc && asked.version == h.version(j.vc) && asked.now == h.now())
+      return asked.enough;
+    return EnoughIfAllPreempted(h, j);
+  }
+
   // Dry run without touching the cluster state: would preempting every candidate victim
   // free enough whole GPUs on the right nodes? (Necessary condition, O(victims).)
   bool EnoughIfAllPreempted(SchedulerHandle& h, const SchedJob& j) {
@@ -462,12 +473,10 @@ class PreemptLonger final : public PostFilterPlugin {
     const uint16_t g = st.vc_max_node_gpus(vc);
     // Whole-node demands: exact in O(log n) from the busy-nodes-by-earliest-true-end index
     // (kept only for the oracle view).
-    if (view_->oracle()) {
-      const Duration remaining = view_->Pending(h, j.slot);
-      if (job.gpus >= g && job.nodes <= 1 && job.gpus % g == 0)
-        return h.NodesIdleIfPreemptedAfter(vc, h.now() + remaining) >= job.gpus / g;
-      if (job.gpus > g && job.nodes <= 1 && h.NodesIdleIfPreemptedAfter(vc, h.now() + remaining) < job.gpus / g)
-        return false;
+    if (view_->oracle() && job.gpus >= g && job.nodes <= 1) {
+      const bool enough = NodesIdleAtLeast(h, vc, h.now() + view_->Pending(h, j.slot), job.gpus / g);
+      if (job.gpus % g == 0) return enough;
+      if (!enough) return false;
     }
     // Within one cycle (same instant and VC), jobs are visited in ascending remaining time
     // and, until a preemption succeeds, resources only shrink: a later job has fewer
@@ -500,6 +509,31 @@ class PreemptLonger final : public PostFilterPlugin {
     const std::optional<uint64_t> emptied = h.BusyNodesEmptiedIfPreemptedAfter(j.vc, h.now() + view_->Pending(h, j.slot));
     if (!emptied) return std::nullopt;
     return h.state().bucket(j.vc, g).Count() + *emptied >= need;
+  }
+
+  // The end of `vc`'s longest-remaining running job (kNoTime: none), once per VC version
+  // (every start, stop and estimate change bumps it).
+  Time LatestEnd(SchedulerHandle& h, VcId vc) {
+    if (latest_.vc == vc && latest_.version == h.version(vc)) return latest_.end;
+    Time end = kNoTime;
+    auto first = [&](uint32_t, Time e) {
+      end = e;
+      return false;
+    };
+    view_->ForEachByEndDesc(h, vc, std::ref(first));
+    latest_ = {vc, h.version(vc), end};
+    return end;
+  }
+
+  // Whether NodesIdleIfPreemptedAfter(vc, t) >= need. That count only falls as t grows, so
+  // the last answer at the same VC version bounds later ones: a walk visits jobs by
+  // ascending remaining time, and each large job that cannot start costs no index query.
+  bool NodesIdleAtLeast(SchedulerHandle& h, VcId vc, Time t, uint64_t need) {
+    const uint64_t version = h.version(vc);
+    if (!(idle_.vc == vc && idle_.version == version && idle_.t <= t)) idle_ = {vc, version, t, h.NodesIdleIfPreemptedAfter(vc, t)};
+    if (idle_.count < need) return false;
+    if (idle_.t != t) idle_ = {vc, version, t, h.NodesIdleIfPreemptedAfter(vc, t)};
+    return idle_.count >= need;
   }
 
   bool DryRun(SchedulerHandle& h, const SchedJob& j, uint16_t g) {
@@ -567,6 +601,24 @@ class PreemptLonger final : public PostFilterPlugin {
   Time memo_now_ = kNoTime;
   VcId memo_vc_;
   std::vector<std::tuple<uint32_t, uint64_t, uint32_t>> memo_failed_;  // failed (per, need, gpus)
+  struct LatestCache {
+    VcId vc;
+    uint64_t version = 0;
+    Time end = kNoTime;
+  } latest_;
+  struct IdleCache {  // NodesIdleIfPreemptedAfter(vc, t) = count at `version`
+    VcId vc;
+    uint64_t version = 0;
+    Time t = kNoTime;
+    uint64_t count = 0;
+  } idle_;
+  struct EnoughAnswer {  // Rejects' answer, for the Run that follows it
+    uint32_t slot = kNoSlot;
+    VcId vc;
+    uint64_t version = 0;
+    Time now = kNoTime;
+    bool enough = false;
+  } enough_;
   Allocation alloc_;
   std::unique_ptr<RemainingView> view_;
 };

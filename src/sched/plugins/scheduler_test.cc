@@ -5,6 +5,7 @@
 #include "sched/framework/scheduler.h"
 
 #include <deque>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -33,6 +34,7 @@ class JobBuilder {
   JobBuilder& at(Time t) { j_.submit = t; return *this; }
   JobBuilder& runs(Duration d) { j_.duration = d; return *this; }
   JobBuilder& walltime(Duration w) { j_.walltime = w; return *this; }
+  JobBuilder& nodes(uint16_t n) { j_.nodes = n; return *this; }
   const Job& job() const { return j_; }
 
  private:
@@ -217,6 +219,134 @@ TEST(SchedulerLifecycle, ProgressReportDecidesBelievedSrtfPreemption) {
       EXPECT_EQ(r.view(a).estimate, 920);
       EXPECT_TRUE(r.view(b).running);
     }
+  }
+}
+
+// ---- the greedy walk passes jobs that cannot fit when the PostFilter rejects them
+//
+// Two 4-GPU nodes. A1 (2 GPUs, estimate 1000) and A2 (2, 100) fill node 0 (consolidate), B1
+// (2, 1000) and B2 (2, 100) node 1. C (4 GPUs, 500) and D (4, 600) arrive at 10: no node has
+// 4 free GPUs, and preempting every longer job (A1, B1: 990 and 992 s left) frees only 2 on each node,
+// so SRTF rejects both without placing them; the VC's blocking reason is still the placer's
+// for the last of them (0 free GPUs < 4). At 100 A2 and B2 end: preempting B1 (the longest:
+// 1002 − 100 = 902 left > 500) gives node 1 its 4 GPUs for C, then A1 (900 > 600) node 0 to D.
+TEST(SchedulerLifecycle, SrtfRejectsWhatPreemptingCannotPlaceAndKeepsTheReason) {
+  Rig r("srtf:estimator=walltime", 2, 4);
+  const uint32_t a1 = r.Submit(AJob(0).gpus(2).walltime(1000));
+  EXPECT_EQ(r.Cycle(0), "S0 ");
+  const uint32_t a2 = r.Submit(AJob(1).gpus(2).walltime(100).at(1));
+  EXPECT_EQ(r.Cycle(1), "S1 ");
+  const uint32_t b1 = r.Submit(AJob(2).gpus(2).walltime(1000).at(2));
+  EXPECT_EQ(r.Cycle(2), "S2 ");
+  const uint32_t b2 = r.Submit(AJob(3).gpus(2).walltime(100).at(3));
+  EXPECT_EQ(r.Cycle(3), "S3 ");
+  ASSERT_EQ(r.view(a2).alloc[0].node, r.view(a1).alloc[0].node);
+  ASSERT_EQ(r.view(b2).alloc[0].node, r.view(b1).alloc[0].node);
+  const uint32_t c = r.Submit(AJob(4).gpus(4).walltime(500).at(10));
+  const uint32_t d = r.Submit(AJob(5).gpus(4).walltime(600).at(10));
+  EXPECT_EQ(r.Cycle(10), "");
+  EXPECT_EQ(std::string(r.s->last_block(VcId(0)).reason), "not enough free GPUs in the VC");
+  EXPECT_EQ(r.s->last_block(VcId(0)).plugin, "consolidate");
+  r.s->Finish(a2, 100);
+  r.s->Finish(b2, 100);
+  EXPECT_EQ(r.Cycle(100), "P2 S" + std::to_string(c) + " P0 S" + std::to_string(d) + " ");
+  EXPECT_EQ(r.view(c).alloc[0].node, NodeId(1));
+  EXPECT_EQ(r.view(d).alloc[0].node, NodeId(0));
+}
+
+// Against the same policy whose PostFilter never rejects (every job that cannot fit goes
+// through Place and the PostFilter's Run, as before Rejects existed), the decisions are the
+// same, instant by instant: SRTF on walltime beliefs, 8 nodes × 8 GPUs offered about 1.5× its
+// GPUs, single-node jobs of 1-8 GPUs, whole-node jobs of 2 and 4 nodes and 2 × 4-GPU jobs
+// (which may fit without an idle node, so they are never passed unplaced); each running job
+// ends at its believed end (the driver's truth here).
+class ForwardingPostFilter final : public PostFilterPlugin {
+ public:
+  ForwardingPostFilter(std::unique_ptr<PostFilterPlugin> inner, bool rejects) : inner_(std::move(inner)), rejects_(rejects) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) override { return inner_->MayPlaceUnfitting(h, slot); }
+  bool Rejects(SchedulerHandle& h, uint32_t slot) override {
+    const bool no = rejects_ && inner_->Rejects(h, slot);
+    rejected += no;
+    return no;
+  }
+  Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) override { return inner_->Run(h, slot, placed); }
+  uint64_t rejected = 0;
+
+ private:
+  std::unique_ptr<PostFilterPlugin> inner_;
+  bool rejects_;
+};
+
+struct WalkRun {
+  std::string decisions;  // "t:S<slot>" / "t:P<slot>", in order
+  uint64_t rejected = 0, preempted = 0;
+};
+
+WalkRun DriveSrtf(bool rejects, uint64_t seed) {
+  Cluster cluster;
+  AddVc(&cluster, "a", 8, 8);
+  auto parts = MakePolicy("srtf:estimator=walltime", 1);
+  EXPECT_TRUE(parts.ok());
+  auto post = std::make_unique<ForwardingPostFilter>(std::move(parts->post), rejects);
+  ForwardingPostFilter* fwd = post.get();
+  parts->post = std::move(post);
+  auto placer = MakePlacer("consolidate", 1);
+  Scheduler s(cluster, false, false, std::move(*parts), std::move(*placer));
+  std::deque<Job> jobs;
+  uint64_t x = seed;
+  auto next = [&]() { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  const uint32_t sizes[][2] = {{1, 0}, {1, 0}, {2, 0}, {4, 0}, {8, 0}, {8, 0}, {16, 2}, {32, 4}, {8, 2}};  // (GPUs, nodes)
+  Time t = 0;
+  for (uint32_t i = 0; i < 800; ++i) {
+    t += static_cast<Time>(next() % 100);
+    const auto& sz = sizes[next() % 9];
+    const Duration wall = 60 + static_cast<Duration>(next() % (next() % 4 == 0 ? 20000 : 1500));
+    jobs.push_back(AJob(i).gpus(sz[0]).nodes(static_cast<uint16_t>(sz[1])).walltime(wall).at(t).job());
+  }
+  WalkRun run;
+  std::set<std::pair<Time, uint32_t>> ends;  // running jobs by believed end
+  std::vector<Time> end_of(jobs.size(), kNoTime);
+  std::vector<Decision> out;
+  size_t arrived = 0;
+  while (arrived < jobs.size() || !ends.empty()) {
+    Time now = arrived < jobs.size() ? jobs[arrived].submit : ends.begin()->first;
+    if (!ends.empty()) now = std::min(now, ends.begin()->first);
+    while (!ends.empty() && ends.begin()->first == now) {
+      s.Finish(ends.begin()->second, now);
+      ends.erase(ends.begin());
+    }
+    for (; arrived < jobs.size() && jobs[arrived].submit == now; ++arrived)
+      EXPECT_TRUE(s.Submit(&jobs[arrived], VcId(0), 0, static_cast<uint32_t>(arrived), now).ok());
+    out.clear();
+    s.RunCycle(now, &out);
+    for (const Decision& dec : out) {
+      std::visit(Overloaded{[&](const StartDecision& st) {
+                              end_of[st.slot] = s.view(st.slot).est_end;
+                              ends.insert({end_of[st.slot], st.slot});
+                              run.decisions += std::to_string(now) + ":S" + std::to_string(st.slot) + " ";
+                            },
+                            [&](const PreemptDecision& p) {
+                              ends.erase({end_of[p.slot], p.slot});
+                              ++run.preempted;
+                              run.decisions += std::to_string(now) + ":P" + std::to_string(p.slot) + " ";
+                            }},
+                 dec);
+    }
+  }
+  run.rejected = fwd->rejected;
+  return run;
+}
+
+TEST(SchedulerLifecycle, SrtfRejectingUnfitJobsKeepsEveryDecision) {
+  for (uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const WalkRun fast = DriveSrtf(true, seed);
+    const WalkRun walk = DriveSrtf(false, seed);
+    EXPECT_EQ(fast.decisions, walk.decisions);
+    EXPECT_EQ(walk.rejected, 0u);
+    EXPECT_GT(fast.rejected, 1000u);  // the shortcut is taken, and often
+    EXPECT_GT(fast.preempted, 20u);   // and the runs preempt
   }
 }
 
