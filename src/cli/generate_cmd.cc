@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/workload_flags.h"
 #include "trace/canonical.h"
 #include "workload/generator.h"
 #include "workload/spec.h"
@@ -25,10 +26,7 @@ struct GenerateArgs {
   double days = 0;
   double load = 1.0;
   bool cpu_jobs = false;
-  std::string arrivals;  // "" = the preset's
-  std::string batches;   // "" = the preset's
-  std::string long_runs; // "" = the preset's
-  std::string long_run_sizes;  // "" = the preset's
+  WorkloadModelFlags model;
   std::string out;
   bool stats = false;
   bool list = false;
@@ -55,38 +53,9 @@ int RunGenerate(const GenerateArgs& a) {
   }
   spec.load = a.load;
   spec.include_cpu_jobs = a.cpu_jobs;
-  if (!a.arrivals.empty()) {
-    auto m = workload::ParseArrivalModel(a.arrivals);
-    if (!m.ok()) {
-      std::fprintf(stderr, "orrery generate: %s\n", m.error().message.c_str());
-      return m.error().exit_code;
-    }
-    spec.arrivals = *m;
-  }
-  if (!a.batches.empty()) {
-    auto b = workload::ParseBatchModel(a.batches);
-    if (!b.ok()) {
-      std::fprintf(stderr, "orrery generate: %s\n", b.error().message.c_str());
-      return b.error().exit_code;
-    }
-    spec.batches = *b;
-  }
-  if (!a.long_runs.empty()) {
-    auto l = workload::ParseLongRunArrivals(a.long_runs);
-    if (!l.ok()) {
-      std::fprintf(stderr, "orrery generate: %s\n", l.error().message.c_str());
-      return l.error().exit_code;
-    }
-    spec.long_runs = *l;
-  }
-  if (!a.long_run_sizes.empty()) {
-    auto z = workload::ParseLongRunSizes(a.long_run_sizes);
-    auto w = z.ok() ? workload::WithLongRunSizes(spec, *z) : Result<workload::WorkloadSpec>(z.error());
-    if (!w.ok()) {
-      std::fprintf(stderr, "orrery generate: %s\n", w.error().message.c_str());
-      return w.error().exit_code;
-    }
-    spec = *std::move(w);
+  if (Status st = ApplyWorkloadModelFlags(a.model, &spec); !st.ok()) {
+    std::fprintf(stderr, "orrery generate: %s\n", st.error().message.c_str());
+    return st.error().exit_code;
   }
   if (Status st = workload::ValidateSpec(spec); !st.ok()) {
     std::fprintf(stderr, "orrery generate: %s\n", st.error().message.c_str());
@@ -145,20 +114,7 @@ void RegisterGenerate(CLI::App& app, int* exit_code) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--cpu-jobs", args->cpu_jobs, "also generate CPU-only jobs at the summary's share");
-  cmd->add_option("--arrivals", args->arrivals,
-                  "open-loop (Poisson), closed-loop (users hold a GPU job back while their VC is full) or "
-                  "closed-loop-nodes (while it does not fit their VC's nodes: the default of helios-venus and "
-                  "helios-earth; the others are open-loop; docs/workload.md)");
-  cmd->add_option("--batches", args->batches,
-                  "single (one job per arrival, every preset's default), sweeps (an arrival submits a batch of "
-                  "jobs of one user and name, sizes fitted on the Venus 10-minute counts) or short-sweeps (sweeps "
-                  "of short runs, long runs one at a time; docs/workload.md)");
-  cmd->add_option("--long-runs", args->long_runs,
-                  "weekly (long runs follow the job-count profile) or flat (long runs at a constant rate: the "
-                  "default of helios-venus and helios-earth; docs/workload.md)");
-  cmd->add_option("--long-run-sizes", args->long_run_sizes,
-                  "class (long runs take the class's size mix, every preset's default) or lone (the sizes of the "
-                  "Venus jobs submitted alone, refitted; helios-venus only; docs/workload.md)");
+  AddWorkloadModelFlags(cmd, &args->model);
   cmd->add_option("--out", args->out, "write the canonical trace here (atomic; '-' = stdout)");
   cmd->add_flag("--stats", args->stats, "print generated statistics next to the preset's targets");
   cmd->add_flag("--list", args->list, "list the presets and exit");

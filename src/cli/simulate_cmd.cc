@@ -20,6 +20,7 @@
 #include "base/parse.h"
 #include "cli/commands.h"
 #include "cli/simulate_eval.h"
+#include "cli/workload_flags.h"
 #include "cli/shape_study.h"
 #include "config/cluster_config.h"
 #include "config/infer_cluster.h"
@@ -188,10 +189,7 @@ struct Options {
   bool renege = false;
   bool model_cpu_mem = false;
   std::string preset;
-  std::string arrivals;          // "" = the preset's arrival model
-  std::string batches;           // "" = the preset's batch model
-  std::string long_runs;         // "" = the preset's long-run arrivals
-  std::string long_run_sizes;    // "" = the preset's long-run sizes
+  WorkloadModelFlags model;      // --arrivals, --batches, --long-runs, --long-run-sizes
   bool swf_procs_as_gpus = false;
   uint64_t jobs = 0;
   double days = 0;
@@ -594,28 +592,7 @@ int Run(Options o) {
     if (o.days > 0) spec->days = o.days;
     if (o.preset.empty() && !o.jobs && o.days <= 0) spec->days = kDefaultScenarioDays;
     if (o.load > 0) spec->load = o.load;
-    if (!o.arrivals.empty()) {
-      auto a = workload::ParseArrivalModel(o.arrivals);
-      if (!a.ok()) return fail(a.error());
-      spec->arrivals = *a;
-    }
-    if (!o.batches.empty()) {
-      auto b = workload::ParseBatchModel(o.batches);
-      if (!b.ok()) return fail(b.error());
-      spec->batches = *b;
-    }
-    if (!o.long_runs.empty()) {
-      auto l = workload::ParseLongRunArrivals(o.long_runs);
-      if (!l.ok()) return fail(l.error());
-      spec->long_runs = *l;
-    }
-    if (!o.long_run_sizes.empty()) {
-      auto z = workload::ParseLongRunSizes(o.long_run_sizes);
-      if (!z.ok()) return fail(z.error());
-      auto w = workload::WithLongRunSizes(*spec, *z);
-      if (!w.ok()) return fail(w.error());
-      spec = *std::move(w);
-    }
+    if (Status st = ApplyWorkloadModelFlags(o.model, &*spec); !st.ok()) return fail(st.error());
     Status v = workload::ValidateSpec(*spec);
     if (!v.ok()) return fail(v.error());
     trace = workload::GenerateWorkload(*spec, o.seed);
@@ -817,20 +794,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--generate", opts->preset,
                   "Generate a workload from a preset instead of reading a trace (llm: GPT pre-training jobs the planner "
                   "times, with --cluster FILE.toml; for shape=goodput policies)");
-  cmd->add_option("--arrivals", opts->arrivals,
-                  "Generated arrivals: open-loop (Poisson), closed-loop (users hold jobs back while their VC is "
-                  "full) or closed-loop-nodes (while they do not fit their VC's nodes); default: the preset's "
-                  "(docs/workload.md)");
-  cmd->add_option("--batches", opts->batches,
-                  "Generated batches: single (one job per arrival), sweeps (batches of one user's jobs, sizes "
-                  "fitted on the Venus 10-minute counts) or short-sweeps (sweeps of short runs, long runs one at a "
-                  "time); default: the preset's (docs/workload.md)");
-  cmd->add_option("--long-runs", opts->long_runs,
-                  "Generated long runs: weekly (the job-count profile) or flat (a constant rate); default: the "
-                  "preset's (docs/workload.md)");
-  cmd->add_option("--long-run-sizes", opts->long_run_sizes,
-                  "Generated long runs' sizes: class (the class's size mix) or lone (the sizes of the Venus jobs "
-                  "submitted alone, refitted; helios-venus only); default: class (docs/workload.md)");
+  AddWorkloadModelFlags(cmd, &opts->model);
   cmd->add_flag("--swf-procs-as-gpus", opts->swf_procs_as_gpus,
                 "SWF: count processors as GPUs (always on when the cluster is inferred from the SWF header)");
   cmd->add_option("--jobs", opts->jobs, "Generated jobs (with --generate or the default scenario)");
