@@ -11,6 +11,7 @@
 #include "live/daemon.h"
 #include "live/crashing_slurm_testing.h"
 #include "live/fake_slurm.h"
+#include "live/sleep_job_testing.h"
 #include "live/journal.h"
 #include "live/serve_config.h"
 
@@ -59,12 +60,7 @@ struct EnergyRig {
     ASSERT_TRUE(daemon->Recover().ok());
   }
   uint32_t Submit(uint32_t gpus, Duration d) {
-    SubmitSpec s;
-    s.partition = "gpu";
-    s.gpus_per_node = gpus;
-    s.sleep_s = d;
-    s.duration_hint = d;
-    return *slurm.Submit(s);
+    return *slurm.Submit(SleepJob(gpus, d));
   }
   // One second: Slurm moves, then the daemon cycles.
   void Tick() {

@@ -8,6 +8,7 @@
 #include "live/daemon.h"
 #include "live/crashing_slurm_testing.h"
 #include "live/fake_slurm.h"
+#include "live/sleep_job_testing.h"
 #include "live/journal.h"
 #include "live/journal_testing.h"
 #include "live/slurm_client.h"
@@ -221,13 +222,7 @@ struct Rig {
     ASSERT_TRUE(daemon->Recover().ok());
   }
   uint32_t Submit(uint32_t gpus, Duration d, uint32_t nodes = 1) {
-    SubmitSpec s;
-    s.partition = "gpu";
-    s.gpus_per_node = gpus / nodes;
-    s.nodes = nodes;
-    s.sleep_s = d;
-    s.duration_hint = d;
-    return *slurm.Submit(s);
+    return *slurm.Submit(SleepJob(gpus, d, nodes));
   }
   // One second of time: Slurm moves, then the daemon cycles.
   void Tick() {

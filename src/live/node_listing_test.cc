@@ -16,6 +16,7 @@
 
 #include "live/daemon.h"
 #include "live/fake_slurm.h"
+#include "live/sleep_job_testing.h"
 #include "live/journal.h"
 #include "live/journal_testing.h"
 #include "live/listing_delta.h"
@@ -279,12 +280,7 @@ struct NodeRig {
     EXPECT_TRUE(daemon->Recover().ok());
   }
   uint32_t Submit(uint32_t gpus, Duration d) {
-    SubmitSpec s;
-    s.partition = "gpu";
-    s.gpus_per_node = gpus;
-    s.sleep_s = d;
-    s.duration_hint = d;
-    return *slurm.Submit(s);
+    return *slurm.Submit(SleepJob(gpus, d));
   }
   // One second: Slurm moves, then the daemon cycles.
   CycleStats Tick() {
