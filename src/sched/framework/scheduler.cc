@@ -670,7 +670,7 @@ void Scheduler::Describe(uint32_t slot, Time now, std::vector<ExplainNote>* out)
   if (policy_.share) policy_.share->Describe(j, now, out);
 }
 
-void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) {
+void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(const PendingEntry&)>& fn) {
   VcQueues& q = vcs_[vc.v];
   const int64_t g = state_.vc_max_node_gpus(vc);
   int64_t budget = INT64_MAX;
@@ -686,7 +686,7 @@ void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& 
     size_t i = 0;
     while (i < heads_.size() && !visible(heads_[i].cls)) ++i;
     if (i == heads_.size()) return;
-    const uint32_t slot = heads_[i].key.slot;
+    const QEntry visit = heads_[i].key;
     // Its class's next entry takes its place, moved right to where its key belongs.
     if (++heads_[i].it == heads_[i].end) {
       heads_.erase(heads_.begin() + static_cast<ptrdiff_t>(i));
@@ -694,7 +694,7 @@ void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& 
       heads_[i].key = *heads_[i].it;
       for (size_t m = i; m + 1 < heads_.size() && by_key(heads_[m + 1], heads_[m]); ++m) std::swap(heads_[m], heads_[m + 1]);
     }
-    budget = fn(slot);
+    budget = fn(visit);
     if (budget < 0) return;
   }
 }

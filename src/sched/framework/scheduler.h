@@ -44,6 +44,21 @@ namespace orrery {
 
 class Scheduler;
 
+// A pending job as its VC's queue holds it: the QueueSort key, the tie order, the slot and
+// the GPU demand (milli, the request's gpu_milli_total(); fixed while the job waits). Queue
+// walks (SchedulerHandle::ForEachPending) hand this out so that a visitor need not read the
+// job's records: on 1M-job runs those are cache misses, the queue's nodes are walked anyway.
+struct PendingEntry {
+  int64_t k1, k2;
+  uint32_t seq, slot;
+  uint64_t gpu_milli;
+  bool operator<(const PendingEntry& o) const {  // queue order: key, then tie order
+    if (k1 != o.k1) return k1 < o.k1;
+    if (k2 != o.k2) return k2 < o.k2;
+    return seq < o.seq;
+  }
+};
+
 // What a PostFilter plugin may see and do during a cycle (Kubernetes' framework.Handle).
 class SchedulerHandle {
  public:
@@ -90,10 +105,10 @@ class SchedulerHandle {
   // Counter bumped by every Apply/Release in the VC (lets plugins cache per state).
   virtual uint64_t version(VcId vc) const = 0;
   // --- for Reschedule plugins (whole-VC decisions, e.g. Tiresias)
-  // Visits pending jobs of `vc` in queue order. fn(slot) returns the largest whole-GPU
+  // Visits pending jobs of `vc` in queue order. fn(entry) returns the largest whole-GPU
   // count still worth visiting (jobs of larger size classes are skipped from then on;
   // fractional and CPU-only jobs are always visited) or -1 to stop.
-  virtual void ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) = 0;
+  virtual void ForEachPending(VcId vc, const std::function<int64_t(const PendingEntry&)>& fn) = 0;
   // The smallest pending key of `vc`, or false when nothing is pending.
   virtual bool MinPendingKey(VcId vc, SortKey* out) const = 0;
   // Recomputes a pending job's QueueSort key (after the policy changed what the key reads).
@@ -388,15 +403,7 @@ class Scheduler final : private SchedulerHandle {
   PredictionKind ClonePolicy(PolicyParts* out, std::unique_ptr<PlacePlugin>* placer, std::string_view* who) const;
   void DryRun(Time now, std::vector<StartPrediction>* out) const;
   void NoteAhead(std::vector<StartPrediction>* out) const;
-  struct QEntry {
-    int64_t k1, k2;
-    uint32_t seq, slot;
-    bool operator<(const QEntry& o) const {
-      if (k1 != o.k1) return k1 < o.k1;
-      if (k2 != o.k2) return k2 < o.k2;
-      return seq < o.seq;
-    }
-  };
+  using QEntry = PendingEntry;
   struct REntry {
     Time end;
     uint32_t seq, slot;
@@ -488,7 +495,7 @@ class Scheduler final : private SchedulerHandle {
   void TrackNodeEnds(const SchedJob& j, bool add);
   void ExplainEstimate(uint32_t slot, Time now);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
-  void ForEachPending(VcId vc, const std::function<int64_t(uint32_t)>& fn) override;
+  void ForEachPending(VcId vc, const std::function<int64_t(const PendingEntry&)>& fn) override;
   bool MinPendingKey(VcId vc, SortKey* out) const override;
   void Rekey(uint32_t slot) override;
   void MarkDirty(VcId vc) override {
@@ -510,7 +517,7 @@ class Scheduler final : private SchedulerHandle {
   uint64_t FittingClasses(VcId vc) const;
   QEntry KeyOf(uint32_t slot) const {
     const SchedJob& j = pool_[slot];
-    return QEntry{j.key1, j.key2, j.seq, slot};
+    return QEntry{j.key1, j.key2, j.seq, slot, j.job->gpu_milli_total()};
   }
 
   // Node pool for the queue and running sets: millions of inserts/erases without malloc.

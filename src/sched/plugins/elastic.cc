@@ -9,8 +9,8 @@ ReschedulePlugin::Next ElasticResize::Run(SchedulerHandle& h, VcId vc, PluginSta
   // The first two pending jobs: one alone may grow when it starts (nothing else waits for
   // the free GPUs); with more, starts keep to their requests and grown jobs may be shrunk.
   uint32_t first = UINT32_MAX, count = 0;
-  h.ForEachPending(vc, [&](uint32_t slot) -> int64_t {
-    if (count++ == 0) first = slot;
+  h.ForEachPending(vc, [&](const PendingEntry& e) -> int64_t {
+    if (count++ == 0) first = e.slot;
     return count >= 2 ? -1 : INT64_MAX;
   });
   bool shrank = false;

@@ -156,16 +156,18 @@ class TiresiasResched final : public ReschedulePlugin {
   void JobStarted(SchedulerHandle& h, uint32_t slot) override {
     SchedJob& j = h.job(slot);
     VcState& v = V(j.vc);
-    v.used_milli += static_cast<int64_t>(j.job->gpu_milli_total());
-    Insert(h, slot);
+    const int64_t demand = static_cast<int64_t>(j.job->gpu_milli_total());
+    v.used_milli += demand;
     if (prot_until_.size() <= slot) prot_until_.resize(slot + 1u, kNoTime);
-    prot_until_[slot] = kNoTime;
-    if (const Duration p = Protection(j); p > 0) {
+    const Duration p = Protection(j);
+    // protected at t ⟺ t - started < p ⟺ t < started + p; set before Insert, which weighs
+    // the entry by it (Freeable: 0 while protected)
+    prot_until_[slot] = p > 0 ? j.started + p : kNoTime;
+    Insert(h, v, slot);
+    if (p > 0) {
       timers_.push(Timer{h.now() + p, slot, j.seq, -j.started - 1, false});
-      prot_until_[slot] = j.started + p;  // protected at t ⟺ t - started < p ⟺ t < started + p
       v.protected_until.insert({prot_until_[slot], slot});
-      v.protected_milli += static_cast<int64_t>(j.job->gpu_milli_total());
-      v.running.SetWeight(cur_[slot], 0);
+      v.protected_milli += demand;
     }
     // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
     // the running key differs, the order changed: decide again at the next Schedule call.
@@ -232,22 +234,22 @@ class TiresiasResched final : public ReschedulePlugin {
     };
     size_t examined = 0;
     bool skipped = false;
-    auto admit = [&](uint32_t s) -> int64_t {
-      const SchedJob& j = h.job(s);
-      const RunEntry pe{j.key1, j.key2, j.seq, s};
+    // The visitors read the queue's entries (key, demand), not the jobs' records.
+    auto admit = [&](const PendingEntry& e) -> int64_t {
+      const RunEntry pe{e.k1, e.k2, e.seq, e.slot};
       if (walk_running) consume_running(&pe);
-      const int64_t d = static_cast<int64_t>(j.job->gpu_milli_total());
+      const int64_t d = static_cast<int64_t>(e.gpu_milli);
       if (d <= budget) {
         budget -= d;
-        place_.push_back(s);
+        place_.push_back(e.slot);
       } else {
         if (!skipped && place_.empty()) *block = PluginStatus::Unschedulable(kHeld);
         skipped = true;
-        if (h.watched(s))
-          h.Note(s, {now, "tiresias", "held",
-                     "not admitted: needs " + std::to_string(d / 1000) + " GPUs, " + std::to_string(budget / 1000) +
-                         " left after jobs ahead of it (queue Q" + std::to_string(j.key1) + ")",
-                     {{"queue", static_cast<double>(j.key1)}, {"gpus_left", static_cast<double>(budget) / 1000}}});
+        if (h.watched(e.slot))
+          h.Note(e.slot, {now, "tiresias", "held",
+                          "not admitted: needs " + std::to_string(d / 1000) + " GPUs, " + std::to_string(budget / 1000) +
+                              " left after jobs ahead of it (queue Q" + std::to_string(e.k1) + ")",
+                          {{"queue", static_cast<double>(e.k1)}, {"gpus_left", static_cast<double>(budget) / 1000}}});
       }
       if (++examined >= kMaxExamined || budget <= 0) return -1;
       return budget / 1000;
@@ -273,14 +275,13 @@ class TiresiasResched final : public ReschedulePlugin {
     size_t examined = 0;
     uint32_t held_watch = UINT32_MAX;
     int64_t held_left = 0;
-    auto admit = [&](uint32_t s) -> int64_t {
-      const SchedJob& j = h.job(s);
-      const int64_t d = static_cast<int64_t>(j.job->gpu_milli_total());
+    auto admit = [&](const PendingEntry& e) -> int64_t {
+      const int64_t d = static_cast<int64_t>(e.gpu_milli);
       if (d <= b1) {
         b1 -= d;
-        place_.push_back(s);
+        place_.push_back(e.slot);
       } else if (d <= b1 + tail) {
-        const RunEntry pe{j.key1, j.key2, j.seq, s};
+        const RunEntry pe{e.k1, e.k2, e.seq, e.slot};
         if (!tail_exact) {
           fc = v.running.UpperBound(pe);
           tail = v.running.SumFrom(fc);  // the freeable demand after pe (weights: 0 if protected)
@@ -293,8 +294,8 @@ class TiresiasResched final : public ReschedulePlugin {
           return -1;
         }
       }
-      if (d > b1 && h.watched(s)) {
-        held_watch = s;
+      if (d > b1 && h.watched(e.slot)) {
+        held_watch = e.slot;
         held_left = b1;
       }
       if (++examined >= kMaxExamined) return -1;
@@ -415,14 +416,14 @@ class TiresiasResched final : public ReschedulePlugin {
     return vcs_[vc.v];
   }
 
-  // Inserts a running job under its current key and arms its next demotion.
-  void Insert(SchedulerHandle& h, uint32_t slot) {
+  // Inserts a running job of VC state `v` under its current key and arms its next demotion.
+  void Insert(SchedulerHandle& h, VcState& v, uint32_t slot) {
     const SchedJob& j = h.job(slot);
     const Time now = h.now();
     const SortKey k = c_->KeyAt(j, now);
     if (cur_.size() <= slot) cur_.resize(slot + 1u);
     cur_[slot] = RunEntry{k.k1, k.k2, j.seq, slot};
-    V(j.vc).running.Insert(cur_[slot], Freeable(slot, j));
+    v.running.Insert(cur_[slot], Freeable(slot, j));
     const int64_t rate = c_->o.gpu_time ? j.job->gpus : (j.job->gpus ? 1 : 0);
     const int q = static_cast<int>(k.k1);
     // Next key change: the queue's threshold, or (2D-Gittins) the end of the current quantum.
@@ -435,8 +436,9 @@ class TiresiasResched final : public ReschedulePlugin {
   void Rekey(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
     const int64_t old_q = cur_[slot].k1;
-    V(j.vc).running.Erase(cur_[slot]);
-    Insert(h, slot);
+    VcState& v = V(j.vc);
+    v.running.Erase(cur_[slot]);
+    Insert(h, v, slot);
     if (cur_[slot].k1 != old_q && h.watched(slot))
       h.Note(slot, {h.now(), "tiresias", "demoted",
                     "demoted to Q" + std::to_string(cur_[slot].k1) + " at attained service " +
