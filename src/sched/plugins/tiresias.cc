@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <queue>
-#include <set>
 #include <string>
 
 #include "base/weighted_order.h"
@@ -98,23 +98,35 @@ class TiresiasResched final : public ReschedulePlugin {
   struct VcState {
     RunningOrder running;
     int64_t used_milli = 0;      // Σ GPU demand (milli) of `running`
-    // Running jobs inside their restart protection, by the time it ends, and their Σ demand
-    // (expired lazily at each decision: ExpireProtection).
-    std::set<std::pair<Time, uint32_t>> protected_until;
-    int64_t protected_milli = 0;
+    int64_t protected_milli = 0;  // Σ GPU demand of the running jobs inside their restart protection
   };
   struct Timer {
     Time t;
     uint32_t slot, seq;
     Time stamp;   // demotion: start of the running segment; promotion: time enqueued
-    bool demote;   // false: starvation promotion, or (stamp < 0) end of a restart protection
+    bool demote;   // false: starvation promotion
     bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  // The end of a restart protection (prot_until_ says whether it is still that slot's).
+  struct ProtectionEnd {
+    Time t;
+    uint32_t slot;
+    VcId vc;
+  };
+  // Protection ends in time order, one FIFO per protection length (a few: protect × the
+  // restart overhead of the job's size). Starts come at non-decreasing times, so appending
+  // keeps each FIFO in order: O(1) per restart where a tree paid an insert and an erase
+  // (1.85M restarts on the 1M scale run). An entry stays until its end even if its job
+  // stopped; each end is a wake-up, as the timer each restart pushed before.
+  struct ProtectionFifo {
+    Duration length;
+    std::deque<ProtectionEnd> ends;
   };
 
  public:
   explicit TiresiasResched(std::shared_ptr<TiresiasCore> c) : c_(std::move(c)) {}
   std::string_view name() const override { return "tiresias"; }
-  // Every timer (demotions, promotions, protections) and running key is copied; the core
+  // Every timer (demotions, promotions, protection ends) and running key is copied; the core
   // (thresholds, Gittins table) is shared with the sort plugin's copy.
   std::unique_ptr<ReschedulePlugin> Clone(PluginCopies& copies) const override {
     auto r = std::make_unique<TiresiasResched>(*this);
@@ -125,14 +137,13 @@ class TiresiasResched final : public ReschedulePlugin {
   void Advance(SchedulerHandle& h) override {
     const Time now = h.now();
     c_->MaybeRebuild();
+    ExpireProtection(h);
     while (!timers_.empty() && timers_.top().t <= now) {
       Timer tm = timers_.top();
       timers_.pop();
       SchedJob& j = h.job(tm.slot);
       if (!j.job || j.seq != tm.seq) continue;
-      if (tm.stamp < 0) {  // a restarted job's protection ended: it may be preempted now
-        if (j.running && j.started == -tm.stamp - 1) h.MarkDirty(j.vc);
-      } else if (tm.demote) {
+      if (tm.demote) {
         if (j.running && j.started == tm.stamp) {
           const RunEntry before = cur_[tm.slot];
           Rekey(h, tm.slot);
@@ -165,8 +176,7 @@ class TiresiasResched final : public ReschedulePlugin {
     prot_until_[slot] = p > 0 ? j.started + p : kNoTime;
     Insert(h, v, slot);
     if (p > 0) {
-      timers_.push(Timer{h.now() + p, slot, j.seq, -j.started - 1, false});
-      v.protected_until.insert({prot_until_[slot], slot});
+      Protect(ProtectionEnd{prot_until_[slot], slot, j.vc}, p);
       v.protected_milli += demand;
     }
     // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
@@ -180,8 +190,8 @@ class TiresiasResched final : public ReschedulePlugin {
     VcState& v = V(j.vc);
     v.used_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
     v.running.Erase(cur_[slot]);
-    if (slot < prot_until_.size() && prot_until_[slot] != kNoTime) {
-      if (v.protected_until.erase({prot_until_[slot], slot})) v.protected_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
+    if (slot < prot_until_.size() && prot_until_[slot] != kNoTime) {  // its FIFO entry is left to expire
+      v.protected_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
       prot_until_[slot] = kNoTime;
     }
     if (finished && c_->o.gittins)
@@ -197,7 +207,12 @@ class TiresiasResched final : public ReschedulePlugin {
     }
   }
 
-  Time NextWakeup() const override { return timers_.empty() ? kNoTime : timers_.top().t; }
+  Time NextWakeup() const override {
+    Time t = timers_.empty() ? kNoTime : timers_.top().t;
+    for (const ProtectionFifo& f : protections_)
+      if (!f.ends.empty() && (t == kNoTime || f.ends.front().t < t)) t = f.ends.front().t;
+    return t;
+  }
 
   Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) override {
     const Time now = h.now();
@@ -205,7 +220,6 @@ class TiresiasResched final : public ReschedulePlugin {
     SortKey minp;
     if (!h.MinPendingKey(vc, &minp)) return Next::kStop;
     const int64_t capacity = static_cast<int64_t>(h.state().vc_total_gpus(vc)) * 1000;
-    ExpireProtection(h, v);
     // Preemption is possible only if some pending job precedes some running job.
     bool walk_running = false;
     if (!v.running.empty()) {
@@ -399,15 +413,34 @@ class TiresiasResched final : public ReschedulePlugin {
     }
   }
 
-  // Drops the jobs whose restart protection has ended by now from protected_until.
-  void ExpireProtection(SchedulerHandle& h, VcState& v) {
-    while (!v.protected_until.empty() && v.protected_until.begin()->first <= h.now()) {
-      const uint32_t slot = v.protected_until.begin()->second;
-      const int64_t demand = static_cast<int64_t>(h.job(slot).job->gpu_milli_total());
-      v.protected_milli -= demand;
-      prot_until_[slot] = kNoTime;
-      v.running.SetWeight(cur_[slot], demand);
-      v.protected_until.erase(v.protected_until.begin());
+  // Appends a protection end to the FIFO of its length (in order: see ProtectionFifo; a live
+  // driver's Adopt may start a job in the past, which is inserted where it belongs).
+  void Protect(const ProtectionEnd& e, Duration length) {
+    auto f = std::find_if(protections_.begin(), protections_.end(), [&](const ProtectionFifo& x) { return x.length == length; });
+    if (f == protections_.end()) f = protections_.insert(protections_.end(), ProtectionFifo{length, {}});
+    auto& ends = f->ends;
+    if (ends.empty() || ends.back().t <= e.t) {
+      ends.push_back(e);
+      return;
+    }
+    ends.insert(std::upper_bound(ends.begin(), ends.end(), e.t, [](Time t, const ProtectionEnd& x) { return t < x.t; }), e);
+  }
+
+  // The restart protections that ended by now (called first in Advance, so before every
+  // decision): each job still protected gets its demand as weight again (it may be
+  // preempted) and its VC decides again.
+  void ExpireProtection(SchedulerHandle& h) {
+    for (ProtectionFifo& f : protections_) {
+      for (; !f.ends.empty() && f.ends.front().t <= h.now(); f.ends.pop_front()) {
+        const ProtectionEnd& e = f.ends.front();
+        if (prot_until_[e.slot] != e.t) continue;  // the job stopped (or restarted) since
+        VcState& v = V(e.vc);
+        const int64_t demand = static_cast<int64_t>(h.job(e.slot).job->gpu_milli_total());
+        v.protected_milli -= demand;
+        prot_until_[e.slot] = kNoTime;
+        v.running.SetWeight(cur_[e.slot], demand);
+        h.MarkDirty(e.vc);
+      }
     }
   }
 
@@ -450,6 +483,7 @@ class TiresiasResched final : public ReschedulePlugin {
   std::vector<VcState> vcs_;
   std::vector<RunEntry> cur_;  // per slot: its key in the running set
   std::vector<Time> prot_until_;  // per slot: end of its restart protection, or kNoTime
+  std::vector<ProtectionFifo> protections_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::vector<uint32_t> place_, preempt_;
   Allocation alloc_;
