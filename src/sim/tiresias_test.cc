@@ -3,6 +3,7 @@
 // 40 s (≤ 8 GPUs) / 60 s (> 8 GPUs).
 #include <gtest/gtest.h>
 
+#include "base/rng.h"
 #include "sched/framework/test_util.h"
 #include "sim/simulator.h"
 
@@ -127,6 +128,37 @@ TEST(TiresiasGolden, RestartProtectionEndsWithAWakeUp) {
   TRun r = Sim(c, t, "tiresias:thresholds=100,knob=1");
   EXPECT_EQ(r.se, (SE{{0, 273}, {20, 360}}));
   EXPECT_EQ(r.preemptions, (std::vector<uint16_t>{2, 2}));
+}
+
+// Restart protections of both lengths at once (protect=2: 80 s for <= 8 GPUs, 120 s above;
+// the plugin keeps one end-ordered list per length): on two 8-GPU nodes with a demotion
+// threshold small enough to preempt constantly, no restarted attempt is preempted before its
+// protection ends, and of each length some are preempted exactly at its end (the wake-up of
+// that list's entry), so the protection neither ends late nor early.
+TEST(TiresiasGolden, RestartProtectionsOfTwoLengthsEndOnTime) {
+  Cluster c;
+  AddVc(&c, "a", 2, 8);
+  Rng rng(7, "test/tiresias-protection");
+  std::vector<testing::JobSpec> specs;
+  const uint32_t sizes[] = {2, 4, 8, 12, 16};
+  for (Time at = 0; specs.size() < 120; at += 20)
+    specs.push_back({at, 200 + static_cast<Duration>(rng.Uniform() * 1800), sizes[specs.size() % 5]});
+  SimConfig cfg;
+  cfg.policy = "tiresias:thresholds=400,knob=1";
+  cfg.record_attempts = true;
+  auto r = Simulate(MakeTrace(specs), c, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  int at_end_small = 0, at_end_large = 0, restarted_preempted = 0;
+  for (const Attempt& a : r->attempts.attempts) {
+    if (a.index == 0 || a.cause != EndCause::kPreempted) continue;
+    ++restarted_preempted;
+    const Duration protection = a.gpus <= 8 ? 80 : 120;
+    EXPECT_GE(a.end - a.start, protection) << "job " << a.job.v << " attempt " << int{a.index};
+    if (a.end - a.start == protection) ++(a.gpus <= 8 ? at_end_small : at_end_large);
+  }
+  EXPECT_GT(restarted_preempted, 20);
+  EXPECT_GT(at_end_small, 0);
+  EXPECT_GT(at_end_large, 0);
 }
 
 TEST(TiresiasGolden, TimeServiceVariantIgnoresGpuCount) {
