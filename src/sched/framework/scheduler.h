@@ -52,10 +52,10 @@ struct PendingEntry {
   int64_t k1, k2;
   uint32_t seq, slot;
   uint64_t gpu_milli;
-  // Queue order: key, then tie order; without branches (the queues' tree searches and the
-  // walks' merge compare keys in no predictable order).
-  bool operator<(const PendingEntry& o) const {
-    return (k1 < o.k1) | ((k1 == o.k1) & ((k2 < o.k2) | ((k2 == o.k2) & (seq < o.seq))));
+  bool operator<(const PendingEntry& o) const {  // queue order: key, then tie order
+    if (k1 != o.k1) return k1 < o.k1;
+    if (k2 != o.k2) return k2 < o.k2;
+    return seq < o.seq;
   }
 };
 
