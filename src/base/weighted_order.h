@@ -8,11 +8,9 @@
 // invalidated by every change. The const walks write the cache: one order must not be read
 // from two threads at once.
 //
-// Keys are unique under Less (an insert of an equal key is a contract violation). Searches
-// are branch-free (PartitionPoint) and find the block from a contiguous copy of each
-// block's last key: the keys of a scheduler's order (job priorities) come in no predictable
-// order, so a branchy binary search mispredicted about every other step (perf, Tiresias 1M:
-// most of Erase's time), and probing the blocks' own entries missed the cache per step.
+// Keys are unique under Less (an insert of an equal key is a contract violation). The block
+// searches read a contiguous copy of each block's last key (lasts_), not the blocks' own
+// entries, which cost a cache miss per probe.
 #pragma once
 
 #include <algorithm>
@@ -22,20 +20,6 @@
 #include <vector>
 
 namespace orrery {
-
-// The first i in [0, n) at which pred(x[i]) is false (pred holds on a prefix of x, then never),
-// n if none; without a branch on pred (a conditional move per halving).
-template <class T, class Pred>
-size_t PartitionPoint(const T* x, size_t n, Pred&& pred) {
-  if (n == 0) return 0;
-  const T* base = x;
-  while (n > 1) {  // the answer lies in [base, base + n]
-    const size_t half = n / 2;
-    base = pred(base[half]) ? base + half : base;
-    n -= half;
-  }
-  return static_cast<size_t>(base - x) + (pred(*base) ? 1 : 0);
-}
 
 template <class K, class Less = std::less<K>>
 class WeightedOrder {
@@ -114,7 +98,9 @@ class WeightedOrder {
     size_t b = FirstBlockEndingAfter(key);
     if (b == blocks_.size()) return Cursor{b, 0};
     const auto& e = blocks_[b].entries;
-    return Cursor{b, PartitionPoint(e.data(), e.size(), [&](const Entry& x) { return !less_(key, x.key); })};
+    const size_t p = static_cast<size_t>(
+        std::upper_bound(e.begin(), e.end(), key, [&](const K& k, const Entry& x) { return less_(k, x.key); }) - e.begin());
+    return Cursor{b, p};
   }
   // Σ weight from `c` to the end.
   int64_t SumFrom(const Cursor& c) const {
@@ -175,13 +161,17 @@ class WeightedOrder {
         continue;
       }
       // Inside this block: the first entry out of range, then the budget's limit before it.
-      const size_t out = c->pos + PartitionPoint(blk.entries.data() + c->pos, blk.entries.size() - c->pos,
-                                                 [&](const Entry& e) { return in_range(e.key); });
+      const auto first = blk.entries.begin() + static_cast<ptrdiff_t>(c->pos);
+      const size_t out = static_cast<size_t>(
+          std::partition_point(first, blk.entries.end(), [&](const Entry& e) { return in_range(e.key); }) -
+          blk.entries.begin());
       const int64_t base = blk.Prefix(c->pos), left = budget - passed;
       blk.Prefix(out);
-      // The last i in [pos, out] with prefix[i] - base ≤ left (i = pos always qualifies).
-      const size_t fit = c->pos + PartitionPoint(blk.prefix.data() + c->pos + 1, out - c->pos,
-                                                 [&](int64_t p) { return p - base <= left; });
+      const size_t fit = static_cast<size_t>(
+          std::upper_bound(blk.prefix.begin() + static_cast<ptrdiff_t>(c->pos) + 1,
+                           blk.prefix.begin() + static_cast<ptrdiff_t>(out) + 1, left,
+                           [&](int64_t l, int64_t p) { return l < p - base; }) -
+          blk.prefix.begin()) - 1;
       passed += blk.prefix[fit] - blk.prefix[c->pos];
       c->pos = fit;
       if (c->pos == blk.entries.size()) *c = Cursor{c->block + 1, 0};
@@ -192,19 +182,27 @@ class WeightedOrder {
 
   // The first block whose last key is greater than `key` (blocks_.size() if none).
   size_t FirstBlockEndingAfter(const K& key) const {
-    return PartitionPoint(lasts_.data(), lasts_.size(), [&](const K& last) { return !less_(key, last); });
+    return static_cast<size_t>(
+        std::partition_point(lasts_.begin(), lasts_.end(), [&](const K& last) { return !less_(key, last); }) - lasts_.begin());
   }
   // The block an insert of `key` goes to: the first whose last key is not less than it, else
   // the last (a lone block just created holds no entry: its lasts_ is the key itself).
   size_t BlockFor(const K& key) const {
-    const size_t b = PartitionPoint(lasts_.data(), lasts_.size(), [&](const K& last) { return less_(last, key); });
-    return std::min(b, blocks_.size() - 1);
+    return std::min(FirstBlockNotBefore(key), blocks_.size() - 1);
+  }
+  // The first block whose last key is not less than `key` (blocks_.size() if none).
+  size_t FirstBlockNotBefore(const K& key) const {
+    return static_cast<size_t>(
+        std::partition_point(lasts_.begin(), lasts_.end(), [&](const K& last) { return less_(last, key); }) - lasts_.begin());
   }
   size_t LowerIn(const Block& blk, const K& key) const {
-    return PartitionPoint(blk.entries.data(), blk.entries.size(), [&](const Entry& x) { return less_(x.key, key); });
+    return static_cast<size_t>(
+        std::lower_bound(blk.entries.begin(), blk.entries.end(), key,
+                         [&](const Entry& x, const K& k) { return less_(x.key, k); }) -
+        blk.entries.begin());
   }
   Cursor Find(const K& key) const {
-    const size_t b = PartitionPoint(lasts_.data(), lasts_.size(), [&](const K& last) { return less_(last, key); });
+    const size_t b = FirstBlockNotBefore(key);
     if (b == blocks_.size()) return Cursor{b, 0};
     const size_t p = LowerIn(blocks_[b], key);
     const auto& e = blocks_[b].entries;

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <iterator>
 #include <map>
 #include <vector>
@@ -41,26 +40,6 @@ std::vector<int> KeysFrom(const Order& o, Order::Cursor c) {
   std::vector<int> keys;
   for (; !o.at_end(c); o.Next(&c)) keys.push_back(o.at(c).key);
   return keys;
-}
-
-TEST(WeightedOrderTest, PartitionPointIsTheFirstFalse) {
-  // Hand example: pred "x < 5" on {1, 3, 5, 5, 8} is false first at index 2.
-  const int x[] = {1, 3, 5, 5, 8};
-  EXPECT_EQ(PartitionPoint(x, 5, [](int v) { return v < 5; }), 2u);
-  EXPECT_EQ(PartitionPoint(x, 5, [](int v) { return v < 100; }), 5u);  // never false: n
-  EXPECT_EQ(PartitionPoint(x, 5, [](int v) { return v < 0; }), 0u);    // false at once
-  EXPECT_EQ(PartitionPoint(x, 0, [](int) { return true; }), 0u);       // empty
-  // Every length 0..70 and every split point against std::partition_point.
-  std::vector<int> v;
-  for (int n = 0; n <= 70; ++n) {
-    for (int cut = 0; cut <= n; ++cut) {
-      v.assign(static_cast<size_t>(n), 0);
-      for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i < cut ? 0 : 1;
-      auto pred = [](int e) { return e == 0; };
-      const size_t want = static_cast<size_t>(std::partition_point(v.begin(), v.end(), pred) - v.begin());
-      ASSERT_EQ(PartitionPoint(v.data(), v.size(), pred), want) << "n " << n << " cut " << cut;
-    }
-  }
 }
 
 TEST(WeightedOrderTest, HandExample) {

@@ -85,10 +85,10 @@ class TiresiasResched final : public ReschedulePlugin {
   struct RunEntry {
     int64_t k1 = 0, k2 = 0;
     uint32_t seq = 0, slot = 0;
-    // (k1, k2, seq) without branches: the running order's searches compare keys in no
-    // predictable order (WeightedOrder's PartitionPoint).
     bool operator<(const RunEntry& o) const {
-      return (k1 < o.k1) | ((k1 == o.k1) & ((k2 < o.k2) | ((k2 == o.k2) & (seq < o.seq))));
+      if (k1 != o.k1) return k1 < o.k1;
+      if (k2 != o.k2) return k2 < o.k2;
+      return seq < o.seq;
     }
   };
   // Running jobs by current (queue, FIFO) key, weighted by the GPUs (milli) a preemption
