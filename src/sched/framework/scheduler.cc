@@ -84,9 +84,10 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
     vcs_.back().running_est = std::pmr::set<REntry>(pool_resource_.get());
     vcs_.back().running_true = std::pmr::set<REntry>(pool_resource_.get());
   }
-  // Running sets ordered by end time are needed only by PostFilter plugins (a Reschedule
-  // plugin tracks the running jobs it needs through its JobStarted/JobStopped hooks).
-  track_running_ = policy_.post != nullptr;
+  // Running sets ordered by believed end are needed only by PostFilter plugins that read
+  // them (a Reschedule plugin tracks the running jobs it needs through its JobStarted/
+  // JobStopped hooks).
+  track_running_ = policy_.post != nullptr && policy_.post->reads_running_by_est_end();
   ORR_CHECK(!(policy_.share && policy_.preemptive));
   if (policy_.reserve.active()) {
     ledger_ = std::make_unique<ReservationLedger>(cluster_, policy_.reserve);
@@ -113,17 +114,20 @@ void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
   if (!track_node_ends_) return;
   VcQueues& q = vcs_[j.vc.v];
   const Time end = true_end_[j.slot];
-  auto earliest = [](const std::multiset<Time>& ends) { return ends.empty() ? kNoTime : *ends.begin(); };
+  auto earliest = [](const std::vector<Time>& ends) {
+    return ends.empty() ? kNoTime : *std::min_element(ends.begin(), ends.end());
+  };
   for (const Slot& sl : j.alloc) {
     if (sl.gpus == 0 || sl.milli != 1000) add ? ++q.partial_slots : --q.partial_slots;
-    auto& ends = node_ends_[sl.node.v];
+    std::vector<Time>& ends = node_ends_[sl.node.v];
     const Time before = earliest(ends);
     if (add) {
-      ends.insert(end);
+      ends.push_back(end);
     } else {
-      auto it = ends.find(end);
+      auto it = std::find(ends.begin(), ends.end(), end);
       ORR_CHECK(it != ends.end());
-      ends.erase(it);
+      *it = ends.back();
+      ends.pop_back();
     }
     const Time after = earliest(ends);
     if (after == before) continue;  // the node's key in busy_by_min_end is unchanged
@@ -743,11 +747,13 @@ void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<u
 }
 
 void Scheduler::ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) {
+  ORR_CHECK(track_running_ || !policy_.post);  // a PostFilter that reads it says so
   for (const REntry& e : vcs_[vc.v].running_est)
     if (!fn(e.slot)) return;
 }
 
 void Scheduler::ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) {
+  ORR_CHECK(track_running_ || !policy_.post);
   const auto& r = vcs_[vc.v].running_est;
   for (auto it = r.rbegin(); it != r.rend(); ++it)
     if (!fn(it->slot, it->end)) return;

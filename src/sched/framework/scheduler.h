@@ -124,6 +124,9 @@ class PostFilterPlugin : public virtual Plugin {
   virtual bool Rejects(SchedulerHandle& h, uint32_t slot) { return false; }
   // Whether Run visits running jobs by true end (ForEachRunningByTrueEndDesc: an oracle).
   virtual bool needs_true_end_order() const { return false; }
+  // Whether it visits running jobs by believed end (ForEachRunningByEstEnd, ...Desc). The
+  // core keeps that order (a tree insert and erase per start) only for PostFilters that do.
+  virtual bool reads_running_by_est_end() const { return true; }
   // Whether Run decides by believed durations (BelievedDuration, est_end: EASY's
   // reservation). Without an estimator the belief is the truth in the simulator, so such a
   // policy is an oracle policy (PolicyParts::belief_is_truth).
@@ -537,7 +540,10 @@ class Scheduler final : private SchedulerHandle {
   bool true_end_order_ = false;   // running_true kept (oracle PostFilters, truth attached)
   bool track_node_ends_ = false;
   bool adopting_ = false;         // Adopt: starts emit no decision
-  std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs
+  // Per node: the true ends of its running jobs, unordered. A node holds a few jobs (≤ its
+  // GPUs when every slot is whole), so a scan for the earliest beats a tree and allocates
+  // only while a node's count grows past what it held before.
+  std::vector<std::vector<Time>> node_ends_;
   TruthModel* truth_ = nullptr;
   // Shape: per slot, the shaped copy a running job uses and the request it reverts to.
   std::vector<std::unique_ptr<Job>> shaped_;
