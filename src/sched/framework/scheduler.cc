@@ -108,6 +108,7 @@ void Scheduler::AttachTruth(TruthModel* truth) {
   true_end_order_ = truth && policy_.post && policy_.post->needs_true_end_order();
   track_node_ends_ = truth && true_end_order_ && policy_.preemptive;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
+  if (track_node_ends_) node_pos_.resize(cluster_.nodes.size());
 }
 
 void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
@@ -131,8 +132,8 @@ void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
     }
     const Time after = earliest(ends);
     if (after == before) continue;  // the node's key in busy_by_min_end is unchanged
-    if (before != kNoTime) q.busy_by_min_end.erase({before, sl.node.v});
-    if (after != kNoTime) q.busy_by_min_end.insert({after, sl.node.v});
+    if (before != kNoTime) q.busy_by_min_end.erase(node_pos_[sl.node.v]);
+    if (after != kNoTime) node_pos_[sl.node.v] = q.busy_by_min_end.insert({after, sl.node.v}).first;
   }
 }
 
@@ -432,6 +433,7 @@ Status Scheduler::AddNode(const Node& node) {
   for (NodeId n : off) state_.SetPowered(n, false);
   ++epoch_;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
+  if (track_node_ends_) node_pos_.resize(cluster_.nodes.size());
   feasibility_.clear();
   if (ledger_) ledger_->SetCaps(cluster_);
   ResizeClasses(node.vc);
@@ -535,6 +537,7 @@ void Scheduler::MarkRunning(uint32_t slot) {
   if (truth_) truth_->Started(slot, now_);
   if (true_end_order_) {
     if (true_end_.size() <= slot) true_end_.resize(pool_.size());
+    if (true_pos_.size() <= slot) true_pos_.resize(pool_.size());
     true_end_[slot] = truth_->TrueEnd(slot);
   }
   Duration est = BelievedDuration(j);
@@ -560,11 +563,10 @@ void Scheduler::UpdateRunningOrder(uint32_t slot, bool insert) {
       q.running_est.erase(est);
   }
   if (!true_end_order_) return;
-  const REntry tru{true_end_[slot], j.seq, slot};
   if (insert)
-    q.running_true.insert(tru);
+    true_pos_[slot] = q.running_true.insert(REntry{true_end_[slot], j.seq, slot}).first;
   else
-    q.running_true.erase(tru);
+    q.running_true.erase(true_pos_[slot]);
 }
 
 // Shape: the ShapePlugin's choice for pending `slot`; a shape other than the request is
@@ -812,7 +814,9 @@ void Scheduler::CycleVc(VcId vc) {
   CycleExclusive(vc, blocking);
 }
 
-bool Scheduler::MayPlaceUnfittingMemo(const VcQueues& q, size_t c, uint32_t slot) {
+bool Scheduler::MayPlaceUnfittingMemo(const VcQueues& q, size_t c, const QEntry& head) {
+  if (unfit_bound_) return head.k1 < unfit_bound_->k1 || (head.k1 == unfit_bound_->k1 && head.k2 < unfit_bound_->k2);
+  const uint32_t slot = head.slot;
   UnfitMemo& m = unfit_memo_[c];
   if (m.slot != slot || m.version != q.version) m = UnfitMemo{slot, q.version, policy_.post->MayPlaceUnfitting(*this, slot)};
   return m.may;
@@ -861,11 +865,14 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   // Blocking policies look only at the global head: no need for the fitting classes.
   uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
-  // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract: scheduler.h).
+  // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract:
+  // scheduler.h), or the PostFilter's key bound for it.
   if (!blocking && policy_.post) unfit_memo_.assign(k, UnfitMemo{});
+  unfit_bound_ = !blocking && policy_.post ? policy_.post->UnfitKeyBound(*this, vc) : std::nullopt;
   size_t examined = 0;
-  // Greedy walks pass jobs the PostFilter rejects without placing them (SurelyUnfit, Rejects).
+  // Greedy walks pass jobs the PostFilter rejects without placing them (PassesRejected).
   const bool may_reject = !blocking && policy_.post && !policy_.shape;
+  if (may_reject) rejected_at_.assign(k, kNoVersion);
   uint32_t rejected = kNoSlot;  // the last job passed so, while no other followed it
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
   // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
@@ -880,6 +887,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     if (!blocking && q.version != fit_version) {
       fit = FittingClasses(vc);
       fit_version = q.version;
+      if (policy_.post) unfit_bound_ = policy_.post->UnfitKeyBound(*this, vc);
     }
     const int pick = PickClass(q, fit, blocking);
     if (pick < 0) break;
@@ -891,7 +899,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       AdvanceCursor(q, pick);
       continue;
     }
-    if (may_reject && SurelyUnfit(j, fit) && policy_.post->Rejects(*this, slot)) {
+    if (may_reject && PassesRejected(q, static_cast<size_t>(pick), fit, slot)) {
       AdvanceCursor(q, pick);  // nothing changed: every cursor is where it was
       rejected = slot;
       continue;
@@ -963,20 +971,29 @@ int Scheduler::PickClass(const VcQueues& q, uint64_t fit, bool blocking) {
   int pick = -1;
   for (const uint16_t c : cycle_live_) {
     if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
-    const bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, cur[c]->slot));
+    const bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, *cur[c]));
     if (eligible) pick = c;
   }
   return pick;
 }
 
-bool Scheduler::SurelyUnfit(const SchedJob& j, uint64_t fit) const {
-  const size_t c = ClassOf(j);
+bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint64_t fit) const {
   if (c == 0 || c >= 64 || ((fit >> c) & 1)) return false;
-  const JobRequest& job = *j.job;
   const uint16_t g = state_.vc_max_node_gpus(j.vc);
-  // Class c ≤ g: one node with c free GPUs, and none has them. Class g + 1 without an idle
-  // node: only a job whose every node takes all g GPUs (other large shapes may still fit).
-  return c <= g || (job.nodes > 1 && job.gpus % job.nodes == 0 && job.gpus / job.nodes == g);
+  if (c <= g) return true;  // one node with c free GPUs, and none has them
+  // Class g + 1 without an idle node: only a job whose every node takes all g GPUs (other
+  // large shapes may still fit). (A product, not gpus % nodes and gpus / nodes: no division
+  // on the walk's most frequent path.)
+  const JobRequest& job = *j.job;
+  return job.nodes > 1 && job.gpus == static_cast<uint32_t>(job.nodes) * g;
+}
+
+bool Scheduler::PassesRejected(const VcQueues& q, size_t c, uint64_t fit, uint32_t slot) {
+  if (rejected_at_[c] == q.version) return true;
+  if (!SurelyUnfit(pool_[slot], c, fit) || !policy_.post->Rejects(*this, slot)) return false;
+  const bool single_node = c >= 1 && c <= state_.vc_max_node_gpus(pool_[slot].vc);
+  if (single_node && policy_.post->rejects_along_class()) rejected_at_[c] = q.version;
+  return true;
 }
 
 void Scheduler::NoteRejected(VcQueues& q, uint32_t* rejected) {

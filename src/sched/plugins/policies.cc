@@ -369,6 +369,9 @@ class PreemptLonger final : public PostFilterPlugin {
   std::string_view name() const override { return "preempt-longer-remaining"; }
   bool needs_true_end_order() const override { return view_->oracle(); }
   bool reads_running_by_est_end() const override { return !view_->oracle(); }
+  // The oracle's queue order is by true remaining time, what Rejects compares (see
+  // EnoughIfAllPreempted); a believed order need not be (jobs without an estimate).
+  bool rejects_along_class() const override { return view_->oracle(); }
   std::unique_ptr<PostFilterPlugin> Clone(PluginCopies&) const override {
     return std::make_unique<PreemptLonger>(*this);
   }
@@ -378,6 +381,15 @@ class PreemptLonger final : public PostFilterPlugin {
     const SchedJob& j = h.job(slot);
     const Time last = LatestEnd(h, j.vc);
     return last != kNoTime && last - h.now() > view_->Pending(h, slot);
+  }
+
+  // The oracle's queue key is (true remaining time, submit) (SrtfSort): MayPlaceUnfitting's
+  // "shorter than the longest running job" is a key bound.
+  std::optional<SortKey> UnfitKeyBound(SchedulerHandle& h, VcId vc) override {
+    if (!view_->oracle()) return std::nullopt;
+    const Time last = LatestEnd(h, vc);
+    if (last == kNoTime) return SortKey{INT64_MIN, INT64_MIN};  // nothing runs: no key is below
+    return SortKey{last - h.now(), INT64_MIN};
   }
 
   bool Rejects(SchedulerHandle& h, uint32_t slot) override {
@@ -449,6 +461,7 @@ class PreemptLonger final : public PostFilterPlugin {
   // larger job needs ⌊gpus/g⌋ idle nodes (its remainder node is not counted: a necessary
   // condition only).
   static std::pair<uint32_t, uint64_t> NodeShape(const JobRequest& job, uint16_t g) {
+    if (job.nodes > 1 && job.gpus == static_cast<uint32_t>(job.nodes) * g) return {g, job.nodes};  // no division
     if (job.nodes > 1 && job.gpus % job.nodes == 0) return {job.gpus / job.nodes, job.nodes};
     if (job.gpus > g) return {g, job.gpus / g};
     return {job.gpus, 1};
