@@ -858,6 +858,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     return;
   }
   const size_t k = q.classes.size();
+  const uint16_t g = state_.vc_max_node_gpus(vc);
   auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle
   cur.resize(k);
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
@@ -899,7 +900,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       AdvanceCursor(q, pick);
       continue;
     }
-    if (may_reject && PassesRejected(q, static_cast<size_t>(pick), fit, slot)) {
+    if (may_reject && PassesRejected(q, static_cast<size_t>(pick), g, fit, slot)) {
       AdvanceCursor(q, pick);  // nothing changed: every cursor is where it was
       rejected = slot;
       continue;
@@ -977,9 +978,8 @@ int Scheduler::PickClass(const VcQueues& q, uint64_t fit, bool blocking) {
   return pick;
 }
 
-bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint64_t fit) const {
+bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, uint64_t fit) {
   if (c == 0 || c >= 64 || ((fit >> c) & 1)) return false;
-  const uint16_t g = state_.vc_max_node_gpus(j.vc);
   if (c <= g) return true;  // one node with c free GPUs, and none has them
   // Class g + 1 without an idle node: only a job whose every node takes all g GPUs (other
   // large shapes may still fit). (A product, not gpus % nodes and gpus / nodes: no division
@@ -988,11 +988,10 @@ bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint64_t fit) const {
   return job.nodes > 1 && job.gpus == static_cast<uint32_t>(job.nodes) * g;
 }
 
-bool Scheduler::PassesRejected(const VcQueues& q, size_t c, uint64_t fit, uint32_t slot) {
+bool Scheduler::PassesRejected(const VcQueues& q, size_t c, uint16_t g, uint64_t fit, uint32_t slot) {
   if (rejected_at_[c] == q.version) return true;
-  if (!SurelyUnfit(pool_[slot], c, fit) || !policy_.post->Rejects(*this, slot)) return false;
-  const bool single_node = c >= 1 && c <= state_.vc_max_node_gpus(pool_[slot].vc);
-  if (single_node && policy_.post->rejects_along_class()) rejected_at_[c] = q.version;
+  if (!SurelyUnfit(pool_[slot], c, g, fit) || !policy_.post->Rejects(*this, slot)) return false;
+  if (c >= 1 && c <= g && policy_.post->rejects_along_class()) rejected_at_[c] = q.version;  // single-node class
   return true;
 }
 

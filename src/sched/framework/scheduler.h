@@ -450,13 +450,13 @@ class Scheduler final : private SchedulerHandle {
   void NoteStopped(uint32_t slot, Time now, EndCause cause);
   void ResizeClasses(VcId vc);  // after a node changed the VC's largest node
   void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
-  // Whether pending `j` (of size class `c`) cannot fit the free resources whatever the placer:
-  // c is not in `fit` (FittingClasses) and each of its parts needs a node with that many free
-  // GPUs.
-  bool SurelyUnfit(const SchedJob& j, size_t c, uint64_t fit) const;
+  // Whether pending `j` (of size class `c`, in a VC whose largest node has `g` GPUs) cannot
+  // fit the free resources whatever the placer: c is not in `fit` (FittingClasses) and each
+  // of its parts needs a node with that many free GPUs.
+  static bool SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, uint64_t fit);
   // Whether a greedy walk passes pending `slot` of class `c` as rejected by the PostFilter
   // (SurelyUnfit and Rejects, or an earlier rejection in c at this version: rejected_at_).
-  bool PassesRejected(const VcQueues& q, size_t c, uint64_t fit, uint32_t slot);
+  bool PassesRejected(const VcQueues& q, size_t c, uint16_t g, uint64_t fit, uint32_t slot);
   // The blocking reason of the last job the PostFilter rejected (Rejects) without a Place
   // call: that call, on the state it was rejected in. Clears *rejected.
   void NoteRejected(VcQueues& q, uint32_t* rejected);
