@@ -39,7 +39,7 @@ ClusterState::ClusterState(const Cluster& cluster, bool track_gpus, bool model_c
     vi.type_masks.assign(ntypes, NodeMask(vi.nodes.size()));
     for (size_t li = 0; li < vi.nodes.size(); ++li) {
       NodeId id = vi.nodes[li];
-      local_[id.v] = static_cast<uint32_t>(li);
+      local_[id.v] = LocalPos{static_cast<uint32_t>(li), static_cast<uint16_t>(v)};
       vi.buckets[free_[id.v]].Set(li);
       vi.free_gpus += free_[id.v];
       vi.total_gpus += total_[id.v];
@@ -71,8 +71,9 @@ const NodeMask* ClusterState::TypeFilter(VcId vc, GpuTypeMask mask) const {
 
 void ClusterState::Move(NodeId n, uint16_t from, uint16_t to) {
   if (from == to || drained(n)) return;  // a drained node stays in bucket 0
-  VcIndex& vi = vcs_[cluster_->nodes[n.v].vc.v];
-  uint32_t li = local_[n.v];
+  const LocalPos pos = local_[n.v];
+  VcIndex& vi = vcs_[pos.vc];
+  const uint32_t li = pos.index;
   vi.buckets[from].Clear(li);
   vi.buckets[to].Set(li);
   vi.free_gpus = vi.free_gpus - from + to;

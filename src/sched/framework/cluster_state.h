@@ -144,7 +144,7 @@ class ClusterState {
   const NodeMask& bucket(VcId vc, uint16_t k) const { return vcs_[vc.v].buckets[k]; }
   // Bitset of nodes accepting a GPU-type mask (cluster type ids); nullptr = all nodes.
   const NodeMask* TypeFilter(VcId vc, GpuTypeMask mask) const;
-  uint32_t local_index(NodeId n) const { return local_[n.v]; }
+  uint32_t local_index(NodeId n) const { return local_[n.v].index; }
 
   uint64_t busy_gpu_milli() const { return busy_milli_; }  // allocated milli-GPUs, cluster-wide
   uint64_t total_gpus_all() const { return total_all_; }
@@ -195,7 +195,13 @@ class ClusterState {
   std::vector<uint32_t> cpu_free_, mem_free_, cpu_total_, mem_total_;
   std::vector<uint32_t> gpu_base_;  // offset of node's GPUs in milli_
   std::vector<uint16_t> milli_;     // free milli per GPU (track_gpus_ only)
-  std::vector<uint32_t> local_;
+  // Per node: its index among its VC's nodes and its VC, side by side (Move, on every Apply
+  // and Release, reads both; the Node records are 7× larger).
+  struct LocalPos {
+    uint32_t index = 0;
+    uint16_t vc = 0;
+  };
+  std::vector<LocalPos> local_;
   std::vector<VcIndex> vcs_;
   uint64_t busy_milli_ = 0, total_all_ = 0;
   std::vector<uint8_t> unpowered_;  // per node, 1 = off or booting (empty until first use)

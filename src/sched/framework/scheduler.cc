@@ -84,9 +84,10 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
     vcs_.back().running_est = std::pmr::set<REntry>(pool_resource_.get());
     vcs_.back().running_true = std::pmr::set<REntry>(pool_resource_.get());
   }
-  // Running sets ordered by end time are needed only by PostFilter plugins (a Reschedule
-  // plugin tracks the running jobs it needs through its JobStarted/JobStopped hooks).
-  track_running_ = policy_.post != nullptr;
+  // Running sets ordered by believed end are needed only by PostFilter plugins that read
+  // them (a Reschedule plugin tracks the running jobs it needs through its JobStarted/
+  // JobStopped hooks).
+  track_running_ = policy_.post != nullptr && policy_.post->reads_running_by_est_end();
   ORR_CHECK(!(policy_.share && policy_.preemptive));
   if (policy_.reserve.active()) {
     ledger_ = std::make_unique<ReservationLedger>(cluster_, policy_.reserve);
@@ -107,28 +108,32 @@ void Scheduler::AttachTruth(TruthModel* truth) {
   true_end_order_ = truth && policy_.post && policy_.post->needs_true_end_order();
   track_node_ends_ = truth && true_end_order_ && policy_.preemptive;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
+  if (track_node_ends_) node_pos_.resize(cluster_.nodes.size());
 }
 
 void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
   if (!track_node_ends_) return;
   VcQueues& q = vcs_[j.vc.v];
   const Time end = true_end_[j.slot];
-  auto earliest = [](const std::multiset<Time>& ends) { return ends.empty() ? kNoTime : *ends.begin(); };
+  auto earliest = [](const std::vector<Time>& ends) {
+    return ends.empty() ? kNoTime : *std::min_element(ends.begin(), ends.end());
+  };
   for (const Slot& sl : j.alloc) {
     if (sl.gpus == 0 || sl.milli != 1000) add ? ++q.partial_slots : --q.partial_slots;
-    auto& ends = node_ends_[sl.node.v];
+    std::vector<Time>& ends = node_ends_[sl.node.v];
     const Time before = earliest(ends);
     if (add) {
-      ends.insert(end);
+      ends.push_back(end);
     } else {
-      auto it = ends.find(end);
+      auto it = std::find(ends.begin(), ends.end(), end);
       ORR_CHECK(it != ends.end());
-      ends.erase(it);
+      *it = ends.back();
+      ends.pop_back();
     }
     const Time after = earliest(ends);
     if (after == before) continue;  // the node's key in busy_by_min_end is unchanged
-    if (before != kNoTime) q.busy_by_min_end.erase({before, sl.node.v});
-    if (after != kNoTime) q.busy_by_min_end.insert({after, sl.node.v});
+    if (before != kNoTime) q.busy_by_min_end.erase(node_pos_[sl.node.v]);
+    if (after != kNoTime) node_pos_[sl.node.v] = q.busy_by_min_end.insert({after, sl.node.v}).first;
   }
 }
 
@@ -428,6 +433,7 @@ Status Scheduler::AddNode(const Node& node) {
   for (NodeId n : off) state_.SetPowered(n, false);
   ++epoch_;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
+  if (track_node_ends_) node_pos_.resize(cluster_.nodes.size());
   feasibility_.clear();
   if (ledger_) ledger_->SetCaps(cluster_);
   ResizeClasses(node.vc);
@@ -531,6 +537,7 @@ void Scheduler::MarkRunning(uint32_t slot) {
   if (truth_) truth_->Started(slot, now_);
   if (true_end_order_) {
     if (true_end_.size() <= slot) true_end_.resize(pool_.size());
+    if (true_pos_.size() <= slot) true_pos_.resize(pool_.size());
     true_end_[slot] = truth_->TrueEnd(slot);
   }
   Duration est = BelievedDuration(j);
@@ -556,11 +563,10 @@ void Scheduler::UpdateRunningOrder(uint32_t slot, bool insert) {
       q.running_est.erase(est);
   }
   if (!true_end_order_) return;
-  const REntry tru{true_end_[slot], j.seq, slot};
   if (insert)
-    q.running_true.insert(tru);
+    true_pos_[slot] = q.running_true.insert(REntry{true_end_[slot], j.seq, slot}).first;
   else
-    q.running_true.erase(tru);
+    q.running_true.erase(true_pos_[slot]);
 }
 
 // Shape: the ShapePlugin's choice for pending `slot`; a shape other than the request is
@@ -743,11 +749,13 @@ void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<u
 }
 
 void Scheduler::ForEachRunningByEstEnd(VcId vc, const std::function<bool(uint32_t)>& fn) {
+  ORR_CHECK(track_running_ || !policy_.post);  // a PostFilter that reads it says so
   for (const REntry& e : vcs_[vc.v].running_est)
     if (!fn(e.slot)) return;
 }
 
 void Scheduler::ForEachRunningByEstEndDesc(VcId vc, const std::function<bool(uint32_t, Time)>& fn) {
+  ORR_CHECK(track_running_ || !policy_.post);
   const auto& r = vcs_[vc.v].running_est;
   for (auto it = r.rbegin(); it != r.rend(); ++it)
     if (!fn(it->slot, it->end)) return;
@@ -806,7 +814,9 @@ void Scheduler::CycleVc(VcId vc) {
   CycleExclusive(vc, blocking);
 }
 
-bool Scheduler::MayPlaceUnfittingMemo(const VcQueues& q, size_t c, uint32_t slot) {
+bool Scheduler::MayPlaceUnfittingMemo(const VcQueues& q, size_t c, const QEntry& head) {
+  if (unfit_bound_) return head.k1 < unfit_bound_->k1 || (head.k1 == unfit_bound_->k1 && head.k2 < unfit_bound_->k2);
+  const uint32_t slot = head.slot;
   UnfitMemo& m = unfit_memo_[c];
   if (m.slot != slot || m.version != q.version) m = UnfitMemo{slot, q.version, policy_.post->MayPlaceUnfitting(*this, slot)};
   return m.may;
@@ -848,6 +858,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     return;
   }
   const size_t k = q.classes.size();
+  const uint16_t g = state_.vc_max_node_gpus(vc);
   auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle
   cur.resize(k);
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
@@ -855,11 +866,14 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   // Blocking policies look only at the global head: no need for the fitting classes.
   uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
   uint64_t fit_version = q.version;
-  // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract: scheduler.h).
+  // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract:
+  // scheduler.h), or the PostFilter's key bound for it.
   if (!blocking && policy_.post) unfit_memo_.assign(k, UnfitMemo{});
+  unfit_bound_ = !blocking && policy_.post ? policy_.post->UnfitKeyBound(*this, vc) : std::nullopt;
   size_t examined = 0;
-  // Greedy walks pass jobs the PostFilter rejects without placing them (SurelyUnfit, Rejects).
+  // Greedy walks pass jobs the PostFilter rejects without placing them (PassesRejected).
   const bool may_reject = !blocking && policy_.post && !policy_.shape;
+  if (may_reject) rejected_at_.assign(k, kNoVersion);
   uint32_t rejected = kNoSlot;  // the last job passed so, while no other followed it
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
   // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
@@ -874,6 +888,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     if (!blocking && q.version != fit_version) {
       fit = FittingClasses(vc);
       fit_version = q.version;
+      if (policy_.post) unfit_bound_ = policy_.post->UnfitKeyBound(*this, vc);
     }
     const int pick = PickClass(q, fit, blocking);
     if (pick < 0) break;
@@ -885,7 +900,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       AdvanceCursor(q, pick);
       continue;
     }
-    if (may_reject && SurelyUnfit(j, fit) && policy_.post->Rejects(*this, slot)) {
+    if (may_reject && PassesRejected(q, static_cast<size_t>(pick), g, fit, slot)) {
       AdvanceCursor(q, pick);  // nothing changed: every cursor is where it was
       rejected = slot;
       continue;
@@ -957,20 +972,27 @@ int Scheduler::PickClass(const VcQueues& q, uint64_t fit, bool blocking) {
   int pick = -1;
   for (const uint16_t c : cycle_live_) {
     if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
-    const bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, cur[c]->slot));
+    const bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, *cur[c]));
     if (eligible) pick = c;
   }
   return pick;
 }
 
-bool Scheduler::SurelyUnfit(const SchedJob& j, uint64_t fit) const {
-  const size_t c = ClassOf(j);
+bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, uint64_t fit) {
   if (c == 0 || c >= 64 || ((fit >> c) & 1)) return false;
+  if (c <= g) return true;  // one node with c free GPUs, and none has them
+  // Class g + 1 without an idle node: only a job whose every node takes all g GPUs (other
+  // large shapes may still fit). (A product, not gpus % nodes and gpus / nodes: no division
+  // on the walk's most frequent path.)
   const JobRequest& job = *j.job;
-  const uint16_t g = state_.vc_max_node_gpus(j.vc);
-  // Class c ≤ g: one node with c free GPUs, and none has them. Class g + 1 without an idle
-  // node: only a job whose every node takes all g GPUs (other large shapes may still fit).
-  return c <= g || (job.nodes > 1 && job.gpus % job.nodes == 0 && job.gpus / job.nodes == g);
+  return job.nodes > 1 && job.gpus == static_cast<uint32_t>(job.nodes) * g;
+}
+
+bool Scheduler::PassesRejected(const VcQueues& q, size_t c, uint16_t g, uint64_t fit, uint32_t slot) {
+  if (rejected_at_[c] == q.version) return true;
+  if (!SurelyUnfit(pool_[slot], c, g, fit) || !policy_.post->Rejects(*this, slot)) return false;
+  if (c >= 1 && c <= g && policy_.post->rejects_along_class()) rejected_at_[c] = q.version;  // single-node class
+  return true;
 }
 
 void Scheduler::NoteRejected(VcQueues& q, uint32_t* rejected) {

@@ -131,14 +131,27 @@ class PostFilterPlugin : public virtual Plugin {
   // The answer may depend only on the job and its VC's state (SchedulerHandle::version):
   // a cycle asks once per queue head and VC version.
   virtual bool MayPlaceUnfitting(SchedulerHandle& h, uint32_t slot) { return false; }
+  // MayPlaceUnfitting as a bound on the QueueSort key, where it is one: at the VC's current
+  // version and instant it says yes exactly for pending jobs of `vc` whose key is below the
+  // bound (SRTF: the queue is by remaining time, and only jobs shorter than the longest
+  // running one may preempt). A greedy walk then compares keys instead of asking per job.
+  virtual std::optional<SortKey> UnfitKeyBound(SchedulerHandle& h, VcId vc) { return std::nullopt; }
   // Whether Run would leave pending `slot`, which cannot fit the free resources now, pending
   // and change nothing (e.g. SRTF: preempting every longer job would not make room). A greedy
   // walk asks it, in its order and in place of Place and Run, for each job whose size cannot
   // fit whatever the placer (Scheduler::SurelyUnfit), and passes the job when it says yes;
   // when it says no, Place and Run follow on the same state (Run may reuse what it computed).
   virtual bool Rejects(SchedulerHandle& h, uint32_t slot) { return false; }
+  // Whether Rejects runs along a single-node size class: at one VC version and instant, once
+  // it rejects a job of c whole GPUs on one node, it rejects every later such job in queue
+  // order (SRTF: a later job has a longer remaining time, so fewer victims). A greedy walk
+  // then passes the rest of that class at that version without asking again.
+  virtual bool rejects_along_class() const { return false; }
   // Whether Run visits running jobs by true end (ForEachRunningByTrueEndDesc: an oracle).
   virtual bool needs_true_end_order() const { return false; }
+  // Whether it visits running jobs by believed end (ForEachRunningByEstEnd, ...Desc). The
+  // core keeps that order (a tree insert and erase per start) only for PostFilters that do.
+  virtual bool reads_running_by_est_end() const { return true; }
   // Whether Run decides by believed durations (BelievedDuration, est_end: EASY's
   // reservation). Without an estimator the belief is the truth in the simulator, so such a
   // policy is an oracle policy (PolicyParts::belief_is_truth).
@@ -444,13 +457,17 @@ class Scheduler final : private SchedulerHandle {
   void NoteStopped(uint32_t slot, Time now, EndCause cause);
   void ResizeClasses(VcId vc);  // after a node changed the VC's largest node
   void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
-  // Whether pending `j` cannot fit the free resources whatever the placer: its size class is
-  // not in `fit` (FittingClasses) and each of its parts needs a node with that many free GPUs.
-  bool SurelyUnfit(const SchedJob& j, uint64_t fit) const;
+  // Whether pending `j` (of size class `c`, in a VC whose largest node has `g` GPUs) cannot
+  // fit the free resources whatever the placer: c is not in `fit` (FittingClasses) and each
+  // of its parts needs a node with that many free GPUs.
+  static bool SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, uint64_t fit);
+  // Whether a greedy walk passes pending `slot` of class `c` as rejected by the PostFilter
+  // (SurelyUnfit and Rejects, or an earlier rejection in c at this version: rejected_at_).
+  bool PassesRejected(const VcQueues& q, size_t c, uint16_t g, uint64_t fit, uint32_t slot);
   // The blocking reason of the last job the PostFilter rejected (Rejects) without a Place
   // call: that call, on the state it was rejected in. Clears *rejected.
   void NoteRejected(VcQueues& q, uint32_t* rejected);
-  bool MayPlaceUnfittingMemo(const VcQueues& q, size_t c, uint32_t slot);
+  bool MayPlaceUnfittingMemo(const VcQueues& q, size_t c, const QEntry& head);
   // CycleExclusive's cursors (cycle_cursors_, one per class) and the classes whose cursor is
   // not at its end (cycle_live_, ascending): rebuilt, one advanced, the class to examine next.
   void LiveCursors(const VcQueues& q);
@@ -544,7 +561,15 @@ class Scheduler final : private SchedulerHandle {
   bool true_end_order_ = false;   // running_true kept (oracle PostFilters, truth attached)
   bool track_node_ends_ = false;
   bool adopting_ = false;         // Adopt: starts emit no decision
-  std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs
+  // Per node: the true ends of its running jobs, unordered. A node holds a few jobs (≤ its
+  // GPUs when every slot is whole), so a scan for the earliest beats a tree and allocates
+  // only while a node's count grows past what it held before.
+  std::vector<std::vector<Time>> node_ends_;
+  // Per node: its entry in its VC's busy_by_min_end (valid while it has running jobs), and per
+  // slot: its entry in running_true, so that an erase needs no search.
+  using BusyIndex = decltype(VcQueues::busy_by_min_end);
+  std::vector<BusyIndex::iterator> node_pos_;
+  std::vector<std::pmr::set<REntry>::iterator> true_pos_;
   TruthModel* truth_ = nullptr;
   // Shape: per slot, the shaped copy a running job uses and the request it reverts to.
   std::vector<std::unique_ptr<Job>> shaped_;
@@ -574,6 +599,15 @@ class Scheduler final : private SchedulerHandle {
     bool may = false;
   };
   std::vector<UnfitMemo> unfit_memo_;  // per class, during one CycleExclusive
+  // During one greedy CycleExclusive: the PostFilter's UnfitKeyBound at the VC's version
+  // (asked again when the version changes); nullopt: ask MayPlaceUnfitting per head.
+  std::optional<SortKey> unfit_bound_;
+  // Per class, during one CycleExclusive: the VC version at which the PostFilter rejected a
+  // job of that single-node class (kNoVersion: none), for PostFilters whose rejections run
+  // along a class (rejects_along_class): the rest of the class is passed at that version
+  // without a call (most jobs a loaded SRTF cycle visits are such rejections).
+  static constexpr uint64_t kNoVersion = UINT64_MAX;
+  std::vector<uint64_t> rejected_at_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
   VcId staging_;  // set during SubmitStaged
   const Job* watch_job_ = nullptr;

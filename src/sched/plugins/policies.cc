@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -361,12 +362,16 @@ class BelievedRemaining final : public RemainingView {
 class PreemptLonger final : public PostFilterPlugin {
  public:
   explicit PreemptLonger(std::unique_ptr<RemainingView> view) : view_(std::move(view)) {}
-  // The per-state caches (latest_, idle_, enough_) are not copied: a copy serves another scheduler.
+  // The per-state caches (latest_, idle_, emptied_, enough_) are not copied: a copy serves another scheduler.
   PreemptLonger(const PreemptLonger& o)
-      : running_(o.running_), victims_(o.victims_), touched_(o.touched_), extra_(o.extra_), memo_now_(o.memo_now_),
+      : victims_(o.victims_), really_(o.really_), touched_(o.touched_), extra_(o.extra_), memo_now_(o.memo_now_),
         memo_vc_(o.memo_vc_), memo_failed_(o.memo_failed_), alloc_(o.alloc_), view_(o.view_->Clone()) {}
   std::string_view name() const override { return "preempt-longer-remaining"; }
   bool needs_true_end_order() const override { return view_->oracle(); }
+  bool reads_running_by_est_end() const override { return !view_->oracle(); }
+  // The oracle's queue order is by true remaining time, what Rejects compares (see
+  // EnoughIfAllPreempted); a believed order need not be (jobs without an estimate).
+  bool rejects_along_class() const override { return view_->oracle(); }
   std::unique_ptr<PostFilterPlugin> Clone(PluginCopies&) const override {
     return std::make_unique<PreemptLonger>(*this);
   }
@@ -378,10 +383,19 @@ class PreemptLonger final : public PostFilterPlugin {
     return last != kNoTime && last - h.now() > view_->Pending(h, slot);
   }
 
+  // The oracle's queue key is (true remaining time, submit) (SrtfSort): MayPlaceUnfitting's
+  // "shorter than the longest running job" is a key bound.
+  std::optional<SortKey> UnfitKeyBound(SchedulerHandle& h, VcId vc) override {
+    if (!view_->oracle()) return std::nullopt;
+    const Time last = LatestEnd(h, vc);
+    if (last == kNoTime) return SortKey{INT64_MIN, INT64_MIN};  // nothing runs: no key is below
+    return SortKey{last - h.now(), INT64_MIN};
+  }
+
   bool Rejects(SchedulerHandle& h, uint32_t slot) override {
     const SchedJob& j = h.job(slot);
     const bool enough = EnoughIfAllPreempted(h, j);
-    enough_ = {slot, j.vc, h.version(j.vc), h.now(), enough};
+    enough_.Set(slot, j.vc, h.version(j.vc), h.now(), enough);
     return !enough;
   }
 
@@ -417,24 +431,22 @@ class PreemptLonger final : public PostFilterPlugin {
     }
     // Put back victims that do not overlap the new allocation (shortest remaining first).
     st.Apply(alloc_);
-    std::vector<uint32_t> really;
+    really_.clear();
     for (size_t i = victims_.size(); i-- > 0;) {
       SchedJob& v = h.job(victims_[i]);
       if (CanApply(st, v.alloc)) {
         st.Apply(v.alloc);
       } else {
-        really.push_back(victims_[i]);
+        really_.push_back(victims_[i]);
       }
     }
-    // Restore the state exactly as the handle expects: undo the tentative changes, then
-    // preempt for real and start j through the handle (which applies and records).
-    for (size_t i = 0; i < victims_.size(); ++i) {
-      uint32_t v = victims_[i];
-      if (std::find(really.begin(), really.end(), v) == really.end()) st.Release(h.job(v).alloc);
-    }
+    // The state is now the outcome (the original, less the victims that overlap, plus j's
+    // allocation), but the handle's Preempt and Start release and apply those themselves:
+    // undo just them (the state is a sum of allocations, so the order does not matter; a
+    // walk puts back ~20 victims for each one it preempts).
     st.Release(alloc_);
-    for (size_t i = victims_.size(); i-- > 0;) st.Apply(h.job(victims_[i]).alloc);
-    for (uint32_t v : really) h.Preempt(v);
+    for (uint32_t v : really_) st.Apply(h.job(v).alloc);
+    for (uint32_t v : really_) h.Preempt(v);
     // Preempted victims may free more than j takes: earlier failures no longer bound later jobs.
     memo_failed_.clear();
     h.Start(slot, std::move(alloc_));
@@ -449,6 +461,7 @@ class PreemptLonger final : public PostFilterPlugin {
   // larger job needs ⌊gpus/g⌋ idle nodes (its remainder node is not counted: a necessary
   // condition only).
   static std::pair<uint32_t, uint64_t> NodeShape(const JobRequest& job, uint16_t g) {
+    if (job.nodes > 1 && job.gpus == static_cast<uint32_t>(job.nodes) * g) return {g, job.nodes};  // no division
     if (job.nodes > 1 && job.gpus % job.nodes == 0) return {job.gpus / job.nodes, job.nodes};
     if (job.gpus > g) return {g, job.gpus / g};
     return {job.gpus, 1};
@@ -473,8 +486,9 @@ class PreemptLonger final : public PostFilterPlugin {
     const uint16_t g = st.vc_max_node_gpus(vc);
     // Whole-node demands: exact in O(log n) from the busy-nodes-by-earliest-true-end index
     // (kept only for the oracle view).
+    const Time after = view_->oracle() ? h.now() + view_->Pending(h, j.slot) : kNoTime;  // the victims' ends
     if (view_->oracle() && job.gpus >= g && job.nodes <= 1) {
-      const bool enough = NodesIdleAtLeast(h, vc, h.now() + view_->Pending(h, j.slot), job.gpus / g);
+      const bool enough = NodesIdleAtLeast(h, vc, after, job.gpus / g);
       if (job.gpus % g == 0) return enough;
       if (!enough) return false;
     }
@@ -491,7 +505,7 @@ class PreemptLonger final : public PostFilterPlugin {
     }
     for (const auto& [fp, fn, fg] : memo_failed_)
       if (per >= fp && need >= fn && job.gpus >= fg) return false;
-    const std::optional<bool> whole = WholeNodesFit(h, j, g);
+    const std::optional<bool> whole = WholeNodesFit(h, j, g, after);
     const bool ok = whole ? *whole : DryRun(h, j, g);
     if (!ok && memo_failed_.size() < 64) memo_failed_.push_back({per, need, job.gpus});
     return ok;
@@ -501,14 +515,19 @@ class PreemptLonger final : public PostFilterPlugin {
   // GPUs, need × g = gpus) where the handle's index counts the busy nodes that preempting
   // would empty: DryRun finds `have` = the wholly free nodes plus those, and `freed` ≥
   // have × g (no drained node holds free GPUs outside the VC's count), so it says
-  // have ≥ need. nullopt where the index cannot tell (DryRun decides).
-  std::optional<bool> WholeNodesFit(SchedulerHandle& h, const SchedJob& j, uint16_t g) const {
+  // have ≥ need. nullopt where the index cannot tell (DryRun decides). `after`: now + the
+  // job's remaining time (oracle view only).
+  std::optional<bool> WholeNodesFit(SchedulerHandle& h, const SchedJob& j, uint16_t g, Time after) {
     const JobRequest& job = *j.job;
     const auto [per, need] = NodeShape(job, g);
     if (!view_->oracle() || per != g || per * need != job.gpus) return std::nullopt;
-    const std::optional<uint64_t> emptied = h.BusyNodesEmptiedIfPreemptedAfter(j.vc, h.now() + view_->Pending(h, j.slot));
-    if (!emptied) return std::nullopt;
-    return h.state().bucket(j.vc, g).Count() + *emptied >= need;
+    const VcId vc = j.vc;
+    auto have = [&](Time t) -> std::optional<uint64_t> {
+      const std::optional<uint64_t> emptied = h.BusyNodesEmptiedIfPreemptedAfter(vc, t);
+      if (!emptied) return std::nullopt;
+      return h.state().bucket(vc, g).Count() + *emptied;
+    };
+    return emptied_.AtLeast(vc, h.version(vc), after, need, have);
   }
 
   // The end of `vc`'s longest-remaining running job (kNoTime: none), once per VC version
@@ -525,15 +544,10 @@ class PreemptLonger final : public PostFilterPlugin {
     return end;
   }
 
-  // Whether NodesIdleIfPreemptedAfter(vc, t) >= need. That count only falls as t grows, so
-  // the last answer at the same VC version bounds later ones: a walk visits jobs by
-  // ascending remaining time, and each large job that cannot start costs no index query.
+  // Whether NodesIdleIfPreemptedAfter(vc, t) >= need (a FallingCount).
   bool NodesIdleAtLeast(SchedulerHandle& h, VcId vc, Time t, uint64_t need) {
-    const uint64_t version = h.version(vc);
-    if (!(idle_.vc == vc && idle_.version == version && idle_.t <= t)) idle_ = {vc, version, t, h.NodesIdleIfPreemptedAfter(vc, t)};
-    if (idle_.count < need) return false;
-    if (idle_.t != t) idle_ = {vc, version, t, h.NodesIdleIfPreemptedAfter(vc, t)};
-    return idle_.count >= need;
+    auto idle = [&](Time at) -> std::optional<uint64_t> { return h.NodesIdleIfPreemptedAfter(vc, at); };
+    return *idle_.AtLeast(vc, h.version(vc), t, need, idle);
   }
 
   bool DryRun(SchedulerHandle& h, const SchedJob& j, uint16_t g) {
@@ -596,7 +610,7 @@ class PreemptLonger final : public PostFilterPlugin {
     }
     return true;
   }
-  std::vector<uint32_t> running_, victims_, touched_;
+  std::vector<uint32_t> victims_, really_, touched_;
   std::vector<uint16_t> extra_;
   Time memo_now_ = kNoTime;
   VcId memo_vc_;
@@ -606,18 +620,50 @@ class PreemptLonger final : public PostFilterPlugin {
     uint64_t version = 0;
     Time end = kNoTime;
   } latest_;
-  struct IdleCache {  // NodesIdleIfPreemptedAfter(vc, t) = count at `version`
+  // A count of nodes that preempting every job ending after t would leave idle (or wholly
+  // free), at one VC version: it only falls as t grows, so the last query bounds later ones.
+  // A walk visits jobs by ascending remaining time, and each large job that cannot start
+  // costs no index query. `count` is nullopt where the index cannot tell (at that version).
+  struct FallingCount {
     VcId vc;
     uint64_t version = 0;
     Time t = kNoTime;
-    uint64_t count = 0;
-  } idle_;
+    std::optional<uint64_t> count;
+    // count(at) >= need, asking query(at) only when the last count does not settle it.
+    template <typename Query>
+    std::optional<bool> AtLeast(VcId v, uint64_t ver, Time at, uint64_t need, Query& query) {
+      if (!(vc == v && version == ver && t <= at)) Store(v, ver, at, query(at));
+      if (!count) return std::nullopt;
+      if (*count < need) return false;
+      if (t != at) Store(v, ver, at, query(at));
+      if (!count) return std::nullopt;
+      return *count >= need;
+    }
+    void Store(VcId v, uint64_t ver, Time at, std::optional<uint64_t> c) {  // member by member (EnoughAnswer)
+      vc = v;
+      version = ver;
+      t = at;
+      count = c;
+    }
+  };
+  FallingCount idle_;     // NodesIdleIfPreemptedAfter
+  FallingCount emptied_;  // wholly free nodes + BusyNodesEmptiedIfPreemptedAfter
   struct EnoughAnswer {  // Rejects' answer, for the Run that follows it
     uint32_t slot = kNoSlot;
     VcId vc;
     uint64_t version = 0;
     Time now = kNoTime;
     bool enough = false;
+    // Member by member, after the handle's calls: a braced temporary built across them was
+    // stored field by field and copied back with wide loads (a store-forwarding stall on
+    // every rejection: 4 % of the 1M srtf run).
+    void Set(uint32_t s, VcId v, uint64_t ver, Time t, bool e) {
+      slot = s;
+      vc = v;
+      version = ver;
+      now = t;
+      enough = e;
+    }
   } enough_;
   Allocation alloc_;
   std::unique_ptr<RemainingView> view_;

@@ -270,8 +270,14 @@ class ForwardingPostFilter final : public PostFilterPlugin {
     rejected += no;
     return no;
   }
+  bool rejects_along_class() const override { return rejects_ && inner_->rejects_along_class(); }
+  std::optional<SortKey> UnfitKeyBound(SchedulerHandle& h, VcId vc) override {
+    return rejects_ ? inner_->UnfitKeyBound(h, vc) : std::nullopt;
+  }
+  bool needs_true_end_order() const override { return inner_->needs_true_end_order(); }
+  bool reads_running_by_est_end() const override { return inner_->reads_running_by_est_end(); }
   Next Run(SchedulerHandle& h, uint32_t slot, bool* placed) override { return inner_->Run(h, slot, placed); }
-  uint64_t rejected = 0;
+  uint64_t rejected = 0;  // jobs Rejects passed (those a walk passed along a class not counted)
 
  private:
   std::unique_ptr<PostFilterPlugin> inner_;
@@ -283,16 +289,50 @@ struct WalkRun {
   uint64_t rejected = 0, preempted = 0;
 };
 
-WalkRun DriveSrtf(bool rejects, uint64_t seed) {
+// The truth of trace jobs for the oracle runs (SimTruth's rule for them): `duration` seconds
+// of work, kept across preemptions, plus the core's restart overhead at each preemption.
+class TraceTruth final : public TruthModel {
+ public:
+  Duration Remaining(uint32_t slot) const override { return e_.at(slot).remaining; }
+  Time TrueEnd(uint32_t slot) const override { return e_.at(slot).started + e_.at(slot).remaining; }
+  void Submitted(uint32_t slot, const Job& job, Time) override { At(slot) = Entry{job.duration, kNoTime, job.gpus}; }
+  void Started(uint32_t slot, Time now) override { At(slot).started = now; }
+  void Stopped(uint32_t slot, Time now, EndCause cause) override {
+    Entry& e = At(slot);
+    if (e.started != kNoTime) e.remaining -= now - e.started;
+    if (cause == EndCause::kPreempted) e.remaining += PreemptionOverhead(e.gpus);
+    e.started = kNoTime;
+  }
+  Duration RestartCost(uint32_t) const override { return 0; }
+
+ private:
+  struct Entry {
+    Duration remaining = 0;
+    Time started = kNoTime;
+    uint32_t gpus = 0;
+  };
+  Entry& At(uint32_t slot) {
+    if (slot >= e_.size()) e_.resize(slot + 1);
+    return e_[slot];
+  }
+  std::vector<Entry> e_;
+};
+
+// `policy`: "srtf:estimator=walltime" (beliefs; jobs end at their believed end) or "srtf"
+// (the oracle, with a TraceTruth; jobs end at their true end).
+WalkRun DriveSrtf(const std::string& policy, bool rejects, uint64_t seed) {
   Cluster cluster;
   AddVc(&cluster, "a", 8, 8);
-  auto parts = MakePolicy("srtf:estimator=walltime", 1);
+  auto parts = MakePolicy(policy, 1);
   EXPECT_TRUE(parts.ok());
   auto post = std::make_unique<ForwardingPostFilter>(std::move(parts->post), rejects);
   ForwardingPostFilter* fwd = post.get();
   parts->post = std::move(post);
   auto placer = MakePlacer("consolidate", 1);
   Scheduler s(cluster, false, false, std::move(*parts), std::move(*placer));
+  TraceTruth truth;
+  const bool oracle = policy == "srtf";
+  if (oracle) s.AttachTruth(&truth);
   std::deque<Job> jobs;
   uint64_t x = seed;
   auto next = [&]() { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
@@ -302,7 +342,7 @@ WalkRun DriveSrtf(bool rejects, uint64_t seed) {
     t += static_cast<Time>(next() % 100);
     const auto& sz = sizes[next() % 9];
     const Duration wall = 60 + static_cast<Duration>(next() % (next() % 4 == 0 ? 20000 : 1500));
-    jobs.push_back(AJob(i).gpus(sz[0]).nodes(static_cast<uint16_t>(sz[1])).walltime(wall).at(t).job());
+    jobs.push_back(AJob(i).gpus(sz[0]).nodes(static_cast<uint16_t>(sz[1])).walltime(wall).runs(wall).at(t).job());
   }
   WalkRun run;
   std::set<std::pair<Time, uint32_t>> ends;  // running jobs by believed end
@@ -322,7 +362,7 @@ WalkRun DriveSrtf(bool rejects, uint64_t seed) {
     s.RunCycle(now, &out);
     for (const Decision& dec : out) {
       std::visit(Overloaded{[&](const StartDecision& st) {
-                              end_of[st.slot] = s.view(st.slot).est_end;
+                              end_of[st.slot] = oracle ? truth.TrueEnd(st.slot) : s.view(st.slot).est_end;
                               ends.insert({end_of[st.slot], st.slot});
                               run.decisions += std::to_string(now) + ":S" + std::to_string(st.slot) + " ";
                             },
@@ -341,12 +381,29 @@ WalkRun DriveSrtf(bool rejects, uint64_t seed) {
 TEST(SchedulerLifecycle, SrtfRejectingUnfitJobsKeepsEveryDecision) {
   for (uint64_t seed : {1, 2, 3}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    const WalkRun fast = DriveSrtf(true, seed);
-    const WalkRun walk = DriveSrtf(false, seed);
+    const WalkRun fast = DriveSrtf("srtf:estimator=walltime", true, seed);
+    const WalkRun walk = DriveSrtf("srtf:estimator=walltime", false, seed);
     EXPECT_EQ(fast.decisions, walk.decisions);
     EXPECT_EQ(walk.rejected, 0u);
     EXPECT_GT(fast.rejected, 1000u);  // the shortcut is taken, and often
     EXPECT_GT(fast.preempted, 20u);   // and the runs preempt
+  }
+}
+
+// The same for the oracle SRTF, which also answers whole-node demands from the busy-node
+// index (per-node true ends), caches its counts per VC version (falling counts), says which
+// class heads may preempt by a key bound (UnfitKeyBound) and whose walk passes the rest of a
+// single-node class once one of its jobs was rejected (rejects_along_class): every decision
+// equals that of the walk that asks MayPlaceUnfitting per head and places and runs every job.
+TEST(SchedulerLifecycle, OracleSrtfRejectingUnfitJobsKeepsEveryDecision) {
+  for (uint64_t seed : {1, 2, 3, 4}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const WalkRun fast = DriveSrtf("srtf", true, seed);
+    const WalkRun walk = DriveSrtf("srtf", false, seed);
+    EXPECT_EQ(fast.decisions, walk.decisions);
+    EXPECT_EQ(walk.rejected, 0u);
+    EXPECT_GT(fast.rejected, 500u);
+    EXPECT_GT(fast.preempted, 20u);
   }
 }
 
