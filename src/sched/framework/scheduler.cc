@@ -156,20 +156,18 @@ std::optional<uint64_t> Scheduler::BusyNodesEmptiedIfPreemptedAfter(VcId vc, Tim
   return job.gpus;
 }
 
-uint64_t Scheduler::FittingClasses(VcId vc) const {
+Scheduler::FitClasses Scheduler::FittingClasses(VcId vc) const {
   const uint16_t g = state_.vc_max_node_gpus(vc);
-  uint64_t mask = 1;  // class 0: fractional / CPU-only jobs are always examined
-  if (state_.vc_free_gpus(vc) == 0) return mask;
-  int max_free = 0;
+  FitClasses fit;  // class 0: fractional / CPU-only jobs are always examined
+  if (state_.vc_free_gpus(vc) == 0) return fit;
   for (int k = g; k > 0; --k) {
     if (state_.bucket(vc, static_cast<uint16_t>(k)).Any()) {
-      max_free = k;
+      fit.max_free = static_cast<size_t>(k);
       break;
     }
   }
-  if (max_free > 0) mask |= ((max_free >= 63 ? ~0ULL : ((1ULL << (max_free + 1)) - 1)) & ~1ULL);
-  if (max_free == g) mask |= 1ULL << (g + 1);  // an idle node exists: larger jobs may fit
-  return mask;
+  if (fit.max_free == g) fit.larger = static_cast<size_t>(g) + 1;  // an idle node exists: larger jobs may fit
+  return fit;
 }
 
 Result<uint32_t> Scheduler::SubmitStaged(const Job* job, VcId vc, VcId stage, GpuTypeMask types, uint32_t seq,
@@ -726,14 +724,14 @@ void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<u
   out->clear();
   VcQueues& q = vcs_[vc.v];
   const size_t k = q.classes.size();
-  uint64_t fit = FittingClasses(vc);
+  const FitClasses fit = FittingClasses(vc);
   QEntry from = KeyOf(slot);
   cursors_.resize(k);
   for (size_t c = 0; c < k; ++c) cursors_[c] = q.classes[c].upper_bound(from);
   while (out->size() < limit) {
     int best = -1;
     for (size_t c = 0; c < k; ++c) {
-      if (!((fit >> c) & 1) || cursors_[c] == q.classes[c].end()) continue;
+      if (!fit.Has(c) || cursors_[c] == q.classes[c].end()) continue;
       if (best < 0 || *cursors_[c] < *cursors_[best]) best = static_cast<int>(c);
     }
     if (best < 0) break;
@@ -853,7 +851,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
   LiveCursors(q);
   // Blocking policies look only at the global head: no need for the fitting classes.
-  uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
+  FitClasses fit = blocking ? FitClasses::All() : FittingClasses(vc);
   uint64_t fit_version = q.version;
   // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract: scheduler.h).
   if (!blocking && policy_.post) unfit_memo_.assign(k, UnfitMemo{});
@@ -952,20 +950,20 @@ void Scheduler::AdvanceCursor(const VcQueues& q, int c) {
 // take the smallest key among classes whose head may fit the free resources or that a
 // PostFilter plugin could make room for (e.g. by preemption); later jobs of a class that is
 // neither cannot be placed either (same size, larger key). -1: none.
-int Scheduler::PickClass(const VcQueues& q, uint64_t fit, bool blocking) {
+int Scheduler::PickClass(const VcQueues& q, FitClasses fit, bool blocking) {
   const auto& cur = cycle_cursors_;
   int pick = -1;
   for (const uint16_t c : cycle_live_) {
     if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
-    const bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, cur[c]->slot));
+    const bool eligible = blocking || fit.Has(c) || (policy_.post && MayPlaceUnfittingMemo(q, c, cur[c]->slot));
     if (eligible) pick = c;
   }
   return pick;
 }
 
-bool Scheduler::SurelyUnfit(const SchedJob& j, uint64_t fit) const {
+bool Scheduler::SurelyUnfit(const SchedJob& j, FitClasses fit) const {
   const size_t c = ClassOf(j);
-  if (c == 0 || c >= 64 || ((fit >> c) & 1)) return false;
+  if (c == 0 || fit.Has(c)) return false;
   const JobRequest& job = *j.job;
   const uint16_t g = state_.vc_max_node_gpus(j.vc);
   // Class c ≤ g: one node with c free GPUs, and none has them. Class g + 1 without an idle
