@@ -262,10 +262,16 @@ Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, boo
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
+  ++counters_[job].start_calls;
   // A requeue still completing is pending in Slurm (PENDING|COMPLETING): updates are taken.
   if (f.j.state != SlurmJobState::kPending && f.requeue_done == kNoTime)
     return SlurmError("slurm: Job is no longer pending execution");
   if (after_requeue) f.begin = clock_->Now();  // StartTime=now
+  for (const auto& s : nodes)
+    if (s.node == remove_at_start_) {
+      RemoveNode(s.node);
+      remove_at_start_.clear();
+    }
   for (const auto& s : nodes)
     if (!nodes_.count(s.node)) return SlurmError("slurm: Invalid node name specified: " + s.node);
   f.pinned = nodes;

@@ -33,6 +33,9 @@ class FakeSlurm final : public SlurmClient {
   void SetNodeDown(const std::string& node, bool down);  // running jobs there are requeued
   // A running job fails now with Slurm's state `state_raw` ("FAILED", "NODE_FAIL", "TIMEOUT").
   void FailJob(uint32_t job, const std::string& state_raw);
+  // The node leaves Slurm (RemoveNode) just before the next StartOn that pins it is taken: a
+  // node removed between the daemon's listing and its release, so that release fails.
+  void RemoveNodeAtNextStart(const std::string& node) { remove_at_start_ = node; }
   void set_power_delay(Duration d) { power_delay_ = d; }
   // Timing as the simulator models it (the parity test): a released job whose nodes are
   // free starts at the release instant, not at the next Advance; and a requeued running job
@@ -57,6 +60,7 @@ class FakeSlurm final : public SlurmClient {
   // Inspection.
   struct Counters {
     uint32_t starts = 0, completions = 0, releases = 0, holds = 0, requeues = 0, reshapes = 0;
+    uint32_t start_calls = 0;  // StartOn requests, taken or refused
   };
   const Counters& counters(uint32_t job) const { return counters_.at(job); }
   // POWER_DOWN / POWER_UP requests per node (to prove none is sent twice).
@@ -133,6 +137,7 @@ class FakeSlurm final : public SlurmClient {
   std::vector<uint32_t> running_;
   std::vector<uint32_t> released_;
   std::map<std::string, bool> fail_resume_;
+  std::string remove_at_start_;
   std::map<std::string, PowerCalls> power_calls_;
   std::map<std::string, DrainCalls> drain_calls_;
   uint64_t seq_ = 0, calls_ = 0;

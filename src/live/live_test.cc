@@ -347,6 +347,81 @@ TEST(Daemon, DecisionOnNodeThatFailsBeforeLaunchIsTakenBack) {
   EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, DecisionState::kApplied);
 }
 
+// A start decision pinned to a node that leaves Slurm between the listing and the release:
+// the release fails ("Invalid node name specified"), and at the next cycle, which lists the
+// node gone, the decision is superseded and the job re-planned on the node that is left,
+// not retried at every cycle. A is decided at 1001 on node1 (consolidate: the first of two
+// idle nodes), whose release fails; at 1002 it is re-planned (generation 1) on node2 and
+// released; Slurm starts it at 1003, and it ends at 1008.
+TEST(Daemon, StartPinnedToANodeThatLeftSlurmIsReplanned) {
+  Rig r("fifo", 2);
+  const uint32_t a = r.Submit(8, 5);
+  r.slurm.RemoveNodeAtNextStart("node1");
+  r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).start_calls, 1u);
+  EXPECT_EQ(r.slurm.counters(a).releases, 0u);
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).start_calls, 2u);  // the failed release, then node2's
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node2"});
+  EXPECT_EQ(r.slurm.job(a).start, 1003);
+  const std::string first = "start/" + std::to_string(a) + "/0";
+  EXPECT_EQ(r.journal->Get(first)->state, DecisionState::kSuperseded);
+  EXPECT_EQ(r.journal->Get(first)->detail, "node1 left the managed partitions before the start was applied");
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, DecisionState::kApplied);
+  bool noted = false;
+  for (const auto& e : r.daemon->GetHealth().events)
+    noted |= e == "1002 requeue: job " + std::to_string(a) +
+                      " back in the queue (generation 1): node1 left the managed partitions before the start was applied";
+  EXPECT_TRUE(noted);
+}
+
+// The same with no other node: the job waits, held, in the policy's queue, and the queue (what
+// `orrery explain` reads) says why; when a node joins, it runs there.
+TEST(Daemon, StartPinnedToTheOnlyNodeThatLeftWaitsWithAReason) {
+  Rig r("fifo", 1);
+  const uint32_t a = r.Submit(8, 5);
+  r.slurm.RemoveNodeAtNextStart("node1");
+  for (int i = 0; i < 5; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).start_calls, 1u);  // not retried
+  EXPECT_TRUE(r.slurm.job(a).held);
+  const auto q = r.daemon->Queue(10);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].job, a);
+  EXPECT_EQ(q[0].state, JobState::kQueued);
+  EXPECT_EQ(q[0].why, "consolidate: not enough free GPUs in the VC");
+  r.slurm.AddNode("node3", 8, "gpu");
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node3"});
+}
+
+// After a restart: the daemon planned A's start on node1 and died before sending it; node1
+// left meanwhile. The restarted daemon never models node1, so the planned start is not sent
+// but superseded, and A runs on node2.
+TEST(Daemon, PlannedStartOnANodeThatLeftDuringARestartIsReplanned) {
+  Rig r("fifo", 2);
+  CrashingSlurm crashing(&r.slurm);
+  crashing.budget = 0;  // SleepJob submits held: the first mutating call is A's release
+  crashing.lose_crossing_call = true;
+  r.daemon = std::make_unique<Daemon>(&crashing, r.journal.get(), &r.clock, r.opts);
+  ASSERT_TRUE(r.daemon->Recover().ok());
+  const uint32_t a = r.Submit(8, 5);
+  r.clock.Set(r.clock.Now() + 1);
+  EXPECT_TRUE(r.daemon->Cycle().ok());  // its release failed (lost): retried at the next cycle
+  ASSERT_TRUE(crashing.crashed);
+  ASSERT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->state, DecisionState::kPlanned);
+  ASSERT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->nodes[0].node, "node1");
+  r.slurm.RemoveNode("node1");
+  r.Start();
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).start_calls, 1u);  // node2's: the planned one was never sent
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node2"});
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->detail,
+            "node1 left the managed partitions before the start was applied");
+}
+
 TEST(Daemon, ResumeFailureIsReportedAndDaemonKeepsWorking) {
   Rig r("fifo", 2);
   r.slurm.set_power_delay(2);
