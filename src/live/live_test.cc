@@ -347,6 +347,30 @@ TEST(Daemon, DecisionOnNodeThatFailsBeforeLaunchIsTakenBack) {
   EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, DecisionState::kApplied);
 }
 
+// Nodes of 72 GPUs (a GB200 NVL72 rack exported as one Slurm node), from sinfo's GRES to the
+// decisions: the scheduler's size classes go up to 73 (sched/plugins/scheduler_test.cc,
+// SchedulerNodeSizes). FIFO on two such nodes: A (72 GPUs) is released at 1001 on nvl1 and
+// runs 1002..1007; B (2 nodes × 72) waits for both and is released at 1007 (A's end), runs
+// 1008..1013; C (1 GPU) waits behind B (FIFO blocks) and is released at 1013, on nvl1.
+TEST(Daemon, NodesOf72GpusTakeWholeNodeAndTwoNodeJobs) {
+  auto rows = ParseSinfo("nvl1\x1fgpu\x1fidle\x1fgpu:gb200:72(S:0-1)\n");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ((*rows)[0].gpus, 72);
+  Rig r("fifo", 0);
+  r.slurm.AddNode("nvl1", 72, "gpu");
+  r.slurm.AddNode("nvl2", 72, "gpu");
+  const uint32_t a = r.Submit(72, 5), b = r.Submit(144, 5, 2), c = r.Submit(1, 5);
+  for (int i = 0; i < 20 && r.slurm.num_done() < 3; ++i) r.Tick();
+  ASSERT_EQ(r.slurm.num_done(), 3u);
+  EXPECT_EQ(r.slurm.job(a).start, 1002);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"nvl1"});
+  EXPECT_EQ(r.slurm.job(b).start, 1008);
+  EXPECT_EQ(r.slurm.job(b).nodes, (std::vector<std::string>{"nvl1", "nvl2"}));
+  EXPECT_EQ(r.slurm.job(c).start, 1014);
+  EXPECT_EQ(r.slurm.job(c).nodes, std::vector<std::string>{"nvl1"});
+  EXPECT_EQ(r.daemon->scheduler()->cluster_state().vc_max_node_gpus(VcId(0)), 72);
+}
+
 // A start decision pinned to a node that leaves Slurm between the listing and the release:
 // the release fails ("Invalid node name specified"), and at the next cycle, which lists the
 // node gone, the decision is superseded and the job re-planned on the node that is left,
