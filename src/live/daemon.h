@@ -181,6 +181,7 @@ class Daemon {
   // --- the cycle (daemon.cc)
   Status Observe(Time now, CycleStats* st);
   Status DropVanished(const JobListing& listing, Time now);
+  Status DropGone(const std::vector<uint32_t>& gone, Time now);
   void FinishStats(std::chrono::steady_clock::time_point t0, Time now, CycleStats* st);
   void Note(Time now, const std::string& kind, const std::string& detail);
   void Remember(const JournalDecision& d);
