@@ -188,7 +188,7 @@ Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cur
   ORR_RETURN_IF_ERROR(Reach());
   JobListing l;
   l.cursor = seq_;
-  if (cursor == 0) {
+  if (cursor == 0 || full_job_listings_) {
     l.full = true;
     l.jobs.reserve(jobs_.size());
     for (const auto& [id, f] : jobs_) l.jobs.push_back(f.j);

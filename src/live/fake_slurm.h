@@ -37,6 +37,8 @@ class FakeSlurm final : public SlurmClient {
   // node removed between the daemon's listing and its release, so that release fails.
   void RemoveNodeAtNextStart(const std::string& node) { remove_at_start_ = node; }
   void set_power_delay(Duration d) { power_delay_ = d; }
+  // Jobs answers in full whatever the cursor (a client without job deltas; the benchmark).
+  void set_full_job_listings(bool v) { full_job_listings_ = v; }
   // Timing as the simulator models it (the parity test): a released job whose nodes are
   // free starts at the release instant, not at the next Advance; and a requeued running job
   // resumes from its checkpoint, charged restart_cost(gpus) (empty: it restarts from scratch).
@@ -146,6 +148,7 @@ class FakeSlurm final : public SlurmClient {
   bool unreachable_ = false;
   Duration power_delay_ = 5;
   bool start_at_release_ = false;
+  bool full_job_listings_ = false;
   std::function<Duration(uint32_t)> restart_cost_;
   Duration requeue_completing_ = 0, requeue_begin_delay_ = 0;
   std::map<uint32_t, std::pair<JobFiles, std::string>> files_;
