@@ -693,9 +693,10 @@ const NodeSizeCase kNodeSizes[] = {{8}, {63}, {64}, {72}};
 // J0 (1 GPU) and J1 (G GPUs) start, walltime 1000: node 0 has G − 1 free GPUs, node 1 none.
 // At 1 arrive H, B1, B2 (2 nodes × G, class G + 1) and S (1 GPU, walltime 10). H waits for
 // its reservation at 1000 (both nodes). No node is idle, so B1 and B2 cannot fit and are not
-// candidates: the two candidates are S (alone), which ends at 11 ≤ 1000 and starts now on
-// node 0. (With class G + 1 taken for fitting, B1 and B2 fill both candidate places and S
-// waits for 1000.) At 1000 J0 and J1 end (S ended at 11): H takes both nodes.
+// candidates: the only one is S, which ends at 11 ≤ 1000 and starts now on node 0. (With class
+// G + 1 taken for fitting, B1 and B2 fill both candidate places and S waits for 1000: main's
+// 64-bit mask shifted by class 64 did so at G = 63, and UBSan reports the shift.) At 1000 J0 and
+// J1 end (S ended at 11): H takes both nodes.
 TEST(SchedulerNodeSizes, EasyBackfillSeesOnlyTheClassesThatFit) {
   for (const NodeSizeCase& c : kNodeSizes) {
     SCOPED_TRACE("G = " + std::to_string(c.g));
