@@ -108,7 +108,7 @@ Status Daemon::Observe(Time now, CycleStats* st) {
   for (const SlurmJob& sj : listing->jobs)
     if (s.ok()) s = Reconcile(sj, now);
   if (s.ok()) s = listing->full ? DropVanished(*listing, now) : DropGone(listing->gone, now);
-  cursor_ = listing->cursor;
+  cursor_ = s.ok() ? listing->cursor : 0;  // a listing not wholly reconciled is read again in full
   if (s.ok()) s = SyncNodes(now);  // nodes whose jobs just left
   if (s.ok()) s = journal_->SetCounter("cycle", cycle_);
   Status c = journal_->Commit();  // what was reconciled is kept even when a later step failed
