@@ -137,6 +137,7 @@ Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st
       unapplied_[d.key] = d;
       return Status::Ok();
     case Verdict::kObsolete:
+    case Verdict::kReplan:
       to = DecisionState::kSuperseded;
       break;
     case Verdict::kInEffect:
@@ -155,6 +156,7 @@ Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st
   }
   unapplied_.erase(d.key);
   d.state = to;
+  if (v == Verdict::kReplan) return Replan(d, why, now);
   if (to != DecisionState::kApplied) return Status::Ok();
   if (v == Verdict::kSend) Applied(d, now, st);
   d.applied_time = now;
@@ -196,6 +198,13 @@ Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const 
         *why = "confirmed: Slurm runs it on " + NodeNames(lj.nodes);
         return Verdict::kInEffect;
       }
+      // Pinned to a node that left (a restarted daemon never modelled it: unplaced). Sent, the
+      // release would fail at every cycle.
+      const bool waits_here = lj.state == JobState::kStarting || lj.state == JobState::kUnplaced;
+      if (const NodeShare* gone = waits_here && lj.gen == d.gen ? DepartedNode(d.nodes) : nullptr) {
+        *why = gone->node + " left the managed partitions before the start was applied";
+        return Verdict::kReplan;
+      }
       if (lj.state != JobState::kStarting || lj.gen != d.gen) {
         *why = "job state changed before the decision was applied";
         return Verdict::kObsolete;
@@ -236,6 +245,23 @@ Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const 
     }
   }
   return Verdict::kSend;
+}
+
+const NodeShare* Daemon::DepartedNode(const std::vector<NodeShare>& nodes) const {
+  for (const NodeShare& n : nodes)
+    if (!nodes_.count(n.node)) return &n;
+  return nullptr;
+}
+
+Status Daemon::Replan(const JournalDecision& d, const std::string& why, Time now) {
+  auto it = jobs_.find(d.job);
+  if (it == jobs_.end()) return Status::Ok();
+  LiveJob& lj = *it->second;
+  BackToQueue(lj, /*held=*/true, now);  // Slurm still holds it: the release never took
+  ORR_RETURN_IF_ERROR(NewGeneration(lj, now, why));
+  ORR_RETURN_IF_ERROR(SyncNodes(now));  // the node held this job's GPUs in the snapshot: out of placement now
+  Attach(lj, now);  // a job a restarted daemon kept outside (unplaced) enters the queue
+  return Status::Ok();
 }
 
 Status Daemon::Send(const JournalDecision& d) {

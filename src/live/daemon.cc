@@ -107,8 +107,8 @@ Status Daemon::Observe(Time now, CycleStats* st) {
   }
   for (const SlurmJob& sj : listing->jobs)
     if (s.ok()) s = Reconcile(sj, now);
-  if (s.ok() && listing->full) s = DropVanished(*listing, now);
-  cursor_ = listing->cursor;
+  if (s.ok()) s = listing->full ? DropVanished(*listing, now) : DropGone(listing->gone, now);
+  cursor_ = s.ok() ? listing->cursor : 0;  // a listing not wholly reconciled is read again in full
   if (s.ok()) s = SyncNodes(now);  // nodes whose jobs just left
   if (s.ok()) s = journal_->SetCounter("cycle", cycle_);
   Status c = journal_->Commit();  // what was reconciled is kept even when a later step failed
@@ -116,7 +116,8 @@ Status Daemon::Observe(Time now, CycleStats* st) {
   return c;
 }
 
-// Jobs Slurm no longer reports at all (purged after MinJobAge) are gone.
+// Jobs Slurm no longer reports at all (purged after MinJobAge) are gone: on a full listing,
+// every job it lacks.
 Status Daemon::DropVanished(const JobListing& listing, Time now) {
   std::unordered_set<uint32_t> seen;
   seen.reserve(listing.jobs.size());
@@ -124,9 +125,16 @@ Status Daemon::DropVanished(const JobListing& listing, Time now) {
   std::vector<uint32_t> gone;
   for (const auto& [id, lj] : jobs_)
     if (!seen.count(id)) gone.push_back(id);
+  return DropGone(gone, now);
+}
+
+// On a delta listing, the jobs it names as no longer listed (unknown ids are skipped).
+Status Daemon::DropGone(const std::vector<uint32_t>& gone, Time now) {
   for (uint32_t id : gone) {
-    Leave(*jobs_[id], nullptr, now);
-    jobs_.erase(id);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    Leave(*it->second, nullptr, now);
+    jobs_.erase(it);
   }
   return Status::Ok();
 }

@@ -181,6 +181,7 @@ class Daemon {
   // --- the cycle (daemon.cc)
   Status Observe(Time now, CycleStats* st);
   Status DropVanished(const JobListing& listing, Time now);
+  Status DropGone(const std::vector<uint32_t>& gone, Time now);
   void FinishStats(std::chrono::steady_clock::time_point t0, Time now, CycleStats* st);
   void Note(Time now, const std::string& kind, const std::string& detail);
   void Remember(const JournalDecision& d);
@@ -224,7 +225,9 @@ class Daemon {
   Status Rebuild(Time now);
 
   // --- the journaled apply path (apply.cc)
-  enum class Verdict { kSend, kInEffect, kObsolete, kWait };
+  // kReplan: a start that can no longer take effect (a node it pins left Slurm's managed
+  // partitions): superseded, and the job re-planned (Replan).
+  enum class Verdict { kSend, kInEffect, kObsolete, kWait, kReplan };
   Status Decide(Time now, CycleStats* st);
   Result<JournalDecision> PlanFor(const Decision& d, Time now);
   Status RetryUnapplied(Time now, CycleStats* st);
@@ -236,6 +239,11 @@ class Daemon {
   std::optional<DecisionState> SendOrDefer(const JournalDecision& d, bool retry, Time now, CycleStats* st,
                                            std::string* why);
   Verdict Check(const JournalDecision& d, std::string* why) const;
+  // The first of `nodes` that is no longer a managed node Slurm lists (null: none).
+  const NodeShare* DepartedNode(const std::vector<NodeShare>& nodes) const;
+  // The job of start decision `d` (superseded: its node left) goes back to the policy's queue
+  // in a new generation, with the departed node out of placement first.
+  Status Replan(const JournalDecision& d, const std::string& why, Time now);
   Status Send(const JournalDecision& d);
   // The release of a start decision, the one place that sends it: a job that opted in is
   // first given the decision's shape (Reshape) when Slurm's request differs; a job of a later

@@ -20,10 +20,13 @@
 namespace orrery::live {
 namespace {
 
-void BM_Cycle(benchmark::State& state, const char* policy) {
+// full_jobs: FakeSlurm lists every job every cycle, as ExecSlurmClient did before it compared
+// squeue rows (CycleFullJobs: the daemon then reconciles every job each cycle).
+void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = false) {
   const int64_t pending = state.range(0), nodes = state.range(1);
   SimClock clock(1'000'000);
   FakeSlurm slurm(&clock);
+  slurm.set_full_job_listings(full_jobs);
   for (int64_t i = 0; i < nodes; ++i) slurm.AddNode("n" + std::to_string(i), 8, "gpu");
   std::mt19937_64 rng(1);
   const uint32_t gpus[] = {1, 1, 2, 4, 8};
@@ -133,6 +136,8 @@ void Args(benchmark::internal::Benchmark* b) {
 BENCHMARK_CAPTURE(BM_Cycle, qssf, "qssf:estimator=walltime")->Apply(Args);
 BENCHMARK_CAPTURE(BM_Cycle, easy, "easy")->Apply(Args);
 BENCHMARK_CAPTURE(BM_Cycle, tiresias, "tiresias")->Apply(Args);
+void BM_CycleFullJobs(benchmark::State& state, const char* policy) { BM_Cycle(state, policy, true); }
+BENCHMARK_CAPTURE(BM_CycleFullJobs, easy, "easy")->Apply(Args);
 
 }  // namespace
 }  // namespace orrery::live

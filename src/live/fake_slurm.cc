@@ -188,7 +188,7 @@ Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cur
   ORR_RETURN_IF_ERROR(Reach());
   JobListing l;
   l.cursor = seq_;
-  if (cursor == 0) {
+  if (cursor == 0 || full_job_listings_) {
     l.full = true;
     l.jobs.reserve(jobs_.size());
     for (const auto& [id, f] : jobs_) l.jobs.push_back(f.j);
@@ -262,10 +262,16 @@ Status FakeSlurm::StartOn(uint32_t job, const std::vector<NodeShare>& nodes, boo
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return SlurmError("slurm: Invalid job id specified");
   FJob& f = it->second;
+  ++counters_[job].start_calls;
   // A requeue still completing is pending in Slurm (PENDING|COMPLETING): updates are taken.
   if (f.j.state != SlurmJobState::kPending && f.requeue_done == kNoTime)
     return SlurmError("slurm: Job is no longer pending execution");
   if (after_requeue) f.begin = clock_->Now();  // StartTime=now
+  for (const auto& s : nodes)
+    if (s.node == remove_at_start_) {
+      RemoveNode(s.node);
+      remove_at_start_.clear();
+    }
   for (const auto& s : nodes)
     if (!nodes_.count(s.node)) return SlurmError("slurm: Invalid node name specified: " + s.node);
   f.pinned = nodes;

@@ -33,7 +33,12 @@ class FakeSlurm final : public SlurmClient {
   void SetNodeDown(const std::string& node, bool down);  // running jobs there are requeued
   // A running job fails now with Slurm's state `state_raw` ("FAILED", "NODE_FAIL", "TIMEOUT").
   void FailJob(uint32_t job, const std::string& state_raw);
+  // The node leaves Slurm (RemoveNode) just before the next StartOn that pins it is taken: a
+  // node removed between the daemon's listing and its release, so that release fails.
+  void RemoveNodeAtNextStart(const std::string& node) { remove_at_start_ = node; }
   void set_power_delay(Duration d) { power_delay_ = d; }
+  // Jobs answers in full whatever the cursor (a client without job deltas; the benchmark).
+  void set_full_job_listings(bool v) { full_job_listings_ = v; }
   // Timing as the simulator models it (the parity test): a released job whose nodes are
   // free starts at the release instant, not at the next Advance; and a requeued running job
   // resumes from its checkpoint, charged restart_cost(gpus) (empty: it restarts from scratch).
@@ -57,6 +62,7 @@ class FakeSlurm final : public SlurmClient {
   // Inspection.
   struct Counters {
     uint32_t starts = 0, completions = 0, releases = 0, holds = 0, requeues = 0, reshapes = 0;
+    uint32_t start_calls = 0;  // StartOn requests, taken or refused
   };
   const Counters& counters(uint32_t job) const { return counters_.at(job); }
   // POWER_DOWN / POWER_UP requests per node (to prove none is sent twice).
@@ -133,6 +139,7 @@ class FakeSlurm final : public SlurmClient {
   std::vector<uint32_t> running_;
   std::vector<uint32_t> released_;
   std::map<std::string, bool> fail_resume_;
+  std::string remove_at_start_;
   std::map<std::string, PowerCalls> power_calls_;
   std::map<std::string, DrainCalls> drain_calls_;
   uint64_t seq_ = 0, calls_ = 0;
@@ -141,6 +148,7 @@ class FakeSlurm final : public SlurmClient {
   bool unreachable_ = false;
   Duration power_delay_ = 5;
   bool start_at_release_ = false;
+  bool full_job_listings_ = false;
   std::function<Duration(uint32_t)> restart_cost_;
   Duration requeue_completing_ = 0, requeue_begin_delay_ = 0;
   std::map<uint32_t, std::pair<JobFiles, std::string>> files_;

@@ -56,6 +56,54 @@ void BM_SinfoDelta(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(texts[0].size()));
 }
 
+// The same for `squeue` rows of P pending jobs (key: the job id), C of them changed (held ->
+// released, as a start decision changes them).
+//   build/orrery_live_bench --benchmark_filter=Squeue
+std::string SqueueText(int64_t jobs, int64_t changed, bool variant) {
+  const std::string sep(1, kFieldSep);
+  std::string s;
+  for (int64_t i = 0; i < jobs; ++i) {
+    const bool flip = variant && changed > 0 && i % (jobs / changed) == 0;
+    s += std::to_string(1000000 + i) + sep + "PENDING" + sep + "gpu" + sep + "alice" + sep + "1" + sep + "gres:gpu:8" +
+         sep + "1-00:00:00" + sep + "2026-12-01T10:00:00" + sep + "N/A" + sep + "N/A" + sep +
+         (flip ? "None" : "JobHeldAdmin") + sep + "" + sep + "train-llama" + sep + "orrery:duration=3600\n";
+  }
+  return s;
+}
+
+void BM_SqueueFull(benchmark::State& state) {
+  const std::string text = SqueueText(state.range(0), 0, false);
+  for (auto _ : state) {
+    auto jobs = ParseSqueue(text);
+    benchmark::DoNotOptimize(jobs);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(text.size()));
+}
+
+void BM_SqueueDelta(benchmark::State& state) {
+  const int64_t jobs = state.range(0), changed = state.range(1);
+  const std::string texts[2] = {SqueueText(jobs, changed, false), SqueueText(jobs, changed, true)};
+  ListingDelta delta(kFieldSep, 1);
+  delta.Next(texts[0]);
+  int64_t i = 1, rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string text = texts[i++ % 2];
+    state.ResumeTiming();
+    auto diff = delta.Next(std::move(text));
+    for (const ListingDelta::Line& row : diff.changed) {
+      auto j = ParseSqueueLine(row.text, row.lineno);
+      benchmark::DoNotOptimize(j);
+      ++rows;
+    }
+  }
+  state.counters["rows_parsed_per_listing"] = static_cast<double>(rows) / static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(texts[0].size()));
+}
+
+BENCHMARK(BM_SqueueFull)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SqueueDelta)->Args({100'000, 0})->Args({100'000, 100})->Args({100'000, 1'000})->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_SinfoFull)->Arg(1'000)->Arg(10'000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SinfoDelta)->Args({1'000, 0})->Args({1'000, 10})->Args({10'000, 0})->Args({10'000, 10})->Args({10'000, 100})
     ->Unit(benchmark::kMicrosecond);

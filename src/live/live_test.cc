@@ -347,6 +347,105 @@ TEST(Daemon, DecisionOnNodeThatFailsBeforeLaunchIsTakenBack) {
   EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, DecisionState::kApplied);
 }
 
+// Nodes of 72 GPUs (a GB200 NVL72 rack exported as one Slurm node), from sinfo's GRES to the
+// decisions: the scheduler's size classes go up to 73 (sched/plugins/scheduler_test.cc,
+// SchedulerNodeSizes). FIFO on two such nodes: A (72 GPUs) is released at 1001 on nvl1 and
+// runs 1002..1007; B (2 nodes × 72) waits for both and is released at 1007 (A's end), runs
+// 1008..1013; C (1 GPU) waits behind B (FIFO blocks) and is released at 1013, on nvl1.
+TEST(Daemon, NodesOf72GpusTakeWholeNodeAndTwoNodeJobs) {
+  auto rows = ParseSinfo("nvl1\x1fgpu\x1fidle\x1fgpu:gb200:72(S:0-1)\n");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ((*rows)[0].gpus, 72);
+  Rig r("fifo", 0);
+  r.slurm.AddNode("nvl1", 72, "gpu");
+  r.slurm.AddNode("nvl2", 72, "gpu");
+  const uint32_t a = r.Submit(72, 5), b = r.Submit(144, 5, 2), c = r.Submit(1, 5);
+  for (int i = 0; i < 20 && r.slurm.num_done() < 3; ++i) r.Tick();
+  ASSERT_EQ(r.slurm.num_done(), 3u);
+  EXPECT_EQ(r.slurm.job(a).start, 1002);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"nvl1"});
+  EXPECT_EQ(r.slurm.job(b).start, 1008);
+  EXPECT_EQ(r.slurm.job(b).nodes, (std::vector<std::string>{"nvl1", "nvl2"}));
+  EXPECT_EQ(r.slurm.job(c).start, 1014);
+  EXPECT_EQ(r.slurm.job(c).nodes, std::vector<std::string>{"nvl1"});
+  EXPECT_EQ(r.daemon->scheduler()->cluster_state().vc_max_node_gpus(VcId(0)), 72);
+}
+
+// A start decision pinned to a node that leaves Slurm between the listing and the release:
+// the release fails ("Invalid node name specified"), and at the next cycle, which lists the
+// node gone, the decision is superseded and the job re-planned on the node that is left,
+// not retried at every cycle. A is decided at 1001 on node1 (consolidate: the first of two
+// idle nodes), whose release fails; at 1002 it is re-planned (generation 1) on node2 and
+// released; Slurm starts it at 1003, and it ends at 1008.
+TEST(Daemon, StartPinnedToANodeThatLeftSlurmIsReplanned) {
+  Rig r("fifo", 2);
+  const uint32_t a = r.Submit(8, 5);
+  r.slurm.RemoveNodeAtNextStart("node1");
+  r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).start_calls, 1u);
+  EXPECT_EQ(r.slurm.counters(a).releases, 0u);
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).start_calls, 2u);  // the failed release, then node2's
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node2"});
+  EXPECT_EQ(r.slurm.job(a).start, 1003);
+  const std::string first = "start/" + std::to_string(a) + "/0";
+  EXPECT_EQ(r.journal->Get(first)->state, DecisionState::kSuperseded);
+  EXPECT_EQ(r.journal->Get(first)->detail, "node1 left the managed partitions before the start was applied");
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/1")->state, DecisionState::kApplied);
+  bool noted = false;
+  for (const auto& e : r.daemon->GetHealth().events)
+    noted |= e == "1002 requeue: job " + std::to_string(a) +
+                      " back in the queue (generation 1): node1 left the managed partitions before the start was applied";
+  EXPECT_TRUE(noted);
+}
+
+// The same with no other node: the job waits, held, in the policy's queue, and the queue (what
+// `orrery explain` reads) says why; when a node joins, it runs there.
+TEST(Daemon, StartPinnedToTheOnlyNodeThatLeftWaitsWithAReason) {
+  Rig r("fifo", 1);
+  const uint32_t a = r.Submit(8, 5);
+  r.slurm.RemoveNodeAtNextStart("node1");
+  for (int i = 0; i < 5; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).start_calls, 1u);  // not retried
+  EXPECT_TRUE(r.slurm.job(a).held);
+  const auto q = r.daemon->Queue(10);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].job, a);
+  EXPECT_EQ(q[0].state, JobState::kQueued);
+  EXPECT_EQ(q[0].why, "consolidate: not enough free GPUs in the VC");
+  r.slurm.AddNode("node3", 8, "gpu");
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node3"});
+}
+
+// After a restart: the daemon planned A's start on node1 and died before sending it; node1
+// left meanwhile. The restarted daemon never models node1, so the planned start is not sent
+// but superseded, and A runs on node2.
+TEST(Daemon, PlannedStartOnANodeThatLeftDuringARestartIsReplanned) {
+  Rig r("fifo", 2);
+  CrashingSlurm crashing(&r.slurm);
+  crashing.budget = 0;  // SleepJob submits held: the first mutating call is A's release
+  crashing.lose_crossing_call = true;
+  r.daemon = std::make_unique<Daemon>(&crashing, r.journal.get(), &r.clock, r.opts);
+  ASSERT_TRUE(r.daemon->Recover().ok());
+  const uint32_t a = r.Submit(8, 5);
+  r.clock.Set(r.clock.Now() + 1);
+  EXPECT_TRUE(r.daemon->Cycle().ok());  // its release failed (lost): retried at the next cycle
+  ASSERT_TRUE(crashing.crashed);
+  ASSERT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->state, DecisionState::kPlanned);
+  ASSERT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->nodes[0].node, "node1");
+  r.slurm.RemoveNode("node1");
+  r.Start();
+  for (int i = 0; i < 10; ++i) r.Tick();
+  EXPECT_EQ(r.slurm.counters(a).start_calls, 1u);  // node2's: the planned one was never sent
+  EXPECT_EQ(r.slurm.counters(a).completions, 1u);
+  EXPECT_EQ(r.slurm.job(a).nodes, std::vector<std::string>{"node2"});
+  EXPECT_EQ(r.journal->Get("start/" + std::to_string(a) + "/0")->detail,
+            "node1 left the managed partitions before the start was applied");
+}
+
 TEST(Daemon, ResumeFailureIsReportedAndDaemonKeepsWorking) {
   Rig r("fifo", 2);
   r.slurm.set_power_delay(2);

@@ -1,12 +1,14 @@
-// The incremental observe path for nodes: ListingDelta (which sinfo rows changed),
-// ExecSlurmClient::NodeChanges over a scripted `sinfo`, and the daemon applying only the rows
-// Slurm lists as changed, with the same decisions as full listings.
+// The incremental observe path: ListingDelta (which rows changed), ExecSlurmClient::NodeChanges
+// and ::Jobs over a scripted `sinfo` / `squeue`, and the daemon applying only the rows Slurm
+// lists as changed, with the same decisions as full listings.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -130,18 +132,21 @@ TEST(ListingDelta, KeyOfShortLinesIsTheWholeLine) {
 
 // ------------------------------------------------------------------ ExecSlurmClient::NodeChanges
 
-// A `sinfo` that prints the file `listing` beside it; the test rewrites the file between listings.
-class ScriptedSinfo {
+// A Slurm tool (`sinfo`, `squeue`) that prints the file `listing` beside it; the test rewrites
+// the file between listings.
+class ScriptedTool {
  public:
-  ScriptedSinfo() {
-    dir_ = std::filesystem::temp_directory_path() / ("orrery_node_listing_" + std::to_string(getpid()));
+  explicit ScriptedTool(const std::string& tool) {
+    static int made = 0;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("orrery_listing_" + tool + "_" + std::to_string(getpid()) + "_" + std::to_string(made++));
     std::filesystem::create_directories(dir_);
-    const std::string script = (dir_ / "sinfo").string();
+    const std::string script = (dir_ / tool).string();
     std::ofstream(script) << "#!/bin/sh\ncat \"$(dirname \"$0\")/listing\"\n";
     chmod(script.c_str(), 0755);
     Set("");
   }
-  ~ScriptedSinfo() { std::filesystem::remove_all(dir_); }
+  ~ScriptedTool() { std::filesystem::remove_all(dir_); }
   void Set(const std::string& text) { std::ofstream(dir_ / "listing", std::ios::trunc) << text; }
   std::string dir() const { return dir_.string(); }
 
@@ -156,7 +161,7 @@ std::vector<std::string> Names(const NodeListing& l) {
 }
 
 TEST(ExecNodeChanges, ParsesOnlyChangedRowsAndNamesGoneOnes) {
-  ScriptedSinfo sinfo;
+  ScriptedTool sinfo("sinfo");
   ExecSlurmClient c(ExecSlurmOptions{sinfo.dir(), "", 5000});
   const std::vector<std::string> parts = {"gpu"};
   sinfo.Set(Text({Row("n1", "idle"), Row("n2", "idle"), Row("n3", "allocated")}));
@@ -199,7 +204,7 @@ TEST(ExecNodeChanges, ParsesOnlyChangedRowsAndNamesGoneOnes) {
 }
 
 TEST(ExecNodeChanges, ABadRowIsAnErrorAndTheNextListingIsFull) {
-  ScriptedSinfo sinfo;
+  ScriptedTool sinfo("sinfo");
   ExecSlurmClient c(ExecSlurmOptions{sinfo.dir(), "", 5000});
   sinfo.Set(Text({Row("n1", "idle"), Row("n2", "idle")}));
   auto first = c.NodeChanges({"gpu"}, 0);
@@ -218,15 +223,148 @@ TEST(ExecNodeChanges, ABadRowIsAnErrorAndTheNextListingIsFull) {
   EXPECT_EQ(Names(*next), (std::vector<std::string>{"n1", "n2"}));
 }
 
+// ------------------------------------------------------------------ ExecSlurmClient::Jobs
+
+// One `squeue -h -o kSqueueFormat` row of `j` as Slurm prints it (ParseSqueueLine reads it back).
+std::string SqueueRow(const SlurmJob& j) {
+  auto when = [](Time t) {
+    if (t == kNoTime) return std::string("N/A");
+    std::tm tm{};
+    const time_t tt = static_cast<time_t>(t);
+    localtime_r(&tt, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+    return std::string(b);
+  };
+  auto limit = [](Duration d) {
+    if (d < 0) return std::string("UNLIMITED");
+    char b[32];
+    std::snprintf(b, sizeof b, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(d / 86400),
+                  static_cast<long long>(d % 86400 / 3600), static_cast<long long>(d % 3600 / 60),
+                  static_cast<long long>(d % 60));
+    return std::string(b);
+  };
+  std::string nodes;
+  for (const std::string& n : j.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+  const std::vector<std::string> f = {std::to_string(j.id), j.state_raw, j.partition, j.user,
+                                      std::to_string(j.num_nodes),
+                                      j.gpus_per_node ? "gres:gpu:" + std::to_string(j.gpus_per_node) : "N/A",
+                                      limit(j.time_limit), when(j.submit), when(j.start), when(j.end), j.reason, nodes,
+                                      j.name, j.comment.empty() ? "(null)" : j.comment};
+  std::string row;
+  for (size_t i = 0; i < f.size(); ++i) row += (i ? std::string(1, kFieldSep) : "") + f[i];
+  return row;
+}
+
+SlurmJob AJob(uint32_t id, const std::string& state, const std::string& reason) {
+  SlurmJob j;
+  j.id = id;
+  j.state_raw = state;
+  j.partition = "gpu";
+  j.user = "u";
+  j.gpus_per_node = 8;
+  j.time_limit = 3600;
+  j.submit = 1'000'000;
+  j.reason = reason;
+  j.name = "train";
+  j.comment = "orrery:duration=60";
+  return j;
+}
+
+std::vector<uint32_t> Ids(const JobListing& l) {
+  std::vector<uint32_t> out;
+  for (const SlurmJob& j : l.jobs) out.push_back(j.id);
+  return out;
+}
+
+TEST(ExecJobChanges, ParsesOnlyChangedRowsAndNamesGoneJobs) {
+  ScriptedTool squeue("squeue");
+  ExecSlurmClient c(ExecSlurmOptions{squeue.dir(), "", 5000});
+  const std::vector<std::string> parts = {"gpu"};
+  SlurmJob a = AJob(11, "PENDING", "JobHeldAdmin"), b = AJob(12, "PENDING", "JobHeldAdmin");
+  SlurmJob array = AJob(13, "PENDING", "JobHeldUser");
+  const std::string array_row = "13_1" + SqueueRow(array).substr(2);  // an array task: not managed
+  squeue.Set(Text({SqueueRow(a), SqueueRow(b), array_row}));
+  auto full = c.Jobs(parts, 0);
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  EXPECT_TRUE(full->full);
+  EXPECT_EQ(Ids(*full), (std::vector<uint32_t>{11, 12}));
+  EXPECT_TRUE(full->jobs[0].held);
+  EXPECT_EQ(full->jobs[0].submit, 1'000'000);
+  ASSERT_NE(full->cursor, 0u);
+
+  auto same = c.Jobs(parts, full->cursor);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(same->full);
+  EXPECT_TRUE(same->jobs.empty());
+  EXPECT_TRUE(same->gone.empty());
+
+  b.state_raw = "RUNNING";
+  b.reason = "None";
+  b.start = 1'000'100;
+  b.nodes = {"n1"};
+  auto started = [&] {
+    squeue.Set(Text({SqueueRow(a), SqueueRow(b), array_row}));
+    return c.Jobs(parts, same->cursor);
+  }();
+  ASSERT_TRUE(started.ok());
+  ASSERT_EQ(Ids(*started), (std::vector<uint32_t>{12}));
+  EXPECT_EQ(started->jobs[0].state, SlurmJobState::kRunning);
+  EXPECT_EQ(started->jobs[0].nodes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(started->jobs[0].start, 1'000'100);
+
+  squeue.Set(Text({SqueueRow(b)}));  // a purged, the array task gone too
+  auto purged = c.Jobs(parts, started->cursor);
+  ASSERT_TRUE(purged.ok());
+  EXPECT_TRUE(purged->jobs.empty());
+  EXPECT_EQ(purged->gone, std::vector<uint32_t>{11});
+
+  // The node listing's cursor is not the job listing's: a full listing.
+  auto stale = c.Jobs(parts, full->cursor);
+  ASSERT_TRUE(stale.ok());
+  EXPECT_TRUE(stale->full);
+  EXPECT_EQ(Ids(*stale), std::vector<uint32_t>{12});
+}
+
+TEST(ExecJobChanges, ABadRowIsAnErrorAndTheNextListingIsFull) {
+  ScriptedTool squeue("squeue");
+  ExecSlurmClient c(ExecSlurmOptions{squeue.dir(), "", 5000});
+  const SlurmJob a = AJob(11, "PENDING", "JobHeldAdmin"), b = AJob(12, "PENDING", "JobHeldAdmin");
+  squeue.Set(Text({SqueueRow(a), SqueueRow(b)}));
+  auto first = c.Jobs({"gpu"}, 0);
+  ASSERT_TRUE(first.ok());
+  squeue.Set(Text({SqueueRow(a), "12" + std::string(1, kFieldSep) + "PENDING"}));
+  auto bad = c.Jobs({"gpu"}, first->cursor);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "squeue output line 2: expected 14 fields, got \"12\x1fPENDING\"");
+  squeue.Set(Text({SqueueRow(a), SqueueRow(b)}));  // b as at the first listing: listed again anyway
+  auto next = c.Jobs({"gpu"}, first->cursor);
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->full);
+  EXPECT_EQ(Ids(*next), (std::vector<uint32_t>{11, 12}));
+}
+
 // ------------------------------------------------------------------ the daemon
+
+// How the daemon's job listings are made: FakeSlurm's change log, or FakeSlurm's jobs printed
+// as `squeue` rows and read by ExecSlurmClient::Jobs, in full every cycle (what it did before it
+// compared rows) or as the rows that changed.
+enum class JobRows { kChangeLog, kSqueueFull, kSqueueChanged };
 
 // Forwards to FakeSlurm and logs every mutating call; with full_nodes, node listings are the
 // base class's full listing every cycle (the observe path before NodeChanges had deltas).
 class LoggingSlurm final : public SlurmClient {
  public:
-  LoggingSlurm(FakeSlurm* inner, bool full_nodes) : inner_(inner), full_nodes_(full_nodes) {}
+  LoggingSlurm(FakeSlurm* inner, bool full_nodes, JobRows jobs = JobRows::kChangeLog)
+      : inner_(inner), full_nodes_(full_nodes), jobs_(jobs), squeue_("squeue"),
+        exec_(ExecSlurmOptions{squeue_.dir(), "", 5000}) {}
   std::vector<std::string> calls;
-  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override { return inner_->Jobs(p, c); }
+  size_t job_rows = 0;  // jobs listed to the daemon
+  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
+    auto l = ListJobs(p, c);
+    if (l.ok()) job_rows += l->jobs.size();
+    return l;
+  }
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
   Result<NodeListing> NodeChanges(const std::vector<std::string>& p, uint64_t c) override {
     return full_nodes_ ? SlurmClient::NodeChanges(p, c) : inner_->NodeChanges(p, c);
@@ -253,8 +391,19 @@ class LoggingSlurm final : public SlurmClient {
     calls.push_back(std::move(call) + (s.ok() ? "" : " (refused)"));
     return s;
   }
+  Result<JobListing> ListJobs(const std::vector<std::string>& p, uint64_t c) {
+    if (jobs_ == JobRows::kChangeLog) return inner_->Jobs(p, c);
+    ORR_ASSIGN_OR_RETURN(JobListing all, inner_->Jobs(p, 0));
+    std::string text;
+    for (const SlurmJob& j : all.jobs) text += SqueueRow(j) + "\n";
+    squeue_.Set(text);
+    return exec_.Jobs(p, jobs_ == JobRows::kSqueueFull ? 0 : c);
+  }
   FakeSlurm* inner_;
   bool full_nodes_;
+  JobRows jobs_;
+  ScriptedTool squeue_;
+  ExecSlurmClient exec_;
 };
 
 struct NodeRig {
@@ -264,8 +413,9 @@ struct NodeRig {
   std::unique_ptr<Journal> journal;
   std::unique_ptr<Daemon> daemon;
 
-  NodeRig(const std::string& name, int nodes, bool full_nodes = false, const std::string& energy = "")
-      : client(&slurm, full_nodes) {
+  NodeRig(const std::string& name, int nodes, bool full_nodes = false, const std::string& energy = "",
+          JobRows jobs = JobRows::kChangeLog)
+      : client(&slurm, full_nodes, jobs) {
     for (int i = 1; i <= nodes; ++i) slurm.AddNode("node" + std::to_string(i), 8, "gpu");
     slurm.set_power_delay(3);
     auto opened = Journal::Open(FreshJournalPath("orrery_node_listing_test", name + ".db"), false);
@@ -393,59 +543,66 @@ TEST(DaemonNodes, ANodeThatComesBackWithOtherGpusRebuildsTheScheduler) {
 constexpr const char* kCes =
     "ces:period=10,history=1,buffer=1,buffer_frac=0,min_spare=0,keep=0,de_thr=1,idle=20,forecaster=last";
 
-// Ten random minutes of submissions, node failures, departures and returns (some with fewer
-// GPUs), operator drains and CES power actions, run twice: with node deltas and with a full
-// node listing every cycle. Every call the daemon sends Slurm is the same, in the same order,
-// and so is every event it notes.
-TEST(DaemonNodes, DeltaListingsDecideAsFullListings) {
-  struct Run {
-    std::vector<std::string> calls, events;
-    size_t rows = 0, done = 0;
-  };
-  auto run = [](bool full_nodes) {
-    NodeRig r(full_nodes ? "equiv_full" : "equiv_delta", 6, full_nodes, kCes);
-    std::mt19937_64 rng(7);
-    std::map<std::string, int> removed;  // node -> the tick it comes back
-    std::set<std::string> down, drained;
-    const uint32_t gpus[] = {1, 2, 4, 8};
-    Run out;
-    for (int t = 0; t < 600; ++t) {
-      for (auto it = removed.begin(); it != removed.end();) {
-        if (it->second != t) {
-          ++it;
-          continue;
-        }
-        r.slurm.AddNode(it->first, rng() % 3 == 0 ? 4 : 8, "gpu");  // back, sometimes smaller
-        it = removed.erase(it);
+// Random minutes (600 ticks: ten) of submissions, node failures, departures and returns (some with fewer
+// GPUs), operator drains and CES power actions: every call the daemon sent Slurm, every event it
+// noted (sorted within a cycle: their order there may differ), node rows and jobs listed.
+struct RandomRun {
+  std::vector<std::string> calls, events;
+  size_t rows = 0, done = 0, job_rows = 0;
+};
+RandomRun RandomMinutes(const std::string& name, bool full_nodes, JobRows jobs, int ticks = 600) {
+  NodeRig r(name, 6, full_nodes, kCes, jobs);
+  std::mt19937_64 rng(7);
+  std::map<std::string, int> removed;  // node -> the tick it comes back
+  std::set<std::string> down, drained;
+  const uint32_t gpus[] = {1, 2, 4, 8};
+  RandomRun out;
+  for (int t = 0; t < ticks; ++t) {
+    for (auto it = removed.begin(); it != removed.end();) {
+      if (it->second != t) {
+        ++it;
+        continue;
       }
-      const std::string node = "node" + std::to_string(1 + rng() % 6);
-      const uint64_t u = rng() % 1000;
-      const bool listed = !removed.count(node);
-      if (u < 200) {
-        r.Submit(gpus[rng() % 4], 5 + static_cast<Duration>(rng() % 60));
-      } else if (u < 215 && listed) {
-        r.slurm.SetNodeDown(node, !down.count(node));
-        if (!down.erase(node)) down.insert(node);
-      } else if (u < 222 && listed) {
-        r.slurm.RemoveNode(node);
-        removed[node] = t + 5 + static_cast<int>(rng() % 30);
-        down.erase(node);
-        drained.erase(node);
-      } else if (u < 235 && listed && !down.count(node)) {
-        Status s = drained.erase(node) ? r.slurm.Undrain(node) : r.slurm.Drain(node, "operator");
-        if (s.ok() && r.slurm.node(node).avail == NodeAvail::kDown) drained.insert(node);
-      }
-      const CycleStats st = r.Tick();
-      out.rows += st.node_rows;
-      std::vector<std::string> now;  // this cycle's events (their order within a cycle may differ)
-      for (const std::string& e : r.daemon->GetHealth().events)
-        if (e.rfind(std::to_string(st.now) + " ", 0) == 0) now.push_back(e);
-      std::sort(now.begin(), now.end());
-      out.events.insert(out.events.end(), now.begin(), now.end());
+      r.slurm.AddNode(it->first, rng() % 3 == 0 ? 4 : 8, "gpu");  // back, sometimes smaller
+      it = removed.erase(it);
     }
-    out.calls = r.client.calls;
-    out.done = r.slurm.num_done();
-    return out;
+    const std::string node = "node" + std::to_string(1 + rng() % 6);
+    const uint64_t u = rng() % 1000;
+    const bool listed = !removed.count(node);
+    if (u < 200) {
+      r.Submit(gpus[rng() % 4], 5 + static_cast<Duration>(rng() % 60));
+    } else if (u < 215 && listed) {
+      r.slurm.SetNodeDown(node, !down.count(node));
+      if (!down.erase(node)) down.insert(node);
+    } else if (u < 222 && listed) {
+      r.slurm.RemoveNode(node);
+      removed[node] = t + 5 + static_cast<int>(rng() % 30);
+      down.erase(node);
+      drained.erase(node);
+    } else if (u < 235 && listed && !down.count(node)) {
+      Status s = drained.erase(node) ? r.slurm.Undrain(node) : r.slurm.Drain(node, "operator");
+      if (s.ok() && r.slurm.node(node).avail == NodeAvail::kDown) drained.insert(node);
+    }
+    const CycleStats st = r.Tick();
+    out.rows += st.node_rows;
+    std::vector<std::string> now;
+    for (const std::string& e : r.daemon->GetHealth().events)
+      if (e.rfind(std::to_string(st.now) + " ", 0) == 0) now.push_back(e);
+    std::sort(now.begin(), now.end());
+    out.events.insert(out.events.end(), now.begin(), now.end());
+  }
+  out.calls = r.client.calls;
+  out.done = r.slurm.num_done();
+  out.job_rows = r.client.job_rows;
+  return out;
+}
+
+// The random run twice: with node deltas and with a full node listing every cycle. Every call
+// the daemon sends Slurm is the same, in the same order, and so is every event it notes.
+TEST(DaemonNodes, DeltaListingsDecideAsFullListings) {
+  using Run = RandomRun;
+  auto run = [](bool full_nodes) {
+    return RandomMinutes(full_nodes ? "equiv_full" : "equiv_delta", full_nodes, JobRows::kChangeLog);
   };
   const Run delta = run(false), full = run(true);
   EXPECT_EQ(delta.calls, full.calls);
@@ -462,6 +619,26 @@ TEST(DaemonNodes, DeltaListingsDecideAsFullListings) {
   EXPECT_GT(count(delta.events, "came back with 4 GPUs"), 0);
   EXPECT_GT(count(delta.events, "up -> down"), 0);
   EXPECT_LT(delta.rows * 5, full.rows);
+}
+
+// The random run (five minutes: each listing runs the scripted squeue) through
+// ExecSlurmClient::Jobs, FakeSlurm's jobs printed as squeue rows: with the rows that changed
+// since the previous listing, and with every row every cycle (what it did before). Every call,
+// every event and every finished job is the same; the daemon is told of a small share of the
+// jobs.
+TEST(DaemonJobs, ChangedSqueueRowsDecideAsFullListings) {
+  const int ticks = 300;
+  const RandomRun changed = RandomMinutes("jobs_changed", false, JobRows::kSqueueChanged, ticks);
+  const RandomRun full = RandomMinutes("jobs_full", false, JobRows::kSqueueFull, ticks);
+  EXPECT_EQ(changed.calls, full.calls);
+  EXPECT_EQ(changed.events, full.events);
+  EXPECT_EQ(changed.done, full.done);
+  EXPECT_GT(changed.done, 30u);
+  EXPECT_LT(changed.job_rows * 5, full.job_rows);
+  // And as FakeSlurm's change log (the daemon tests' and the benchmark's listings).
+  const RandomRun log = RandomMinutes("jobs_log", false, JobRows::kChangeLog, ticks);
+  EXPECT_EQ(changed.calls, log.calls);
+  EXPECT_EQ(changed.events, log.events);
 }
 
 }  // namespace

@@ -251,45 +251,50 @@ Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    auto f = Split(line, kSep);
-    auto bad = [&](const std::string& what) {
-      return MakeError("squeue output line " + std::to_string(lineno) + ": " + what + ", got \"" +
-                       std::string(line.substr(0, 120)) + "\"", kExitRuntime);
-    };
-    if (f.size() != 14) return bad("expected 14 fields");
-    SlurmJob j;
-    uint64_t v;
-    // Array and heterogeneous jobs ("12_3", "12+1") are not managed: skip them.
-    if (!ParseU64(f[0], &v)) continue;
-    if (v == 0 || v > UINT32_MAX) return bad("bad job id");
-    j.id = static_cast<uint32_t>(v);
-    j.state_raw = std::string(f[1]);
-    j.state = StateOf(f[1]);
-    if (j.state == SlurmJobState::kFailed) j.failure = FailureOf(f[1]);
-    j.partition = std::string(f[2]);
-    j.user = std::string(f[3]);
-    if (!ParseU64(f[4], &v) || v > 100000) return bad("bad node count");
-    j.num_nodes = static_cast<uint32_t>(std::max<uint64_t>(1, v));
-    j.gpus_per_node = ParseGpuCount(f[5]);
-    j.time_limit = ParseTimeLimit(f[6]);
-    j.submit = ParseSlurmTime(f[7]);
-    j.start = ParseSlurmTime(f[8]);
-    j.end = ParseSlurmTime(f[9]);
-    j.reason = std::string(f[10]);
-    // "launch failed requeued held": Slurm could not launch the batch script (seen on a node
-    // that had just resumed from power saving) and requeued the job held; it needs a release.
-    // "job requeued in held state": `scontrol requeuehold` (a preemption) on Slurm 22.05.
-    j.held = j.state == SlurmJobState::kPending &&
-             (j.reason == "JobHeldAdmin" || j.reason == "JobHeldUser" || j.state_raw == "REQUEUE_HOLD" ||
-              j.reason == "launch failed requeued held" || j.reason == "job requeued in held state");
-    auto nodes = ExpandHostlist(f[11]);
-    if (!nodes.ok()) return bad(nodes.error().message);
-    j.nodes = std::move(*nodes);
-    j.name = std::string(f[12]);
-    j.comment = f[13] == "(null)" ? "" : std::string(f[13]);
-    jobs.push_back(std::move(j));
+    ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j, ParseSqueueLine(line, lineno));
+    if (j) jobs.push_back(std::move(*j));
   }
   return jobs;
+}
+
+Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno) {
+  auto f = Split(line, kSep);
+  auto bad = [&](const std::string& what) {
+    return MakeError("squeue output line " + std::to_string(lineno) + ": " + what + ", got \"" +
+                     std::string(line.substr(0, 120)) + "\"", kExitRuntime);
+  };
+  if (f.size() != 14) return bad("expected 14 fields");
+  SlurmJob j;
+  uint64_t v;
+  // Array and heterogeneous jobs ("12_3", "12+1") are not managed: skip them.
+  if (!ParseU64(f[0], &v)) return std::optional<SlurmJob>();
+  if (v == 0 || v > UINT32_MAX) return bad("bad job id");
+  j.id = static_cast<uint32_t>(v);
+  j.state_raw = std::string(f[1]);
+  j.state = StateOf(f[1]);
+  if (j.state == SlurmJobState::kFailed) j.failure = FailureOf(f[1]);
+  j.partition = std::string(f[2]);
+  j.user = std::string(f[3]);
+  if (!ParseU64(f[4], &v) || v > 100000) return bad("bad node count");
+  j.num_nodes = static_cast<uint32_t>(std::max<uint64_t>(1, v));
+  j.gpus_per_node = ParseGpuCount(f[5]);
+  j.time_limit = ParseTimeLimit(f[6]);
+  j.submit = ParseSlurmTime(f[7]);
+  j.start = ParseSlurmTime(f[8]);
+  j.end = ParseSlurmTime(f[9]);
+  j.reason = std::string(f[10]);
+  // "launch failed requeued held": Slurm could not launch the batch script (seen on a node
+  // that had just resumed from power saving) and requeued the job held; it needs a release.
+  // "job requeued in held state": `scontrol requeuehold` (a preemption) on Slurm 22.05.
+  j.held = j.state == SlurmJobState::kPending &&
+           (j.reason == "JobHeldAdmin" || j.reason == "JobHeldUser" || j.state_raw == "REQUEUE_HOLD" ||
+            j.reason == "launch failed requeued held" || j.reason == "job requeued in held state");
+  auto nodes = ExpandHostlist(f[11]);
+  if (!nodes.ok()) return bad(nodes.error().message);
+  j.nodes = std::move(*nodes);
+  j.name = std::string(f[12]);
+  j.comment = f[13] == "(null)" ? "" : std::string(f[13]);
+  return std::optional<SlurmJob>(std::move(j));
 }
 
 Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text) {
@@ -493,15 +498,38 @@ std::string JoinParts(const std::vector<std::string>& parts) {
 }
 }  // namespace
 
-Result<JobListing> ExecSlurmClient::Jobs(const std::vector<std::string>& partitions, uint64_t) {
+Result<std::string> ExecSlurmClient::Squeue(const std::vector<std::string>& partitions) {
   std::vector<std::string> args = {"-h", "-a", "-t", "all", "-o", kSqueueFormat};
   if (!partitions.empty()) {
     args.push_back("-p");
     args.push_back(JoinParts(partitions));
   }
-  ORR_ASSIGN_OR_RETURN(std::string out, Run("squeue", std::move(args)));
+  return Run("squeue", std::move(args));
+}
+
+// squeue has no changed-since filter either: as NodeChanges, only the rows whose bytes differ
+// from the previous listing's are parsed (key: the job id).
+Result<JobListing> ExecSlurmClient::Jobs(const std::vector<std::string>& partitions, uint64_t cursor) {
+  ORR_ASSIGN_OR_RETURN(std::string out, Squeue(partitions));
+  bool full = false;
+  const ListingDelta::Diff diff = Changed(squeue_, std::move(out), partitions, cursor, &full);
+  auto l = JobDiff(diff, full);
+  const uint64_t next = Settle(squeue_, l.ok(), partitions);
+  if (l.ok()) l->cursor = next;
+  return l;
+}
+
+Result<JobListing> ExecSlurmClient::JobDiff(const ListingDelta::Diff& diff, bool full) {
   JobListing l;
-  ORR_ASSIGN_OR_RETURN(l.jobs, ParseSqueue(out));
+  l.full = full;
+  l.jobs.reserve(diff.changed.size());
+  for (const ListingDelta::Line& row : diff.changed) {
+    ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j, ParseSqueueLine(row.text, row.lineno));
+    if (j) l.jobs.push_back(std::move(*j));
+  }
+  uint64_t id = 0;
+  for (std::string_view key : diff.gone)
+    if (ParseU64(key, &id) && id > 0 && id <= UINT32_MAX) l.gone.push_back(static_cast<uint32_t>(id));
   return l;
 }
 
@@ -525,21 +553,34 @@ Result<std::vector<SlurmNode>> ExecSlurmClient::Nodes(const std::vector<std::str
   return ParseSinfo(out);
 }
 
-// A listing is a delta only against the one this client answered last (its cursor, the same
-// partitions); anything else, and the first listing, is full. A listing that fails to parse
-// is forgotten, so that the next one is full again and no row is ever skipped.
+// A listing is a delta only against the one this client answered last for the same tool (its
+// cursor, the same partitions); anything else, and the first listing, is full.
+ListingDelta::Diff ExecSlurmClient::Changed(Listings& l, std::string out, const std::vector<std::string>& partitions,
+                                            uint64_t cursor, bool* full) {
+  *full = cursor == 0 || cursor != l.cursor || partitions != l.partitions;
+  if (*full) l.rows.Forget();
+  l.cursor = 0;
+  return l.rows.Next(std::move(out));
+}
+
+// A listing that failed to parse is forgotten, so that the next one is full again and no row
+// is ever skipped; a parsed one gets its cursor.
+uint64_t ExecSlurmClient::Settle(Listings& l, bool parsed, const std::vector<std::string>& partitions) {
+  if (!parsed) {
+    l.rows.Forget();
+    return 0;
+  }
+  l.partitions = partitions;
+  return l.cursor = ++listings_;
+}
+
 Result<NodeListing> ExecSlurmClient::NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) {
   ORR_ASSIGN_OR_RETURN(std::string out, Sinfo(partitions));
-  const bool full = cursor == 0 || cursor != node_cursor_ || partitions != node_partitions_;
-  if (full) sinfo_rows_.Forget();
-  node_cursor_ = 0;
-  auto l = NodeDiff(sinfo_rows_.Next(std::move(out)), full);
-  if (!l.ok()) {
-    sinfo_rows_.Forget();
-    return l;
-  }
-  node_partitions_ = partitions;
-  l->cursor = node_cursor_ = ++node_listings_;
+  bool full = false;
+  const ListingDelta::Diff diff = Changed(sinfo_, std::move(out), partitions, cursor, &full);
+  auto l = NodeDiff(diff, full);
+  const uint64_t next = Settle(sinfo_, l.ok(), partitions);
+  if (l.ok()) l->cursor = next;
   return l;
 }
 

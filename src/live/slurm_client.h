@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,11 +119,13 @@ struct JobFiles {
 inline constexpr size_t kMaxBatchScriptBytes = 1 << 20;
 
 // A job listing: everything Slurm reports (full) or only the jobs changed since a cursor
-// (like slurmrestd's update_time filter; squeue has none, so ExecSlurmClient is always full).
+// (like slurmrestd's update_time filter; squeue has none: ExecSlurmClient compares each row's
+// bytes with its previous listing's, as for nodes; FakeSlurm keeps a change log).
 struct JobListing {
   bool full = true;
   uint64_t cursor = 0;  // pass back to get the changes after this listing (0 = full listing)
-  std::vector<SlurmJob> jobs;
+  std::vector<SlurmJob> jobs;  // full: every job; else the new and changed ones
+  std::vector<uint32_t> gone;  // not full: jobs of earlier listings that are no longer listed
 };
 
 // The key of a node listing's row: `sinfo -N` lists a node once per partition.
@@ -206,6 +209,9 @@ inline constexpr char kFieldSep = '\x1f';
 // squeue -h -o with kSqueueFormat. One job per line.
 extern const char* const kSqueueFormat;
 Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text);
+// One line of that output (`lineno` for the error message); nullopt for the rows of array and
+// heterogeneous jobs ("12_3", "12+1"), which are not managed.
+Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno);
 // sinfo -h -N -o with kSinfoFormat. One (node, partition) per line.
 extern const char* const kSinfoFormat;
 Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text);
@@ -249,6 +255,8 @@ struct ExecSlurmOptions {
 class ExecSlurmClient final : public SlurmClient {
  public:
   explicit ExecSlurmClient(ExecSlurmOptions opts) : opts_(std::move(opts)) {}
+  // Runs squeue; with the cursor of its previous listing, parses only the rows whose bytes
+  // differ from that listing's.
   Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
   // Runs sinfo and parses only the rows whose bytes differ from the previous listing's.
@@ -273,15 +281,28 @@ class ExecSlurmClient final : public SlurmClient {
   Result<std::string> Run(const std::string& tool, std::vector<std::string> args);
 
  private:
+  // One tool's previous listing, its cursor and partitions (Jobs: squeue; NodeChanges: sinfo).
+  struct Listings {
+    Listings(char sep, size_t key_fields) : rows(sep, key_fields) {}
+    ListingDelta rows;
+    uint64_t cursor = 0;  // the cursor of the previous listing (0: none to compare with)
+    std::vector<std::string> partitions;
+  };
+  // The rows of `out` changed since the listing `cursor` names; every row (*full) unless it
+  // names the previous listing of `l` for the same partitions.
+  ListingDelta::Diff Changed(Listings& l, std::string out, const std::vector<std::string>& partitions, uint64_t cursor,
+                             bool* full);
+  // After the listing was parsed (its cursor) or not (forgotten: the next one is full; 0).
+  uint64_t Settle(Listings& l, bool parsed, const std::vector<std::string>& partitions);
+  Result<std::string> Squeue(const std::vector<std::string>& partitions);
   Result<std::string> Sinfo(const std::vector<std::string>& partitions);
+  Result<JobListing> JobDiff(const ListingDelta::Diff& diff, bool full);
   Result<NodeListing> NodeDiff(const ListingDelta::Diff& diff, bool full);
 
   ExecSlurmOptions opts_;
-  // NodeChanges: the previous sinfo listing, its cursor and partitions.
-  ListingDelta sinfo_rows_{kFieldSep, 2};  // key: node name, partition
-  uint64_t node_cursor_ = 0;    // the cursor of the previous listing (0: none to compare with)
-  uint64_t node_listings_ = 0;  // listings answered
-  std::vector<std::string> node_partitions_;
+  Listings squeue_{kFieldSep, 1};  // key: job id
+  Listings sinfo_{kFieldSep, 2};   // key: node name, partition
+  uint64_t listings_ = 0;          // listings answered (both tools: a cursor names one listing)
 };
 
 }  // namespace orrery::live

@@ -1,9 +1,9 @@
 // libFuzzer target: the parsers of Slurm's command-line output (squeue, sinfo, hostlists,
 // GRES strings, times, time limits, duration hints, `scontrol show job` files, recovery's
 // comment keys, the #ORRERY shape opt-in line of a batch script) must return a value or an error for
-// every input, never crash, hang or allocate without bound; and ListingDelta (which sinfo rows
-// changed between two listings) must name exactly the rows that differ. The first byte picks the
-// parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
+// every input, never crash, hang or allocate without bound; and ListingDelta (which sinfo or
+// squeue rows changed between two listings) must name exactly the rows that differ. The first
+// byte picks the parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -32,10 +32,12 @@ bool RowsByKey(const ListingDelta& d, std::string_view text, std::map<std::strin
 
 // Two listings separated by the first '\n\n\n': the second's diff against the first names
 // exactly the new or changed rows and the gone keys (inputs with a repeated key are skipped).
-void CheckDelta(std::string_view text) {
+// key_fields 2: sinfo rows (node, partition); 1: squeue rows (job id), each changed row then
+// parsed as ExecSlurmClient::Jobs parses it (a job or a located error).
+void CheckDelta(std::string_view text, size_t key_fields) {
   const size_t cut = text.find("\n\n\n");
   const std::string_view a = text.substr(0, cut), b = cut == std::string_view::npos ? a : text.substr(cut + 3);
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, key_fields);
   std::map<std::string, std::string> ra, rb;
   if (!RowsByKey(d, a, &ra) || !RowsByKey(d, b, &rb)) return;
   d.Next(std::string(a));
@@ -50,6 +52,13 @@ void CheckDelta(std::string_view text) {
   for (const auto& [k, row] : ra)
     if (!rb.count(k)) want_gone.insert(k);
   if (changed != want_changed || gone != want_gone) __builtin_trap();
+  if (key_fields != 1) return;
+  for (const auto& l : diff.changed) {
+    auto j = ParseSqueueLine(l.text, l.lineno);
+    if (j.ok() && j->has_value() && (*j)->id == 0) __builtin_trap();
+    if (!j.ok() && j.error().message.rfind("squeue output line " + std::to_string(l.lineno) + ": ", 0) != 0)
+      __builtin_trap();
+  }
 }
 
 }  // namespace
@@ -102,7 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 8:
-      CheckDelta(text);
+      CheckDelta(text, 2);
+      CheckDelta(text, 1);
       break;
     default: {
       (void)DurationHint(text);

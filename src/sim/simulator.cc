@@ -1171,6 +1171,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   }
   for (const auto& v : cluster.vcs) r.vc_names.push_back(v.name);
   for (const Job& j : trace.jobs) r.fractional |= j.is_fractional();
+  if (r.fractional) ORR_RETURN_IF_ERROR(CheckGpuTracking(cluster));
   r.outcomes.resize(trace.jobs.size());
   // Lucid's profiler: a staging VC carved out of the cluster (the scheduler sees the derived
   // cluster; trace VCs still map onto the original VC ids, which the derived one keeps).

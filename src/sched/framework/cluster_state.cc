@@ -6,6 +6,15 @@
 
 namespace orrery {
 
+Status CheckGpuTracking(const Cluster& cluster) {
+  for (const Node& nd : cluster.nodes)
+    if (nd.gpus > kMaxTrackedNodeGpus)
+      return MakeError("node '" + nd.name + "' has " + std::to_string(nd.gpus) +
+                       " GPUs: fractional GPU jobs are accounted GPU by GPU, on nodes of at most " +
+                       std::to_string(kMaxTrackedNodeGpus) + " GPUs");
+  return Status::Ok();
+}
+
 ClusterState::ClusterState(const Cluster& cluster, bool track_gpus, bool model_cpu_mem)
     : cluster_(&cluster), track_gpus_(track_gpus), model_cpu_mem_(model_cpu_mem) {
   size_t n = cluster.nodes.size();
@@ -20,7 +29,7 @@ ClusterState::ClusterState(const Cluster& cluster, bool track_gpus, bool model_c
   uint32_t base = 0;
   for (size_t i = 0; i < n; ++i) {
     const Node& nd = cluster.nodes[i];
-    ORR_CHECK(nd.gpus <= 32);
+    ORR_CHECK(!track_gpus_ || nd.gpus <= kMaxTrackedNodeGpus);
     free_[i] = total_[i] = nd.gpus;
     cpu_free_[i] = cpu_total_[i] = nd.cpu_milli;
     mem_free_[i] = mem_total_[i] = nd.mem_mib;

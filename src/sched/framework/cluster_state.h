@@ -11,10 +11,12 @@
 #include <bit>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "base/ids.h"
+#include "base/result.h"
 #include "model/cluster.h"
 #include "model/job.h"
 
@@ -112,10 +114,18 @@ class Allocation {
   uint32_t size_ = 0;
 };
 
+// Per-GPU accounting (fractional jobs) names a slot's GPUs by Slot::gpu_mask: nodes of at most
+// this many GPUs. Counting whole GPUs only (every other run) has no such limit.
+inline constexpr int kMaxTrackedNodeGpus = std::numeric_limits<decltype(Slot::gpu_mask)>::digits;
+// Whether every node of `cluster` can be accounted GPU by GPU; the error names the first one
+// that cannot. Drivers that track GPUs check this before building a ClusterState.
+Status CheckGpuTracking(const Cluster& cluster);
+
 class ClusterState {
  public:
-  // track_gpus: keep per-GPU free shares (needed for fractional jobs); otherwise only counts.
-  // model_cpu_mem: check and account CPU and memory where nodes declare them.
+  // track_gpus: keep per-GPU free shares (needed for fractional jobs; CheckGpuTracking must
+  // pass); otherwise only counts. model_cpu_mem: check and account CPU and memory where
+  // nodes declare them.
   ClusterState(const Cluster& cluster, bool track_gpus, bool model_cpu_mem);
 
   const Cluster& cluster() const { return *cluster_; }

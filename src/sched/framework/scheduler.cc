@@ -161,20 +161,18 @@ std::optional<uint64_t> Scheduler::BusyNodesEmptiedIfPreemptedAfter(VcId vc, Tim
   return job.gpus;
 }
 
-uint64_t Scheduler::FittingClasses(VcId vc) const {
+Scheduler::FitClasses Scheduler::FittingClasses(VcId vc) const {
   const uint16_t g = state_.vc_max_node_gpus(vc);
-  uint64_t mask = 1;  // class 0: fractional / CPU-only jobs are always examined
-  if (state_.vc_free_gpus(vc) == 0) return mask;
-  int max_free = 0;
+  FitClasses fit;  // class 0: fractional / CPU-only jobs are always examined
+  if (state_.vc_free_gpus(vc) == 0) return fit;
   for (int k = g; k > 0; --k) {
     if (state_.bucket(vc, static_cast<uint16_t>(k)).Any()) {
-      max_free = k;
+      fit.max_free = static_cast<size_t>(k);
       break;
     }
   }
-  if (max_free > 0) mask |= ((max_free >= 63 ? ~0ULL : ((1ULL << (max_free + 1)) - 1)) & ~1ULL);
-  if (max_free == g) mask |= 1ULL << (g + 1);  // an idle node exists: larger jobs may fit
-  return mask;
+  if (fit.max_free == g) fit.larger = static_cast<size_t>(g) + 1;  // an idle node exists: larger jobs may fit
+  return fit;
 }
 
 Result<uint32_t> Scheduler::SubmitStaged(const Job* job, VcId vc, VcId stage, GpuTypeMask types, uint32_t seq,
@@ -732,14 +730,14 @@ void Scheduler::PendingAfter(VcId vc, uint32_t slot, size_t limit, std::vector<u
   out->clear();
   VcQueues& q = vcs_[vc.v];
   const size_t k = q.classes.size();
-  uint64_t fit = FittingClasses(vc);
+  const FitClasses fit = FittingClasses(vc);
   QEntry from = KeyOf(slot);
   cursors_.resize(k);
   for (size_t c = 0; c < k; ++c) cursors_[c] = q.classes[c].upper_bound(from);
   while (out->size() < limit) {
     int best = -1;
     for (size_t c = 0; c < k; ++c) {
-      if (!((fit >> c) & 1) || cursors_[c] == q.classes[c].end()) continue;
+      if (!fit.Has(c) || cursors_[c] == q.classes[c].end()) continue;
       if (best < 0 || *cursors_[c] < *cursors_[best]) best = static_cast<int>(c);
     }
     if (best < 0) break;
@@ -864,7 +862,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
   LiveCursors(q);
   // Blocking policies look only at the global head: no need for the fitting classes.
-  uint64_t fit = blocking ? ~0ULL : FittingClasses(vc);
+  FitClasses fit = blocking ? FitClasses::All() : FittingClasses(vc);
   uint64_t fit_version = q.version;
   // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract:
   // scheduler.h), or the PostFilter's key bound for it.
@@ -967,19 +965,19 @@ void Scheduler::AdvanceCursor(const VcQueues& q, int c) {
 // take the smallest key among classes whose head may fit the free resources or that a
 // PostFilter plugin could make room for (e.g. by preemption); later jobs of a class that is
 // neither cannot be placed either (same size, larger key). -1: none.
-int Scheduler::PickClass(const VcQueues& q, uint64_t fit, bool blocking) {
+int Scheduler::PickClass(const VcQueues& q, FitClasses fit, bool blocking) {
   const auto& cur = cycle_cursors_;
   int pick = -1;
   for (const uint16_t c : cycle_live_) {
     if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
-    const bool eligible = blocking || ((fit >> c) & 1) || (policy_.post && MayPlaceUnfittingMemo(q, c, *cur[c]));
+    const bool eligible = blocking || fit.Has(c) || (policy_.post && MayPlaceUnfittingMemo(q, c, *cur[c]));
     if (eligible) pick = c;
   }
   return pick;
 }
 
-bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, uint64_t fit) {
-  if (c == 0 || c >= 64 || ((fit >> c) & 1)) return false;
+bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, FitClasses fit) {
+  if (c == 0 || fit.Has(c)) return false;
   if (c <= g) return true;  // one node with c free GPUs, and none has them
   // Class g + 1 without an idle node: only a job whose every node takes all g GPUs (other
   // large shapes may still fit). (A product, not gpus % nodes and gpus / nodes: no division
@@ -988,7 +986,7 @@ bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, uint64_t fi
   return job.nodes > 1 && job.gpus == static_cast<uint32_t>(job.nodes) * g;
 }
 
-bool Scheduler::PassesRejected(const VcQueues& q, size_t c, uint16_t g, uint64_t fit, uint32_t slot) {
+bool Scheduler::PassesRejected(const VcQueues& q, size_t c, uint16_t g, FitClasses fit, uint32_t slot) {
   if (rejected_at_[c] == q.version) return true;
   if (!SurelyUnfit(pool_[slot], c, g, fit) || !policy_.post->Rejects(*this, slot)) return false;
   if (c >= 1 && c <= g && policy_.post->rejects_along_class()) rejected_at_[c] = q.version;  // single-node class

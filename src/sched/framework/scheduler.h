@@ -457,13 +457,23 @@ class Scheduler final : private SchedulerHandle {
   void NoteStopped(uint32_t slot, Time now, EndCause cause);
   void ResizeClasses(VcId vc);  // after a node changed the VC's largest node
   void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
+  // The size classes whose jobs could fit a VC's free resources now (FittingClasses): class 0
+  // always (fractional and CPU-only jobs), 1..max_free (a node has that many wholly free GPUs),
+  // and G + 1 while a node is wholly idle. Two bounds, not a bit mask: classes go up to
+  // G + 1 for nodes of any size (a GB200 NVL72 rack exported as one node has 72 GPUs).
+  struct FitClasses {
+    size_t max_free = 0;  // the most wholly free GPUs on one node (class 0 only: 0)
+    size_t larger = 0;    // G + 1 while an idle node exists, else 0 (class 0, in anyway)
+    bool Has(size_t c) const { return c <= max_free || c == larger; }
+    static FitClasses All() { return FitClasses{SIZE_MAX, 0}; }
+  };
   // Whether pending `j` (of size class `c`, in a VC whose largest node has `g` GPUs) cannot
   // fit the free resources whatever the placer: c is not in `fit` (FittingClasses) and each
   // of its parts needs a node with that many free GPUs.
-  static bool SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, uint64_t fit);
+  static bool SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, FitClasses fit);
   // Whether a greedy walk passes pending `slot` of class `c` as rejected by the PostFilter
   // (SurelyUnfit and Rejects, or an earlier rejection in c at this version: rejected_at_).
-  bool PassesRejected(const VcQueues& q, size_t c, uint16_t g, uint64_t fit, uint32_t slot);
+  bool PassesRejected(const VcQueues& q, size_t c, uint16_t g, FitClasses fit, uint32_t slot);
   // The blocking reason of the last job the PostFilter rejected (Rejects) without a Place
   // call: that call, on the state it was rejected in. Clears *rejected.
   void NoteRejected(VcQueues& q, uint32_t* rejected);
@@ -472,7 +482,7 @@ class Scheduler final : private SchedulerHandle {
   // not at its end (cycle_live_, ascending): rebuilt, one advanced, the class to examine next.
   void LiveCursors(const VcQueues& q);
   void AdvanceCursor(const VcQueues& q, int c);
-  int PickClass(const VcQueues& q, uint64_t fit, bool blocking);
+  int PickClass(const VcQueues& q, FitClasses fit, bool blocking);
 
   // SchedulerHandle
   Time now() const override { return now_; }
@@ -530,8 +540,8 @@ class Scheduler final : private SchedulerHandle {
   // estimator -- of which only an oracle reads the duration -- and its explanation). Every
   // request the core holds is a Job's: Submit takes Jobs, shaped copies are Jobs (shaped_).
   static const Job& WholeJob(const SchedJob& j) { return static_cast<const Job&>(*j.job); }
-  // Bit mask of classes whose jobs could fit the VC's current free resources.
-  uint64_t FittingClasses(VcId vc) const;
+  // The classes whose jobs could fit the VC's current free resources.
+  FitClasses FittingClasses(VcId vc) const;
   QEntry KeyOf(uint32_t slot) const {
     const SchedJob& j = pool_[slot];
     return QEntry{j.key1, j.key2, j.seq, slot, j.job->gpu_milli_total()};

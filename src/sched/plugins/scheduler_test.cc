@@ -736,6 +736,83 @@ TEST(SchedulerNodes, AddNodeKeepsQueueRunningJobsAndLearning) {
   EXPECT_EQ(r.s->AddNode(bad).error().message, "AddNode: node id 7 is not the next id 2");
 }
 
+// ---- nodes of any size: size classes 0..G+1 for G = 8, 63, 64, 72 GPUs per node (a GB200
+// NVL72 rack exported as one Slurm node has 72). The classes that could fit were once a 64-bit
+// mask shifted by the class (undefined from class 64 on: G ≥ 63), and a ClusterState refused
+// nodes of more than 32 GPUs.
+
+struct NodeSizeCase {
+  uint16_t g;  // GPUs per node; the VC has two such nodes
+};
+const NodeSizeCase kNodeSizes[] = {{8}, {63}, {64}, {72}};
+
+// EASY, bf_max_job_test=2 (the backfill looks at the 2 next pending jobs that could fit). At 0,
+// J0 (1 GPU) and J1 (G GPUs) start, walltime 1000: node 0 has G − 1 free GPUs, node 1 none.
+// At 1 arrive H, B1, B2 (2 nodes × G, class G + 1) and S (1 GPU, walltime 10). H waits for
+// its reservation at 1000 (both nodes). No node is idle, so B1 and B2 cannot fit and are not
+// candidates: the only one is S, which ends at 11 ≤ 1000 and starts now on node 0. (With class
+// G + 1 taken for fitting, B1 and B2 fill both candidate places and S waits for 1000: main's
+// 64-bit mask shifted by class 64 did so at G = 63, and UBSan reports the shift.) At 1000 J0 and
+// J1 end (S ended at 11): H takes both nodes.
+TEST(SchedulerNodeSizes, EasyBackfillSeesOnlyTheClassesThatFit) {
+  for (const NodeSizeCase& c : kNodeSizes) {
+    SCOPED_TRACE("G = " + std::to_string(c.g));
+    Rig r("easy:bf_max_job_test=2", 2, c.g);
+    const uint32_t j0 = r.Submit(AJob(0).gpus(1).walltime(1000));
+    const uint32_t j1 = r.Submit(AJob(1).gpus(c.g).walltime(1000));
+    EXPECT_EQ(r.Cycle(0), "S0 S1 ");
+    const uint32_t h = r.Submit(AJob(2).gpus(2u * c.g).nodes(2).walltime(100).at(1));
+    r.Submit(AJob(3).gpus(2u * c.g).nodes(2).walltime(100).at(1));
+    r.Submit(AJob(4).gpus(2u * c.g).nodes(2).walltime(100).at(1));
+    const uint32_t s = r.Submit(AJob(5).gpus(1).walltime(10).at(1));
+    ASSERT_EQ(r.Cycle(1), "S" + std::to_string(s) + " ");
+    EXPECT_EQ(r.view(s).alloc[0].node, NodeId(0));
+    r.s->Finish(s, 11);
+    r.s->Finish(j0, 1000);
+    r.s->Finish(j1, 1000);
+    EXPECT_EQ(r.Cycle(1000), "S" + std::to_string(h) + " ");
+    EXPECT_EQ(r.view(h).alloc.size(), 2u);
+  }
+}
+
+// Greedy FIFO (blocking=false) on two idle G-GPU nodes: A (2 nodes × G, class G + 1) fits only
+// while both are idle and starts at 0; B (G GPUs, class G) and C (1 GPU) then fit nowhere and
+// are not tried (nothing blocks). At 100 A ends: B takes one node whole, C the other.
+TEST(SchedulerNodeSizes, GreedyWalkStartsWholeNodeAndMultiNodeJobs) {
+  for (const NodeSizeCase& c : kNodeSizes) {
+    SCOPED_TRACE("G = " + std::to_string(c.g));
+    Rig r("fifo:blocking=false", 2, c.g);
+    const uint32_t a = r.Submit(AJob(0).gpus(2u * c.g).nodes(2).walltime(100));
+    r.Submit(AJob(1).gpus(c.g).walltime(100));
+    r.Submit(AJob(2).gpus(1).walltime(100));
+    ASSERT_EQ(r.Cycle(0), "S0 ");
+    EXPECT_TRUE(r.s->last_block(VcId(0)).ok()) << r.s->last_block(VcId(0)).reason;
+    r.s->Finish(a, 100);
+    EXPECT_EQ(r.Cycle(100), "S1 S2 ");
+    EXPECT_EQ(r.s->cluster_state().vc_free_gpus(VcId(0)), c.g - 1u);
+  }
+}
+
+// A G-GPU node joins a VC of one busy 8-GPU node (the live daemon's AddNode): the classes grow
+// to G + 2, and a G-GPU job (class G, admitted now that a node has G GPUs) starts on it.
+TEST(SchedulerNodeSizes, ALargeNodeJoiningTakesJobsOfItsSize) {
+  for (const NodeSizeCase& c : kNodeSizes) {
+    SCOPED_TRACE("G = " + std::to_string(c.g));
+    Rig r("fifo:blocking=false", 1, 8);
+    r.Submit(AJob(0).gpus(8).walltime(100));
+    EXPECT_EQ(r.Cycle(0), "S0 ");
+    Node n = r.cluster.nodes[0];
+    n.id = NodeId(1);
+    n.name = "a-large";
+    n.gpus = c.g;
+    ASSERT_TRUE(r.s->AddNode(n).ok());
+    EXPECT_EQ(r.s->cluster_state().vc_max_node_gpus(VcId(0)), c.g);
+    const uint32_t big = r.Submit(AJob(1).gpus(c.g).walltime(100).at(1));
+    EXPECT_EQ(r.Cycle(1), "S" + std::to_string(big) + " ");
+    EXPECT_EQ(r.view(big).alloc[0].node, NodeId(1));
+  }
+}
+
 }  // namespace
 }  // namespace orrery
 
