@@ -405,6 +405,16 @@ class Scheduler final : private SchedulerHandle {
       return seq < o.seq;
     }
   };
+  // The head of a plain blocking walk that a pure placer could not place at VC version
+  // `version` (memo_blocked_): while the version is unchanged, placing it would fail again
+  // the same way, so the walk stops there without asking the placer.
+  struct BlockedHead {
+    uint32_t slot = kNoSlot;
+    const JobRequest* job = nullptr;
+    uint64_t version = 0;
+    PluginStatus status;
+    bool Holds(uint32_t s, const JobRequest* j, uint64_t v) const { return slot == s && job == j && version == v; }
+  };
   // Pending jobs are kept in one ordered set per size class (class 0: fractional and
   // CPU-only jobs; 1..G: whole-GPU single-node jobs of that many GPUs; G+1: larger jobs),
   // so a cycle visits only jobs of sizes that can fit, in global key order (k-way merge).
@@ -422,6 +432,7 @@ class Scheduler final : private SchedulerHandle {
     uint64_t partial_slots = 0;  // running slots (busy_by_min_end's) that hold no whole GPU
     bool dirty = false;
     PluginStatus last_block;
+    BlockedHead blocked;  // memo_blocked_ only
   };
 
   struct Feasibility {
@@ -437,6 +448,13 @@ class Scheduler final : private SchedulerHandle {
   void NoteStopped(uint32_t slot, Time now, EndCause cause);
   void ResizeClasses(VcId vc);  // after a node changed the VC's largest node
   void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
+  // Plain blocking walks (nothing but Start changes the queues or the state during one):
+  // place the global head until one does not fit.
+  bool PlainBlockingWalk(bool blocking) const;
+  void CyclePlainBlocking(VcQueues& q);
+  // Whether plain blocking walks may skip re-placing a head that failed in an unchanged VC
+  // state: no shapes (a shaped placement reads the planner) and a pure placer.
+  bool CanMemoBlockedHead() const;
   // Whether pending `j` cannot fit the free resources whatever the placer: its size class is
   // not in `fit` (FittingClasses) and each of its parts needs a node with that many free GPUs.
   bool SurelyUnfit(const SchedJob& j, uint64_t fit) const;
@@ -537,6 +555,7 @@ class Scheduler final : private SchedulerHandle {
   bool true_end_order_ = false;   // running_true kept (oracle PostFilters, truth attached)
   bool track_node_ends_ = false;
   bool adopting_ = false;         // Adopt: starts emit no decision
+  bool memo_blocked_ = false;     // CanMemoBlockedHead()
   std::vector<std::multiset<Time>> node_ends_;  // per node: true ends of its running jobs
   TruthModel* truth_ = nullptr;
   // Shape: per slot, the shaped copy a running job uses and the request it reverts to.
