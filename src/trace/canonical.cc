@@ -158,6 +158,22 @@ namespace {
   return true;
 }
 
+// A required integer field in [lo, hi]; OptIntIn: an empty field gives `if_empty`. Inlined
+// with their constant bounds (a call per field was 6 % of a 1M-job FIFO run).
+[[gnu::always_inline]] inline bool IntIn(std::string_view s, int64_t lo, int64_t hi, int64_t* out) {
+  int64_t v;
+  if (!PlainInt(s, &v) || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+[[gnu::always_inline]] inline bool OptIntIn(std::string_view s, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out) {
+  if (s.empty()) {
+    *out = if_empty;
+    return true;
+  }
+  return IntIn(s, lo, hi, out);
+}
+
 // The state column as the writer spells it (JobStateName), else ParseJobState (any case).
 bool ParseState(std::string_view s, JobState* out) {
   for (int i = 0; i < kNumJobStates; ++i) {
@@ -270,28 +286,16 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
       f[k] = std::string_view(p + start, end - start);
       start = end + 1;
     }
-    auto req = [&](int i, int64_t lo, int64_t hi, int64_t* out) {
-      int64_t v;
-      if (!PlainInt(f[i], &v) || v < lo || v > hi) return false;
-      *out = v;
-      return true;
-    };
-    auto opt = [&](int i, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out) {
-      if (f[i].empty()) {
-        *out = if_empty;
-        return true;
-      }
-      return req(i, lo, hi, out);
-    };
     int64_t id, submit, dur, wall, start_t, end_t, gpus, milli, nodes, cpu, mem;
-    if (!opt(0, 0, UINT32_MAX - 1, -1, &id) || !req(5, -kMaxT, kMaxT, &submit) || !opt(6, 0, kMaxT, -1, &dur) ||
-        !opt(7, 0, kMaxT, -1, &wall) || !opt(8, -kMaxT, kMaxT, kNoTime, &start_t) ||
-        !opt(9, -kMaxT, kMaxT, kNoTime, &end_t) || !req(10, 0, kMaxGpus, &gpus) || !req(11, 0, 1000, &milli) ||
-        !req(13, 0, 65535, &nodes) || !req(14, 0, UINT32_MAX, &cpu) || !req(15, 0, UINT32_MAX, &mem))
+    if (!OptIntIn(f[0], 0, UINT32_MAX - 1, -1, &id) || !IntIn(f[5], -kMaxT, kMaxT, &submit) ||
+        !OptIntIn(f[6], 0, kMaxT, -1, &dur) || !OptIntIn(f[7], 0, kMaxT, -1, &wall) ||
+        !OptIntIn(f[8], -kMaxT, kMaxT, kNoTime, &start_t) || !OptIntIn(f[9], -kMaxT, kMaxT, kNoTime, &end_t) ||
+        !IntIn(f[10], 0, kMaxGpus, &gpus) || !IntIn(f[11], 0, 1000, &milli) || !IntIn(f[13], 0, 65535, &nodes) ||
+        !IntIn(f[14], 0, UINT32_MAX, &cpu) || !IntIn(f[15], 0, UINT32_MAX, &mem))
       return false;
     if (start_t != kNoTime && end_t != kNoTime && end_t < start_t) return false;
     Job j;
-    if (f[16] == last_state_text) {
+    if (CachedPool::SameBytes(f[16], last_state_text)) {
       j.state = last_state;
     } else if (ParseState(f[16], &j.state)) {
       last_state_text.assign(f[16]);

@@ -31,17 +31,21 @@ struct RowLoc {
 // Interns into a StringPool with a one-entry cache (consecutive rows often repeat a value).
 class CachedPool {
  public:
-  // a == b, rejecting a different value of the same length by its first 8 bytes without a
-  // memcmp call (most rows name another user or job than the row before).
+  // a == b without a memcmp call up to 16 bytes (two overlapping word loads; most values are
+  // short user, VC and state names), rejecting a longer value by its first 8 bytes first.
   static bool SameBytes(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    if (a.size() >= 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a.data(), 8);
-      std::memcpy(&y, b.data(), 8);
-      if (x != y) return false;
+    const size_t n = a.size();
+    if (n != b.size()) return false;
+    const char *p = a.data(), *q = b.data();
+    if (n >= 8) {
+      if (Word<uint64_t>(p) != Word<uint64_t>(q)) return false;
+      if (n <= 16) return Word<uint64_t>(p + n - 8) == Word<uint64_t>(q + n - 8);
+      return std::memcmp(p + 8, q + 8, n - 8) == 0;
     }
-    return a == b;
+    if (n >= 4) return Word<uint32_t>(p) == Word<uint32_t>(q) && Word<uint32_t>(p + n - 4) == Word<uint32_t>(q + n - 4);
+    for (size_t i = 0; i < n; ++i)
+      if (p[i] != q[i]) return false;
+    return true;
   }
   explicit CachedPool(StringPool* pool) : pool_(pool) {}
   uint32_t Intern(std::string_view s) {
@@ -53,6 +57,12 @@ class CachedPool {
   size_t size() const { return pool_->size(); }
 
  private:
+  template <class W>
+  static W Word(const char* p) {
+    W w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  }
   StringPool* pool_;
   uint32_t last_id_ = UINT32_MAX;
 };
@@ -124,10 +134,13 @@ class TraceBuilder {
   Trace trace_;
   CachedPool users_, vcs_, names_;
   std::vector<std::string> files_;
+  // Per row, from the first row with a non-empty source id on (AddJob): its location and
+  // the end of its id in the arena.
   std::vector<RowLoc> locs_;
   std::string id_arena_;
   std::vector<uint32_t> id_off_{0};
   bool has_ids_ = false;
+  bool in_submit_order_ = true;  // every job added so far submits no earlier than the one before
   TimeBase time_base_ = TimeBase::kRelative;
   std::optional<int64_t> epoch_;
   uint64_t examples_ = 0;
@@ -136,6 +149,7 @@ class TraceBuilder {
 // Renumbers string tables of `t` in order of first use by jobs[0..n) (gpu types: bits in
 // ascending old id), drops unused entries, clears all-empty source_ids. Idempotent.
 void CanonicaliseTables(Trace* t);
+void RemapTables(Trace* t);  // CanonicaliseTables' step for tables not yet in that order
 
 // Located parsing of one split row. Each getter returns false after recording the
 // error (message + reason) in the row; the importer then calls Reject().
