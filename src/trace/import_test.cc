@@ -350,6 +350,7 @@ TEST(BadInput, UnsortedInputIsStableSortedWithWarning) {
   EXPECT_EQ(t->jobs[2].duration, 1);
   EXPECT_EQ(t->jobs[3].duration, 3);
   EXPECT_EQ(t->jobs[2].submit, 5);
+  for (uint32_t k = 0; k < 4; ++k) EXPECT_EQ(t->jobs[k].id, JobId(k));  // numbered after sorting
   ASSERT_EQ(rep.warnings.size(), 1u);
   EXPECT_NE(rep.warnings[0].find("not sorted"), std::string::npos);
   EXPECT_EQ(t->vcs.Get(0), "b");  // tables in order of first use after sorting
@@ -512,6 +513,37 @@ TEST(Canonical, BadRows) {
             "t.csv:6: duplicate job id \"a\" (first seen at t.csv:5)");
   EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, "#orrery-trace v1\n#origin=x\nid\n"),
             "t.csv: missing metadata line '#epoch_unix=' before the header");
+}
+
+// Source ids and row locations are kept only from the first non-empty id on (TraceBuilder::
+// AddJob): a duplicate after rows without ids is still reported at its own lines, and the
+// ids of the kept rows line up with their jobs.
+TEST(Canonical, DuplicateIdsAfterRowsWithoutIds) {
+  const std::string head = "#orrery-trace v1\n#origin=x\n#epoch_unix=\n"
+                           "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,"
+                           "nodes,cpu_milli,mem_mib,state\n";
+  auto row = [](int submit, const char* id) {
+    return std::string("0,") + id + ",,,," + std::to_string(submit) + ",,,,,1,1000,,1,0,0,UNKNOWN\n";
+  };
+  // Rows 0..4 are lines 5..9; rows 2 and 4 share the id "a".
+  const std::string text = head + row(0, "") + row(1, "") + row(2, "a") + row(3, "") + row(4, "a");
+  EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, text), "t.csv:9: duplicate job id \"a\" (first seen at t.csv:7)");
+  ImportReport rep;
+  auto t = Parse(TraceFormat::kCanonical, text, &rep, true);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->jobs.size(), 4u);
+  EXPECT_EQ(t->source_ids, (std::vector<std::string>{"", "", "a", ""}));
+  for (uint32_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(t->jobs[k].id, JobId(k));
+    EXPECT_EQ(t->jobs[k].submit, k);  // row 4 (submit 4) dropped: submits 0..3 remain
+  }
+  // No id at all: no source ids, jobs numbered in input order.
+  auto none = Parse(TraceFormat::kCanonical, head + row(0, "") + row(7, "") + row(9, ""));
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->source_ids.empty());
+  ASSERT_EQ(none->jobs.size(), 3u);
+  EXPECT_EQ(none->jobs[2].id, JobId(2));
+  EXPECT_EQ(none->jobs[2].submit, 9);
 }
 
 // The builder's submit sort (std::sort under 1,024 jobs, radix sort above, with 8- or
