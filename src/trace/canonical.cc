@@ -140,39 +140,79 @@ namespace trace_internal {
 
 namespace {
 
-// The fast path's integer: optional '-', 1..18 digits, nothing else (Row::FastInt without its
-// lenient ".000" form), inlined into the row loop (11 integer fields per row).
-[[gnu::always_inline]] inline bool PlainInt(std::string_view s, int64_t* out) {
-  const char* p = s.data();
-  const char* e = p + s.size();
-  const bool neg = p != e && *p == '-';
-  p += neg;
-  if (p == e || e - p > 18) return false;
-  uint64_t v = 0;
-  for (; p != e; ++p) {
-    const unsigned d = static_cast<unsigned>(*p - '0');
-    if (d > 9) return false;
-    v = v * 10 + d;
-  }
-  *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-  return true;
-}
+// The fast path's reading of one row, field by field, left to right in one pass: each field
+// ends at a ',' (the last at the row's end); inlined into the row loop. Text fields may hold anything but '"' (a quoted
+// row goes to the general path); integer fields are an optional '-' and 1..18 digits (Row::
+// FastInt without its lenient ".000" form). A false answer leaves the row to the general
+// path, which re-reads it and produces the exact error; nothing here has side effects.
+class RowCursor {
+ public:
+  explicit RowCursor(std::string_view line) : p_(line.data()), e_(line.data() + line.size()) {}
 
-// A required integer field in [lo, hi]; OptIntIn: an empty field gives `if_empty`. Inlined
-// with their constant bounds (a call per field was 6 % of a 1M-job FIFO run).
-[[gnu::always_inline]] inline bool IntIn(std::string_view s, int64_t lo, int64_t hi, int64_t* out) {
-  int64_t v;
-  if (!PlainInt(s, &v) || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-[[gnu::always_inline]] inline bool OptIntIn(std::string_view s, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out) {
-  if (s.empty()) {
-    *out = if_empty;
+  [[gnu::always_inline]] bool Text(std::string_view* out) {
+    if (ended_) return false;
+    const char* q = FindDelimiter(p_, e_);
+    if (q != e_ && *q == '"') return false;
+    *out = std::string_view(p_, static_cast<size_t>(q - p_));
+    return Step(q);
+  }
+  // An integer in [lo, hi]; OptInt: an empty field gives `if_empty`.
+  [[gnu::always_inline]] bool Int(int64_t lo, int64_t hi, int64_t* out) {
+    if (ended_) return false;
+    const bool neg = p_ != e_ && *p_ == '-';
+    const char* q = p_ + neg;
+    uint64_t v = 0;
+    const int digits = ReadDigits(&q, e_, &v);
+    if (digits == 0 || digits > 18 || (q != e_ && *q != ',')) return false;
+    const int64_t x = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    if (x < lo || x > hi) return false;
+    *out = x;
+    return Step(q);
+  }
+  [[gnu::always_inline]] bool OptInt(int64_t lo, int64_t hi, int64_t if_empty, int64_t* out) {
+    if (!ended_ && (p_ == e_ || *p_ == ',')) {
+      *out = if_empty;
+      return Step(p_);
+    }
+    return Int(lo, hi, out);
+  }
+  // After the last column: the row ended there, or holds one more, empty, field.
+  bool Complete() const { return ended_ || p_ == e_; }
+
+ private:
+  // Moves past the field that ends at q (a ',' or the row's end).
+  bool Step(const char* q) {
+    ended_ = q == e_;
+    p_ = ended_ ? e_ : q + 1;
     return true;
   }
-  return IntIn(s, lo, hi, out);
-}
+  // The first ',' or '"' in [p, e), or e; 16 bytes at a time (SSE2 compare + movemask).
+  static const char* FindDelimiter(const char* p, const char* e) {
+#if defined(__SSE2__)
+    const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"');
+    for (; e - p >= 16; p += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, comma), _mm_cmpeq_epi8(x, quote))));
+      if (m != 0) return p + __builtin_ctz(m);
+    }
+#endif
+    while (p != e && *p != ',' && *p != '"') ++p;
+    return p;
+  }
+  // Reads the digits at *q (moving *q past them) into *v; returns how many there were (more
+  // than 18: *v is not meaningful).
+  [[gnu::always_inline]] static int ReadDigits(const char** q, const char* e, uint64_t* v) {
+    const char* p = *q;
+    for (; p != e && static_cast<unsigned>(*p - '0') < 10; ++p) *v = *v * 10 + static_cast<unsigned>(*p - '0');
+    const int digits = static_cast<int>(p - *q);
+    *q = p;
+    return digits;
+  }
+
+  const char* p_;
+  const char* e_;
+  bool ended_ = false;  // the last field read ended the row
+};
 
 // The state column as the writer spells it (JobStateName), else ParseJobState (any case).
 bool ParseState(std::string_view s, JobState* out) {
@@ -245,53 +285,15 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   // re-reads the row and produces the exact error; the fast path has no side effects
   // until every check passed.
   auto fast = [&](std::string_view line, uint64_t ln) -> bool {
-    const char* p = line.data();
-    const size_t n = line.size();
-    // Field boundaries: commas at pos[0..nc); any '"' sends the row to the general path.
-    // 16 bytes at a time (SSE2 compare + movemask), as in SplitLine.
-    size_t pos[kCols + 1];
-    int nc = 0;
-    size_t i = 0;
-#if defined(__SSE2__)
-    const __m128i vd = _mm_set1_epi8(','), vq = _mm_set1_epi8('"');
-    for (; i + 16 <= n; i += 16) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-      if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, vq)) != 0) return false;
-      unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, vd)));
-      while (m != 0) {
-        if (nc == kCols) return false;
-        pos[nc++] = i + static_cast<size_t>(__builtin_ctz(m));
-        m &= m - 1;
-      }
-    }
-#endif
-    for (; i < n; ++i) {
-      const char c = p[i];
-      if (c == '"') return false;
-      if (c == ',') {
-        if (nc == kCols) return false;
-        pos[nc++] = i;
-      }
-    }
-    // 17 fields = 16 commas; 18 fields (17 commas) only when the last one is empty.
-    if (nc == kCols) {
-      if (pos[kCols - 1] + 1 != n) return false;
-    } else if (nc != kCols - 1) {
-      return false;
-    }
-    std::string_view f[kCols];
-    size_t start = 0;
-    for (int k = 0; k < kCols; ++k) {
-      const size_t end = k < kCols - 1 ? pos[k] : (nc == kCols ? pos[kCols - 1] : n);
-      f[k] = std::string_view(p + start, end - start);
-      start = end + 1;
-    }
+    RowCursor c(line);
+    std::string_view f[kCols];  // the text fields at their column
     int64_t id, submit, dur, wall, start_t, end_t, gpus, milli, nodes, cpu, mem;
-    if (!OptIntIn(f[0], 0, UINT32_MAX - 1, -1, &id) || !IntIn(f[5], -kMaxT, kMaxT, &submit) ||
-        !OptIntIn(f[6], 0, kMaxT, -1, &dur) || !OptIntIn(f[7], 0, kMaxT, -1, &wall) ||
-        !OptIntIn(f[8], -kMaxT, kMaxT, kNoTime, &start_t) || !OptIntIn(f[9], -kMaxT, kMaxT, kNoTime, &end_t) ||
-        !IntIn(f[10], 0, kMaxGpus, &gpus) || !IntIn(f[11], 0, 1000, &milli) || !IntIn(f[13], 0, 65535, &nodes) ||
-        !IntIn(f[14], 0, UINT32_MAX, &cpu) || !IntIn(f[15], 0, UINT32_MAX, &mem))
+    if (!c.OptInt(0, UINT32_MAX - 1, -1, &id) || !c.Text(&f[1]) || !c.Text(&f[2]) || !c.Text(&f[3]) ||
+        !c.Text(&f[4]) || !c.Int(-kMaxT, kMaxT, &submit) || !c.OptInt(0, kMaxT, -1, &dur) ||
+        !c.OptInt(0, kMaxT, -1, &wall) || !c.OptInt(-kMaxT, kMaxT, kNoTime, &start_t) ||
+        !c.OptInt(-kMaxT, kMaxT, kNoTime, &end_t) || !c.Int(0, kMaxGpus, &gpus) || !c.Int(0, 1000, &milli) ||
+        !c.Text(&f[12]) || !c.Int(0, 65535, &nodes) || !c.Int(0, UINT32_MAX, &cpu) || !c.Int(0, UINT32_MAX, &mem) ||
+        !c.Text(&f[16]) || !c.Complete())
       return false;
     if (start_t != kNoTime && end_t != kNoTime && end_t < start_t) return false;
     Job j;

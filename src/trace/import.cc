@@ -117,6 +117,7 @@ void TraceBuilder::ReserveFor(const std::string& path) {
   size_t rows = static_cast<size_t>(st.st_size) / 40 + 16;
   if (rows > (64u << 20)) rows = 64u << 20;
   trace_.jobs.reserve(trace_.jobs.size() + rows);
+  locs_.reserve(locs_.size() + rows);  // touched only from the first non-empty id on (AddJob)
 }
 
 // The ids and row locations serve only the duplicate-id check, which skips empty ids: while

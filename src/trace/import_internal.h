@@ -13,6 +13,7 @@
 #include "base/io.h"
 #include "base/parse.h"
 #include "base/result.h"
+#include "base/string_pool.h"
 #include "model/trace.h"
 #include "trace/import.h"
 
@@ -31,21 +32,9 @@ struct RowLoc {
 // Interns into a StringPool with a one-entry cache (consecutive rows often repeat a value).
 class CachedPool {
  public:
-  // a == b without a memcmp call up to 16 bytes (two overlapping word loads; most values are
-  // short user, VC and state names), rejecting a longer value by its first 8 bytes first.
+  // a == b, compared inline (StringPool::BytesEqual): the state column and the one-entry caches.
   static bool SameBytes(std::string_view a, std::string_view b) {
-    const size_t n = a.size();
-    if (n != b.size()) return false;
-    const char *p = a.data(), *q = b.data();
-    if (n >= 8) {
-      if (Word<uint64_t>(p) != Word<uint64_t>(q)) return false;
-      if (n <= 16) return Word<uint64_t>(p + n - 8) == Word<uint64_t>(q + n - 8);
-      return std::memcmp(p + 8, q + 8, n - 8) == 0;
-    }
-    if (n >= 4) return Word<uint32_t>(p) == Word<uint32_t>(q) && Word<uint32_t>(p + n - 4) == Word<uint32_t>(q + n - 4);
-    for (size_t i = 0; i < n; ++i)
-      if (p[i] != q[i]) return false;
-    return true;
+    return a.size() == b.size() && StringPool::BytesEqual(a.data(), b.data(), a.size());
   }
   explicit CachedPool(StringPool* pool) : pool_(pool) {}
   uint32_t Intern(std::string_view s) {
@@ -57,12 +46,6 @@ class CachedPool {
   size_t size() const { return pool_->size(); }
 
  private:
-  template <class W>
-  static W Word(const char* p) {
-    W w;
-    std::memcpy(&w, p, sizeof w);
-    return w;
-  }
   StringPool* pool_;
   uint32_t last_id_ = UINT32_MAX;
 };

@@ -500,6 +500,71 @@ TEST(Canonical, QuotingAndUnknownsAreLossless) {
   ExpectRoundTrip(t);
 }
 
+// The reader's fast path parses integers eight digits at a time and text fields sixteen bytes
+// at a time: every width of every integer column (1..14 digits, negative times), text fields
+// of 0..40 bytes (some quoted: the general path) and rows whose last fields lie within eight
+// bytes of the row's end survive a round trip exactly.
+TEST(Canonical, IntegersOfEveryWidthAndFieldsOfEveryLengthRoundTrip) {
+  uint64_t x = 7;
+  auto next = [&]() { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  auto of_width = [&](int digits) {  // a random value of exactly `digits` digits
+    int64_t v = 1 + static_cast<int64_t>(next() % 9);
+    for (int d = 1; d < digits; ++d) v = v * 10 + static_cast<int64_t>(next() % 10);
+    return v;
+  };
+  auto text = [&](size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s.push_back(static_cast<char>('a' + next() % 26));
+    if (n > 2 && next() % 10 == 0) s[n / 2] = next() % 2 ? ',' : '"';  // quoted when written
+    return s;
+  };
+  std::vector<int64_t> submits;
+  for (int i = 0; i < 3000; ++i) submits.push_back((next() % 4 == 0 ? -1 : 1) * of_width(1 + i % 13));
+  std::sort(submits.begin(), submits.end());  // the reader keeps submit order
+  Trace t;
+  t.origin = "widths";
+  t.epoch_known = false;
+  for (size_t i = 0; i < submits.size(); ++i) {
+    Job j;
+    j.id = JobId(static_cast<uint32_t>(i));
+    j.submit = submits[i];
+    const std::string user = text(i % 41), name = text(next() % 41);  // empty: no id, as the reader gives
+    if (!user.empty()) j.user = UserId(t.users.Intern(user));
+    if (!name.empty()) j.name = NameId(t.names.Intern(name));
+    const int w = 1 + static_cast<int>(i % 13);
+    if (i % 5) j.duration = of_width(w);
+    if (i % 7) j.walltime = of_width(1 + (w + 3) % 13);
+    if (i % 3) {
+      j.start = (i % 2 ? -1 : 1) * of_width(w);
+      j.end = j.start + of_width(1 + static_cast<int>(i % 9));
+    }
+    j.gpus = static_cast<uint32_t>(of_width(1 + static_cast<int>(i % 6)));
+    j.gpu_milli = static_cast<uint16_t>(i % 4 == 0 ? 1000 : of_width(1 + static_cast<int>(i % 3)));
+    j.nodes = static_cast<uint16_t>(of_width(1 + static_cast<int>(i % 4)));
+    j.cpu_milli = static_cast<uint32_t>(of_width(1 + static_cast<int>(i % 9)));
+    j.mem_mib = static_cast<uint32_t>(i % 11 == 0 ? 0 : of_width(1 + static_cast<int>(i % 9)));
+    j.state = static_cast<JobState>(i % kNumJobStates);
+    t.jobs.push_back(j);
+  }
+  ExpectRoundTrip(t);
+}
+
+// Values the fast path leaves to the general path, which reads them the same way as before:
+// more than 18 digits (leading zeros), "-0", a field after the last column.
+TEST(Canonical, IntegersTheFastPathLeavesToTheGeneralPath) {
+  const std::string head = "#orrery-trace v1\n#origin=x\n#epoch_unix=\n"
+                           "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,"
+                           "nodes,cpu_milli,mem_mib,state\n";
+  auto t = Parse(TraceFormat::kCanonical, head + "0,,,,,0000000000000000045,-0,,,,1,1000,,1,0,0,UNKNOWN,\n");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->jobs[0].submit, 45);   // 19 digits: the general path's ParseI64
+  EXPECT_EQ(t->jobs[0].duration, 0);  // "-0"
+  EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, head + "0,,,,,5,,,,,1,1000,,1,0,0,UNKNOWN,x\n"),
+            "t.csv:5: expected 17 fields (" + std::string("id,source_id,user,vc,name,submit,duration,walltime,start,"
+                                                          "end,gpus,gpu_milli,gpu_types,nodes,cpu_milli,mem_mib,state") +
+                "), got 18");
+}
+
 TEST(Canonical, BadRows) {
   std::string head = "#orrery-trace v1\n#origin=x\n#epoch_unix=\n"
                      "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,nodes,"
