@@ -140,11 +140,12 @@ namespace trace_internal {
 
 namespace {
 
-// The fast path's reading of one row, field by field, left to right in one pass: each field
-// ends at a ',' (the last at the row's end); inlined into the row loop. Text fields may hold anything but '"' (a quoted
-// row goes to the general path); integer fields are an optional '-' and 1..18 digits (Row::
-// FastInt without its lenient ".000" form). A false answer leaves the row to the general
-// path, which re-reads it and produces the exact error; nothing here has side effects.
+// The fast path's reading of one row, field by field, left to right in one pass (inlined into
+// the row loop): each field ends at a ',' (the last at the row's end). Text fields may hold
+// anything but '"' (a quoted row goes to the general path); integer fields are an optional '-'
+// and 1..18 digits (Row::FastInt without its lenient ".000" form). A false answer leaves the
+// row to the general path, which re-reads it and produces the exact error; nothing here has
+// side effects.
 class RowCursor {
  public:
   explicit RowCursor(std::string_view line) : p_(line.data()), e_(line.data() + line.size()) {}
@@ -192,7 +193,8 @@ class RowCursor {
     const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"');
     for (; e - p >= 16; p += 16) {
       const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, comma), _mm_cmpeq_epi8(x, quote))));
+      const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, comma), _mm_cmpeq_epi8(x, quote));
+      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
       if (m != 0) return p + __builtin_ctz(m);
     }
 #endif

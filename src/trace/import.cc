@@ -476,16 +476,6 @@ bool TablesCanonical(const Trace& t) {
   return users == t.users.size() && vcs == t.vcs.size() && names == t.names.size() && types == t.gpu_types.size();
 }
 
-}  // namespace
-
-void CanonicaliseTables(Trace* t) {
-  if (!TablesCanonical(*t)) RemapTables(t);
-  bool any = false;
-  for (const auto& s : t->source_ids) any = any || !s.empty();
-  if (!any) t->source_ids.clear();
-  if (!t->epoch_known) t->epoch_unix = 0;
-}
-
 // CanonicaliseTables' renumbering of the string tables and GPU types.
 void RemapTables(Trace* t) {
   auto remap = [&](StringPool& pool, auto get, auto set) {
@@ -529,6 +519,16 @@ void RemapTables(Trace* t) {
     }
     t->gpu_types = std::move(fresh);
   }
+}
+
+}  // namespace
+
+void CanonicaliseTables(Trace* t) {
+  if (!TablesCanonical(*t)) RemapTables(t);
+  bool any = false;
+  for (const auto& s : t->source_ids) any = any || !s.empty();
+  if (!any) t->source_ids.clear();
+  if (!t->epoch_known) t->epoch_unix = 0;
 }
 
 // ---------------------------------------------------------------- Row

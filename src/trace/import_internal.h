@@ -132,7 +132,6 @@ class TraceBuilder {
 // Renumbers string tables of `t` in order of first use by jobs[0..n) (gpu types: bits in
 // ascending old id), drops unused entries, clears all-empty source_ids. Idempotent.
 void CanonicaliseTables(Trace* t);
-void RemapTables(Trace* t);  // CanonicaliseTables' step for tables not yet in that order
 
 // Located parsing of one split row. Each getter returns false after recording the
 // error (message + reason) in the row; the importer then calls Reject().
