@@ -2,6 +2,7 @@
 // docs/formats/trace.md describes it column by column.
 #include "trace/canonical.h"
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <unordered_map>
@@ -188,7 +189,7 @@ class RowCursor {
     return true;
   }
   // The first ',' or '"' in [p, e), or e; 16 bytes at a time (SSE2 compare + movemask).
-  static const char* FindDelimiter(const char* p, const char* e) {
+  [[gnu::always_inline]] static const char* FindDelimiter(const char* p, const char* e) {
 #if defined(__SSE2__)
     const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"');
     for (; e - p >= 16; p += 16) {
@@ -216,10 +217,16 @@ class RowCursor {
   bool ended_ = false;  // the last field read ended the row
 };
 
-// The state column as the writer spells it (JobStateName), else ParseJobState (any case).
+// The state column as the writer spells it (JobStateName, compared inline: most rows name
+// another state than the row before), else ParseJobState (any case).
 bool ParseState(std::string_view s, JobState* out) {
+  static const std::array<std::string_view, kNumJobStates> kWritten = [] {
+    std::array<std::string_view, kNumJobStates> a;
+    for (int i = 0; i < kNumJobStates; ++i) a[static_cast<size_t>(i)] = JobStateName(static_cast<JobState>(i));
+    return a;
+  }();
   for (int i = 0; i < kNumJobStates; ++i) {
-    if (s == JobStateName(static_cast<JobState>(i))) {
+    if (CachedPool::SameBytes(s, kWritten[static_cast<size_t>(i)])) {
       *out = static_cast<JobState>(i);
       return true;
     }
@@ -279,8 +286,6 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   }
   uint64_t id_mismatch = 0;
   uint64_t expected_id = b.trace().jobs.size();
-  std::string last_state_text = "\x01";  // one-entry cache for ParseJobState (never a valid state)
-  JobState last_state = JobState::kUnknown;
   // Fast path (one pass, no field vector): a quote-free row of exactly 17 fields (or 18
   // with an empty last one) whose every field parses on the plain fast path. Anything
   // else -- or any check that would fail -- is handed to the general path below, which
@@ -299,14 +304,7 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
       return false;
     if (start_t != kNoTime && end_t != kNoTime && end_t < start_t) return false;
     Job j;
-    if (CachedPool::SameBytes(f[16], last_state_text)) {
-      j.state = last_state;
-    } else if (ParseState(f[16], &j.state)) {
-      last_state_text.assign(f[16]);
-      last_state = j.state;
-    } else {
-      return false;
-    }
+    if (!ParseState(f[16], &j.state)) return false;
     // Interning is idempotent, so a failure after it (re-done by the general path) is harmless.
     if (!b.Vc(f[3], &j.vc)) return false;
     if (!b.GpuTypes(f[12], &j.gpu_types)) return false;
@@ -339,12 +337,7 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
       return false;
     if (start != kNoTime && end != kNoTime && end < start)
       return row.Fail(9, "end", "a time not before start " + std::to_string(start), "end before start");
-    if (row.text(16) == last_state_text) {
-      j.state = last_state;
-    } else if (ParseState(row.text(16), &j.state)) {
-      last_state_text.assign(row.text(16));
-      last_state = j.state;
-    } else {
+    if (!ParseState(row.text(16), &j.state)) {
       return row.Fail(16, "state", "one of UNKNOWN, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, RUNNING, PENDING, PREEMPTED");
     }
     if (!b.Vc(row.text(3), &j.vc)) return row.Fail(3, "vc", "at most 65535 distinct VCs", "too many VCs");
