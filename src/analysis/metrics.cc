@@ -25,8 +25,10 @@ double ValueOf(uint64_t k) { return std::bit_cast<double>(k >> 63 ? k & ~(uint64
 // has the same digit skipped (durations in seconds share their high bits). The four digit
 // histograms come from one counting pass. O(n) instead of O(n log n) for the million-job runs;
 // small inputs use std::sort. Equal keys are equal values, so the order among them never shows.
+// `tmp` is the scatter buffer, kept by the caller across sorts (the summary's three metrics
+// share one: 16 MB fewer pages to fault in per metric at 1M jobs).
 template <class T>
-void SortByKey(std::vector<T>& a) {
+void SortByKey(std::vector<T>& a, std::vector<T>& tmp) {
   if (a.size() < 4096) {
     std::sort(a.begin(), a.end(), [](const T& x, const T& y) { return KeyOf(x) < KeyOf(y); });
     return;
@@ -38,7 +40,6 @@ void SortByKey(std::vector<T>& a) {
     const uint64_t k = KeyOf(x);
     for (size_t d = 0; d < kDigits; ++d) ++count[d * kBuckets + ((k >> (16 * d)) & 0xffff)];
   }
-  std::vector<T> b;
   for (size_t d = 0; d < kDigits; ++d) {
     const int shift = static_cast<int>(16 * d);
     uint32_t* c = count.data() + d * kBuckets;
@@ -49,9 +50,9 @@ void SortByKey(std::vector<T>& a) {
       c[i] = sum;
       sum += here;
     }
-    if (b.empty()) b.resize(n);
-    for (const T& x : a) b[c[(KeyOf(x) >> shift) & 0xffff]++] = x;
-    a.swap(b);
+    tmp.resize(n);  // its old contents are overwritten
+    for (const T& x : a) tmp[c[(KeyOf(x) >> shift) & 0xffff]++] = x;
+    a.swap(tmp);
   }
 }
 
@@ -74,8 +75,7 @@ class DistributionBuilder {
   }
   void Add(double x) {
     sum_ += x;
-    for (size_t q = 0; q < 4; ++q)
-      if (seen_ == rank_[q]) at_[q] = x;
+    while (next_ < 4 && seen_ == rank_[next_]) at_[next_++] = x;  // ranks ascend with the quantiles
     ++seen_;
     max_ = x;
   }
@@ -92,7 +92,7 @@ class DistributionBuilder {
   }
 
  private:
-  size_t n_ = 0, seen_ = 0;
+  size_t n_ = 0, seen_ = 0, next_ = 0;  // next_: the first quantile not reached yet
   size_t rank_[4] = {};
   double at_[4] = {}, sum_ = 0, max_ = 0;
 };
@@ -102,7 +102,8 @@ class DistributionBuilder {
 Distribution Describe(std::vector<double>& v) {
   std::vector<uint64_t> keys(v.size());
   for (size_t i = 0; i < v.size(); ++i) keys[i] = OrderKey(v[i]);
-  SortByKey(keys);
+  std::vector<uint64_t> tmp;
+  SortByKey(keys, tmp);
   DistributionBuilder b;
   b.Expect(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) b.Add(v[i] = ValueOf(keys[i]));
@@ -157,7 +158,7 @@ uint64_t KeyOf(const Keyed& k) { return k.key; }
 // exactly those of sorting it alone.
 template <class Metric>
 std::vector<Distribution> DescribeGroups(const std::vector<JobOutcome>& outcomes, const Groups& g, bool withdrawn_too,
-                                         std::vector<Keyed>& buf) {
+                                         std::vector<Keyed>& buf, std::vector<Keyed>& tmp) {
   buf.clear();
   std::vector<size_t> n(g.size(), 0);
   for (const JobOutcome& o : outcomes) {
@@ -166,7 +167,7 @@ std::vector<Distribution> DescribeGroups(const std::vector<JobOutcome>& outcomes
     ++n[buf.back().size_group];
     ++n[buf.back().vc_group];  // kAll when in no VC group: counted once more below instead
   }
-  SortByKey(buf);
+  SortByKey(buf, tmp);
   // A group holding every value (a one-VC cluster's VC) is "all": the same values in the
   // same order, so its figures are all's without building them again.
   std::vector<uint8_t> whole(g.size(), 0);
@@ -205,11 +206,11 @@ void CountGroups(const std::vector<JobOutcome>& outcomes, const Groups& g, std::
 std::vector<GroupStats> GroupStatistics(const std::vector<JobOutcome>& outcomes, const Groups& g) {
   std::vector<GroupStats> out(g.size());
   CountGroups(outcomes, g, out);
-  std::vector<Keyed> buf;
+  std::vector<Keyed> buf, tmp;
   buf.reserve(outcomes.size());
-  const std::vector<Distribution> jct = DescribeGroups<Jct>(outcomes, g, false, buf);
-  const std::vector<Distribution> wait = DescribeGroups<Wait>(outcomes, g, true, buf);
-  const std::vector<Distribution> slowdown = DescribeGroups<Slowdown>(outcomes, g, false, buf);
+  const std::vector<Distribution> jct = DescribeGroups<Jct>(outcomes, g, false, buf, tmp);
+  const std::vector<Distribution> wait = DescribeGroups<Wait>(outcomes, g, true, buf, tmp);
+  const std::vector<Distribution> slowdown = DescribeGroups<Slowdown>(outcomes, g, false, buf, tmp);
   for (size_t i = 0; i < g.size(); ++i) {
     out[i].jct = jct[i];
     out[i].wait = wait[i];

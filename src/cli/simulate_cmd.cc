@@ -422,7 +422,7 @@ SimConfig MakeSimConfig(const Options& o, const std::string& policy, const std::
   cfg.policy = policy;
   cfg.placer = o.placer;
   cfg.seed = o.seed;
-  cfg.sample_interval = o.sample_interval;
+  cfg.sample_interval = o.no_output ? 0 : o.sample_interval;  // timeseries.csv is the only reader
   // Evaluation requests have CPU metric jobs that run on CPU capacity.
   cfg.model_cpu_mem = o.model_cpu_mem || o.eval.any();
   cfg.run_cpu_jobs = o.cpu_jobs || o.eval.any();

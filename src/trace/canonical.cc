@@ -2,6 +2,7 @@
 // docs/formats/trace.md describes it column by column.
 #include "trace/canonical.h"
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <unordered_map>
@@ -140,28 +141,92 @@ namespace trace_internal {
 
 namespace {
 
-// The fast path's integer: optional '-', 1..18 digits, nothing else (Row::FastInt without its
-// lenient ".000" form), inlined into the row loop (11 integer fields per row).
-[[gnu::always_inline]] inline bool PlainInt(std::string_view s, int64_t* out) {
-  const char* p = s.data();
-  const char* e = p + s.size();
-  const bool neg = p != e && *p == '-';
-  p += neg;
-  if (p == e || e - p > 18) return false;
-  uint64_t v = 0;
-  for (; p != e; ++p) {
-    const unsigned d = static_cast<unsigned>(*p - '0');
-    if (d > 9) return false;
-    v = v * 10 + d;
-  }
-  *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-  return true;
-}
+// The fast path's reading of one row, field by field, left to right in one pass (inlined into
+// the row loop): each field ends at a ',' (the last at the row's end). Text fields may hold
+// anything but '"' (a quoted row goes to the general path); integer fields are an optional '-'
+// and 1..18 digits (Row::FastInt without its lenient ".000" form). A false answer leaves the
+// row to the general path, which re-reads it and produces the exact error; nothing here has
+// side effects.
+class RowCursor {
+ public:
+  explicit RowCursor(std::string_view line) : p_(line.data()), e_(line.data() + line.size()) {}
 
-// The state column as the writer spells it (JobStateName), else ParseJobState (any case).
+  [[gnu::always_inline]] bool Text(std::string_view* out) {
+    if (ended_) return false;
+    const char* q = FindDelimiter(p_, e_);
+    if (q != e_ && *q == '"') return false;
+    *out = std::string_view(p_, static_cast<size_t>(q - p_));
+    return Step(q);
+  }
+  // An integer in [lo, hi]; OptInt: an empty field gives `if_empty`.
+  [[gnu::always_inline]] bool Int(int64_t lo, int64_t hi, int64_t* out) {
+    if (ended_) return false;
+    const bool neg = p_ != e_ && *p_ == '-';
+    const char* q = p_ + neg;
+    uint64_t v = 0;
+    const int digits = ReadDigits(&q, e_, &v);
+    if (digits == 0 || digits > 18 || (q != e_ && *q != ',')) return false;
+    const int64_t x = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    if (x < lo || x > hi) return false;
+    *out = x;
+    return Step(q);
+  }
+  [[gnu::always_inline]] bool OptInt(int64_t lo, int64_t hi, int64_t if_empty, int64_t* out) {
+    if (!ended_ && (p_ == e_ || *p_ == ',')) {
+      *out = if_empty;
+      return Step(p_);
+    }
+    return Int(lo, hi, out);
+  }
+  // After the last column: the row ended there, or holds one more, empty, field.
+  bool Complete() const { return ended_ || p_ == e_; }
+
+ private:
+  // Moves past the field that ends at q (a ',' or the row's end).
+  bool Step(const char* q) {
+    ended_ = q == e_;
+    p_ = ended_ ? e_ : q + 1;
+    return true;
+  }
+  // The first ',' or '"' in [p, e), or e; 16 bytes at a time (SSE2 compare + movemask).
+  [[gnu::always_inline]] static const char* FindDelimiter(const char* p, const char* e) {
+#if defined(__SSE2__)
+    const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"');
+    for (; e - p >= 16; p += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, comma), _mm_cmpeq_epi8(x, quote));
+      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      if (m != 0) return p + __builtin_ctz(m);
+    }
+#endif
+    while (p != e && *p != ',' && *p != '"') ++p;
+    return p;
+  }
+  // Reads the digits at *q (moving *q past them) into *v; returns how many there were (more
+  // than 18: *v is not meaningful).
+  [[gnu::always_inline]] static int ReadDigits(const char** q, const char* e, uint64_t* v) {
+    const char* p = *q;
+    for (; p != e && static_cast<unsigned>(*p - '0') < 10; ++p) *v = *v * 10 + static_cast<unsigned>(*p - '0');
+    const int digits = static_cast<int>(p - *q);
+    *q = p;
+    return digits;
+  }
+
+  const char* p_;
+  const char* e_;
+  bool ended_ = false;  // the last field read ended the row
+};
+
+// The state column as the writer spells it (JobStateName, compared inline: most rows name
+// another state than the row before), else ParseJobState (any case).
 bool ParseState(std::string_view s, JobState* out) {
+  static const std::array<std::string_view, kNumJobStates> kWritten = [] {
+    std::array<std::string_view, kNumJobStates> a;
+    for (int i = 0; i < kNumJobStates; ++i) a[static_cast<size_t>(i)] = JobStateName(static_cast<JobState>(i));
+    return a;
+  }();
   for (int i = 0; i < kNumJobStates; ++i) {
-    if (s == JobStateName(static_cast<JobState>(i))) {
+    if (CachedPool::SameBytes(s, kWritten[static_cast<size_t>(i)])) {
       *out = static_cast<JobState>(i);
       return true;
     }
@@ -221,84 +286,25 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   }
   uint64_t id_mismatch = 0;
   uint64_t expected_id = b.trace().jobs.size();
-  std::string last_state_text = "\x01";  // one-entry cache for ParseJobState (never a valid state)
-  JobState last_state = JobState::kUnknown;
   // Fast path (one pass, no field vector): a quote-free row of exactly 17 fields (or 18
   // with an empty last one) whose every field parses on the plain fast path. Anything
   // else -- or any check that would fail -- is handed to the general path below, which
   // re-reads the row and produces the exact error; the fast path has no side effects
   // until every check passed.
   auto fast = [&](std::string_view line, uint64_t ln) -> bool {
-    const char* p = line.data();
-    const size_t n = line.size();
-    // Field boundaries: commas at pos[0..nc); any '"' sends the row to the general path.
-    // 16 bytes at a time (SSE2 compare + movemask), as in SplitLine.
-    size_t pos[kCols + 1];
-    int nc = 0;
-    size_t i = 0;
-#if defined(__SSE2__)
-    const __m128i vd = _mm_set1_epi8(','), vq = _mm_set1_epi8('"');
-    for (; i + 16 <= n; i += 16) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-      if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, vq)) != 0) return false;
-      unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, vd)));
-      while (m != 0) {
-        if (nc == kCols) return false;
-        pos[nc++] = i + static_cast<size_t>(__builtin_ctz(m));
-        m &= m - 1;
-      }
-    }
-#endif
-    for (; i < n; ++i) {
-      const char c = p[i];
-      if (c == '"') return false;
-      if (c == ',') {
-        if (nc == kCols) return false;
-        pos[nc++] = i;
-      }
-    }
-    // 17 fields = 16 commas; 18 fields (17 commas) only when the last one is empty.
-    if (nc == kCols) {
-      if (pos[kCols - 1] + 1 != n) return false;
-    } else if (nc != kCols - 1) {
-      return false;
-    }
-    std::string_view f[kCols];
-    size_t start = 0;
-    for (int k = 0; k < kCols; ++k) {
-      const size_t end = k < kCols - 1 ? pos[k] : (nc == kCols ? pos[kCols - 1] : n);
-      f[k] = std::string_view(p + start, end - start);
-      start = end + 1;
-    }
-    auto req = [&](int i, int64_t lo, int64_t hi, int64_t* out) {
-      int64_t v;
-      if (!PlainInt(f[i], &v) || v < lo || v > hi) return false;
-      *out = v;
-      return true;
-    };
-    auto opt = [&](int i, int64_t lo, int64_t hi, int64_t if_empty, int64_t* out) {
-      if (f[i].empty()) {
-        *out = if_empty;
-        return true;
-      }
-      return req(i, lo, hi, out);
-    };
+    RowCursor c(line);
+    std::string_view f[kCols];  // the text fields at their column
     int64_t id, submit, dur, wall, start_t, end_t, gpus, milli, nodes, cpu, mem;
-    if (!opt(0, 0, UINT32_MAX - 1, -1, &id) || !req(5, -kMaxT, kMaxT, &submit) || !opt(6, 0, kMaxT, -1, &dur) ||
-        !opt(7, 0, kMaxT, -1, &wall) || !opt(8, -kMaxT, kMaxT, kNoTime, &start_t) ||
-        !opt(9, -kMaxT, kMaxT, kNoTime, &end_t) || !req(10, 0, kMaxGpus, &gpus) || !req(11, 0, 1000, &milli) ||
-        !req(13, 0, 65535, &nodes) || !req(14, 0, UINT32_MAX, &cpu) || !req(15, 0, UINT32_MAX, &mem))
+    if (!c.OptInt(0, UINT32_MAX - 1, -1, &id) || !c.Text(&f[1]) || !c.Text(&f[2]) || !c.Text(&f[3]) ||
+        !c.Text(&f[4]) || !c.Int(-kMaxT, kMaxT, &submit) || !c.OptInt(0, kMaxT, -1, &dur) ||
+        !c.OptInt(0, kMaxT, -1, &wall) || !c.OptInt(-kMaxT, kMaxT, kNoTime, &start_t) ||
+        !c.OptInt(-kMaxT, kMaxT, kNoTime, &end_t) || !c.Int(0, kMaxGpus, &gpus) || !c.Int(0, 1000, &milli) ||
+        !c.Text(&f[12]) || !c.Int(0, 65535, &nodes) || !c.Int(0, UINT32_MAX, &cpu) || !c.Int(0, UINT32_MAX, &mem) ||
+        !c.Text(&f[16]) || !c.Complete())
       return false;
     if (start_t != kNoTime && end_t != kNoTime && end_t < start_t) return false;
     Job j;
-    if (f[16] == last_state_text) {
-      j.state = last_state;
-    } else if (ParseState(f[16], &j.state)) {
-      last_state_text.assign(f[16]);
-      last_state = j.state;
-    } else {
-      return false;
-    }
+    if (!ParseState(f[16], &j.state)) return false;
     // Interning is idempotent, so a failure after it (re-done by the general path) is harmless.
     if (!b.Vc(f[3], &j.vc)) return false;
     if (!b.GpuTypes(f[12], &j.gpu_types)) return false;
@@ -331,12 +337,7 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
       return false;
     if (start != kNoTime && end != kNoTime && end < start)
       return row.Fail(9, "end", "a time not before start " + std::to_string(start), "end before start");
-    if (row.text(16) == last_state_text) {
-      j.state = last_state;
-    } else if (ParseState(row.text(16), &j.state)) {
-      last_state_text.assign(row.text(16));
-      last_state = j.state;
-    } else {
+    if (!ParseState(row.text(16), &j.state)) {
       return row.Fail(16, "state", "one of UNKNOWN, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, RUNNING, PENDING, PREEMPTED");
     }
     if (!b.Vc(row.text(3), &j.vc)) return row.Fail(3, "vc", "at most 65535 distinct VCs", "too many VCs");

@@ -2,6 +2,7 @@
 #include "trace/import.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <numeric>
 
@@ -116,20 +117,28 @@ void TraceBuilder::ReserveFor(const std::string& path) {
   size_t rows = static_cast<size_t>(st.st_size) / 40 + 16;
   if (rows > (64u << 20)) rows = 64u << 20;
   trace_.jobs.reserve(trace_.jobs.size() + rows);
-  locs_.reserve(locs_.size() + rows);
+  locs_.reserve(locs_.size() + rows);  // touched only from the first non-empty id on (AddJob)
 }
 
+// The ids and row locations serve only the duplicate-id check, which skips empty ids: while
+// every id so far is empty (the generator's traces), neither is kept; the first non-empty id
+// fills in the rows before it (empty, at no location read).
 void TraceBuilder::AddJob(const Job& job, std::string_view source_id, RowLoc loc) {
+  in_submit_order_ = in_submit_order_ && (trace_.jobs.empty() || trace_.jobs.back().submit <= job.submit);
   trace_.jobs.push_back(job);
-  locs_.push_back(loc);
-  if (has_ids_) {
-    id_arena_.append(source_id);
-    id_off_.push_back(static_cast<uint32_t>(id_arena_.size()));
+  trace_.jobs.back().id = JobId(static_cast<uint32_t>(trace_.jobs.size() - 1));  // its index unless dropped or sorted
+  if (!has_ids_ || (source_id.empty() && id_arena_.empty())) return;
+  if (id_off_.size() < trace_.jobs.size()) {
+    id_off_.resize(trace_.jobs.size(), 0);
+    locs_.resize(trace_.jobs.size() - 1);
   }
+  id_arena_.append(source_id);
+  id_off_.push_back(static_cast<uint32_t>(id_arena_.size()));
+  locs_.push_back(loc);
 }
 
 bool TraceBuilder::IdsDistinct() const {
-  const size_t n = id_off_.size() - 1;
+  const size_t n = id_off_.size() - 1;  // 0 while every id is empty (AddJob)
   auto sid = [&](size_t i) {
     return std::string_view(id_arena_).substr(id_off_[i], id_off_[i + 1] - id_off_[i]);
   };
@@ -354,8 +363,11 @@ void PermuteInPlace(Job* a, std::vector<uint32_t>* perm_ptr) {
 }  // namespace
 
 // The kept jobs' input indexes, in stable submit order; warns when the input was unsorted.
+// Empty when that is every job in input order (the usual case: no index array to build).
 std::vector<uint32_t> TraceBuilder::SubmitOrder(const std::vector<uint8_t>& drop, size_t kept, bool* reordered) {
   const std::vector<Job>& jobs = trace_.jobs;
+  *reordered = false;
+  if (drop.empty() && in_submit_order_) return {};
   std::vector<uint32_t> perm;
   perm.reserve(kept);
   for (size_t i = 0; i < jobs.size(); ++i)
@@ -375,18 +387,24 @@ std::vector<uint32_t> TraceBuilder::SubmitOrder(const std::vector<uint8_t>& drop
 // million empty strings built and dropped).
 void TraceBuilder::MoveSourceIds(const std::vector<uint32_t>& perm, Trace* out) const {
   if (!has_ids_ || id_arena_.empty()) return;
-  out->source_ids.reserve(perm.size());
+  const size_t n = perm.empty() ? trace_.jobs.size() : perm.size();
+  out->source_ids.reserve(n);
   bool any_id = false;
-  for (uint32_t i : perm) {
-    auto s = SourceId(i);
+  for (size_t k = 0; k < n; ++k) {
+    auto s = SourceId(perm.empty() ? k : perm[k]);
     any_id = any_id || !s.empty();
     out->source_ids.emplace_back(s);
   }
   if (!any_id) out->source_ids.clear();
 }
 
+// An empty `perm` (SubmitOrder) keeps every job where it is, numbered as AddJob did.
 void TraceBuilder::MoveJobs(std::vector<uint32_t>* perm, bool reordered, Trace* out) {
   std::vector<Job>& jobs = trace_.jobs;
+  if (perm->empty()) {
+    out->jobs = std::move(jobs);
+    return;
+  }
   if (perm->size() == jobs.size()) {
     out->jobs = std::move(jobs);
     if (reordered) PermuteInPlace(out->jobs.data(), perm);
@@ -435,7 +453,31 @@ Result<Trace> TraceBuilder::Finish() {
   return out;
 }
 
-void CanonicaliseTables(Trace* t) {
+namespace {
+
+// Whether each of t's string tables is already in order of first use by its jobs, with no
+// unused entry, and its GPU types too (bits in ascending order): then CanonicaliseTables
+// would rewrite every job to itself. One read-only pass (a trace read back from the
+// canonical format is canonical).
+bool TablesCanonical(const Trace& t) {
+  uint32_t users = 0, vcs = 0, names = 0, types = 0;  // ids first used so far
+  auto next = [](auto id, uint32_t* seen) {
+    if (!id.valid() || id.value() < *seen) return true;
+    return id.value() == (*seen)++;
+  };
+  for (const Job& j : t.jobs) {
+    if (!next(j.user, &users) || !next(j.vc, &vcs) || !next(j.name, &names)) return false;
+    for (GpuTypeMask m = j.gpu_types; m != 0; m &= m - 1) {
+      const uint32_t b = static_cast<uint32_t>(std::countr_zero(m));
+      if (b >= t.gpu_types.size() || b > types) return false;
+      types += b == types;
+    }
+  }
+  return users == t.users.size() && vcs == t.vcs.size() && names == t.names.size() && types == t.gpu_types.size();
+}
+
+// CanonicaliseTables' renumbering of the string tables and GPU types.
+void RemapTables(Trace* t) {
   auto remap = [&](StringPool& pool, auto get, auto set) {
     // New id = rank of first use (pool strings are distinct, so interning them in that
     // order would give exactly these ids).
@@ -477,6 +519,12 @@ void CanonicaliseTables(Trace* t) {
     }
     t->gpu_types = std::move(fresh);
   }
+}
+
+}  // namespace
+
+void CanonicaliseTables(Trace* t) {
+  if (!TablesCanonical(*t)) RemapTables(t);
   bool any = false;
   for (const auto& s : t->source_ids) any = any || !s.empty();
   if (!any) t->source_ids.clear();

@@ -13,6 +13,7 @@
 #include "base/io.h"
 #include "base/parse.h"
 #include "base/result.h"
+#include "base/string_pool.h"
 #include "model/trace.h"
 #include "trace/import.h"
 
@@ -31,17 +32,9 @@ struct RowLoc {
 // Interns into a StringPool with a one-entry cache (consecutive rows often repeat a value).
 class CachedPool {
  public:
-  // a == b, rejecting a different value of the same length by its first 8 bytes without a
-  // memcmp call (most rows name another user or job than the row before).
+  // a == b, compared inline (StringPool::BytesEqual): the state column and the one-entry caches.
   static bool SameBytes(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    if (a.size() >= 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a.data(), 8);
-      std::memcpy(&y, b.data(), 8);
-      if (x != y) return false;
-    }
-    return a == b;
+    return a.size() == b.size() && StringPool::BytesEqual(a.data(), b.data(), a.size());
   }
   explicit CachedPool(StringPool* pool) : pool_(pool) {}
   uint32_t Intern(std::string_view s) {
@@ -124,10 +117,13 @@ class TraceBuilder {
   Trace trace_;
   CachedPool users_, vcs_, names_;
   std::vector<std::string> files_;
+  // Per row, from the first row with a non-empty source id on (AddJob): its location and
+  // the end of its id in the arena.
   std::vector<RowLoc> locs_;
   std::string id_arena_;
   std::vector<uint32_t> id_off_{0};
   bool has_ids_ = false;
+  bool in_submit_order_ = true;  // every job added so far submits no earlier than the one before
   TimeBase time_base_ = TimeBase::kRelative;
   std::optional<int64_t> epoch_;
   uint64_t examples_ = 0;

@@ -350,6 +350,7 @@ TEST(BadInput, UnsortedInputIsStableSortedWithWarning) {
   EXPECT_EQ(t->jobs[2].duration, 1);
   EXPECT_EQ(t->jobs[3].duration, 3);
   EXPECT_EQ(t->jobs[2].submit, 5);
+  for (uint32_t k = 0; k < 4; ++k) EXPECT_EQ(t->jobs[k].id, JobId(k));  // numbered after sorting
   ASSERT_EQ(rep.warnings.size(), 1u);
   EXPECT_NE(rep.warnings[0].find("not sorted"), std::string::npos);
   EXPECT_EQ(t->vcs.Get(0), "b");  // tables in order of first use after sorting
@@ -499,6 +500,71 @@ TEST(Canonical, QuotingAndUnknownsAreLossless) {
   ExpectRoundTrip(t);
 }
 
+// The reader's fast path parses integers eight digits at a time and text fields sixteen bytes
+// at a time: every width of every integer column (1..14 digits, negative times), text fields
+// of 0..40 bytes (some quoted: the general path) and rows whose last fields lie within eight
+// bytes of the row's end survive a round trip exactly.
+TEST(Canonical, IntegersOfEveryWidthAndFieldsOfEveryLengthRoundTrip) {
+  uint64_t x = 7;
+  auto next = [&]() { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  auto of_width = [&](int digits) {  // a random value of exactly `digits` digits
+    int64_t v = 1 + static_cast<int64_t>(next() % 9);
+    for (int d = 1; d < digits; ++d) v = v * 10 + static_cast<int64_t>(next() % 10);
+    return v;
+  };
+  auto text = [&](size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s.push_back(static_cast<char>('a' + next() % 26));
+    if (n > 2 && next() % 10 == 0) s[n / 2] = next() % 2 ? ',' : '"';  // quoted when written
+    return s;
+  };
+  std::vector<int64_t> submits;
+  for (int i = 0; i < 3000; ++i) submits.push_back((next() % 4 == 0 ? -1 : 1) * of_width(1 + i % 13));
+  std::sort(submits.begin(), submits.end());  // the reader keeps submit order
+  Trace t;
+  t.origin = "widths";
+  t.epoch_known = false;
+  for (size_t i = 0; i < submits.size(); ++i) {
+    Job j;
+    j.id = JobId(static_cast<uint32_t>(i));
+    j.submit = submits[i];
+    const std::string user = text(i % 41), name = text(next() % 41);  // empty: no id, as the reader gives
+    if (!user.empty()) j.user = UserId(t.users.Intern(user));
+    if (!name.empty()) j.name = NameId(t.names.Intern(name));
+    const int w = 1 + static_cast<int>(i % 13);
+    if (i % 5) j.duration = of_width(w);
+    if (i % 7) j.walltime = of_width(1 + (w + 3) % 13);
+    if (i % 3) {
+      j.start = (i % 2 ? -1 : 1) * of_width(w);
+      j.end = j.start + of_width(1 + static_cast<int>(i % 9));
+    }
+    j.gpus = static_cast<uint32_t>(of_width(1 + static_cast<int>(i % 6)));
+    j.gpu_milli = static_cast<uint16_t>(i % 4 == 0 ? 1000 : of_width(1 + static_cast<int>(i % 3)));
+    j.nodes = static_cast<uint16_t>(of_width(1 + static_cast<int>(i % 4)));
+    j.cpu_milli = static_cast<uint32_t>(of_width(1 + static_cast<int>(i % 9)));
+    j.mem_mib = static_cast<uint32_t>(i % 11 == 0 ? 0 : of_width(1 + static_cast<int>(i % 9)));
+    j.state = static_cast<JobState>(i % kNumJobStates);
+    t.jobs.push_back(j);
+  }
+  ExpectRoundTrip(t);
+}
+
+// Values the fast path leaves to the general path, which reads them the same way as before:
+// more than 18 digits (leading zeros), "-0", a field after the last column.
+TEST(Canonical, IntegersTheFastPathLeavesToTheGeneralPath) {
+  const std::string head = "#orrery-trace v1\n#origin=x\n#epoch_unix=\n"
+                           "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,"
+                           "nodes,cpu_milli,mem_mib,state\n";
+  auto t = Parse(TraceFormat::kCanonical, head + "0,,,,,0000000000000000045,-0,,,,1,1000,,1,0,0,UNKNOWN,\n");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->jobs[0].submit, 45);   // 19 digits: the general path's ParseI64
+  EXPECT_EQ(t->jobs[0].duration, 0);  // "-0"
+  EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, head + "0,,,,,5,,,,,1,1000,,1,0,0,UNKNOWN,x\n"),
+            "t.csv:5: expected 17 fields (" + std::string("id,source_id,user,vc,name,submit,duration,walltime,start,"
+                                                          "end,gpus,gpu_milli,gpu_types,nodes,cpu_milli,mem_mib,state") +
+                "), got 18");
+}
+
 TEST(Canonical, BadRows) {
   std::string head = "#orrery-trace v1\n#origin=x\n#epoch_unix=\n"
                      "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,nodes,"
@@ -512,6 +578,37 @@ TEST(Canonical, BadRows) {
             "t.csv:6: duplicate job id \"a\" (first seen at t.csv:5)");
   EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, "#orrery-trace v1\n#origin=x\nid\n"),
             "t.csv: missing metadata line '#epoch_unix=' before the header");
+}
+
+// Source ids and row locations are kept only from the first non-empty id on (TraceBuilder::
+// AddJob): a duplicate after rows without ids is still reported at its own lines, and the
+// ids of the kept rows line up with their jobs.
+TEST(Canonical, DuplicateIdsAfterRowsWithoutIds) {
+  const std::string head = "#orrery-trace v1\n#origin=x\n#epoch_unix=\n"
+                           "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,"
+                           "nodes,cpu_milli,mem_mib,state\n";
+  auto row = [](int submit, const char* id) {
+    return std::string("0,") + id + ",,,," + std::to_string(submit) + ",,,,,1,1000,,1,0,0,UNKNOWN\n";
+  };
+  // Rows 0..4 are lines 5..9; rows 2 and 4 share the id "a".
+  const std::string text = head + row(0, "") + row(1, "") + row(2, "a") + row(3, "") + row(4, "a");
+  EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, text), "t.csv:9: duplicate job id \"a\" (first seen at t.csv:7)");
+  ImportReport rep;
+  auto t = Parse(TraceFormat::kCanonical, text, &rep, true);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->jobs.size(), 4u);
+  EXPECT_EQ(t->source_ids, (std::vector<std::string>{"", "", "a", ""}));
+  for (uint32_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(t->jobs[k].id, JobId(k));
+    EXPECT_EQ(t->jobs[k].submit, k);  // row 4 (submit 4) dropped: submits 0..3 remain
+  }
+  // No id at all: no source ids, jobs numbered in input order.
+  auto none = Parse(TraceFormat::kCanonical, head + row(0, "") + row(7, "") + row(9, ""));
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->source_ids.empty());
+  ASSERT_EQ(none->jobs.size(), 3u);
+  EXPECT_EQ(none->jobs[2].id, JobId(2));
+  EXPECT_EQ(none->jobs[2].submit, 9);
 }
 
 // The builder's submit sort (std::sort under 1,024 jobs, radix sort above, with 8- or

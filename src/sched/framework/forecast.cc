@@ -62,6 +62,9 @@ Scheduler::Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<Pla
       requested_(o.requested_),
       next_tick_(o.next_tick_),
       last_cycle_(o.last_cycle_) {
+  // The copy's placer answers for itself: no blocked head is carried over.
+  memo_blocked_ = CanMemoBlockedHead();
+  for (VcQueues& q : vcs_) q.blocked = BlockedHead{};
   // Shaped jobs point at the copy's own shaped requests.
   shaped_.resize(o.shaped_.size());
   for (size_t s = 0; s < o.shaped_.size(); ++s) {

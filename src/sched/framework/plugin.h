@@ -174,6 +174,9 @@ class PlacePlugin : public virtual Plugin {
   // may be null). On success fills *out and returns Ok; never mutates state.
   virtual PluginStatus Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked,
                              Allocation* out) = 0;
+  // Whether Place's answer depends only on the job and the state and Place changes nothing of
+  // its own (no random stream): a failed placement then fails again until the state changes.
+  virtual bool pure() const { return false; }
   virtual std::unique_ptr<PlacePlugin> Clone(PluginCopies& copies) const { return nullptr; }  // as QueueSortPlugin's
 };
 

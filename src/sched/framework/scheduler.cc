@@ -99,6 +99,15 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
     size_t k = static_cast<size_t>(state_.vc_max_node_gpus(VcId(static_cast<uint16_t>(v)))) + 2;
     for (size_t c = 0; c < k; ++c) vcs_[v].classes.emplace_back(pool_resource_.get());
   }
+  memo_blocked_ = CanMemoBlockedHead();
+}
+
+bool Scheduler::PlainBlockingWalk(bool blocking) const {
+  return blocking && !policy_.post && !policy_.reschedule && !policy_.share && !reserving_;
+}
+
+bool Scheduler::CanMemoBlockedHead() const {
+  return PlainBlockingWalk(policy_.blocking) && !policy_.shape && placer_->pure();
 }
 
 void Scheduler::AttachTruth(TruthModel* truth) {
@@ -263,7 +272,10 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   j.running = false;
   ++epoch_;
   VcQueues& q = vcs_[j.vc.v];
-  q.classes[ClassOf(j)].insert(KeyOf(slot));
+  // Hinted at the end: under arrival-ordered keys (FIFO) a new job is its class's last, placed
+  // without a descent through the tree; any other key costs one comparison more.
+  auto& cls = q.classes[ClassOf(j)];
+  cls.insert(cls.end(), KeyOf(slot));
   ++queue_edits_;
   ++q.size;
   q.fresh.push_back(slot);
@@ -832,29 +844,38 @@ auto GlobalHead(const Classes& classes) -> const typename Classes::value_type::v
 }
 }  // namespace
 
+// A plain blocking walk (no PostFilter, Reschedule, sharing or evaluation lane: nothing but
+// Start changes the queues during it) places the global head until one does not fit: the
+// cursor walk of CycleExclusive without cursors (Start erases the head, so the next is again
+// a minimum of class heads). A head that failed is remembered (memo_blocked_): arrivals
+// behind it, which change no state, do not place it again (on a loaded cluster most instants
+// are such arrivals, and a blocked multi-node head costs a scan of every node).
+void Scheduler::CyclePlainBlocking(VcQueues& q) {
+  for (size_t examined = 0; examined < opts_.max_examined; ++examined) {
+    const QEntry* head = GlobalHead(q.classes);
+    if (head == nullptr) return;
+    const uint32_t slot = head->slot;
+    const SchedJob& j = pool_[slot];
+    if (memo_blocked_ && q.blocked.Holds(slot, j.job, q.version)) {
+      q.last_block = q.blocked.status;
+      return;
+    }
+    PluginStatus st = policy_.shape ? PlaceShaped(slot) : placer_->Place(j, state_, nullptr, &scratch_);
+    if (!st.ok()) {
+      st.plugin = placer_->name();
+      q.last_block = st;
+      if (memo_blocked_) q.blocked = BlockedHead{slot, j.job, q.version, st};
+      return;
+    }
+    Start(slot, std::move(scratch_));
+    scratch_.clear();
+  }
+}
+
 void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   VcQueues& q = vcs_[vc.v];
   if (q.size == 0) return;
-  // A plain blocking walk (no PostFilter, Reschedule, sharing or evaluation lane: nothing but
-  // Start changes the queues during it) places the global head until one does not fit: the
-  // cursor walk below without cursors (Start erases the head, so the next is again a minimum
-  // of class heads).
-  if (blocking && !policy_.post && !policy_.reschedule && !policy_.share && !reserving_) {
-    for (size_t examined = 0; examined < opts_.max_examined; ++examined) {
-      const QEntry* head = GlobalHead(q.classes);
-      if (head == nullptr) return;
-      const uint32_t slot = head->slot;
-      PluginStatus st = policy_.shape ? PlaceShaped(slot) : placer_->Place(pool_[slot], state_, nullptr, &scratch_);
-      if (!st.ok()) {
-        st.plugin = placer_->name();
-        q.last_block = st;
-        return;
-      }
-      Start(slot, std::move(scratch_));
-      scratch_.clear();
-    }
-    return;
-  }
+  if (PlainBlockingWalk(blocking)) return CyclePlainBlocking(q);
   const size_t k = q.classes.size();
   const uint16_t g = state_.vc_max_node_gpus(vc);
   auto& cur = cycle_cursors_;  // member scratch: no allocation per cycle

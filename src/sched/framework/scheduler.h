@@ -425,6 +425,16 @@ class Scheduler final : private SchedulerHandle {
       return seq < o.seq;
     }
   };
+  // The head of a plain blocking walk that a pure placer could not place at VC version
+  // `version` (memo_blocked_): while the version is unchanged, placing it would fail again
+  // the same way, so the walk stops there without asking the placer.
+  struct BlockedHead {
+    uint32_t slot = kNoSlot;
+    const JobRequest* job = nullptr;
+    uint64_t version = 0;
+    PluginStatus status;
+    bool Holds(uint32_t s, const JobRequest* j, uint64_t v) const { return slot == s && job == j && version == v; }
+  };
   // Pending jobs are kept in one ordered set per size class (class 0: fractional and
   // CPU-only jobs; 1..G: whole-GPU single-node jobs of that many GPUs; G+1: larger jobs),
   // so a cycle visits only jobs of sizes that can fit, in global key order (k-way merge).
@@ -442,6 +452,7 @@ class Scheduler final : private SchedulerHandle {
     uint64_t partial_slots = 0;  // running slots (busy_by_min_end's) that hold no whole GPU
     bool dirty = false;
     PluginStatus last_block;
+    BlockedHead blocked;  // memo_blocked_ only
   };
 
   struct Feasibility {
@@ -474,6 +485,13 @@ class Scheduler final : private SchedulerHandle {
   // Whether a greedy walk passes pending `slot` of class `c` as rejected by the PostFilter
   // (SurelyUnfit and Rejects, or an earlier rejection in c at this version: rejected_at_).
   bool PassesRejected(const VcQueues& q, size_t c, uint16_t g, FitClasses fit, uint32_t slot);
+  // Plain blocking walks (nothing but Start changes the queues or the state during one):
+  // place the global head until one does not fit.
+  bool PlainBlockingWalk(bool blocking) const;
+  void CyclePlainBlocking(VcQueues& q);
+  // Whether plain blocking walks may skip re-placing a head that failed in an unchanged VC
+  // state: no shapes (a shaped placement reads the planner) and a pure placer.
+  bool CanMemoBlockedHead() const;
   // The blocking reason of the last job the PostFilter rejected (Rejects) without a Place
   // call: that call, on the state it was rejected in. Clears *rejected.
   void NoteRejected(VcQueues& q, uint32_t* rejected);
@@ -580,6 +598,7 @@ class Scheduler final : private SchedulerHandle {
   using BusyIndex = decltype(VcQueues::busy_by_min_end);
   std::vector<BusyIndex::iterator> node_pos_;
   std::vector<std::pmr::set<REntry>::iterator> true_pos_;
+  bool memo_blocked_ = false;     // CanMemoBlockedHead()
   TruthModel* truth_ = nullptr;
   // Shape: per slot, the shaped copy a running job uses and the request it reverts to.
   std::vector<std::unique_ptr<Job>> shaped_;

@@ -28,6 +28,7 @@ class Placer final : public PlacePlugin {
   Placer(PlaceStrategy s, uint64_t seed);
   std::string_view name() const override;
   PluginStatus Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked, Allocation* out) override;
+  bool pure() const override { return strategy_ != PlaceStrategy::kRandom; }  // random draws from its stream
   std::unique_ptr<PlacePlugin> Clone(PluginCopies&) const override { return std::make_unique<Placer>(*this); }
 
  private:

@@ -404,6 +404,134 @@ TEST(SchedulerLifecycle, OracleSrtfRejectingUnfitJobsKeepsEveryDecision) {
     EXPECT_EQ(walk.rejected, 0u);
     EXPECT_GT(fast.rejected, 500u);
     EXPECT_GT(fast.preempted, 20u);
+// ---- blocked-head memo: a plain blocking walk does not re-place a head that failed while
+// its VC's state is unchanged (Scheduler::CyclePlainBlocking)
+
+// Forwards to the consolidating placer, counting calls; `pure` as given (false: the walk
+// must ask it every time, as for the random placer).
+class CountingPlacer final : public PlacePlugin {
+ public:
+  explicit CountingPlacer(bool pure) : inner_(Consolidating()), pure_(pure) {}
+  std::string_view name() const override { return inner_->name(); }
+  PluginStatus Place(const SchedJob& j, const ClusterState& st, const NodeMask* blocked, Allocation* out) override {
+    ++calls;
+    return inner_->Place(j, st, blocked, out);
+  }
+  bool pure() const override { return pure_; }
+  uint64_t calls = 0;
+
+ private:
+  static std::unique_ptr<Placer> Consolidating() {
+    auto p = MakePlacer("consolidate", 1);
+    return std::move(*p);
+  }
+  std::unique_ptr<Placer> inner_;
+  bool pure_;
+};
+
+// Arrivals behind a blocked head do not place it again; a drain's end (a state change that
+// releases no job) does. One VC of 2 nodes × 4 GPUs, node 0 drained.
+TEST(SchedulerCycle, BlockedHeadIsPlacedAgainOnlyAfterTheStateChanges) {
+  Cluster cluster;
+  AddVc(&cluster, "a", 2, 4);
+  auto parts = MakePolicy("fifo", 1);
+  ASSERT_TRUE(parts.ok());
+  auto placer = std::make_unique<CountingPlacer>(true);
+  CountingPlacer* counted = placer.get();
+  Scheduler s(cluster, false, false, std::move(*parts), std::move(placer));
+  std::deque<Job> jobs;
+  std::vector<Decision> out;
+  auto submit = [&](uint32_t gpus, Time t) {
+    jobs.push_back(AJob(static_cast<uint32_t>(jobs.size())).gpus(gpus).at(t).job());
+    return *s.Submit(&jobs.back(), VcId(0), 0, static_cast<uint32_t>(jobs.size() - 1), t);
+  };
+  auto cycle = [&](Time t) {
+    out.clear();
+    s.RunCycle(t, &out);
+    return out.size();
+  };
+  s.SetNodeDrained(NodeId(0), true);
+  submit(4, 0);
+  EXPECT_EQ(cycle(0), 1u);  // on node 1: 1 placement
+  const uint32_t head = submit(4, 1);
+  EXPECT_EQ(cycle(1), 0u);  // node 0 drained, node 1 full: placement 2 fails
+  const PluginStatus first = s.last_block(VcId(0));
+  EXPECT_FALSE(first.ok());
+  EXPECT_EQ(counted->calls, 2u);
+  submit(1, 2);
+  EXPECT_EQ(cycle(2), 0u);  // FIFO: the 1-GPU job waits behind the head, which is not placed again
+  EXPECT_EQ(counted->calls, 2u);
+  EXPECT_STREQ(s.last_block(VcId(0)).reason, first.reason);  // the reason is still reported
+  EXPECT_EQ(s.last_block(VcId(0)).plugin, "consolidate");
+  s.SetNodeDrained(NodeId(0), false);
+  EXPECT_EQ(cycle(3), 1u);  // placement 3: the head fits node 0; placement 4: the 1-GPU job does not
+  EXPECT_TRUE(s.view(head).running);
+  EXPECT_EQ(counted->calls, 4u);
+}
+
+// Random FIFO runs (8 nodes × 8 GPUs, single-node, whole-node and 2-node jobs, drains, slots
+// reused): with the memo every decision and every cycle's blocking reason is that of the same
+// placer asked every time, and the memo saves at least a quarter of the placements (≈ 31 %).
+struct FifoRun {
+  std::string decisions;  // "t:S<slot>" and, for each instant, the VC's blocking reason
+  uint64_t placements = 0;
+};
+
+FifoRun DriveFifo(bool pure, uint64_t seed) {
+  Cluster cluster;
+  AddVc(&cluster, "a", 8, 8);
+  auto parts = MakePolicy("fifo", 1);
+  EXPECT_TRUE(parts.ok());
+  auto placer = std::make_unique<CountingPlacer>(pure);
+  CountingPlacer* counted = placer.get();
+  Scheduler s(cluster, false, false, std::move(*parts), std::move(placer));
+  std::deque<Job> jobs;
+  uint64_t x = seed;
+  auto next = [&]() { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  const uint32_t sizes[][2] = {{1, 0}, {1, 0}, {2, 0}, {4, 0}, {8, 0}, {16, 2}, {8, 2}};  // (GPUs, nodes)
+  Time t = 0;
+  for (uint32_t i = 0; i < 1500; ++i) {
+    t += static_cast<Time>(next() % 15);
+    const auto& sz = sizes[next() % 7];
+    const Duration wall = static_cast<Duration>(60 + next() % 2000);
+    jobs.push_back(AJob(i).gpus(sz[0]).nodes(static_cast<uint16_t>(sz[1])).walltime(wall).at(t).job());
+  }
+  FifoRun run;
+  std::set<std::pair<Time, uint32_t>> ends;  // running jobs by end (their walltime here)
+  std::vector<Decision> out;
+  size_t arrived = 0;
+  while (arrived < jobs.size() || !ends.empty()) {
+    Time now = arrived < jobs.size() ? jobs[arrived].submit : ends.begin()->first;
+    if (!ends.empty()) now = std::min(now, ends.begin()->first);
+    while (!ends.empty() && ends.begin()->first == now) {
+      s.Finish(ends.begin()->second, now);
+      s.Release(ends.begin()->second);
+      ends.erase(ends.begin());
+    }
+    for (; arrived < jobs.size() && jobs[arrived].submit == now; ++arrived) {
+      EXPECT_TRUE(s.Submit(&jobs[arrived], VcId(0), 0, static_cast<uint32_t>(arrived), now).ok());
+      if (next() % 50 == 0) s.SetNodeDrained(NodeId(static_cast<uint32_t>(next() % 8)), next() % 2 == 0);
+    }
+    out.clear();
+    s.RunCycle(now, &out);
+    for (const Decision& dec : out) {
+      const uint32_t slot = SlotOf(dec);
+      ends.insert({now + s.view(slot).job->walltime, slot});
+      run.decisions += std::to_string(now) + ":S" + std::to_string(slot) + " ";
+    }
+    run.decisions += std::string(s.last_block(VcId(0)).reason) + ";";
+  }
+  run.placements = counted->calls;
+  return run;
+}
+
+TEST(SchedulerCycle, BlockedHeadMemoKeepsEveryDecision) {
+  for (uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const FifoRun memo = DriveFifo(true, seed);
+    const FifoRun asked = DriveFifo(false, seed);
+    EXPECT_EQ(memo.decisions, asked.decisions);
+    EXPECT_LT(memo.placements * 4, asked.placements * 3);  // a quarter of the placements saved at least
   }
 }
 
