@@ -404,6 +404,9 @@ TEST(SchedulerLifecycle, OracleSrtfRejectingUnfitJobsKeepsEveryDecision) {
     EXPECT_EQ(walk.rejected, 0u);
     EXPECT_GT(fast.rejected, 500u);
     EXPECT_GT(fast.preempted, 20u);
+  }
+}
+
 // ---- blocked-head memo: a plain blocking walk does not re-place a head that failed while
 // its VC's state is unchanged (Scheduler::CyclePlainBlocking)
 
