@@ -303,10 +303,8 @@ TEST(ExecJobChanges, ParsesOnlyChangedRowsAndNamesGoneJobs) {
   b.reason = "None";
   b.start = 1'000'100;
   b.nodes = {"n1"};
-  auto started = [&] {
-    squeue.Set(Text({SqueueRow(a), SqueueRow(b), array_row}));
-    return c.Jobs(parts, same->cursor);
-  }();
+  squeue.Set(Text({SqueueRow(a), SqueueRow(b), array_row}));
+  auto started = c.Jobs(parts, same->cursor);
   ASSERT_TRUE(started.ok());
   ASSERT_EQ(Ids(*started), (std::vector<uint32_t>{12}));
   EXPECT_EQ(started->jobs[0].state, SlurmJobState::kRunning);
@@ -319,7 +317,7 @@ TEST(ExecJobChanges, ParsesOnlyChangedRowsAndNamesGoneJobs) {
   EXPECT_TRUE(purged->jobs.empty());
   EXPECT_EQ(purged->gone, std::vector<uint32_t>{11});
 
-  // The node listing's cursor is not the job listing's: a full listing.
+  // A cursor that is not the last job listing's (older, or a node listing's) gets a full listing.
   auto stale = c.Jobs(parts, full->cursor);
   ASSERT_TRUE(stale.ok());
   EXPECT_TRUE(stale->full);
