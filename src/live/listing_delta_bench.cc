@@ -35,10 +35,11 @@ void BM_SinfoFull(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(text.size()));
 }
 
-void BM_SinfoDelta(benchmark::State& state) {
-  const int64_t nodes = state.range(0), changed = state.range(1);
-  const std::string texts[2] = {SinfoText(nodes, changed, false), SinfoText(nodes, changed, true)};
-  ListingDelta delta(kFieldSep, 2);
+// Successive listings alternate between the two texts (copying one is not timed); `delta`
+// keys rows by their first `key_fields` fields, `parse` parses one changed row.
+template <class Parse>
+void RunDelta(benchmark::State& state, const std::string (&texts)[2], size_t key_fields, Parse parse) {
+  ListingDelta delta(kFieldSep, key_fields);
   delta.Next(texts[0]);
   int64_t i = 1, rows = 0;
   for (auto _ : state) {
@@ -47,13 +48,19 @@ void BM_SinfoDelta(benchmark::State& state) {
     state.ResumeTiming();
     auto diff = delta.Next(std::move(text));
     for (const ListingDelta::Line& row : diff.changed) {
-      auto n = ParseSinfoLine(row.text, row.lineno);
-      benchmark::DoNotOptimize(n);
+      auto parsed = parse(row.text, row.lineno);
+      benchmark::DoNotOptimize(parsed);
       ++rows;
     }
   }
   state.counters["rows_parsed_per_listing"] = static_cast<double>(rows) / static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(texts[0].size()));
+}
+
+void BM_SinfoDelta(benchmark::State& state) {
+  const int64_t nodes = state.range(0), changed = state.range(1);
+  const std::string texts[2] = {SinfoText(nodes, changed, false), SinfoText(nodes, changed, true)};
+  RunDelta(state, texts, 2, [](std::string_view row, size_t lineno) { return ParseSinfoLine(row, lineno); });
 }
 
 // The same for `squeue` rows of P pending jobs (key: the job id), C of them changed (held ->
@@ -83,22 +90,7 @@ void BM_SqueueFull(benchmark::State& state) {
 void BM_SqueueDelta(benchmark::State& state) {
   const int64_t jobs = state.range(0), changed = state.range(1);
   const std::string texts[2] = {SqueueText(jobs, changed, false), SqueueText(jobs, changed, true)};
-  ListingDelta delta(kFieldSep, 1);
-  delta.Next(texts[0]);
-  int64_t i = 1, rows = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    std::string text = texts[i++ % 2];
-    state.ResumeTiming();
-    auto diff = delta.Next(std::move(text));
-    for (const ListingDelta::Line& row : diff.changed) {
-      auto j = ParseSqueueLine(row.text, row.lineno);
-      benchmark::DoNotOptimize(j);
-      ++rows;
-    }
-  }
-  state.counters["rows_parsed_per_listing"] = static_cast<double>(rows) / static_cast<double>(state.iterations());
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(texts[0].size()));
+  RunDelta(state, texts, 1, [](std::string_view row, size_t lineno) { return ParseSqueueLine(row, lineno); });
 }
 
 BENCHMARK(BM_SqueueFull)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
