@@ -544,7 +544,7 @@ namespace {
 TEST(ServeConfig, ParsesAndRejectsWithLocations) {
   auto ok = ParseServeConfig(
       "[slurm]\npartitions = [\"gpu\", \"a100\"]\ntimeout_ms = 5000\n[policy]\nspec = \"qssf:estimator=walltime\"\n"
-      "[daemon]\njournal = \"/tmp/j.db\"\ninterval_ms = 500\n[http]\nport = 9000\ntoken = \"abcdefghijklmnopq\"\n",
+      "[daemon]\njournal = \"/tmp/j.db\"\ninterval_ms = 500\nfull_resync_cycles = 120\n[http]\nport = 9000\ntoken = \"abcdefghijklmnopq\"\n",
       "s.toml");
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->daemon.partitions, (std::vector<std::string>{"gpu", "a100"}));
@@ -552,6 +552,7 @@ TEST(ServeConfig, ParsesAndRejectsWithLocations) {
   EXPECT_EQ(ok->listen, "127.0.0.1");  // loopback unless configured
   EXPECT_EQ(ok->port, 9000);
   EXPECT_EQ(ok->interval_ms, 500);
+  EXPECT_EQ(ok->daemon.full_resync_cycles, 120);
   auto err = [](const std::string& text) {
     auto r = ParseServeConfig(text, "s.toml");
     return r.ok() ? std::string("OK") : r.error().message;
@@ -595,6 +596,8 @@ TEST(ServeConfig, ParsesAndRejectsWithLocations) {
   // The shared TOML reader's input checks and typed getters (config/toml_util.h).
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[daemon]\nhold_unheld = 1\n"),
             "s.toml:4:15: 'hold_unheld' in [daemon]: expected true or false, got 1");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[daemon]\nfull_resync_cycles = -1\n"),
+            "s.toml:4:22: 'full_resync_cycles' in [daemon]: expected 0..1000000, got -1");
   EXPECT_EQ(err("[slurm]\npartitions = [\"g\xffu\"]\n"), "s.toml:2:17: expected UTF-8 text without NUL bytes, got byte 0xFF");
 }
 

@@ -119,13 +119,16 @@ Status ParseSignals(const Ctx& c, const TV& sig, SignalsOptions* o) {
 }
 
 Status ParseDaemon(const Ctx& c, const TV& daemon, ServeConfig* cfg) {
-  ORR_RETURN_IF_ERROR(OnlyKeys(c, daemon, "[daemon]", {"journal", "journal_fsync", "interval_ms", "hold_unheld"}));
+  ORR_RETURN_IF_ERROR(OnlyKeys(c, daemon, "[daemon]", {"journal", "journal_fsync", "interval_ms", "hold_unheld", "full_resync_cycles"}));
   ORR_RETURN_IF_ERROR(ReadString(c, daemon, "journal", "[daemon]", &cfg->journal));
   ORR_RETURN_IF_ERROR(ReadBool(c, daemon, "journal_fsync", "[daemon]", &cfg->journal_fsync));
   ORR_RETURN_IF_ERROR(ReadBool(c, daemon, "hold_unheld", "[daemon]", &cfg->daemon.hold_unheld));
   int64_t iv = cfg->interval_ms;
   ORR_RETURN_IF_ERROR(ReadInt(c, daemon, "interval_ms", "[daemon]", 10, 3600000, &iv));
   cfg->interval_ms = static_cast<int>(iv);
+  int64_t resync = cfg->daemon.full_resync_cycles;
+  ORR_RETURN_IF_ERROR(ReadInt(c, daemon, "full_resync_cycles", "[daemon]", 0, 1000000, &resync));
+  cfg->daemon.full_resync_cycles = static_cast<int>(resync);
   return Status::Ok();
 }
 
