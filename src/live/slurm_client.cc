@@ -507,16 +507,23 @@ Result<std::string> ExecSlurmClient::Squeue(const std::vector<std::string>& part
   return Run("squeue", std::move(args));
 }
 
+template <class Listing>
+Result<Listing> ExecSlurmClient::Listed(Listings& l, std::string out, const std::vector<std::string>& partitions,
+                                        uint64_t cursor,
+                                        Result<Listing> (ExecSlurmClient::*diff_to)(const ListingDelta::Diff&, bool)) {
+  bool full = false;
+  const ListingDelta::Diff diff = Changed(l, std::move(out), partitions, cursor, &full);
+  Result<Listing> listing = (this->*diff_to)(diff, full);
+  const uint64_t next = Settle(l, listing.ok(), partitions);
+  if (listing.ok()) listing->cursor = next;
+  return listing;
+}
+
 // squeue has no changed-since filter either: as NodeChanges, only the rows whose bytes differ
 // from the previous listing's are parsed (key: the job id).
 Result<JobListing> ExecSlurmClient::Jobs(const std::vector<std::string>& partitions, uint64_t cursor) {
   ORR_ASSIGN_OR_RETURN(std::string out, Squeue(partitions));
-  bool full = false;
-  const ListingDelta::Diff diff = Changed(squeue_, std::move(out), partitions, cursor, &full);
-  auto l = JobDiff(diff, full);
-  const uint64_t next = Settle(squeue_, l.ok(), partitions);
-  if (l.ok()) l->cursor = next;
-  return l;
+  return Listed(squeue_, std::move(out), partitions, cursor, &ExecSlurmClient::JobDiff);
 }
 
 Result<JobListing> ExecSlurmClient::JobDiff(const ListingDelta::Diff& diff, bool full) {
@@ -576,12 +583,7 @@ uint64_t ExecSlurmClient::Settle(Listings& l, bool parsed, const std::vector<std
 
 Result<NodeListing> ExecSlurmClient::NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) {
   ORR_ASSIGN_OR_RETURN(std::string out, Sinfo(partitions));
-  bool full = false;
-  const ListingDelta::Diff diff = Changed(sinfo_, std::move(out), partitions, cursor, &full);
-  auto l = NodeDiff(diff, full);
-  const uint64_t next = Settle(sinfo_, l.ok(), partitions);
-  if (l.ok()) l->cursor = next;
-  return l;
+  return Listed(sinfo_, std::move(out), partitions, cursor, &ExecSlurmClient::NodeDiff);
 }
 
 Result<NodeListing> ExecSlurmClient::NodeDiff(const ListingDelta::Diff& diff, bool full) {

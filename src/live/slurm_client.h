@@ -294,6 +294,11 @@ class ExecSlurmClient final : public SlurmClient {
                              bool* full);
   // After the listing was parsed (its cursor) or not (forgotten: the next one is full; 0).
   uint64_t Settle(Listings& l, bool parsed, const std::vector<std::string>& partitions);
+  // One listing of a tool as a delta: Changed, the changed rows parsed by `diff_to` (JobDiff,
+  // NodeDiff), Settle, and the listing's cursor.
+  template <class Listing>
+  Result<Listing> Listed(Listings& l, std::string out, const std::vector<std::string>& partitions, uint64_t cursor,
+                         Result<Listing> (ExecSlurmClient::*diff_to)(const ListingDelta::Diff&, bool));
   Result<std::string> Squeue(const std::vector<std::string>& partitions);
   Result<std::string> Sinfo(const std::vector<std::string>& partitions);
   Result<JobListing> JobDiff(const ListingDelta::Diff& diff, bool full);
