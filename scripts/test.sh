@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The CI entry point (.ci/run). Stages:
 #   0. scripts/check-deps.sh      include-graph lint                       (1 result)
-#   1. Release build in build/     + ctest; the *Slow* tests (real Slurm) run in the
-#      background during stages 2-3, which run under nice 10   (1 result per test)
+#   1. Release build in build/     + ctest; the *Slow* tests run in the background during
+#      stages 2-3, which run under nice 10                     (1 result per test)
+#      (*Slow*: the real-Slurm scenarios, and the long statistical checks of a month's queue
+#      whose code paths smaller tests exercise under ASan; 25-35x slower there at -O0)
 #   2. ASan+UBSan build in build-asan/ + ctest, tests named *Slow* excluded (1 result per test)
 #   3. clang libFuzzer build in build-fuzz/, every *_fuzz target run for
 #      FUZZ_SECONDS (default 12) s, two at a time                          (1 result per target)

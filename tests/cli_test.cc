@@ -96,7 +96,7 @@ TEST(CliTest, BadTraceFailsWithLocationAndWritesNothing) {
 
 // --signals advisor,tracker: same seed, same bytes; the advisor becomes each estimate-reading
 // policy's estimator; summary.json says which signals ran; bad lists and conflicts exit 2.
-TEST(CliTest, SignalsRunDeterministicallyAndAreValidated) {
+TEST(CliTest, SignalsRunDeterministicallyAndAreValidatedSlow) {
   fs::path a = TempDir("sa"), b = TempDir("sb");
   const std::string args = " --generate helios-venus --days 1 --seed 3 --policy easy,srtf,tiresias --signals advisor,tracker -q --out-dir ";
   Out oa = RunCmd("simulate" + args + a.string());

@@ -186,19 +186,19 @@ void CheckMonthMakespan(const char* preset, double median_s) {
   EXPECT_NEAR(f.median_queue_s, median_s, median_s > 0 ? 3 : 0);
 }
 
-TEST(WorkloadQueueing, HeliosVenusRenege) { Check(kRows[0]); }
-TEST(WorkloadQueueing, HeliosVenus) { Check(kRows[1]); }
+TEST(WorkloadQueueing, HeliosVenusRenegeSlow) { Check(kRows[0]); }
+TEST(WorkloadQueueing, HeliosVenusSlow) { Check(kRows[1]); }
 TEST(WorkloadQueueing, HeliosEarthRenegeSlow) { Check(kRows[2]); }
 TEST(WorkloadQueueing, HeliosSaturnRenegeSlow) { Check(kRows[3]); }
 TEST(WorkloadQueueing, HeliosUranusRenegeSlow) { Check(kRows[4]); }
 TEST(WorkloadQueueing, HeliosUranusSlow) { Check(kRows[5]); }
 TEST(WorkloadQueueing, AcmeSerenRenegeSlow) { Check(kRows[6]); }
 TEST(WorkloadQueueing, AcmeKalosRenege) { Check(kRows[7]); }
-TEST(WorkloadQueueing, HeliosVenusOpenLoopRenege) { Check(kRows[8]); }
+TEST(WorkloadQueueing, HeliosVenusOpenLoopRenegeSlow) { Check(kRows[8]); }
 TEST(WorkloadQueueing, HeliosEarthOpenLoopRenegeSlow) { Check(kRows[9]); }
 // Sweeps (batches of one template, fitted on the Venus bursts) overshoot (docs/validation.md
 // "#16"); seed 1 only, as a regression check of the option (real 1,949 s).
-TEST(WorkloadQueueing, HeliosUranusSweeps) {
+TEST(WorkloadQueueing, HeliosUranusSweepsSlow) {
   Users u;
   u.batches = workload::BatchModel::kSweeps;
   QueueFigures f = Measure("helios-uranus", 0, 1, u);
