@@ -195,37 +195,36 @@ class LucidShare final : public SharePlugin {
   // size with a partner added since the last pass, the pending jobs of that size whose
   // priority the new partner admits (≤ ratio × its priority). All of them after PAS has
   // switched packing on.
+  // visit_ holds the jobs' queue keys (PendingEntry) so that the sort compares in place
+  // instead of reading every job record (thousands per pass at a long queue).
   void Pack(SchedulerHandle& h, VcId vc) override {
     visit_.clear();
     for (uint32_t s : h.fresh(vc)) {
       const SchedJob& j = h.job(s);
-      if (j.job && !j.running && j.vc == vc) visit_.push_back(s);
+      if (j.job && !j.running && j.vc == vc) visit_.push_back({j.key1, j.key2, j.seq, s, 0});
     }
     auto it = added_.find(vc.v);
     if (it != added_.end()) {
       for (uint32_t g = 1; g <= 8; ++g) {
         const double bound = it->second[g];
         if (bound < 0) continue;
-        h.ForEachPendingOfSize(vc, g, [&](uint32_t s) {
-          if (static_cast<double>(h.job(s).key1) > bound) return false;
-          visit_.push_back(s);
+        h.ForEachPendingOfSize(vc, g, [&](const PendingEntry& e) {
+          if (static_cast<double>(e.k1) > bound) return false;
+          visit_.push_back(e);
           return true;
         });
       }
       added_.erase(it);
     }
     if (visit_.empty()) return;
-    std::sort(visit_.begin(), visit_.end(), [&](uint32_t a, uint32_t b) {
-      const SchedJob &x = h.job(a), &y = h.job(b);
-      if (x.key1 != y.key1) return x.key1 < y.key1;
-      if (x.key2 != y.key2) return x.key2 < y.key2;
-      return x.seq < y.seq;
-    });
-    visit_.erase(std::unique(visit_.begin(), visit_.end()), visit_.end());
-    for (uint32_t s : visit_) {
-      if (h.job(s).running) continue;
-      uint32_t p = FindPartner(h, s);
-      if (p != kNoSlot) h.StartShared(s, p);
+    std::sort(visit_.begin(), visit_.end());  // queue order: key1, key2, seq
+    visit_.erase(std::unique(visit_.begin(), visit_.end(),
+                             [](const PendingEntry& a, const PendingEntry& b) { return a.slot == b.slot; }),
+                 visit_.end());
+    for (const PendingEntry& e : visit_) {
+      if (h.job(e.slot).running) continue;
+      uint32_t p = FindPartner(h, e.slot);
+      if (p != kNoSlot) h.StartShared(e.slot, p);
     }
   }
 
@@ -411,7 +410,7 @@ class LucidShare final : public SharePlugin {
   std::map<uint64_t, PackNote> failed_;  // this cycle's failed (vc, gpus, workload)
   std::vector<PackNote> notes_;
   std::map<uint16_t, std::array<double, 9>> added_;  // vc -> per size: priority bound (-1 none)
-  std::vector<uint32_t> visit_;
+  std::vector<PendingEntry> visit_;
   bool rescan_all_ = true;
 };
 
