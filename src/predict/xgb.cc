@@ -169,21 +169,21 @@ XgbEstimator::NameState& XgbEstimator::Name(NameId n) {
 }
 
 void XgbEstimator::UserState::AddLast(double seconds) {
-  last[last_next] = seconds;  // overwrites the oldest once the window is full
-  last_next = static_cast<uint8_t>((last_next + 1) % kUserWindow);
-  last_n = static_cast<uint8_t>(std::min<size_t>(last_n + 1u, kUserWindow));
-  median_stale = true;
-}
-
-float XgbEstimator::UserState::MedianLog() {
-  if (median_stale) {
-    std::array<double, kUserWindow> v = last;
-    const size_t n = last_n;
-    std::sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
-    median_log = Log(n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-    median_stale = false;
+  auto end = sorted.begin() + last_n;
+  if (last_n == kUserWindow) {  // the window is full: the oldest value leaves
+    const auto oldest = std::lower_bound(sorted.begin(), end, last[last_next]);
+    std::copy(oldest + 1, end, oldest);
+    --end;
+  } else {
+    ++last_n;
   }
-  return median_log;
+  const auto at = std::upper_bound(sorted.begin(), end, seconds);
+  std::copy_backward(at, end, end + 1);
+  *at = seconds;
+  last[last_next] = seconds;
+  last_next = static_cast<uint8_t>((last_next + 1) % kUserWindow);
+  const size_t n = last_n;
+  median_log = Log(n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]));
 }
 
 XgbEstimator::Running& XgbEstimator::UserState::Gpus(uint32_t gpus) {
@@ -193,7 +193,10 @@ XgbEstimator::Running& XgbEstimator::UserState::Gpus(uint32_t gpus) {
 }
 
 XgbEstimator::UserNameState& XgbEstimator::UserName(UserId u, NameId n, uint64_t stem) {
-  UserNameState& un = user_name_[(static_cast<uint64_t>(u.v) << 32) | n.v];
+  const auto [i, fresh] = user_name_index_.Emplace((static_cast<uint64_t>(u.v) << 32) | n.v,
+                                                   static_cast<uint32_t>(user_names_.size()));
+  if (fresh) user_names_.emplace_back();
+  UserNameState& un = user_names_[i];
   if (!un.user_stem) un.user_stem = &user_stem_[Mix(u.v, stem)];
   return un;
 }
@@ -235,7 +238,7 @@ XgbEstimator::UserNameState* XgbEstimator::FillFeatures(const Job& job, float* f
     f[8] = UserBucket(job.user, us);
     f[9] = static_cast<float>(us.all.n);
     f[10] = us.all.Mean();
-    if (us.last_n) f[11] = us.MedianLog();
+    if (us.last_n) f[11] = us.median_log;
     if (us.all.n) {
       f[12] = static_cast<float>(us.all.last_log);
       f[13] = static_cast<float>(us.all.ewma_log);

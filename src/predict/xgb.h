@@ -38,6 +38,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,7 @@
 #include "base/result.h"
 #include "model/trace.h"
 #include "predict/estimator.h"
+#include "predict/flat_index.h"
 #include "predict/pending_rows.h"
 #include "predict/xgb_forest.h"
 
@@ -143,19 +145,17 @@ class XgbEstimator final : public DurationEstimator {
   static constexpr size_t kUserWindow = 20;
   struct UserState {
     Running all;
-    // The last kUserWindow durations (seconds), a ring (the median reads them in any order),
-    // and the log of their median, recomputed by the first Features() after a change.
-    std::array<double, kUserWindow> last{};
+    // The last kUserWindow durations (seconds) in arrival order (a ring) and sorted, so that
+    // the median costs an insertion per finished job instead of a sort per submission.
+    std::array<double, kUserWindow> last{}, sorted{};
     uint8_t last_n = 0, last_next = 0;
-    bool median_stale = false;
-    float median_log = 0;
+    float median_log = 0;  // log of the median of `last`
     bool submitted = false;   // last_submit is set
     float bucket = -1;        // hash(user name) mod 4096; -1 until first computed
     Time last_submit = 0;     // the user's latest submission seen by Features()
     std::vector<std::pair<uint32_t, Running>> by_gpus;  // per GPU count (a user has few)
     Running& Gpus(uint32_t gpus);
     void AddLast(double seconds);
-    float MedianLog();
   };
   // Per (user, name): its finished jobs, and the (user, stem) statistics (an entry of
   // user_stem_).
@@ -226,7 +226,9 @@ class XgbEstimator final : public DurationEstimator {
   std::vector<UserState> users_;
   std::vector<NameState> names_;
   std::vector<Running> vcs_;
-  std::unordered_map<uint64_t, UserNameState> user_name_;
+  // (user << 32 | name) -> index into user_names_ (a deque: pending_ holds pointers into it).
+  FlatIndex user_name_index_;
+  std::deque<UserNameState> user_names_;
   std::unordered_map<uint64_t, Running> stem_, user_stem_, token_;
 };
 

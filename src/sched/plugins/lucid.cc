@@ -23,6 +23,7 @@ void SubmissionForecaster::Observe(Time submit) {
   size_t i = static_cast<size_t>(b - first_bin_);
   if (i >= counts_.size()) counts_.resize(i + 1, 0);
   ++counts_[i];
+  ++tod_total_[i % kBinsPerDay];
 }
 
 double SubmissionForecaster::Level(Time now) const {
@@ -35,20 +36,18 @@ double SubmissionForecaster::Level(Time now) const {
   return s / static_cast<double>(cur - from);
 }
 
+// The mean of the bins b − day, b − 2·day, … ≥ 0: the total of b's time-of-day slot less its
+// bins from b on (at most the current one when b is now or later), so a forecast costs O(1)
+// instead of a walk over every past day. The sums are integers, exact in a double.
 double SubmissionForecaster::TimeOfDay(Time bin_start, bool* known) const {
   *known = false;
   if (first_bin_ == INT64_MIN) return 0;
-  constexpr int64_t kDay = 86400 / kBin;
-  int64_t b = BinOf(bin_start) - first_bin_;
-  double s = 0;
-  int n = 0;
-  for (int64_t i = b - kDay; i >= 0; i -= kDay) {
-    s += static_cast<size_t>(i) < counts_.size() ? counts_[static_cast<size_t>(i)] : 0;
-    ++n;
-  }
-  if (n == 0) return 0;
+  const int64_t b = BinOf(bin_start) - first_bin_;
+  if (b < kBinsPerDay) return 0;
+  uint64_t s = tod_total_[static_cast<size_t>(b % kBinsPerDay)];
+  for (size_t i = static_cast<size_t>(b); i < counts_.size(); i += kBinsPerDay) s -= counts_[i];
   *known = true;
-  return s / n;
+  return static_cast<double>(s) / static_cast<double>(b / kBinsPerDay);
 }
 
 double SubmissionForecaster::PredictMean(Time now, int bins) const {
@@ -237,6 +236,7 @@ class LucidShare final : public SharePlugin {
     const bool small = j.job->gpus > 0 && j.job->gpus <= 8 && !j.job->is_fractional();
     if (!small) return;
     auto& set = Candidates(j.vc, j.job->gpus);
+    if (order_.size() <= slot) order_.resize(static_cast<size_t>(slot) + 1, 0);
     if (running) {
       order_[slot] = ++counter_;
       if (j.partner == kNoSlot) {
@@ -247,10 +247,9 @@ class LucidShare final : public SharePlugin {
       }
       return;
     }
-    auto it = order_.find(slot);
-    if (it != order_.end()) {
-      if (j.partner == kNoSlot) set.erase({it->second, slot});
-      order_.erase(it);
+    if (order_[slot] != 0) {
+      if (j.partner == kNoSlot) set.erase({order_[slot], slot});
+      order_[slot] = 0;
     }
     if (j.partner != kNoSlot) {  // the partner runs alone again
       set.insert({order_[j.partner], j.partner});
@@ -404,7 +403,7 @@ class LucidShare final : public SharePlugin {
   bool active_ = false;
   Time next_check_ = kNoTime, next_tune_ = kNoTime;
   std::map<uint32_t, std::set<std::pair<uint64_t, uint32_t>>> cand_;  // (vc, gpus) -> running, by start order
-  std::unordered_map<uint32_t, uint64_t> order_;                      // slot -> start counter
+  std::vector<uint64_t> order_;  // slot -> start counter of its running job (from 1), 0 = none
   uint64_t counter_ = 0;
   Time memo_now_ = kNoTime;
   std::map<uint64_t, PackNote> failed_;  // this cycle's failed (vc, gpus, workload)
