@@ -5,8 +5,8 @@
 // Shaped for speed, because the estimator touches every job twice (Estimate, Observe) and
 // holds the whole queue: rows live in one slab of fixed-size rows whose slots are reused
 // through a free list (no allocation per job), and the id index is an open-addressing table
-// probed linearly from a multiplicative hash (one cache line per lookup instead of a bucket
-// and a node of std::unordered_map). Removal shifts the following entries of the probe run
+// probed linearly (one cache line per lookup instead of a bucket and a node of
+// std::unordered_map). Removal shifts the following entries of the probe run
 // back, so there are no tombstones and lookups never slow down with churn.
 #pragma once
 
@@ -64,8 +64,11 @@ class PendingRows {
     uint32_t id = 0;
     uint32_t slot = kNone;  // kNone: the index entry is empty
   };
-  // Fibonacci hashing: the top bits of id × 2^64/φ (sequential ids spread over the table).
-  size_t Home(uint32_t id) const { return static_cast<size_t>((static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ULL) >> shift_); }
+  // The id's low bits, xor-folded with the bits above them: consecutive ids (a simulator's
+  // trace order, Slurm's job numbers) land in neighbouring entries, so the lookup for the next
+  // submitted job usually hits the cache line of the one before; ids a table size apart still
+  // land apart.
+  size_t Home(uint32_t id) const { return (id ^ (id >> bits_)) & mask_; }
   uint32_t TakeSlot() {
     if (!free_.empty()) {
       const uint32_t s = free_.back();
@@ -93,7 +96,7 @@ class PendingRows {
     std::vector<Entry> old = std::move(index_);
     index_.assign(old.empty() ? 64 : 2 * old.size(), Entry{});
     mask_ = index_.size() - 1;
-    shift_ = 64 - std::countr_zero(index_.size());
+    bits_ = std::countr_zero(index_.size());
     for (const Entry& e : old) {
       if (e.slot == kNone) continue;
       size_t i = Home(e.id);
@@ -105,7 +108,7 @@ class PendingRows {
   size_t cols_;
   std::vector<Entry> index_;  // power-of-two size, at most half full
   size_t mask_ = 0;
-  int shift_ = 63;
+  int bits_ = 0;
   size_t size_ = 0;
   std::vector<float> rows_;  // slot s: rows_[s · cols_, (s + 1) · cols_)
   std::vector<Extra> extra_;

@@ -156,8 +156,12 @@ class LucidShare final : public SharePlugin {
   }
   std::string_view name() const override { return "lucid-packing"; }
 
-  void OnSubmit(const SchedJob& j, uint32_t, Time now) override {
+  void OnSubmit(const SchedJob& j, uint32_t slot, Time now) override {
     if (j.job->gpus > 0) forecast_.Observe(now);
+    if (slot_jobs_.size() <= slot) slot_jobs_.resize(static_cast<size_t>(slot) + 1);
+    const JobRequest& job = *j.job;
+    const bool packable = job.gpus > 0 && job.gpus <= 8 && !job.is_fractional();
+    slot_jobs_[slot] = {job.id.v, packable ? ctx_->workload(job.id) : uint16_t{0}, static_cast<uint8_t>(packable ? job.gpus : 0)};
   }
 
   bool Active(SchedulerHandle& h) override {
@@ -231,7 +235,7 @@ class LucidShare final : public SharePlugin {
   // order (a job keeps its start rank while it shares and when it runs alone again).
   void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) override {
     const SchedJob& j = h.job(slot);
-    failed_.clear();  // the candidate set changed
+    ClearFailed();  // the candidate set changed
     if (j.home_vc.valid()) return;  // profiling runs are never partners
     const bool small = j.job->gpus > 0 && j.job->gpus <= 8 && !j.job->is_fractional();
     if (!small) return;
@@ -261,29 +265,30 @@ class LucidShare final : public SharePlugin {
   // The first admissible running partner for pending `slot` (rules i–vi), or kNoSlot.
   uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
-    const JobRequest& job = *j.job;
-    PackNote* note = job.id.v < notes_.size() ? &notes_[job.id.v] : nullptr;
+    const SlotJob& info = slot_jobs_[slot];
+    PackNote* note = info.job < notes_.size() ? &notes_[info.job] : nullptr;
     if (j.home_vc.valid()) return kNoSlot;  // in the profiler: exclusive, least-GPU-first
-    if (job.gpus == 0 || job.gpus > 8 || job.is_fractional()) {
+    if (info.gpus == 0) {  // not a whole-GPU job of 1..8 GPUs
       if (note) note->outcome = PackNote::kTooLarge;
       return kNoSlot;
     }
-    const uint16_t wj = ctx_->workload(job.id);
-    // Within one cycle no candidate appears (failed_ is cleared on every start/finish) and
+    const uint16_t wj = info.workload;
+    // Within one cycle no candidate appears (the memo is cleared on every start/finish) and
     // jobs come in ascending priority: a workload that found no partner at a lower
     // priority finds none now (rules i-iv and vi depend only on the workloads, v only
     // gets harder).
-    uint64_t memo_key = (static_cast<uint64_t>(j.vc.v) << 24) | (static_cast<uint64_t>(job.gpus) << 8) | wj;
     if (h.now() != memo_now_) {
       memo_now_ = h.now();
-      failed_.clear();
+      ClearFailed();
     }
-    if (auto f = failed_.find(memo_key); f != failed_.end()) {
+    Failed& memo = FailedEntry(j.vc, info.gpus, wj);
+    if (memo.stamp == failed_stamp_) {
       if (note && note->outcome != PackNote::kPacked &&
-          !(f->second.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
-        *note = f->second;
+          !(memo.note.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
+        *note = memo.note;
       return kNoSlot;
     }
+    const JobRequest& job = *j.job;
     const Workload& a = ctx_->table.workloads()[wj];
     const uint8_t ssj = ctx_->sharing_score[wj];
     PackNote local;
@@ -344,7 +349,7 @@ class LucidShare final : public SharePlugin {
     if (note && note->outcome != PackNote::kPacked &&
         !(local.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
       *note = local;
-    failed_.emplace(memo_key, local);
+    memo = {failed_stamp_, local};
     if (h.watched(slot))
       h.Note(slot, {h.now(), "lucid-packing", "not-packed", DescribePackNote(local, o_.min_speed),
                     {{"rejected_memory", local.rejected[2]}, {"rejected_score", local.rejected[3]},
@@ -405,8 +410,30 @@ class LucidShare final : public SharePlugin {
   std::map<uint32_t, std::set<std::pair<uint64_t, uint32_t>>> cand_;  // (vc, gpus) -> running, by start order
   std::vector<uint64_t> order_;  // slot -> start counter of its running job (from 1), 0 = none
   uint64_t counter_ = 0;
+  // What FindPartner reads of a pending job, per scheduler slot, captured at OnSubmit: a pass
+  // that answers thousands of visited jobs from the memo then reads no job record for them.
+  struct SlotJob {
+    uint32_t job = 0;       // trace job id
+    uint16_t workload = 0;  // its co-location workload
+    uint8_t gpus = 0;       // 1..8 for a whole-GPU job that may pack, else 0
+  };
+  std::vector<SlotJob> slot_jobs_;
+  // This cycle's failed (vc, gpus, workload) lookups, indexed rather than searched (the pass
+  // consults it for every job it visits): an entry holds while its stamp is failed_stamp_, so
+  // clearing the memo is one increment.
+  struct Failed {
+    uint64_t stamp = 0;
+    PackNote note;
+  };
+  Failed& FailedEntry(VcId vc, uint32_t gpus, uint16_t workload) {
+    const size_t i = (static_cast<size_t>(vc.v) * 9 + gpus) * ctx_->n() + workload;
+    if (failed_.size() <= i) failed_.resize(i + 1);
+    return failed_[i];
+  }
+  void ClearFailed() { ++failed_stamp_; }
   Time memo_now_ = kNoTime;
-  std::map<uint64_t, PackNote> failed_;  // this cycle's failed (vc, gpus, workload)
+  std::vector<Failed> failed_;
+  uint64_t failed_stamp_ = 1;
   std::vector<PackNote> notes_;
   std::map<uint16_t, std::array<double, 9>> added_;  // vc -> per size: priority bound (-1 none)
   std::vector<PendingEntry> visit_;
