@@ -15,9 +15,8 @@ namespace orrery {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr size_t kUserWindow = 20;
 
-const std::vector<std::string> kFeatureNames = {
+constexpr const char* kFeatureNameList[] = {
     "gpus",              // 0
     "cpus",              // 1
     "nodes",             // 2
@@ -50,6 +49,7 @@ const std::vector<std::string> kFeatureNames = {
     "log_since_user_submit",  // 29 seconds since the user's previous submission
     "global_mean_log",   // 30
 };
+const std::vector<std::string> kFeatureNames(std::begin(kFeatureNameList), std::end(kFeatureNameList));
 
 uint64_t Mix(uint64_t a, uint64_t b) {
   uint64_t x = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
@@ -86,7 +86,6 @@ uint64_t NameFirstTokenHash(std::string_view name) {
 }
 
 const std::vector<std::string>& XgbEstimator::FeatureNames() { return kFeatureNames; }
-const size_t XgbEstimator::kAll = kFeatureNames.size();
 
 XgbEstimator::Options XgbEstimator::WindowOptions(Options o) {
   // Chosen on measurements (docs/predict.md, docs/benchmarks.md): on generated Venus the
@@ -122,12 +121,12 @@ std::vector<std::string> XgbEstimator::UsedFeatureNames() const {
   return out;
 }
 
-std::vector<float> XgbEstimator::Select(std::vector<float> full) const {
-  if (o_.columns.empty()) return full;
-  std::vector<float> out;
-  out.reserve(o_.columns.size());
-  for (int c : o_.columns) out.push_back(full[static_cast<size_t>(c)]);
-  return out;
+void XgbEstimator::SelectInto(const float* full, float* out) const {
+  if (o_.columns.empty()) {
+    std::copy(full, full + kAll, out);
+    return;
+  }
+  for (int c : o_.columns) *out++ = full[static_cast<size_t>(c)];
 }
 int XgbEstimator::NumFeatures() { return static_cast<int>(kFeatureNames.size()); }
 
@@ -140,7 +139,9 @@ void XgbEstimator::Running::Add(double l) {
 
 float XgbEstimator::Running::Mean() const { return n ? static_cast<float>(sum_log / static_cast<double>(n)) : kNaN; }
 
-XgbEstimator::XgbEstimator(const Trace* trace, Options o) : trace_(trace), o_(o) {}
+XgbEstimator::XgbEstimator(const Trace* trace, Options o) : trace_(trace), o_(o), pending_(Cols()) {
+  static_assert(std::size(kFeatureNameList) == kAll);
+}
 
 XgbEstimator::~XgbEstimator() {
   if (booster_) XGBoosterFree(booster_);
@@ -167,6 +168,24 @@ XgbEstimator::NameState& XgbEstimator::Name(NameId n) {
   return ns;
 }
 
+void XgbEstimator::UserState::AddLast(double seconds) {
+  auto end = sorted.begin() + last_n;
+  if (last_n == kUserWindow) {  // the window is full: the oldest value leaves
+    const auto oldest = std::lower_bound(sorted.begin(), end, last[last_next]);
+    std::copy(oldest + 1, end, oldest);
+    --end;
+  } else {
+    ++last_n;
+  }
+  const auto at = std::upper_bound(sorted.begin(), end, seconds);
+  std::copy_backward(at, end, end + 1);
+  *at = seconds;
+  last[last_next] = seconds;
+  last_next = static_cast<uint8_t>((last_next + 1) % kUserWindow);
+  const size_t n = last_n;
+  median_log = Log(n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]));
+}
+
 XgbEstimator::Running& XgbEstimator::UserState::Gpus(uint32_t gpus) {
   for (auto& [g, r] : by_gpus)
     if (g == gpus) return r;
@@ -174,7 +193,10 @@ XgbEstimator::Running& XgbEstimator::UserState::Gpus(uint32_t gpus) {
 }
 
 XgbEstimator::UserNameState& XgbEstimator::UserName(UserId u, NameId n, uint64_t stem) {
-  UserNameState& un = user_name_[(static_cast<uint64_t>(u.v) << 32) | n.v];
+  const auto [i, fresh] = user_name_index_.Emplace((static_cast<uint64_t>(u.v) << 32) | n.v,
+                                                   static_cast<uint32_t>(user_names_.size()));
+  if (fresh) user_names_.emplace_back();
+  UserNameState& un = user_names_[i];
   if (!un.user_stem) un.user_stem = &user_stem_[Mix(u.v, stem)];
   return un;
 }
@@ -184,9 +206,22 @@ XgbEstimator::Running& XgbEstimator::Vc(VcId v) {
   return vcs_[v.v];
 }
 
+std::vector<float> XgbEstimator::Features(const Job& job, Time) {
+  std::vector<float> f(kAll);
+  FillFeatures(job, f.data());
+  return f;
+}
+
+float XgbEstimator::UserBucket(UserId u, UserState& us) const {
+  if (us.bucket < 0)
+    us.bucket = trace_ && u.v < trace_->users.size() ? static_cast<float>(Fnv1a64(trace_->users.Get(u.v)) % 4096)
+                                                     : static_cast<float>(u.v % 4096);
+  return us.bucket;
+}
+
 // A key without finished jobs reads as absent: count 0, means NaN (Running::Mean()).
-std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
-  std::vector<float> f(kFeatureNames.size(), kNaN);
+XgbEstimator::UserNameState* XgbEstimator::FillFeatures(const Job& job, float* f) {
+  std::fill(f, f + kAll, kNaN);
   f[0] = static_cast<float>(job.gpus) * static_cast<float>(job.gpu_milli) / 1000.0f;
   f[1] = job.cpu_milli ? static_cast<float>(job.cpu_milli) / 1000.0f : kNaN;
   f[2] = job.nodes ? static_cast<float>(job.nodes) : kNaN;
@@ -199,21 +234,11 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
   f[7] = static_cast<float>(((day % 7) + 7 + 3) % 7);  // 1970-01-01 was a Thursday; 0 = Monday
   f[30] = global_.Mean();
   if (job.user.valid()) {
-    if (trace_ && job.user.v < trace_->users.size()) {
-      f[8] = static_cast<float>(Fnv1a64(trace_->users.Get(job.user.v)) % 4096);
-    } else {
-      f[8] = static_cast<float>(job.user.v % 4096);
-    }
     UserState& us = User(job.user);
+    f[8] = UserBucket(job.user, us);
     f[9] = static_cast<float>(us.all.n);
     f[10] = us.all.Mean();
-    if (!us.last.empty()) {
-      std::vector<double> v(us.last.begin(), us.last.end());
-      std::sort(v.begin(), v.end());
-      size_t n = v.size();
-      double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-      f[11] = Log(med);
-    }
+    if (us.last_n) f[11] = us.median_log;
     if (us.all.n) {
       f[12] = static_cast<float>(us.all.last_log);
       f[13] = static_cast<float>(us.all.ewma_log);
@@ -225,6 +250,7 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
     us.submitted = true;
     us.last_submit = job.submit;
   }
+  UserNameState* un = nullptr;
   if (HasName(job)) {
     const NameState& ns = Name(job.name);
     f[17] = static_cast<float>(ns.stats.n);
@@ -235,26 +261,33 @@ std::vector<float> XgbEstimator::Features(const Job& job, Time now) {
     f[26] = ns.length;
     f[27] = ns.digits;
     if (job.user.valid()) {
-      const UserNameState& un = UserName(job.user, job.name, ns.stem);
-      f[19] = static_cast<float>(un.stats.n);
-      f[18] = un.stats.Mean();
-      if (un.stats.n) f[20] = static_cast<float>(un.stats.last_log);
-      f[23] = static_cast<float>(un.user_stem->n);
-      f[22] = un.user_stem->Mean();
+      un = &UserName(job.user, job.name, ns.stem);
+      f[19] = static_cast<float>(un->stats.n);
+      f[18] = un->stats.Mean();
+      if (un->stats.n) f[20] = static_cast<float>(un->stats.last_log);
+      f[23] = static_cast<float>(un->user_stem->n);
+      f[22] = un->user_stem->Mean();
     }
   }
   if (job.vc.valid()) f[28] = Vc(job.vc).Mean();
-  (void)now;
-  return f;
+  return un;
 }
 
-void XgbEstimator::Update(const Job& job, double l) {
+uint32_t XgbEstimator::AddPending(const Job& job) {
+  std::array<float, kAll> full;
+  UserNameState* un = FillFeatures(job, full.data());
+  const uint32_t slot = pending_.Add(job.id.v);
+  SelectInto(full.data(), pending_.row(slot));
+  pending_.extra(slot) = un;
+  return slot;
+}
+
+void XgbEstimator::Update(const Job& job, double l, UserNameState* un) {
   global_.Add(l);
   if (job.user.valid()) {
     UserState& us = User(job.user);
     us.all.Add(l);
-    us.last.push_back(std::exp(l));
-    if (us.last.size() > kUserWindow) us.last.pop_front();
+    us.AddLast(std::exp(l));
     us.Gpus(job.gpus).Add(l);
   }
   if (HasName(job)) {
@@ -263,9 +296,9 @@ void XgbEstimator::Update(const Job& job, double l) {
     ns.stem_stats->Add(l);
     ns.token_stats->Add(l);
     if (job.user.valid()) {
-      UserNameState& un = UserName(job.user, job.name, ns.stem);
-      un.stats.Add(l);
-      un.user_stem->Add(l);
+      if (!un) un = &UserName(job.user, job.name, ns.stem);
+      un->stats.Add(l);
+      un->user_stem->Add(l);
     }
   }
   if (job.vc.valid()) Vc(job.vc).Add(l);
@@ -273,18 +306,14 @@ void XgbEstimator::Update(const Job& job, double l) {
 
 void XgbEstimator::Observe(const Job& job, Duration actual) {
   if (actual < 0) return;
-  auto it = pending_.find(job.id.v);
-  std::vector<float> row;
-  if (it != pending_.end()) {
-    row = std::move(it->second);
-    pending_.erase(it);
-  } else {
-    row = Select(Features(job, job.submit));
-  }
+  const uint32_t found = pending_.Find(job.id.v);
+  const uint32_t slot = found != PendingRows<UserNameState*>::kNone ? found : AddPending(job);
   const double l = Log(static_cast<double>(actual));
-  x_.insert(x_.end(), row.begin(), row.end());
+  const float* row = pending_.row(slot);
+  x_.insert(x_.end(), row, row + Cols());
   y_.push_back(static_cast<float>(l));
-  Update(job, l);
+  Update(job, l, pending_.extra(slot));
+  pending_.Remove(job.id.v);
 }
 
 bool XgbEstimator::ShouldTrain(Time now) const {
@@ -412,15 +441,21 @@ void XgbEstimator::LoadForest(size_t first, size_t n) {
   forest_ = std::move(*f);
 }
 
-Result<double> XgbEstimator::PredictLog(const std::vector<float>& row) {
+Result<double> XgbEstimator::PredictLog(const std::vector<float>& row) { return PredictLog(row.data(), row.size()); }
+
+Result<double> XgbEstimator::PredictLog(const float* row, size_t n) {
   if (!booster_) return MakeError("xgboost: no model");
-  if (forest_ && row.size() == forest_->num_features()) return static_cast<double>(forest_->Predict(row.data()));
-  return LibraryPredictLog(row);
+  if (forest_ && n == forest_->num_features()) return static_cast<double>(forest_->Predict(row));
+  return LibraryPredictLog(row, n);
 }
 
 Result<double> XgbEstimator::LibraryPredictLog(const std::vector<float>& row) {
+  return LibraryPredictLog(row.data(), row.size());
+}
+
+Result<double> XgbEstimator::LibraryPredictLog(const float* row, size_t n) {
   DMatrixHandle dm = nullptr;
-  ORR_XGB(XGDMatrixCreateFromMat(row.data(), 1, row.size(), kNaN, &dm));
+  ORR_XGB(XGDMatrixCreateFromMat(row, 1, n, kNaN, &dm));
   std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
   bst_ulong len = 0;
   const float* out = nullptr;
@@ -432,13 +467,13 @@ Result<double> XgbEstimator::LibraryPredictLog(const std::vector<float>& row) {
 bool XgbEstimator::Explain(const Job& job, Time, EstimateExplanation* out) {
   out->scale = "log-seconds";
   out->terms.clear();
-  auto it = pending_.find(job.id.v);
-  if (!booster_ || it == pending_.end()) {
+  const uint32_t slot = pending_.Find(job.id.v);
+  if (!booster_ || slot == PendingRows<UserNameState*>::kNone) {
     out->base = FallbackLog(job);
     out->note = booster_ ? "job not estimated yet" : "no model trained yet: the user's (or global) mean log duration";
     return true;
   }
-  const std::vector<float>& row = it->second;
+  const std::vector<float> row(pending_.row(slot), pending_.row(slot) + Cols());
   DMatrixHandle dm = nullptr;
   if (XGDMatrixCreateFromMat(row.data(), 1, row.size(), kNaN, &dm) != 0) return false;
   std::unique_ptr<void, int (*)(DMatrixHandle)> dm_guard(dm, XGDMatrixFree);
@@ -469,8 +504,8 @@ double XgbEstimator::FallbackLog(const Job& job) const {
 }
 
 Duration XgbEstimator::Estimate(const Job& job, Time now) {
-  auto it = pending_.find(job.id.v);
-  if (it == pending_.end()) it = pending_.emplace(job.id.v, Select(Features(job, now))).first;
+  uint32_t slot = pending_.Find(job.id.v);
+  if (slot == PendingRows<UserNameState*>::kNone) slot = AddPending(job);
   if (ShouldTrain(now)) {
     Status st = Train(now);
     last_train_time_ = now;
@@ -478,7 +513,7 @@ Duration XgbEstimator::Estimate(const Job& job, Time now) {
   }
   double l;
   if (booster_) {
-    Result<double> p = PredictLog(it->second);
+    Result<double> p = PredictLog(pending_.row(slot), Cols());
     l = p.ok() ? *p : FallbackLog(job);
   } else {
     if (o_.zero_when_untrained) return 0;

@@ -36,6 +36,7 @@
 // that fails the check is evaluated by XGBoost.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -47,6 +48,8 @@
 #include "base/result.h"
 #include "model/trace.h"
 #include "predict/estimator.h"
+#include "predict/flat_index.h"
+#include "predict/pending_rows.h"
 #include "predict/xgb_forest.h"
 
 namespace orrery {
@@ -139,13 +142,20 @@ class XgbEstimator final : public DurationEstimator {
     void Add(double l);
     float Mean() const;
   };
+  static constexpr size_t kUserWindow = 20;
   struct UserState {
     Running all;
-    std::deque<double> last;  // last 20 durations (seconds) for the median
+    // The last kUserWindow durations (seconds) in arrival order (a ring) and sorted, so that
+    // the median costs an insertion per finished job instead of a sort per submission.
+    std::array<double, kUserWindow> last{}, sorted{};
+    uint8_t last_n = 0, last_next = 0;
+    float median_log = 0;  // log of the median of `last`
     bool submitted = false;   // last_submit is set
+    float bucket = -1;        // hash(user name) mod 4096; -1 until first computed
     Time last_submit = 0;     // the user's latest submission seen by Features()
     std::vector<std::pair<uint32_t, Running>> by_gpus;  // per GPU count (a user has few)
     Running& Gpus(uint32_t gpus);
+    void AddLast(double seconds);
   };
   // Per (user, name): its finished jobs, and the (user, stem) statistics (an entry of
   // user_stem_).
@@ -170,13 +180,22 @@ class XgbEstimator final : public DurationEstimator {
   UserNameState& UserName(UserId u, NameId n, uint64_t stem);
   Running& Vc(VcId v);
   bool HasName(const Job& job) const { return job.name.valid() && trace_ && job.name.v < trace_->names.size(); }
-  void Update(const Job& job, double log_d);
-  std::vector<float> Select(std::vector<float> full) const;
+  // Fills the kAll features of `job` into `f`; returns the job's (user, name) state (null
+  // when it has none), which Update() then needs not look up again.
+  UserNameState* FillFeatures(const Job& job, float* f);
+  float UserBucket(UserId u, UserState& us) const;
+  // Adds `job` to pending_ with its submit-time row; returns its slot.
+  uint32_t AddPending(const Job& job);
+  // `un`: the job's (user, name) state if known (else looked up).
+  void Update(const Job& job, double log_d, UserNameState* un);
+  void SelectInto(const float* full, float* out) const;
   size_t Cols() const { return o_.columns.empty() ? kAll : o_.columns.size(); }
-  static const size_t kAll;
+  static constexpr size_t kAll = 31;  // FeatureNames().size()
   bool ShouldTrain(Time now) const;
   double FallbackLog(const Job& job) const;
 
+  Result<double> PredictLog(const float* row, size_t n);
+  Result<double> LibraryPredictLog(const float* row, size_t n);
   void LoadForest(size_t first, size_t n);
   Status SetParams(void* booster);
   Status Boost(void** booster, size_t first, size_t n, int from, int rounds);
@@ -200,13 +219,16 @@ class XgbEstimator final : public DurationEstimator {
   size_t Rows() const { return row_base_ + y_.size(); }  // rows observed so far
   const float* Row(size_t r) const { return x_.data() + (r - row_base_) * Cols(); }
   void DropRowsBefore(size_t keep);
-  std::unordered_map<uint32_t, std::vector<float>> pending_;  // job id -> submit-time features
+  // Job id -> submit-time features (Cols() values) and the job's (user, name) state.
+  PendingRows<UserNameState*> pending_;
 
   Running global_;
   std::vector<UserState> users_;
   std::vector<NameState> names_;
   std::vector<Running> vcs_;
-  std::unordered_map<uint64_t, UserNameState> user_name_;
+  // (user << 32 | name) -> index into user_names_ (a deque: pending_ holds pointers into it).
+  FlatIndex user_name_index_;
+  std::deque<UserNameState> user_names_;
   std::unordered_map<uint64_t, Running> stem_, user_stem_, token_;
 };
 

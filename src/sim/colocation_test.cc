@@ -331,6 +331,34 @@ TEST(LucidForecastTest, LevelTimeOfDayAndPercentile) {
   EXPECT_DOUBLE_EQ(f.CountPercentile(86400 + 1200, 0.0), 0);
 }
 
+// TimeOfDay reads per-slot totals; it must equal the plain mean over the past days' bins
+// (b − 144, b − 288, … ≥ 0) for submissions in and out of order and queries before, at and
+// after the newest bin.
+TEST(LucidForecastTest, TimeOfDayEqualsTheMeanOverPastDays) {
+  SubmissionForecaster f;
+  Rng rng(7, "forecast-test");
+  std::vector<uint32_t> counts;  // per bin from the first one (t = 0)
+  f.Observe(0);
+  counts.push_back(1);
+  for (int step = 0; step < 3000; ++step) {
+    const Time t = static_cast<Time>(rng.NextU64() % (9 * 86400));  // any order, within 9 days
+    f.Observe(t);
+    const size_t b = static_cast<size_t>(t / 600);
+    if (counts.size() <= b) counts.resize(b + 1, 0);
+    ++counts[b];
+    if (step % 10) continue;
+    const Time q = static_cast<Time>(rng.NextU64() % (11 * 86400));
+    const int64_t qb = q / 600;
+    double s = 0;
+    int n = 0;
+    for (int64_t i = qb - 144; i >= 0; i -= 144, ++n) s += static_cast<size_t>(i) < counts.size() ? counts[static_cast<size_t>(i)] : 0;
+    bool known = false;
+    const double tod = f.TimeOfDay(q, &known);
+    ASSERT_EQ(known, n > 0) << "query " << q;
+    ASSERT_EQ(tod, n > 0 ? s / n : 0.0) << "query " << q;
+  }
+}
+
 TEST(ColocationPropertyTest, NoRejectedPackingIsEverTakenOverAGeneratedWorkload) {
   // 12 random workloads, random (asymmetric) speeds in [0.4, 1], memory and scores; 600 jobs of
   // 1..4 GPUs on 2 nodes × 4 GPUs. Every packed start must satisfy every rule.

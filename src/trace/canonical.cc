@@ -360,36 +360,7 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
     b.AddJob(j, row.text(1), RowLoc{fidx, ln});
     return true;
   };
-  // Same loop as ForEachRow, with the fast path tried first.
-  Status st = [&]() -> Status {
-    std::vector<Field> fv;
-    fv.reserve(kCols + 2);
-    std::vector<std::string> scratch;
-    scratch.reserve(kCols + 256);
-    ImportReport& rep = b.report();
-    while (r.Next(&line)) {
-      if (line.empty() || IsBlank(line)) continue;
-      ++rep.rows_read;
-      const uint64_t ln = r.line_number();
-      if (fast(line, ln)) continue;
-      uint32_t bad_col = 0;
-      if (!SplitLine(line, ',', &fv, &scratch, &bad_col)) {
-        ORR_RETURN_IF_ERROR(b.BadRow("unterminated quote", MakeError(file + ":" + std::to_string(ln) + ":" +
-                                                                     std::to_string(bad_col) + ": unterminated quote")));
-        continue;
-      }
-      if (fv.size() == kCols + 1 && fv.back().text.empty()) fv.pop_back();
-      Row row(file, ln, fv);
-      if (fv.size() != kCols) {
-        row.FailRow("wrong number of fields", "expected " + std::to_string(kCols) + " fields (" +
-                                                  std::string(kHeader) + "), got " + std::to_string(fv.size()));
-      } else {
-        slow(row, ln);
-      }
-      if (row.failed()) ORR_RETURN_IF_ERROR(b.BadRow(row.reason(), row.error()));
-    }
-    return Status::Ok();
-  }();
+  Status st = ForEachRowFast(r, b, ',', kCols, kHeader, fast, slow);
   if (id_mismatch > 0)
     b.Warn(file + ": " + std::to_string(id_mismatch) + " rows have an id other than their row index; jobs were renumbered");
   return st;

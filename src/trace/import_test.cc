@@ -53,6 +53,30 @@ std::string ErrorOf(TraceFormat f, std::string_view text) {
 
 // ------------------------------------------------------------------ Helios
 
+// SplitPlain takes exactly the rows SplitLine + ForEachRow would split into N plain fields
+// (a trailing empty field tolerated) and the same fields; every other row it leaves alone.
+// Lines of 4..40 bytes cross the 16-byte blocks and the overlapping tail block.
+TEST(SplitPlain, AgreesWithSplitLineOnPlainRowsAndRefusesTheRest) {
+  const std::string cases[] = {
+      "a,b,c,d,e", "2017-10-09 07:01:55,66.0,1,66.0,11cb48", "2017-10-09 07:01:55,66.0,1,66.0,11cb48,", ",,,,",
+      ",,,,,", ",,,,,,", "a,b,c,d", "a,b,c,d,e,f", "a,b,c,d,\"e\"", "2017-10-09 07:01:55,66.0,1,66.0,a\"b",
+      "\"2017-10-09 07:01:55\",66.0,1,66.0,x", "2017-10-09 07:01:55,66.0,1,66.0,verylongclusternamethatexceeds16",
+      "2017-10-09 07:01:55,66.0,1,66.0,x,,", "abcdefghijklmnop,q,r,s,t", "abcdefghijklmno,,,,", "x,y,z,w,abcdefghijklmnopqrstuvwxyz,"};
+  for (const std::string& line : cases) {
+    std::vector<Field> f;
+    std::vector<std::string> scratch;
+    uint32_t bad = 0;
+    const bool split = SplitLine(line, ',', &f, &scratch, &bad);
+    const bool quoted = line.find('"') != std::string::npos;
+    if (f.size() == 6 && f.back().text.empty()) f.pop_back();
+    const bool plain = split && !quoted && f.size() == 5;
+    std::string_view got[5];
+    ASSERT_EQ(trace_internal::SplitPlain(line, ',', got), plain) << line;
+    if (!plain) continue;
+    for (size_t k = 0; k < 5; ++k) EXPECT_EQ(got[k], f[k].text) << line << " field " << k;
+  }
+}
+
 TEST(HeliosImport, FixtureValues) {
   ImportReport rep;
   auto t = ImportTrace(TraceFormat::kHelios, {Fixture("helios_cluster_log.csv")}, {}, &rep);

@@ -523,17 +523,22 @@ void Scheduler::StartShared(uint32_t slot, uint32_t partner) {
   MarkRunning(slot);
 }
 
-void Scheduler::ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) {
+void Scheduler::ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(const PendingEntry&)>& fn) {
   VcQueues& q = vcs_[vc.v];
   const uint16_t g = state_.vc_max_node_gpus(vc);
   const size_t c = gpus <= g ? gpus : static_cast<size_t>(g) + 1;
   if (gpus == 0 || c >= q.classes.size()) return;
+  // Class c ≤ g holds exactly the whole-GPU single-node jobs of c GPUs (ClassOf); only the
+  // class of larger jobs mixes sizes and needs each job read.
+  const bool mixed = c > g;
   for (auto it = q.classes[c].begin(); it != q.classes[c].end();) {
-    const uint32_t slot = it->slot;
+    const PendingEntry e = *it;
     ++it;  // fn may start (erase) the job
-    const JobRequest& job = *pool_[slot].job;
-    if (job.gpus != gpus || job.is_fractional()) continue;
-    if (!fn(slot)) return;
+    if (mixed) {
+      const JobRequest& job = *pool_[e.slot].job;
+      if (job.gpus != gpus || job.is_fractional()) continue;
+    }
+    if (!fn(e)) return;
   }
 }
 

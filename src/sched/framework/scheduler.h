@@ -87,8 +87,9 @@ class SchedulerHandle {
   // Starts pending `slot` on the GPUs of running `partner` (GPU sharing; see SharePlugin).
   virtual void StartShared(uint32_t slot, uint32_t partner) = 0;
   // Pending single-node whole-GPU jobs of `vc` with exactly `gpus` GPUs, in queue order,
-  // until fn returns false.
-  virtual void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) = 0;
+  // until fn returns false. The entry carries the job's queue keys, so the visitor need not
+  // read the job (a walk may pass thousands of them).
+  virtual void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(const PendingEntry&)>& fn) = 0;
   virtual void Preempt(uint32_t slot) = 0;
   virtual DurationEstimator* estimator() = 0;
   // Nodes of `vc` that are idle now or would be if every running job ending after `t`
@@ -514,7 +515,7 @@ class Scheduler final : private SchedulerHandle {
   Duration BelievedDuration(const SchedJob& j) const override;
   void Start(uint32_t slot, Allocation alloc) override;
   void StartShared(uint32_t slot, uint32_t partner) override;
-  void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(uint32_t)>& fn) override;
+  void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(const PendingEntry&)>& fn) override;
   void MarkRunning(uint32_t slot);  // bookkeeping shared by Start and StartShared
   // Bookkeeping shared by every way a running job stops: resources, running sets, counters.
   void DetachRunning(uint32_t slot, EndCause cause, Time now);

@@ -23,6 +23,7 @@ void SubmissionForecaster::Observe(Time submit) {
   size_t i = static_cast<size_t>(b - first_bin_);
   if (i >= counts_.size()) counts_.resize(i + 1, 0);
   ++counts_[i];
+  ++tod_total_[i % kBinsPerDay];
 }
 
 double SubmissionForecaster::Level(Time now) const {
@@ -35,20 +36,18 @@ double SubmissionForecaster::Level(Time now) const {
   return s / static_cast<double>(cur - from);
 }
 
+// The mean of the bins b − day, b − 2·day, … ≥ 0: the total of b's time-of-day slot less its
+// bins from b on (at most the current one when b is now or later), so a forecast costs O(1)
+// instead of a walk over every past day. The sums are integers, exact in a double.
 double SubmissionForecaster::TimeOfDay(Time bin_start, bool* known) const {
   *known = false;
   if (first_bin_ == INT64_MIN) return 0;
-  constexpr int64_t kDay = 86400 / kBin;
-  int64_t b = BinOf(bin_start) - first_bin_;
-  double s = 0;
-  int n = 0;
-  for (int64_t i = b - kDay; i >= 0; i -= kDay) {
-    s += static_cast<size_t>(i) < counts_.size() ? counts_[static_cast<size_t>(i)] : 0;
-    ++n;
-  }
-  if (n == 0) return 0;
+  const int64_t b = BinOf(bin_start) - first_bin_;
+  if (b < kBinsPerDay) return 0;
+  uint64_t s = tod_total_[static_cast<size_t>(b % kBinsPerDay)];
+  for (size_t i = static_cast<size_t>(b); i < counts_.size(); i += kBinsPerDay) s -= counts_[i];
   *known = true;
-  return s / n;
+  return static_cast<double>(s) / static_cast<double>(b / kBinsPerDay);
 }
 
 double SubmissionForecaster::PredictMean(Time now, int bins) const {
@@ -157,8 +156,12 @@ class LucidShare final : public SharePlugin {
   }
   std::string_view name() const override { return "lucid-packing"; }
 
-  void OnSubmit(const SchedJob& j, uint32_t, Time now) override {
+  void OnSubmit(const SchedJob& j, uint32_t slot, Time now) override {
     if (j.job->gpus > 0) forecast_.Observe(now);
+    if (slot_jobs_.size() <= slot) slot_jobs_.resize(static_cast<size_t>(slot) + 1);
+    const JobRequest& job = *j.job;
+    const bool packable = job.gpus > 0 && job.gpus <= 8 && !job.is_fractional();
+    slot_jobs_[slot] = {job.id.v, packable ? ctx_->workload(job.id) : uint16_t{0}, static_cast<uint8_t>(packable ? job.gpus : 0)};
   }
 
   bool Active(SchedulerHandle& h) override {
@@ -195,37 +198,36 @@ class LucidShare final : public SharePlugin {
   // size with a partner added since the last pass, the pending jobs of that size whose
   // priority the new partner admits (≤ ratio × its priority). All of them after PAS has
   // switched packing on.
+  // visit_ holds the jobs' queue keys (PendingEntry) so that the sort compares in place
+  // instead of reading every job record (thousands per pass at a long queue).
   void Pack(SchedulerHandle& h, VcId vc) override {
     visit_.clear();
     for (uint32_t s : h.fresh(vc)) {
       const SchedJob& j = h.job(s);
-      if (j.job && !j.running && j.vc == vc) visit_.push_back(s);
+      if (j.job && !j.running && j.vc == vc) visit_.push_back({j.key1, j.key2, j.seq, s, 0});
     }
     auto it = added_.find(vc.v);
     if (it != added_.end()) {
       for (uint32_t g = 1; g <= 8; ++g) {
         const double bound = it->second[g];
         if (bound < 0) continue;
-        h.ForEachPendingOfSize(vc, g, [&](uint32_t s) {
-          if (static_cast<double>(h.job(s).key1) > bound) return false;
-          visit_.push_back(s);
+        h.ForEachPendingOfSize(vc, g, [&](const PendingEntry& e) {
+          if (static_cast<double>(e.k1) > bound) return false;
+          visit_.push_back(e);
           return true;
         });
       }
       added_.erase(it);
     }
     if (visit_.empty()) return;
-    std::sort(visit_.begin(), visit_.end(), [&](uint32_t a, uint32_t b) {
-      const SchedJob &x = h.job(a), &y = h.job(b);
-      if (x.key1 != y.key1) return x.key1 < y.key1;
-      if (x.key2 != y.key2) return x.key2 < y.key2;
-      return x.seq < y.seq;
-    });
-    visit_.erase(std::unique(visit_.begin(), visit_.end()), visit_.end());
-    for (uint32_t s : visit_) {
-      if (h.job(s).running) continue;
-      uint32_t p = FindPartner(h, s);
-      if (p != kNoSlot) h.StartShared(s, p);
+    std::sort(visit_.begin(), visit_.end());  // queue order: key1, key2, seq
+    visit_.erase(std::unique(visit_.begin(), visit_.end(),
+                             [](const PendingEntry& a, const PendingEntry& b) { return a.slot == b.slot; }),
+                 visit_.end());
+    for (const PendingEntry& e : visit_) {
+      if (h.job(e.slot).running) continue;
+      uint32_t p = FindPartner(h, e.slot);
+      if (p != kNoSlot) h.StartShared(e.slot, p);
     }
   }
 
@@ -233,11 +235,12 @@ class LucidShare final : public SharePlugin {
   // order (a job keeps its start rank while it shares and when it runs alone again).
   void OnRunning(SchedulerHandle& h, uint32_t slot, bool running) override {
     const SchedJob& j = h.job(slot);
-    failed_.clear();  // the candidate set changed
+    ClearFailed();  // the candidate set changed
     if (j.home_vc.valid()) return;  // profiling runs are never partners
     const bool small = j.job->gpus > 0 && j.job->gpus <= 8 && !j.job->is_fractional();
     if (!small) return;
     auto& set = Candidates(j.vc, j.job->gpus);
+    if (order_.size() <= slot) order_.resize(static_cast<size_t>(slot) + 1, 0);
     if (running) {
       order_[slot] = ++counter_;
       if (j.partner == kNoSlot) {
@@ -248,10 +251,9 @@ class LucidShare final : public SharePlugin {
       }
       return;
     }
-    auto it = order_.find(slot);
-    if (it != order_.end()) {
-      if (j.partner == kNoSlot) set.erase({it->second, slot});
-      order_.erase(it);
+    if (order_[slot] != 0) {
+      if (j.partner == kNoSlot) set.erase({order_[slot], slot});
+      order_[slot] = 0;
     }
     if (j.partner != kNoSlot) {  // the partner runs alone again
       set.insert({order_[j.partner], j.partner});
@@ -263,29 +265,30 @@ class LucidShare final : public SharePlugin {
   // The first admissible running partner for pending `slot` (rules i–vi), or kNoSlot.
   uint32_t FindPartner(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
-    const JobRequest& job = *j.job;
-    PackNote* note = job.id.v < notes_.size() ? &notes_[job.id.v] : nullptr;
+    const SlotJob& info = slot_jobs_[slot];
+    PackNote* note = info.job < notes_.size() ? &notes_[info.job] : nullptr;
     if (j.home_vc.valid()) return kNoSlot;  // in the profiler: exclusive, least-GPU-first
-    if (job.gpus == 0 || job.gpus > 8 || job.is_fractional()) {
+    if (info.gpus == 0) {  // not a whole-GPU job of 1..8 GPUs
       if (note) note->outcome = PackNote::kTooLarge;
       return kNoSlot;
     }
-    const uint16_t wj = ctx_->workload(job.id);
-    // Within one cycle no candidate appears (failed_ is cleared on every start/finish) and
+    const uint16_t wj = info.workload;
+    // Within one cycle no candidate appears (the memo is cleared on every start/finish) and
     // jobs come in ascending priority: a workload that found no partner at a lower
     // priority finds none now (rules i-iv and vi depend only on the workloads, v only
     // gets harder).
-    uint64_t memo_key = (static_cast<uint64_t>(j.vc.v) << 24) | (static_cast<uint64_t>(job.gpus) << 8) | wj;
     if (h.now() != memo_now_) {
       memo_now_ = h.now();
-      failed_.clear();
+      ClearFailed();
     }
-    if (auto f = failed_.find(memo_key); f != failed_.end()) {
+    Failed& memo = FailedEntry(j.vc, info.gpus, wj);
+    if (memo.stamp == failed_stamp_) {
       if (note && note->outcome != PackNote::kPacked &&
-          !(f->second.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
-        *note = f->second;
+          !(memo.note.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
+        *note = memo.note;
       return kNoSlot;
     }
+    const JobRequest& job = *j.job;
     const Workload& a = ctx_->table.workloads()[wj];
     const uint8_t ssj = ctx_->sharing_score[wj];
     PackNote local;
@@ -346,7 +349,7 @@ class LucidShare final : public SharePlugin {
     if (note && note->outcome != PackNote::kPacked &&
         !(local.outcome == PackNote::kNoCandidate && note->outcome == PackNote::kRejected))
       *note = local;
-    failed_.emplace(memo_key, local);
+    memo = {failed_stamp_, local};
     if (h.watched(slot))
       h.Note(slot, {h.now(), "lucid-packing", "not-packed", DescribePackNote(local, o_.min_speed),
                     {{"rejected_memory", local.rejected[2]}, {"rejected_score", local.rejected[3]},
@@ -405,13 +408,35 @@ class LucidShare final : public SharePlugin {
   bool active_ = false;
   Time next_check_ = kNoTime, next_tune_ = kNoTime;
   std::map<uint32_t, std::set<std::pair<uint64_t, uint32_t>>> cand_;  // (vc, gpus) -> running, by start order
-  std::unordered_map<uint32_t, uint64_t> order_;                      // slot -> start counter
+  std::vector<uint64_t> order_;  // slot -> start counter of its running job (from 1), 0 = none
   uint64_t counter_ = 0;
+  // What FindPartner reads of a pending job, per scheduler slot, captured at OnSubmit: a pass
+  // that answers thousands of visited jobs from the memo then reads no job record for them.
+  struct SlotJob {
+    uint32_t job = 0;       // trace job id
+    uint16_t workload = 0;  // its co-location workload
+    uint8_t gpus = 0;       // 1..8 for a whole-GPU job that may pack, else 0
+  };
+  std::vector<SlotJob> slot_jobs_;
+  // This cycle's failed (vc, gpus, workload) lookups, indexed rather than searched (the pass
+  // consults it for every job it visits): an entry holds while its stamp is failed_stamp_, so
+  // clearing the memo is one increment.
+  struct Failed {
+    uint64_t stamp = 0;
+    PackNote note;
+  };
+  Failed& FailedEntry(VcId vc, uint32_t gpus, uint16_t workload) {
+    const size_t i = (static_cast<size_t>(vc.v) * 9 + gpus) * ctx_->n() + workload;
+    if (failed_.size() <= i) failed_.resize(i + 1);
+    return failed_[i];
+  }
+  void ClearFailed() { ++failed_stamp_; }
   Time memo_now_ = kNoTime;
-  std::map<uint64_t, PackNote> failed_;  // this cycle's failed (vc, gpus, workload)
+  std::vector<Failed> failed_;
+  uint64_t failed_stamp_ = 1;
   std::vector<PackNote> notes_;
   std::map<uint16_t, std::array<double, 9>> added_;  // vc -> per size: priority bound (-1 none)
-  std::vector<uint32_t> visit_;
+  std::vector<PendingEntry> visit_;
   bool rescan_all_ = true;
 };
 

@@ -43,6 +43,7 @@
 // colocation=PATH (default: $ORRERY_SHARED_DIR/traces/lucid-colocation/colocate_info.csv).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 
@@ -78,9 +79,11 @@ class SubmissionForecaster {
 
  private:
   int64_t BinOf(Time t) const { return (t >= 0 ? t : t - kBin + 1) / kBin; }
+  static constexpr int64_t kBinsPerDay = 86400 / kBin;
   int64_t epoch_;
   int64_t first_bin_ = INT64_MIN;
   std::vector<uint32_t> counts_;  // per bin since first_bin_
+  std::array<uint64_t, kBinsPerDay> tod_total_{};  // per time-of-day slot: the total of its bins
 };
 
 // Record of the packing decision for one job (what `orrery explain` shows).
