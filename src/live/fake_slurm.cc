@@ -31,10 +31,13 @@ Status FakeSlurm::Reach() {
 
 void FakeSlurm::Touch(FJob& f) {
   f.changed = ++seq_;
-  changelog_.emplace_back(seq_, f.j.id);
+  if (!lose_changes_) changelog_.emplace_back(seq_, f.j.id);
 }
 
-void FakeSlurm::TouchNode(FNode& n) { node_log_.emplace_back(++seq_, NodeRow{n.n.name, n.n.partition}); }
+void FakeSlurm::TouchNode(FNode& n) {
+  ++seq_;
+  if (!lose_changes_) node_log_.emplace_back(seq_, NodeRow{n.n.name, n.n.partition});
+}
 
 // As sinfo shows it: an up node is idle, mixed or allocated by its GPUs in use; a drained
 // node is draining while jobs still run there.
@@ -184,7 +187,7 @@ bool FakeSlurm::TryStart(FJob& f, Time now) {
   return true;
 }
 
-Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cursor) {
+Result<JobListing> FakeSlurm::ListJobs(const std::vector<std::string>&, uint64_t cursor, Sweep sweep) {
   ORR_RETURN_IF_ERROR(Reach());
   JobListing l;
   l.cursor = seq_;
@@ -198,6 +201,12 @@ Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cur
   auto it = std::upper_bound(changelog_.begin(), changelog_.end(), std::make_pair(cursor, UINT32_MAX));
   std::vector<uint32_t> ids;
   for (; it != changelog_.end(); ++it) ids.push_back(it->second);
+  if (sweep.any() && !jobs_.empty()) {  // ids are dense from 1: step through the slice's
+    l.swept = sweep;
+    const uint32_t last = jobs_.rbegin()->first;
+    for (uint64_t id = sweep.slice; id <= last; id += sweep.of)
+      if (jobs_.count(static_cast<uint32_t>(id))) ids.push_back(static_cast<uint32_t>(id));
+  }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   for (uint32_t id : ids) l.jobs.push_back(jobs_.at(id).j);
@@ -212,7 +221,8 @@ Result<std::vector<SlurmNode>> FakeSlurm::Nodes(const std::vector<std::string>&)
   return out;
 }
 
-Result<NodeListing> FakeSlurm::NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) {
+Result<NodeListing> FakeSlurm::ListNodeChanges(const std::vector<std::string>& partitions, uint64_t cursor,
+                                               Sweep sweep) {
   if (cursor == 0) {
     NodeListing l;
     ORR_ASSIGN_OR_RETURN(l.nodes, Nodes(partitions));
@@ -227,6 +237,13 @@ Result<NodeListing> FakeSlurm::NodeChanges(const std::vector<std::string>& parti
                              [](uint64_t c, const std::pair<uint64_t, NodeRow>& e) { return c < e.first; });
   std::vector<const NodeRow*> rows;
   for (; it != node_log_.end(); ++it) rows.push_back(&it->second);
+  std::vector<NodeRow> swept;
+  if (sweep.any()) {
+    l.swept = sweep;
+    for (const auto& [name, n] : nodes_)
+      if (NodeSlice(name, sweep.of) == sweep.slice) swept.push_back(NodeRow{name, n.n.partition});
+    for (const NodeRow& r : swept) rows.push_back(&r);
+  }
   auto key = [](const NodeRow* r) { return std::tie(r->name, r->partition); };
   std::sort(rows.begin(), rows.end(), [&](const NodeRow* a, const NodeRow* b) { return key(a) < key(b); });
   rows.erase(std::unique(rows.begin(), rows.end(), [&](const NodeRow* a, const NodeRow* b) { return key(a) == key(b); }),

@@ -55,7 +55,7 @@ std::vector<std::string> Keys(const std::vector<std::string_view>& keys) { retur
 // ------------------------------------------------------------------ ListingDelta
 
 TEST(ListingDelta, FirstListingIsEveryRowThenOnlyChangedRows) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "idle"), n3 = Row("n3", "idle");
   auto first = d.Next(Text({n1, n2, n3}));
   EXPECT_TRUE(first.first);
@@ -76,7 +76,7 @@ TEST(ListingDelta, FirstListingIsEveryRowThenOnlyChangedRows) {
 }
 
 TEST(ListingDelta, RowsThatLeaveAreGoneAndComeBackAsNew) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "idle"), n3 = Row("n3", "idle");
   d.Next(Text({n1, n2, n3}));
   auto left = d.Next(Text({n1, n3}));  // n3 moved up one line: matched by its key, unchanged
@@ -91,7 +91,7 @@ TEST(ListingDelta, RowsThatLeaveAreGoneAndComeBackAsNew) {
 }
 
 TEST(ListingDelta, KeyIsNameAndPartition) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   const std::string a = Row("n1", "idle", "gpu"), b = Row("n1", "idle", "debug");
   d.Next(Text({a, b}));
   const std::string b2 = Row("n1", "drained", "debug");
@@ -103,7 +103,7 @@ TEST(ListingDelta, KeyIsNameAndPartition) {
 }
 
 TEST(ListingDelta, ReorderedRowsBlankLinesAndCarriageReturnsChangeNothing) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "mixed"), n3 = Row("n3", "down*");
   d.Next(Text({n1, n2, n3}));
   auto reordered = d.Next(n3 + "\r\n\n" + n1 + "\r\n" + n2);  // no final newline either
@@ -115,7 +115,7 @@ TEST(ListingDelta, ReorderedRowsBlankLinesAndCarriageReturnsChangeNothing) {
 }
 
 TEST(ListingDelta, ForgetMakesTheNextListingFirst) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   d.Next(Text({Row("n1", "idle")}));
   d.Forget();
   auto again = d.Next(Text({Row("n1", "idle")}));
@@ -124,7 +124,7 @@ TEST(ListingDelta, ForgetMakesTheNextListingFirst) {
 }
 
 TEST(ListingDelta, KeyOfShortLinesIsTheWholeLine) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   EXPECT_EQ(d.KeyOf("n1"), "n1");
   EXPECT_EQ(d.KeyOf(Key("n1")), Key("n1"));
   EXPECT_EQ(d.KeyOf(Row("n1", "idle")), Key("n1"));
@@ -358,14 +358,14 @@ class LoggingSlurm final : public SlurmClient {
         exec_(ExecSlurmOptions{squeue_.dir(), "", 5000}) {}
   std::vector<std::string> calls;
   size_t job_rows = 0;  // jobs listed to the daemon
-  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
-    auto l = ListJobs(p, c);
+  Result<JobListing> ListJobs(const std::vector<std::string>& p, uint64_t c, Sweep w) override {
+    auto l = JobsAsListed(p, c, w);
     if (l.ok()) job_rows += l->jobs.size();
     return l;
   }
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
-  Result<NodeListing> NodeChanges(const std::vector<std::string>& p, uint64_t c) override {
-    return full_nodes_ ? SlurmClient::NodeChanges(p, c) : inner_->NodeChanges(p, c);
+  Result<NodeListing> ListNodeChanges(const std::vector<std::string>& p, uint64_t c, Sweep w) override {
+    return full_nodes_ ? SlurmClient::ListNodeChanges(p, c, w) : inner_->NodeChanges(p, c, w);
   }
   Status Hold(uint32_t j) override { return Log("hold " + std::to_string(j), inner_->Hold(j)); }
   Status StartOn(uint32_t j, const std::vector<NodeShare>& n, bool r) override {
@@ -389,13 +389,13 @@ class LoggingSlurm final : public SlurmClient {
     calls.push_back(std::move(call) + (s.ok() ? "" : " (refused)"));
     return s;
   }
-  Result<JobListing> ListJobs(const std::vector<std::string>& p, uint64_t c) {
-    if (jobs_ == JobRows::kChangeLog) return inner_->Jobs(p, c);
+  Result<JobListing> JobsAsListed(const std::vector<std::string>& p, uint64_t c, Sweep w) {
+    if (jobs_ == JobRows::kChangeLog) return inner_->Jobs(p, c, w);
     ORR_ASSIGN_OR_RETURN(JobListing all, inner_->Jobs(p, 0));
     std::string text;
     for (const SlurmJob& j : all.jobs) text += SqueueRow(j) + "\n";
     squeue_.Set(text);
-    return exec_.Jobs(p, jobs_ == JobRows::kSqueueFull ? 0 : c);
+    return exec_.Jobs(p, jobs_ == JobRows::kSqueueFull ? 0 : c, w);
   }
   FakeSlurm* inner_;
   bool full_nodes_;

@@ -50,6 +50,7 @@ void Daemon::ObserveNodes(const NodeListing& listing, Time now) {
     DropUnlisted(listing, now);
   } else {
     for (const NodeRow& row : listing.gone) NodeGone(row, now);
+    DropUnlistedInSlice(listing, now);
   }
   ReobserveMirrored(now);
 }
@@ -59,6 +60,7 @@ void Daemon::ObserveNodes(const NodeListing& listing, Time now) {
 void Daemon::ObserveNode(const SlurmNode& n, Time now) {
   if (VcOf(n.partition) < 0) return;
   auto [it, fresh] = listed_.try_emplace(n.name, n);
+  if (fresh) CountListedNode(n.name, 1);
   if (!fresh) {
     if (it->second.partition != n.partition) return;  // listed again for a second managed partition
     it->second = n;
@@ -125,6 +127,7 @@ void Daemon::NodeGone(const NodeRow& row, Time now) {
   auto it = listed_.find(row.name);
   if (it == listed_.end() || it->second.partition != row.partition) return;  // not the row the node is modelled by
   listed_.erase(it);
+  CountListedNode(row.name, -1);
   nodes_.erase(row.name);
   mirrored_.erase(row.name);
   power_up_sent_.erase(row.name);
@@ -407,7 +410,7 @@ Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
   const Transition tr = Next(lj.state, Classify(lj, sj), open);
   ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));
   if (tr.action == Action::kLeave) {
-    jobs_.erase(it);
+    EraseJob(it);
     return Status::Ok();
   }
   if (!need_rebuild_) Attach(lj, now);  // idempotent: (re)enters the snapshot when it can
@@ -432,6 +435,7 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
       // begin time its user asked for. Idempotent (the same nodes, already released).
       if (EligibleNow(lj.gen)) {
         Status st = Release(lj.id, lj.gen, lj.nodes);
+        retry_row_ |= !st.ok();
         if (!st.ok()) Note(now, "error", fmt::format("cannot make job {} eligible now: {}", lj.id, st.error().message));
       }
       break;
@@ -457,6 +461,7 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
       if (!sj.held) {
         Status hold = slurm_->Hold(sj.id);
         if (!hold.ok()) {  // still released: tried again next cycle, the job stays starting
+          retry_row_ = true;
           Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, hold.error().message));
           return Status::Ok();
         }
@@ -495,11 +500,12 @@ void Daemon::TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now) {
 }
 
 // Holds a pending job the daemon found released; true when it is held now (a hold that
-// fails is reported and tried again when the next listing still shows the job released).
+// fails is reported and tried again at the next listing: its row is reconciled again, resync.cc).
 bool Daemon::HoldInSlurm(LiveJob& lj, Time now) {
   if (!opts_.hold_unheld) return false;
   Status st = slurm_->Hold(lj.id);
   if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", lj.id, st.error().message));
+  retry_row_ |= !st.ok();
   return st.ok();
 }
 
@@ -558,7 +564,7 @@ Status Daemon::NewJob(const SlurmJob& sj, Time now) {
   auto g = gens_.find(sj.id);
   lj.gen = g == gens_.end() ? 0 : g->second;
   lj.held = sj.held;
-  jobs_[sj.id] = std::move(owned);
+  AddJob(std::move(owned));
   ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
   if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(sj.id);  // before the estimator sees the job
   ReadFlex(lj, now);  // before the shape plugin sees the job
