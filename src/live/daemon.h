@@ -213,6 +213,7 @@ class Daemon {
   SlurmNode* MirrorLocally(const std::string& node);
   void ReobserveMirrored(Time now);
   Status SyncNodes(Time now);
+  bool Placeable(const Node& nd, bool want);
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);
   Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;

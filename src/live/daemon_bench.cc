@@ -21,8 +21,13 @@ namespace orrery::live {
 namespace {
 
 // full_jobs: FakeSlurm lists every job every cycle, as ExecSlurmClient did before it compared
-// squeue rows (CycleFullJobs: the daemon then reconciles every job each cycle).
-void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = false) {
+// squeue rows (CycleFullJobs: the daemon then reconciles every job each cycle). resync: the
+// daemon's [daemon] full_resync_cycles; the Cycle rows use 0 (deltas only), the
+// CycleDefaultResync rows the default (DaemonOptions), so their p99 is over every cycle,
+// resyncs included.
+constexpr int kNoResync = 0;
+constexpr int kDefaultResync = -1;
+void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = false, int resync = kNoResync) {
   const int64_t pending = state.range(0), nodes = state.range(1);
   SimClock clock(1'000'000);
   FakeSlurm slurm(&clock);
@@ -53,7 +58,7 @@ void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = fals
   DaemonOptions opts;
   opts.partitions = {"gpu"};
   opts.policy = policy;
-  opts.full_resync_cycles = 0;  // delta listings only (a full resync is a separate cost, see docs/benchmarks.md)
+  if (resync != kDefaultResync) opts.full_resync_cycles = resync;
   Daemon daemon(&slurm, journal->get(), &clock, opts);
   if (Status rec = daemon.Recover(); !rec.ok()) {
     state.SkipWithError(rec.error().message.c_str());
@@ -138,6 +143,13 @@ BENCHMARK_CAPTURE(BM_Cycle, easy, "easy")->Apply(Args);
 BENCHMARK_CAPTURE(BM_Cycle, tiresias, "tiresias")->Apply(Args);
 void BM_CycleFullJobs(benchmark::State& state, const char* policy) { BM_Cycle(state, policy, true); }
 BENCHMARK_CAPTURE(BM_CycleFullJobs, easy, "easy")->Apply(Args);
+//   build/orrery_live_bench --benchmark_filter='CycleDefaultResync/.*/100000/10000/'
+void BM_CycleDefaultResync(benchmark::State& state, const char* policy) {
+  BM_Cycle(state, policy, false, kDefaultResync);
+}
+BENCHMARK_CAPTURE(BM_CycleDefaultResync, qssf, "qssf:estimator=walltime")->Apply(Args);
+BENCHMARK_CAPTURE(BM_CycleDefaultResync, easy, "easy")->Apply(Args);
+BENCHMARK_CAPTURE(BM_CycleDefaultResync, tiresias, "tiresias")->Apply(Args);
 
 }  // namespace
 }  // namespace orrery::live

@@ -522,6 +522,34 @@ TEST(DaemonNodes, ANodeThatLeavesAndComesBackIsHandled) {
   EXPECT_EQ(r.daemon->GetHealth().nodes_total, 2u);
 }
 
+// A node leaves Slurm while a job still runs there: its free GPUs are out of placement at once
+// (drained in the scheduler), not only once that job is gone. Job 1 (4 GPUs) and job 2 (8)
+// fill 4 + 8 of the two nodes' 16; the node of job 1 leaves. Job 3 (4 GPUs) then fits only
+// the departed node's 4 free GPUs: it is never started (before, it was sent there once, the
+// release failed, and it was re-planned); the VC offers 0 free GPUs.
+TEST(DaemonNodes, ADepartedNodeThatStillHoldsWorkIsPlacedOnNoMore) {
+  NodeRig r("departed_busy", 2);
+  const uint32_t a = r.Submit(4, 100);
+  r.Submit(8, 100);
+  r.Tick();
+  r.Tick();
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  const std::string left = r.slurm.job(a).nodes.at(0);
+  r.slurm.RemoveNode(left);
+  r.Tick();
+  EXPECT_TRUE(r.Noted(left + " left the managed partitions"));
+  EXPECT_EQ(r.daemon->scheduler()->cluster_state().vc_free_gpus(VcId(0)), 0u);
+  const uint32_t c = r.Submit(4, 50);
+  const size_t before = r.client.calls.size();
+  for (int i = 0; i < 3; ++i) {
+    CycleStats st = r.Tick();
+    EXPECT_EQ(st.starts, 0u);
+  }
+  EXPECT_EQ(r.client.calls.size(), before);  // no start sent anywhere
+  EXPECT_EQ(r.slurm.job(c).state, SlurmJobState::kPending);
+  EXPECT_TRUE(r.daemon->JobView(a).has_value());  // job 1 runs on there, in the snapshot
+}
+
 TEST(DaemonNodes, ANodeThatComesBackWithOtherGpusRebuildsTheScheduler) {
   NodeRig r("regpu", 2);
   r.Tick();

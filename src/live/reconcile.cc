@@ -205,8 +205,9 @@ Status Daemon::Rebuild(Time now) {
 
 // Brings the scheduler's cluster in line with the nodes Slurm lists: new nodes join,
 // a node is placeable exactly while Slurm shows it up (down, drained, powered-down, booting
-// and departed nodes are unpowered; a node with work is taken out once its jobs are gone).
-// Rejected and unplaced jobs are retried when the placeable set grew.
+// and departed nodes are unpowered; one that still holds work in the snapshot is drained
+// there at once, so that its free GPUs are offered to no job, and unpowered once its jobs are
+// gone). Rejected and unplaced jobs are retried when the placeable set grew.
 Status Daemon::SyncNodes(Time now) {
   if (!nodes_dirty_) return Status::Ok();
   nodes_dirty_ = false;
@@ -232,22 +233,33 @@ Status Daemon::SyncNodes(Time now) {
     Note(now, "node", fmt::format("{} joined the cluster ({} GPUs)", name, nd.gpus));
     grew = true;
   }
-  const ClusterState& cs = sched_->cluster_state();
   for (const Node& nd : cluster_->nodes) {
     auto it = nodes_.find(nd.name);
-    const bool want = it != nodes_.end() && it->second.avail == NodeAvail::kUp;
-    if (want == cs.powered(nd.id)) continue;
-    if (want) {
-      sched_->SetNodePowered(nd.id, true);
-      grew = true;
-    } else if (cs.free_gpus(nd.id) == nd.gpus) {
-      sched_->SetNodePowered(nd.id, false);
-    } else {
-      nodes_dirty_ = true;  // still has work in the snapshot: out of placement once it is idle
-    }
+    grew |= Placeable(nd, it != nodes_.end() && it->second.avail == NodeAvail::kUp);
   }
   if (grew) RetryOutsiders(now);
   return Status::Ok();
+}
+
+// One scheduler node placeable (`want`) or not; true when it became placeable. The daemon is
+// the only user of the scheduler's drain in live mode: a drained node is one on its way out.
+bool Daemon::Placeable(const Node& nd, bool want) {
+  const ClusterState& cs = sched_->cluster_state();
+  if (want) {
+    const bool was = cs.powered(nd.id) && !cs.drained(nd.id);
+    if (cs.drained(nd.id)) sched_->SetNodeDrained(nd.id, false);
+    if (!cs.powered(nd.id)) sched_->SetNodePowered(nd.id, true);
+    return !was;
+  }
+  if (!cs.powered(nd.id)) return false;
+  if (cs.free_gpus(nd.id) == nd.gpus) {
+    if (cs.drained(nd.id)) sched_->SetNodeDrained(nd.id, false);
+    sched_->SetNodePowered(nd.id, false);
+  } else {
+    if (!cs.drained(nd.id)) sched_->SetNodeDrained(nd.id, true);  // its free GPUs: out of placement now
+    nodes_dirty_ = true;  // unpowered once its work is gone
+  }
+  return false;
 }
 
 void Daemon::RetryOutsiders(Time now) {
