@@ -100,7 +100,7 @@ Status Daemon::Observe(Time now, CycleStats* st) {
   } else {
     s = SyncNodes(now);
   }
-  if (s.ok()) s = ReconcileListing(*listing, now);
+  if (s.ok()) s = ReconcileListing(*listing, now, st);
   if (s.ok()) s = listing->full ? DropVanished(*listing, now) : DropGone(listing->gone, now);
   if (s.ok()) s = DropVanishedInSlice(*listing, now);
   cursor_ = s.ok() ? listing->cursor : 0;  // a listing not wholly reconciled is read again in full

@@ -59,7 +59,7 @@ struct DaemonOptions {
   // The rolling resync (docs/design/live-resync.md): with a delta-capable client every job and
   // node row Slurm lists is read and reconciled again within N cycles (1/N of them each cycle);
   // 0: only the rows that changed.
-  int full_resync_cycles = 30;
+  int full_resync_cycles = 300;
   size_t recent_decisions = 200;     // kept in memory for the API
   // Energy policy: a MakePowerPlugin spec ("ces:period=...", as `orrery simulate --energy`);
   // empty = none (power changes only from operators and Slurm itself). docs/live.md#energy.
@@ -84,6 +84,8 @@ struct CycleStats {
   size_t power_ups = 0, power_downs = 0;  // energy-policy power decisions applied this cycle
   size_t pending = 0, running = 0;
   size_t node_rows = 0;  // node rows Slurm listed as new, changed or gone (every row on a full listing)
+  size_t job_rows = 0;   // job rows reconciled: listed (new, changed, swept; every row on a full listing) and again (relisted)
+  size_t relisted = 0;   // of those, rows reconciled again from the previous cycle (resync.cc)
   bool rebuilt = false;
   bool decided = false;  // the policy ran a cycle (periodic policies: only at their ticks)
 };
@@ -189,7 +191,7 @@ class Daemon {
   bool FullListingDue(uint64_t cursor) const;
   Sweep SweepDue() const;
   // The listing's rows and the rows to reconcile again (relist_), in job id order.
-  Status ReconcileListing(const JobListing& listing, Time now);
+  Status ReconcileListing(const JobListing& listing, Time now, CycleStats* st);
   Status ReconcileAgainLater(const SlurmJob& sj, Time now);
   // A swept slice: the daemon's jobs / modelled node rows of that slice that Slurm no longer lists.
   Status DropVanishedInSlice(const JobListing& listing, Time now);
@@ -213,7 +215,7 @@ class Daemon {
   SlurmNode* MirrorLocally(const std::string& node);
   void ReobserveMirrored(Time now);
   Status SyncNodes(Time now);
-  bool Placeable(const Node& nd, bool want);
+  bool SetPlaceable(const Node& nd, bool want);
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);
   Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;

@@ -135,9 +135,12 @@ class FakeSlurm final : public SlurmClient {
   void Requeue(FJob& f, bool hold);
   bool TryStart(FJob& f, Time now);
   void FinishRequeues(Time now);
+  const std::vector<NodeRow>& NodeSliceRows(Sweep sweep);
 
   const Clock* clock_;
   std::map<uint32_t, FJob> jobs_;
+  std::vector<const FJob*> by_id_;  // jobs_ by id (Submit; jobs are never erased)
+  std::vector<std::vector<NodeRow>> node_slices_;  // the rows of each sweep slice (empty: to build)
   std::map<std::string, FNode> nodes_;
   std::unordered_map<uint32_t, Counters> counters_;
   std::vector<std::pair<uint64_t, uint32_t>> changelog_;  // (seq, job) in seq order

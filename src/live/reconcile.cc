@@ -235,7 +235,7 @@ Status Daemon::SyncNodes(Time now) {
   }
   for (const Node& nd : cluster_->nodes) {
     auto it = nodes_.find(nd.name);
-    grew |= Placeable(nd, it != nodes_.end() && it->second.avail == NodeAvail::kUp);
+    grew |= SetPlaceable(nd, it != nodes_.end() && it->second.avail == NodeAvail::kUp);
   }
   if (grew) RetryOutsiders(now);
   return Status::Ok();
@@ -243,7 +243,7 @@ Status Daemon::SyncNodes(Time now) {
 
 // One scheduler node placeable (`want`) or not; true when it became placeable. The daemon is
 // the only user of the scheduler's drain in live mode: a drained node is one on its way out.
-bool Daemon::Placeable(const Node& nd, bool want) {
+bool Daemon::SetPlaceable(const Node& nd, bool want) {
   const ClusterState& cs = sched_->cluster_state();
   if (want) {
     const bool was = cs.powered(nd.id) && !cs.drained(nd.id);

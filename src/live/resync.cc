@@ -26,12 +26,14 @@ Sweep Daemon::SweepDue() const {
 // row of a job replaces its stored one). FakeSlurm and the tests' squeue list by id, so that
 // the delta path sends Slurm the calls of a full listing in the same order; any order is
 // correct.
-Status Daemon::ReconcileListing(const JobListing& listing, Time now) {
+Status Daemon::ReconcileListing(const JobListing& listing, Time now, CycleStats* st) {
   std::map<uint32_t, SlurmJob> again;
   again.swap(relist_);
   if (listing.full) again.clear();  // every row is in it
   for (uint32_t id : listing.gone) again.erase(id);
   for (const SlurmJob& sj : listing.jobs) again.erase(sj.id);
+  st->relisted = again.size();
+  st->job_rows = listing.jobs.size() + again.size();
   auto next = again.begin();
   for (const SlurmJob& sj : listing.jobs) {
     for (; next != again.end() && next->first < sj.id; ++next) ORR_RETURN_IF_ERROR(ReconcileAgainLater(next->second, now));
@@ -86,10 +88,11 @@ void Daemon::CountListedNode(const std::string& name, int delta) {
 Status Daemon::DropVanishedInSlice(const JobListing& listing, Time now) {
   if (!listing.swept.any() || listing.swept.of != slice_jobs_.size()) return Status::Ok();
   const Sweep s = listing.swept;
+  size_t held = 0;
+  for (const SlurmJob& sj : listing.jobs) held += JobSlice(sj.id, s.of) == s.slice && jobs_.count(sj.id);
+  if (held == slice_jobs_[s.slice]) return Status::Ok();
   std::unordered_set<uint32_t> seen;
-  for (const SlurmJob& sj : listing.jobs)
-    if (JobSlice(sj.id, s.of) == s.slice && jobs_.count(sj.id)) seen.insert(sj.id);
-  if (seen.size() == slice_jobs_[s.slice]) return Status::Ok();
+  for (const SlurmJob& sj : listing.jobs) seen.insert(sj.id);
   std::vector<uint32_t> gone;
   for (const auto& [id, lj] : jobs_)
     if (JobSlice(id, s.of) == s.slice && !seen.count(id)) gone.push_back(id);
@@ -102,14 +105,14 @@ void Daemon::DropUnlistedInSlice(const NodeListing& listing, Time now) {
   if (!listing.swept.any() || listing.swept.of != slice_nodes_.size()) return;
   const Sweep s = listing.swept;
   size_t seen = 0;
-  std::set<std::pair<std::string_view, std::string_view>> rows;
   for (const SlurmNode& n : listing.nodes) {
     if (NodeSlice(n.name, s.of) != s.slice) continue;
-    rows.emplace(n.name, n.partition);
     auto it = listed_.find(n.name);
     seen += it != listed_.end() && it->second.partition == n.partition;
   }
   if (seen == slice_nodes_[s.slice]) return;
+  std::set<std::pair<std::string_view, std::string_view>> rows;
+  for (const SlurmNode& n : listing.nodes) rows.emplace(n.name, n.partition);
   std::vector<NodeRow> gone;
   for (const auto& [name, n] : listed_)
     if (NodeSlice(name, s.of) == s.slice && !rows.count({n.name, n.partition})) gone.push_back(NodeRow{n.name, n.partition});
