@@ -192,7 +192,7 @@ class Daemon {
   Sweep SweepDue() const;
   // The listing's rows and the rows to reconcile again (relist_), in job id order.
   Status ReconcileListing(const JobListing& listing, Time now, CycleStats* st);
-  Status ReconcileAgainLater(const SlurmJob& sj, Time now);
+  Status ReconcileRow(const SlurmJob& sj, Time now);
   // A swept slice: the daemon's jobs / modelled node rows of that slice that Slurm no longer lists.
   Status DropVanishedInSlice(const JobListing& listing, Time now);
   void DropUnlistedInSlice(const NodeListing& listing, Time now);
@@ -339,7 +339,7 @@ class Daemon {
   std::unordered_map<uint32_t, std::unique_ptr<LiveJob>> jobs_;
   // Rows to reconcile again at the next listing although their bytes may not change: the
   // job's last reconcile left a Slurm command to retry (a hold, a release) or it runs where the
-  // snapshot has no room yet (ReconcileAgainLater). What a full listing every cycle would do.
+  // snapshot has no room yet (ReconcileRow). What a full listing every cycle would do.
   std::map<uint32_t, SlurmJob> relist_;
   bool retry_row_ = false;  // the reconcile in progress left a Slurm command to retry
   // The rolling resync's slices (SweepDue().of of them): jobs_ and listed_ per slice.

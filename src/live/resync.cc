@@ -36,15 +36,15 @@ Status Daemon::ReconcileListing(const JobListing& listing, Time now, CycleStats*
   st->job_rows = listing.jobs.size() + again.size();
   auto next = again.begin();
   for (const SlurmJob& sj : listing.jobs) {
-    for (; next != again.end() && next->first < sj.id; ++next) ORR_RETURN_IF_ERROR(ReconcileAgainLater(next->second, now));
-    ORR_RETURN_IF_ERROR(ReconcileAgainLater(sj, now));
+    for (; next != again.end() && next->first < sj.id; ++next) ORR_RETURN_IF_ERROR(ReconcileRow(next->second, now));
+    ORR_RETURN_IF_ERROR(ReconcileRow(sj, now));
   }
-  for (; next != again.end(); ++next) ORR_RETURN_IF_ERROR(ReconcileAgainLater(next->second, now));
+  for (; next != again.end(); ++next) ORR_RETURN_IF_ERROR(ReconcileRow(next->second, now));
   return Status::Ok();
 }
 
 // One row; kept for the next cycle when its reconcile left work undone.
-Status Daemon::ReconcileAgainLater(const SlurmJob& sj, Time now) {
+Status Daemon::ReconcileRow(const SlurmJob& sj, Time now) {
   retry_row_ = false;
   ORR_RETURN_IF_ERROR(Reconcile(sj, now));
   auto it = jobs_.find(sj.id);
