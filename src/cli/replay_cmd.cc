@@ -55,16 +55,17 @@ class RecordingClient final : public live::SlurmClient {
     auto it = seen_.find(id);
     return it != seen_.end() && live::IsTerminal(it->second.state);
   }
-  Result<live::JobListing> Jobs(const std::vector<std::string>& p, uint64_t cursor) override {
-    auto l = inner_->Jobs(p, cursor);
+  Result<live::JobListing> ListJobs(const std::vector<std::string>& p, uint64_t cursor, live::Sweep sweep) override {
+    auto l = inner_->Jobs(p, cursor, sweep);
     if (l.ok())
       for (const live::SlurmJob& j : l->jobs)
         if (tracked_.count(j.id)) seen_[j.id] = j;
     return l;
   }
   Result<std::vector<live::SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
-  Result<live::NodeListing> NodeChanges(const std::vector<std::string>& p, uint64_t cursor) override {
-    return inner_->NodeChanges(p, cursor);
+  Result<live::NodeListing> ListNodeChanges(const std::vector<std::string>& p, uint64_t cursor,
+                                             live::Sweep sweep) override {
+    return inner_->NodeChanges(p, cursor, sweep);
   }
   Status Hold(uint32_t j) override { return inner_->Hold(j); }
   Status StartOn(uint32_t j, const std::vector<live::NodeShare>& n, bool r) override { return inner_->StartOn(j, n, r); }

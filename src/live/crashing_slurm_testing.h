@@ -19,17 +19,17 @@ class CrashingSlurm final : public SlurmClient {
   int budget = 1 << 30;  // mutating calls left before the "crash"
   bool crashed = false;
   bool lose_crossing_call = false;
-  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
+  Result<JobListing> ListJobs(const std::vector<std::string>& p, uint64_t c, Sweep w) override {
     if (crashed) return MakeError("crashed", kExitRuntime);
-    return inner_->Jobs(p, c);
+    return inner_->Jobs(p, c, w);
   }
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override {
     if (crashed) return MakeError("crashed", kExitRuntime);
     return inner_->Nodes(p);
   }
-  Result<NodeListing> NodeChanges(const std::vector<std::string>& p, uint64_t c) override {
+  Result<NodeListing> ListNodeChanges(const std::vector<std::string>& p, uint64_t c, Sweep w) override {
     if (crashed) return MakeError("crashed", kExitRuntime);
-    return inner_->NodeChanges(p, c);
+    return inner_->NodeChanges(p, c, w);
   }
   Status Gate(const std::function<Status()>& f) {
     if (crashed) return MakeError("crashed", kExitRuntime);

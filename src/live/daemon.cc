@@ -76,17 +76,12 @@ Status Daemon::Recover() {
   return Status::Ok();
 }
 
-// A full listing instead of the changes since `cursor`: there is no cursor yet, or the
-// periodic resync is due.
-bool Daemon::FullListingDue(uint64_t cursor) const {
-  return cursor == 0 || (opts_.full_resync_cycles > 0 && cycle_ % opts_.full_resync_cycles == 0);
-}
-
 // Reads Slurm and reconciles every listed job (one transaction).
 Status Daemon::Observe(Time now, CycleStats* st) {
-  auto listing = slurm_->Jobs(opts_.partitions, FullListingDue(cursor_) ? 0 : cursor_);
+  const Sweep sweep = SweepDue();
+  auto listing = slurm_->Jobs(opts_.partitions, FullListingDue(cursor_) ? 0 : cursor_, sweep);
   Result<NodeListing> nodes = NodeListing{};
-  if (listing.ok()) nodes = slurm_->NodeChanges(opts_.partitions, FullListingDue(node_cursor_) ? 0 : node_cursor_);
+  if (listing.ok()) nodes = slurm_->NodeChanges(opts_.partitions, FullListingDue(node_cursor_) ? 0 : node_cursor_, sweep);
   if (!listing.ok() || !nodes.ok()) {
     ++m_slurm_errors_;
     const Error& e = listing.ok() ? nodes.error() : listing.error();
@@ -105,9 +100,9 @@ Status Daemon::Observe(Time now, CycleStats* st) {
   } else {
     s = SyncNodes(now);
   }
-  for (const SlurmJob& sj : listing->jobs)
-    if (s.ok()) s = Reconcile(sj, now);
+  if (s.ok()) s = ReconcileListing(*listing, now, st);
   if (s.ok()) s = listing->full ? DropVanished(*listing, now) : DropGone(listing->gone, now);
+  if (s.ok()) s = DropVanishedInSlice(*listing, now);
   cursor_ = s.ok() ? listing->cursor : 0;  // a listing not wholly reconciled is read again in full
   if (s.ok()) s = SyncNodes(now);  // nodes whose jobs just left
   if (s.ok()) s = journal_->SetCounter("cycle", cycle_);
@@ -134,7 +129,7 @@ Status Daemon::DropGone(const std::vector<uint32_t>& gone, Time now) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) continue;
     Leave(*it->second, nullptr, now);
-    jobs_.erase(it);
+    EraseJob(it);
   }
   return Status::Ok();
 }

@@ -56,7 +56,10 @@ struct DaemonOptions {
   uint64_t seed = 1;
   Duration default_duration = 3600;  // job duration when there is no hint and no time limit
   bool hold_unheld = true;           // hold pending jobs that were submitted without --hold
-  int full_resync_cycles = 30;       // with a delta-capable client: full job and node listings every N cycles
+  // The rolling resync (docs/design/live-resync.md): with a delta-capable client every job and
+  // node row Slurm lists is read and reconciled again within N cycles (1/N of them each cycle);
+  // 0: only the rows that changed.
+  int full_resync_cycles = 300;
   size_t recent_decisions = 200;     // kept in memory for the API
   // Energy policy: a MakePowerPlugin spec ("ces:period=...", as `orrery simulate --energy`);
   // empty = none (power changes only from operators and Slurm itself). docs/live.md#energy.
@@ -81,6 +84,8 @@ struct CycleStats {
   size_t power_ups = 0, power_downs = 0;  // energy-policy power decisions applied this cycle
   size_t pending = 0, running = 0;
   size_t node_rows = 0;  // node rows Slurm listed as new, changed or gone (every row on a full listing)
+  size_t job_rows = 0;   // job rows reconciled: listed (new, changed, swept; every row on a full listing) and again (relisted)
+  size_t relisted = 0;   // of those, rows reconciled again from the previous cycle (resync.cc)
   bool rebuilt = false;
   bool decided = false;  // the policy ran a cycle (periodic policies: only at their ticks)
 };
@@ -182,13 +187,25 @@ class Daemon {
   Status Observe(Time now, CycleStats* st);
   Status DropVanished(const JobListing& listing, Time now);
   Status DropGone(const std::vector<uint32_t>& gone, Time now);
+  // --- the rolling resync and rows reconciled again (resync.cc; docs/design/live-resync.md)
+  bool FullListingDue(uint64_t cursor) const;
+  Sweep SweepDue() const;
+  // The listing's rows and the rows to reconcile again (relist_), in job id order.
+  Status ReconcileListing(const JobListing& listing, Time now, CycleStats* st);
+  Status ReconcileRow(const SlurmJob& sj, Time now);
+  // A swept slice: the daemon's jobs / modelled node rows of that slice that Slurm no longer lists.
+  Status DropVanishedInSlice(const JobListing& listing, Time now);
+  void DropUnlistedInSlice(const NodeListing& listing, Time now);
+  void AddJob(std::unique_ptr<LiveJob> lj);
+  void EraseJob(std::unordered_map<uint32_t, std::unique_ptr<LiveJob>>::iterator it);
+  void CountListedNode(const std::string& name, int delta);
+  bool WaitsForRoom(const LiveJob& lj) const;
   void FinishStats(std::chrono::steady_clock::time_point t0, Time now, CycleStats* st);
   void Note(Time now, const std::string& kind, const std::string& detail);
   void Remember(const JournalDecision& d);
   int VcOf(const std::string& partition) const;
 
   // --- observe and reconcile (reconcile.cc)
-  bool FullListingDue(uint64_t cursor) const;
   // Nodes: only the rows Slurm lists as changed (NodeListing) reach the daemon's records.
   void ObserveNodes(const NodeListing& listing, Time now);
   void ObserveNode(const SlurmNode& n, Time now);
@@ -198,6 +215,7 @@ class Daemon {
   SlurmNode* MirrorLocally(const std::string& node);
   void ReobserveMirrored(Time now);
   Status SyncNodes(Time now);
+  bool SetPlaceable(const Node& nd, bool want);
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);
   Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;
@@ -319,6 +337,13 @@ class Daemon {
   std::unordered_map<std::string, SlurmNode> listed_;
   std::set<std::string> mirrored_;
   std::unordered_map<uint32_t, std::unique_ptr<LiveJob>> jobs_;
+  // Rows to reconcile again at the next listing although their bytes may not change: the
+  // job's last reconcile left a Slurm command to retry (a hold, a release) or it runs where the
+  // snapshot has no room yet (ReconcileRow). What a full listing every cycle would do.
+  std::map<uint32_t, SlurmJob> relist_;
+  bool retry_row_ = false;  // the reconcile in progress left a Slurm command to retry
+  // The rolling resync's slices (SweepDue().of of them): jobs_ and listed_ per slice.
+  std::vector<uint32_t> slice_jobs_, slice_nodes_;
   std::vector<uint32_t> slot_job_;                         // slot -> job id
   std::unordered_map<uint32_t, uint32_t> gens_;            // from the journal
   std::map<std::string, JournalDecision> unapplied_;       // planned, not confirmed

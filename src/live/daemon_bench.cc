@@ -21,8 +21,13 @@ namespace orrery::live {
 namespace {
 
 // full_jobs: FakeSlurm lists every job every cycle, as ExecSlurmClient did before it compared
-// squeue rows (CycleFullJobs: the daemon then reconciles every job each cycle).
-void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = false) {
+// squeue rows (CycleFullJobs: the daemon then reconciles every job each cycle). resync: the
+// daemon's [daemon] full_resync_cycles; the Cycle rows use 0 (deltas only), the
+// CycleDefaultResync rows the default (DaemonOptions), so their p99 is over every cycle,
+// resyncs included.
+constexpr int kNoResync = 0;
+constexpr int kDefaultResync = -1;
+void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = false, int resync = kNoResync) {
   const int64_t pending = state.range(0), nodes = state.range(1);
   SimClock clock(1'000'000);
   FakeSlurm slurm(&clock);
@@ -53,7 +58,7 @@ void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = fals
   DaemonOptions opts;
   opts.partitions = {"gpu"};
   opts.policy = policy;
-  opts.full_resync_cycles = 0;  // delta listings only (a full resync is a separate cost, see docs/benchmarks.md)
+  if (resync != kDefaultResync) opts.full_resync_cycles = resync;
   Daemon daemon(&slurm, journal->get(), &clock, opts);
   if (Status rec = daemon.Recover(); !rec.ok()) {
     state.SkipWithError(rec.error().message.c_str());
@@ -77,7 +82,7 @@ void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = fals
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
   };
   std::vector<double> ms, cpu, obs, dec, app, hk;
-  size_t decisions = 0, node_rows = 0;
+  size_t decisions = 0, node_rows = 0, job_rows = 0, relisted = 0;
   for (auto _ : state) {
     state.PauseTiming();
     clock.Set(clock.Now() + 1);
@@ -97,6 +102,8 @@ void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = fals
     hk.push_back(st->housekeeping_ms);
     decisions += st->starts + st->requeues;
     node_rows += st->node_rows;
+    job_rows += st->job_rows;
+    relisted += st->relisted;
   }
   // Nearest-rank percentile q (0..100) of one phase's 200 readings.
   auto pct = [](std::vector<double> v, size_t q) {
@@ -119,6 +126,8 @@ void BM_Cycle(benchmark::State& state, const char* policy, bool full_jobs = fals
   for (double x : ms) sum += x;
   state.counters["decisions_per_cycle"] = static_cast<double>(decisions) / static_cast<double>(ms.size());
   state.counters["node_rows_per_cycle"] = static_cast<double>(node_rows) / static_cast<double>(ms.size());
+  state.counters["job_rows_per_cycle"] = static_cast<double>(job_rows) / static_cast<double>(ms.size());
+  state.counters["relisted_per_cycle"] = static_cast<double>(relisted) / static_cast<double>(ms.size());
   state.counters["decisions_per_s"] = sum > 0 ? static_cast<double>(decisions) / (sum / 1000.0) : 0;
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");
@@ -138,6 +147,19 @@ BENCHMARK_CAPTURE(BM_Cycle, easy, "easy")->Apply(Args);
 BENCHMARK_CAPTURE(BM_Cycle, tiresias, "tiresias")->Apply(Args);
 void BM_CycleFullJobs(benchmark::State& state, const char* policy) { BM_Cycle(state, policy, true); }
 BENCHMARK_CAPTURE(BM_CycleFullJobs, easy, "easy")->Apply(Args);
+//   build/orrery_live_bench --benchmark_filter='CycleDefaultResync/.*/100000/10000/'
+void BM_CycleDefaultResync(benchmark::State& state, const char* policy) {
+  BM_Cycle(state, policy, false, kDefaultResync);
+}
+BENCHMARK_CAPTURE(BM_CycleDefaultResync, qssf, "qssf:estimator=walltime")->Apply(Args);
+BENCHMARK_CAPTURE(BM_CycleDefaultResync, easy, "easy")->Apply(Args);
+BENCHMARK_CAPTURE(BM_CycleDefaultResync, tiresias, "tiresias")->Apply(Args);
+// The cost of the resync period: every row re-read within N cycles (1/N of them each cycle).
+//   build/orrery_live_bench --benchmark_filter='CycleResync/.*/100000/10000/'
+void BM_CycleResync(benchmark::State& state, const char* policy, int cycles) { BM_Cycle(state, policy, false, cycles); }
+BENCHMARK_CAPTURE(BM_CycleResync, easy_30, "easy", 30)->Apply(Args);
+BENCHMARK_CAPTURE(BM_CycleResync, easy_100, "easy", 100)->Apply(Args);
+BENCHMARK_CAPTURE(BM_CycleResync, easy_300, "easy", 300)->Apply(Args);
 
 }  // namespace
 }  // namespace orrery::live

@@ -12,6 +12,7 @@ void FakeSlurm::AddNode(const std::string& name, uint16_t gpus, const std::strin
   f.n.gpus = gpus;
   f.n.state_raw = "idle";
   FNode& n = nodes_[name] = std::move(f);
+  node_slices_.clear();
   TouchNode(n);
 }
 
@@ -20,6 +21,7 @@ void FakeSlurm::RemoveNode(const std::string& name) {
   if (it == nodes_.end()) return;
   node_log_.emplace_back(++seq_, NodeRow{name, it->second.n.partition});
   nodes_.erase(it);
+  node_slices_.clear();
 }
 
 Status FakeSlurm::Reach() {
@@ -31,10 +33,13 @@ Status FakeSlurm::Reach() {
 
 void FakeSlurm::Touch(FJob& f) {
   f.changed = ++seq_;
-  changelog_.emplace_back(seq_, f.j.id);
+  if (!lose_changes_) changelog_.emplace_back(seq_, f.j.id);
 }
 
-void FakeSlurm::TouchNode(FNode& n) { node_log_.emplace_back(++seq_, NodeRow{n.n.name, n.n.partition}); }
+void FakeSlurm::TouchNode(FNode& n) {
+  ++seq_;
+  if (!lose_changes_) node_log_.emplace_back(seq_, NodeRow{n.n.name, n.n.partition});
+}
 
 // As sinfo shows it: an up node is idle, mixed or allocated by its GPUs in use; a drained
 // node is draining while jobs still run there.
@@ -184,7 +189,7 @@ bool FakeSlurm::TryStart(FJob& f, Time now) {
   return true;
 }
 
-Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cursor) {
+Result<JobListing> FakeSlurm::ListJobs(const std::vector<std::string>&, uint64_t cursor, Sweep sweep) {
   ORR_RETURN_IF_ERROR(Reach());
   JobListing l;
   l.cursor = seq_;
@@ -198,9 +203,15 @@ Result<JobListing> FakeSlurm::Jobs(const std::vector<std::string>&, uint64_t cur
   auto it = std::upper_bound(changelog_.begin(), changelog_.end(), std::make_pair(cursor, UINT32_MAX));
   std::vector<uint32_t> ids;
   for (; it != changelog_.end(); ++it) ids.push_back(it->second);
+  if (sweep.any()) {  // ids are dense from 1: step through the slice's
+    l.swept = sweep;
+    for (uint64_t id = sweep.slice; id < by_id_.size(); id += sweep.of)
+      if (by_id_[id]) ids.push_back(static_cast<uint32_t>(id));
+  }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  for (uint32_t id : ids) l.jobs.push_back(jobs_.at(id).j);
+  l.jobs.reserve(ids.size());
+  for (uint32_t id : ids) l.jobs.push_back(by_id_[id]->j);
   return l;
 }
 
@@ -212,7 +223,8 @@ Result<std::vector<SlurmNode>> FakeSlurm::Nodes(const std::vector<std::string>&)
   return out;
 }
 
-Result<NodeListing> FakeSlurm::NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) {
+Result<NodeListing> FakeSlurm::ListNodeChanges(const std::vector<std::string>& partitions, uint64_t cursor,
+                                               Sweep sweep) {
   if (cursor == 0) {
     NodeListing l;
     ORR_ASSIGN_OR_RETURN(l.nodes, Nodes(partitions));
@@ -227,6 +239,10 @@ Result<NodeListing> FakeSlurm::NodeChanges(const std::vector<std::string>& parti
                              [](uint64_t c, const std::pair<uint64_t, NodeRow>& e) { return c < e.first; });
   std::vector<const NodeRow*> rows;
   for (; it != node_log_.end(); ++it) rows.push_back(&it->second);
+  if (sweep.any()) {
+    l.swept = sweep;
+    for (const NodeRow& r : NodeSliceRows(sweep)) rows.push_back(&r);
+  }
   auto key = [](const NodeRow* r) { return std::tie(r->name, r->partition); };
   std::sort(rows.begin(), rows.end(), [&](const NodeRow* a, const NodeRow* b) { return key(a) < key(b); });
   rows.erase(std::unique(rows.begin(), rows.end(), [&](const NodeRow* a, const NodeRow* b) { return key(a) == key(b); }),
@@ -239,6 +255,15 @@ Result<NodeListing> FakeSlurm::NodeChanges(const std::vector<std::string>& parti
       l.gone.push_back(*r);
   }
   return l;
+}
+
+// The rows of a sweep's slice (rebuilt when nodes join or leave, or the slice count changes).
+const std::vector<NodeRow>& FakeSlurm::NodeSliceRows(Sweep sweep) {
+  if (node_slices_.size() != sweep.of) {
+    node_slices_.assign(sweep.of, {});
+    for (const auto& [name, n] : nodes_) node_slices_[NodeSlice(name, sweep.of)].push_back(NodeRow{name, n.n.partition});
+  }
+  return node_slices_[sweep.slice];
 }
 
 Status FakeSlurm::Hold(uint32_t job) {
@@ -438,6 +463,8 @@ Result<uint32_t> FakeSlurm::Submit(const SubmitSpec& s) {
   uint32_t id = f.j.id;
   counters_[id];
   auto& ref = jobs_[id] = std::move(f);
+  if (by_id_.size() <= id) by_id_.resize(id + 1, nullptr);
+  by_id_[id] = &ref;
   Touch(ref);
   // A job submitted without --hold may be started by Slurm's own scheduler before the
   // daemon holds it; the fake leaves it pending (the daemon adopts it either way).

@@ -39,6 +39,9 @@ class FakeSlurm final : public SlurmClient {
   void set_power_delay(Duration d) { power_delay_ = d; }
   // Jobs answers in full whatever the cursor (a client without job deltas; the benchmark).
   void set_full_job_listings(bool v) { full_job_listings_ = v; }
+  // Changes made while set are left out of the change log (a source of deltas that missed
+  // updates): only a full listing or the rolling resync's slice shows them.
+  void set_lose_changes(bool v) { lose_changes_ = v; }
   // Timing as the simulator models it (the parity test): a released job whose nodes are
   // free starts at the release instant, not at the next Advance; and a requeued running job
   // resumes from its checkpoint, charged restart_cost(gpus) (empty: it restarts from scratch).
@@ -88,10 +91,7 @@ class FakeSlurm final : public SlurmClient {
   const SlurmNode& node(const std::string& name) const { return nodes_.at(name).n; }
   uint64_t calls() const { return calls_; }
 
-  Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
-  // With a cursor: the nodes changed since (a change log, as slurmrestd's update_time).
-  Result<NodeListing> NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Status Hold(uint32_t job) override;
   Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
   Status Reshape(uint32_t job, const std::vector<NodeShare>& nodes) override;
@@ -106,6 +106,12 @@ class FakeSlurm final : public SlurmClient {
   Status Drain(const std::string& node, const std::string& reason) override;
   Status Undrain(const std::string& node) override;
   Status RestartHeld(uint32_t job) override;
+
+ protected:
+  // With a cursor: the jobs and node rows changed since (a change log, as slurmrestd's
+  // update_time), and every job and row of the sweep's slice.
+  Result<JobListing> ListJobs(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep) override;
+  Result<NodeListing> ListNodeChanges(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep) override;
 
  private:
   struct FJob {
@@ -129,9 +135,12 @@ class FakeSlurm final : public SlurmClient {
   void Requeue(FJob& f, bool hold);
   bool TryStart(FJob& f, Time now);
   void FinishRequeues(Time now);
+  const std::vector<NodeRow>& NodeSliceRows(Sweep sweep);
 
   const Clock* clock_;
   std::map<uint32_t, FJob> jobs_;
+  std::vector<const FJob*> by_id_;  // jobs_ by id (Submit; jobs are never erased)
+  std::vector<std::vector<NodeRow>> node_slices_;  // the rows of each sweep slice (empty: to build)
   std::map<std::string, FNode> nodes_;
   std::unordered_map<uint32_t, Counters> counters_;
   std::vector<std::pair<uint64_t, uint32_t>> changelog_;  // (seq, job) in seq order
@@ -149,6 +158,7 @@ class FakeSlurm final : public SlurmClient {
   Duration power_delay_ = 5;
   bool start_at_release_ = false;
   bool full_job_listings_ = false;
+  bool lose_changes_ = false;
   std::function<Duration(uint32_t)> restart_cost_;
   Duration requeue_completing_ = 0, requeue_begin_delay_ = 0;
   std::map<uint32_t, std::pair<JobFiles, std::string>> files_;

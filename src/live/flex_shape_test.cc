@@ -97,7 +97,9 @@ class RecordingSlurm final : public SlurmClient {
  public:
   explicit RecordingSlurm(SlurmClient* inner) : inner_(inner) {}
   std::vector<std::string> calls;
-  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override { return inner_->Jobs(p, c); }
+  Result<JobListing> ListJobs(const std::vector<std::string>& p, uint64_t c, Sweep w) override {
+    return inner_->Jobs(p, c, w);
+  }
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
   Status Hold(uint32_t j) override { return Log("hold " + std::to_string(j), inner_->Hold(j)); }
   Status StartOn(uint32_t j, const std::vector<NodeShare>& n, bool r) override {

@@ -74,8 +74,8 @@ Transition OnRunning(JobState s, bool as_known) {
 Transition OnPending(JobState s, Seen seen, bool decision_open) {
   const bool held = seen == Seen::kHeld;
   switch (s) {
-    case JobState::kUnheld:
-      return held ? Transition{JobState::kQueued, Action::kEnqueue} : Transition{s, Action::kNone};
+    case JobState::kUnheld:  // still released: the hold did not take (refused), sent again
+      return held ? Transition{JobState::kQueued, Action::kEnqueue} : Transition{s, Action::kHoldAgain};
     case JobState::kRecovering:  // Slurm shows the recovery's requeue (held), or someone requeued it
     case JobState::kFailed:
       return held ? Transition{JobState::kQueued, Action::kEnqueue} : Transition{JobState::kUnheld, Action::kHoldAgain};

@@ -36,8 +36,8 @@ const Row kTable[] = {
     {S::kUnplaced, O::kRunningElsewhere, false, S::kRunning, A::kMove},
     // Slurm shows it pending.
     {S::kUnheld, O::kHeld, false, S::kQueued, A::kEnqueue},                // our hold shows
-    {S::kUnheld, O::kReleased, false, S::kUnheld, A::kNone},
-    {S::kUnheld, O::kNodesGone, false, S::kUnheld, A::kNone},
+    {S::kUnheld, O::kReleased, false, S::kUnheld, A::kHoldAgain},          // our hold did not take: again
+    {S::kUnheld, O::kNodesGone, false, S::kUnheld, A::kHoldAgain},
     {S::kQueued, O::kHeld, false, S::kQueued, A::kNone},
     {S::kQueued, O::kReleased, false, S::kUnheld, A::kHoldAgain},          // released by someone else
     {S::kQueued, O::kNodesGone, false, S::kUnheld, A::kHoldAgain},
@@ -73,7 +73,7 @@ const Row kTable[] = {
     {S::kStarting, O::kDelayed, false, S::kStarting, A::kMakeEligible},
     {S::kStarting, O::kDelayed, true, S::kStarting, A::kNone},             // the apply path sends it
     {S::kQueued, O::kDelayed, false, S::kUnheld, A::kHoldAgain},           // released by someone else
-    {S::kUnheld, O::kDelayed, false, S::kUnheld, A::kNone},
+    {S::kUnheld, O::kDelayed, false, S::kUnheld, A::kHoldAgain},
     // Preempted by the policy, Slurm still completing the requeue: nothing moves (no adoption),
     // a start decision of the next generation waits (the apply path's AwaitsRequeue).
     {S::kQueued, O::kStopping, false, S::kQueued, A::kNone},

@@ -24,8 +24,14 @@ void ListingDelta::Index(Listing* l) {
   }
 }
 
-ListingDelta::Diff ListingDelta::Next(std::string text) {
-  if (have_ && text == lists_[cur_].text) return Diff{};  // byte-identical: nothing changed, nothing to index
+ListingDelta::Diff ListingDelta::Next(std::string text, Sweep sweep) {
+  if (have_ && text == lists_[cur_].text) {  // byte-identical: nothing changed, nothing to index
+    Diff d;
+    if (sweep.any())
+      for (const Line& row : lists_[cur_].rows)
+        if (Swept(row, sweep)) d.changed.push_back(row);
+    return d;
+  }
   const int before = cur_, now = 1 - cur_;
   lists_[now].text = std::move(text);  // lists_[before] is untouched: the answer's gone keys view it
   Index(&lists_[now]);
@@ -37,13 +43,13 @@ ListingDelta::Diff ListingDelta::Next(std::string text) {
     d.changed = lists_[now].rows;
     return d;
   }
-  Compare(lists_[before], lists_[now], &d);
+  Compare(lists_[before], lists_[now], sweep, &d);
   return d;
 }
 
 void ListingDelta::Forget() { have_ = false; }
 
-void ListingDelta::Compare(const Listing& before, const Listing& now, Diff* d) {
+void ListingDelta::Compare(const Listing& before, const Listing& now, Sweep sweep, Diff* d) {
   by_key_.clear();
   by_key_built_ = false;
   matched_.assign(before.rows.size(), 0);
@@ -59,7 +65,7 @@ void ListingDelta::Compare(const Listing& before, const Listing& now, Diff* d) {
     }
     matched_[at] = 1;
     ++matched;
-    if (before.rows[at].text != row.text) d->changed.push_back(row);
+    if (before.rows[at].text != row.text || Swept(row, sweep)) d->changed.push_back(row);
   }
   if (matched == before.rows.size()) return;
   for (size_t j = 0; j < before.rows.size(); ++j)

@@ -17,9 +17,19 @@
 
 namespace orrery::live {
 
+// The rolling resync: a listing also answers every row of one slice of `of` (of == 0: none),
+// whatever its bytes, so that every row is read again within `of` listings.
+struct Sweep {
+  uint32_t slice = 0;
+  uint32_t of = 0;
+  bool any() const { return of > 0; }
+};
+
 class ListingDelta {
  public:
-  ListingDelta(char sep, size_t key_fields) : sep_(sep), key_fields_(key_fields) {}
+  // The slice of a row's key (0 .. of-1).
+  using SliceOf = uint32_t (*)(std::string_view key, uint32_t of);
+  ListingDelta(char sep, size_t key_fields, SliceOf slice_of) : sep_(sep), key_fields_(key_fields), slice_of_(slice_of) {}
   // Its rows are views into the texts it holds: never copied nor moved.
   ListingDelta(const ListingDelta&) = delete;
   ListingDelta& operator=(const ListingDelta&) = delete;
@@ -30,12 +40,13 @@ class ListingDelta {
   };
   struct Diff {
     bool first = false;                   // no previous listing: every row is new
-    std::vector<Line> changed;            // new or changed rows, in listing order
+    std::vector<Line> changed;            // new or changed rows and the sweep's unchanged rows, in listing order
     std::vector<std::string_view> gone;   // keys of the previous listing's rows no longer listed
   };
-  // Takes `text` as the current listing and compares it with the previous one. The views
-  // in the answer stay valid until the next call of Next or Forget.
-  Diff Next(std::string text);
+  // Takes `text` as the current listing and compares it with the previous one; the rows of
+  // `sweep`'s slice are answered as changed too. The views in the answer stay valid until the
+  // next call of Next or Forget.
+  Diff Next(std::string text, Sweep sweep = {});
   // Forgets the previous listing: the next listing is `first` (every row new).
   void Forget();
   // The key of one row: its first key_fields fields.
@@ -47,12 +58,14 @@ class ListingDelta {
     std::vector<Line> rows;  // non-blank lines, views into text
   };
   static void Index(Listing* l);
-  void Compare(const Listing& before, const Listing& now, Diff* d);
+  void Compare(const Listing& before, const Listing& now, Sweep sweep, Diff* d);
+  bool Swept(const Line& row, Sweep sweep) const { return sweep.any() && slice_of_(KeyOf(row.text), sweep.of) == sweep.slice; }
   // Matches `row` by key in `before` (built on first use per call); true when found.
   bool MatchByKey(const Listing& before, const Line& row, size_t* at);
 
   char sep_;
   size_t key_fields_;
+  SliceOf slice_of_;
   Listing lists_[2];
   int cur_ = 0;        // lists_[cur_] is the latest listing
   bool have_ = false;  // a previous listing exists

@@ -36,17 +36,21 @@ void BM_SinfoFull(benchmark::State& state) {
 }
 
 // Successive listings alternate between the two texts (copying one is not timed); `delta`
-// keys rows by their first `key_fields` fields, `parse` parses one changed row.
+// keys rows by their first `key_fields` fields, `parse` parses one changed row. With
+// sweep_of > 0 each listing also answers the next slice of the rolling resync (the daemon's
+// default: 300 slices).
 template <class Parse>
-void RunDelta(benchmark::State& state, const std::string (&texts)[2], size_t key_fields, Parse parse) {
-  ListingDelta delta(kFieldSep, key_fields);
+void RunDelta(benchmark::State& state, const std::string (&texts)[2], size_t key_fields, uint32_t sweep_of, Parse parse) {
+  ListingDelta delta(kFieldSep, key_fields, key_fields == 1 ? &SqueueKeySlice : &SinfoKeySlice);
   delta.Next(texts[0]);
   int64_t i = 1, rows = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::string text = texts[i++ % 2];
+    std::string text = texts[i % 2];
+    const Sweep sweep{sweep_of > 0 ? static_cast<uint32_t>(i % sweep_of) : 0, sweep_of};
+    ++i;
     state.ResumeTiming();
-    auto diff = delta.Next(std::move(text));
+    auto diff = delta.Next(std::move(text), sweep);
     for (const ListingDelta::Line& row : diff.changed) {
       auto parsed = parse(row.text, row.lineno);
       benchmark::DoNotOptimize(parsed);
@@ -60,7 +64,8 @@ void RunDelta(benchmark::State& state, const std::string (&texts)[2], size_t key
 void BM_SinfoDelta(benchmark::State& state) {
   const int64_t nodes = state.range(0), changed = state.range(1);
   const std::string texts[2] = {SinfoText(nodes, changed, false), SinfoText(nodes, changed, true)};
-  RunDelta(state, texts, 2, [](std::string_view row, size_t lineno) { return ParseSinfoLine(row, lineno); });
+  RunDelta(state, texts, 2, static_cast<uint32_t>(state.range(2)),
+           [](std::string_view row, size_t lineno) { return ParseSinfoLine(row, lineno); });
 }
 
 // The same for `squeue` rows of P pending jobs (key: the job id), C of them changed (held ->
@@ -90,15 +95,18 @@ void BM_SqueueFull(benchmark::State& state) {
 void BM_SqueueDelta(benchmark::State& state) {
   const int64_t jobs = state.range(0), changed = state.range(1);
   const std::string texts[2] = {SqueueText(jobs, changed, false), SqueueText(jobs, changed, true)};
-  RunDelta(state, texts, 1, [](std::string_view row, size_t lineno) { return ParseSqueueLine(row, lineno); });
+  RunDelta(state, texts, 1, static_cast<uint32_t>(state.range(2)),
+           [](std::string_view row, size_t lineno) { return ParseSqueueLine(row, lineno); });
 }
 
 BENCHMARK(BM_SqueueFull)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_SqueueDelta)->Args({100'000, 0})->Args({100'000, 100})->Args({100'000, 1'000})->Unit(benchmark::kMicrosecond);
+// Args: rows, rows changed, sweep slices (0: no sweep).
+BENCHMARK(BM_SqueueDelta)->Args({100'000, 0, 0})->Args({100'000, 100, 0})->Args({100'000, 1'000, 0})
+    ->Args({100'000, 0, 300})->Args({100'000, 100, 300})->Args({100'000, 100, 30})->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_SinfoFull)->Arg(1'000)->Arg(10'000)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_SinfoDelta)->Args({1'000, 0})->Args({1'000, 10})->Args({10'000, 0})->Args({10'000, 10})->Args({10'000, 100})
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SinfoDelta)->Args({1'000, 0, 0})->Args({1'000, 10, 0})->Args({10'000, 0, 0})->Args({10'000, 10, 0})
+    ->Args({10'000, 100, 0})->Args({10'000, 10, 300})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace orrery::live

@@ -55,7 +55,7 @@ std::vector<std::string> Keys(const std::vector<std::string_view>& keys) { retur
 // ------------------------------------------------------------------ ListingDelta
 
 TEST(ListingDelta, FirstListingIsEveryRowThenOnlyChangedRows) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "idle"), n3 = Row("n3", "idle");
   auto first = d.Next(Text({n1, n2, n3}));
   EXPECT_TRUE(first.first);
@@ -76,7 +76,7 @@ TEST(ListingDelta, FirstListingIsEveryRowThenOnlyChangedRows) {
 }
 
 TEST(ListingDelta, RowsThatLeaveAreGoneAndComeBackAsNew) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "idle"), n3 = Row("n3", "idle");
   d.Next(Text({n1, n2, n3}));
   auto left = d.Next(Text({n1, n3}));  // n3 moved up one line: matched by its key, unchanged
@@ -91,7 +91,7 @@ TEST(ListingDelta, RowsThatLeaveAreGoneAndComeBackAsNew) {
 }
 
 TEST(ListingDelta, KeyIsNameAndPartition) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   const std::string a = Row("n1", "idle", "gpu"), b = Row("n1", "idle", "debug");
   d.Next(Text({a, b}));
   const std::string b2 = Row("n1", "drained", "debug");
@@ -103,7 +103,7 @@ TEST(ListingDelta, KeyIsNameAndPartition) {
 }
 
 TEST(ListingDelta, ReorderedRowsBlankLinesAndCarriageReturnsChangeNothing) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   const std::string n1 = Row("n1", "idle"), n2 = Row("n2", "mixed"), n3 = Row("n3", "down*");
   d.Next(Text({n1, n2, n3}));
   auto reordered = d.Next(n3 + "\r\n\n" + n1 + "\r\n" + n2);  // no final newline either
@@ -115,7 +115,7 @@ TEST(ListingDelta, ReorderedRowsBlankLinesAndCarriageReturnsChangeNothing) {
 }
 
 TEST(ListingDelta, ForgetMakesTheNextListingFirst) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   d.Next(Text({Row("n1", "idle")}));
   d.Forget();
   auto again = d.Next(Text({Row("n1", "idle")}));
@@ -124,7 +124,7 @@ TEST(ListingDelta, ForgetMakesTheNextListingFirst) {
 }
 
 TEST(ListingDelta, KeyOfShortLinesIsTheWholeLine) {
-  ListingDelta d(kFieldSep, 2);
+  ListingDelta d(kFieldSep, 2, &SinfoKeySlice);
   EXPECT_EQ(d.KeyOf("n1"), "n1");
   EXPECT_EQ(d.KeyOf(Key("n1")), Key("n1"));
   EXPECT_EQ(d.KeyOf(Row("n1", "idle")), Key("n1"));
@@ -358,16 +358,21 @@ class LoggingSlurm final : public SlurmClient {
         exec_(ExecSlurmOptions{squeue_.dir(), "", 5000}) {}
   std::vector<std::string> calls;
   size_t job_rows = 0;  // jobs listed to the daemon
-  Result<JobListing> Jobs(const std::vector<std::string>& p, uint64_t c) override {
-    auto l = ListJobs(p, c);
+  uint32_t refuse_hold_every = 0;  // every k-th hold is refused (Slurm did not answer it); 0: none
+  Result<JobListing> ListJobs(const std::vector<std::string>& p, uint64_t c, Sweep w) override {
+    auto l = JobsAsListed(p, c, w);
     if (l.ok()) job_rows += l->jobs.size();
     return l;
   }
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& p) override { return inner_->Nodes(p); }
-  Result<NodeListing> NodeChanges(const std::vector<std::string>& p, uint64_t c) override {
-    return full_nodes_ ? SlurmClient::NodeChanges(p, c) : inner_->NodeChanges(p, c);
+  Result<NodeListing> ListNodeChanges(const std::vector<std::string>& p, uint64_t c, Sweep w) override {
+    return full_nodes_ ? SlurmClient::ListNodeChanges(p, c, w) : inner_->NodeChanges(p, c, w);
   }
-  Status Hold(uint32_t j) override { return Log("hold " + std::to_string(j), inner_->Hold(j)); }
+  Status Hold(uint32_t j) override {
+    if (refuse_hold_every > 0 && ++holds_ % refuse_hold_every == 0)
+      return Log("hold " + std::to_string(j), SlurmError("slurm: Socket timed out on send/recv operation"));
+    return Log("hold " + std::to_string(j), inner_->Hold(j));
+  }
   Status StartOn(uint32_t j, const std::vector<NodeShare>& n, bool r) override {
     std::string names;
     for (const NodeShare& s : n) names += (names.empty() ? "" : ",") + s.node;
@@ -389,17 +394,18 @@ class LoggingSlurm final : public SlurmClient {
     calls.push_back(std::move(call) + (s.ok() ? "" : " (refused)"));
     return s;
   }
-  Result<JobListing> ListJobs(const std::vector<std::string>& p, uint64_t c) {
-    if (jobs_ == JobRows::kChangeLog) return inner_->Jobs(p, c);
+  Result<JobListing> JobsAsListed(const std::vector<std::string>& p, uint64_t c, Sweep w) {
+    if (jobs_ == JobRows::kChangeLog) return inner_->Jobs(p, c, w);
     ORR_ASSIGN_OR_RETURN(JobListing all, inner_->Jobs(p, 0));
     std::string text;
     for (const SlurmJob& j : all.jobs) text += SqueueRow(j) + "\n";
     squeue_.Set(text);
-    return exec_.Jobs(p, jobs_ == JobRows::kSqueueFull ? 0 : c);
+    return exec_.Jobs(p, jobs_ == JobRows::kSqueueFull ? 0 : c, w);
   }
   FakeSlurm* inner_;
   bool full_nodes_;
   JobRows jobs_;
+  uint32_t holds_ = 0;
   ScriptedTool squeue_;
   ExecSlurmClient exec_;
 };
@@ -412,7 +418,7 @@ struct NodeRig {
   std::unique_ptr<Daemon> daemon;
 
   NodeRig(const std::string& name, int nodes, bool full_nodes = false, const std::string& energy = "",
-          JobRows jobs = JobRows::kChangeLog)
+          JobRows jobs = JobRows::kChangeLog, int resync_cycles = 0)
       : client(&slurm, full_nodes, jobs) {
     for (int i = 1; i <= nodes; ++i) slurm.AddNode("node" + std::to_string(i), 8, "gpu");
     slurm.set_power_delay(3);
@@ -423,7 +429,7 @@ struct NodeRig {
     opts.partitions = {"gpu"};
     opts.policy = "fifo";
     opts.energy = energy;
-    opts.full_resync_cycles = 0;  // deltas only after the first listing
+    opts.full_resync_cycles = resync_cycles;  // 0: deltas only after the first listing
     daemon = std::make_unique<Daemon>(&client, journal.get(), &clock, opts);
     EXPECT_TRUE(daemon->Recover().ok());
   }
@@ -516,6 +522,34 @@ TEST(DaemonNodes, ANodeThatLeavesAndComesBackIsHandled) {
   EXPECT_EQ(r.daemon->GetHealth().nodes_total, 2u);
 }
 
+// A node leaves Slurm while a job still runs there: its free GPUs are out of placement at once
+// (drained in the scheduler), not only once that job is gone. Job 1 (4 GPUs) and job 2 (8)
+// fill 4 + 8 of the two nodes' 16; the node of job 1 leaves. Job 3 (4 GPUs) then fits only
+// the departed node's 4 free GPUs: it is never started (before, it was sent there once, the
+// release failed, and it was re-planned); the VC offers 0 free GPUs.
+TEST(DaemonNodes, ADepartedNodeThatStillHoldsWorkIsPlacedOnNoMore) {
+  NodeRig r("departed_busy", 2);
+  const uint32_t a = r.Submit(4, 100);
+  r.Submit(8, 100);
+  r.Tick();
+  r.Tick();
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  const std::string left = r.slurm.job(a).nodes.at(0);
+  r.slurm.RemoveNode(left);
+  r.Tick();
+  EXPECT_TRUE(r.Noted(left + " left the managed partitions"));
+  EXPECT_EQ(r.daemon->scheduler()->cluster_state().vc_free_gpus(VcId(0)), 0u);
+  const uint32_t c = r.Submit(4, 50);
+  const size_t before = r.client.calls.size();
+  for (int i = 0; i < 3; ++i) {
+    CycleStats st = r.Tick();
+    EXPECT_EQ(st.starts, 0u);
+  }
+  EXPECT_EQ(r.client.calls.size(), before);  // no start sent anywhere
+  EXPECT_EQ(r.slurm.job(c).state, SlurmJobState::kPending);
+  EXPECT_TRUE(r.daemon->JobView(a).has_value());  // job 1 runs on there, in the snapshot
+}
+
 TEST(DaemonNodes, ANodeThatComesBackWithOtherGpusRebuildsTheScheduler) {
   NodeRig r("regpu", 2);
   r.Tick();
@@ -548,8 +582,15 @@ struct RandomRun {
   std::vector<std::string> calls, events;
   size_t rows = 0, done = 0, job_rows = 0;
 };
-RandomRun RandomMinutes(const std::string& name, bool full_nodes, JobRows jobs, int ticks = 600) {
+// Faults on top: every k-th hold refused, and half of the jobs submitted without --hold (the
+// daemon holds them), so that holds are many and some are refused.
+struct Faults {
+  uint32_t refuse_hold_every = 0;
+  bool unheld = false;
+};
+RandomRun RandomMinutes(const std::string& name, bool full_nodes, JobRows jobs, int ticks = 600, Faults faults = {}) {
   NodeRig r(name, 6, full_nodes, kCes, jobs);
+  r.client.refuse_hold_every = faults.refuse_hold_every;
   std::mt19937_64 rng(7);
   std::map<std::string, int> removed;  // node -> the tick it comes back
   std::set<std::string> down, drained;
@@ -568,7 +609,9 @@ RandomRun RandomMinutes(const std::string& name, bool full_nodes, JobRows jobs, 
     const uint64_t u = rng() % 1000;
     const bool listed = !removed.count(node);
     if (u < 200) {
-      r.Submit(gpus[rng() % 4], 5 + static_cast<Duration>(rng() % 60));
+      SubmitSpec s = SleepJob(gpus[rng() % 4], 5 + static_cast<Duration>(rng() % 60));
+      if (faults.unheld) s.hold = rng() % 2 == 0;
+      EXPECT_TRUE(r.slurm.Submit(s).ok());
     } else if (u < 215 && listed) {
       r.slurm.SetNodeDown(node, !down.count(node));
       if (!down.erase(node)) down.insert(node);
@@ -637,6 +680,110 @@ TEST(DaemonJobs, ChangedSqueueRowsDecideAsFullListings) {
   const RandomRun log = RandomMinutes("jobs_log", false, JobRows::kChangeLog, ticks);
   EXPECT_EQ(changed.calls, log.calls);
   EXPECT_EQ(changed.events, log.events);
+}
+
+// The same with Slurm refusing every third hold, on jobs half of which were submitted without
+// --hold: a refused hold leaves the job's row unchanged, so the delta path must reconcile that
+// row again by itself (relist_) to send the hold again when a full listing would.
+TEST(DaemonJobs, RefusedHoldsDecideAsFullListings) {
+  const int ticks = 300;
+  const Faults faults{3, true};
+  const RandomRun changed = RandomMinutes("refused_changed", false, JobRows::kSqueueChanged, ticks, faults);
+  const RandomRun full = RandomMinutes("refused_full", false, JobRows::kSqueueFull, ticks, faults);
+  EXPECT_EQ(changed.calls, full.calls);
+  EXPECT_EQ(changed.events, full.events);
+  EXPECT_EQ(changed.done, full.done);
+  const auto refused = std::count_if(changed.calls.begin(), changed.calls.end(),
+                                     [](const std::string& c) { return c.find("(refused)") != std::string::npos; });
+  EXPECT_GT(refused, 5);
+  EXPECT_GT(changed.done, 30u);
+  EXPECT_LT(changed.job_rows * 3, full.job_rows);
+}
+
+// One refused hold, by hand: two held 8-GPU jobs fill both nodes; job 3 is submitted without
+// --hold (Slurm cannot start it: no free GPU). The daemon's hold of job 3 is refused; its row
+// stays "pending, released", so no delta lists it again: the next cycle sends the hold again
+// from the stored row, and Slurm then lists it held.
+TEST(DaemonJobs, ARefusedHoldIsSentAgainAtTheNextCycle) {
+  NodeRig r("refused_hold", 2);
+  r.Submit(8, 100);
+  r.Submit(8, 100);
+  r.Tick();
+  r.Tick();
+  SubmitSpec s = SleepJob(8, 30);
+  s.hold = false;
+  const uint32_t c = *r.slurm.Submit(s);
+  ASSERT_EQ(c, 3u);
+  const size_t before = r.client.calls.size();
+  r.client.refuse_hold_every = 1;
+  r.Tick();
+  EXPECT_EQ(std::vector<std::string>(r.client.calls.begin() + before, r.client.calls.end()),
+            (std::vector<std::string>{"hold 3 (refused)"}));
+  EXPECT_FALSE(r.slurm.job(c).held);
+  r.client.refuse_hold_every = 0;
+  r.Tick();
+  EXPECT_EQ(std::vector<std::string>(r.client.calls.begin() + before, r.client.calls.end()),
+            (std::vector<std::string>{"hold 3 (refused)", "hold 3"}));
+  EXPECT_TRUE(r.slurm.job(c).held);
+  r.Tick();  // held now: nothing more to send
+  EXPECT_EQ(r.client.calls.size(), before + 2);
+}
+
+// A change the delta listings never show (FakeSlurm leaves it out of its change log) is read
+// by the rolling resync within its period. full_resync_cycles = 4: cycle c re-reads the jobs
+// with id % 4 == c % 4 and the node rows of slice c % 4.
+TEST(DaemonJobs, AChangeTheDeltasMissedIsReadWithinTheResyncPeriod) {
+  NodeRig r("missed", 2, false, "", JobRows::kChangeLog, 4);
+  const uint32_t a = r.Submit(8, 4);  // job 1: slice 1
+  r.Tick();                           // cycle 1 (t = 1001): listed, decided, released
+  r.Tick();                           // cycle 2 (t = 1002): Slurm started it at 1002; it ends at 1006
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kRunning);
+  ASSERT_TRUE(r.daemon->JobView(a).has_value());
+  const std::string idle = r.slurm.job(a).nodes.at(0) == "node1" ? "node2" : "node1";
+  r.slurm.set_lose_changes(true);  // its end and the idle node going down are never logged
+  r.slurm.SetNodeDown(idle, true);
+  int64_t seen_done = 0, seen_down = 0;
+  for (int64_t cycle = 3; cycle <= 10; ++cycle) {
+    r.Tick();
+    if (seen_done == 0 && !r.daemon->JobView(a)) seen_done = cycle;
+    if (seen_down == 0 && r.daemon->GetHealth().nodes_up == 1) seen_down = cycle;
+  }
+  ASSERT_EQ(r.slurm.job(a).state, SlurmJobState::kFinished);
+  // Job 1 ended at cycle 6 (t = 1006); slice 1 is swept at cycles 5 and 9: the daemon sees the
+  // end at cycle 9, three cycles late, and within the period of 4.
+  EXPECT_EQ(seen_done, 9);
+  // The node went down before cycle 3; its slice is swept once in any 4 cycles.
+  EXPECT_EQ(seen_down, 3 + static_cast<int64_t>((NodeSlice(idle, 4) + 1) % 4));
+}
+
+// The rolling resync of ExecSlurmClient: an unchanged listing answers no row without a sweep,
+// and the rows of the swept slice with one (jobs 11 and 13 are slice 1 of 2, 12 slice 0).
+TEST(ExecJobChanges, ASweepAnswersItsSliceWhateverTheBytes) {
+  ScriptedTool squeue("squeue");
+  ExecSlurmClient c(ExecSlurmOptions{squeue.dir(), "", 5000});
+  const SlurmJob a = AJob(11, "PENDING", "JobHeldAdmin"), b = AJob(12, "PENDING", "JobHeldAdmin"),
+                 d = AJob(13, "PENDING", "JobHeldAdmin");
+  squeue.Set(Text({SqueueRow(a), SqueueRow(b), SqueueRow(d)}));
+  auto first = c.Jobs({"gpu"}, 0, Sweep{1, 2});
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->full);
+  EXPECT_FALSE(first->swept.any());  // a full listing has every row: no slice to speak of
+  auto quiet = c.Jobs({"gpu"}, first->cursor);
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_TRUE(quiet->jobs.empty());
+  auto swept = c.Jobs({"gpu"}, quiet->cursor, Sweep{1, 2});
+  ASSERT_TRUE(swept.ok());
+  EXPECT_FALSE(swept->full);
+  EXPECT_EQ(Ids(*swept), (std::vector<uint32_t>{11, 13}));
+  EXPECT_EQ(swept->swept.slice, 1u);
+  SlurmJob b2 = b;
+  b2.reason = "None";
+  b2.held = false;
+  squeue.Set(Text({SqueueRow(a), SqueueRow(b2)}));  // 12 released, 13 gone
+  auto changed = c.Jobs({"gpu"}, swept->cursor, Sweep{0, 2});
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(Ids(*changed), (std::vector<uint32_t>{12}));  // changed, and slice 0's only row
+  EXPECT_EQ(changed->gone, std::vector<uint32_t>{13});
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ void Daemon::ObserveNodes(const NodeListing& listing, Time now) {
     DropUnlisted(listing, now);
   } else {
     for (const NodeRow& row : listing.gone) NodeGone(row, now);
+    DropUnlistedInSlice(listing, now);
   }
   ReobserveMirrored(now);
 }
@@ -59,6 +60,7 @@ void Daemon::ObserveNodes(const NodeListing& listing, Time now) {
 void Daemon::ObserveNode(const SlurmNode& n, Time now) {
   if (VcOf(n.partition) < 0) return;
   auto [it, fresh] = listed_.try_emplace(n.name, n);
+  if (fresh) CountListedNode(n.name, 1);
   if (!fresh) {
     if (it->second.partition != n.partition) return;  // listed again for a second managed partition
     it->second = n;
@@ -125,6 +127,7 @@ void Daemon::NodeGone(const NodeRow& row, Time now) {
   auto it = listed_.find(row.name);
   if (it == listed_.end() || it->second.partition != row.partition) return;  // not the row the node is modelled by
   listed_.erase(it);
+  CountListedNode(row.name, -1);
   nodes_.erase(row.name);
   mirrored_.erase(row.name);
   power_up_sent_.erase(row.name);
@@ -202,8 +205,9 @@ Status Daemon::Rebuild(Time now) {
 
 // Brings the scheduler's cluster in line with the nodes Slurm lists: new nodes join,
 // a node is placeable exactly while Slurm shows it up (down, drained, powered-down, booting
-// and departed nodes are unpowered; a node with work is taken out once its jobs are gone).
-// Rejected and unplaced jobs are retried when the placeable set grew.
+// and departed nodes are unpowered; one that still holds work in the snapshot is drained
+// there at once, so that its free GPUs are offered to no job, and unpowered once its jobs are
+// gone). Rejected and unplaced jobs are retried when the placeable set grew.
 Status Daemon::SyncNodes(Time now) {
   if (!nodes_dirty_) return Status::Ok();
   nodes_dirty_ = false;
@@ -229,22 +233,33 @@ Status Daemon::SyncNodes(Time now) {
     Note(now, "node", fmt::format("{} joined the cluster ({} GPUs)", name, nd.gpus));
     grew = true;
   }
-  const ClusterState& cs = sched_->cluster_state();
   for (const Node& nd : cluster_->nodes) {
     auto it = nodes_.find(nd.name);
-    const bool want = it != nodes_.end() && it->second.avail == NodeAvail::kUp;
-    if (want == cs.powered(nd.id)) continue;
-    if (want) {
-      sched_->SetNodePowered(nd.id, true);
-      grew = true;
-    } else if (cs.free_gpus(nd.id) == nd.gpus) {
-      sched_->SetNodePowered(nd.id, false);
-    } else {
-      nodes_dirty_ = true;  // still has work in the snapshot: out of placement once it is idle
-    }
+    grew |= SetPlaceable(nd, it != nodes_.end() && it->second.avail == NodeAvail::kUp);
   }
   if (grew) RetryOutsiders(now);
   return Status::Ok();
+}
+
+// One scheduler node placeable (`want`) or not; true when it became placeable. The daemon is
+// the only user of the scheduler's drain in live mode: a drained node is one on its way out.
+bool Daemon::SetPlaceable(const Node& nd, bool want) {
+  const ClusterState& cs = sched_->cluster_state();
+  if (want) {
+    const bool was = cs.powered(nd.id) && !cs.drained(nd.id);
+    if (cs.drained(nd.id)) sched_->SetNodeDrained(nd.id, false);
+    if (!cs.powered(nd.id)) sched_->SetNodePowered(nd.id, true);
+    return !was;
+  }
+  if (!cs.powered(nd.id)) return false;
+  if (cs.free_gpus(nd.id) == nd.gpus) {
+    if (cs.drained(nd.id)) sched_->SetNodeDrained(nd.id, false);
+    sched_->SetNodePowered(nd.id, false);
+  } else {
+    if (!cs.drained(nd.id)) sched_->SetNodeDrained(nd.id, true);  // its free GPUs: out of placement now
+    nodes_dirty_ = true;  // unpowered once its work is gone
+  }
+  return false;
 }
 
 void Daemon::RetryOutsiders(Time now) {
@@ -407,7 +422,7 @@ Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
   const Transition tr = Next(lj.state, Classify(lj, sj), open);
   ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));
   if (tr.action == Action::kLeave) {
-    jobs_.erase(it);
+    EraseJob(it);
     return Status::Ok();
   }
   if (!need_rebuild_) Attach(lj, now);  // idempotent: (re)enters the snapshot when it can
@@ -432,6 +447,7 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
       // begin time its user asked for. Idempotent (the same nodes, already released).
       if (EligibleNow(lj.gen)) {
         Status st = Release(lj.id, lj.gen, lj.nodes);
+        retry_row_ |= !st.ok();
         if (!st.ok()) Note(now, "error", fmt::format("cannot make job {} eligible now: {}", lj.id, st.error().message));
       }
       break;
@@ -457,6 +473,7 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
       if (!sj.held) {
         Status hold = slurm_->Hold(sj.id);
         if (!hold.ok()) {  // still released: tried again next cycle, the job stays starting
+          retry_row_ = true;
           Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, hold.error().message));
           return Status::Ok();
         }
@@ -495,11 +512,12 @@ void Daemon::TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now) {
 }
 
 // Holds a pending job the daemon found released; true when it is held now (a hold that
-// fails is reported and tried again when the next listing still shows the job released).
+// fails is reported and tried again at the next listing: its row is reconciled again, resync.cc).
 bool Daemon::HoldInSlurm(LiveJob& lj, Time now) {
   if (!opts_.hold_unheld) return false;
   Status st = slurm_->Hold(lj.id);
   if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", lj.id, st.error().message));
+  retry_row_ |= !st.ok();
   return st.ok();
 }
 
@@ -558,7 +576,7 @@ Status Daemon::NewJob(const SlurmJob& sj, Time now) {
   auto g = gens_.find(sj.id);
   lj.gen = g == gens_.end() ? 0 : g->second;
   lj.held = sj.held;
-  jobs_[sj.id] = std::move(owned);
+  AddJob(std::move(owned));
   ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
   if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(sj.id);  // before the estimator sees the job
   ReadFlex(lj, now);  // before the shape plugin sees the job

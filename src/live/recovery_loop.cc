@@ -81,7 +81,7 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
     auto rec = journal_->FailureOf(sj.id, gen);
     if (rec.ok()) lj.failure = std::move(*rec);
   }
-  jobs_[sj.id] = std::move(owned);
+  AddJob(std::move(owned));
   return SettleUnapplied(sj, now);
 }
 

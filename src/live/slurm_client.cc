@@ -507,23 +507,43 @@ Result<std::string> ExecSlurmClient::Squeue(const std::vector<std::string>& part
   return Run("squeue", std::move(args));
 }
 
+uint32_t JobSlice(uint32_t id, uint32_t of) { return of == 0 ? 0 : id % of; }
+
+uint32_t NodeSlice(std::string_view name, uint32_t of) {
+  if (of == 0) return 0;
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return static_cast<uint32_t>(h % of);
+}
+
+// A key that is no job id (an array task "12_3", which is not managed) is in slice 0.
+uint32_t SqueueKeySlice(std::string_view key, uint32_t of) {
+  uint64_t id = 0;
+  return ParseU64(key, &id) && id <= UINT32_MAX ? JobSlice(static_cast<uint32_t>(id), of) : 0;
+}
+
+uint32_t SinfoKeySlice(std::string_view key, uint32_t of) { return NodeSlice(key.substr(0, key.find(kSep)), of); }
+
 template <class Listing>
 Result<Listing> ExecSlurmClient::Listed(Listings& l, std::string out, const std::vector<std::string>& partitions,
-                                        uint64_t cursor,
+                                        uint64_t cursor, Sweep sweep,
                                         Result<Listing> (ExecSlurmClient::*diff_to)(const ListingDelta::Diff&, bool)) {
   bool full = false;
-  const ListingDelta::Diff diff = Changed(l, std::move(out), partitions, cursor, &full);
+  const ListingDelta::Diff diff = Changed(l, std::move(out), partitions, cursor, sweep, &full);
   Result<Listing> listing = (this->*diff_to)(diff, full);
   const uint64_t next = Settle(l, listing.ok(), partitions);
-  if (listing.ok()) listing->cursor = next;
+  if (listing.ok()) {
+    listing->cursor = next;
+    if (!full) listing->swept = sweep;
+  }
   return listing;
 }
 
 // squeue has no changed-since filter either: as NodeChanges, only the rows whose bytes differ
-// from the previous listing's are parsed (key: the job id).
-Result<JobListing> ExecSlurmClient::Jobs(const std::vector<std::string>& partitions, uint64_t cursor) {
+// from the previous listing's are parsed (key: the job id), and the sweep's slice.
+Result<JobListing> ExecSlurmClient::ListJobs(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep) {
   ORR_ASSIGN_OR_RETURN(std::string out, Squeue(partitions));
-  return Listed(squeue_, std::move(out), partitions, cursor, &ExecSlurmClient::JobDiff);
+  return Listed(squeue_, std::move(out), partitions, cursor, sweep, &ExecSlurmClient::JobDiff);
 }
 
 Result<JobListing> ExecSlurmClient::JobDiff(const ListingDelta::Diff& diff, bool full) {
@@ -540,7 +560,7 @@ Result<JobListing> ExecSlurmClient::JobDiff(const ListingDelta::Diff& diff, bool
   return l;
 }
 
-Result<NodeListing> SlurmClient::NodeChanges(const std::vector<std::string>& partitions, uint64_t) {
+Result<NodeListing> SlurmClient::ListNodeChanges(const std::vector<std::string>& partitions, uint64_t, Sweep) {
   NodeListing l;
   ORR_ASSIGN_OR_RETURN(l.nodes, Nodes(partitions));
   return l;
@@ -563,11 +583,11 @@ Result<std::vector<SlurmNode>> ExecSlurmClient::Nodes(const std::vector<std::str
 // A listing is a delta only against the one this client answered last for the same tool (its
 // cursor, the same partitions); anything else, and the first listing, is full.
 ListingDelta::Diff ExecSlurmClient::Changed(Listings& l, std::string out, const std::vector<std::string>& partitions,
-                                            uint64_t cursor, bool* full) {
+                                            uint64_t cursor, Sweep sweep, bool* full) {
   *full = cursor == 0 || cursor != l.cursor || partitions != l.partitions;
   if (*full) l.rows.Forget();
   l.cursor = 0;
-  return l.rows.Next(std::move(out));
+  return l.rows.Next(std::move(out), sweep);
 }
 
 // A listing that failed to parse is forgotten, so that the next one is full again and no row
@@ -581,9 +601,10 @@ uint64_t ExecSlurmClient::Settle(Listings& l, bool parsed, const std::vector<std
   return l.cursor = ++listings_;
 }
 
-Result<NodeListing> ExecSlurmClient::NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) {
+Result<NodeListing> ExecSlurmClient::ListNodeChanges(const std::vector<std::string>& partitions, uint64_t cursor,
+                                                     Sweep sweep) {
   ORR_ASSIGN_OR_RETURN(std::string out, Sinfo(partitions));
-  return Listed(sinfo_, std::move(out), partitions, cursor, &ExecSlurmClient::NodeDiff);
+  return Listed(sinfo_, std::move(out), partitions, cursor, sweep, &ExecSlurmClient::NodeDiff);
 }
 
 Result<NodeListing> ExecSlurmClient::NodeDiff(const ListingDelta::Diff& diff, bool full) {

@@ -124,8 +124,9 @@ inline constexpr size_t kMaxBatchScriptBytes = 1 << 20;
 struct JobListing {
   bool full = true;
   uint64_t cursor = 0;  // pass back to get the changes after this listing (0 = full listing)
-  std::vector<SlurmJob> jobs;  // full: every job; else the new and changed ones
+  std::vector<SlurmJob> jobs;  // full: every job; else the new and changed ones (and the swept slice's)
   std::vector<uint32_t> gone;  // not full: jobs of earlier listings that are no longer listed
+  Sweep swept;                 // not full: jobs holds every listed job of this slice (none: swept.of == 0)
 };
 
 // The key of a node listing's row: `sinfo -N` lists a node once per partition.
@@ -141,20 +142,34 @@ struct NodeRow {
 struct NodeListing {
   bool full = true;
   uint64_t cursor = 0;           // pass back to get the changes after this listing (0: full listings only)
-  std::vector<SlurmNode> nodes;  // full: every row; else the new and changed rows
+  std::vector<SlurmNode> nodes;  // full: every row; else the new and changed rows (and the swept slice's)
   std::vector<NodeRow> gone;     // not full: rows of earlier listings that are no longer listed
+  Sweep swept;                   // not full: nodes holds every listed row of this slice (none: swept.of == 0)
 };
+
+// The rolling resync's slices, the one rule for every client: job `id` is in slice id % of, a
+// node row in slice FNV-1a(node name) % of (all partitions' rows of a node in one slice).
+uint32_t JobSlice(uint32_t id, uint32_t of);
+uint32_t NodeSlice(std::string_view name, uint32_t of);
+// The same for a listing's row key (listing_delta.h): squeue's job id, sinfo's "name<sep>partition".
+uint32_t SqueueKeySlice(std::string_view key, uint32_t of);
+uint32_t SinfoKeySlice(std::string_view key, uint32_t of);
 
 class SlurmClient {
  public:
   virtual ~SlurmClient() = default;
   // Jobs of the given partitions (empty = all) in every state Slurm still reports; with
-  // cursor != 0 an implementation may return only the jobs changed since that listing.
-  virtual Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) = 0;
+  // cursor != 0 an implementation may return only the jobs changed since that listing, plus
+  // every listed job of `sweep`'s slice (the rolling resync; JobListing::swept says it did).
+  Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep = {}) {
+    return ListJobs(partitions, cursor, sweep);
+  }
   virtual Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) = 0;
   // The daemon's read every cycle: with cursor != 0 (a cursor this client returned, for the
-  // same partitions) only the rows changed since that listing. The default lists in full.
-  virtual Result<NodeListing> NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor);
+  // same partitions) only the rows changed since that listing, plus `sweep`'s slice.
+  Result<NodeListing> NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep = {}) {
+    return ListNodeChanges(partitions, cursor, sweep);
+  }
   // Admin hold of a pending job. Holding an already held job is not an error.
   virtual Status Hold(uint32_t job) = 0;
   // Pins a held pending job to `nodes` (ReqNodeList) and releases it, so that
@@ -190,6 +205,11 @@ class SlurmClient {
   // Requeues a failed or running batch job into pending, held (StartOn with after_requeue
   // starts it again).
   virtual Status RestartHeld(uint32_t job) = 0;
+
+ protected:
+  // Jobs and NodeChanges. The default NodeChanges lists in full (Nodes).
+  virtual Result<JobListing> ListJobs(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep) = 0;
+  virtual Result<NodeListing> ListNodeChanges(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep);
 };
 
 // The per-node GPU count of `nodes` when every node has the same one (Slurm's per-node
@@ -255,12 +275,7 @@ struct ExecSlurmOptions {
 class ExecSlurmClient final : public SlurmClient {
  public:
   explicit ExecSlurmClient(ExecSlurmOptions opts) : opts_(std::move(opts)) {}
-  // Runs squeue; with the cursor of its previous listing, parses only the rows whose bytes
-  // differ from that listing's.
-  Result<JobListing> Jobs(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Result<std::vector<SlurmNode>> Nodes(const std::vector<std::string>& partitions) override;
-  // Runs sinfo and parses only the rows whose bytes differ from the previous listing's.
-  Result<NodeListing> NodeChanges(const std::vector<std::string>& partitions, uint64_t cursor) override;
   Status Hold(uint32_t job) override;
   Status StartOn(uint32_t job, const std::vector<NodeShare>& nodes, bool after_requeue) override;
   Status Reshape(uint32_t job, const std::vector<NodeShare>& nodes) override;
@@ -280,10 +295,17 @@ class ExecSlurmClient final : public SlurmClient {
   // (public for live/batch_submit.h).
   Result<std::string> Run(const std::string& tool, std::vector<std::string> args);
 
+ protected:
+  // Runs squeue; with the cursor of its previous listing, parses only the rows whose bytes
+  // differ from that listing's, and the rows of the sweep's slice.
+  Result<JobListing> ListJobs(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep) override;
+  // Runs sinfo, the same way.
+  Result<NodeListing> ListNodeChanges(const std::vector<std::string>& partitions, uint64_t cursor, Sweep sweep) override;
+
  private:
   // One tool's previous listing, its cursor and partitions (Jobs: squeue; NodeChanges: sinfo).
   struct Listings {
-    Listings(char sep, size_t key_fields) : rows(sep, key_fields) {}
+    Listings(char sep, size_t key_fields, ListingDelta::SliceOf slice_of) : rows(sep, key_fields, slice_of) {}
     ListingDelta rows;
     uint64_t cursor = 0;  // the cursor of the previous listing (0: none to compare with)
     std::vector<std::string> partitions;
@@ -291,22 +313,22 @@ class ExecSlurmClient final : public SlurmClient {
   // The rows of `out` changed since the listing `cursor` names; every row (*full) unless it
   // names the previous listing of `l` for the same partitions.
   ListingDelta::Diff Changed(Listings& l, std::string out, const std::vector<std::string>& partitions, uint64_t cursor,
-                             bool* full);
+                             Sweep sweep, bool* full);
   // After the listing was parsed (its cursor) or not (forgotten: the next one is full; 0).
   uint64_t Settle(Listings& l, bool parsed, const std::vector<std::string>& partitions);
   // One listing of a tool as a delta: Changed, the changed rows parsed by `diff_to` (JobDiff,
   // NodeDiff), Settle, and the listing's cursor.
   template <class Listing>
   Result<Listing> Listed(Listings& l, std::string out, const std::vector<std::string>& partitions, uint64_t cursor,
-                         Result<Listing> (ExecSlurmClient::*diff_to)(const ListingDelta::Diff&, bool));
+                         Sweep sweep, Result<Listing> (ExecSlurmClient::*diff_to)(const ListingDelta::Diff&, bool));
   Result<std::string> Squeue(const std::vector<std::string>& partitions);
   Result<std::string> Sinfo(const std::vector<std::string>& partitions);
   Result<JobListing> JobDiff(const ListingDelta::Diff& diff, bool full);
   Result<NodeListing> NodeDiff(const ListingDelta::Diff& diff, bool full);
 
   ExecSlurmOptions opts_;
-  Listings squeue_{kFieldSep, 1};  // key: job id
-  Listings sinfo_{kFieldSep, 2};   // key: node name, partition
+  Listings squeue_{kFieldSep, 1, &SqueueKeySlice};  // key: job id
+  Listings sinfo_{kFieldSep, 2, &SinfoKeySlice};    // key: node name, partition
   uint64_t listings_ = 0;          // listings answered (both tools: a cursor names one listing)
 };
 

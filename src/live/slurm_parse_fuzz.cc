@@ -37,7 +37,7 @@ bool RowsByKey(const ListingDelta& d, std::string_view text, std::map<std::strin
 void CheckDelta(std::string_view text, size_t key_fields) {
   const size_t cut = text.find("\n\n\n");
   const std::string_view a = text.substr(0, cut), b = cut == std::string_view::npos ? a : text.substr(cut + 3);
-  ListingDelta d(kFieldSep, key_fields);
+  ListingDelta d(kFieldSep, key_fields, key_fields == 1 ? &SqueueKeySlice : &SinfoKeySlice);
   std::map<std::string, std::string> ra, rb;
   if (!RowsByKey(d, a, &ra) || !RowsByKey(d, b, &rb)) return;
   d.Next(std::string(a));

@@ -979,12 +979,12 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
 void Scheduler::LiveCursors(const VcQueues& q) {
   cycle_live_.clear();
   for (size_t c = 0; c < q.classes.size(); ++c)
-    if (cycle_cursors_[c] != q.classes[c].end()) cycle_live_.push_back(static_cast<uint16_t>(c));
+    if (cycle_cursors_[c] != q.classes[c].end()) cycle_live_.push_back(static_cast<uint32_t>(c));
 }
 
 void Scheduler::AdvanceCursor(const VcQueues& q, int c) {
   if (++cycle_cursors_[c] != q.classes[c].end()) return;
-  cycle_live_.erase(std::find(cycle_live_.begin(), cycle_live_.end(), static_cast<uint16_t>(c)));
+  cycle_live_.erase(std::find(cycle_live_.begin(), cycle_live_.end(), static_cast<uint32_t>(c)));
 }
 
 // Blocking walks consider only the global head (smallest key over all classes). Greedy ones
@@ -994,7 +994,7 @@ void Scheduler::AdvanceCursor(const VcQueues& q, int c) {
 int Scheduler::PickClass(const VcQueues& q, FitClasses fit, bool blocking) {
   const auto& cur = cycle_cursors_;
   int pick = -1;
-  for (const uint16_t c : cycle_live_) {
+  for (const uint32_t c : cycle_live_) {
     if (pick >= 0 && !(*cur[c] < *cur[pick])) continue;
     const bool eligible = blocking || fit.Has(c) || (policy_.post && MayPlaceUnfittingMemo(q, c, *cur[c]));
     if (eligible) pick = c;

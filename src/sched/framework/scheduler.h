@@ -617,7 +617,7 @@ class Scheduler final : private SchedulerHandle {
     size_t cls;
   };
   std::vector<PendingHead> heads_;
-  std::vector<uint16_t> cycle_live_;
+  std::vector<uint32_t> cycle_live_;  // class indices: up to vc_max_node_gpus + 1 = 65,536 (uint16_t GPUs per node)
   std::vector<uint16_t> cycle_list_;
   std::vector<std::pair<bool, QEntry>> saved_;
   // Inserts into and erases from the pending queues: after a PostFilter that changed none,

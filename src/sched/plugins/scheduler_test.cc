@@ -868,14 +868,15 @@ TEST(SchedulerNodes, AddNodeKeepsQueueRunningJobsAndLearning) {
 }
 
 // ---- nodes of any size: size classes 0..G+1 for G = 8, 63, 64, 72 GPUs per node (a GB200
-// NVL72 rack exported as one Slurm node has 72). The classes that could fit were once a 64-bit
-// mask shifted by the class (undefined from class 64 on: G ≥ 63), and a ClusterState refused
-// nodes of more than 32 GPUs.
+// NVL72 rack exported as one Slurm node has 72) and 65,535 (the most a node's uint16_t holds:
+// class G + 1 = 65,536 is past uint16_t, which the greedy walk's class list once was). The
+// classes that could fit were once a 64-bit mask shifted by the class (undefined from class 64
+// on: G ≥ 63), and a ClusterState refused nodes of more than 32 GPUs.
 
 struct NodeSizeCase {
   uint16_t g;  // GPUs per node; the VC has two such nodes
 };
-const NodeSizeCase kNodeSizes[] = {{8}, {63}, {64}, {72}};
+const NodeSizeCase kNodeSizes[] = {{8}, {63}, {64}, {72}, {65535}};
 
 // EASY, bf_max_job_test=2 (the backfill looks at the 2 next pending jobs that could fit). At 0,
 // J0 (1 GPU) and J1 (G GPUs) start, walltime 1000: node 0 has G − 1 free GPUs, node 1 none.
