@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <random>
 
@@ -45,6 +47,53 @@ TEST(SlurmParse, GpuCountsTimeLimitsAndHints) {
   EXPECT_EQ(DurationHint("orrery:duration=12"), 12);
   EXPECT_EQ(DurationHint("x orrery:duration=7 y"), 7);
   EXPECT_EQ(DurationHint("duration=7"), -1);
+}
+
+// Slurm's local times, with the per-hour cache, read as mktime reads them: in UTC by hand
+// (2026-11-30T17:21:26 = 20,787 days x 86,400 + 17 h 21 min 26 s = 1,796,059,286), and in
+// two zones with DST (POSIX rules, no tzdata needed; Lord Howe's change is 30 min) every
+// 37 min 11 s of 2026, each printed time reads back to a time localtime prints the same way
+// (the repeated hour of a fall-back has two), and a time in a spring-forward gap as mktime.
+TEST(SlurmParse, LocalTimesReadAsMktimeAcrossDstChanges) {
+  const char* saved = std::getenv("TZ");
+  const std::string old_tz = saved ? saved : "";
+  auto print = [](Time t) {
+    std::tm tm{};
+    const time_t tt = static_cast<time_t>(t);
+    localtime_r(&tt, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+    return std::string(b);
+  };
+  setenv("TZ", "UTC0", 1);
+  tzset();
+  EXPECT_EQ(ParseSlurmTime("2026-11-30T17:21:26"), 1796059286);
+  EXPECT_EQ(ParseSlurmTime("2026-11-30T17:21:27"), 1796059287);  // the same hour, from the cache
+  EXPECT_EQ(ParseSlurmTime("N/A"), kNoTime);
+  for (const char* tz : {"EST5EDT,M3.2.0,M11.1.0", "LHST-10:30LHDT-11,M10.1.0,M4.1.0"}) {
+    SCOPED_TRACE(tz);
+    setenv("TZ", tz, 1);
+    tzset();
+    int read_back = 0;
+    for (Time t = 1767225600; t < 1767225600 + 365 * 86400; t += 37 * 60 + 11) {
+      const std::string s = print(t);
+      ASSERT_EQ(print(ParseSlurmTime(s)), s) << t;
+      read_back += ParseSlurmTime(s) == t;
+    }
+    EXPECT_GT(read_back, 14000);  // all but the repeated hour's (of 14,136)
+    std::tm gap{};
+    gap.tm_year = 126;
+    gap.tm_mon = std::string(tz).starts_with("EST") ? 2 : 9;  // 2026-03-08 / 2026-10-04, 02:30
+    gap.tm_mday = std::string(tz).starts_with("EST") ? 8 : 4;
+    gap.tm_hour = 2;
+    gap.tm_min = 30;
+    gap.tm_isdst = -1;
+    const Time want = static_cast<Time>(std::mktime(&gap));
+    EXPECT_EQ(ParseSlurmTime(std::string(tz).starts_with("EST") ? "2026-03-08T02:30:00" : "2026-10-04T02:30:00"), want);
+  }
+  if (saved) setenv("TZ", old_tz.c_str(), 1);
+  else unsetenv("TZ");
+  tzset();
 }
 
 TEST(SlurmParse, SqueueLines) {

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -192,21 +193,54 @@ uint32_t ParseGpuCount(std::string_view gres) {
   return total;
 }
 
+namespace {
+
+// mktime of a local time (Slurm prints local time; tm_isdst = -1 lets the zone decide).
+Time LocalToUnix(int y, int mo, int d, int h, int mi, int se) {
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = se;
+  tm.tm_isdst = -1;
+  return static_cast<Time>(std::mktime(&tm));
+}
+
+// glibc's mktime takes ~2 us (it locks and consults the zone), and a listing has three times a
+// row: most fall in a few hours. An hour whose local times map to Unix times without a jump
+// (its first and last second are 3,599 s apart: no DST change inside it) is converted once,
+// and its seconds are added; any other hour, and any field out of range, goes to mktime
+// itself. 64 direct-mapped hours per thread; the key is the hour's own fields.
+Time CachedLocalToUnix(int y, int mo, int d, int h, int mi, int se) {
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return LocalToUnix(y, mo, d, h, mi, se);
+  struct Hour {
+    int64_t key = -1;
+    Time base = 0;  // Unix time of hh:00:00, or kNoTime when the hour has a jump
+  };
+  thread_local std::array<Hour, 64> cache;
+  const int64_t key = ((static_cast<int64_t>(y) * 12 + (mo - 1)) * 31 + (d - 1)) * 24 + h;
+  Hour& e = cache[static_cast<size_t>(key) % cache.size()];
+  if (e.key != key) {
+    const Time first = LocalToUnix(y, mo, d, h, 0, 0);
+    const Time last = LocalToUnix(y, mo, d, h, 59, 59);
+    e = {key, last - first == 3599 ? first : kNoTime};
+  }
+  if (e.base == kNoTime) return LocalToUnix(y, mo, d, h, mi, se);
+  return e.base + mi * 60 + se;
+}
+
+}  // namespace
+
 Time ParseSlurmTime(std::string_view s) {
   if (s.size() < 19 || s[4] != '-' || s[10] != 'T') return kNoTime;
-  std::tm tm{};
   uint64_t y, mo, d, h, mi, se;
   if (!ParseU64(s.substr(0, 4), &y) || !ParseU64(s.substr(5, 2), &mo) || !ParseU64(s.substr(8, 2), &d) ||
       !ParseU64(s.substr(11, 2), &h) || !ParseU64(s.substr(14, 2), &mi) || !ParseU64(s.substr(17, 2), &se))
     return kNoTime;
-  tm.tm_year = static_cast<int>(y) - 1900;
-  tm.tm_mon = static_cast<int>(mo) - 1;
-  tm.tm_mday = static_cast<int>(d);
-  tm.tm_hour = static_cast<int>(h);
-  tm.tm_min = static_cast<int>(mi);
-  tm.tm_sec = static_cast<int>(se);
-  tm.tm_isdst = -1;  // Slurm prints local time
-  return static_cast<Time>(std::mktime(&tm));
+  return CachedLocalToUnix(static_cast<int>(y), static_cast<int>(mo), static_cast<int>(d), static_cast<int>(h),
+                           static_cast<int>(mi), static_cast<int>(se));
 }
 
 Duration ParseTimeLimit(std::string_view s) {
