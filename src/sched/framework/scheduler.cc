@@ -1,6 +1,7 @@
 #include "sched/framework/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace orrery {
 
@@ -117,7 +118,6 @@ void Scheduler::AttachTruth(TruthModel* truth) {
   true_end_order_ = truth && policy_.post && policy_.post->needs_true_end_order();
   track_node_ends_ = truth && true_end_order_ && policy_.preemptive;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
-  if (track_node_ends_) node_pos_.resize(cluster_.nodes.size());
 }
 
 void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
@@ -141,16 +141,18 @@ void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
     }
     const Time after = earliest(ends);
     if (after == before) continue;  // the node's key in busy_by_min_end is unchanged
-    if (before != kNoTime) q.busy_by_min_end.erase(node_pos_[sl.node.v]);
-    if (after != kNoTime) node_pos_[sl.node.v] = q.busy_by_min_end.insert({after, sl.node.v}).first;
+    if (before != kNoTime) {
+      const bool erased = q.busy_by_min_end.Erase({before, sl.node.v});
+      ORR_CHECK(erased);
+    }
+    if (after != kNoTime) q.busy_by_min_end.Insert({after, sl.node.v}, 1);
   }
 }
 
 uint64_t Scheduler::NodesIdleIfPreemptedAfter(VcId vc, Time t) {
   const VcQueues& q = vcs_[vc.v];
-  uint64_t busy = q.busy_by_min_end.size();
-  uint64_t ending_by_t = q.busy_by_min_end.order_of_key({t + 1, 0});  // min end ≤ t: not all victims
-  return (state_.vc_nodes(vc).size() - busy) + (busy - ending_by_t);
+  const uint64_t busy = q.busy_by_min_end.size();
+  return (state_.vc_nodes(vc).size() - busy) + BusyEndingAfter(q, t);
 }
 
 std::optional<uint64_t> Scheduler::BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) {
@@ -159,7 +161,12 @@ std::optional<uint64_t> Scheduler::BusyNodesEmptiedIfPreemptedAfter(VcId vc, Tim
   const bool uniform = state_.vc_total_gpus(vc) == state_.vc_nodes(vc).size() * state_.vc_max_node_gpus(vc);
   if (!uniform || q.partial_slots != 0 || state_.vc_drained_nodes(vc) != 0) return std::nullopt;
   // Whole-GPU slots only: a busy node empties iff each of its jobs ends after t.
-  return q.busy_by_min_end.size() - q.busy_by_min_end.order_of_key({t + 1, 0});
+  return BusyEndingAfter(q, t);
+}
+
+uint64_t Scheduler::BusyEndingAfter(const VcQueues& q, Time t) {
+  // Keys after (t, UINT32_MAX) are those whose earliest end is after t (no node has that id).
+  return static_cast<uint64_t>(q.busy_by_min_end.SumAfter({t, UINT32_MAX}));
 }
 
 [[gnu::always_inline]] inline size_t Scheduler::ClassOf(const SchedJob& j) const {
@@ -443,7 +450,6 @@ Status Scheduler::AddNode(const Node& node) {
   for (NodeId n : off) state_.SetPowered(n, false);
   ++epoch_;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
-  if (track_node_ends_) node_pos_.resize(cluster_.nodes.size());
   feasibility_.clear();
   if (ledger_) ledger_->SetCaps(cluster_);
   ResizeClasses(node.vc);

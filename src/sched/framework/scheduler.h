@@ -22,8 +22,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <ext/pb_ds/assoc_container.hpp>
-#include <ext/pb_ds/tree_policy.hpp>
 #include <memory_resource>
 #include <optional>
 #include <set>
@@ -32,6 +30,7 @@
 #include <vector>
 
 #include "base/node_pool.h"
+#include "base/weighted_order.h"
 #include "base/result.h"
 #include "model/attempt.h"
 #include "predict/interference.h"
@@ -456,10 +455,12 @@ class Scheduler final : private SchedulerHandle {
     std::pmr::set<REntry> running_true;  // by true end (oracle; true_end_order_ only)
     std::vector<uint32_t> fresh;
     uint64_t version = 0;
-    // Preemptive policies: busy nodes ordered by the earliest true end of their jobs.
-    __gnu_pbds::tree<std::pair<Time, uint32_t>, __gnu_pbds::null_type, std::less<>, __gnu_pbds::rb_tree_tag,
-                     __gnu_pbds::tree_order_statistics_node_update>
-        busy_by_min_end;
+    // Preemptive oracle policies: busy nodes (earliest true end of their jobs, node), each of
+    // weight 1, so that the whole-node queries count the nodes ending after t (SumAfter).
+    // Sorted blocks, not a tree: a node's earliest end changes about twice per job, and a
+    // block insert or erase moves a few hundred contiguous bytes where an order-statistics
+    // tree (pbds, until session 9) allocated a node and descended through cache misses.
+    WeightedOrder<std::pair<Time, uint32_t>> busy_by_min_end;
     uint64_t partial_slots = 0;  // running slots (busy_by_min_end's) that hold no whole GPU
     bool dirty = false;
     PluginStatus last_block;
@@ -572,6 +573,7 @@ class Scheduler final : private SchedulerHandle {
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
   std::optional<uint64_t> BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) override;
+  static uint64_t BusyEndingAfter(const VcQueues& q, Time t);  // busy nodes whose jobs all end after t
   void TrackNodeEnds(const SchedJob& j, bool add);
   void ExplainEstimate(uint32_t slot, Time now);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
@@ -628,10 +630,7 @@ class Scheduler final : private SchedulerHandle {
   // GPUs when every slot is whole), so a scan for the earliest beats a tree and allocates
   // only while a node's count grows past what it held before.
   std::vector<std::vector<Time>> node_ends_;
-  // Per node: its entry in its VC's busy_by_min_end (valid while it has running jobs), and per
-  // slot: its entry in running_true, so that an erase needs no search.
-  using BusyIndex = decltype(VcQueues::busy_by_min_end);
-  std::vector<BusyIndex::iterator> node_pos_;
+  // Per slot: its entry in running_true, so that an erase needs no search.
   std::vector<std::pmr::set<REntry>::iterator> true_pos_;
   bool memo_blocked_ = false;     // CanMemoBlockedHead()
   TruthModel* truth_ = nullptr;
