@@ -972,7 +972,10 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       bool placed = false;
       const uint64_t edits = queue_edits_;
       const PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
-      if (placed || queue_edits_ != edits) walk_settled_ = false, preempted = true;
+      if (placed || queue_edits_ != edits) {  // SRTF places only by preempting: resources freed
+        walk_settled_ = false;
+        preempted = true;
+      }
       if (next == PostFilterPlugin::Next::kStop && (placed || !to_lane)) return;
       if (queue_edits_ == edits) {
         AdvanceCursor(q, pick);  // no queue changed (nothing started): every cursor is where it was
