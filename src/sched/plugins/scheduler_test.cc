@@ -416,7 +416,7 @@ TEST(SchedulerLifecycle, OracleSrtfRejectingUnfitJobsKeepsEveryDecision) {
 // since a walk that ended without a preemption, the walk passes the jobs that waited then
 // without asking Rejects, Place or Run. Against the walk that asks for each (both reject
 // unfit jobs as above): the same decisions and the same blocking reason after every
-// instant, on beliefs and on the oracle, with far fewer jobs put to Rejects.
+// instant, on beliefs and on the oracle, with fewer jobs put to Rejects.
 TEST(SchedulerLifecycle, SrtfSettledWalksKeepEveryDecisionAndReason) {
   for (const char* policy : {"srtf", "srtf:estimator=walltime"}) {
     for (uint64_t seed : {1, 2, 3, 4}) {
