@@ -64,7 +64,10 @@ Scheduler::Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<Pla
       last_cycle_(o.last_cycle_) {
   // The copy's placer answers for itself: no blocked head is carried over.
   memo_blocked_ = CanMemoBlockedHead();
-  for (VcQueues& q : vcs_) q.blocked = BlockedHead{};
+  for (VcQueues& q : vcs_) {
+    q.blocked = BlockedHead{};
+    q.settled = kNoVersion;  // judged by o's plugins
+  }
   // Shaped jobs point at the copy's own shaped requests.
   shaped_.resize(o.shaped_.size());
   for (size_t s = 0; s < o.shaped_.size(); ++s) {

@@ -1,6 +1,7 @@
 #include "sched/framework/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace orrery {
 
@@ -117,7 +118,6 @@ void Scheduler::AttachTruth(TruthModel* truth) {
   true_end_order_ = truth && policy_.post && policy_.post->needs_true_end_order();
   track_node_ends_ = truth && true_end_order_ && policy_.preemptive;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
-  if (track_node_ends_) node_pos_.resize(cluster_.nodes.size());
 }
 
 void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
@@ -141,16 +141,18 @@ void Scheduler::TrackNodeEnds(const SchedJob& j, bool add) {
     }
     const Time after = earliest(ends);
     if (after == before) continue;  // the node's key in busy_by_min_end is unchanged
-    if (before != kNoTime) q.busy_by_min_end.erase(node_pos_[sl.node.v]);
-    if (after != kNoTime) node_pos_[sl.node.v] = q.busy_by_min_end.insert({after, sl.node.v}).first;
+    if (before != kNoTime) {
+      const bool erased = q.busy_by_min_end.Erase({before, sl.node.v});
+      ORR_CHECK(erased);
+    }
+    if (after != kNoTime) q.busy_by_min_end.Insert({after, sl.node.v}, 1);
   }
 }
 
 uint64_t Scheduler::NodesIdleIfPreemptedAfter(VcId vc, Time t) {
   const VcQueues& q = vcs_[vc.v];
-  uint64_t busy = q.busy_by_min_end.size();
-  uint64_t ending_by_t = q.busy_by_min_end.order_of_key({t + 1, 0});  // min end ≤ t: not all victims
-  return (state_.vc_nodes(vc).size() - busy) + (busy - ending_by_t);
+  const uint64_t busy = q.busy_by_min_end.size();
+  return (state_.vc_nodes(vc).size() - busy) + BusyEndingAfter(q, t);
 }
 
 std::optional<uint64_t> Scheduler::BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) {
@@ -159,7 +161,12 @@ std::optional<uint64_t> Scheduler::BusyNodesEmptiedIfPreemptedAfter(VcId vc, Tim
   const bool uniform = state_.vc_total_gpus(vc) == state_.vc_nodes(vc).size() * state_.vc_max_node_gpus(vc);
   if (!uniform || q.partial_slots != 0 || state_.vc_drained_nodes(vc) != 0) return std::nullopt;
   // Whole-GPU slots only: a busy node empties iff each of its jobs ends after t.
-  return q.busy_by_min_end.size() - q.busy_by_min_end.order_of_key({t + 1, 0});
+  return BusyEndingAfter(q, t);
+}
+
+uint64_t Scheduler::BusyEndingAfter(const VcQueues& q, Time t) {
+  // Keys after (t, UINT32_MAX) are those whose earliest end is after t (no node has that id).
+  return static_cast<uint64_t>(q.busy_by_min_end.SumAfter({t, UINT32_MAX}));
 }
 
 [[gnu::always_inline]] inline size_t Scheduler::ClassOf(const SchedJob& j) const {
@@ -443,7 +450,6 @@ Status Scheduler::AddNode(const Node& node) {
   for (NodeId n : off) state_.SetPowered(n, false);
   ++epoch_;
   if (track_node_ends_) node_ends_.resize(cluster_.nodes.size());
-  if (track_node_ends_) node_pos_.resize(cluster_.nodes.size());
   feasibility_.clear();
   if (ledger_) ledger_->SetCaps(cluster_);
   ResizeClasses(node.vc);
@@ -736,6 +742,7 @@ void Scheduler::Rekey(uint32_t slot) {
   VcQueues& q = vcs_[j.vc.v];
   auto& cls = q.classes[ClassOf(j)];
   cls.erase(KeyOf(slot));
+  q.settled = kNoVersion;  // a job moved in the queue: its failure was not judged there
   SortKey k = policy_.sort->Key(j, now_);
   j.key1 = k.k1;
   j.key2 = k.k2;
@@ -899,6 +906,14 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   const bool may_reject = !blocking && policy_.post && !policy_.shape;
   if (may_reject) rejected_at_.assign(k, kNoVersion);
   uint32_t rejected = kNoSlot;  // the last job passed so, while no other followed it
+  // Settled walks pass the jobs the VC held when it settled (PassesSettled) as rejected: at an
+  // arrival, only the new jobs are judged (most of a loaded SRTF queue waits for room that no
+  // arrival makes). A preemption unsettles the walk and the VC.
+  const bool may_settle = may_reject && SettlingWalks();
+  walk_settled_ = may_settle && q.settled == q.version;
+  if (walk_settled_) BeginSettledWalk(q);
+  q.settled = kNoVersion;
+  bool preempted = false, exhausted = false;
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
   // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
   bool lane = false;
@@ -910,12 +925,20 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   } lane_off{reserving_};
   while (examined < opts_.max_examined) {
     if (!blocking && q.version != fit_version) {
-      fit = FittingClasses(vc);
+      fit = FittingClasses(vc);  // after a start (the walk's only change while settled): no larger
       fit_version = q.version;
-      if (policy_.post) unfit_bound_ = policy_.post->UnfitKeyBound(*this, vc);
+      if (policy_.post) {
+        std::optional<SortKey> bound = policy_.post->UnfitKeyBound(*this, vc);
+        walk_settled_ = walk_settled_ && BoundHeld(unfit_bound_, bound);
+        unfit_bound_ = bound;
+      }
     }
     const int pick = PickClass(q, fit, blocking);
-    if (pick < 0) break;
+    if (pick < 0) {
+      exhausted = true;
+      break;
+    }
+    if (PassesSettled(*cur[pick]) && SkipSettled(q, pick, fit, &examined, &rejected)) continue;
     ++examined;
     QEntry here = *cur[pick];
     uint32_t slot = here.slot;
@@ -924,7 +947,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       AdvanceCursor(q, pick);
       continue;
     }
-    if (may_reject && PassesRejected(q, static_cast<size_t>(pick), g, fit, slot)) {
+    if (may_reject && (PassesSettled(here) || PassesRejected(q, static_cast<size_t>(pick), g, fit, slot))) {
       AdvanceCursor(q, pick);  // nothing changed: every cursor is where it was
       rejected = slot;
       continue;
@@ -954,6 +977,10 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
       bool placed = false;
       const uint64_t edits = queue_edits_;
       const PostFilterPlugin::Next next = policy_.post->Run(*this, slot, &placed);
+      if (placed || queue_edits_ != edits) {  // SRTF places only by preempting: resources freed
+        walk_settled_ = false;
+        preempted = true;
+      }
       if (next == PostFilterPlugin::Next::kStop && (placed || !to_lane)) return;
       if (queue_edits_ == edits) {
         AdvanceCursor(q, pick);  // no queue changed (nothing started): every cursor is where it was
@@ -974,6 +1001,50 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
     reserving_->set_lane_only(true);
   }
   NoteRejected(q, &rejected);
+  walk_settled_ = false;
+  if (may_settle && exhausted && !preempted) q.settled = q.version;
+}
+
+bool Scheduler::SettlingWalks() const {
+  return policy_.post->failures_persist() && placer_->pure() && !state_.models_cpu_mem() && !reserving_ &&
+         !policy_.share;
+}
+
+void Scheduler::BeginSettledWalk(const VcQueues& q) {
+  fresh_keys_.clear();
+  for (uint32_t slot : q.fresh)
+    if (pool_[slot].job && !pool_[slot].running) fresh_keys_.push_back(KeyOf(slot));  // a stale slot: one key too many
+  std::sort(fresh_keys_.begin(), fresh_keys_.end());
+}
+
+bool Scheduler::SkipSettled(const VcQueues& q, int pick, FitClasses fit, size_t* examined, uint32_t* rejected) {
+  if (*examined + q.size >= opts_.max_examined) return false;  // the walk's cap may fall among them
+  auto below_bound = [&](const QEntry& e) {
+    return e.k1 < unfit_bound_->k1 || (e.k1 == unfit_bound_->k1 && e.k2 < unfit_bound_->k2);
+  };
+  for (const uint16_t c : cycle_live_)
+    if (!fit.Has(c) && !unfit_bound_) return false;  // eligibility asked per head: entry by entry
+  // The next fresh entry after the picked (old) one: the walk judges it on this state.
+  const QEntry& at = *cycle_cursors_[static_cast<size_t>(pick)];
+  const auto next = std::upper_bound(fresh_keys_.begin(), fresh_keys_.end(), at);
+  size_t passed = 0;
+  const QEntry* last = nullptr;
+  for (const uint16_t c : cycle_live_) {
+    auto& it = cycle_cursors_[c];
+    const auto end = q.classes[c].end();
+    const bool by_fit = fit.Has(c);
+    for (; it != end && (next == fresh_keys_.end() || *it < *next) && (by_fit || below_bound(*it)); ++it, ++passed)
+      if (last == nullptr || *last < *it) last = &*it;
+  }
+  *examined += passed;
+  *rejected = last->slot;
+  LiveCursors(q);
+  return true;
+}
+
+bool Scheduler::BoundHeld(const std::optional<SortKey>& before, const std::optional<SortKey>& after) {
+  if (!before || !after) return false;  // MayPlaceUnfitting per head: a stuck head may now be eligible
+  return after->k1 < before->k1 || (after->k1 == before->k1 && after->k2 <= before->k2);
 }
 
 void Scheduler::LiveCursors(const VcQueues& q) {

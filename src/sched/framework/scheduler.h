@@ -18,11 +18,10 @@
 // (oracle.h); a live run has none. docs/design/job-model.md draws the job lifecycle.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <ext/pb_ds/assoc_container.hpp>
-#include <ext/pb_ds/tree_policy.hpp>
 #include <memory_resource>
 #include <optional>
 #include <set>
@@ -31,6 +30,7 @@
 #include <vector>
 
 #include "base/node_pool.h"
+#include "base/weighted_order.h"
 #include "base/result.h"
 #include "model/attempt.h"
 #include "predict/interference.h"
@@ -148,6 +148,16 @@ class PostFilterPlugin : public virtual Plugin {
   // order (SRTF: a later job has a longer remaining time, so fewer victims). A greedy walk
   // then passes the rest of that class at that version without asking again.
   virtual bool rejects_along_class() const { return false; }
+  // Whether the jobs Run leaves pending stay so while nothing but time and plain starts
+  // change the VC: a job it leaves pending (Rejects, or Place and Run failing) at one VC state
+  // and instant, it leaves pending at every later instant with the VC at the same version, and
+  // after starts of other jobs on free resources (Place + Start, no preemption) that raise
+  // neither the fitting classes nor UnfitKeyBound, given a pure placer that fails on fewer free
+  // resources when it failed on more (SRTF: a waiting job's remaining time is fixed, running
+  // jobs' only falls, so the victims only shrink; a start turns free GPUs into GPUs that
+  // preempting frees at most). A greedy walk then passes, without asking, the jobs that were
+  // already pending at the end of a settled walk (VcQueues::settled).
+  virtual bool failures_persist() const { return false; }
   // Whether Run visits running jobs by true end (ForEachRunningByTrueEndDesc: an oracle).
   virtual bool needs_true_end_order() const { return false; }
   // Whether it visits running jobs by believed end (ForEachRunningByEstEnd, ...Desc). The
@@ -446,14 +456,21 @@ class Scheduler final : private SchedulerHandle {
     std::pmr::set<REntry> running_true;  // by true end (oracle; true_end_order_ only)
     std::vector<uint32_t> fresh;
     uint64_t version = 0;
-    // Preemptive policies: busy nodes ordered by the earliest true end of their jobs.
-    __gnu_pbds::tree<std::pair<Time, uint32_t>, __gnu_pbds::null_type, std::less<>, __gnu_pbds::rb_tree_tag,
-                     __gnu_pbds::tree_order_statistics_node_update>
-        busy_by_min_end;
+    // Preemptive oracle policies: busy nodes (earliest true end of their jobs, node), each of
+    // weight 1, so that the whole-node queries count the nodes ending after t (SumAfter).
+    // Sorted blocks, not a tree: a node's earliest end changes about twice per job, and a
+    // block insert or erase moves a few hundred contiguous bytes where an order-statistics
+    // tree (pbds, until session 9) allocated a node and descended through cache misses.
+    WeightedOrder<std::pair<Time, uint32_t>> busy_by_min_end;
     uint64_t partial_slots = 0;  // running slots (busy_by_min_end's) that hold no whole GPU
     bool dirty = false;
     PluginStatus last_block;
     BlockedHead blocked;  // memo_blocked_ only
+    // The version at the end of this VC's last greedy walk when that walk settled it: it ran
+    // out of jobs to examine without a preemption (PostFilter failures_persist, SettlingWalks),
+    // so every job still pending then would be left pending again at that state. Cleared by
+    // Rekey. kNoVersion: not settled.
+    uint64_t settled = kNoVersion;
   };
 
   struct Feasibility {
@@ -486,6 +503,25 @@ class Scheduler final : private SchedulerHandle {
   // Whether a greedy walk passes pending `slot` of class `c` as rejected by the PostFilter
   // (SurelyUnfit and Rejects, or an earlier rejection in c at this version: rejected_at_).
   bool PassesRejected(const VcQueues& q, size_t c, uint16_t g, FitClasses fit, uint32_t slot);
+  // Settled walks: whether greedy walks may pass the jobs a settled VC already held (the
+  // PostFilter's failures_persist, a pure placer whose failures persist on fewer free
+  // resources: no CPU/memory modelling, no evaluation lane, no sharing, no shapes).
+  bool SettlingWalks() const;
+  // The walk's fresh entries (q.fresh, sorted) for PassesSettled; a walk on a settled VC starts
+  // so. Whether `e` is an entry the VC held when it settled, while the walk is still settled.
+  void BeginSettledWalk(const VcQueues& q);
+  bool PassesSettled(const QEntry& e) const {
+    return walk_settled_ && !std::binary_search(fresh_keys_.begin(), fresh_keys_.end(), e);
+  }
+  // Passes at once, class by class, the held entries the walk would pass one by one before the
+  // next fresh entry after the picked one (the state unchanged, so the walk visits them in key
+  // order: a class's entries up to that entry, or up to the key bound where its size does not
+  // fit); `examined` and the last passed job as the walk's. False (pass entry by entry) where
+  // the walk's cap may fall among them or eligibility is asked per head.
+  bool SkipSettled(const VcQueues& q, int pick, FitClasses fit, size_t* examined, uint32_t* rejected);
+  // Whether the walk stays settled after the VC's version changed by a plain start: the
+  // PostFilter's key bound did not rise (a stuck class's head may not become eligible).
+  static bool BoundHeld(const std::optional<SortKey>& before, const std::optional<SortKey>& after);
   // Plain blocking walks (nothing but Start changes the queues or the state during one):
   // place the global head until one does not fit.
   bool PlainBlockingWalk(bool blocking) const;
@@ -538,6 +574,7 @@ class Scheduler final : private SchedulerHandle {
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;
   std::optional<uint64_t> BusyNodesEmptiedIfPreemptedAfter(VcId vc, Time t) override;
+  static uint64_t BusyEndingAfter(const VcQueues& q, Time t);  // busy nodes whose jobs all end after t
   void TrackNodeEnds(const SchedJob& j, bool add);
   void ExplainEstimate(uint32_t slot, Time now);
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
@@ -594,10 +631,7 @@ class Scheduler final : private SchedulerHandle {
   // GPUs when every slot is whole), so a scan for the earliest beats a tree and allocates
   // only while a node's count grows past what it held before.
   std::vector<std::vector<Time>> node_ends_;
-  // Per node: its entry in its VC's busy_by_min_end (valid while it has running jobs), and per
-  // slot: its entry in running_true, so that an erase needs no search.
-  using BusyIndex = decltype(VcQueues::busy_by_min_end);
-  std::vector<BusyIndex::iterator> node_pos_;
+  // Per slot: its entry in running_true, so that an erase needs no search.
   std::vector<std::pmr::set<REntry>::iterator> true_pos_;
   bool memo_blocked_ = false;     // CanMemoBlockedHead()
   TruthModel* truth_ = nullptr;
@@ -638,6 +672,10 @@ class Scheduler final : private SchedulerHandle {
   // without a call (most jobs a loaded SRTF cycle visits are such rejections).
   static constexpr uint64_t kNoVersion = UINT64_MAX;
   std::vector<uint64_t> rejected_at_;
+  // During one greedy CycleExclusive: whether the VC is still as its settled walk left it but
+  // for arrivals (fresh_keys_) and plain starts (PassesSettled); fresh_keys_ sorted.
+  bool walk_settled_ = false;
+  std::vector<QEntry> fresh_keys_;
   std::unordered_map<uint64_t, Feasibility> feasibility_;
   VcId staging_;  // set during SubmitStaged
   const Job* watch_job_ = nullptr;

@@ -372,6 +372,11 @@ class PreemptLonger final : public PostFilterPlugin {
   // The oracle's queue order is by true remaining time, what Rejects compares (see
   // EnoughIfAllPreempted); a believed order need not be (jobs without an estimate).
   bool rejects_along_class() const override { return view_->oracle(); }
+  // A waiting job's remaining time is fixed (truth or belief), a running job's end too, so
+  // over time the victims (end − now > remaining) only shrink; a plain start turns free GPUs
+  // into GPUs of a running job, which preempting frees at most (EnoughIfAllPreempted, Run's
+  // walk over fewer free resources).
+  bool failures_persist() const override { return true; }
   std::unique_ptr<PostFilterPlugin> Clone(PluginCopies&) const override {
     return std::make_unique<PreemptLonger>(*this);
   }
