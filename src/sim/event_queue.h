@@ -1,10 +1,11 @@
 // The simulator's future-event list: a min-heap ordered by (time, sequence), so events at
 // the same instant pop in the order they were pushed (deterministic). A push may carry a rank
 // (0..255): the sequence's top byte, so at one instant events of a lower rank pop first, each
-// rank in push order (the simulator's fixed order within an instant). Events are never removed
-// from the middle: cancellation is lazy (the payload carries a generation number the driver
-// checks when the event pops), as in ns-3; RemoveIf sweeps cancelled events out in bulk. The heap is 4-ary (half the depth of a binary one;
-// a node's four children share a cache line or two), sifted with a hole instead of swaps; the
+// rank in push order (the simulator's fixed order within an instant). Cancellation is lazy
+// (the payload carries a generation number the driver checks when the event pops), as in
+// ns-3; no single event is removed from the middle, but RemoveIf sweeps cancelled ones out in
+// bulk. The heap is 4-ary (half the depth of a binary one; a node's four children share a
+// cache line or two), sifted with a hole instead of swaps; the
 // order is total (sequences are unique), so the pop order is that of any correct heap.
 // Micro-benchmark: event_queue_bench.cc (push/pop throughput at 10k–1M pending events).
 #pragma once

@@ -435,14 +435,14 @@ class Scheduler final : private SchedulerHandle {
     PluginStatus status;
     bool Holds(uint32_t s, const JobRequest* j, uint64_t v) const { return slot == s && job == j && version == v; }
   };
-  // Pending jobs are kept in one ordered set per size class (class 0: fractional and
-  // CPU-only jobs; 1..G: whole-GPU single-node jobs of that many GPUs; G+1: larger jobs),
-  // so a cycle visits only jobs of sizes that can fit, in global key order (k-way merge).
   // The first entry of a non-empty size class.
   struct ClassHead {
     QEntry key;
     size_t cls;
   };
+  // Pending jobs are kept in one ordered set per size class (class 0: fractional and
+  // CPU-only jobs; 1..G: whole-GPU single-node jobs of that many GPUs; G+1: larger jobs),
+  // so a cycle visits only jobs of sizes that can fit, in global key order (k-way merge).
   struct VcQueues {
     std::vector<std::pmr::set<QEntry>> classes;
     // The non-empty classes' first entries, sorted by key, kept on every insert and erase

@@ -107,11 +107,9 @@ class TiresiasResched final : public ReschedulePlugin {
     bool demote;   // false: starvation promotion
     bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
-  // The end of a restart protection (prot_until_ says whether it is still that slot's), with
-  // the job's GPU demand (milli): its expiry reads no job record (1.85M ends at 1M jobs).
+  // The end of a restart protection (prot_until_ says whether it is still that slot's).
   struct ProtectionEnd {
     Time t;
-    int64_t demand;
     uint32_t slot;
     VcId vc;
   };
@@ -171,8 +169,6 @@ class TiresiasResched final : public ReschedulePlugin {
     VcState& v = V(j.vc);
     const int64_t demand = static_cast<int64_t>(j.job->gpu_milli_total());
     v.used_milli += demand;
-    if (demand_.size() <= slot) demand_.resize(slot + 1u);
-    demand_[slot] = demand;
     if (prot_until_.size() <= slot) prot_until_.resize(slot + 1u, kNoTime);
     const Duration p = Protection(j);
     // protected at t ⟺ t - started < p ⟺ t < started + p; set before Insert, which weighs
@@ -180,7 +176,7 @@ class TiresiasResched final : public ReschedulePlugin {
     prot_until_[slot] = p > 0 ? j.started + p : kNoTime;
     Insert(h, v, slot);
     if (p > 0) {
-      Protect(ProtectionEnd{prot_until_[slot], demand, slot, j.vc}, p);
+      Protect(ProtectionEnd{prot_until_[slot], slot, j.vc}, p);
       v.protected_milli += demand;
     }
     // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
@@ -192,10 +188,10 @@ class TiresiasResched final : public ReschedulePlugin {
     const bool finished = cause == EndCause::kFinished;
     SchedJob& j = h.job(slot);
     VcState& v = V(j.vc);
-    v.used_milli -= demand_[slot];
+    v.used_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
     v.running.Erase(cur_[slot]);
     if (slot < prot_until_.size() && prot_until_[slot] != kNoTime) {  // its FIFO entry is left to expire
-      v.protected_milli -= demand_[slot];
+      v.protected_milli -= static_cast<int64_t>(j.job->gpu_milli_total());
       prot_until_[slot] = kNoTime;
     }
     if (finished && c_->o.gittins)
@@ -439,9 +435,10 @@ class TiresiasResched final : public ReschedulePlugin {
         const ProtectionEnd& e = f.ends.front();
         if (prot_until_[e.slot] != e.t) continue;  // the job stopped (or restarted) since
         VcState& v = V(e.vc);
-        v.protected_milli -= e.demand;
+        const int64_t demand = static_cast<int64_t>(h.job(e.slot).job->gpu_milli_total());
+        v.protected_milli -= demand;
         prot_until_[e.slot] = kNoTime;
-        v.running.SetWeight(cur_[e.slot], e.demand);
+        v.running.SetWeight(cur_[e.slot], demand);
         h.MarkDirty(e.vc);
       }
     }
@@ -486,7 +483,6 @@ class TiresiasResched final : public ReschedulePlugin {
   std::vector<VcState> vcs_;
   std::vector<RunEntry> cur_;  // per slot: its key in the running set
   std::vector<Time> prot_until_;  // per slot: end of its restart protection, or kNoTime
-  std::vector<int64_t> demand_;   // per slot: GPU demand (milli) of its running attempt (no job record read at its end)
   std::vector<ProtectionFifo> protections_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::vector<uint32_t> place_, preempt_;
