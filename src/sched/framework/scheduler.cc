@@ -467,11 +467,18 @@ void Scheduler::VcQueues::ErasePending(size_t c, const QEntry& e) {
   if (head) RefreshHead(c);
 }
 
+// Class c's entry is updated in place and moved to where its key belongs (a few classes:
+// a linear search and adjacent swaps move less than an erase and a sorted insert).
 void Scheduler::VcQueues::RefreshHead(size_t c) {
-  std::erase_if(heads, [c](const ClassHead& h) { return h.cls == c; });
-  if (classes[c].empty()) return;
-  const ClassHead h{*classes[c].begin(), c};
-  heads.insert(std::upper_bound(heads.begin(), heads.end(), h, [](const ClassHead& a, const ClassHead& b) { return a.key < b.key; }), h);
+  auto at = std::find_if(heads.begin(), heads.end(), [c](const ClassHead& h) { return h.cls == c; });
+  if (classes[c].empty()) {
+    if (at != heads.end()) heads.erase(at);
+    return;
+  }
+  if (at == heads.end()) at = heads.insert(heads.end(), ClassHead{*classes[c].begin(), c});
+  else at->key = *classes[c].begin();
+  for (; at != heads.begin() && at->key < std::prev(at)->key; --at) std::iter_swap(at, std::prev(at));
+  for (; std::next(at) != heads.end() && std::next(at)->key < at->key; ++at) std::iter_swap(at, std::next(at));
 }
 
 void Scheduler::ResizeClasses(VcId vc) {
