@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "base/rng.h"
+#include "sim/sim_queue.h"
 
 namespace orrery {
 namespace {
@@ -55,6 +56,62 @@ TEST(EventQueueTest, RandomOperationsPopLikeAnOrderedSet) {
     }
   }
   EXPECT_EQ(q.size(), ref.size());
+}
+
+// RemoveIf between pops (every third push number removed, at 50 points of a random run)
+// leaves the others popping exactly as the ordered set of what is left.
+TEST(EventQueueTest, RemoveIfKeepsThePopOrderOfTheRest) {
+  EventQueue<uint32_t> q;
+  std::set<std::tuple<Time, uint8_t, uint32_t>> ref;
+  Rng rng(5, "event-queue-remove-test");
+  uint32_t pushed = 0;
+  Time now = 0;
+  for (int step = 0; step < 100000; ++step) {
+    if (step % 2000 == 1999) {
+      q.RemoveIf([](const EventQueue<uint32_t>::Event& e) { return e.payload % 3 == 0; });
+      std::erase_if(ref, [](const auto& r) { return std::get<2>(r) % 3 == 0; });
+      ASSERT_EQ(q.size(), ref.size());
+    } else if (ref.empty() || rng.Below(100) < 55) {
+      const Time t = now + static_cast<Time>(rng.Below(50));
+      const uint8_t rank = static_cast<uint8_t>(rng.Below(4));
+      q.Push(t, rank, pushed);
+      ref.insert({t, rank, pushed++});
+    } else {
+      const auto want = *ref.begin();
+      ref.erase(ref.begin());
+      const auto e = q.Pop();
+      ASSERT_EQ(e.t, std::get<0>(want));
+      ASSERT_EQ(e.payload, std::get<2>(want)) << "step " << step;
+      now = e.t;
+    }
+  }
+}
+
+// Hand example of SimQueue's void completions: slots 1 and 2 are preempted (generation 1
+// → 2) before the sweep; their completions at 30 and 10 become bare instants, which pop at
+// their times before the heap's events of the same time, and a timer of the same time after.
+TEST(SimQueueTest, SweptVoidCompletionsPopAsInstantsAtTheirTimes) {
+  SimQueue q;
+  q.PushJob(10, EventKind::kCompletion, 0, 1);  // live
+  q.PushJob(30, EventKind::kCompletion, 1, 1);  // void
+  q.PushJob(10, EventKind::kCompletion, 2, 1);  // void
+  q.PushJob(20, EventKind::kFailure, 2, 1);     // void too, but only completions are swept
+  q.SetTimer(EventKind::kArrival, 30);
+  const uint32_t gen[] = {1, 2, 2};
+  q.SweepVoid([&](uint32_t slot, uint32_t g) { return gen[slot] != g; });
+  // (t, kind, slot): 10 instant, 10 slot 0, 20 failure of slot 2, 30 instant, 30 arrival.
+  const std::tuple<Time, EventKind, uint32_t> want[] = {
+      {10, EventKind::kCompletion, SimQueue::kVoidSlot}, {10, EventKind::kCompletion, 0}, {20, EventKind::kFailure, 2},
+      {30, EventKind::kCompletion, SimQueue::kVoidSlot}, {30, EventKind::kArrival, 0}};
+  for (const auto& [t, kind, slot] : want) {
+    ASSERT_FALSE(q.empty());
+    const SimEvent e = q.Top();
+    EXPECT_EQ(e.t, t);
+    EXPECT_EQ(e.kind, kind);
+    if (kind != EventKind::kArrival) EXPECT_EQ(e.slot, slot);
+    q.Drop(e);
+  }
+  EXPECT_TRUE(q.empty());
 }
 
 }  // namespace

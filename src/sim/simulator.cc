@@ -538,7 +538,7 @@ Status SimRun::Finish() {
 // A running attempt's work is done: the job finishes, or (profiler) is handed over.
 void SimRun::OnCompletion(const SimEvent& e, Time t) {
   --completions_queued_;
-  if (slot_gen_[e.slot] != e.gen) return;  // cancelled by a preemption or a re-timing
+  if (e.slot == SimQueue::kVoidSlot || slot_gen_[e.slot] != e.gen) return;  // cancelled by a preemption or a re-timing
   ++r_.events;
   const uint32_t idx = slot_job_[e.slot];
   const SchedJob& sj = sched_.view(e.slot);
@@ -886,6 +886,7 @@ void SimRun::Track(uint32_t s, uint32_t idx, Time t) {
 void SimRun::PushCompletion(uint32_t slot, Time end) {
   q_.PushJob(end, EventKind::kCompletion, slot, slot_gen_[slot]);
   ++completions_queued_;
+  if (q_.WantsSweep()) q_.SweepVoid([&](uint32_t s, uint32_t gen) { return slot_gen_[s] != gen; });
 }
 
 // Re-times running job s at t to the progress model's speed now: its completion event is

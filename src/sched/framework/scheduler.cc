@@ -279,10 +279,7 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   j.running = false;
   ++epoch_;
   VcQueues& q = vcs_[j.vc.v];
-  // Hinted at the end: under arrival-ordered keys (FIFO) a new job is its class's last, placed
-  // without a descent through the tree; any other key costs one comparison more.
-  auto& cls = q.classes[ClassOf(j)];
-  cls.insert(cls.end(), KeyOf(slot));
+  q.InsertPending(ClassOf(j), KeyOf(slot));
   ++queue_edits_;
   ++q.size;
   q.fresh.push_back(slot);
@@ -372,8 +369,7 @@ void Scheduler::Withdraw(uint32_t slot, Time now) {
 void Scheduler::RemovePending(uint32_t slot) {
   SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
-  const size_t erased = q.classes[ClassOf(j)].erase(KeyOf(slot));
-  ORR_CHECK(erased == 1);
+  q.ErasePending(ClassOf(j), KeyOf(slot));
   ++queue_edits_;
   --q.size;
   --pending_total_;
@@ -460,6 +456,37 @@ Status Scheduler::AddNode(const Node& node) {
   return Status::Ok();
 }
 
+// Hinted at the end: under arrival-ordered keys (FIFO) a new job is its class's last, placed
+// without a descent through the tree; any other key costs one comparison more.
+void Scheduler::VcQueues::InsertPending(size_t c, const QEntry& e) {
+  auto& cls = classes[c];
+  const auto it = cls.insert(cls.end(), e);
+  if (it == cls.begin()) RefreshHead(c);  // (begin() read after the insert)
+}
+
+void Scheduler::VcQueues::ErasePending(size_t c, const QEntry& e) {
+  auto& cls = classes[c];
+  const auto it = cls.find(e);
+  ORR_CHECK(it != cls.end());
+  const bool head = it == cls.begin();
+  cls.erase(it);
+  if (head) RefreshHead(c);
+}
+
+// Class c's entry is updated in place and moved to where its key belongs (a few classes:
+// a linear search and adjacent swaps move less than an erase and a sorted insert).
+void Scheduler::VcQueues::RefreshHead(size_t c) {
+  auto at = std::find_if(heads.begin(), heads.end(), [c](const ClassHead& h) { return h.cls == c; });
+  if (classes[c].empty()) {
+    if (at != heads.end()) heads.erase(at);
+    return;
+  }
+  if (at == heads.end()) at = heads.insert(heads.end(), ClassHead{*classes[c].begin(), c});
+  else at->key = *classes[c].begin();
+  for (; at != heads.begin() && at->key < std::prev(at)->key; --at) std::iter_swap(at, std::prev(at));
+  for (; std::next(at) != heads.end() && std::next(at)->key < at->key; ++at) std::iter_swap(at, std::next(at));
+}
+
 void Scheduler::ResizeClasses(VcId vc) {
   VcQueues& q = vcs_[vc.v];
   const size_t k = static_cast<size_t>(state_.vc_max_node_gpus(vc)) + 2;
@@ -469,8 +496,9 @@ void Scheduler::ResizeClasses(VcId vc) {
     all.insert(all.end(), cls.begin(), cls.end());
     cls.clear();
   }
+  q.heads.clear();
   while (q.classes.size() < k) q.classes.emplace_back(pool_resource_.get());
-  for (const QEntry& e : all) q.classes[ClassOf(pool_[e.slot])].insert(e);
+  for (const QEntry& e : all) q.InsertPending(ClassOf(pool_[e.slot]), e);
   ++queue_edits_;
 }
 
@@ -705,9 +733,7 @@ void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(const Pendin
   auto visible = [&](size_t c) { return c == 0 || (c <= static_cast<size_t>(g) ? static_cast<int64_t>(c) <= budget : budget > g); };
   auto by_key = [](const PendingHead& a, const PendingHead& b) { return a.key < b.key; };
   heads_.clear();
-  for (size_t c = 0; c < q.classes.size(); ++c)
-    if (!q.classes[c].empty()) heads_.push_back({*q.classes[c].begin(), q.classes[c].begin(), q.classes[c].end(), c});
-  std::sort(heads_.begin(), heads_.end(), by_key);
+  for (const ClassHead& h : q.heads) heads_.push_back({h.key, q.classes[h.cls].begin(), q.classes[h.cls].end(), h.cls});
   while (true) {
     // The smallest head of a visible class: heads_ is sorted, so the first visible one.
     size_t i = 0;
@@ -728,11 +754,8 @@ void Scheduler::ForEachPending(VcId vc, const std::function<int64_t(const Pendin
 
 bool Scheduler::MinPendingKey(VcId vc, SortKey* out) const {
   const VcQueues& q = vcs_[vc.v];
-  const QEntry* best = nullptr;
-  for (const auto& cls : q.classes)
-    if (!cls.empty() && (!best || *cls.begin() < *best)) best = &*cls.begin();
-  if (!best) return false;
-  *out = SortKey{best->k1, best->k2};
+  if (q.heads.empty()) return false;
+  *out = SortKey{q.heads.front().key.k1, q.heads.front().key.k2};
   return true;
 }
 
@@ -740,13 +763,13 @@ void Scheduler::Rekey(uint32_t slot) {
   SchedJob& j = pool_[slot];
   ORR_CHECK(!j.running);
   VcQueues& q = vcs_[j.vc.v];
-  auto& cls = q.classes[ClassOf(j)];
-  cls.erase(KeyOf(slot));
+  const size_t c = ClassOf(j);
+  q.ErasePending(c, KeyOf(slot));
   q.settled = kNoVersion;  // a job moved in the queue: its failure was not judged there
   SortKey k = policy_.sort->Key(j, now_);
   j.key1 = k.k1;
   j.key2 = k.k2;
-  cls.insert(KeyOf(slot));
+  q.InsertPending(c, KeyOf(slot));
   ++queue_edits_;
 }
 

@@ -92,6 +92,81 @@ struct Rig {
   const SchedJob& view(uint32_t slot) const { return s->view(slot); }
 };
 
+// ---- the pending queue's walk: size classes merged in key order, heads kept on every edit
+
+// A Reschedule plugin that starts nothing and records, at each decision, the queue's
+// smallest key (-1: empty) and the slots ForEachPending visits when the visitor returns
+// `budget` (GPUs still worth visiting) after each visit.
+class WalkProbe final : public ReschedulePlugin {
+ public:
+  std::string_view name() const override { return "walk-probe"; }
+  Next Run(SchedulerHandle& h, VcId vc, PluginStatus*) override {
+    SortKey min;
+    min_key = h.MinPendingKey(vc, &min) ? min.k1 : -1;
+    seen.clear();
+    h.ForEachPending(vc, [&](const PendingEntry& e) -> int64_t {
+      seen.push_back(e.slot);
+      return budget;
+    });
+    return Next::kStop;
+  }
+  int64_t budget = 1000, min_key = -2;
+  std::vector<uint32_t> seen;
+};
+
+// FIFO keys are the submit times. Five jobs on 2 × 8 GPUs, submitted out of key order into
+// classes 1, 2, 8 and 9 (16 GPUs: larger than a node); job 4 becomes class 1's new head.
+// Key order: j4 (1), j2 (5), j0 (10), j3 (20), j1 (30). A budget of 2 GPUs after the first
+// visit hides classes 8 and 9: j4, j3, j1. Withdrawing the heads j4 and j2 makes j0's key
+// (10) the smallest; withdrawing the rest empties the queue.
+TEST(SchedulerPendingWalk, ForEachPendingMergesClassesInKeyOrderAfterEveryEdit) {
+  Cluster cluster;
+  AddVc(&cluster, "a", 2, 8);
+  auto parts = MakePolicy("fifo", 1);
+  ASSERT_TRUE(parts.ok());
+  auto probe = std::make_unique<WalkProbe>();
+  WalkProbe* p = probe.get();
+  parts->reschedule = std::move(probe);
+  auto placer = MakePlacer("consolidate", 1);
+  Scheduler s(cluster, false, false, std::move(*parts), std::move(*placer));
+  std::deque<Job> jobs;
+  const Time submit[] = {10, 30, 5, 20, 1};
+  const uint32_t gpus[] = {8, 1, 16, 2, 1};
+  std::vector<uint32_t> slot;
+  for (uint32_t i = 0; i < 5; ++i) {
+    jobs.push_back(AJob(i).gpus(gpus[i]).at(submit[i]).job());
+    auto sl = s.Submit(&jobs.back(), VcId(0), 0, i, 0);
+    ASSERT_TRUE(sl.ok());
+    slot.push_back(*sl);
+  }
+  std::vector<Decision> out;
+  auto withdraw = [&](std::initializer_list<uint32_t> js, Time t) {
+    for (uint32_t j : js) {
+      s.Withdraw(slot[j], t);
+      s.Release(slot[j]);
+    }
+    s.RunCycle(t, &out);
+  };
+  s.RunCycle(0, &out);
+  EXPECT_EQ(p->min_key, 1);
+  EXPECT_EQ(p->seen, (std::vector<uint32_t>{slot[4], slot[2], slot[0], slot[3], slot[1]}));
+  p->budget = 2;
+  s.Withdraw(slot[4], 1);  // re-submitted below as the new head of class 1: the walk runs again
+  s.Release(slot[4]);
+  jobs.push_back(AJob(5).gpus(1).at(1).job());
+  slot[4] = *s.Submit(&jobs.back(), VcId(0), 0, 5, 1);
+  s.RunCycle(1, &out);
+  EXPECT_EQ(p->seen, (std::vector<uint32_t>{slot[4], slot[3], slot[1]}));
+  p->budget = 1000;
+  withdraw({4, 2}, 2);
+  EXPECT_EQ(p->min_key, 10);
+  EXPECT_EQ(p->seen, (std::vector<uint32_t>{slot[0], slot[3], slot[1]}));
+  EXPECT_TRUE(out.empty());
+  withdraw({0, 3}, 3);
+  EXPECT_EQ(p->min_key, 30);
+  EXPECT_EQ(p->seen, (std::vector<uint32_t>{slot[1]}));
+}
+
 // ---- lifecycle verbs: only a finished job teaches the estimator
 
 struct VerbCase {
