@@ -107,7 +107,7 @@ Result<std::vector<ShapeStudyRow>> RunShapeStudy(const Trace& trace, const Clust
                                                  std::shared_ptr<const PlannerCost> cost, GoodputShapeOptions options) {
   std::vector<ShapeStudyRow> rows;
   for (const char* shape : {"fixed", "goodput", "elastic"}) {
-    PolicyEnv env{&trace, &cluster, cost};
+    PolicyEnv env{&trace, &cluster, cost, {}};
     const std::string spec = ShapePolicySpec(shape, options);
     ORR_ASSIGN_OR_RETURN(PolicyParts parts, MakePolicyFor(spec, 1, &env));
     SimConfig cfg;

@@ -655,7 +655,7 @@ int Run(Options o) {
 
   // Validate every policy and the placer before any work or output.
   for (const std::string& p : policies) {
-    PolicyEnv env{.trace = &trace, .cluster = &*cluster};
+    PolicyEnv env{&trace, &*cluster, nullptr, {}};
     auto parts = MakePolicyFor(p, o.seed, &env);
     if (!parts.ok()) return fail(parts.error().With("policy " + p));
   }

@@ -1082,7 +1082,7 @@ Duration DrawStartLatency(const StartLatency& l, Rng& rng) {
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg) {
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
-  PolicyEnv env{&trace, &cluster, cfg.planner};
+  PolicyEnv env{&trace, &cluster, cfg.planner, {}};
   ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicyFor(cfg.policy, cfg.seed, &env));
   if (!policy.shape) return Simulate(trace, cluster, cfg, std::move(policy));
   // A shaping policy (shape=goodput): its jobs are timed by the planner it shapes with, and
