@@ -57,19 +57,14 @@ TEST(SlurmParse, GpuCountsTimeLimitsAndHints) {
 TEST(SlurmParse, LocalTimesReadAsMktimeAcrossDstChanges) {
   const char* saved = std::getenv("TZ");
   const std::string old_tz = saved ? saved : "";
-  auto print = [](Time t) {
-    std::tm tm{};
-    const time_t tt = static_cast<time_t>(t);
-    localtime_r(&tt, &tm);
-    char b[32];
-    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
-    return std::string(b);
-  };
+  auto print = FormatSlurmTime;
   setenv("TZ", "UTC0", 1);
   tzset();
   EXPECT_EQ(ParseSlurmTime("2026-11-30T17:21:26"), 1796059286);
   EXPECT_EQ(ParseSlurmTime("2026-11-30T17:21:27"), 1796059287);  // the same hour, from the cache
   EXPECT_EQ(ParseSlurmTime("N/A"), kNoTime);
+  EXPECT_EQ(FormatSlurmTime(kNoTime), "N/A");
+  EXPECT_EQ(FormatSlurmTime(1796059286), "2026-11-30T17:21:26");
   for (const char* tz : {"EST5EDT,M3.2.0,M11.1.0", "LHST-10:30LHDT-11,M10.1.0,M4.1.0"}) {
     SCOPED_TRACE(tz);
     setenv("TZ", tz, 1);

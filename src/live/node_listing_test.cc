@@ -227,15 +227,7 @@ TEST(ExecNodeChanges, ABadRowIsAnErrorAndTheNextListingIsFull) {
 
 // One `squeue -h -o kSqueueFormat` row of `j` as Slurm prints it (ParseSqueueLine reads it back).
 std::string SqueueRow(const SlurmJob& j) {
-  auto when = [](Time t) {
-    if (t == kNoTime) return std::string("N/A");
-    std::tm tm{};
-    const time_t tt = static_cast<time_t>(t);
-    localtime_r(&tt, &tm);
-    char b[32];
-    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
-    return std::string(b);
-  };
+  auto when = FormatSlurmTime;
   auto limit = [](Duration d) {
     if (d < 0) return std::string("UNLIMITED");
     char b[32];

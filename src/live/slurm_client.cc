@@ -243,6 +243,16 @@ Time ParseSlurmTime(std::string_view s) {
                            static_cast<int>(mi), static_cast<int>(se));
 }
 
+std::string FormatSlurmTime(Time t) {
+  if (t == kNoTime) return "N/A";
+  std::tm tm{};
+  const time_t tt = static_cast<time_t>(t);
+  localtime_r(&tt, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+  return b;
+}
+
 Duration ParseTimeLimit(std::string_view s) {
   if (s == "UNLIMITED" || s == "INFINITE" || s == "NOT_SET" || s.empty() || s == "N/A") return -1;
   uint64_t days = 0;

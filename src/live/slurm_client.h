@@ -241,6 +241,8 @@ Result<SlurmNode> ParseSinfoLine(std::string_view line, size_t lineno);
 uint32_t ParseGpuCount(std::string_view gres);
 // Slurm times: "2026-11-30T17:21:26" (local time) -> Unix seconds; "N/A"/"Unknown" -> kNoTime.
 Time ParseSlurmTime(std::string_view s);
+// The inverse: Unix seconds -> "2026-11-30T17:21:26" in local time; kNoTime -> "N/A".
+std::string FormatSlurmTime(Time t);
 // "UNLIMITED", "1:00:00", "2-00:00:00", "30:00", "5" (minutes) -> seconds; -1 unlimited.
 Duration ParseTimeLimit(std::string_view s);
 // The duration hint in a job comment ("orrery:duration=12"), or -1.
