@@ -2,6 +2,7 @@
 // strategy, a plan that cannot fit, a model that does not divide, malformed profiles) -> one
 // clear message naming the constraint and exit status 2.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -18,7 +19,8 @@ struct PlanOut {
 };
 
 PlanOut Plan(const std::string& args) {
-  const std::string err_file = testing::TempDir() + "/plan_cli_err.txt";
+  // One file per process: ctest runs the PlanCli tests as separate processes at once.
+  const std::string err_file = testing::TempDir() + "/plan_cli_err." + std::to_string(getpid()) + ".txt";
   const std::string cmd = std::string(ORRERY_BINARY) + " plan " + args + " 2>" + err_file;
   PlanOut o;
   FILE* p = popen(cmd.c_str(), "r");
@@ -81,7 +83,7 @@ TEST(PlanCli, BadInputNamesTheConstraint) {
 }
 
 TEST(PlanCli, MalformedProfileIsLocated) {
-  const std::string path = testing::TempDir() + "/bad_profile.json";
+  const std::string path = testing::TempDir() + "/bad_profile." + std::to_string(getpid()) + ".json";
   std::ofstream(path) << "{\n  \"format\": \"orrery-gpu-profile\",\n  \"version\": 1\n  \"gpu\": \"X\"\n}\n";
   PlanOut o = Plan("estimate --model 125M --strategy single --profile " + path);
   EXPECT_EQ(o.status, 2);
