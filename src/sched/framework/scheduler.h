@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "base/node_pool.h"
-#include "base/weighted_order.h"
 #include "base/result.h"
+#include "base/weighted_order.h"
 #include "model/attempt.h"
 #include "predict/interference.h"
 #include "sched/framework/decision.h"
