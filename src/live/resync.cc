@@ -5,7 +5,12 @@
 //   the snapshot had no room for) is reconciled again at the next cycle from its stored row;
 // - every listed row is read and reconciled again within `full_resync_cycles` cycles (one slice
 //   of the rows each cycle), and the jobs and nodes of that slice Slurm no longer lists leave.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "live/daemon.h"
 
