@@ -246,7 +246,7 @@ std::string FormatDateTime(int64_t t) {
   const unsigned d = doy - (153 * mp + 2) / 5 + 1;
   const unsigned m = mp + (mp < 10 ? 3 : -9);
   y += (m <= 2);
-  char buf[32];
+  char buf[64];  // the widest int64 fields the format can print (the compiler checks it)
   std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u %02lld:%02lld:%02lld", static_cast<long long>(y), m, d,
                 static_cast<long long>(rem / 3600), static_cast<long long>((rem / 60) % 60),
                 static_cast<long long>(rem % 60));
