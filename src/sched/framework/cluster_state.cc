@@ -45,11 +45,13 @@ ClusterState::ClusterState(const Cluster& cluster, bool track_gpus, bool model_c
     vi.nodes = cluster.vcs[v].nodes;
     for (NodeId id : vi.nodes) vi.max_node_gpus = std::max(vi.max_node_gpus, total_[id.v]);
     vi.buckets.assign(vi.max_node_gpus + 1, NodeMask(vi.nodes.size()));
+    vi.bucket_nodes.assign(vi.max_node_gpus + 1, 0);
     vi.type_masks.assign(ntypes, NodeMask(vi.nodes.size()));
     for (size_t li = 0; li < vi.nodes.size(); ++li) {
       NodeId id = vi.nodes[li];
       local_[id.v] = LocalPos{static_cast<uint32_t>(li), static_cast<uint16_t>(v)};
       vi.buckets[free_[id.v]].Set(li);
+      ++vi.bucket_nodes[free_[id.v]];
       vi.free_gpus += free_[id.v];
       vi.total_gpus += total_[id.v];
       const Node& nd = cluster.nodes[id.v];
@@ -85,6 +87,8 @@ void ClusterState::Move(NodeId n, uint16_t from, uint16_t to) {
   const uint32_t li = pos.index;
   vi.buckets[from].Clear(li);
   vi.buckets[to].Set(li);
+  --vi.bucket_nodes[from];
+  ++vi.bucket_nodes[to];
   vi.free_gpus = vi.free_gpus - from + to;
 }
 

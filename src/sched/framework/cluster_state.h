@@ -152,6 +152,14 @@ class ClusterState {
   uint16_t vc_max_node_gpus(VcId vc) const { return vcs_[vc.v].max_node_gpus; }
   // Bitset (VC-local indices) of nodes with exactly k wholly free GPUs.
   const NodeMask& bucket(VcId vc, uint16_t k) const { return vcs_[vc.v].buckets[k]; }
+  // Nodes of `vc` with at least k wholly free GPUs (k ≥ 1): the buckets' counts, kept by
+  // Move, so a placement that cannot find enough nodes fails without scanning a bitset.
+  uint64_t nodes_with_free(VcId vc, uint16_t k) const {
+    const VcIndex& vi = vcs_[vc.v];
+    uint64_t n = 0;
+    for (size_t b = k; b < vi.bucket_nodes.size(); ++b) n += vi.bucket_nodes[b];
+    return n;
+  }
   // Bitset of nodes accepting a GPU-type mask (cluster type ids); nullptr = all nodes.
   const NodeMask* TypeFilter(VcId vc, GpuTypeMask mask) const;
   uint32_t local_index(NodeId n) const { return local_[n.v].index; }
@@ -186,6 +194,7 @@ class ClusterState {
   struct VcIndex {
     std::vector<NodeId> nodes;
     std::vector<NodeMask> buckets;  // [0..max_node_gpus]
+    std::vector<uint32_t> bucket_nodes;  // [k]: buckets[k].Count()
     std::vector<NodeMask> type_masks;  // per cluster GPU type id
     uint64_t free_gpus = 0, total_gpus = 0;
     uint16_t max_node_gpus = 0;

@@ -49,17 +49,9 @@ bool QuickFit(const SchedJob& j, const ClusterState& st) {
   const VcId vc = j.vc;
   if (st.vc_free_gpus(vc) < job.gpus) return false;
   const uint16_t g = st.vc_max_node_gpus(vc);
-  auto nodes_with = [&](uint16_t per) {
-    uint64_t n = 0;
-    for (uint16_t k = per; k <= g; ++k) n += st.bucket(vc, k).Count();
-    return n;
-  };
   const std::optional<NodeDemand> d = NodeByNodeDemand(job, g);
-  if (!d) return st.bucket(vc, g).Count() >= job.gpus / g;  // PlaceMulti
-  if (d->count > 1) return d->per <= g && nodes_with(static_cast<uint16_t>(d->per)) >= d->count;
-  for (uint16_t k = g; k >= d->per && k > 0; --k)
-    if (st.bucket(vc, k).Any()) return true;
-  return false;
+  if (!d) return st.nodes_with_free(vc, g) >= job.gpus / g;  // PlaceMulti
+  return d->per <= g && st.nodes_with_free(vc, static_cast<uint16_t>(d->per)) >= d->count;
 }
 
 Placer::Placer(PlaceStrategy s, uint64_t seed) : strategy_(s), rng_state_(seed ^ Fnv1a64("placer/random")) {}
@@ -79,7 +71,9 @@ int64_t Placer::PickSingle(const SchedJob& j, const ClusterState& st, const Node
   const VcId vc = j.vc;
   const auto& nodes = st.vc_nodes(vc);
   const uint16_t maxg = st.vc_max_node_gpus(vc);
-  if (need > maxg) return -1;
+  // No node has `need` free GPUs whatever the masks: nothing to scan (and no random draw,
+  // as the scan would make none).
+  if (need > maxg || st.nodes_with_free(vc, need) == 0) return -1;
   int64_t found = -1;
   auto fits = [&](size_t li) { return st.CpuMemFits(nodes[li], cpu, mem); };
   switch (strategy_) {
@@ -199,6 +193,9 @@ PluginStatus Placer::PlaceNodes(const SchedJob& j, const ClusterState& st, const
   const auto& nodes = st.vc_nodes(j.vc);
   const uint16_t maxg = st.vc_max_node_gpus(j.vc);
   out->clear();
+  // Fewer than n nodes with `per` free GPUs, before the masks and CPU/memory: the scan below
+  // would take them all and fail.
+  if (st.nodes_with_free(j.vc, per) < n) return PluginStatus::Unschedulable(kNoNode);
   uint32_t cpu = Share(job.cpu_milli, 1, n), mem = Share(job.mem_mib, 1, n);
   auto take = [&](size_t li) {
     NodeId id = nodes[li];
@@ -230,6 +227,10 @@ PluginStatus Placer::PlaceMulti(const SchedJob& j, const ClusterState& st, const
   const uint16_t rem = static_cast<uint16_t>(job.gpus % g);
   const uint32_t parts = full + (rem ? 1 : 0);
   out->clear();
+  // Fewer idle nodes than whole nodes needed fails below whatever the masks; random would
+  // still draw its shuffle first, so only the deterministic strategies stop here.
+  if (strategy_ != PlaceStrategy::kRandom && st.nodes_with_free(vc, g) < full)
+    return PluginStatus::Unschedulable(kNoIdle);
   // Idle nodes are those in the top bucket (free == G). Nodes are considered in descending
   // free order, ties by index; random picks uniformly among idle nodes.
   std::vector<size_t>& idle = scratch_idle();

@@ -154,7 +154,7 @@ class EasyBackfill final : public PostFilterPlugin {
     return 0;
   }
   static uint64_t Idle(const ClusterState& st, VcId vc) {
-    return st.bucket(vc, st.vc_max_node_gpus(vc)).Count();
+    return st.nodes_with_free(vc, st.vc_max_node_gpus(vc));
   }
 
   // Whether a job that must avoid the reserved nodes could be placed (whole-GPU jobs placed
@@ -205,8 +205,7 @@ class EasyBackfill final : public PostFilterPlugin {
     if (!d || d->per > g || st.models_cpu_mem() || st.vc_drained_nodes(vc) != 0 || st.TypeFilter(vc, head.types))
       return false;
     const uint32_t count = d->count, per = d->per;
-    uint64_t have = 0;  // nodes with ≥ per free GPUs (QuickFit's count)
-    for (uint32_t k = per; k <= g; ++k) have += st.bucket(vc, static_cast<uint16_t>(k)).Count();
+    uint64_t have = st.nodes_with_free(vc, static_cast<uint16_t>(per));  // QuickFit's count
     if (have >= count) return false;  // fits now: the walk's first end decides
     if (free_after_.size() < st.cluster().nodes.size()) {
       free_after_.resize(st.cluster().nodes.size());
@@ -530,7 +529,7 @@ class PreemptLonger final : public PostFilterPlugin {
     auto have = [&](Time t) -> std::optional<uint64_t> {
       const std::optional<uint64_t> emptied = h.BusyNodesEmptiedIfPreemptedAfter(vc, t);
       if (!emptied) return std::nullopt;
-      return h.state().bucket(vc, g).Count() + *emptied;
+      return h.state().nodes_with_free(vc, g) + *emptied;
     };
     return emptied_.AtLeast(vc, h.version(vc), after, need, have);
   }
@@ -587,8 +586,7 @@ class PreemptLonger final : public PostFilterPlugin {
     if (ok) {
       const auto [per, need] = NodeShape(job, g);
       // Nodes that would have ≥ per free GPUs: touched ones, plus untouched ones already there.
-      uint64_t have = 0;
-      for (uint16_t k = static_cast<uint16_t>(per); k <= g; ++k) have += st.bucket(vc, k).Count();
+      uint64_t have = st.nodes_with_free(vc, static_cast<uint16_t>(per));
       for (uint32_t n : touched_) {
         NodeId id(n);
         if (st.free_gpus(id) < per && st.free_gpus(id) + extra_[n] >= per) ++have;

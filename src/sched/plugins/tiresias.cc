@@ -82,14 +82,24 @@ class TiresiasSort final : public QueueSortPlugin {
 };
 
 class TiresiasResched final : public ReschedulePlugin {
+  // A running job's (queue, key, seq) packed into 128 bits, so the order's searches compare
+  // with one wide compare instead of three data-dependent branches (the comparisons were
+  // ~6 % of a 1M-job run): hi = queue (32 bits, offset) | key's high half, lo = key's low
+  // half | seq. Queues are small non-negative indices; the key is any int64 (offset to keep
+  // the order).
   struct RunEntry {
-    int64_t k1 = 0, k2 = 0;
-    uint32_t seq = 0, slot = 0;
-    bool operator<(const RunEntry& o) const {
-      if (k1 != o.k1) return k1 < o.k1;
-      if (k2 != o.k2) return k2 < o.k2;
-      return seq < o.seq;
+    uint64_t hi = 0, lo = 0;
+    uint32_t slot = 0;
+    static RunEntry Of(int64_t k1, int64_t k2, uint32_t seq, uint32_t slot) {
+      const uint64_t q = static_cast<uint32_t>(static_cast<int32_t>(k1)) ^ 0x80000000u;
+      const uint64_t k = static_cast<uint64_t>(k2) ^ (uint64_t{1} << 63);
+      return RunEntry{q << 32 | k >> 32, k << 32 | seq, slot};
     }
+    int64_t k1() const { return static_cast<int32_t>(static_cast<uint32_t>(hi >> 32) ^ 0x80000000u); }
+    unsigned __int128 wide() const { return static_cast<unsigned __int128>(hi) << 64 | lo; }
+    // The (queue, key) part, without the tie order.
+    unsigned __int128 order_key() const { return wide() >> 32; }
+    bool operator<(const RunEntry& o) const { return wide() < o.wide(); }
   };
   // Running jobs by current (queue, FIFO) key, weighted by the GPUs (milli) a preemption
   // would free: the demand, 0 while inside the restart protection (the walks read the
@@ -147,7 +157,7 @@ class TiresiasResched final : public ReschedulePlugin {
         if (j.running && j.started == tm.stamp) {
           const RunEntry before = cur_[tm.slot];
           Rekey(h, tm.slot);
-          if (cur_[tm.slot].k1 != before.k1 || cur_[tm.slot].k2 != before.k2) h.MarkDirty(j.vc);
+          if (cur_[tm.slot].order_key() != before.order_key()) h.MarkDirty(j.vc);
         }
       } else if (!j.running && j.enqueued == tm.stamp && c_->Queue(c_->Service(j, now)) > 0) {
         const int q = c_->Queue(c_->Service(j, now));
@@ -181,7 +191,7 @@ class TiresiasResched final : public ReschedulePlugin {
     }
     // 2D-Gittins: a pending key was computed with the index table of its enqueue time; if
     // the running key differs, the order changed: decide again at the next Schedule call.
-    if (cur_[slot].k1 != j.key1 || cur_[slot].k2 != j.key2) h.MarkDirty(j.vc);
+    if (cur_[slot].order_key() != RunEntry::Of(j.key1, j.key2, 0, slot).order_key()) h.MarkDirty(j.vc);
   }
 
   void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause cause, bool requeued) override {
@@ -224,7 +234,7 @@ class TiresiasResched final : public ReschedulePlugin {
     bool walk_running = false;
     if (!v.running.empty()) {
       const RunEntry& last = v.running.last();
-      walk_running = minp.k1 < last.k1 || (minp.k1 == last.k1 && minp.k2 <= last.k2);
+      walk_running = RunEntry::Of(minp.k1, minp.k2, 0, 0).order_key() <= last.order_key();
     }
     // Without preemption every running job precedes every pending one: only the free
     // count is left for pending jobs.
@@ -250,7 +260,7 @@ class TiresiasResched final : public ReschedulePlugin {
     bool skipped = false;
     // The visitors read the queue's entries (key, demand), not the jobs' records.
     auto admit = [&](const PendingEntry& e) -> int64_t {
-      const RunEntry pe{e.k1, e.k2, e.seq, e.slot};
+      const RunEntry pe = RunEntry::Of(e.k1, e.k2, e.seq, e.slot);
       if (walk_running) consume_running(&pe);
       const int64_t d = static_cast<int64_t>(e.gpu_milli);
       if (d <= budget) {
@@ -295,7 +305,7 @@ class TiresiasResched final : public ReschedulePlugin {
         b1 -= d;
         place_.push_back(e.slot);
       } else if (d <= b1 + tail) {
-        const RunEntry pe{e.k1, e.k2, e.seq, e.slot};
+        const RunEntry pe = RunEntry::Of(e.k1, e.k2, e.seq, e.slot);
         if (!tail_exact) {
           fc = v.running.UpperBound(pe);
           tail = v.running.SumFrom(fc);  // the freeable demand after pe (weights: 0 if protected)
@@ -455,7 +465,7 @@ class TiresiasResched final : public ReschedulePlugin {
     const Time now = h.now();
     const SortKey k = c_->KeyAt(j, now);
     if (cur_.size() <= slot) cur_.resize(slot + 1u);
-    cur_[slot] = RunEntry{k.k1, k.k2, j.seq, slot};
+    cur_[slot] = RunEntry::Of(k.k1, k.k2, j.seq, slot);
     v.running.Insert(cur_[slot], Freeable(slot, j));
     const int64_t rate = c_->o.gpu_time ? j.job->gpus : (j.job->gpus ? 1 : 0);
     const int q = static_cast<int>(k.k1);
@@ -468,15 +478,15 @@ class TiresiasResched final : public ReschedulePlugin {
 
   void Rekey(SchedulerHandle& h, uint32_t slot) {
     const SchedJob& j = h.job(slot);
-    const int64_t old_q = cur_[slot].k1;
+    const int64_t old_q = cur_[slot].k1();
     VcState& v = V(j.vc);
     v.running.Erase(cur_[slot]);
     Insert(h, v, slot);
-    if (cur_[slot].k1 != old_q && h.watched(slot))
+    if (cur_[slot].k1() != old_q && h.watched(slot))
       h.Note(slot, {h.now(), "tiresias", "demoted",
-                    "demoted to Q" + std::to_string(cur_[slot].k1) + " at attained service " +
+                    "demoted to Q" + std::to_string(cur_[slot].k1()) + " at attained service " +
                         std::to_string(c_->Service(j, h.now())),
-                    {{"queue", static_cast<double>(cur_[slot].k1)}}});
+                    {{"queue", static_cast<double>(cur_[slot].k1())}}});
   }
 
   std::shared_ptr<TiresiasCore> c_;
