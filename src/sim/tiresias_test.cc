@@ -86,6 +86,23 @@ TEST(TiresiasGolden, CountBasedFitLetsSmallerJobsPass) {
   EXPECT_EQ(Sim(OneByFour(), t, "fifo").se, (SE{{0, 100}, {100, 110}, {110, 120}}));
 }
 
+TEST(TiresiasGolden, TheFullWalkTakesUpWherePhaseOneStopped) {
+  // Two 8-GPU nodes, threshold 100 GPU-s. J0 (12 GPUs, 1000 s) starts at 0, Q1 at ceil(100/12)
+  // = 9. At 30 J1 (1 GPU, 10 s), J2 (16 GPUs, 5 s) and J3 (8 GPUs, 10 s) arrive in Q0. Phase 1
+  // (free count 4, J0 kept): J1 admitted (3 left); J2 needs 16 > 3 + J0's 12: passed; J3
+  // needs 8 ≤ 3 + 12: J0 must go, so the full walk takes up at J3 with budget 15, J1 already
+  // admitted and J2 already passed: J3 admitted (7 left), J0 (12 > 7) preempted after 30 s.
+  // A walk from the start decides the same (16: J1 → 15, J2 skipped, J3 → 7, J0 out).
+  // J1 and J3 run 30..40; at 40 J2 (Q0) precedes J0 (Q1) and takes both nodes 40..45;
+  // J0 restarts at 45 with 970 s left + 60 s overhead: 45..1075.
+  Cluster two;
+  AddVc(&two, "a", 2, 8);
+  Trace t = MakeTrace({{0, 1000, 12}, {30, 10, 1}, {30, 5, 16}, {30, 10, 8}});
+  TRun r = Sim(two, t, "tiresias:thresholds=100");
+  EXPECT_EQ(r.se, (SE{{0, 1075}, {30, 40}, {40, 45}, {30, 40}}));
+  EXPECT_EQ(r.preemptions, (std::vector<uint16_t>{1, 0, 0, 0}));
+}
+
 TEST(TiresiasGolden, StarvationPromotion) {
   // Threshold 200 GPU-s. J0 (4 GPUs, 100 s) at 0 → Q1 at 50. J1 (1 GPU, 150 s) at 60 in Q0:
   // admitted (3 GPUs left), J0 (needs 4) preempted after 60 s: remaining 40 + 40 = 80.

@@ -112,6 +112,8 @@ class SchedulerHandle {
   virtual void ForEachPending(VcId vc, const std::function<int64_t(const PendingEntry&)>& fn) = 0;
   // The smallest pending key of `vc`, or false when nothing is pending.
   virtual bool MinPendingKey(VcId vc, SortKey* out) const = 0;
+  // How many jobs of `vc` are pending (a bound on the entries one ForEachPending visits).
+  virtual size_t pending_count(VcId vc) const = 0;
   // Recomputes a pending job's QueueSort key (after the policy changed what the key reads).
   virtual void Rekey(uint32_t slot) = 0;
   // Asks for a cycle of `vc` in the current (when called from Advance) or next Schedule.
@@ -592,6 +594,7 @@ class Scheduler final : private SchedulerHandle {
   uint64_t version(VcId vc) const override { return vcs_[vc.v].version; }
   void ForEachPending(VcId vc, const std::function<int64_t(const PendingEntry&)>& fn) override;
   bool MinPendingKey(VcId vc, SortKey* out) const override;
+  size_t pending_count(VcId vc) const override { return vcs_[vc.v].size; }
   void Rekey(uint32_t slot) override;
   void MarkDirty(VcId vc) override {
     if (vcs_[vc.v].dirty) return;

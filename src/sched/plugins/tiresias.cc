@@ -245,7 +245,8 @@ class TiresiasResched final : public ReschedulePlugin {
     }
     place_.clear();
     preempt_.clear();
-    if (walk_running && AdmitWithoutPreemption(h, vc, v, capacity, block)) {
+    Resume resume;
+    if (walk_running && AdmitWithoutPreemption(h, vc, v, capacity, block, &resume)) {
       Apply(h, block);
       return Next::kStop;
     }
@@ -258,9 +259,23 @@ class TiresiasResched final : public ReschedulePlugin {
     };
     size_t examined = 0;
     bool skipped = false;
+    // Phase 1 decided every job before its stop: the walk takes up there (see Resume).
+    const int64_t prefix_bound = budget / 1000;
+    if (resume.valid) {
+      it = resume.cursor;
+      budget = resume.budget;
+      unvisited = resume.tail;
+      skipped = resume.skipped;
+      if (resume.held) *block = PluginStatus::Unschedulable(kHeld);
+    }
+    bool at_p = !resume.valid;
     // The visitors read the queue's entries (key, demand), not the jobs' records.
     auto admit = [&](const PendingEntry& e) -> int64_t {
       const RunEntry pe = RunEntry::Of(e.k1, e.k2, e.seq, e.slot);
+      if (!at_p) {
+        if (pe < resume.at) return prefix_bound;  // in place_ already, or not admitted
+        at_p = true;
+      }
       if (walk_running) consume_running(&pe);
       const int64_t d = static_cast<int64_t>(e.gpu_milli);
       if (d <= budget) {
@@ -284,14 +299,38 @@ class TiresiasResched final : public ReschedulePlugin {
     return Next::kStop;
   }
 
+  // Where the full walk may take up after phase 1 stopped at job p (AdmitWithoutPreemption):
+  // up to p the full walk keeps every running job (b1 ≥ 0 leaves each one's demand within
+  // its budget) and admits exactly phase 1's jobs (those with d ≤ b1; the others had d > b1
+  // + the freeable demand after them, which bounds the full walk's budget there). So at p its
+  // state is phase 1's: place_ as admitted, budget b1 + the freeable demand after p (`tail`),
+  // the running cursor just after p, `skipped` and the held reason as phase 1 saw them. The
+  // full walk then passes the entries before p: their bound, the budget before any job, is
+  // no less than the full walk's there, so it reaches p, and from p on visits and decides
+  // exactly as a walk from the start. Its visit count before p may differ, so this applies
+  // only where the VC's pending jobs are fewer than kMaxExamined (the bound cannot bind), and
+  // not when a watched job (explain) was passed unadmitted before p (its note tells the full
+  // walk's budget).
+  struct Resume {
+    bool valid = false;
+    RunEntry at;                  // p
+    RunningOrder::Cursor cursor;  // the first running job after p
+    int64_t budget = 0, tail = 0;
+    bool skipped = false;  // a job before p was not admitted
+    bool held = false;     // ... before any job was admitted (the walk's held reason)
+  };
+
   // Phase 1 of a decision with possible preemption: admit pending jobs in order against the
   // free GPU count (every running job kept). This is exactly the full walk's outcome unless
   // some job p not admitted here would fit once the running jobs after it were counted as
   // free: d_p ≤ free_left + Σ demand of the unprotected running jobs ordered after p (the full walk gives p
   // exactly that budget as long as it has kept every running job and admitted the same
-  // jobs so far). Returns false (place_ cleared) when such a p exists: the full walk runs.
-  // Cost: pending jobs visited + the running jobs after the first job that could preempt.
-  bool AdmitWithoutPreemption(SchedulerHandle& h, VcId vc, VcState& v, int64_t capacity, PluginStatus* block) {
+  // jobs so far). Returns false when such a p exists: the full walk runs, from p where
+  // *resume says so (place_ then holds the jobs admitted before p), else from the start
+  // (place_ cleared). Cost: pending jobs visited + the running jobs after the first job
+  // that could preempt.
+  bool AdmitWithoutPreemption(SchedulerHandle& h, VcId vc, VcState& v, int64_t capacity, PluginStatus* block,
+                              Resume* resume) {
     int64_t b1 = capacity - v.used_milli;
     int64_t tail = v.used_milli;  // upper bound of Σ running after the current job until computed
     bool tail_exact = false, need_full = false;
@@ -299,6 +338,8 @@ class TiresiasResched final : public ReschedulePlugin {
     size_t examined = 0;
     uint32_t held_watch = UINT32_MAX;
     int64_t held_left = 0;
+    bool skipped = false, held = false;
+    RunEntry stop_at;
     auto admit = [&](const PendingEntry& e) -> int64_t {
       const int64_t d = static_cast<int64_t>(e.gpu_milli);
       if (d <= b1) {
@@ -315,12 +356,17 @@ class TiresiasResched final : public ReschedulePlugin {
         }
         if (d <= b1 + tail) {
           need_full = true;
+          stop_at = pe;
           return -1;
         }
       }
-      if (d > b1 && h.watched(e.slot)) {
-        held_watch = e.slot;
-        held_left = b1;
+      if (d > b1) {
+        held = held || (!skipped && place_.empty());
+        skipped = true;
+        if (h.watched(e.slot)) {
+          held_watch = e.slot;
+          held_left = b1;
+        }
       }
       if (++examined >= kMaxExamined) return -1;
       const int64_t bound = b1 + tail;  // no later job can get more than this
@@ -328,7 +374,10 @@ class TiresiasResched final : public ReschedulePlugin {
     };
     h.ForEachPending(vc, std::ref(admit));
     if (need_full) {
-      place_.clear();
+      if (held_watch == UINT32_MAX && h.pending_count(vc) < kMaxExamined)
+        *resume = Resume{true, stop_at, fc, b1 + tail, tail, skipped, held};
+      else
+        place_.clear();
       return false;
     }
     if (place_.empty()) *block = PluginStatus::Unschedulable(kHeld);
