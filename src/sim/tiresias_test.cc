@@ -88,19 +88,26 @@ TEST(TiresiasGolden, CountBasedFitLetsSmallerJobsPass) {
 
 TEST(TiresiasGolden, TheFullWalkTakesUpWherePhaseOneStopped) {
   // Two 8-GPU nodes, threshold 100 GPU-s. J0 (12 GPUs, 1000 s) starts at 0, Q1 at ceil(100/12)
-  // = 9. At 30 J1 (1 GPU, 10 s), J2 (16 GPUs, 5 s) and J3 (8 GPUs, 10 s) arrive in Q0. Phase 1
-  // (free count 4, J0 kept): J1 admitted (3 left); J2 needs 16 > 3 + J0's 12: passed; J3
-  // needs 8 ≤ 3 + 12: J0 must go, so the full walk takes up at J3 with budget 15, J1 already
-  // admitted and J2 already passed: J3 admitted (7 left), J0 (12 > 7) preempted after 30 s.
-  // A walk from the start decides the same (16: J1 → 15, J2 skipped, J3 → 7, J0 out).
-  // J1 and J3 run 30..40; at 40 J2 (Q0) precedes J0 (Q1) and takes both nodes 40..45;
-  // J0 restarts at 45 with 970 s left + 60 s overhead: 45..1075.
+  // = 9. At 30 J1 (1 GPU, 10 s) and J2 (8 GPUs, 10 s) arrive in Q0. Phase 1 (free count 4,
+  // J0 kept): J1 admitted (3 left); J2 needs 8 ≤ 3 + J0's 12: J0 must go, so the full walk
+  // takes up at J2 with budget 15 and J1 already admitted: J2 admitted (7 left), J0 (12 > 7)
+  // preempted after 30 s. (A walk from the start decides the same: 16, J1 → 15, J2 → 7, J0
+  // out.) J1 and J2 run 30..40; J0 restarts at 40 with 970 s left + 60 s overhead: 40..1070.
   Cluster two;
   AddVc(&two, "a", 2, 8);
-  Trace t = MakeTrace({{0, 1000, 12}, {30, 10, 1}, {30, 5, 16}, {30, 10, 8}});
+  Trace t = MakeTrace({{0, 1000, 12}, {30, 10, 1}, {30, 10, 8}});
   TRun r = Sim(two, t, "tiresias:thresholds=100");
-  EXPECT_EQ(r.se, (SE{{0, 1075}, {30, 40}, {40, 45}, {30, 40}}));
-  EXPECT_EQ(r.preemptions, (std::vector<uint16_t>{1, 0, 0, 0}));
+  EXPECT_EQ(r.se, (SE{{0, 1070}, {30, 40}, {30, 40}}));
+  EXPECT_EQ(r.preemptions, (std::vector<uint16_t>{1, 0, 0}));
+  // With J2' (16 GPUs, 5 s) between them, phase 1 leaves J2' unadmitted (16 > 3 + 12) before
+  // the stop; the full walk's bound stays ≥ 15 GPUs > a node's 8 up to J2, so it too visits
+  // and skips J2' and takes up at J2 (from the start: 16, J1 → 15, J2' skipped, J2 → 7, J0
+  // out). At 40 J2' (Q0) precedes J0 (Q1) and takes both nodes 40..45; J0 restarts at 45:
+  // 45..1075.
+  Trace t2 = MakeTrace({{0, 1000, 12}, {30, 10, 1}, {30, 5, 16}, {30, 10, 8}});
+  TRun r2 = Sim(two, t2, "tiresias:thresholds=100");
+  EXPECT_EQ(r2.se, (SE{{0, 1075}, {30, 40}, {40, 45}, {30, 40}}));
+  EXPECT_EQ(r2.preemptions, (std::vector<uint16_t>{1, 0, 0, 0}));
 }
 
 TEST(TiresiasGolden, StarvationPromotion) {

@@ -273,7 +273,7 @@ class TiresiasResched final : public ReschedulePlugin {
     auto admit = [&](const PendingEntry& e) -> int64_t {
       const RunEntry pe = RunEntry::Of(e.k1, e.k2, e.seq, e.slot);
       if (!at_p) {
-        if (pe < resume.at) return prefix_bound;  // in place_ already, or not admitted
+        if (pe < resume.at) return prefix_bound;  // decided by phase 1 (in place_ if admitted)
         at_p = true;
       }
       if (walk_running) consume_running(&pe);
@@ -299,18 +299,21 @@ class TiresiasResched final : public ReschedulePlugin {
     return Next::kStop;
   }
 
-  // Where the full walk may take up after phase 1 stopped at job p (AdmitWithoutPreemption):
-  // up to p the full walk keeps every running job (b1 ≥ 0 leaves each one's demand within
-  // its budget) and admits exactly phase 1's jobs (those with d ≤ b1; the others had d > b1
-  // + the freeable demand after them, which bounds the full walk's budget there). So at p its
-  // state is phase 1's: place_ as admitted, budget b1 + the freeable demand after p (`tail`),
-  // the running cursor just after p, `skipped` and the held reason as phase 1 saw them. The
-  // full walk then passes the entries before p: their bound, the budget before any job, is
-  // no less than the full walk's there, so it reaches p, and from p on visits and decides
-  // exactly as a walk from the start. Its visit count before p may differ, so this applies
-  // only where the VC's pending jobs are fewer than kMaxExamined (the bound cannot bind), and
-  // not when a watched job (explain) was passed unadmitted before p (its note tells the full
-  // walk's budget).
+  // Where the full walk may take up after phase 1 stopped at job p (AdmitWithoutPreemption).
+  // Up to p the full walk keeps every running job (b1 ≥ 0 leaves each one's demand within its
+  // budget) and admits exactly phase 1's jobs: its budget at a job is b1 + the freeable demand
+  // after it, so those with d ≤ b1 fit, and the others had d > b1 + (an upper bound of) that
+  // demand. Its bound after each job is at most phase 1's, so it visits a subset of phase 1's
+  // jobs, and at least B_p = (b1 + the freeable demand after p) / 1000 GPUs, so it visits
+  // every job of a class B_p shows. Hence it saw the same unadmitted jobs before p as phase
+  // 1 when phase 1 left none, or when B_p exceeds a node's GPUs (every class shown
+  // throughout). Then its state at p is phase 1's: place_ as admitted, budget b1 + that
+  // demand (`tail`), the running cursor just after p, `skipped` and the held reason. It
+  // passes the jobs before p with a bound no smaller than its own there (the budget before
+  // any job), so it reaches p and from p on visits and decides exactly as a walk from the
+  // start. Not when the job being explained was left unadmitted before p (its note tells the
+  // full walk's budget), and only where the VC's pending jobs are fewer than kMaxExamined
+  // (the walks' visit counts before p differ; that bound cannot bind there).
   struct Resume {
     bool valid = false;
     RunEntry at;                  // p
@@ -338,7 +341,7 @@ class TiresiasResched final : public ReschedulePlugin {
     size_t examined = 0;
     uint32_t held_watch = UINT32_MAX;
     int64_t held_left = 0;
-    bool skipped = false, held = false;
+    bool skipped = false, held = false;  // a job visited was not admitted (before any was)
     RunEntry stop_at;
     auto admit = [&](const PendingEntry& e) -> int64_t {
       const int64_t d = static_cast<int64_t>(e.gpu_milli);
@@ -374,7 +377,8 @@ class TiresiasResched final : public ReschedulePlugin {
     };
     h.ForEachPending(vc, std::ref(admit));
     if (need_full) {
-      if (held_watch == UINT32_MAX && h.pending_count(vc) < kMaxExamined)
+      const bool same_unadmitted = !skipped || (b1 + tail) / 1000 > h.state().vc_max_node_gpus(vc);
+      if (same_unadmitted && held_watch == UINT32_MAX && h.pending_count(vc) < kMaxExamined)
         *resume = Resume{true, stop_at, fc, b1 + tail, tail, skipped, held};
       else
         place_.clear();
