@@ -103,7 +103,7 @@ TEST(TiresiasGolden, TheFullWalkTakesUpWherePhaseOneStopped) {
   // the stop; the full walk's bound stays ≥ 15 GPUs > a node's 8 up to J2, so it too visits
   // and skips J2' and takes up at J2 (from the start: 16, J1 → 15, J2' skipped, J2 → 7, J0
   // out). At 40 J2' (Q0) precedes J0 (Q1) and takes both nodes 40..45; J0 restarts at 45:
-  // 45..1075.
+  // 45..1075. (Both stops have 15 GPUs > 8 in view: the walk takes up in both.)
   Trace t2 = MakeTrace({{0, 1000, 12}, {30, 10, 1}, {30, 5, 16}, {30, 10, 8}});
   TRun r2 = Sim(two, t2, "tiresias:thresholds=100");
   EXPECT_EQ(r2.se, (SE{{0, 1075}, {30, 40}, {40, 45}, {30, 40}}));

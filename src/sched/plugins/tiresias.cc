@@ -303,17 +303,18 @@ class TiresiasResched final : public ReschedulePlugin {
   // Up to p the full walk keeps every running job (b1 ≥ 0 leaves each one's demand within its
   // budget) and admits exactly phase 1's jobs: its budget at a job is b1 + the freeable demand
   // after it, so those with d ≤ b1 fit, and the others had d > b1 + (an upper bound of) that
-  // demand. Its bound after each job is at most phase 1's, so it visits a subset of phase 1's
-  // jobs, and at least B_p = (b1 + the freeable demand after p) / 1000 GPUs, so it visits
-  // every job of a class B_p shows. Hence it saw the same unadmitted jobs before p as phase
-  // 1 when phase 1 left none, or when B_p exceeds a node's GPUs (every class shown
-  // throughout). Then its state at p is phase 1's: place_ as admitted, budget b1 + that
-  // demand (`tail`), the running cursor just after p, `skipped` and the held reason. It
-  // passes the jobs before p with a bound no smaller than its own there (the budget before
-  // any job), so it reaches p and from p on visits and decides exactly as a walk from the
-  // start. Not when the job being explained was left unadmitted before p (its note tells the
-  // full walk's budget), and only where the VC's pending jobs are fewer than kMaxExamined
-  // (the walks' visit counts before p differ; that bound cannot bind there).
+  // demand. Its bound after each job before p is at least B_p = (b1 + the freeable demand
+  // after p) / 1000 GPUs. Where B_p exceeds a node's GPUs every size class stays shown, so it
+  // visits every job up to p, p included, as phase 1 did (whose bounds are no smaller): the
+  // same unadmitted jobs, hence the same `skipped` and held reason. Then its state at p is
+  // phase 1's: place_ as admitted, budget b1 + that demand (`tail`), the running cursor just
+  // after p. It passes the jobs before p with a bound no smaller than its own there (the
+  // budget before any job), so it reaches p and from p on visits and decides exactly as a walk
+  // from the start. (With B_p within a node, a class hidden before p may differ, p's own
+  // included when it spans nodes: then it walks from the start.) Not when the job being
+  // explained was left unadmitted before p (its note tells the full walk's budget), and only
+  // where the VC's pending jobs are fewer than kMaxExamined (the walks' visit counts before p
+  // differ; that bound cannot bind there).
   struct Resume {
     bool valid = false;
     RunEntry at;                  // p
@@ -377,8 +378,8 @@ class TiresiasResched final : public ReschedulePlugin {
     };
     h.ForEachPending(vc, std::ref(admit));
     if (need_full) {
-      const bool same_unadmitted = !skipped || (b1 + tail) / 1000 > h.state().vc_max_node_gpus(vc);
-      if (same_unadmitted && held_watch == UINT32_MAX && h.pending_count(vc) < kMaxExamined)
+      const bool every_class_shown = (b1 + tail) / 1000 > h.state().vc_max_node_gpus(vc);
+      if (every_class_shown && held_watch == UINT32_MAX && h.pending_count(vc) < kMaxExamined)
         *resume = Resume{true, stop_at, fc, b1 + tail, tail, skipped, held};
       else
         place_.clear();
