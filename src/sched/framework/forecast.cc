@@ -68,6 +68,7 @@ Scheduler::Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<Pla
     q.blocked = BlockedHead{};
     q.settled = kNoVersion;  // judged by o's plugins
   }
+  IndexPending();  // o's positions point into o's queues
   // Shaped jobs point at the copy's own shaped requests.
   shaped_.resize(o.shaped_.size());
   for (size_t s = 0; s < o.shaped_.size(); ++s) {

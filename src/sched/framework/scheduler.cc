@@ -279,7 +279,8 @@ void Scheduler::Enqueue(uint32_t slot, Time now) {
   j.running = false;
   ++epoch_;
   VcQueues& q = vcs_[j.vc.v];
-  q.InsertPending(ClassOf(j), KeyOf(slot));
+  if (pending_pos_.size() <= slot) pending_pos_.resize(pool_.size());
+  pending_pos_[slot] = q.InsertPending(ClassOf(j), KeyOf(slot));
   ++queue_edits_;
   ++q.size;
   q.fresh.push_back(slot);
@@ -369,7 +370,8 @@ void Scheduler::Withdraw(uint32_t slot, Time now) {
 void Scheduler::RemovePending(uint32_t slot) {
   SchedJob& j = pool_[slot];
   VcQueues& q = vcs_[j.vc.v];
-  q.ErasePending(ClassOf(j), KeyOf(slot));
+  ORR_CHECK(pending_pos_[slot]->slot == slot);
+  q.ErasePending(ClassOf(j), pending_pos_[slot]);
   ++queue_edits_;
   --q.size;
   --pending_total_;
@@ -458,19 +460,25 @@ Status Scheduler::AddNode(const Node& node) {
 
 // Hinted at the end: under arrival-ordered keys (FIFO) a new job is its class's last, placed
 // without a descent through the tree; any other key costs one comparison more.
-void Scheduler::VcQueues::InsertPending(size_t c, const QEntry& e) {
+Scheduler::VcQueues::Pos Scheduler::VcQueues::InsertPending(size_t c, const QEntry& e) {
   auto& cls = classes[c];
   const auto it = cls.insert(cls.end(), e);
   if (it == cls.begin()) RefreshHead(c);  // (begin() read after the insert)
+  return it;
 }
 
-void Scheduler::VcQueues::ErasePending(size_t c, const QEntry& e) {
+void Scheduler::VcQueues::ErasePending(size_t c, Pos at) {
   auto& cls = classes[c];
-  const auto it = cls.find(e);
-  ORR_CHECK(it != cls.end());
-  const bool head = it == cls.begin();
-  cls.erase(it);
+  const bool head = at == cls.begin();
+  cls.erase(at);
   if (head) RefreshHead(c);
+}
+
+void Scheduler::IndexPending() {
+  pending_pos_.resize(pool_.size());
+  for (VcQueues& q : vcs_)
+    for (auto& cls : q.classes)
+      for (auto it = cls.begin(); it != cls.end(); ++it) pending_pos_[it->slot] = it;
 }
 
 // Class c's entry is updated in place and moved to where its key belongs (a few classes:
@@ -498,7 +506,7 @@ void Scheduler::ResizeClasses(VcId vc) {
   }
   q.heads.clear();
   while (q.classes.size() < k) q.classes.emplace_back(pool_resource_.get());
-  for (const QEntry& e : all) q.InsertPending(ClassOf(pool_[e.slot]), e);
+  for (const QEntry& e : all) pending_pos_[e.slot] = q.InsertPending(ClassOf(pool_[e.slot]), e);
   ++queue_edits_;
 }
 
@@ -764,12 +772,12 @@ void Scheduler::Rekey(uint32_t slot) {
   ORR_CHECK(!j.running);
   VcQueues& q = vcs_[j.vc.v];
   const size_t c = ClassOf(j);
-  q.ErasePending(c, KeyOf(slot));
+  q.ErasePending(c, pending_pos_[slot]);
   q.settled = kNoVersion;  // a job moved in the queue: its failure was not judged there
   SortKey k = policy_.sort->Key(j, now_);
   j.key1 = k.k1;
   j.key2 = k.k2;
-  q.InsertPending(c, KeyOf(slot));
+  pending_pos_[slot] = q.InsertPending(c, KeyOf(slot));
   ++queue_edits_;
 }
 

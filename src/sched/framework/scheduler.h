@@ -462,8 +462,9 @@ class Scheduler final : private SchedulerHandle {
     // (InsertPending, ErasePending): ForEachPending's merge (3.5M calls at 1M Tiresias jobs)
     // and MinPendingKey start from it without reading the classes' tree nodes or sorting.
     std::vector<ClassHead> heads;
-    void InsertPending(size_t c, const QEntry& e);
-    void ErasePending(size_t c, const QEntry& e);  // e must be in class c
+    using Pos = std::pmr::set<QEntry>::iterator;
+    Pos InsertPending(size_t c, const QEntry& e);
+    void ErasePending(size_t c, Pos at);  // an entry of class c
     void RefreshHead(size_t c);                   // after class c's first entry changed
     size_t size = 0;
     std::pmr::set<REntry> running_est;   // by est_end
@@ -648,6 +649,10 @@ class Scheduler final : private SchedulerHandle {
   std::vector<std::vector<Time>> node_ends_;
   // Per slot: its entry in running_true, so that an erase needs no search.
   std::vector<std::pmr::set<REntry>::iterator> true_pos_;
+  // Per pending slot: its entry in its class's queue, so that a start, withdrawal or rekey
+  // erases it without a search (a descent of compares through the tree's nodes).
+  std::vector<VcQueues::Pos> pending_pos_;
+  void IndexPending();  // pending_pos_ of every queued entry (after the queues were rebuilt)
   bool memo_blocked_ = false;     // CanMemoBlockedHead()
   TruthModel* truth_ = nullptr;
   // Shape: per slot, the shaped copy a running job uses and the request it reverts to.
