@@ -34,7 +34,7 @@ class WeightedOrder {
   };
 
   // Block size: blocks hold kBlock / 2 to 2 × kBlock entries (a lone block: 1 to 2 × kBlock).
-  static constexpr size_t kBlock = 64;
+  static constexpr size_t kBlock = 32;
 
   size_t size() const { return size_; }
   size_t block_count() const { return blocks_.size(); }
