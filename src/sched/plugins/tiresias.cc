@@ -508,10 +508,13 @@ class TiresiasResched final : public ReschedulePlugin {
     }
   }
 
+  // Called at every start, stop and decision: the growth is out of line so that this inlines.
   VcState& V(VcId vc) {
-    if (vcs_.size() <= vc.v) vcs_.resize(vc.v + 1u);
+    if (vcs_.size() <= vc.v) [[unlikely]]
+      Grow(vc);
     return vcs_[vc.v];
   }
+  [[gnu::noinline]] void Grow(VcId vc) { vcs_.resize(vc.v + 1u); }
 
   // Inserts a running job of VC state `v` under its current key and arms its next demotion.
   void Insert(SchedulerHandle& h, VcState& v, uint32_t slot) {
