@@ -114,8 +114,26 @@ class WeightedOrder {
   int64_t SumAfter(const K& key) const { return SumFrom(UpperBound(key)); }
 
   // Moves *c past every entry whose key is not greater than `key`; returns their Σ weight.
+  // (AdvanceWhile without a budget: no search of the prefix sums for where a budget ends.)
   int64_t AdvanceNotAfter(Cursor* c, const K& key) const {
-    return AdvanceWhile(c, [&](const K& k) { return !less_(key, k); }, INT64_MAX);
+    int64_t passed = 0;
+    while (!at_end(*c)) {
+      const Block& blk = blocks_[c->block];
+      const int64_t from = blk.Prefix(c->pos);
+      if (!less_(key, blk.entries.back().key)) {  // the whole rest of the block
+        passed += blk.sum - from;
+        *c = Cursor{c->block + 1, 0};
+        continue;
+      }
+      // The block's last key is greater than `key`: the cursor stops inside it.
+      const auto first = blk.entries.begin() + static_cast<ptrdiff_t>(c->pos);
+      c->pos = static_cast<size_t>(
+          std::partition_point(first, blk.entries.end(), [&](const Entry& e) { return !less_(key, e.key); }) -
+          blk.entries.begin());
+      passed += blk.Prefix(c->pos) - from;
+      break;
+    }
+    return passed;
   }
 
   // Moves *c over the longest run of entries from *c whose keys are less than `*bound`

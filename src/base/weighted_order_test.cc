@@ -117,6 +117,10 @@ TEST(WeightedOrderTest, MatchesBruteForceWalk) {
     Order::Cursor c = o.begin();
     ASSERT_EQ(o.AdvanceNotAfter(&c, probe), total - ref.SumAfter(probe));
     ASSERT_EQ(KeysFrom(o, c).size(), static_cast<size_t>(std::distance(ref.m.upper_bound(probe), ref.m.end())));
+    // ... then on from there (mid-block, as Tiresias' phase 1 advances): Σ of keys in (probe, later].
+    const int later = probe + static_cast<int>(rng.Below(300));
+    ASSERT_EQ(o.AdvanceNotAfter(&c, later), ref.SumAfter(probe) - ref.SumAfter(later)) << "later " << later;
+    ASSERT_EQ(KeysFrom(o, c).size(), static_cast<size_t>(std::distance(ref.m.upper_bound(later), ref.m.end())));
   }
 }
 

@@ -120,6 +120,7 @@ class SchedulerHandle {
   virtual void MarkDirty(VcId vc) = 0;
   // Explain support: whether `slot` is the job being explained, and a note about it.
   virtual bool watched(uint32_t slot) const = 0;
+  virtual bool watching() const = 0;  // whether any job is being explained (a walk asks once)
   virtual void Note(uint32_t slot, ExplainNote note) = 0;
 };
 
@@ -603,6 +604,7 @@ class Scheduler final : private SchedulerHandle {
     dirty_list_.push_back(vc.v);
   }
   bool watched(uint32_t slot) const override { return watch_job_ && pool_[slot].job == watch_job_; }
+  bool watching() const override { return watch_job_ != nullptr; }
   void Note(uint32_t slot, ExplainNote note) override {
     if (watched(slot) && watch_sink_) watch_sink_->push_back(std::move(note));
   }

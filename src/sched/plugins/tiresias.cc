@@ -269,6 +269,7 @@ class TiresiasResched final : public ReschedulePlugin {
       if (resume.held) *block = PluginStatus::Unschedulable(kHeld);
     }
     bool at_p = !resume.valid;
+    const bool watching = h.watching();
     // The visitors read the queue's entries (key, demand), not the jobs' records.
     auto admit = [&](const PendingEntry& e) -> int64_t {
       const RunEntry pe = RunEntry::Of(e.k1, e.k2, e.seq, e.slot);
@@ -284,7 +285,7 @@ class TiresiasResched final : public ReschedulePlugin {
       } else {
         if (!skipped && place_.empty()) *block = PluginStatus::Unschedulable(kHeld);
         skipped = true;
-        if (h.watched(e.slot))
+        if (watching && h.watched(e.slot))
           h.Note(e.slot, {now, "tiresias", "held",
                           "not admitted: needs " + std::to_string(d / 1000) + " GPUs, " + std::to_string(budget / 1000) +
                               " left after jobs ahead of it (queue Q" + std::to_string(e.k1) + ")",
@@ -344,6 +345,7 @@ class TiresiasResched final : public ReschedulePlugin {
     int64_t held_left = 0;
     bool skipped = false, held = false;  // a job visited was not admitted (before any was)
     RunEntry stop_at;
+    const bool watching = h.watching();
     auto admit = [&](const PendingEntry& e) -> int64_t {
       const int64_t d = static_cast<int64_t>(e.gpu_milli);
       if (d <= b1) {
@@ -367,7 +369,7 @@ class TiresiasResched final : public ReschedulePlugin {
       if (d > b1) {
         held = held || (!skipped && place_.empty());
         skipped = true;
-        if (h.watched(e.slot)) {
+        if (watching && h.watched(e.slot)) {
           held_watch = e.slot;
           held_left = b1;
         }
