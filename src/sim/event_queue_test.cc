@@ -87,6 +87,46 @@ TEST(EventQueueTest, RemoveIfKeepsThePopOrderOfTheRest) {
   }
 }
 
+// Times spread over the whole range (negative, second-level, year-level and near INT64_MAX
+// gaps), so events start in high buckets and move down through many: against the ordered set.
+TEST(EventQueueTest, WideTimeSpreadsPopLikeAnOrderedSet) {
+  EventQueue<uint32_t> q;
+  std::set<std::tuple<Time, uint8_t, uint32_t>> ref;
+  Rng rng(7, "event-queue-wide-test");
+  uint32_t pushed = 0;
+  Time now = -(Time{1} << 40);
+  const Time spans[] = {1, 60, 86400, Time{1} << 32, Time{1} << 52};
+  for (int step = 0; step < 100000; ++step) {
+    if (ref.empty() || rng.Below(100) < 52) {
+      const Time span = spans[rng.Below(5)];
+      const Time t = now + static_cast<Time>(rng.Below(static_cast<uint64_t>(span)));
+      const uint8_t rank = static_cast<uint8_t>(rng.Below(3));
+      q.Push(t, rank, pushed);
+      ref.insert({t, rank, pushed++});
+    } else {
+      const auto want = *ref.begin();
+      ref.erase(ref.begin());
+      ASSERT_EQ(q.Top().payload, std::get<2>(want)) << "step " << step;
+      const auto e = q.Pop();
+      ASSERT_EQ(e.t, std::get<0>(want));
+      ASSERT_EQ(e.payload, std::get<2>(want)) << "step " << step;
+      now = e.t;
+    }
+  }
+  EXPECT_EQ(q.size(), ref.size());
+}
+
+// Simulated time never goes back: a push before the last pop's time is a bug of the caller.
+TEST(EventQueueDeathTest, PushBeforeTheLastPopAborts) {
+  EventQueue<int> q;
+  q.Push(100, 0, 1);
+  q.Push(200, 0, 2);
+  EXPECT_EQ(q.Pop().payload, 1);
+  q.Push(100, 0, 3);  // at the last pop's time: allowed, and next
+  EXPECT_EQ(q.Top().payload, 3);
+  EXPECT_DEATH(q.Push(99, 0, 4), "invariant violated: Key\\(t\\) >= last_");
+}
+
 // Hand example of SimQueue's void completions: slots 1 and 2 are preempted (generation 1
 // → 2) before the sweep; their completions at 30 and 10 become bare instants, which pop at
 // their times before the heap's events of the same time, and a timer of the same time after.
