@@ -116,20 +116,19 @@ class EventQueue {
     FindMin();
     const int from = min_bucket_;
     last_ = Key(buckets_[from][min_index_].t);
-    spare_.swap(buckets_[from]);  // the bucket is refilled from spare_'s old capacity later
-    occupied_ &= ~(uint64_t{1} << (from - 1));
-    for (const Event& e : spare_) {
+    auto& v = buckets_[from];
+    for (const Event& e : v) {  // into lower buckets only: v itself never grows here
       const int b = BucketOf(e.t);  // < from: e's time agrees with the new last time above bit from - 1
       buckets_[b].push_back(e);
-      if (b > 0) occupied_ |= uint64_t{1} << (b - 1);
+      occupied_ |= (uint64_t{1} << b) >> 1;  // bit b - 1; none for bucket 0
     }
-    spare_.clear();
+    v.clear();  // keeps its capacity
+    occupied_ &= ~(uint64_t{1} << (from - 1));
     std::make_heap(buckets_[0].begin(), buckets_[0].end(), LaterSeq);
     min_bucket_ = kUnknown;
   }
 
   std::array<std::vector<Event>, 65> buckets_;
-  std::vector<Event> spare_;
   uint64_t occupied_ = 0;  // bit b - 1: bucket b >= 1 is not empty
   uint64_t last_ = 0;      // the key of the last pop's time (0: before any pop, below every time)
   size_t size_ = 0;
