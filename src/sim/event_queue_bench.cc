@@ -2,6 +2,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
+
 #include "base/rng.h"
 
 namespace orrery {
@@ -21,6 +23,28 @@ void BM_EventQueueHold(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_EventQueueHold)->Arg(10000)->Arg(100000)->Arg(1000000);
+
+// Completions of running jobs, as the simulator sees them: `n` running; each iteration asks
+// for the earliest twice (the loop's Top), pops it and starts a job at its time whose
+// duration is log-uniform between 10 s and 10^6 s (jobs' durations span five decades).
+void BM_EventQueueJobs(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  EventQueue<uint32_t> q;
+  Rng rng(2, "bench-jobs");
+  const double lo = std::log(10.0), hi = std::log(1e6);
+  auto duration = [&] { return static_cast<Time>(std::exp(lo + rng.Uniform() * (hi - lo))); };
+  for (int64_t i = 0; i < n; ++i) q.Push(duration(), static_cast<uint32_t>(i));
+  Time sum = 0;
+  for (auto _ : state) {
+    sum += q.Top().t;
+    sum += q.Top().payload;
+    const auto e = q.Pop();
+    q.Push(e.t + duration(), e.payload);
+  }
+  benchmark::DoNotOptimize(sum);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EventQueueJobs)->Arg(300)->Arg(3000)->Arg(30000);
 
 }  // namespace
 }  // namespace orrery

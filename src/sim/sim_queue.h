@@ -1,19 +1,20 @@
 // The simulator's one event queue, in (time, rank, seq) order: at one instant events of a
 // lower rank come first, each rank in push order. Job events (many pending at once:
-// completions, failures, progress reports) live in a binary heap; singleton timers (at most
-// one pending each: the next arrival, the energy step, the decision cadence, the samples) live
-// in fixed slots that the simulator sets and clears -- the same order, without a heap push and
-// pop per arrival and per sample (1M-job runs: ~2M heap operations fewer).
+// completions, failures, progress reports) live in a radix heap (event_queue.h: no push goes
+// back in time); singleton timers (at most one pending each: the next arrival, the energy
+// step, the decision cadence, the samples) live in fixed slots that the simulator sets and
+// clears -- the same order, without a heap push and pop per arrival and per sample (1M-job
+// runs: ~2M heap operations fewer).
 //
 // Void completions (the completion events of attempts since preempted or re-timed) still
 // make an instant when they come due -- the outputs depend on those instants (time series,
 // the busy-GPU integral, the cycle a preemption's MarkDirty defers to) -- but do nothing else.
 // A preemptive run's heap is mostly such events (Tiresias, 1M jobs: ~9,000 queued, ~750
-// live), and every pop sifted through them. SweepVoid moves them out of the heap into
-// `instants_`, bare times in descending order (the next at the back: an O(1) pop). An
-// instant pops before every heap event of its time: among the events of one instant only the
-// order of the live ones is observable (a void completion only counts down
-// completions_queued, which nothing reads within an instant).
+// live), and every pop paid for them (sifted past them, now spread with them). SweepVoid
+// moves them out of the heap into `instants_`, bare times in descending order (the next at
+// the back: an O(1) pop). An instant pops before every heap event of its time: among the
+// events of one instant only the order of the live ones is observable (a void completion
+// only counts down completions_queued, which nothing reads within an instant).
 #pragma once
 
 #include <algorithm>
