@@ -29,91 +29,79 @@ TEST(EventQueueTest, PopsByTimeThenRankThenPushOrder) {
   EXPECT_TRUE(q.empty());
 }
 
-// 200,000 random pushes and pops (many equal times and ranks) against an ordered set of
-// (time, rank, push number): the same event pops at every step.
-TEST(EventQueueTest, RandomOperationsPopLikeAnOrderedSet) {
+// The queue beside an ordered set of (time, rank, push number), the reference: pushes go to
+// both; each pop must give the set's first element, and Top must name it first.
+struct Mirrored {
   EventQueue<uint32_t> q;
   std::set<std::tuple<Time, uint8_t, uint32_t>> ref;
-  Rng rng(3, "event-queue-test");
   uint32_t pushed = 0;
-  Time now = 0;
+  Time now = 0;  // the last pop's time: no push goes before it
+
+  void Push(Time t, uint8_t rank) {
+    q.Push(t, rank, pushed);
+    ref.insert({t, rank, pushed++});
+  }
+  ::testing::AssertionResult PopMatches() {
+    const auto [t, rank, id] = *ref.begin();
+    ref.erase(ref.begin());
+    if (q.Top().payload != id) return ::testing::AssertionFailure() << "Top gave " << q.Top().payload << ", want " << id;
+    const auto e = q.Pop();
+    if (e.t != t || EventQueue<uint32_t>::RankOf(e) != rank || e.payload != id || q.size() != ref.size())
+      return ::testing::AssertionFailure() << "popped (" << e.t << ", " << int{EventQueue<uint32_t>::RankOf(e)} << ", "
+                                           << e.payload << "), want (" << t << ", " << int{rank} << ", " << id << ")";
+    now = e.t;
+    return ::testing::AssertionSuccess();
+  }
+};
+
+// 200,000 random pushes and pops (many equal times and ranks) against the ordered set.
+TEST(EventQueueTest, RandomOperationsPopLikeAnOrderedSet) {
+  Mirrored m;
+  Rng rng(3, "event-queue-test");
   for (int step = 0; step < 200000; ++step) {
-    if (ref.empty() || rng.Below(100) < 55) {
-      const Time t = now + static_cast<Time>(rng.Below(50));
-      const uint8_t rank = static_cast<uint8_t>(rng.Below(4));
-      q.Push(t, rank, pushed);
-      ref.insert({t, rank, pushed});
-      ++pushed;
+    if (m.ref.empty() || rng.Below(100) < 55) {
+      m.Push(m.now + static_cast<Time>(rng.Below(50)), static_cast<uint8_t>(rng.Below(4)));
     } else {
-      const auto want = *ref.begin();
-      ref.erase(ref.begin());
-      ASSERT_EQ(q.size(), ref.size() + 1);
-      const auto e = q.Pop();
-      ASSERT_EQ(e.t, std::get<0>(want));
-      ASSERT_EQ(EventQueue<uint32_t>::RankOf(e), std::get<1>(want));
-      ASSERT_EQ(e.payload, std::get<2>(want)) << "step " << step;
-      now = e.t;
+      ASSERT_TRUE(m.PopMatches()) << "step " << step;
     }
   }
-  EXPECT_EQ(q.size(), ref.size());
+  EXPECT_EQ(m.q.size(), m.ref.size());
 }
 
 // RemoveIf between pops (every third push number removed, at 50 points of a random run)
 // leaves the others popping exactly as the ordered set of what is left.
 TEST(EventQueueTest, RemoveIfKeepsThePopOrderOfTheRest) {
-  EventQueue<uint32_t> q;
-  std::set<std::tuple<Time, uint8_t, uint32_t>> ref;
+  Mirrored m;
   Rng rng(5, "event-queue-remove-test");
-  uint32_t pushed = 0;
-  Time now = 0;
   for (int step = 0; step < 100000; ++step) {
     if (step % 2000 == 1999) {
-      q.RemoveIf([](const EventQueue<uint32_t>::Event& e) { return e.payload % 3 == 0; });
-      std::erase_if(ref, [](const auto& r) { return std::get<2>(r) % 3 == 0; });
-      ASSERT_EQ(q.size(), ref.size());
-    } else if (ref.empty() || rng.Below(100) < 55) {
-      const Time t = now + static_cast<Time>(rng.Below(50));
-      const uint8_t rank = static_cast<uint8_t>(rng.Below(4));
-      q.Push(t, rank, pushed);
-      ref.insert({t, rank, pushed++});
+      m.q.RemoveIf([](const EventQueue<uint32_t>::Event& e) { return e.payload % 3 == 0; });
+      std::erase_if(m.ref, [](const auto& r) { return std::get<2>(r) % 3 == 0; });
+      ASSERT_EQ(m.q.size(), m.ref.size());
+    } else if (m.ref.empty() || rng.Below(100) < 55) {
+      m.Push(m.now + static_cast<Time>(rng.Below(50)), static_cast<uint8_t>(rng.Below(4)));
     } else {
-      const auto want = *ref.begin();
-      ref.erase(ref.begin());
-      const auto e = q.Pop();
-      ASSERT_EQ(e.t, std::get<0>(want));
-      ASSERT_EQ(e.payload, std::get<2>(want)) << "step " << step;
-      now = e.t;
+      ASSERT_TRUE(m.PopMatches()) << "step " << step;
     }
   }
 }
 
-// Times spread over the whole range (negative, second-level, year-level and near INT64_MAX
-// gaps), so events start in high buckets and move down through many: against the ordered set.
+// Times spread over the whole range (negative, seconds, days, 2^32 and 2^52 gaps), so events
+// start in high buckets and move down through many: against the ordered set.
 TEST(EventQueueTest, WideTimeSpreadsPopLikeAnOrderedSet) {
-  EventQueue<uint32_t> q;
-  std::set<std::tuple<Time, uint8_t, uint32_t>> ref;
+  Mirrored m;
+  m.now = -(Time{1} << 40);
   Rng rng(7, "event-queue-wide-test");
-  uint32_t pushed = 0;
-  Time now = -(Time{1} << 40);
   const Time spans[] = {1, 60, 86400, Time{1} << 32, Time{1} << 52};
   for (int step = 0; step < 100000; ++step) {
-    if (ref.empty() || rng.Below(100) < 52) {
+    if (m.ref.empty() || rng.Below(100) < 52) {
       const Time span = spans[rng.Below(5)];
-      const Time t = now + static_cast<Time>(rng.Below(static_cast<uint64_t>(span)));
-      const uint8_t rank = static_cast<uint8_t>(rng.Below(3));
-      q.Push(t, rank, pushed);
-      ref.insert({t, rank, pushed++});
+      m.Push(m.now + static_cast<Time>(rng.Below(static_cast<uint64_t>(span))), static_cast<uint8_t>(rng.Below(3)));
     } else {
-      const auto want = *ref.begin();
-      ref.erase(ref.begin());
-      ASSERT_EQ(q.Top().payload, std::get<2>(want)) << "step " << step;
-      const auto e = q.Pop();
-      ASSERT_EQ(e.t, std::get<0>(want));
-      ASSERT_EQ(e.payload, std::get<2>(want)) << "step " << step;
-      now = e.t;
+      ASSERT_TRUE(m.PopMatches()) << "step " << step;
     }
   }
-  EXPECT_EQ(q.size(), ref.size());
+  EXPECT_EQ(m.q.size(), m.ref.size());
 }
 
 // Simulated time never goes back: a push before the last pop's time is a bug of the caller.
@@ -148,7 +136,9 @@ TEST(SimQueueTest, SweptVoidCompletionsPopAsInstantsAtTheirTimes) {
     const SimEvent e = q.Top();
     EXPECT_EQ(e.t, t);
     EXPECT_EQ(e.kind, kind);
-    if (kind != EventKind::kArrival) EXPECT_EQ(e.slot, slot);
+    if (kind != EventKind::kArrival) {
+      EXPECT_EQ(e.slot, slot);
+    }
     q.Drop(e);
   }
   EXPECT_TRUE(q.empty());
