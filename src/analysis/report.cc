@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/io.h"
+#include "base/json_text.h"
 
 namespace orrery {
 namespace {
@@ -105,17 +106,12 @@ std::string PolicySlug(const std::string& policy) {
   return out;
 }
 
-Result<std::vector<LoadedRun>> LoadRuns(const std::vector<std::string>& dirs, const RunReportOptions& opt) {
+static Result<std::vector<LoadedRun>> LoadRunsUnguarded(const std::vector<std::string>& dirs, const RunReportOptions& opt) {
   std::vector<LoadedRun> runs;
   for (const auto& dir : dirs) {
     auto text = ReadFile(dir + "/summary.json");
     if (!text) return Error{dir + ": not a simulation output folder (no readable summary.json): " + text.error().message};
-    json sum;
-    try {
-      sum = json::parse(*text);
-    } catch (const std::exception& e) {
-      return Error{dir + "/summary.json: " + e.what()};
-    }
+    ORR_ASSIGN_OR_RETURN(json sum, ParseJson(*text, dir + "/summary.json"));
     if (!sum.contains("runs") || !sum["runs"].is_array()) return Error{dir + "/summary.json: no \"runs\" array"};
     for (const auto& r : sum["runs"]) {
       LoadedRun run;
@@ -188,6 +184,11 @@ Result<std::vector<LoadedRun>> LoadRuns(const std::vector<std::string>& dirs, co
   }
   if (runs.empty()) return Error{"no runs found in the given folders"};
   return runs;
+}
+
+// A summary.json value of the wrong JSON type is an error of that folder, never an exception.
+Result<std::vector<LoadedRun>> LoadRuns(const std::vector<std::string>& dirs, const RunReportOptions& opt) {
+  return ReadJsonGuarded("summary.json", [&] { return LoadRunsUnguarded(dirs, opt); });
 }
 
 namespace {

@@ -35,6 +35,12 @@ inline Error FieldError(const SourcePos& p, std::string_view field, std::string_
                    ", got " + Quote(got));
 }
 
+// Where and why a whole text could not be parsed (TOML and JSON documents).
+struct TextIssue {
+  uint32_t line = 1, col = 1;  // 1-based
+  std::string message;         // e.g. "expected UTF-8 text without NUL bytes, got byte 0xFF"
+};
+
 struct Field {
   std::string_view text;
   uint32_t col = 1;  // 1-based column of the field's first byte in the line

@@ -13,16 +13,12 @@
 
 #include <toml.hpp>
 
+#include "base/parse.h"
 #include "base/result.h"
 
 namespace orrery {
 
 inline constexpr int kMaxTomlNesting = 64;
-
-struct TextIssue {
-  uint32_t line = 1, col = 1;  // 1-based
-  std::string message;         // e.g. "expected UTF-8 text without NUL bytes, got byte 0xFF"
-};
 
 // The parsed document, or where and why it could not be parsed.
 std::variant<toml::value, TextIssue> ParseTomlText(std::string_view text, const std::string& file);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "logs/diagnose.h"
 #include "logs/evaluate.h"
@@ -101,7 +102,7 @@ int RunDiagnose(const DiagnoseArgs& a) {
     }
     logs::Diagnosis d = engine->Diagnose(*text);
     if (a.json) {
-      std::printf("%s\n", ToJson(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      std::printf("%s\n", DumpJson(ToJson(d)).c_str());
     } else {
       PrintText(path, d, a.explain);
     }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "cli/commands.h"
 #include "cli/eval_setup.h"
@@ -44,9 +45,9 @@ int RunPlan(const PlanArgs& a) {
   if (!sched.ok()) return EvalFail("plan", sched.error());
   eval::PlanReport r{a.eval.suite, &setup->workload, &*plan, &*sched, setup->cluster, setup->priors};
   if (!a.out.empty()) {
-    if (Status st = WriteFileAtomic(a.out, eval::PlanJson(r).dump(2) + "\n"); !st.ok()) return EvalFail("plan", st.error());
+    if (Status st = WriteFileAtomic(a.out, DumpJson(eval::PlanJson(r), 2) + "\n"); !st.ok()) return EvalFail("plan", st.error());
   }
-  const std::string text = a.json ? eval::PlanJson(r).dump(2) + "\n" : eval::PlanText(r);
+  const std::string text = a.json ? DumpJson(eval::PlanJson(r), 2) + "\n" : eval::PlanText(r);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "base/parse.h"
 #include "cli/eval_setup.h"
@@ -293,11 +294,7 @@ struct RunResults {
 
 Result<nlohmann::json> ReadJson(const std::string& path) {
   ORR_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError(path + ": not JSON: " + e.what());
-  }
+  return ParseJson(text, path);
 }
 
 // One results/*.tsv file into records (slices and metrics) and counts.
@@ -411,7 +408,7 @@ int Record(const std::string& cmd, const RecordArgs& a) {
                           {"error", predicted > 0 ? (measured - predicted) / predicted : 0.0},
                           {"gpu_jobs", res->gpu_jobs}, {"metric_jobs", res->metric_jobs},
                           {"preloads", res->preloads}, {"expected_jobs", expected}, {"history_records_added", added}};
-    if (a.json) fmt::print("{}\n", out.dump(2));
+    if (a.json) fmt::print("{}\n", DumpJson(out, 2));
     else
       fmt::print("orrery eval {}: {} of {} jobs reported; measured makespan {:.1f} s, predicted {:.1f} s ({:+.1f} %); "
                  "{} history record(s) added{}\n",
@@ -445,13 +442,13 @@ int RunSubmit(SubmitArgs a) {
   if (Status st = MakeWorkdir(a.workdir); !st.ok()) return EvalFail("submit", st.error());
   if (Status st = WriteJobFiles(a, *setup, sub); !st.ok()) return EvalFail("submit", st.error());
   eval::PlanReport rep{a.eval.suite, &setup->workload, &sub.plan, &sub.predicted, setup->cluster, setup->priors};
-  if (Status st = WriteFileAtomic(a.workdir + "/plan.json", eval::PlanJson(rep).dump(2) + "\n"); !st.ok())
+  if (Status st = WriteFileAtomic(a.workdir + "/plan.json", DumpJson(eval::PlanJson(rep), 2) + "\n"); !st.ok())
     return EvalFail("submit", st.error());
   const double submit_unix = NowUnix();
   auto ids = SubmitAll(slurm, a, *setup, sub);
   if (!ids.ok()) return EvalFail("submit", ids.error());
   const nlohmann::json subm = SubmissionJson(a, *setup, sub, *ids, submit_unix);
-  if (Status st = WriteFileAtomic(a.workdir + "/submission.json", subm.dump(2) + "\n"); !st.ok())
+  if (Status st = WriteFileAtomic(a.workdir + "/submission.json", DumpJson(subm, 2) + "\n"); !st.ok())
     return EvalFail("submit", st.error());
   fmt::print(stderr,
              "orrery eval submit: {} preload job(s), array {} with {} GPU trial job(s), {} CPU metric job(s) on {}; "

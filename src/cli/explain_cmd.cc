@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "base/parse.h"
 #include "cli/commands.h"
@@ -126,7 +127,7 @@ int Run(const Options& o) {
       for (const auto& [k, v] : n.fields) e["fields"][k] = v;
       doc["notes"].push_back(std::move(e));
     }
-    std::string text = doc.dump(2) + "\n";
+    std::string text = DumpJson(doc, 2) + "\n";
     if (o.json == "-") {
       std::fwrite(text.data(), 1, text.size(), stdout);
     } else {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "cli/commands.h"
 #include "llm/client.h"
@@ -71,7 +72,7 @@ int RunInspect(const InspectArgs& a) {
     for (const auto& fv : s.fields) known += fv.has_value();
     for (const semantic::Warning& w : s.warnings) std::fprintf(stderr, "warning: %s\n", semantic::FormatWarning(w).c_str());
     if (a.json) {
-      std::printf("%s\n", semantic::ToJson(s).dump().c_str());
+      std::printf("%s\n", DumpJson(semantic::ToJson(s)).c_str());
     } else {
       std::printf("%s", semantic::ToText(s).c_str());
     }

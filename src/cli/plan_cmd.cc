@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "cli/commands.h"
 #include "plan/estimate.h"
@@ -93,7 +94,7 @@ int RunEstimate(const EstimateArgs& a) {
   }
   const nlohmann::json j = EstimateJson(w, *p, *e, *gpu);
   if (a.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
     std::printf("step time     %.4f s (%s)\npeak memory   %.2f GiB of %.1f GiB (%s)\nthroughput    %.0f tokens/s, MFU %.1f %%\nplan          %s\n",
                 e->time.step_s, e->time.host_bound ? "host-bound" : "device-bound", e->memory.peak_bytes / kGiB,

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "plan/registry.h"
 #include "plan/sailor.h"
@@ -115,7 +116,7 @@ int RunSearch(const SearchArgs& a) {
                       {"iters_per_s", 1.0 / b.iter_s}, {"cost_per_iter", b.cost_per_iter}, {"gpus_used", b.gpus},
                       {"stages", stages}, {"evaluated", res->evaluated}, {"search_s", secs}};
   if (a.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
     std::printf("best plan: pp=%d dp=%d micro-batch=%d (%d micro-batches), %d GPUs\n", b.pp, b.dp, b.micro_batch,
                 b.num_micro, b.gpus);

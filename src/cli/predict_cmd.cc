@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "cli/commands.h"
 #include "predict/evaluate.h"
@@ -21,7 +22,7 @@ namespace {
 
 // Writes a JSON document to stdout ('-') or atomically to a file (temp + rename).
 int EmitJson(const std::string& path, const nlohmann::json& j) {
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = DumpJson(j, 2) + "\n";
   if (path == "-") {
     std::fputs(text.c_str(), stdout);
     return kExitOk;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "logs/evaluate.h"
 #include "logs/input.h"
@@ -107,7 +108,7 @@ int RunProgress(const ProgressArgs& a) {
     }
     t.Finish(kNoTime);
     logs::Reading r = t.latest();
-    if (a.json) std::printf("%s\n", ToJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    if (a.json) std::printf("%s\n", DumpJson(ToJson(r)).c_str());
     else PrintText(path, r, t);
     if (t.progress_lines() == 0) {
       std::fprintf(stderr, "orrery progress: %s: no progress line found\n", path.c_str());

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "cli/commands.h"
 #include "cli/live_runtime.h"
@@ -651,7 +652,7 @@ int CompareAndWrite(const Options& o, const LiveCluster& lc, const replay::Segme
   const double submit_lag = c.measured ? rows.submit_lag / static_cast<double>(c.measured) : rows.submit_lag;
   const nlohmann::ordered_json j = Summary(o, lc, seg, r, c, rows, submit_lag, Makespan(*sim), Makespan(planned), plan);
   if (Status s = WriteFileAtomic(o.out_dir + "/replay_jobs.csv", rows.csv); !s.ok()) return Fail(s.error().message, kExitRuntime);
-  if (Status s = WriteFileAtomic(o.out_dir + "/summary.json", j.dump(2) + "\n"); !s.ok())
+  if (Status s = WriteFileAtomic(o.out_dir + "/summary.json", DumpJson(j, 2) + "\n"); !s.ok())
     return Fail(s.error().message, kExitRuntime);
   PrintComparison(o, seg.jobs.size(), r, c, submit_lag, plan);
   return rows.not_completed ? kExitRuntime : kExitOk;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "cli/commands.h"
 #include "sched/plugins/recovery.h"
@@ -103,7 +104,7 @@ Status WriteAttempts(const std::string& path, const AttemptLog& log) {
 Status WriteJson(const std::string& path, const nlohmann::ordered_json& j) {
   Result<std::unique_ptr<AtomicFile>> f = AtomicFile::Create(path);
   if (!f) return f.error();
-  (*f)->Write(j.dump(2) + "\n");
+  (*f)->Write(DumpJson(j, 2) + "\n");
   return (*f)->Commit();
 }
 

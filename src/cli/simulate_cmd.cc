@@ -13,6 +13,7 @@
 #include <optional>
 #include <mutex>
 
+#include "base/json_text.h"
 #include "analysis/failure_metrics.h"
 #include "analysis/sim_output.h"
 #include "base/io.h"
@@ -750,7 +751,7 @@ int Run(Options o) {
   if (o.vc_table)
     for (const auto& s : summaries) std::printf("\n%s\n%s", s.policy.c_str(), FormatVcTable(s).c_str());
   if (!o.no_output) {
-    Status w = WriteFileAtomic(o.out_dir + "/summary.json", all.dump(2) + "\n");
+    Status w = WriteFileAtomic(o.out_dir + "/summary.json", DumpJson(all, 2) + "\n");
     if (!w.ok()) return fail(w.error());
     if (!o.quiet) std::printf("\noutputs: %s/summary.json and %s/<policy>/{jobs,timeseries}.csv\n", o.out_dir.c_str(),
                               o.out_dir.c_str());

@@ -177,6 +177,9 @@ Result<std::optional<std::string>> GetName(const Locator& c, const Value& tbl, c
     return c.At(*v, label + ": expected a non-empty string, got " +
                         (v->is_string() ? std::string("an empty string") : Got(*v)));
   const std::string& s = v->as_string().str;
+  if (s.size() > kMaxNameBytes)
+    return c.At(*v, label + ": expected a name of at most " + std::to_string(kMaxNameBytes) + " bytes, got one of " +
+                        std::to_string(s.size()));
   for (unsigned char ch : s)
     if (ch < 0x20 || ch == 0x7f || ch == ',')
       return c.At(*v, label + ": expected a name without commas or control characters, got " + Got(*v));

@@ -65,7 +65,9 @@ Result<std::optional<bool>> GetBool(const Locator& loc, const Value& tbl, const 
 // Any string (may be empty).
 Result<std::optional<std::string>> GetString(const Locator& loc, const Value& tbl, const std::string& key,
                                              const std::string& label);
-// A non-empty name without commas or control characters.
+// A non-empty name without commas or control characters, at most kMaxNameBytes long (node
+// names are built from names, a million nodes at most: the bound keeps their bytes bounded).
+inline constexpr size_t kMaxNameBytes = 255;
 Result<std::optional<std::string>> GetName(const Locator& loc, const Value& tbl, const std::string& key,
                                            const std::string& label);
 // A table [key] (null when absent).

@@ -30,7 +30,18 @@ Result<uint32_t> SubmitBatch(ExecSlurmClient& slurm, const BatchSpec& s) {
   for (const std::string& e : s.env)
     if (e.find(',') != std::string::npos || e.find('=') == std::string::npos)
       return MakeError("sbatch --export: \"" + e + "\" is not KEY=VALUE without commas", kExitRuntime);
-  ORR_ASSIGN_OR_RETURN(std::string out, slurm.Run("sbatch", SbatchArgs(s)));
+  if (s.array_size > kMaxArrayTasks)
+    return MakeError("sbatch --array: expected at most " + std::to_string(kMaxArrayTasks) + " tasks, got " +
+                         std::to_string(s.array_size),
+                     kExitRuntime);
+  std::vector<std::string> args = SbatchArgs(s);
+  size_t bytes = 0;
+  for (const std::string& a : args) bytes += a.size() + 1;
+  if (bytes > kMaxSbatchArgBytes)
+    return MakeError("sbatch arguments: expected at most " + std::to_string(kMaxSbatchArgBytes) + " bytes, got " +
+                         std::to_string(bytes) + " (" + std::to_string(s.after_ok.size()) + " dependencies)",
+                     kExitRuntime);
+  ORR_ASSIGN_OR_RETURN(std::string out, slurm.Run("sbatch", args));
   std::string_view t = Trim(out);
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
   t = t.substr(0, t.find(';'));

@@ -27,6 +27,12 @@ struct BatchSpec {
   std::string comment;
 };
 
+// Bounds SubmitBatch checks before anything runs: Slurm's MaxArraySize is at most 4000001
+// (tasks 0..4000000), and the arguments (a dependency list names one job per entry) stay
+// well below the kernel's argument limit.
+inline constexpr uint32_t kMaxArrayTasks = 4'000'001;
+inline constexpr size_t kMaxSbatchArgBytes = 1u << 20;
+
 // The sbatch arguments of a spec (without the tool name); public for tests (tests/eval_cli_test.cc).
 std::vector<std::string> SbatchArgs(const BatchSpec& s);
 // Submits; returns the job id (of the array, for array jobs).

@@ -93,7 +93,7 @@ size_t LimitParam(const httplib::Request& req, size_t def) {
 
 void Reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(2) + "\n", "application/json");
+  res.set_content(DumpJson(body, 2) + "\n", "application/json");
 }
 
 }  // namespace

@@ -14,6 +14,9 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <set>
+
+#include "base/parse.h"
 
 extern char** environ;
 
@@ -120,9 +123,37 @@ std::string_view NodeAvailName(NodeAvail a) {
   return "?";
 }
 
-Result<std::vector<std::string>> ExpandHostlist(std::string_view s) {
+namespace {
+
+// The error of a hostlist at byte `col` (1-based) of the list.
+Error HostlistError(std::string_view s, size_t col, const std::string& what) {
+  return MakeError("hostlist " + Quote(s) + " (" + std::to_string(s.size()) + " bytes), column " + std::to_string(col) +
+                   ": " + what);
+}
+
+// Checks one bracket range against the bounds before it is expanded: `count` names of
+// prefix + digits + suffix, `*names` and `*bytes` the totals so far (updated).
+Status CheckRange(std::string_view s, size_t col, uint64_t count, size_t name_bytes, size_t max_names, size_t* names,
+                  size_t* bytes) {
+  if (name_bytes > kMaxNodeNameBytes)
+    return HostlistError(s, col, "expected node names of at most " + std::to_string(kMaxNodeNameBytes) +
+                                     " bytes, got one of " + std::to_string(name_bytes));
+  if (count > max_names - *names)
+    return HostlistError(s, col, "expected at most " + std::to_string(max_names) + " names, got more");
+  if (count * name_bytes > kMaxHostlistBytes - *bytes)
+    return HostlistError(s, col, "expected at most " + std::to_string(kMaxHostlistBytes) + " bytes of names, got more");
+  *names += count;
+  *bytes += count * name_bytes;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_names) {
   std::vector<std::string> out;
   if (s.empty() || s == "(null)" || s == "N/A") return out;
+  max_names = std::min(max_names, kMaxHostlistNames);
+  size_t names = 0, bytes = 0;
   size_t i = 0;
   while (i < s.size()) {
     // One item: prefix[ranges]suffix? up to a comma outside brackets.
@@ -134,34 +165,33 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view s) {
       else if (s[e] == ']') { if (--depth < 0) break; }
       else if (s[e] == ',' && depth == 0) break;
     }
-    if (depth != 0) return MakeError("hostlist \"" + std::string(s) + "\": unbalanced brackets");
+    if (depth != 0) return HostlistError(s, b + 1, "unbalanced brackets");
     std::string_view item = s.substr(b, e - b);
     i = e + 1;
     if (item.empty()) continue;
     size_t lb = item.find('[');
     if (lb == std::string_view::npos) {
+      ORR_RETURN_IF_ERROR(CheckRange(s, b + 1, 1, item.size(), max_names, &names, &bytes));
       out.emplace_back(item);
       continue;
     }
     size_t rb = item.find(']', lb);
-    if (rb == std::string_view::npos || item.find('[', lb + 1) < rb)
-      return MakeError("hostlist \"" + std::string(s) + "\": nested or unbalanced brackets");
+    if (rb == std::string_view::npos || item.find('[', lb + 1) < rb) return HostlistError(s, b + 1, "nested or unbalanced brackets");
     std::string_view prefix = item.substr(0, lb), suffix = item.substr(rb + 1);
     if (suffix.find('[') != std::string_view::npos)
-      return MakeError("hostlist \"" + std::string(s) + "\": more than one bracket group per name is not supported");
+      return HostlistError(s, b + 1, "more than one bracket group per name is not supported");
     for (std::string_view r : Split(item.substr(lb + 1, rb - lb - 1), ',')) {
       size_t dash = r.find('-');
       std::string_view a = r.substr(0, dash), z = dash == std::string_view::npos ? r : r.substr(dash + 1);
       uint64_t lo, hi;
-      if (!ParseU64(a, &lo) || !ParseU64(z, &hi) || hi < lo || hi - lo > 1000000)
-        return MakeError("hostlist \"" + std::string(s) + "\": bad range \"" + std::string(r) + "\"");
-      size_t width = a.size();
-      if (out.size() + (hi - lo + 1) > kMaxHostlistNames)
-        return MakeError("hostlist \"" + std::string(s).substr(0, 120) + "\": more than " +
-                         std::to_string(kMaxHostlistNames) + " names");
+      if (!ParseU64(a, &lo) || !ParseU64(z, &hi) || hi < lo)
+        return HostlistError(s, b + lb + 2, "bad range " + Quote(r));
+      const size_t width = std::max(a.size(), std::to_string(hi).size());
+      const uint64_t count = hi - lo < kMaxHostlistNames ? hi - lo + 1 : kMaxHostlistNames + 1;  // no wrap at 2^64
+      ORR_RETURN_IF_ERROR(CheckRange(s, b + 1, count, prefix.size() + width + suffix.size(), max_names, &names, &bytes));
       for (uint64_t v = lo; v <= hi; ++v) {
         std::string num = std::to_string(v);
-        if (num.size() < width) num.insert(0, width - num.size(), '0');
+        if (num.size() < a.size()) num.insert(0, a.size() - num.size(), '0');
         out.push_back(std::string(prefix) + num + std::string(suffix));
       }
     }
@@ -301,7 +331,7 @@ Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
   return jobs;
 }
 
-Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno) {
+Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno, size_t max_nodes) {
   auto f = Split(line, kSep);
   auto bad = [&](const std::string& what) {
     return MakeError("squeue output line " + std::to_string(lineno) + ": " + what + ", got \"" +
@@ -333,7 +363,7 @@ Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t li
   j.held = j.state == SlurmJobState::kPending &&
            (j.reason == "JobHeldAdmin" || j.reason == "JobHeldUser" || j.state_raw == "REQUEUE_HOLD" ||
             j.reason == "launch failed requeued held" || j.reason == "job requeued in held state");
-  auto nodes = ExpandHostlist(f[11]);
+  auto nodes = ExpandHostlist(f[11], max_nodes);
   if (!nodes.ok()) return bad(nodes.error().message);
   j.nodes = std::move(*nodes);
   j.name = std::string(f[12]);
@@ -595,7 +625,8 @@ Result<JobListing> ExecSlurmClient::JobDiff(const ListingDelta::Diff& diff, bool
   l.full = full;
   l.jobs.reserve(diff.changed.size());
   for (const ListingDelta::Line& row : diff.changed) {
-    ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j, ParseSqueueLine(row.text, row.lineno));
+    ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j,
+                         ParseSqueueLine(row.text, row.lineno, cluster_nodes_ > 0 ? cluster_nodes_ : kMaxHostlistNames));
     if (j) l.jobs.push_back(std::move(*j));
   }
   uint64_t id = 0;
@@ -648,7 +679,13 @@ uint64_t ExecSlurmClient::Settle(Listings& l, bool parsed, const std::vector<std
 Result<NodeListing> ExecSlurmClient::ListNodeChanges(const std::vector<std::string>& partitions, uint64_t cursor,
                                                      Sweep sweep) {
   ORR_ASSIGN_OR_RETURN(std::string out, Sinfo(partitions));
-  return Listed(sinfo_, std::move(out), partitions, cursor, sweep, &ExecSlurmClient::NodeDiff);
+  Result<NodeListing> l = Listed(sinfo_, std::move(out), partitions, cursor, sweep, &ExecSlurmClient::NodeDiff);
+  if (l.ok() && l->full && partitions.empty()) {  // the whole cluster
+    std::set<std::string_view> names;
+    for (const SlurmNode& n : l->nodes) names.insert(n.name);
+    cluster_nodes_ = names.size();
+  }
+  return l;
 }
 
 Result<NodeListing> ExecSlurmClient::NodeDiff(const ListingDelta::Diff& diff, bool full) {
@@ -659,6 +696,7 @@ Result<NodeListing> ExecSlurmClient::NodeDiff(const ListingDelta::Diff& diff, bo
     ORR_ASSIGN_OR_RETURN(SlurmNode n, ParseSinfoLine(row.text, row.lineno));
     l.nodes.push_back(std::move(n));
   }
+
   for (std::string_view key : diff.gone) {
     const size_t sep = key.find(kSep);
     l.gone.push_back(NodeRow{std::string(key.substr(0, sep)),

@@ -219,10 +219,15 @@ Result<uint16_t> UniformGpus(const std::vector<NodeShare>& nodes);
 // --- parsing helpers (public for tests and fuzzing)
 
 // "node[1-3,7],gpu-a[01-02]" -> node1 node2 node3 node7 gpu-a01 gpu-a02. Errors on
-// unbalanced brackets or bad ranges; "(null)" and "" give an empty list. At most
-// kMaxHostlistNames names (a larger list is an error, not an allocation of gigabytes).
+// unbalanced brackets or bad ranges; "(null)" and "" give an empty list. The expansion is
+// bounded before anything is allocated, by count and by bytes: at most `max_names` names
+// (kMaxHostlistNames, or the size of the cluster when it is known), each at most
+// kMaxNodeNameBytes long (Slurm's node names are host names), kMaxHostlistBytes in all.
+// A larger list is an error naming the item and its column, not an allocation of gigabytes.
 inline constexpr size_t kMaxHostlistNames = 1'000'000;
-Result<std::vector<std::string>> ExpandHostlist(std::string_view s);
+inline constexpr size_t kMaxNodeNameBytes = 255;
+inline constexpr size_t kMaxHostlistBytes = 64u << 20;
+Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_names = kMaxHostlistNames);
 // The field separator of kSqueueFormat and kSinfoFormat (the unit separator: it cannot
 // occur in names or comments typed by users).
 inline constexpr char kFieldSep = '\x1f';
@@ -231,7 +236,9 @@ extern const char* const kSqueueFormat;
 Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text);
 // One line of that output (`lineno` for the error message); nullopt for the rows of array and
 // heterogeneous jobs ("12_3", "12+1"), which are not managed.
-Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno);
+// `max_nodes` bounds the expansion of the job's node list (the cluster's size when known).
+Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno,
+                                                size_t max_nodes = kMaxHostlistNames);
 // sinfo -h -N -o with kSinfoFormat. One (node, partition) per line.
 extern const char* const kSinfoFormat;
 Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text);
@@ -331,6 +338,9 @@ class ExecSlurmClient final : public SlurmClient {
   ExecSlurmOptions opts_;
   Listings squeue_{kFieldSep, 1, &SqueueKeySlice};  // key: job id
   Listings sinfo_{kFieldSep, 2, &SinfoKeySlice};    // key: node name, partition
+  // Distinct nodes of the last full sinfo listing of every partition (0: not known yet): the
+  // bound on a job's node list.
+  size_t cluster_nodes_ = 0;
   uint64_t listings_ = 0;          // listings answered (both tools: a cursor names one listing)
 };
 

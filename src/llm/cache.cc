@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 
 namespace orrery::llm {
@@ -54,8 +55,9 @@ Result<std::map<std::string, LlmCache::Entry>> LlmCache::ReadEntries() const {
   std::map<std::string, Entry> out;
   if (path_.empty() || access(path_.c_str(), F_OK) != 0) return out;
   ORR_ASSIGN_OR_RETURN(std::string text, ReadFile(path_));
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("version") || j["version"] != kVersion ||
+  auto parsed = ParseJsonTextAs<json>(text);
+  const json j = std::holds_alternative<json>(parsed) ? std::move(std::get<json>(parsed)) : json();
+  if (!j.is_object() || !j.contains("version") || j["version"] != kVersion ||
       !j.contains("entries") || !j["entries"].is_object())
     return MakeError(path_ + ": not an LLM answer cache (expected {\"version\": 1, \"entries\": {...}}); it will be replaced",
                      kExitBadInput);
@@ -74,7 +76,7 @@ Status LlmCache::Write(const std::map<std::string, Entry>& entries) const {
     all[key] = {{"kind", e.kind}, {"model", model_}, {"prompt", e.prompt}, {"question", e.question},
                 {"answer", e.answer}, {"time", e.time}};
   json j = {{"version", kVersion}, {"entries", std::move(all)}};
-  return WriteFileAtomic(path_, j.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+  return WriteFileAtomic(path_, DumpJson(j, 1) + "\n");
 }
 
 Status LlmCache::Load() {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <toml.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "base/toml_text.h"
 
@@ -108,13 +109,14 @@ Result<std::string> HttpChatClient::Complete(const std::string& system, const st
                {"temperature", 0},
                {"response_format", {{"type", "json_object"}}},
                {"messages", json::array({{{"role", "system"}, {"content", system}}, {{"role", "user"}, {"content", user}}})}};
-  auto res = cli.Post(prefix + "/chat/completions", headers, body.dump(-1, ' ', false, json::error_handler_t::replace),
+  auto res = cli.Post(prefix + "/chat/completions", headers, DumpJson(body),
                       "application/json");
   if (!res) return MakeError("llm: request to " + cfg_.base_url + " failed: " + httplib::to_string(res.error()), kExitRuntime);
   if (res->status != 200)
     return MakeError("llm: " + cfg_.base_url + " answered HTTP " + std::to_string(res->status), kExitRuntime);
-  json j = json::parse(res->body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty() ||
+  auto parsed = ParseJsonTextAs<json>(res->body);
+  const json j = std::holds_alternative<json>(parsed) ? std::move(std::get<json>(parsed)) : json();
+  if (!j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty() ||
       !j["choices"][0].is_object() || !j["choices"][0].contains("message") || !j["choices"][0]["message"].is_object() ||
       !j["choices"][0]["message"].contains("content") || !j["choices"][0]["message"]["content"].is_string())
     return MakeError("llm: response is not a chat completion (choices[0].message.content missing)", kExitRuntime);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 #include "logs/progress.h"
 
@@ -21,9 +22,8 @@ Result<std::vector<json>> ReadJsonl(const std::string& path) {
   std::string_view line;
   while ((*reader)->Next(&line)) {
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    json j = json::parse(line.begin(), line.end(), nullptr, false);
     std::string at = path + ":" + std::to_string((*reader)->line_number());
-    if (j.is_discarded()) return MakeError(at + ": expected a JSON object, got text that is not JSON");
+    ORR_ASSIGN_OR_RETURN(json j, ParseJson(line, at));
     if (!j.is_object()) return MakeError(at + ": expected a JSON object");
     if (!j.contains("text") || !j["text"].is_string()) return MakeError(at + ": field 'text': expected a string");
     out.push_back(std::move(j));
@@ -38,7 +38,7 @@ std::string Str(const json& j, const char* key) {
   const json& v = j[key];
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
-  return v.dump();
+  return DumpJson(v);
 }
 
 // The corpus writes "" for "not shown"; numbers as JSON numbers.
@@ -162,7 +162,7 @@ std::string FormatDiagnoseScores(const DiagnoseScores& s, bool as_json) {
                   {"precision", s.retry_precision()}, {"recall", s.retry_recall()}};
     j["misses"] = json::array();
     for (const DiagnoseMiss& m : s.misses) j["misses"].push_back({{"id", m.id}, {"field", m.field}, {"want", m.want}, {"got", m.got}});
-    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    return DumpJson(j, 2) + "\n";
   }
   std::string o;
   o += "records            " + std::to_string(s.category.total) + "\n";
@@ -188,7 +188,7 @@ std::string FormatProgressScores(const ProgressScores& s, bool as_json) {
       if (s.fields.count(k)) j["fields"][k] = TallyJson(s.fields.at(k));
     j["misses"] = json::array();
     for (const DiagnoseMiss& m : s.misses) j["misses"].push_back({{"id", m.id}, {"field", m.field}, {"want", m.want}, {"got", m.got}});
-    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    return DumpJson(j, 2) + "\n";
   }
   std::string o;
   for (const char* k : kOrder) {

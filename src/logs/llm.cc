@@ -44,8 +44,8 @@ constexpr const char* kFormatSystem =
 }  // namespace
 
 Result<Diagnosis> ParseLlmDiagnosis(std::string_view content) {
-  json j = json::parse(StripFence(content), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return MakeError("llm answer: expected a JSON object");
+  ORR_ASSIGN_OR_RETURN(json j, ParseJson(StripFence(content), "llm answer"));
+  if (!j.is_object()) return MakeError("llm answer: expected a JSON object");
   Diagnosis d;
   d.source = DiagnosisSource::kLlm;
   d.confidence = 0.7;
@@ -117,8 +117,8 @@ Diagnosis LlmDiagnoser::Diagnose(std::string_view tail) {
 }
 
 Result<Plan> ParseLlmPlan(std::string_view content, const MaskedLine& line) {
-  json j = json::parse(StripFence(content), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return MakeError("llm answer: expected a JSON object");
+  ORR_ASSIGN_OR_RETURN(json j, ParseJson(StripFence(content), "llm answer"));
+  if (!j.is_object()) return MakeError("llm answer: expected a JSON object");
   Plan p;
   p.param_count = line.params.size();
   p.from_oracle = true;
@@ -176,4 +176,5 @@ std::optional<Plan> LlmFormatOracle::Explain(const MaskedLine& line, const std::
   return plan;
 }
 
-}  // namespace orrery::logs
+}  // namespace orrery::logs#include "base/json_text.h"
+

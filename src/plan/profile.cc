@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 
 namespace orrery::plan {
@@ -190,7 +191,7 @@ struct Where {
 };
 
 std::string Shown(const json& v) {
-  std::string s = v.dump();
+  std::string s = DumpJson(v);
   return s.size() > 40 ? s.substr(0, 37) + "..." : s;
 }
 
@@ -339,32 +340,10 @@ Status ParseConstants(const json& doc, const Where& w, ModelConstants* c) {
   return Status::Ok();
 }
 
-// "file:line:col" of a byte offset (nlohmann reports the offset after the offending byte).
-std::string PosOf(std::string_view text, std::string_view file, size_t byte) {
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') ++line, col = 1;
-    else ++col;
-  }
-  return fmt::format("{}:{}:{}", file, line, col);
-}
-
 }  // namespace
 
 Result<GpuProfile> ParseProfileJson(std::string_view text, std::string_view file) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    const size_t colon = what.rfind(": ");
-    return MakeError(PosOf(text, file, e.byte) + ": invalid JSON: " +
-                     (colon == std::string::npos ? what : what.substr(colon + 2)));
-  } catch (const json::exception& e) {  // e.g. a number out of range (no position given)
-    const std::string what = e.what();
-    const size_t close = what.find("] ");
-    return MakeError(std::string(file) + ": invalid JSON: " + (close == std::string::npos ? what : what.substr(close + 2)));
-  }
+  ORR_ASSIGN_OR_RETURN(json doc, ParseJson(text, std::string(file)));
   const Where w{file, ""};
   ORR_RETURN_IF_ERROR(OnlyKeys(doc, {"format", "version", "gpu", "source", "memory_gib", "peak_bf16_tflops",
                                      "membw_GBps", "gpus_per_node", "gemm", "sdpa", "collectives", "layers",
@@ -505,14 +484,14 @@ Result<GpuProfile> LoadH200Micro(const std::string& micro_dir) {
     std::string line;
     for (int lineno = 1; std::getline(in, line); ++lineno) {
       if (line.empty()) continue;
-      json r = json::parse(line, nullptr, false);
-      const Where w{path + ":" + std::to_string(lineno), ""};
-      if (r.is_discarded() || !r.is_object()) return w.Fail("expected one JSON object per line");
-      try {
-        ORR_RETURN_IF_ERROR(AddMicroRow(r, w, &rows));
-      } catch (const json::exception& e) {  // e.g. "status" that is not a string
-        return w.Fail(e.what());
-      }
+      auto parsed = ParseJsonTextAs<json>(line);
+      const std::string at = path + ":" + std::to_string(lineno);
+      const Where w{at, ""};
+      if (!std::holds_alternative<json>(parsed) || !std::get<json>(parsed).is_object())
+        return w.Fail("expected one JSON object per line");
+      const json& r = std::get<json>(parsed);
+      // A wrong JSON type (e.g. a "status" that is not a string) is an error of this row.
+      ORR_RETURN_IF_ERROR(ReadJsonGuarded(at, [&] { return AddMicroRow(r, w, &rows); }));
     }
   }
   if (files == 0) return MakeError(micro_dir + ": no call1.jsonl or call2.jsonl (the H200 micro-profiles)");
@@ -559,7 +538,7 @@ std::string ProfileToJson(const GpuProfile& p) {
   doc["sdpa"] = sdpa;
   doc["collectives"] = coll;
   doc["layers"] = layers;
-  return doc.dump(1) + "\n";
+  return DumpJson(doc, 1) + "\n";
 }
 
 }  // namespace orrery::plan

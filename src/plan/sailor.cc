@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/io.h"
 
 namespace orrery::plan {
@@ -45,9 +46,7 @@ namespace {
 
 Result<json> ReadJson(const std::string& path) {
   ORR_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return MakeError(path + ": invalid JSON");
-  return j;
+  return ParseJson(text, path);
 }
 
 // A non-negative integer key ("0", "12") of Sailor's JSON objects.
@@ -191,11 +190,7 @@ namespace orrery::plan {
 
 // Sailor's files as data: a value of the wrong JSON type is an error, never an exception.
 Result<SailorModel> LoadSailorModel(const std::string& dir, const std::string& model) {
-  try {
-    return LoadSailorModelUnchecked(dir, model);
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError(dir + " (Sailor's profiles): " + e.what());
-  }
+  return ReadJsonGuarded(dir + " (Sailor's profiles)", [&] { return LoadSailorModelUnchecked(dir, model); });
 }
 
 }  // namespace orrery::plan
@@ -204,11 +199,7 @@ namespace orrery::plan {
 
 // Sailor's files as data: a value of the wrong JSON type is an error, never an exception.
 Result<SailorGpu> LoadSailorGpu(const std::string& dir, const std::string& model, const std::string& gpu) {
-  try {
-    return LoadSailorGpuUnchecked(dir, model, gpu);
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError(dir + " (Sailor's profiles): " + e.what());
-  }
+  return ReadJsonGuarded(dir + " (Sailor's profiles)", [&] { return LoadSailorGpuUnchecked(dir, model, gpu); });
 }
 
 }  // namespace orrery::plan
@@ -217,11 +208,7 @@ namespace orrery::plan {
 
 // Sailor's files as data: a value of the wrong JSON type is an error, never an exception.
 Result<ZoneNetwork> LoadZoneNetwork(const std::string& dir) {
-  try {
-    return LoadZoneNetworkUnchecked(dir);
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError(dir + " (Sailor's profiles): " + e.what());
-  }
+  return ReadJsonGuarded(dir + " (Sailor's profiles)", [&] { return LoadZoneNetworkUnchecked(dir); });
 }
 
 }  // namespace orrery::plan

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "semantic/inspect.h"
 #include "semantic/llm_schema.h"
 #include "semantic/shell.h"
@@ -43,15 +44,7 @@ std::optional<Value> LabelValue(const nlohmann::json& v, FieldId f) {
 }
 
 Result<LabelledRecord> ParseRecord(std::string_view line, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    size_t p = what.find("syntax error");
-    return MakeError(where + ":" + std::to_string(e.byte) + ": expected a JSON object, got a " +
-                     (p == std::string::npos ? what : what.substr(p)));
-  }
+  ORR_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(line, where));
   if (!j.is_object()) return MakeError(where + ":1: expected a JSON object per line, got " + std::string(j.type_name()));
   if (!j.contains("labels") || !j["labels"].is_object())
     return MakeError(where + ":1: field 'labels': expected an object, got " + (j.contains("labels") ? std::string(j["labels"].type_name()) : "nothing"));

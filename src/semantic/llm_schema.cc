@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "semantic/extract.h"
 
 namespace orrery::semantic {
@@ -44,7 +45,7 @@ constexpr IntRange kIntRanges[] = {
 
 std::string Num(double v) { return FormatValue(Value(v)); }
 
-std::string Shown(const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 40); }
+std::string Shown(const json& v) { return DumpJson(v).substr(0, 40); }
 
 Error Bad(FieldId f, const std::string& expected, const json& got) {
   return MakeError("'" + std::string(FieldName(f)) + "': expected null or " + expected + ", got " + Shown(got));
@@ -159,8 +160,8 @@ Status CheckParams(const LaunchSchema& located, const LlmFields& a) {
 }
 
 Result<LlmFields> ParseAnswer(std::string_view content, const LaunchSchema& located) {
-  const json j = json::parse(llm::StripFence(content), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return MakeError("expected a JSON object");
+  ORR_ASSIGN_OR_RETURN(const json j, ParseJson(llm::StripFence(content), "answer"));
+  if (!j.is_object()) return MakeError("expected a JSON object");
   LlmFields out;
   for (const auto& [key, v] : j.items()) {
     FieldId f;

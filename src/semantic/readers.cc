@@ -11,6 +11,7 @@
 #include <toml.hpp>
 #include <tuple>
 
+#include "base/json_text.h"
 #include "base/toml_text.h"
 #include "semantic/arith.h"
 #include "semantic/document.h"
@@ -215,9 +216,15 @@ void FlattenJson(const nlohmann::ordered_json& v, const std::string& path, JsonL
   }
 }
 
-// Line and column of a JSON parse error at byte `offset`.
-Loc OffsetLoc(const LocText& text, size_t offset) {
+// Where in the file a parse issue at (line, col) of the read text lies.
+Loc IssueLoc(const LocText& text, const TextIssue& issue) {
   if (text.at.empty()) return Loc{1, 1};
+  size_t offset = 0;
+  for (uint32_t l = 1; l < issue.line && offset < text.s.size(); ++l) {
+    const size_t nl = text.s.find('\n', offset);
+    offset = nl == std::string::npos ? text.s.size() : nl + 1;
+  }
+  offset += issue.col - 1;
   if (offset < text.at.size()) return text.at[offset];
   Loc end = text.at.back();  // just past the last byte
   return text.s.back() == '\n' ? Loc{end.line + 1, 1} : Loc{end.line, end.col + 1};
@@ -228,16 +235,12 @@ void ReadJsonText(const LocText& text, Document* doc) {
     Warn(doc, text.first(), "JSON nested deeper than 100 levels: not read");
     return;
   }
-  nlohmann::ordered_json root;
-  try {
-    root = nlohmann::ordered_json::parse(text.s);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    size_t p = what.find("syntax error");
-    Warn(doc, OffsetLoc(text, e.byte > 0 ? e.byte - 1 : 0),
-         "JSON syntax error: " + (p == std::string::npos ? what : what.substr(p)));
+  auto parsed = ParseJsonTextAs<nlohmann::ordered_json>(text.s);
+  if (const TextIssue* issue = std::get_if<TextIssue>(&parsed)) {
+    Warn(doc, IssueLoc(text, *issue), issue->message);
     return;
   }
+  const nlohmann::ordered_json& root = std::get<nlohmann::ordered_json>(parsed);
   if (!root.is_object()) {
     Warn(doc, text.first(), "expected a JSON object at top level");
     return;

@@ -396,9 +396,15 @@ class Lexer {
 
 enum class Mode { kUnquoted, kDouble, kHereDoc };
 
+// Bytes the expansions of one scan may produce beyond the size of the text they expand:
+// `A=$A$A` doubles a variable per line, so 30 such lines would ask for gigabytes. Past the
+// budget an expansion yields one unresolved mark (its value is then "not known before the
+// run") instead of more text.
+inline constexpr size_t kExpansionSlackBytes = 1 << 20;
+
 class Expander {
  public:
-  explicit Expander(ShellScan* scope) : scope_(scope) {}
+  Expander(ShellScan* scope, size_t text_bytes) : scope_(scope), budget_(text_bytes + kExpansionSlackBytes) {}
 
   std::vector<ShellWord> Fields(const LocText& raw) { return Expand(raw, Mode::kUnquoted, true); }
   ShellWord Single(const LocText& raw) { return Join(Expand(raw, Mode::kUnquoted, false)); }
@@ -412,12 +418,23 @@ class Expander {
   // expansions and field splitting) knows it is unresolved.
   struct Builder {
     bool split = true;
+    size_t* budget = nullptr;  // bytes the scan may still produce
+    bool over = false;         // this expansion ran past the budget
     std::vector<ShellWord> fields;
     ShellWord cur;
     bool started = false;
 
-    void Lit(char c, Loc l) {
+    void Put(char c, Loc l) {
+      if (*budget == 0) {
+        if (!over) cur.text.push(kUnresolvedMark, l);
+        over = true;
+        return;
+      }
+      --*budget;
       cur.text.push(c, l);
+    }
+    void Lit(char c, Loc l) {
+      Put(c, l);
       started = true;
     }
     void Unresolved(Loc l) { Lit(kUnresolvedMark, l); }
@@ -428,7 +445,7 @@ class Expander {
         if (split && !quoted && (c == ' ' || c == '\t' || c == '\n')) {
           End();
         } else {
-          cur.text.push(c, v.at[i]);
+          Put(c, v.at[i]);
           started = true;
         }
       }
@@ -456,6 +473,7 @@ class Expander {
   std::vector<ShellWord> Expand(const LocText& raw, Mode mode, bool split) {
     Builder b;
     b.split = split;
+    b.budget = &budget_;
     size_t i = 0;
     Walk(raw, i, raw.s.size(), mode, b);
     b.End();
@@ -710,6 +728,7 @@ class Expander {
   }
 
   ShellScan* scope_;
+  size_t budget_;
   int depth_ = 0;
 };
 
@@ -733,7 +752,8 @@ bool IsTest(std::string_view w) { return w == "[[" || w == "[" || w == "test" ||
 
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, ShellScan* out) : tokens_(std::move(tokens)), out_(out), ex_(out) {}
+  Parser(std::vector<Token> tokens, ShellScan* out, size_t text_bytes)
+      : tokens_(std::move(tokens)), out_(out), ex_(out, text_bytes) {}
 
   void Run() {
     std::vector<const Token*> cur;
@@ -835,7 +855,7 @@ class Parser {
 ShellScan ScanShell(std::string_view text, std::string_view file, uint32_t base_line) {
   ShellScan out;
   std::vector<Token> tokens = Lexer(text, file, base_line, &out).Run();
-  Parser(std::move(tokens), &out).Run();
+  Parser(std::move(tokens), &out, text.size()).Run();
   return out;
 }
 
@@ -844,7 +864,7 @@ std::vector<ShellWord> ExpandLine(std::string_view line, Loc start, const ShellS
   local.vars = scope.vars;
   std::vector<Token> tokens = Lexer(line, "", start.line - 1, &local).Run();
   std::vector<ShellWord> out;
-  Expander ex(&local);
+  Expander ex(&local, line.size());
   for (Token& t : tokens) {
     if (t.kind != TokKind::kWord) continue;
     for (Loc& l : t.raw.at) l.col += start.col - 1;
