@@ -337,3 +337,24 @@ TEST(CliTest, ProgressJsonKeys) {
   std::ofstream(d / "none.log") << "hello\n";
   EXPECT_EQ(RunCmd("progress " + (d / "none.log").string()).status, 1);
 }
+
+namespace {
+
+// A DeepSpeed config with a number beyond a double's range once aborted `orrery inspect`
+// (nlohmann's out_of_range escaped: exit 134). It is a located warning and, nothing else
+// being read, exit 2. `{"train_batch_size": ` is 21 bytes: the number is at column 22.
+TEST(CliTest, InspectNumberBeyondADoubleIsALocatedErrorNotAnAbort) {
+  fs::path d = TempDir("inspect_overflow");
+  const std::string ds = (d / "ds_config.json").string();
+  std::ofstream(ds) << "{\"train_batch_size\": 10e11190}\n";
+  Out o = RunCmd("inspect " + ds);
+  EXPECT_EQ(o.status, 2) << o.text;
+  EXPECT_NE(o.text.find("warning: " + ds +
+                        ":1:22: expected a number within a double's range (magnitude below 1.8e308), got \"10e11190\""),
+            std::string::npos)
+      << o.text;
+  Out j = RunCmd("inspect --json " + ds);
+  EXPECT_EQ(j.status, 2) << j.text;
+}
+
+}  // namespace

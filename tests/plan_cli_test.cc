@@ -87,7 +87,7 @@ TEST(PlanCli, MalformedProfileIsLocated) {
   std::ofstream(path) << "{\n  \"format\": \"orrery-gpu-profile\",\n  \"version\": 1\n  \"gpu\": \"X\"\n}\n";
   PlanOut o = Plan("estimate --model 125M --strategy single --profile " + path);
   EXPECT_EQ(o.status, 2);
-  EXPECT_EQ(o.err.rfind("orrery plan: " + path + ":4:7: invalid JSON: ", 0), 0u) << o.err;
+  EXPECT_EQ(o.err.rfind("orrery plan: " + path + ":4:7: JSON syntax error while parsing object", 0), 0u) << o.err;
 }
 
 }  // namespace

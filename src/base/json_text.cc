@@ -1,6 +1,7 @@
 #include "base/json_text.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "base/utf8.h"
 

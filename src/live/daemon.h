@@ -107,6 +107,9 @@ struct QueueEntry {
   std::optional<ProgressView> progress;  // the tracker's reading (running jobs with [signals] tracker)
   Time as_of = kNoTime;           // the cycle the entry describes (progress.eta_s is as of then)
   FailureRecord failure;  // its last failure (job == 0: none)
+  // Its latest input problem (batch script, LLM answer, log), located; "" when none
+  // (LiveSignals::InputError).
+  std::string input_error;
 };
 
 // The cycle-latency histogram's buckets (views.cc): index of `seconds`, and the count.

@@ -119,8 +119,10 @@ void FakeSlurm::Advance() {
     ++counters_[id].completions;
     ++done_;
     Touch(f);
+    if (min_job_age_ >= 0) ended_.emplace_back(f.j.end, id);
   }
   running_.swap(still);
+  ForgetOld(now);
   // Power transitions.
   for (auto& [name, n] : nodes_) {
     if (n.power_at == kNoTime || n.power_at > now) continue;
@@ -144,6 +146,23 @@ void FakeSlurm::Advance() {
     if (!TryStart(f, now)) wait.push_back(id);
   }
   released_.swap(wait);
+}
+
+// Jobs that ended min_job_age_ s ago leave (ended_ is in end order: completions append
+// with their end times, which never decrease with the clock).
+void FakeSlurm::ForgetOld(Time now) {
+  size_t k = 0;
+  for (; k < ended_.size() && ended_[k].first + min_job_age_ <= now; ++k) {
+    const uint32_t id = ended_[k].second;
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || !IsTerminal(it->second.j.state)) continue;  // requeued since: stays
+    by_id_[id] = nullptr;
+    jobs_.erase(it);
+    counters_.erase(id);
+    files_.erase(id);
+    forgotten_.push_back(id);
+  }
+  ended_.erase(ended_.begin(), ended_.begin() + static_cast<std::ptrdiff_t>(k));
 }
 
 bool FakeSlurm::TryStart(FJob& f, Time now) {
@@ -195,6 +214,7 @@ Result<JobListing> FakeSlurm::ListJobs(const std::vector<std::string>&, uint64_t
   l.cursor = seq_;
   if (cursor == 0 || full_job_listings_) {
     l.full = true;
+    forgotten_.clear();
     l.jobs.reserve(jobs_.size());
     for (const auto& [id, f] : jobs_) l.jobs.push_back(f.j);
     return l;
@@ -202,7 +222,12 @@ Result<JobListing> FakeSlurm::ListJobs(const std::vector<std::string>&, uint64_t
   l.full = false;
   auto it = std::upper_bound(changelog_.begin(), changelog_.end(), std::make_pair(cursor, UINT32_MAX));
   std::vector<uint32_t> ids;
-  for (; it != changelog_.end(); ++it) ids.push_back(it->second);
+  for (; it != changelog_.end(); ++it)
+    if (it->second < by_id_.size() && by_id_[it->second]) ids.push_back(it->second);
+  l.gone.swap(forgotten_);
+  if (min_job_age_ >= 0)  // one client: what it has listed is not asked for again
+    changelog_.erase(changelog_.begin(), std::upper_bound(changelog_.begin(), changelog_.end(),
+                                                          std::make_pair(cursor, UINT32_MAX)));
   if (sweep.any()) {  // ids are dense from 1: step through the slice's
     l.swept = sweep;
     for (uint64_t id = sweep.slice; id < by_id_.size(); id += sweep.of)

@@ -56,6 +56,11 @@ class FakeSlurm final : public SlurmClient {
     requeue_completing_ = completing;
     requeue_begin_delay_ = begin_delay;
   }
+  // Slurm's MinJobAge: a job that ended `age` s ago leaves the listing (reported gone in the
+  // next delta listing) and this fake, with its change-log entries; < 0 (the default): kept
+  // forever, so that tests can inspect every job. The soak benchmark sets it, as a real
+  // controller forgets, so that memory measures the daemon rather than this fake.
+  void set_min_job_age(Duration age) { min_job_age_ = age; }
   // A job's files and batch script, as `scontrol show job` / `write batch_script` give them
   // (Files/BatchScript answer kNotFound for a job without them).
   void SetJobFiles(uint32_t job, JobFiles files, std::string batch_script);
@@ -139,7 +144,7 @@ class FakeSlurm final : public SlurmClient {
 
   const Clock* clock_;
   std::map<uint32_t, FJob> jobs_;
-  std::vector<const FJob*> by_id_;  // jobs_ by id (Submit; jobs are never erased)
+  std::vector<const FJob*> by_id_;  // jobs_ by id (Submit; null once forgotten, set_min_job_age)
   std::vector<std::vector<NodeRow>> node_slices_;  // the rows of each sweep slice (empty: to build)
   std::map<std::string, FNode> nodes_;
   std::unordered_map<uint32_t, Counters> counters_;
@@ -159,6 +164,10 @@ class FakeSlurm final : public SlurmClient {
   bool start_at_release_ = false;
   bool full_job_listings_ = false;
   bool lose_changes_ = false;
+  Duration min_job_age_ = -1;
+  std::vector<std::pair<Time, uint32_t>> ended_;  // (end, job) of ended jobs, with min_job_age_ >= 0
+  std::vector<uint32_t> forgotten_;               // left since the last listing
+  void ForgetOld(Time now);
   std::function<Duration(uint32_t)> restart_cost_;
   Duration requeue_completing_ = 0, requeue_begin_delay_ = 0;
   std::map<uint32_t, std::pair<JobFiles, std::string>> files_;

@@ -126,7 +126,8 @@ Status HttpApi::Start(const std::string& host, int port) {
                      {"prediction", e.prediction.empty() ? json(nullptr) : json(std::string(e.prediction))}, {"where", where},
                      {"estimate_s", e.estimate < 0 ? json(nullptr) : json(e.estimate)},
                      {"estimate_source", std::string(SourceName(e.estimate_source))}, {"progress", ProgressJson(e)},
-                     {"failure", e.failure.job == 0 ? json(nullptr) : FailureJson(e.failure)}});
+                     {"failure", e.failure.job == 0 ? json(nullptr) : FailureJson(e.failure)},
+                     {"input_error", e.input_error.empty() ? json(nullptr) : json(e.input_error)}});
     }
     Reply(res, 200, arr);
   });

@@ -21,6 +21,7 @@ struct LiveSignals::JobState {
   ProgressView view;
   std::optional<JournalProgress> restored;  // journaled before a restart, until the log shows a new step
   bool restored_sent = false;               // ... reported to the core (once, at the first Poll)
+  std::string input_error;                  // the latest located input problem ("" = none)
 };
 
 LiveSignals::LiveSignals(SignalsOptions options, SlurmClient* slurm) : o_(std::move(options)), slurm_(slurm) {
@@ -55,12 +56,14 @@ void LiveSignals::ReadLaunchFile(uint32_t job) {
   Result<std::string> text = slurm_->BatchScript(job);
   if (!text.ok()) {
     ++st_.script_errors;
-    last_error_ = "job " + std::to_string(job) + ": batch script: " + text.error().message;
+    s.input_error = "batch script: " + text.error().message;
+    last_error_ = "job " + std::to_string(job) + ": " + s.input_error;
     return;
   }
   ++st_.scripts_read;
   s.script = semantic::InputFile{"job-" + std::to_string(job) + ".sbatch", std::move(*text)};
   s.schema = semantic::InspectText(s.script->name, s.script->text);
+  if (!s.schema->warnings.empty()) s.input_error = semantic::FormatWarning(s.schema->warnings.front());
   if (!filler_) return;
   const semantic::LlmOutcome o = filler_->FromCache(&*s.schema, *s.script);
   if (o == semantic::LlmOutcome::kPending) {
@@ -110,8 +113,10 @@ void LiveSignals::ApplyAnswer(const llm::AsyncAsker::Answer& a, std::vector<uint
     first = false;
     CountOutcome(o);
     if (o == semantic::LlmOutcome::kMerged) improved->push_back(id);
-    else if (!s.schema->warnings.empty())
-      last_error_ = "job " + std::to_string(id) + ": " + semantic::FormatWarning(s.schema->warnings.back());
+    else if (!s.schema->warnings.empty()) {
+      s.input_error = semantic::FormatWarning(s.schema->warnings.back());
+      last_error_ = "job " + std::to_string(id) + ": " + s.input_error;
+    }
   }
 }
 
@@ -187,6 +192,7 @@ size_t LiveSignals::ReadLog(JobState& s, Time now, size_t budget) {
   }, budget);
   if (!r.ok()) {
     ++st_.read_errors;
+    s.input_error = "StdOut: " + r.error().message;
     last_error_ = r.error().message;
     s.next_read = now + std::max(o_.read_interval_s, o_.lookup_retry_s);
     return 0;
@@ -283,6 +289,11 @@ const ProgressView* LiveSignals::View(uint32_t job) const {
   auto it = jobs_.find(job);
   if (it == jobs_.end() || it->second->view.step < 0) return nullptr;
   return &it->second->view;
+}
+
+std::string LiveSignals::InputError(uint32_t job) const {
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? std::string() : it->second->input_error;
 }
 
 }  // namespace orrery::live

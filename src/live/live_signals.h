@@ -111,6 +111,10 @@ class LiveSignals {
   std::vector<uint32_t> Known() const;
   void Forget(uint32_t job);
   const ProgressView* View(uint32_t job) const;
+  // The job's latest input problem, located ("job-12.sbatch:3:18: expected a number ...",
+  // "llm answer:1:9: ...", a log that could not be read), "" when none: hostile or broken
+  // scripts, answers and logs are reported on their job and never stop the cycle.
+  std::string InputError(uint32_t job) const;
 
   struct Stats {
     uint64_t scripts_read = 0, script_errors = 0;

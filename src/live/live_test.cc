@@ -148,11 +148,47 @@ TEST(Hostlist, RefusesMoreThanAMillionNames) {
   // Each range is within the per-range bound; together they pass the total one.
   auto r = ExpandHostlist("n[0-999999],m[0-1]");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("more than 1000000 names"), std::string::npos);
+  EXPECT_EQ(r.error().message,
+            "hostlist \"n[0-999999],m[0-1]\" (18 bytes), column 13: expected at most 1000000 names, got more");
   auto ok = ExpandHostlist("n[0-999998],m1");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->size(), 1'000'000u);
   EXPECT_EQ(ok->back(), "m1");
+}
+
+// A 3,000-byte prefix before [0-999999] asked for a million names of 3,006 bytes (3 GB)
+// before the bound on bytes: each name is checked before any is made.
+TEST(Hostlist, BoundsNamesByBytesBeforeExpanding) {
+  const std::string prefix(3000, 'p');
+  auto r = ExpandHostlist(prefix + "[0-999999]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "hostlist \"" + std::string(57, 'p') +
+                                   "...\" (3010 bytes), column 1: expected node names of at most 255 bytes, got one "
+                                   "of 3006");
+  // 100-byte prefix: 1,000,000 names of 106 bytes = 106,000,000 > 64 MiB (67,108,864).
+  auto wide = ExpandHostlist(std::string(100, 'w') + "[0-999999]");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message.find("column 1: expected at most 67108864 bytes of names, got more"), std::string::npos)
+      << wide.error().message;
+  // Padding counts: "a[0001-0003]" makes three 5-byte names.
+  auto padded = ExpandHostlist("a[0001-0003]", 3);
+  ASSERT_TRUE(padded.ok());
+  EXPECT_EQ(*padded, (std::vector<std::string>{"a0001", "a0002", "a0003"}));
+  // A range that wraps uint64 is a count beyond the bound, not an empty range.
+  auto wrap = ExpandHostlist("n[0-18446744073709551615]");
+  ASSERT_FALSE(wrap.ok());
+  EXPECT_NE(wrap.error().message.find("expected at most 1000000 names, got more"), std::string::npos);
+}
+
+// Where the cluster is known its size bounds a job's node list: four nodes, "n[1-5]" is an
+// error, at the item's column (the second item starts at offset 3: column 4).
+TEST(Hostlist, ClusterSizeBoundsTheList) {
+  auto ok = ExpandHostlist("n[1-4]", 4);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->size(), 4u);
+  auto r = ExpandHostlist("m1,n[1-4]", 4);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "hostlist \"m1,n[1-4]\" (9 bytes), column 4: expected at most 4 names, got more");
 }
 
 TEST(Exec, CapturesOutputErrorsAndTimeouts) {

@@ -85,6 +85,7 @@ void Daemon::FillSignals(const LiveJob& lj, QueueEntry* e) const {
   }
   if (!signals_) return;
   if (const ProgressView* p = signals_->View(lj.id); p && lj.state == JobState::kRunning) e->progress = *p;
+  e->input_error = signals_->InputError(lj.id);
 }
 
 }  // namespace orrery::live

@@ -160,7 +160,7 @@ Status CheckParams(const LaunchSchema& located, const LlmFields& a) {
 }
 
 Result<LlmFields> ParseAnswer(std::string_view content, const LaunchSchema& located) {
-  ORR_ASSIGN_OR_RETURN(const json j, ParseJson(llm::StripFence(content), "answer"));
+  ORR_ASSIGN_OR_RETURN(const json j, ParseJson(llm::StripFence(content), "content"));
   if (!j.is_object()) return MakeError("expected a JSON object");
   LlmFields out;
   for (const auto& [key, v] : j.items()) {

@@ -18,6 +18,22 @@ std::string Var(const ShellScan& s, const std::string& name) {
   return it == s.vars.end() ? "<unset>" : StripUnresolved(it->second.items.at(0).text.s);
 }
 
+TEST(ShellTest, SelfDoublingVariablesStopAtTheExpansionBudget) {
+  // 16 bytes doubled 30 times would be 16 GiB. The scan may expand its text's size (19 + 30 · 7
+  // + 7 = 236 bytes) + 1 MiB = 1,048,812 bytes: the first line and 15 doublings use
+  // 16 · (2^16 - 1) = 1,048,560 of them, the 16th doubling gets the last 252 bytes and the
+  // unresolved mark, every later expansion only the mark.
+  std::string text = "A=xxxxxxxxxxxxxxxx\n";
+  for (int i = 0; i < 30; ++i) text += "A=$A$A\n";
+  text += "run $A\n";
+  ShellScan s = ScanShell(text, "t.sh");
+  const ShellWord& a = s.vars.at("A").items.at(0);
+  EXPECT_EQ(a.text.s, std::string(1, kUnresolvedMark));
+  EXPECT_TRUE(a.unresolved);
+  ASSERT_EQ(s.commands.size(), 1u);
+  EXPECT_EQ(Words(s, 0), (std::vector<std::string>{"", ""}));  // "run" and $A: not known before the run
+}
+
 TEST(ShellTest, QuotingFollowsPosix) {
   // 'a b' stays one word; "x $V" expands inside double quotes; \$ is literal; $V unquoted splits.
   ShellScan s = ScanShell("V='1 2'\necho 'a b' \"x $V\" \\$V $V\n", "t.sh");
