@@ -404,7 +404,8 @@ inline constexpr size_t kExpansionSlackBytes = 1 << 20;
 
 class Expander {
  public:
-  Expander(ShellScan* scope, size_t text_bytes) : scope_(scope), budget_(text_bytes + kExpansionSlackBytes) {}
+  Expander(ShellScan* scope, size_t text_bytes, std::string_view file)
+      : scope_(scope), budget_(text_bytes + kExpansionSlackBytes), limit_(budget_), file_(file) {}
 
   std::vector<ShellWord> Fields(const LocText& raw) { return Expand(raw, Mode::kUnquoted, true); }
   ShellWord Single(const LocText& raw) { return Join(Expand(raw, Mode::kUnquoted, false)); }
@@ -417,8 +418,9 @@ class Expander {
   // kUnresolvedMark in the text, so every word it ends up in (after assignments, further
   // expansions and field splitting) knows it is unresolved.
   struct Builder {
+    explicit Builder(size_t* scan_budget) : budget(scan_budget) {}
     bool split = true;
-    size_t* budget = nullptr;  // bytes the scan may still produce
+    size_t* budget;            // bytes the scan may still produce
     bool over = false;         // this expansion ran past the budget
     std::vector<ShellWord> fields;
     ShellWord cur;
@@ -471,12 +473,19 @@ class Expander {
   }
 
   std::vector<ShellWord> Expand(const LocText& raw, Mode mode, bool split) {
-    Builder b;
+    Builder b(&budget_);
     b.split = split;
-    b.budget = &budget_;
     size_t i = 0;
     Walk(raw, i, raw.s.size(), mode, b);
     b.End();
+    if (b.over && !over_warned_) {  // once per scan, at the first word that ran out
+      over_warned_ = true;
+      const Loc at = raw.first();
+      scope_->warnings.push_back(Warning{std::string(file_), at.line, at.col,
+                                         "expected shell expansions of at most " + std::to_string(limit_) +
+                                             " bytes in all (the script's size + 1 MiB), got more: the rest is not "
+                                             "known before the run"});
+    }
     return std::move(b.fields);
   }
 
@@ -687,7 +696,7 @@ class Expander {
       --depth_;
       return;
     }
-    Builder inner;
+    Builder inner(&budget_);
     inner.split = false;
     size_t k = 0;
     Walk(word, k, word.s.size(), quoted ? Mode::kDouble : Mode::kUnquoted, inner);
@@ -729,6 +738,9 @@ class Expander {
 
   ShellScan* scope_;
   size_t budget_;
+  size_t limit_;
+  std::string_view file_;
+  bool over_warned_ = false;
   int depth_ = 0;
 };
 
@@ -752,8 +764,8 @@ bool IsTest(std::string_view w) { return w == "[[" || w == "[" || w == "test" ||
 
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, ShellScan* out, size_t text_bytes)
-      : tokens_(std::move(tokens)), out_(out), ex_(out, text_bytes) {}
+  Parser(std::vector<Token> tokens, ShellScan* out, size_t text_bytes, std::string_view file)
+      : tokens_(std::move(tokens)), out_(out), ex_(out, text_bytes, file) {}
 
   void Run() {
     std::vector<const Token*> cur;
@@ -855,7 +867,7 @@ class Parser {
 ShellScan ScanShell(std::string_view text, std::string_view file, uint32_t base_line) {
   ShellScan out;
   std::vector<Token> tokens = Lexer(text, file, base_line, &out).Run();
-  Parser(std::move(tokens), &out, text.size()).Run();
+  Parser(std::move(tokens), &out, text.size(), file).Run();
   return out;
 }
 
@@ -864,7 +876,7 @@ std::vector<ShellWord> ExpandLine(std::string_view line, Loc start, const ShellS
   local.vars = scope.vars;
   std::vector<Token> tokens = Lexer(line, "", start.line - 1, &local).Run();
   std::vector<ShellWord> out;
-  Expander ex(&local, line.size());
+  Expander ex(&local, line.size(), "");
   for (Token& t : tokens) {
     if (t.kind != TokKind::kWord) continue;
     for (Loc& l : t.raw.at) l.col += start.col - 1;

@@ -32,6 +32,11 @@ TEST(ShellTest, SelfDoublingVariablesStopAtTheExpansionBudget) {
   EXPECT_TRUE(a.unresolved);
   ASSERT_EQ(s.commands.size(), 1u);
   EXPECT_EQ(Words(s, 0), (std::vector<std::string>{"", ""}));  // "run" and $A: not known before the run
+  // One warning, at the value of the 16th doubling (line 17, after "A=").
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(FormatWarning(s.warnings[0]),
+            "t.sh:17:3: expected shell expansions of at most 1048812 bytes in all (the script's size + 1 MiB), got "
+            "more: the rest is not known before the run");
 }
 
 TEST(ShellTest, QuotingFollowsPosix) {
