@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
+
 namespace orrery::live {
 
 namespace {
