@@ -7,7 +7,8 @@
 #      whose code paths smaller tests exercise under ASan; 25-35x slower there at -O0)
 #   2. ASan+UBSan build in build-asan/ + ctest, tests named *Slow* excluded (1 result per test)
 #   3. clang libFuzzer build in build-fuzz/, every *_fuzz target run for
-#      FUZZ_SECONDS (default 12) s, two at a time                          (1 result per target)
+#      FUZZ_SECONDS (default 12) s, two at a time, from its committed corpus, with the
+#      allocation and memory limits of scripts/fuzz-lib.sh                 (1 result per target)
 # A build failure counts as one failed result of its stage. The last line is
 # "N passed, N failed"; the exit status is non-zero if anything failed.
 #
@@ -16,6 +17,7 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
+source scripts/fuzz-lib.sh
 
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-12}
@@ -106,29 +108,25 @@ if want asan; then
   fi
 fi
 
-# Runs one fuzz target for FUZZ_SECONDS; writes build-fuzz/T.log, T.seeds and T.rc.
-# Seeds: tests/fixtures/fuzz/<target>/, tests/fixtures/<target minus _fuzz>/, and configs/
-# for config parsers. The corpus is a copy under build-fuzz/.
+# Runs one fuzz target for FUZZ_SECONDS under the shared limits (scripts/fuzz-lib.sh: one
+# allocation under FUZZ_MALLOC_LIMIT_MB, the process under FUZZ_RSS_LIMIT_MB); writes
+# build-fuzz/T.log, T.seeds and T.rc. Seeds: fuzz_seed (the committed corpus
+# tests/fixtures/fuzz/<target>/ first); the working corpus is a copy under build-fuzz/.
 fuzz_one() {
-  local t=$1 corpus=build-fuzz/corpus/$1 seeds rc=0
-  mkdir -p "$corpus" "build-fuzz/artifacts/$t"
-  for seeds in "tests/fixtures/fuzz/$t" "tests/fixtures/${t%_fuzz}"; do
-    [[ -d $seeds ]] && find "$seeds" -maxdepth 1 -type f -size -1048576c -exec cp -n {} "$corpus/" \;
-  done
-  if [[ $t == *config* ]]; then cp -n configs/*.toml "$corpus/" 2>/dev/null; fi
+  local t=$1 corpus=build-fuzz/corpus/$1 rc=0
+  mkdir -p "build-fuzz/artifacts/$t"
+  fuzz_seed "$t" "$corpus"
   ls "$corpus" | wc -l >"build-fuzz/$t.seeds"
-  "${bg[@]}" "build-fuzz/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=25 \
-    -max_len=65536 -print_final_stats=1 -artifact_prefix="$ROOT/build-fuzz/artifacts/$t/" \
+  "${bg[@]}" "build-fuzz/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" "${FUZZ_FLAGS[@]}" \
+    -print_final_stats=1 -artifact_prefix="$ROOT/build-fuzz/artifacts/$t/" \
     >"build-fuzz/$t.log" 2>&1 || rc=$?
   echo "$rc" >"build-fuzz/$t.rc"
 }
 
 if want fuzz; then
   stage "stage 3: libFuzzer build (build-fuzz/) + ${FUZZ_SECONDS}s per *_fuzz target"
-  if CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       -DORRERY_FUZZ=ON -DORRERY_TESTS=OFF -DORRERY_BENCH=OFF "${launcher[@]}"; then
-    mapfile -t targets < <(ninja -C build-fuzz -t targets all 2>/dev/null |
-                           sed -nE 's/^([A-Za-z0-9_]+_fuzz): CXX_EXECUTABLE_LINKER.*/\1/p' | sort -u)
+  if fuzz_configure build-fuzz "${launcher[@]}"; then
+    mapfile -t targets < <(fuzz_targets build-fuzz)
     if [[ ${#targets[@]} -eq 0 ]]; then
       echo "no *_fuzz targets"
     elif ! "${bg[@]}" cmake --build build-fuzz -j "$JOBS" --target "${targets[@]}"; then

@@ -1,7 +1,10 @@
 // orrery: GPU-cluster workload manager. Thin entry point; commands live in cli/.
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/flag_rules.h"
 #include "semantic/semantic_estimator.h"
 
 int main(int argc, char** argv) {
@@ -30,6 +33,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    const std::string hint = orrery::cli::SubcommandHint(app, std::vector<std::string>(argv + 1, argv + argc));
+    if (!hint.empty()) {
+      std::fprintf(stderr, "orrery: %s\n", hint.c_str());
+      return 2;
+    }
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }

@@ -20,6 +20,8 @@
 #include "base/parallel.h"
 #include "base/parse.h"
 #include "cli/commands.h"
+#include "cli/flag_rules.h"
+#include "cli/out_dir.h"
 #include "cli/simulate_eval.h"
 #include "cli/workload_flags.h"
 #include "cli/shape_study.h"
@@ -184,6 +186,7 @@ struct Options {
   uint64_t seed = 1;
   std::string out_dir = "orrery-out";
   bool no_output = false;
+  bool force = false;            // replace another run's outputs in out_dir
   bool helios_compat = false;
   std::string tie_order;
   bool cpu_jobs = false;
@@ -552,11 +555,33 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
   return out;
 }
 
-int Run(Options o) {
+// Flags that do not apply to the chosen input are refused before any work (docs/cli.md).
+Status CheckFlagsApply(const Options& o, const CLI::App& cmd) {
+  if (!o.trace.empty())
+    ORR_RETURN_IF_ERROR(RefuseGiven(cmd, {"--jobs", "--days", "--load", "--arrivals", "--batches", "--long-runs", "--long-run-sizes"},
+                                    "it shapes a generated workload, and " + o.trace + " is a trace, replayed as recorded"));
+  else
+    ORR_RETURN_IF_ERROR(RefuseGiven(cmd, {"--format", "--skip-bad-rows", "--swf-procs-as-gpus"},
+                                    "it reads a trace file, and none is given (the workload is generated)"));
+  if (o.preset == kLlmPreset)
+    ORR_RETURN_IF_ERROR(RefuseGiven(cmd, {"--days", "--arrivals", "--batches", "--long-runs", "--long-run-sizes"},
+                                    "--generate llm is shaped by --jobs, --load and --seed only"));
+  if (o.energy.empty() || o.energy == "off")
+    ORR_RETURN_IF_ERROR(RefuseGiven(cmd, {"--wake-latency", "--resume-failure", "--power-model"},
+                                    "it tunes energy saving, which is off (--energy ces[:key=value,...] turns it on)"));
+  if (o.failures.empty() || o.failures == "off")
+    ORR_RETURN_IF_ERROR(RefuseGiven(cmd, {"--recovery"}, "it sets how failed jobs recover, and failures are off (see --failures)"));
+  if (o.no_output)
+    ORR_RETURN_IF_ERROR(RefuseGiven(cmd, {"--out-dir", "--force", "--sample-interval"}, "--no-output writes no files"));
+  return Status::Ok();
+}
+
+int Run(Options o, const CLI::App& cmd) {
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "orrery simulate: %s\n", e.message.c_str());
     return e.exit_code;
   };
+  if (Status st = CheckFlagsApply(o, cmd); !st.ok()) return fail(st.error());
   // --- workload
   Trace trace;
   std::string scenario;
@@ -719,6 +744,8 @@ int Run(Options o) {
   all["seed"] = o.seed;
   all["jobs"] = trace.jobs.size();
   if (sig->any()) all["signals"] = {{"advisor", sig->advisor}, {"tracker", sig->tracker}};
+  if (!o.no_output)
+    if (Status st = ClaimOutDir(o.out_dir, all, policies, dirs, o.force); !st.ok()) return fail(st.error());
   all["runs"] = nlohmann::ordered_json::array();
   std::vector<RunSummary> summaries;
   std::vector<double> wall;
@@ -783,6 +810,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", opts->seed, "Seed for generators, noisy estimators and the random placer (default 1)");
   cmd->add_option("--out-dir", opts->out_dir, "Output directory (default orrery-out)");
   cmd->add_flag("--no-output", opts->no_output, "Print the table only; write no files");
+  cmd->add_flag("--force", opts->force,
+                "Replace the outputs of another run found in --out-dir (by default such a folder is refused; the "
+                "same run's outputs are always replaced)");
   cmd->add_flag("--helios-compat", opts->helios_compat,
                 "Reproduce the Helios artifact simulator exactly (fifo, sjf, qssf; consolidate)");
   cmd->add_option("--tie-order", opts->tie_order, "CSV job_id,seq ordering same-second arrivals and equal keys");
@@ -798,9 +828,11 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   AddWorkloadModelFlags(cmd, &opts->model);
   cmd->add_flag("--swf-procs-as-gpus", opts->swf_procs_as_gpus,
                 "SWF: count processors as GPUs (always on when the cluster is inferred from the SWF header)");
-  cmd->add_option("--jobs", opts->jobs, "Generated jobs (with --generate or the default scenario)");
-  cmd->add_option("--days", opts->days, "Generated days (default scenario: 30)");
-  cmd->add_option("--load", opts->load, "Arrival-rate multiplier for generated workloads");
+  cmd->add_option("--jobs", opts->jobs, "Generated jobs (with --generate or the default scenario)")
+      ->check(CountInRange(1, 100'000'000, "jobs"));
+  cmd->add_option("--days", opts->days, "Generated days (default scenario: 30)")->check(InRange(0, 3650, true, "days"));
+  cmd->add_option("--load", opts->load, "Arrival-rate multiplier for generated workloads")
+      ->check(InRange(0, 1000, true, "times the preset's arrival rate"));
   cmd->add_option("--sample-interval", opts->sample_interval, "Time-series period in seconds (default 60; 0 = off)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--skip-bad-rows", opts->skip_bad_rows, "Skip malformed trace rows instead of failing");
@@ -822,7 +854,8 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "config gives no power model");
   cmd->add_option("--threads", opts->threads,
                   "Policies simulated at once (default 0 = one per available core); outputs are identical "
-                  "for every value");
+                  "for every value")
+      ->check(CountInRange(0, 4096, "threads"));
   cmd->add_option("--failures", opts->failures,
                   "Failures (off by default): trace[:acme|llama3] honours recorded FAILED/NODE_FAIL/TIMEOUT; "
                   "model:llama3[:key=value,...] draws them (docs/design/failures.md)");
@@ -830,7 +863,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "With --failures: checkpoint every GPU job, e.g. async:every=young-daly or sync:every=1h");
   cmd->add_option("--recovery", opts->recovery, "With --failures: none, requeue[:from=...] (default), acme[:spares=N]");
   cmd->add_flag("-q,--quiet", opts->quiet, "Print only the table");
-  cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });
+  cmd->callback([opts, exit_code, cmd] { *exit_code = Run(*opts, *cmd); });
 }
 
 }  // namespace orrery::cli
