@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
+
 namespace orrery::logs {
 
 using llm::ChatClient;
@@ -176,5 +178,5 @@ std::optional<Plan> LlmFormatOracle::Explain(const MaskedLine& line, const std::
   return plan;
 }
 
-}  // namespace orrery::logs#include "base/json_text.h"
+}  // namespace orrery::logs
 
