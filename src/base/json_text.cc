@@ -121,6 +121,13 @@ Result<nlohmann::json> ParseJson(std::string_view text, const std::string& file)
   return ParseLocated<nlohmann::json>(text, file);
 }
 
+Result<nlohmann::json> ParseJsonLine(std::string_view line, const std::string& file, uint64_t lineno) {
+  auto parsed = ParseJsonTextAs<nlohmann::json>(line);
+  if (auto* issue = std::get_if<TextIssue>(&parsed))  // a line holds no newline: issue->line is 1
+    return MakeError(file + ":" + std::to_string(lineno) + ":" + std::to_string(issue->col) + ": " + issue->message);
+  return std::move(std::get<nlohmann::json>(parsed));
+}
+
 Result<nlohmann::ordered_json> ParseOrderedJson(std::string_view text, const std::string& file) {
   return ParseLocated<nlohmann::ordered_json>(text, file);
 }

@@ -34,6 +34,9 @@ std::variant<J, TextIssue> ParseJsonTextAs(std::string_view text);
 Result<nlohmann::json> ParseJson(std::string_view text, const std::string& file);
 Result<nlohmann::ordered_json> ParseOrderedJson(std::string_view text, const std::string& file);
 
+// One line of a JSON-lines file: the error is "file:lineno:col: message".
+Result<nlohmann::json> ParseJsonLine(std::string_view line, const std::string& file, uint64_t lineno);
+
 // A library exception's message without its "[json.exception.type_error.302] " prefix.
 std::string JsonExceptionText(const nlohmann::json::exception& e);
 

@@ -321,6 +321,9 @@ TEST(ClusterConfigTest, MissingFileIsAnError) {
   EXPECT_EQ(r.error().exit_code, kExitBadInput);
 }
 
+// A top-level name of 3,000 bytes (BadCases).
+const std::string kLongName = "name = \"" + std::string(3000, 'p') + "\"\n";
+
 struct BadCase {
   const char* text;
   const char* message;
@@ -434,7 +437,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.toml:1:12: TOML syntax error: invalid line format (expected newline, but got '2')"},
         BadCase{"name = \"a,b\"\n",
                 "t.toml:1:8: key 'name' in the top-level table: expected a name without commas or control characters, got "
-                "a string \"a,b\""}));
+                "a string \"a,b\""},
+        // A million nodes named from a 3,000-byte prefix would be 3 GB of names: names are at
+        // most 255 bytes.
+        BadCase{kLongName.c_str(),
+                "t.toml:1:8: key 'name' in the top-level table: expected a name of at most 255 bytes, got one of 3000"}));
 
 }  // namespace
 }  // namespace orrery

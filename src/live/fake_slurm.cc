@@ -279,6 +279,11 @@ Result<NodeListing> FakeSlurm::ListNodeChanges(const std::vector<std::string>& p
     else
       l.gone.push_back(*r);
   }
+  if (min_job_age_ >= 0)  // one client (the soak): rows it has listed are not asked for again
+    node_log_.erase(node_log_.begin(), std::upper_bound(node_log_.begin(), node_log_.end(), cursor,
+                                                        [](uint64_t c, const std::pair<uint64_t, NodeRow>& e) {
+                                                          return c < e.first;
+                                                        }));
   return l;
 }
 

@@ -57,8 +57,9 @@ class FakeSlurm final : public SlurmClient {
     requeue_begin_delay_ = begin_delay;
   }
   // Slurm's MinJobAge: a job that ended `age` s ago leaves the listing (reported gone in the
-  // next delta listing) and this fake, with its change-log entries; < 0 (the default): kept
-  // forever, so that tests can inspect every job. The soak benchmark sets it, as a real
+  // next delta listing) and this fake; and, for a single client, the job and node change-log
+  // entries older than the cursor it passes are dropped. < 0 (the default): all kept forever,
+  // so that tests can inspect every job. The soak benchmark sets it, as a real
   // controller forgets, so that memory measures the daemon rather than this fake.
   void set_min_job_age(Duration age) { min_job_age_ = age; }
   // A job's files and batch script, as `scontrol show job` / `write batch_script` give them

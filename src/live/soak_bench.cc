@@ -3,8 +3,9 @@
 // GPUs; each cycle tops the live jobs (submitted, not yet ended) up to 300 with jobs of 1, 2,
 // 4 or 8 GPUs sleeping 30..600 s; the fake forgets a job 300 s after it ends (Slurm's
 // MinJobAge), so that memory measures the daemon. Every 10,000 cycles the resident size is
-// sampled; the counters are the warm-up size (after 10,000 cycles), the end size, the
-// largest sample, and the growth from warm-up to the end (docs/benchmarks.md states the bound).
+// sampled; the counters are the warm-up size (after 10,000 cycles), the size half-way, the
+// end size, the largest sample, and the growth from warm-up to the end (docs/benchmarks.md
+// states the bound).
 //   build/orrery_live_bench --benchmark_filter=Soak
 #include <benchmark/benchmark.h>
 
@@ -62,7 +63,7 @@ void BM_Soak(benchmark::State& state) {
     std::mt19937_64 rng(7);
     const uint32_t gpus[] = {1, 2, 4, 8};
     uint64_t submitted = 0;
-    double warm = 0, peak = 0;
+    double warm = 0, mid = 0, peak = 0;
     for (int64_t c = 1; c <= cycles; ++c) {
       while (submitted - slurm.num_done() < kLiveJobs) {
         SubmitSpec s;
@@ -85,6 +86,7 @@ void BM_Soak(benchmark::State& state) {
       if (c % kSampleEvery == 0) {
         const double rss = ResidentBytes();
         if (c == kWarmupCycles) warm = rss;
+        if (c == cycles / 2) mid = rss;
         if (c >= kWarmupCycles) peak = std::max(peak, rss);
       }
     }
@@ -94,6 +96,7 @@ void BM_Soak(benchmark::State& state) {
     state.counters["jobs_done"] = static_cast<double>(slurm.num_done());
     state.counters["rss_warm_mib"] = warm / (1 << 20);
     state.counters["rss_end_mib"] = end / (1 << 20);
+    state.counters["rss_mid_mib"] = mid / (1 << 20);
     state.counters["rss_peak_mib"] = peak / (1 << 20);
     state.counters["rss_growth_kib"] = (end - warm) / 1024;
   }
@@ -102,7 +105,7 @@ void BM_Soak(benchmark::State& state) {
   std::filesystem::remove(path + "-shm");
 }
 
-BENCHMARK(BM_Soak)->Arg(100'000)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_Soak)->Arg(100'000)->Arg(300'000)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
 }  // namespace orrery::live

@@ -23,7 +23,7 @@ Result<std::vector<json>> ReadJsonl(const std::string& path) {
   while ((*reader)->Next(&line)) {
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     std::string at = path + ":" + std::to_string((*reader)->line_number());
-    ORR_ASSIGN_OR_RETURN(json j, ParseJson(line, at));
+    ORR_ASSIGN_OR_RETURN(json j, ParseJsonLine(line, path, (*reader)->line_number()));
     if (!j.is_object()) return MakeError(at + ": expected a JSON object");
     if (!j.contains("text") || !j["text"].is_string()) return MakeError(at + ": field 'text': expected a string");
     out.push_back(std::move(j));

@@ -46,7 +46,9 @@ constexpr const char* kFormatSystem =
 }  // namespace
 
 Result<Diagnosis> ParseLlmDiagnosis(std::string_view content) {
-  ORR_ASSIGN_OR_RETURN(json j, ParseJson(StripFence(content), "llm answer"));
+  Result<json> parsed = ParseJson(StripFence(content), "content");
+  if (!parsed.ok()) return MakeError("llm answer: " + parsed.error().message);
+  const json j = std::move(*parsed);
   if (!j.is_object()) return MakeError("llm answer: expected a JSON object");
   Diagnosis d;
   d.source = DiagnosisSource::kLlm;
@@ -119,7 +121,9 @@ Diagnosis LlmDiagnoser::Diagnose(std::string_view tail) {
 }
 
 Result<Plan> ParseLlmPlan(std::string_view content, const MaskedLine& line) {
-  ORR_ASSIGN_OR_RETURN(json j, ParseJson(StripFence(content), "llm answer"));
+  Result<json> parsed = ParseJson(StripFence(content), "content");
+  if (!parsed.ok()) return MakeError("llm answer: " + parsed.error().message);
+  const json j = std::move(*parsed);
   if (!j.is_object()) return MakeError("llm answer: expected a JSON object");
   Plan p;
   p.param_count = line.params.size();
@@ -178,5 +182,5 @@ std::optional<Plan> LlmFormatOracle::Explain(const MaskedLine& line, const std::
   return plan;
 }
 
-}  // namespace orrery::logs#include "base/json_text.h"
+}  // namespace orrery::logs
 

@@ -70,7 +70,9 @@ TEST(LlmTest, MalformedAnswerFallsBackToRules) {
   Diagnosis out = d.Diagnose(kVague);
   EXPECT_EQ(out.source, DiagnosisSource::kRules);
   EXPECT_EQ(out.rule, "runtime_error");
-  EXPECT_EQ(out.note, "llm answer: expected a JSON object; the rules' diagnosis stands");
+  EXPECT_EQ(out.note,
+            "llm answer: content:1:1: JSON syntax error while parsing value - invalid literal; last read: 'I'; the rules' "
+            "diagnosis stands");
 }
 
 TEST(LlmTest, WrongSchemaFallsBackToRules) {

@@ -43,8 +43,9 @@ std::optional<Value> LabelValue(const nlohmann::json& v, FieldId f) {
   return Value(s);
 }
 
-Result<LabelledRecord> ParseRecord(std::string_view line, const std::string& where) {
-  ORR_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(line, where));
+Result<LabelledRecord> ParseRecord(std::string_view line, const std::string& file, uint64_t lineno) {
+  const std::string where = file + ":" + std::to_string(lineno);
+  ORR_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonLine(line, file, lineno));
   if (!j.is_object()) return MakeError(where + ":1: expected a JSON object per line, got " + std::string(j.type_name()));
   if (!j.contains("labels") || !j["labels"].is_object())
     return MakeError(where + ":1: field 'labels': expected an object, got " + (j.contains("labels") ? std::string(j["labels"].type_name()) : "nothing"));
@@ -77,7 +78,7 @@ Result<std::vector<LabelledRecord>> ParseLabelledCorpus(std::string_view jsonl, 
   std::vector<std::string_view> lines = SplitLines(jsonl);
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find_first_not_of(" \t") == std::string_view::npos) continue;
-    ORR_ASSIGN_OR_RETURN(LabelledRecord r, ParseRecord(lines[i], file + ":" + std::to_string(i + 1)));
+    ORR_ASSIGN_OR_RETURN(LabelledRecord r, ParseRecord(lines[i], file, i + 1));
     out.push_back(std::move(r));
   }
   if (out.empty()) return MakeError(file + ": no records (expected one JSON object per line)");

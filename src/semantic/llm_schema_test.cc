@@ -140,7 +140,11 @@ TEST(LlmSchemaTest, InvalidAnswersAreRejectedWithTheirReason) {
     std::string answer, error;
   };
   const Case cases[] = {
-      {&empty, "Sure! The job trains a 7B model.", "llm answer: expected a JSON object"},
+      {&empty, "Sure! The job trains a 7B model.",
+       "llm answer: content:1:1: JSON syntax error while parsing value - invalid literal; last read: 'S'"},
+      // `{"num_layers": ` is 15 bytes: the number starts at column 16.
+      {&empty, R"({"num_layers": 1e400})",
+       "llm answer: content:1:16: expected a number within a double's range (magnitude below 1.8e308), got \"1e400\""},
       {&empty, "[24, 2048]", "llm answer: expected a JSON object"},
       {&empty, R"({"num_layers": 24, "learning_rate": 0.0003})", "llm answer: unknown key 'learning_rate'"},
       {&empty, R"({"num_layers": "24"})", "llm answer: 'num_layers': expected null or a positive integer in [1, 1000], got \"24\""},
