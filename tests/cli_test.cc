@@ -333,7 +333,7 @@ TEST(CliTest, ProgressJsonKeys) {
   ASSERT_EQ(j.status, 0) << j.text;
   EXPECT_EQ(j.text,
             "{\"framework\":\"nanogpt\",\"step\":11,\"total_steps\":null,\"epoch\":null,\"loss\":2.4,\"seconds_per_step\":0.5,"
-            "\"eta_s\":null}\n");
+            "\"eta_s\":null,\"reader\":\"rule:nanogpt\"}\n");
   std::ofstream(d / "none.log") << "hello\n";
   EXPECT_EQ(RunCmd("progress " + (d / "none.log").string()).status, 1);
 }

@@ -33,6 +33,8 @@ std::string KeyBefore(std::string_view s, size_t off) {
   }
   while (!k.empty() && std::strchr(" -./()", k.front()) != nullptr) k.remove_prefix(1);
   while (!k.empty() && k.back() == ' ') k.remove_suffix(1);
+  // MMEngine's "Epoch(train)" / "Iter(train)": the phase names the training counter.
+  if (EndsWith(k, "(train)")) k.remove_suffix(7);
   std::string out;
   for (char c : k) {
     if (c == ' ' && !out.empty() && out.back() == ' ') continue;
@@ -78,7 +80,7 @@ int StepRank(std::string_view k) {
     if (Has(k, x)) return -1;
   std::string_view last = LastSegment(k);
   if (last == "global_step" || last == "num_updates" || last == "global step" || k == "global step") return 0;
-  if (last == "step" || last == "iteration" || last == "iter" || last == "it" || last == "update") return 1;
+  if (last == "step" || last == "steps" || last == "iteration" || last == "iter" || last == "it" || last == "update") return 1;
   return -1;
 }
 
@@ -108,6 +110,11 @@ double SecondsScale(std::string_view k, std::string_view suffix, bool* invert) {
     // "time: 0.4123  data_time: 0.0012" (detectron2, MMEngine): seconds without a unit.
     if (k == "time" && (suffix.empty() || suffix[0] == ' ' || suffix[0] == ',' || suffix[0] == '|')) return 1.0;
   }
+  // "dt=0.305s", "dt: 512.00ms": a step's duration only with its unit.
+  if (k == "dt" || k == "step_dt") {
+    if (StartsWith(suffix, "ms")) return 0.001;
+    if (StartsWith(suffix, "s") && (suffix.size() == 1 || !IsAlphaC(suffix[1]))) return 1.0;
+  }
   if (k == "ups" || EndsWith(k, " ups")) {
     *invert = true;
     return 1.0;
@@ -133,16 +140,25 @@ Framework DetectFramework(std::string_view s) {
   if (Has(s, "training/global_step") || Has(s, "timing_s/") || Has(s, " - train/loss") || Has(s, "Training Progress") ||
       (Has(s, "step:") && Has(s, " - ")))
     return Framework::kVerl;
-  if (Has(s, "RunningAvgSamplesPerSec") || Has(s, "[deepspeed]") || Has(s, "] step=")) return Framework::kDeepSpeed;
+  if (Has(s, "RunningAvgSamplesPerSec") || Has(s, "[deepspeed]") || Has(s, "] step=") ||
+      (StartsWith(s, "steps: ") && Has(s, "iter time (s): ")))  // the pipeline engine's own line
+    return Framework::kDeepSpeed;
   if (Has(s, "iter ") && Has(s, ": loss ")) return Framework::kNanoGpt;  // "iter 12: loss 3.1, time 560.1ms"
   if (Has(s, "{'loss'") || Has(s, "'epoch':") || Has(s, "'learning_rate'") || Has(s, "{\"loss\"")) return Framework::kHfTrainer;
   if (Has(s, "v_num") || (Has(s, "Epoch ") && Has(s, "%||"))) return Framework::kLightning;
+  if (Has(s, " - mmengine - ") || Has(s, "Epoch(train)") || Has(s, "Iter(train)") || Has(s, " - mmdet - ") ||
+      Has(s, " - mmseg - ") || (Has(s, "Epoch [") && Has(s, "][") && Has(s, "data_time")))
+    return Framework::kMmengine;
+  if (Has(s, "d2.utils.events") || (Has(s, "iter: ") && Has(s, "total_loss: "))) return Framework::kDetectron2;
+  if (StartsWith(s, "Train: ") && Has(s, " [") && Has(s, "%)]")) return Framework::kTimm;
+  if (Has(s, " [=") && (Has(s, "/step - ") || Has(s, " - ETA: "))) return Framework::kKeras;
   if (BareBar(s)) return Framework::kHfTrainer;  // the Trainer's bar has no description
   return Framework::kUnknown;
 }
 
 bool IsEvalLine(std::string_view s) {
-  for (std::string_view p : {"valid on '", "Validation", "Validating", "Evaluating", "Evaluation", "evaluation:", "Testing"})
+  for (std::string_view p : {"valid on '", "Validation", "Validating", "Evaluating", "Evaluation", "evaluation:", "Testing",
+                             "(val)", "(test)", "Test: ["})
     if (Has(s, p)) return true;
   return false;
 }
@@ -161,6 +177,12 @@ struct Learner {
   Plan plan;
   int step_rank = 99, loss_rank = 99, sec_rank = 99;
   int step_param = -1;
+  std::vector<size_t> keyed;  // parameters with words before them
+
+  bool Claimed(size_t k) const {
+    return std::find(keyed.begin(), keyed.end(), k) != keyed.end() ||
+           std::any_of(plan.refs.begin(), plan.refs.end(), [&](const FieldRef& r) { return r.param == k; });
+  }
 
   void Add(Field f, size_t k, double scale = 1, bool invert = false, int rank = 0) {
     const MaskedParam& p = line.params[k];
@@ -171,8 +193,10 @@ struct Learner {
     std::string_view s = line.source;
     const MaskedParam& p = line.params[k];
     std::string key = KeyBefore(s, p.offset);
-    std::string_view suffix = s.substr(std::min(s.size(), p.offset + p.text.size()), 6);
+    std::string_view suffix = s.substr(std::min(s.size(), p.offset + p.text.size()), 8);
+    if (StartsWith(suffix, "%")) return;  // a percentage ("Steps:  12%|"): never a step, loss or time
     if (IsEvalKey(key)) *any_eval = true;
+    if (!key.empty()) keyed.push_back(k);
     bool invert = false;
     if (int r = LossRank(key); r >= 0) {
       *any_train_loss = true;
@@ -190,6 +214,10 @@ struct Learner {
       Add(Field::kEpoch, k);
     } else if (double sc = SecondsScale(key, suffix, &invert); sc > 0) {
       Add(Field::kSeconds, k, sc, invert);
+    } else if (StartsWith(suffix, "ms/step")) {  // Keras "24ms/step"
+      Add(Field::kSeconds, k, 0.001);
+    } else if (StartsWith(suffix, "s/step")) {
+      Add(Field::kSeconds, k);
     } else if (StartsWith(suffix, "s/it")) {
       Add(Field::kBarSeconds, k);
     } else if (StartsWith(suffix, "it/s")) {
@@ -212,6 +240,56 @@ struct Learner {
     }
   }
 
+  // A rich progress bar ("━━━━━╸━━━ 120/500 0:02:01"): the counter right after the bar's
+  // cells (box-drawing characters, so the byte before the counter is not ASCII).
+  bool Rich() {
+    std::string_view s = line.source;
+    for (size_t k = 0; k + 1 < line.params.size(); ++k) {
+      size_t at = line.params[k].offset;
+      size_t b = at;
+      while (b > 0 && s[b - 1] == ' ') --b;
+      if (b == at || b == 0 || static_cast<unsigned char>(s[b - 1]) < 0x80) continue;
+      if (Claimed(k) || !SlashJoined(s, line.params[k], line.params[k + 1])) continue;
+      Add(Field::kBarStep, k);
+      Add(Field::kBarTotal, k + 1);
+      return true;
+    }
+    return false;
+  }
+
+  // A counter without a key: "[ 50/500]", "[ 100/1251 (  8%)]" (MMEngine, mmcv, timm) or a
+  // line that starts "120/500 [" (Keras). A date ("2026/12/07") has neither shape.
+  bool Counter() {
+    std::string_view s = line.source;
+    for (size_t k = 0; k + 1 < line.params.size(); ++k) {
+      const MaskedParam& a = line.params[k];
+      const MaskedParam& b = line.params[k + 1];
+      if (Claimed(k) || Claimed(k + 1) || !SlashJoined(s, a, b)) continue;
+      size_t before = a.offset;
+      while (before > 0 && s[before - 1] == ' ') --before;
+      size_t after = b.offset + b.text.size();
+      while (after < s.size() && s[after] == ' ') ++after;
+      char next = after < s.size() ? s[after] : '\0';
+      bool bracketed = before > 0 && s[before - 1] == '[' && (next == ']' || next == '(');
+      bool leading = before == 0 && next == '[';
+      if (!bracketed && !leading) continue;
+      Add(Field::kBarStep, k);
+      Add(Field::kBarTotal, k + 1);
+      return true;
+    }
+    return false;
+  }
+
+  // timm's "Train: 3 [ 100/1251 (  8%)]": the number between "Train:" and the counter is the epoch.
+  void TimmEpoch() {
+    std::string_view s = line.source;
+    if (!StartsWith(s, "Train: ") || line.params.empty()) return;
+    for (const FieldRef& r : plan.refs)
+      if (r.param == 0) return;
+    size_t end = line.params[0].offset + line.params[0].text.size();
+    if (line.params[0].offset == 7 && s.substr(end, 2) == " [") Add(Field::kEpoch, 0);
+  }
+
   // DeepSpeed's ThroughputTimer: "[timer.py:...:stop] EPOCH/STEP, RunningAvgSamplesPerSec=...".
   void DeepSpeedTimer() {
     std::string_view s = line.source;
@@ -231,13 +309,25 @@ struct Learner {
 }  // namespace
 
 Plan LearnPlan(const MaskedLine& line) {
-  Learner l{line, {}};
+  Learner l{line, {}, 99, 99, 99, -1, {}};
   l.plan.param_count = line.params.size();
   l.plan.framework = DetectFramework(line.source);
   bool any_eval = false, any_train_loss = false;
   for (size_t k = 0; k < line.params.size(); ++k) l.Keyed(k, &any_eval, &any_train_loss);
+  const size_t keyed_refs = l.plan.refs.size();
   l.Bar();
+  bool bar = l.plan.refs.size() > keyed_refs;
+  bool rich = !bar && l.Rich();
+  if (l.plan.framework == Framework::kTimm) l.TimmEpoch();
+  bool counter = !bar && !rich && l.Counter();
   l.DeepSpeedTimer();
+  size_t lead = line.source.find_first_not_of(' ');
+  bool json_line = lead != std::string_view::npos && line.source[lead] == '{';
+  l.plan.generic = json_line ? GenericReader::kJson
+                   : bar     ? GenericReader::kTqdm
+                   : rich    ? GenericReader::kRich
+                   : counter ? GenericReader::kCounter
+                             : GenericReader::kKeyValue;
   l.plan.eval = IsEvalLine(line.source) || (any_eval && !any_train_loss);
   return l.plan;
 }
@@ -255,8 +345,30 @@ std::string_view FrameworkName(Framework f) {
     case Framework::kHfTrainer: return "hf_trainer";
     case Framework::kAxolotl: return "axolotl";
     case Framework::kLightning: return "pytorch_lightning";
+    case Framework::kMmengine: return "mmengine";
+    case Framework::kDetectron2: return "detectron2";
+    case Framework::kTimm: return "timm";
+    case Framework::kKeras: return "keras";
   }
   return "";
+}
+
+std::string_view GenericReaderName(GenericReader g) {
+  switch (g) {
+    case GenericReader::kKeyValue: return "keyvalue";
+    case GenericReader::kJson: return "json";
+    case GenericReader::kTqdm: return "tqdm";
+    case GenericReader::kRich: return "rich";
+    case GenericReader::kCounter: return "counter";
+  }
+  return "";
+}
+
+std::string ReaderName(const Plan& plan) {
+  if (!plan.progress()) return "";
+  if (plan.from_oracle) return "llm";
+  if (plan.framework != Framework::kUnknown) return "rule:" + std::string(FrameworkName(plan.framework));
+  return "generic:" + std::string(GenericReaderName(plan.generic));
 }
 
 }  // namespace orrery::logs

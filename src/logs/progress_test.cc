@@ -217,7 +217,7 @@ TEST(ProgressTest, FormatCatalogue) {
       {"Epoch [2/10], Step [100/600], Loss: 0.2345\n", "", 100, 600, 2, 0.2345, std::nullopt},
       // detectron2-style metrics.
       {"[01/01 00:00:00 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 2.1  loss_cls: 0.7  time: 0.4123  data_time: 0.0012  lr: 0.0001\n",
-       "", 19, std::nullopt, std::nullopt, 2.1, 0.4123},
+       "detectron2", 19, std::nullopt, std::nullopt, 2.1, 0.4123},
       // fairseq >= 0.10 with the logging prefix.
       {"2021-01-01 00:00:00 | INFO | train_inner | epoch 002:    100 / 1000 loss=9.5, nll_loss=9.1, ppl=550, wps=1e+04, "
        "ups=2.5, wpb=4000, bsz=100, num_updates=1100, lr=0.0005, gnorm=1.1, train_wall=40, wall=400\n",
