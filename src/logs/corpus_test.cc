@@ -98,10 +98,10 @@ TEST(CorpusTest, TrackerOnSyntheticProgressFixtures) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   std::fputs(FormatProgressScores(*s, false).c_str(), stdout);
   Tally v = ValueFields(*s);
-  EXPECT_EQ(v.total, 90u);  // 18 records x 5 fields
+  EXPECT_EQ(v.total, 160u);  // 32 records x 5 fields
   EXPECT_EQ(v.right, v.total);
-  EXPECT_EQ(s->fields["framework"].right, 18u);
-  EXPECT_EQ(s->fields["reader"].right, 18u);
+  EXPECT_EQ(s->fields["framework"].right, 32u);
+  EXPECT_EQ(s->fields["reader"].right, 32u);
 }
 
 TEST(CorpusTest, DiagnosisOnSyntheticFailureFixtures) {

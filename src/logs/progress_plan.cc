@@ -80,7 +80,9 @@ int StepRank(std::string_view k) {
     if (Has(k, x)) return -1;
   std::string_view last = LastSegment(k);
   if (last == "global_step" || last == "num_updates" || last == "global step" || k == "global step") return 0;
-  if (last == "step" || last == "steps" || last == "iteration" || last == "iter" || last == "it" || last == "update") return 1;
+  if (last == "step" || last == "steps" || last == "iteration" || last == "iter" || last == "it" || last == "update" ||
+      last == "batch")
+    return 1;
   return -1;
 }
 
@@ -114,6 +116,11 @@ double SecondsScale(std::string_view k, std::string_view suffix, bool* invert) {
   if (k == "dt" || k == "step_dt") {
     if (StartsWith(suffix, "ms")) return 0.001;
     if (StartsWith(suffix, "s") && (suffix.size() == 1 || !IsAlphaC(suffix[1]))) return 1.0;
+  }
+  if (k == "seconds" || k == "step_seconds" || k == "sec_per_step") return 1.0;  // MaxText "seconds: 0.512"
+  if (EndsWith(k, "steps_per_second") || EndsWith(k, "steps_per_sec") || EndsWith(k, "steps/s") || EndsWith(k, "steps/sec")) {
+    *invert = !Has(k, "train_steps_per_second");  // HF Trainer's run summary averages over the run
+    return *invert ? 1.0 : 0;
   }
   if (k == "ups" || EndsWith(k, " ups")) {
     *invert = true;
@@ -151,7 +158,8 @@ Framework DetectFramework(std::string_view s) {
     return Framework::kMmengine;
   if (Has(s, "d2.utils.events") || (Has(s, "iter: ") && Has(s, "total_loss: "))) return Framework::kDetectron2;
   if (StartsWith(s, "Train: ") && Has(s, " [") && Has(s, "%)]")) return Framework::kTimm;
-  if (Has(s, " [=") && (Has(s, "/step - ") || Has(s, " - ETA: "))) return Framework::kKeras;
+  if ((Has(s, " [=") && (Has(s, "/step - ") || Has(s, " - ETA: "))) || (Has(s, "ms/step") && Has(s, " - loss: ")))
+    return Framework::kKeras;
   if (BareBar(s)) return Framework::kHfTrainer;  // the Trainer's bar has no description
   return Framework::kUnknown;
 }
@@ -195,6 +203,9 @@ struct Learner {
     std::string key = KeyBefore(s, p.offset);
     std::string_view suffix = s.substr(std::min(s.size(), p.offset + p.text.size()), 8);
     if (StartsWith(suffix, "%")) return;  // a percentage ("Steps:  12%|"): never a step, loss or time
+    // "0.51 s/step", "0.52 s/it": a unit after one space reads as one right after the number.
+    for (std::string_view u : {" s/step", " ms/step", " s/it", " it/s", " sec/step", " sec/it"})
+      if (StartsWith(suffix, u)) suffix.remove_prefix(1);
     if (IsEvalKey(key)) *any_eval = true;
     if (!key.empty()) keyed.push_back(k);
     bool invert = false;
@@ -216,7 +227,7 @@ struct Learner {
       Add(Field::kSeconds, k, sc, invert);
     } else if (StartsWith(suffix, "ms/step")) {  // Keras "24ms/step"
       Add(Field::kSeconds, k, 0.001);
-    } else if (StartsWith(suffix, "s/step")) {
+    } else if (StartsWith(suffix, "s/step") || StartsWith(suffix, "sec/step")) {
       Add(Field::kSeconds, k);
     } else if (StartsWith(suffix, "s/it")) {
       Add(Field::kBarSeconds, k);
@@ -271,7 +282,7 @@ struct Learner {
       while (after < s.size() && s[after] == ' ') ++after;
       char next = after < s.size() ? s[after] : '\0';
       bool bracketed = before > 0 && s[before - 1] == '[' && (next == ']' || next == '(');
-      bool leading = before == 0 && next == '[';
+      bool leading = before == 0 && (next == '[' || next == '-');  // Keras "120/500 [===" and "100/100 - 12s"
       if (!bracketed && !leading) continue;
       Add(Field::kBarStep, k);
       Add(Field::kBarTotal, k + 1);

@@ -261,3 +261,38 @@ TEST(ProgressTest, BannerNamesTheFramework) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// The generic readers' edges: what looks like a counter or a step but is not.
+TEST(GenericReaderTest, DatesPercentagesAndBareNumbersAreNotCounters) {
+  // A date "2026/12/07" at the line start is followed by '/', not '[' or '-': no counter, so
+  // the line gives only its loss.
+  Reading r = Track("2026/12/07 10:21:33 - INFO - loss: 1.5\n");
+  EXPECT_EQ(r.step, std::nullopt);
+  EXPECT_EQ(r.total_steps, std::nullopt);
+  EXPECT_EQ(r.loss, 1.5);
+  EXPECT_EQ(r.reader, "generic:keyvalue");
+  // "Steps:  12%|...| 120/1000": the 12 after the key "Steps:" is a percentage; the bar counts.
+  r = Track("Steps:  12%|#         | 120/1000 [02:00<14:40,  1.00s/it]\n");
+  EXPECT_EQ(r.step, 120);
+  EXPECT_EQ(r.total_steps, 1000);
+  EXPECT_EQ(r.reader, "generic:tqdm");
+  // "[12/07 10:21:33 ...]": a bracketed pair not closed by ']' or '(' is no counter.
+  r = Track("[12/07 10:21:33 trainer]: loss: 2.0\n");
+  EXPECT_EQ(r.step, std::nullopt);
+  // A bracketed counter beside a named step counts the epoch's batches: the step wins and
+  // the bracket's total is not the run's (step 200 from "step=200"; no total).
+  r = Track("Epoch [1][50/500] step=200 loss: 2.0\n");
+  EXPECT_EQ(r.step, 200);
+  EXPECT_EQ(r.total_steps, std::nullopt);
+  // A unit after one space: 0.5 s/step; 250 ms/step = 0.25 s.
+  EXPECT_EQ(Track("step 3 loss 1.0 0.5 s/step\n").seconds_per_step, 0.5);
+  EXPECT_EQ(Track("step 3 loss 1.0 250 ms/step\n").seconds_per_step, 0.25);
+  // steps_per_second is a rate: 1 / 4 = 0.25 s.
+  EXPECT_EQ(Track("step=3 loss=1.0 steps_per_second=4\n").seconds_per_step, 0.25);
+}
+
+}  // namespace
+}  // namespace orrery::logs
