@@ -98,10 +98,10 @@ TEST(CorpusTest, TrackerOnSyntheticProgressFixtures) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   std::fputs(FormatProgressScores(*s, false).c_str(), stdout);
   Tally v = ValueFields(*s);
-  EXPECT_EQ(v.total, 160u);  // 32 records x 5 fields
+  EXPECT_EQ(v.total, 205u);  // 41 records x 5 fields
   EXPECT_EQ(v.right, v.total);
-  EXPECT_EQ(s->fields["framework"].right, 32u);
-  EXPECT_EQ(s->fields["reader"].right, 32u);
+  EXPECT_EQ(s->fields["framework"].right, 41u);
+  EXPECT_EQ(s->fields["reader"].right, 41u);
 }
 
 TEST(CorpusTest, DiagnosisOnSyntheticFailureFixtures) {

@@ -72,7 +72,8 @@ int LossRank(std::string_view k) {
   return 2;
 }
 
-// Step keys: 0 = a global counter by name, 1 = "step"/"iteration"/"iter"; -1 = none.
+// Step keys: 0 = a global counter by name, 1 = "step"/"steps"/"update", 2 = "iteration"/"iter"/
+// "it"/"batch"; -1 = none.
 int StepRank(std::string_view k) {
   if (Words(k) > 3) return -1;
   for (std::string_view x : {"time", "total", "max", "skip", "nan", "warmup", "sample", "token", "consumed", "save",
@@ -80,9 +81,9 @@ int StepRank(std::string_view k) {
     if (Has(k, x)) return -1;
   std::string_view last = LastSegment(k);
   if (last == "global_step" || last == "num_updates" || last == "global step" || k == "global step") return 0;
-  if (last == "step" || last == "steps" || last == "iteration" || last == "iter" || last == "it" || last == "update" ||
-      last == "batch")
-    return 1;
+  // Beside each other the optimizer's "step" outranks a micro-batch "iter" (LitGPT's "iter 100 step 25").
+  if (last == "step" || last == "steps" || last == "update") return 1;
+  if (last == "iteration" || last == "iter" || last == "it" || last == "batch") return 2;
   return -1;
 }
 
@@ -102,20 +103,25 @@ bool IsEpochKey(std::string_view k) {
 double SecondsScale(std::string_view k, std::string_view suffix, bool* invert) {
   *invert = false;
   bool ms_key = Has(k, "(ms)") || Has(k, "_ms") || Has(k, " ms") || Has(k, "in ms");
+  // The unit may follow after one space: "iter time: 512.00 ms", "batch_cost: 0.51 s".
+  std::string_view u = StartsWith(suffix, " ") ? suffix.substr(1) : suffix;
+  const bool unit_ms = StartsWith(u, "ms") && (u.size() == 2 || !IsAlphaC(u[2]));
+  const bool unit_s = StartsWith(u, "s") && (u.size() == 1 || !IsAlphaC(u[1]));
   for (std::string_view t : {"time per iteration", "time_per_iteration", "step_timing", "timing_s/step", "time_per_step",
                              "step_time", "time/step", "iter_time", "sec/step", "seconds_per_step", "time/iter",
                              "time_per_iter", "iteration_time", "step time", "iter time", "time per step"})
-    if (Has(k, t)) return ms_key || StartsWith(suffix, "ms") ? 0.001 : 1.0;
-  if (LastSegment(k) == "time" && Words(k) <= 2) {
-    if (StartsWith(suffix, "ms")) return 0.001;
-    if (StartsWith(suffix, "s") && (suffix.size() == 1 || !IsAlphaC(suffix[1]))) return 1.0;
+    if (Has(k, t)) return ms_key || unit_ms ? 0.001 : 1.0;
+  if ((LastSegment(k) == "time" && Words(k) <= 2) || k == "batch_cost") {  // batch_cost: PaddlePaddle
+    if (unit_ms) return 0.001;
+    if (unit_s) return 1.0;
     // "time: 0.4123  data_time: 0.0012" (detectron2, MMEngine): seconds without a unit.
-    if (k == "time" && (suffix.empty() || suffix[0] == ' ' || suffix[0] == ',' || suffix[0] == '|')) return 1.0;
+    if ((k == "time" || k == "batch_cost") && (suffix.empty() || suffix[0] == ' ' || suffix[0] == ',' || suffix[0] == '|'))
+      return 1.0;
   }
   // "dt=0.305s", "dt: 512.00ms": a step's duration only with its unit.
   if (k == "dt" || k == "step_dt") {
-    if (StartsWith(suffix, "ms")) return 0.001;
-    if (StartsWith(suffix, "s") && (suffix.size() == 1 || !IsAlphaC(suffix[1]))) return 1.0;
+    if (unit_ms) return 0.001;
+    if (unit_s) return 1.0;
   }
   if (k == "seconds" || k == "step_seconds" || k == "sec_per_step") return 1.0;  // MaxText "seconds: 0.512"
   if (EndsWith(k, "steps_per_second") || EndsWith(k, "steps_per_sec") || EndsWith(k, "steps/s") || EndsWith(k, "steps/sec")) {
