@@ -177,6 +177,21 @@ bool IsEvalLine(std::string_view s) {
   return false;
 }
 
+// A progress bar that is not training: loading, downloading, data preparation, saving
+// (HF's "Loading checkpoint shards", datasets' "Map: ... examples/s", hub downloads in B/s).
+bool IsAuxiliaryBar(std::string_view s) {
+  size_t bar = s.find("%||");
+  if (bar == std::string_view::npos) return false;
+  std::string_view desc = s.substr(0, bar);
+  for (std::string_view w : {"Loading", "Downloading", "Download", "Map", "Tokeniz", "Generating", "Filter", "Saving",
+                             "Fetching", "Resolving", "Processing", "Preprocessing", "Uploading", "Extracting",
+                             "Converting", "Packing", "Shuffling", "Writing"})
+    if (Has(desc, w)) return true;
+  for (std::string_view u : {"examples/s", "ba/s", "B/s]", "B/s,", "files/s", "shards/s", "docs/s"})
+    if (Has(s.substr(bar), u)) return true;
+  return false;
+}
+
 // Only spaces and one '/' between the end of number a and the start of number b.
 bool SlashJoined(std::string_view s, const MaskedParam& a, const MaskedParam& b) {
   size_t from = a.offset + a.text.size();
@@ -345,7 +360,7 @@ Plan LearnPlan(const MaskedLine& line) {
                    : rich    ? GenericReader::kRich
                    : counter ? GenericReader::kCounter
                              : GenericReader::kKeyValue;
-  l.plan.eval = IsEvalLine(line.source) || (any_eval && !any_train_loss);
+  l.plan.eval = IsEvalLine(line.source) || IsAuxiliaryBar(line.source) || (any_eval && !any_train_loss);
   return l.plan;
 }
 

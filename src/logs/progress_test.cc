@@ -296,3 +296,21 @@ TEST(GenericReaderTest, DatesPercentagesAndBareNumbersAreNotCounters) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// Bars of loading, data preparation and downloads are not training progress.
+TEST(GenericReaderTest, AuxiliaryBarsDoNotMoveTheReading) {
+  // Loading shards alone: no progress at all.
+  EXPECT_EQ(Track("Loading checkpoint shards: 100%|##########| 4/4 [00:05<00:00,  1.31s/it]\n").step, std::nullopt);
+  // Training at 120/500, then a datasets map bar (examples/s): the reading stays at 120.
+  Reading r = Track(
+      "train:  24%|##4       | 120/500 [02:01<06:24,  1.01s/it]\n"
+      "Map: 100%|##########| 5000/5000 [00:01<00:00, 4000.00 examples/s]\n");
+  EXPECT_EQ(r.step, 120);
+  EXPECT_EQ(r.total_steps, 500);
+}
+
+}  // namespace
+}  // namespace orrery::logs
