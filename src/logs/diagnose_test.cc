@@ -265,3 +265,21 @@ TEST(DiagnoseTest, DefaultRulesWithholdOnABareWrapper) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// Startup lines that name a transport or an allocator are not failures: the user's error decides.
+TEST(DiagnoseTest, BenignTransportLinesDoNotOutrankTheError) {
+  Diagnosis d = DiagnoseLines({"ip-10-0-3-17:4411:4411 [0] NCCL INFO NET/OFI Using aws-ofi-nccl 1.7.4",
+                               "ip-10-0-3-17:4411:4411 [0] NCCL WARN NET/OFI Only EFA provider is supported",
+                               "KeyError: 'labels'"});
+  EXPECT_EQ(d.category, Category::kScript);
+  EXPECT_EQ(d.subtype, "user_code_exception");
+  // NCCL retrying a connection at startup is a warning; the KeyError decides.
+  d = DiagnoseLines({"node3:5521:5602 [1] NCCL WARN Call to connect returned Connection refused, retrying", "KeyError: 'labels'"});
+  EXPECT_EQ(d.subtype, "user_code_exception");
+}
+
+}  // namespace
+}  // namespace orrery::logs
