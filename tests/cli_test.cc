@@ -333,9 +333,38 @@ TEST(CliTest, ProgressJsonKeys) {
   ASSERT_EQ(j.status, 0) << j.text;
   EXPECT_EQ(j.text,
             "{\"framework\":\"nanogpt\",\"step\":11,\"total_steps\":null,\"epoch\":null,\"loss\":2.4,\"seconds_per_step\":0.5,"
-            "\"eta_s\":null}\n");
+            "\"eta_s\":null,\"reader\":\"rule:nanogpt\"}\n");
   std::ofstream(d / "none.log") << "hello\n";
   EXPECT_EQ(RunCmd("progress " + (d / "none.log").string()).status, 1);
+}
+
+TEST(CliTest, EvaluateScoresOnlyTheNamedRecords) {
+  fs::path d = TempDir("evaluate-ids");
+  // Two progress records: A is read right (step 11, loss 2.4, 0.5 s/step), B's labels are
+  // wrong on purpose (step 99). --ids A scores A alone; --except-ids A scores B alone.
+  std::ofstream(d / "p.jsonl")
+      << R"({"id": "A", "text": "iter 11: loss 2.4000, time 500.00ms\n", "framework": "nanogpt", "step": 11, "total_steps": "", "epoch": "", "loss": 2.4, "seconds_per_step": 0.5})"
+      << "\n"
+      << R"({"id": "B", "text": "iter 11: loss 2.4000, time 500.00ms\n", "framework": "nanogpt", "step": 99, "total_steps": "", "epoch": "", "loss": 2.4, "seconds_per_step": 0.5})"
+      << "\n";
+  Out a = RunCmd("progress evaluate " + (d / "p.jsonl").string() + " --ids A");
+  ASSERT_EQ(a.status, 0) << a.text;
+  EXPECT_NE(a.text.find("step              100.0 % (1/1)"), std::string::npos) << a.text;
+  Out b = RunCmd("progress evaluate " + (d / "p.jsonl").string() + " --except-ids A");
+  ASSERT_EQ(b.status, 0) << b.text;
+  EXPECT_NE(b.text.find("step                0.0 % (0/1)"), std::string::npos) << b.text;
+  EXPECT_NE(b.text.find("miss B step: want 99, got 11"), std::string::npos) << b.text;
+  // Diagnosis: a CUDA OOM labelled right (X) and a bare wrapper labelled script (Y), which
+  // the rules answer `unknown`: withheld, not confidently wrong.
+  std::ofstream(d / "f.jsonl")
+      << R"({"id": "X", "text": "torch.OutOfMemoryError: CUDA out of memory.\n", "category": "framework", "subtype": "cuda_oom", "retry": "no", "suspect_node": ""})"
+      << "\n"
+      << R"({"id": "Y", "text": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n", "category": "script", "subtype": "user_code_exception", "retry": "no", "suspect_node": ""})"
+      << "\n";
+  Out x = RunCmd("diagnose evaluate " + (d / "f.jsonl").string() + " --ids X,Y");
+  ASSERT_EQ(x.status, 0) << x.text;
+  EXPECT_NE(x.text.find("category accuracy   50.0 % (1/2)"), std::string::npos) << x.text;
+  EXPECT_NE(x.text.find("category withheld  1 (unknown), confidently wrong 0"), std::string::npos) << x.text;
 }
 
 namespace {

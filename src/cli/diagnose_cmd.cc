@@ -26,6 +26,7 @@ struct DiagnoseArgs {
   bool json = false, explain = false;
   size_t tail_bytes = 16u << 20;
   std::string evaluate;  // labelled JSONL (the evaluate subcommand)
+  logs::RecordFilter filter;
 };
 
 int Fail(const Error& e) {
@@ -118,7 +119,7 @@ int RunDiagnose(const DiagnoseArgs& a) {
 int RunEvaluate(const DiagnoseArgs& a) {
   auto engine = MakeEngine(a);
   if (!engine.ok()) return Fail(engine.error());
-  auto scores = logs::EvaluateDiagnosis(a.evaluate, [&](const std::string& t) { return engine->Diagnose(t); });
+  auto scores = logs::EvaluateDiagnosis(a.evaluate, [&](const std::string& t) { return engine->Diagnose(t); }, a.filter);
   if (!scores.ok()) return Fail(scores.error());
   std::fputs(logs::FormatDiagnoseScores(*scores, a.json).c_str(), stdout);
   return kExitOk;
@@ -143,6 +144,8 @@ void RegisterDiagnose(CLI::App& app, int* exit_code) {
   auto* ev = cmd->add_subcommand("evaluate", "Score the diagnosis on a labelled JSON Lines file (failure-logs schema)");
   ev->add_option("file", a->evaluate, "Labelled records (e.g. ../shared/corpora/failure-logs/dev.jsonl)")->required();
   AddEngineOptions(ev, a.get());
+  ev->add_option("--ids", a->filter.only, "Score only these record ids (comma-separated)")->delimiter(',');
+  ev->add_option("--except-ids", a->filter.except, "Leave these record ids out (comma-separated)")->delimiter(',');
   ev->callback([a, exit_code] { *exit_code = RunEvaluate(*a); });
   cmd->callback([a, exit_code, ev] {
     if (!ev->parsed()) *exit_code = RunDiagnose(*a);

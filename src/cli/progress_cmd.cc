@@ -25,6 +25,7 @@ struct ProgressArgs {
   bool json = false;
   std::string llm_config;
   std::string evaluate;
+  logs::RecordFilter filter;
 };
 
 int Fail(const Error& e) {
@@ -48,6 +49,7 @@ nlohmann::ordered_json ToJson(const logs::Reading& r) {
   j["loss"] = r.loss ? nlohmann::ordered_json(*r.loss) : nlohmann::ordered_json(nullptr);  // NaN prints as null
   j["seconds_per_step"] = Opt(r.seconds_per_step);
   j["eta_s"] = Opt(r.eta_s);
+  j["reader"] = r.reader.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.reader);
   return j;
 }
 
@@ -77,6 +79,7 @@ void PrintText(const std::string& name, const logs::Reading& r, const logs::Prog
   if (r.seconds_per_step) std::snprintf(b, sizeof b, ", %.4g s/step", *r.seconds_per_step), s += b;
   if (r.eta_s) s += ", ETA " + Duration(*r.eta_s);
   if (!r.step && !r.loss && !r.epoch) s += ": no progress line found";
+  else s += " [" + r.reader + "]";
   std::printf("%s\n", s.c_str());
   for (const logs::Anomaly& a : t.anomalies()) {
     std::printf("  anomaly %s at step %s: loss %g (smoothed %g)\n", std::string(logs::AnomalyKindName(a.kind)).c_str(),
@@ -120,7 +123,7 @@ int RunProgress(const ProgressArgs& a) {
 }
 
 int RunEvaluate(const ProgressArgs& a) {
-  auto s = logs::EvaluateProgress(a.evaluate);
+  auto s = logs::EvaluateProgress(a.evaluate, a.filter);
   if (!s.ok()) return Fail(s.error());
   std::fputs(logs::FormatProgressScores(*s, a.json).c_str(), stdout);
   return kExitOk;
@@ -137,6 +140,8 @@ void RegisterProgress(CLI::App& app, int* exit_code) {
   auto* ev = cmd->add_subcommand("evaluate", "Score the tracker on a labelled JSON Lines file (progress-logs schema)");
   ev->add_option("file", a->evaluate, "Labelled records (e.g. ../shared/corpora/progress-logs/dev.jsonl)")->required();
   ev->add_flag("--json", a->json, "JSON output");
+  ev->add_option("--ids", a->filter.only, "Score only these record ids (comma-separated)")->delimiter(',');
+  ev->add_option("--except-ids", a->filter.except, "Leave these record ids out (comma-separated)")->delimiter(',');
   ev->callback([a, exit_code] { *exit_code = RunEvaluate(*a); });
   cmd->callback([a, exit_code, ev] {
     if (!ev->parsed()) *exit_code = RunProgress(*a);

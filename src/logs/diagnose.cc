@@ -192,8 +192,11 @@ size_t Diagnoser::Decide(const CompressedLog& log, const std::vector<Match>& m) 
 Diagnosis Diagnoser::Explain(const CompressedLog& log, const std::vector<Match>& m, size_t winner) const {
   const Rule& r = rules_.rules[m[winner].rule];
   Diagnosis d;
-  d.category = r.category;
-  d.subtype = r.subtype;
+  // Weak evidence (a generic exception class, a bare wrapper): the category is withheld
+  // rather than guessed; the rule, its evidence and its retry guess stay.
+  const bool weak = r.confidence < rules_.unknown_below;
+  d.category = weak ? Category::kUnknown : r.category;
+  d.subtype = weak ? "unknown" : r.subtype;
   d.retry = r.retry;
   d.rule = r.name;
   d.confidence = r.confidence;

@@ -214,3 +214,72 @@ TEST(DiagnoseTest, AssertionNearADeepSpeedFrame) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// A rule below [diagnose] unknown_below withholds the category; one at or above it decides.
+TEST(DiagnoseTest, WeakEvidenceWithholdsTheCategory) {
+  auto rs = ParseRules(R"([diagnose]
+unknown_below = 0.4
+
+[[rule]]
+name = "weak"
+category = "script"
+subtype = "user_code_exception"
+retry = false
+confidence = 0.3
+any = ["ChildFailedError"]
+
+[[rule]]
+name = "strong"
+category = "framework"
+subtype = "cuda_oom"
+retry = false
+priority = 10
+confidence = 0.4
+any = ["CUDA out of memory"]
+)",
+                       "r.toml");
+  ASSERT_TRUE(rs.ok()) << rs.error().message;
+  EXPECT_DOUBLE_EQ(rs->unknown_below, 0.4);
+  Diagnoser d(*rs);
+  Diagnosis weak = d.Diagnose("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n");
+  EXPECT_EQ(weak.category, Category::kUnknown);  // 0.3 < 0.4
+  EXPECT_EQ(weak.subtype, "unknown");
+  EXPECT_EQ(weak.rule, "weak");  // the rule and its evidence stay
+  ASSERT_EQ(weak.evidence.size(), 1u);
+  Diagnosis strong = d.Diagnose("RuntimeError: CUDA out of memory.\nChildFailedError:\n");
+  EXPECT_EQ(strong.category, Category::kFramework);  // 0.4 is not below 0.4
+  EXPECT_EQ(strong.subtype, "cuda_oom");
+}
+
+// The embedded rules: a bare torchrun wrapper is weak evidence; a KeyError under it is not.
+TEST(DiagnoseTest, DefaultRulesWithholdOnABareWrapper) {
+  Diagnosis bare = DiagnoseLines({"torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "train.py FAILED"});
+  EXPECT_EQ(bare.category, Category::kUnknown);
+  Diagnosis keyed = DiagnoseLines({"KeyError: 'label'", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"});
+  EXPECT_EQ(keyed.category, Category::kScript);
+  EXPECT_EQ(keyed.subtype, "user_code_exception");
+}
+
+}  // namespace
+}  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// Startup lines that name a transport or an allocator are not failures: the user's error decides.
+TEST(DiagnoseTest, BenignTransportLinesDoNotOutrankTheError) {
+  Diagnosis d = DiagnoseLines({"ip-10-0-3-17:4411:4411 [0] NCCL INFO NET/OFI Using aws-ofi-nccl 1.7.4",
+                               "ip-10-0-3-17:4411:4411 [0] NCCL WARN NET/OFI Only EFA provider is supported",
+                               "KeyError: 'labels'"});
+  EXPECT_EQ(d.category, Category::kScript);
+  EXPECT_EQ(d.subtype, "user_code_exception");
+  // NCCL retrying a connection at startup is a warning; the KeyError decides.
+  d = DiagnoseLines({"node3:5521:5602 [1] NCCL WARN Call to connect returned Connection refused, retrying", "KeyError: 'labels'"});
+  EXPECT_EQ(d.subtype, "user_code_exception");
+}
+
+}  // namespace
+}  // namespace orrery::logs

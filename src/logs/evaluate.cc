@@ -1,5 +1,6 @@
 #include "logs/evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -79,6 +80,11 @@ json TallyJson(const Tally& t) { return {{"right", t.right}, {"total", t.total},
 
 }  // namespace
 
+bool RecordFilter::Keep(const std::string& id) const {
+  if (!only.empty() && std::find(only.begin(), only.end(), id) == only.end()) return false;
+  return std::find(except.begin(), except.end(), id) == except.end();
+}
+
 Result<std::vector<FailureRecord>> ReadFailureRecords(const std::string& path) {
   ORR_ASSIGN_OR_RETURN(std::vector<json> recs, ReadJsonl(path));
   std::vector<FailureRecord> out;
@@ -109,6 +115,7 @@ void ScoreDiagnosis(const FailureRecord& rec, const Diagnosis& d, DiagnoseScores
   const std::string cat(CategoryName(d.category));
   bool cat_ok = check(s->category, "category", rec.category, cat);
   tally(s->by_category[rec.category], cat_ok);
+  if (!cat_ok) ++(d.category == Category::kUnknown ? s->withheld : s->confident_wrong);
   bool sub_ok = check(s->subtype, "subtype", rec.subtype, d.subtype);
   tally(s->by_subtype[rec.subtype], sub_ok);
   check(s->suspect, "suspect_node", rec.suspect, d.suspect_node);
@@ -119,10 +126,11 @@ void ScoreDiagnosis(const FailureRecord& rec, const Diagnosis& d, DiagnoseScores
   if (rec.retry != d.retry) s->misses.push_back({rec.id, "retry", rec.retry ? "yes" : "no", d.retry ? "yes" : "no"});
 }
 
-Result<ProgressScores> EvaluateProgress(const std::string& path) {
+Result<ProgressScores> EvaluateProgress(const std::string& path, const RecordFilter& filter) {
   ORR_ASSIGN_OR_RETURN(std::vector<json> recs, ReadJsonl(path));
   ProgressScores s;
   for (const json& j : recs) {
+    if (!filter.Keep(Str(j, "id"))) continue;
     ProgressTracker t;
     t.Feed(j["text"].get<std::string>(), kNoTime);
     t.Finish(kNoTime);
@@ -145,6 +153,12 @@ Result<ProgressScores> EvaluateProgress(const std::string& path) {
     field("epoch", Num(j, "epoch"), r.epoch, 1e-6);
     field("loss", Num(j, "loss"), r.loss, 1e-6);
     field("seconds_per_step", Num(j, "seconds_per_step"), r.seconds_per_step, 0.01);
+    if (j.contains("reader")) {  // the fixtures name the reader that should answer
+      Tally& rt = s.fields["reader"];
+      ++rt.total;
+      if (r.reader == Str(j, "reader")) ++rt.right;
+      else s.misses.push_back({id, "reader", Str(j, "reader"), r.reader});
+    }
   }
   return s;
 }
@@ -156,6 +170,8 @@ std::string FormatDiagnoseScores(const DiagnoseScores& s, bool as_json) {
     j["category"] = TallyJson(s.category);
     j["subtype"] = TallyJson(s.subtype);
     j["suspect_node"] = TallyJson(s.suspect);
+    j["withheld"] = s.withheld;
+    j["confident_wrong"] = s.confident_wrong;
     for (const auto& [k, t] : s.by_category) j["by_category"][k] = TallyJson(t);
     for (const auto& [k, t] : s.by_subtype) j["by_subtype"][k] = TallyJson(t);
     j["retry"] = {{"tp", s.tp}, {"fp", s.fp}, {"fn", s.fn}, {"tn", s.tn},
@@ -168,6 +184,8 @@ std::string FormatDiagnoseScores(const DiagnoseScores& s, bool as_json) {
   o += "records            " + std::to_string(s.category.total) + "\n";
   o += "category accuracy  " + Pct(s.category) + "\n";
   for (const auto& [k, t] : s.by_category) o += "  " + k + std::string(k.size() < 17 ? 17 - k.size() : 1, ' ') + Pct(t) + "\n";
+  o += "category withheld  " + std::to_string(s.withheld) + " (unknown), confidently wrong " +
+       std::to_string(s.confident_wrong) + "\n";
   o += "subtype accuracy   " + Pct(s.subtype) + "\n";
   for (const auto& [k, t] : s.by_subtype) o += "  " + k + std::string(k.size() < 22 ? 22 - k.size() : 1, ' ') + Pct(t) + "\n";
   char b[160];
@@ -181,7 +199,7 @@ std::string FormatDiagnoseScores(const DiagnoseScores& s, bool as_json) {
 }
 
 std::string FormatProgressScores(const ProgressScores& s, bool as_json) {
-  static const char* kOrder[] = {"framework", "step", "total_steps", "epoch", "loss", "seconds_per_step"};
+  static const char* kOrder[] = {"framework", "step", "total_steps", "epoch", "loss", "seconds_per_step", "reader"};
   if (as_json) {
     json j;
     for (const char* k : kOrder)

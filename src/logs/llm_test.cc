@@ -131,6 +131,7 @@ TEST(LlmTest, FormatOracleValidatesIndices) {
   EXPECT_EQ(ep.requests.load(), 1);  // one question for the template
   EXPECT_EQ(t.latest().step, 20);
   EXPECT_DOUBLE_EQ(*t.latest().loss, 0.5);
+  EXPECT_EQ(t.latest().reader, "llm");  // the oracle's plan answered, not a rule or generic reader
 }
 
 std::string CachePath(const std::string& name) { return llm::testing::FreshCachePath("orrery_llm_cache_test", name); }

@@ -198,6 +198,7 @@ void ProgressTracker::Update(const Values& v, const Plan& plan, Time now, std::o
   }
   if (v.seconds) cur_.seconds_per_step = v.seconds;
   else if (v.bar_seconds) cur_.seconds_per_step = v.bar_seconds;
+  cur_.reader = ReaderName(plan);
   Framework f = Combine(plan.framework, hint_);
   if (f != Framework::kUnknown) cur_.framework = f;
   ObserveStepTime(v, now, new_step ? stamp : std::nullopt);

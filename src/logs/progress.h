@@ -37,8 +37,18 @@ enum class Framework {
   kHfTrainer,
   kAxolotl,
   kLightning,
+  kMmengine,    // MMEngine and mmcv runners (MMDetection, MMSegmentation, ...)
+  kDetectron2,
+  kTimm,
+  kKeras,
 };
 std::string_view FrameworkName(Framework f);  // the corpus names: "megatron-lm", "hf_trainer", ...
+
+// Which generic reader found a line's values when no framework rule recognised the line
+// (progress_plan.cc): a tqdm bar's counter, a rich bar's counter, a bracketed or leading
+// `N/M` counter, a JSON object's keys, or `key=value` / `key: value` words.
+enum class GenericReader { kKeyValue, kJson, kTqdm, kRich, kCounter };
+std::string_view GenericReaderName(GenericReader g);  // "tqdm", "rich", "counter", "json", "keyvalue"
 
 // What one number on a progress line means.
 enum class Field { kStep, kTotal, kEpoch, kLoss, kSeconds, kBarStep, kBarTotal, kBarSeconds };
@@ -56,7 +66,8 @@ struct FieldRef {
 struct Plan {
   std::vector<FieldRef> refs;
   size_t param_count = 0;
-  Framework framework = Framework::kUnknown;
+  Framework framework = Framework::kUnknown;  // the framework rule that recognised the line
+  GenericReader generic = GenericReader::kKeyValue;  // the reader when no framework rule did
   bool eval = false;       // an evaluation/validation line: never the training progress
   bool from_oracle = false;
   bool progress() const { return !eval && !refs.empty(); }
@@ -83,8 +94,12 @@ struct Anomaly {
   double baseline = 0;  // smoothed loss before it
 };
 
+// The reader that answered, as printed: "rule:<framework>", "generic:<reader>", "llm", or "".
+std::string ReaderName(const Plan& plan);
+
 struct Reading {
   Framework framework = Framework::kUnknown;
+  std::string reader;  // ReaderName of the last progress line's plan
   std::optional<int64_t> step, total_steps;
   std::optional<double> epoch, loss;
   std::optional<double> seconds_per_step;  // as printed (or following from one line alone)

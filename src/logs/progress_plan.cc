@@ -33,6 +33,8 @@ std::string KeyBefore(std::string_view s, size_t off) {
   }
   while (!k.empty() && std::strchr(" -./()", k.front()) != nullptr) k.remove_prefix(1);
   while (!k.empty() && k.back() == ' ') k.remove_suffix(1);
+  // MMEngine's "Epoch(train)" / "Iter(train)": the phase names the training counter.
+  if (EndsWith(k, "(train)")) k.remove_suffix(7);
   std::string out;
   for (char c : k) {
     if (c == ' ' && !out.empty() && out.back() == ' ') continue;
@@ -70,7 +72,8 @@ int LossRank(std::string_view k) {
   return 2;
 }
 
-// Step keys: 0 = a global counter by name, 1 = "step"/"iteration"/"iter"; -1 = none.
+// Step keys: 0 = a global counter by name, 1 = "step"/"steps"/"update", 2 = "iteration"/"iter"/
+// "it"/"batch"; -1 = none.
 int StepRank(std::string_view k) {
   if (Words(k) > 3) return -1;
   for (std::string_view x : {"time", "total", "max", "skip", "nan", "warmup", "sample", "token", "consumed", "save",
@@ -78,7 +81,9 @@ int StepRank(std::string_view k) {
     if (Has(k, x)) return -1;
   std::string_view last = LastSegment(k);
   if (last == "global_step" || last == "num_updates" || last == "global step" || k == "global step") return 0;
-  if (last == "step" || last == "iteration" || last == "iter" || last == "it" || last == "update") return 1;
+  // Beside each other the optimizer's "step" outranks a micro-batch "iter" (LitGPT's "iter 100 step 25").
+  if (last == "step" || last == "steps" || last == "update") return 1;
+  if (last == "iteration" || last == "iter" || last == "it" || last == "batch") return 2;
   return -1;
 }
 
@@ -98,15 +103,30 @@ bool IsEpochKey(std::string_view k) {
 double SecondsScale(std::string_view k, std::string_view suffix, bool* invert) {
   *invert = false;
   bool ms_key = Has(k, "(ms)") || Has(k, "_ms") || Has(k, " ms") || Has(k, "in ms");
+  // The unit may follow after one space: "iter time: 512.00 ms", "batch_cost: 0.51 s".
+  std::string_view u = StartsWith(suffix, " ") ? suffix.substr(1) : suffix;
+  const bool unit_ms = StartsWith(u, "ms") && (u.size() == 2 || !IsAlphaC(u[2]));
+  const bool unit_s = StartsWith(u, "s") && (u.size() == 1 || !IsAlphaC(u[1]));
   for (std::string_view t : {"time per iteration", "time_per_iteration", "step_timing", "timing_s/step", "time_per_step",
                              "step_time", "time/step", "iter_time", "sec/step", "seconds_per_step", "time/iter",
                              "time_per_iter", "iteration_time", "step time", "iter time", "time per step"})
-    if (Has(k, t)) return ms_key || StartsWith(suffix, "ms") ? 0.001 : 1.0;
-  if (LastSegment(k) == "time" && Words(k) <= 2) {
-    if (StartsWith(suffix, "ms")) return 0.001;
-    if (StartsWith(suffix, "s") && (suffix.size() == 1 || !IsAlphaC(suffix[1]))) return 1.0;
+    if (Has(k, t)) return ms_key || unit_ms ? 0.001 : 1.0;
+  if ((LastSegment(k) == "time" && Words(k) <= 2) || k == "batch_cost") {  // batch_cost: PaddlePaddle
+    if (unit_ms) return 0.001;
+    if (unit_s) return 1.0;
     // "time: 0.4123  data_time: 0.0012" (detectron2, MMEngine): seconds without a unit.
-    if (k == "time" && (suffix.empty() || suffix[0] == ' ' || suffix[0] == ',' || suffix[0] == '|')) return 1.0;
+    if ((k == "time" || k == "batch_cost") && (suffix.empty() || suffix[0] == ' ' || suffix[0] == ',' || suffix[0] == '|'))
+      return 1.0;
+  }
+  // "dt=0.305s", "dt: 512.00ms": a step's duration only with its unit.
+  if (k == "dt" || k == "step_dt") {
+    if (unit_ms) return 0.001;
+    if (unit_s) return 1.0;
+  }
+  if (k == "seconds" || k == "step_seconds" || k == "sec_per_step") return 1.0;  // MaxText "seconds: 0.512"
+  if (EndsWith(k, "steps_per_second") || EndsWith(k, "steps_per_sec") || EndsWith(k, "steps/s") || EndsWith(k, "steps/sec")) {
+    *invert = !Has(k, "train_steps_per_second");  // HF Trainer's run summary averages over the run
+    return *invert ? 1.0 : 0;
   }
   if (k == "ups" || EndsWith(k, " ups")) {
     *invert = true;
@@ -133,17 +153,42 @@ Framework DetectFramework(std::string_view s) {
   if (Has(s, "training/global_step") || Has(s, "timing_s/") || Has(s, " - train/loss") || Has(s, "Training Progress") ||
       (Has(s, "step:") && Has(s, " - ")))
     return Framework::kVerl;
-  if (Has(s, "RunningAvgSamplesPerSec") || Has(s, "[deepspeed]") || Has(s, "] step=")) return Framework::kDeepSpeed;
+  if (Has(s, "RunningAvgSamplesPerSec") || Has(s, "[deepspeed]") || Has(s, "] step=") ||
+      (StartsWith(s, "steps: ") && Has(s, "iter time (s): ")))  // the pipeline engine's own line
+    return Framework::kDeepSpeed;
   if (Has(s, "iter ") && Has(s, ": loss ")) return Framework::kNanoGpt;  // "iter 12: loss 3.1, time 560.1ms"
   if (Has(s, "{'loss'") || Has(s, "'epoch':") || Has(s, "'learning_rate'") || Has(s, "{\"loss\"")) return Framework::kHfTrainer;
   if (Has(s, "v_num") || (Has(s, "Epoch ") && Has(s, "%||"))) return Framework::kLightning;
+  if (Has(s, " - mmengine - ") || Has(s, "Epoch(train)") || Has(s, "Iter(train)") || Has(s, " - mmdet - ") ||
+      Has(s, " - mmseg - ") || (Has(s, "Epoch [") && Has(s, "][") && Has(s, "data_time")))
+    return Framework::kMmengine;
+  if (Has(s, "d2.utils.events") || (Has(s, "iter: ") && Has(s, "total_loss: "))) return Framework::kDetectron2;
+  if (StartsWith(s, "Train: ") && Has(s, " [") && Has(s, "%)]")) return Framework::kTimm;
+  if ((Has(s, " [=") && (Has(s, "/step - ") || Has(s, " - ETA: "))) || (Has(s, "ms/step") && Has(s, " - loss: ")))
+    return Framework::kKeras;
   if (BareBar(s)) return Framework::kHfTrainer;  // the Trainer's bar has no description
   return Framework::kUnknown;
 }
 
 bool IsEvalLine(std::string_view s) {
-  for (std::string_view p : {"valid on '", "Validation", "Validating", "Evaluating", "Evaluation", "evaluation:", "Testing"})
+  for (std::string_view p : {"valid on '", "Validation", "Validating", "Evaluating", "Evaluation", "evaluation:", "Testing",
+                             "(val)", "(test)", "Test: ["})
     if (Has(s, p)) return true;
+  return false;
+}
+
+// A progress bar that is not training: loading, downloading, data preparation, saving
+// (HF's "Loading checkpoint shards", datasets' "Map: ... examples/s", hub downloads in B/s).
+bool IsAuxiliaryBar(std::string_view s) {
+  size_t bar = s.find("%||");
+  if (bar == std::string_view::npos) return false;
+  std::string_view desc = s.substr(0, bar);
+  for (std::string_view w : {"Loading", "Downloading", "Download", "Map", "Tokeniz", "Generating", "Filter", "Saving",
+                             "Fetching", "Resolving", "Processing", "Preprocessing", "Uploading", "Extracting",
+                             "Converting", "Packing", "Shuffling", "Writing"})
+    if (Has(desc, w)) return true;
+  for (std::string_view u : {"examples/s", "ba/s", "B/s]", "B/s,", "files/s", "shards/s", "docs/s"})
+    if (Has(s.substr(bar), u)) return true;
   return false;
 }
 
@@ -161,6 +206,12 @@ struct Learner {
   Plan plan;
   int step_rank = 99, loss_rank = 99, sec_rank = 99;
   int step_param = -1;
+  std::vector<size_t> keyed;  // parameters with words before them
+
+  bool Claimed(size_t k) const {
+    return std::find(keyed.begin(), keyed.end(), k) != keyed.end() ||
+           std::any_of(plan.refs.begin(), plan.refs.end(), [&](const FieldRef& r) { return r.param == k; });
+  }
 
   void Add(Field f, size_t k, double scale = 1, bool invert = false, int rank = 0) {
     const MaskedParam& p = line.params[k];
@@ -171,8 +222,13 @@ struct Learner {
     std::string_view s = line.source;
     const MaskedParam& p = line.params[k];
     std::string key = KeyBefore(s, p.offset);
-    std::string_view suffix = s.substr(std::min(s.size(), p.offset + p.text.size()), 6);
+    std::string_view suffix = s.substr(std::min(s.size(), p.offset + p.text.size()), 8);
+    if (StartsWith(suffix, "%")) return;  // a percentage ("Steps:  12%|"): never a step, loss or time
+    // "0.51 s/step", "0.52 s/it": a unit after one space reads as one right after the number.
+    for (std::string_view u : {" s/step", " ms/step", " s/it", " it/s", " sec/step", " sec/it"})
+      if (StartsWith(suffix, u)) suffix.remove_prefix(1);
     if (IsEvalKey(key)) *any_eval = true;
+    if (!key.empty()) keyed.push_back(k);
     bool invert = false;
     if (int r = LossRank(key); r >= 0) {
       *any_train_loss = true;
@@ -190,6 +246,10 @@ struct Learner {
       Add(Field::kEpoch, k);
     } else if (double sc = SecondsScale(key, suffix, &invert); sc > 0) {
       Add(Field::kSeconds, k, sc, invert);
+    } else if (StartsWith(suffix, "ms/step")) {  // Keras "24ms/step"
+      Add(Field::kSeconds, k, 0.001);
+    } else if (StartsWith(suffix, "s/step") || StartsWith(suffix, "sec/step")) {
+      Add(Field::kSeconds, k);
     } else if (StartsWith(suffix, "s/it")) {
       Add(Field::kBarSeconds, k);
     } else if (StartsWith(suffix, "it/s")) {
@@ -212,6 +272,56 @@ struct Learner {
     }
   }
 
+  // A rich progress bar ("━━━━━╸━━━ 120/500 0:02:01"): the counter right after the bar's
+  // cells (box-drawing characters, so the byte before the counter is not ASCII).
+  bool Rich() {
+    std::string_view s = line.source;
+    for (size_t k = 0; k + 1 < line.params.size(); ++k) {
+      size_t at = line.params[k].offset;
+      size_t b = at;
+      while (b > 0 && s[b - 1] == ' ') --b;
+      if (b == at || b == 0 || static_cast<unsigned char>(s[b - 1]) < 0x80) continue;
+      if (Claimed(k) || !SlashJoined(s, line.params[k], line.params[k + 1])) continue;
+      Add(Field::kBarStep, k);
+      Add(Field::kBarTotal, k + 1);
+      return true;
+    }
+    return false;
+  }
+
+  // A counter without a key: "[ 50/500]", "[ 100/1251 (  8%)]" (MMEngine, mmcv, timm) or a
+  // line that starts "120/500 [" (Keras). A date ("2026/12/07") has neither shape.
+  bool Counter() {
+    std::string_view s = line.source;
+    for (size_t k = 0; k + 1 < line.params.size(); ++k) {
+      const MaskedParam& a = line.params[k];
+      const MaskedParam& b = line.params[k + 1];
+      if (Claimed(k) || Claimed(k + 1) || !SlashJoined(s, a, b)) continue;
+      size_t before = a.offset;
+      while (before > 0 && s[before - 1] == ' ') --before;
+      size_t after = b.offset + b.text.size();
+      while (after < s.size() && s[after] == ' ') ++after;
+      char next = after < s.size() ? s[after] : '\0';
+      bool bracketed = before > 0 && s[before - 1] == '[' && (next == ']' || next == '(');
+      bool leading = before == 0 && (next == '[' || next == '-');  // Keras "120/500 [===" and "100/100 - 12s"
+      if (!bracketed && !leading) continue;
+      Add(Field::kBarStep, k);
+      Add(Field::kBarTotal, k + 1);
+      return true;
+    }
+    return false;
+  }
+
+  // timm's "Train: 3 [ 100/1251 (  8%)]": the number between "Train:" and the counter is the epoch.
+  void TimmEpoch() {
+    std::string_view s = line.source;
+    if (!StartsWith(s, "Train: ") || line.params.empty()) return;
+    for (const FieldRef& r : plan.refs)
+      if (r.param == 0) return;
+    size_t end = line.params[0].offset + line.params[0].text.size();
+    if (line.params[0].offset == 7 && s.substr(end, 2) == " [") Add(Field::kEpoch, 0);
+  }
+
   // DeepSpeed's ThroughputTimer: "[timer.py:...:stop] EPOCH/STEP, RunningAvgSamplesPerSec=...".
   void DeepSpeedTimer() {
     std::string_view s = line.source;
@@ -231,14 +341,26 @@ struct Learner {
 }  // namespace
 
 Plan LearnPlan(const MaskedLine& line) {
-  Learner l{line, {}};
+  Learner l{line, {}, 99, 99, 99, -1, {}};
   l.plan.param_count = line.params.size();
   l.plan.framework = DetectFramework(line.source);
   bool any_eval = false, any_train_loss = false;
   for (size_t k = 0; k < line.params.size(); ++k) l.Keyed(k, &any_eval, &any_train_loss);
+  const size_t keyed_refs = l.plan.refs.size();
   l.Bar();
+  bool bar = l.plan.refs.size() > keyed_refs;
+  bool rich = !bar && l.Rich();
+  if (l.plan.framework == Framework::kTimm) l.TimmEpoch();
+  bool counter = !bar && !rich && l.Counter();
   l.DeepSpeedTimer();
-  l.plan.eval = IsEvalLine(line.source) || (any_eval && !any_train_loss);
+  size_t lead = line.source.find_first_not_of(' ');
+  bool json_line = lead != std::string_view::npos && line.source[lead] == '{';
+  l.plan.generic = json_line ? GenericReader::kJson
+                   : bar     ? GenericReader::kTqdm
+                   : rich    ? GenericReader::kRich
+                   : counter ? GenericReader::kCounter
+                             : GenericReader::kKeyValue;
+  l.plan.eval = IsEvalLine(line.source) || IsAuxiliaryBar(line.source) || (any_eval && !any_train_loss);
   return l.plan;
 }
 
@@ -255,8 +377,30 @@ std::string_view FrameworkName(Framework f) {
     case Framework::kHfTrainer: return "hf_trainer";
     case Framework::kAxolotl: return "axolotl";
     case Framework::kLightning: return "pytorch_lightning";
+    case Framework::kMmengine: return "mmengine";
+    case Framework::kDetectron2: return "detectron2";
+    case Framework::kTimm: return "timm";
+    case Framework::kKeras: return "keras";
   }
   return "";
+}
+
+std::string_view GenericReaderName(GenericReader g) {
+  switch (g) {
+    case GenericReader::kKeyValue: return "keyvalue";
+    case GenericReader::kJson: return "json";
+    case GenericReader::kTqdm: return "tqdm";
+    case GenericReader::kRich: return "rich";
+    case GenericReader::kCounter: return "counter";
+  }
+  return "";
+}
+
+std::string ReaderName(const Plan& plan) {
+  if (!plan.progress()) return "";
+  if (plan.from_oracle) return "llm";
+  if (plan.framework != Framework::kUnknown) return "rule:" + std::string(FrameworkName(plan.framework));
+  return "generic:" + std::string(GenericReaderName(plan.generic));
 }
 
 }  // namespace orrery::logs

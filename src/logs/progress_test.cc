@@ -217,7 +217,7 @@ TEST(ProgressTest, FormatCatalogue) {
       {"Epoch [2/10], Step [100/600], Loss: 0.2345\n", "", 100, 600, 2, 0.2345, std::nullopt},
       // detectron2-style metrics.
       {"[01/01 00:00:00 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 2.1  loss_cls: 0.7  time: 0.4123  data_time: 0.0012  lr: 0.0001\n",
-       "", 19, std::nullopt, std::nullopt, 2.1, 0.4123},
+       "detectron2", 19, std::nullopt, std::nullopt, 2.1, 0.4123},
       // fairseq >= 0.10 with the logging prefix.
       {"2021-01-01 00:00:00 | INFO | train_inner | epoch 002:    100 / 1000 loss=9.5, nll_loss=9.1, ppl=550, wps=1e+04, "
        "ups=2.5, wpb=4000, bsz=100, num_updates=1100, lr=0.0005, gnorm=1.1, train_wall=40, wall=400\n",
@@ -257,6 +257,59 @@ TEST(ProgressTest, BannerNamesTheFramework) {
   Reading r = Track("[axolotl.cli.train] loading model and tokenizer\n{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 0.25}\n");
   EXPECT_EQ(FrameworkName(r.framework), "axolotl");
   EXPECT_EQ(FrameworkName(Track("{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 0.25}\n").framework), "hf_trainer");
+}
+
+}  // namespace
+}  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// The generic readers' edges: what looks like a counter or a step but is not.
+TEST(GenericReaderTest, DatesPercentagesAndBareNumbersAreNotCounters) {
+  // A date "2026/12/07" at the line start is followed by '/', not '[' or '-': no counter, so
+  // the line gives only its loss.
+  Reading r = Track("2026/12/07 10:21:33 - INFO - loss: 1.5\n");
+  EXPECT_EQ(r.step, std::nullopt);
+  EXPECT_EQ(r.total_steps, std::nullopt);
+  EXPECT_EQ(r.loss, 1.5);
+  EXPECT_EQ(r.reader, "generic:keyvalue");
+  // "Steps:  12%|...| 120/1000": the 12 after the key "Steps:" is a percentage; the bar counts.
+  r = Track("Steps:  12%|#         | 120/1000 [02:00<14:40,  1.00s/it]\n");
+  EXPECT_EQ(r.step, 120);
+  EXPECT_EQ(r.total_steps, 1000);
+  EXPECT_EQ(r.reader, "generic:tqdm");
+  // "[12/07 10:21:33 ...]": a bracketed pair not closed by ']' or '(' is no counter.
+  r = Track("[12/07 10:21:33 trainer]: loss: 2.0\n");
+  EXPECT_EQ(r.step, std::nullopt);
+  // A bracketed counter beside a named step counts the epoch's batches: the step wins and
+  // the bracket's total is not the run's (step 200 from "step=200"; no total).
+  r = Track("Epoch [1][50/500] step=200 loss: 2.0\n");
+  EXPECT_EQ(r.step, 200);
+  EXPECT_EQ(r.total_steps, std::nullopt);
+  // A unit after one space: 0.5 s/step; 250 ms/step = 0.25 s.
+  EXPECT_EQ(Track("step 3 loss 1.0 0.5 s/step\n").seconds_per_step, 0.5);
+  EXPECT_EQ(Track("step 3 loss 1.0 250 ms/step\n").seconds_per_step, 0.25);
+  // steps_per_second is a rate: 1 / 4 = 0.25 s.
+  EXPECT_EQ(Track("step=3 loss=1.0 steps_per_second=4\n").seconds_per_step, 0.25);
+}
+
+}  // namespace
+}  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// Bars of loading, data preparation and downloads are not training progress.
+TEST(GenericReaderTest, AuxiliaryBarsDoNotMoveTheReading) {
+  // Loading shards alone: no progress at all.
+  EXPECT_EQ(Track("Loading checkpoint shards: 100%|##########| 4/4 [00:05<00:00,  1.31s/it]\n").step, std::nullopt);
+  // Training at 120/500, then a datasets map bar (examples/s): the reading stays at 120.
+  Reading r = Track(
+      "train:  24%|##4       | 120/500 [02:01<06:24,  1.01s/it]\n"
+      "Map: 100%|##########| 5000/5000 [00:01<00:00, 4000.00 examples/s]\n");
+  EXPECT_EQ(r.step, 120);
+  EXPECT_EQ(r.total_steps, 500);
 }
 
 }  // namespace

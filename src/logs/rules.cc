@@ -50,7 +50,7 @@ namespace {
 using TV = toml::value;
 
 const std::vector<std::string> kRootKeys = {"diagnose", "rule"};
-const std::vector<std::string> kSettingsKeys = {"tie_break", "keep_first", "tail_lines", "llm_below"};
+const std::vector<std::string> kSettingsKeys = {"tie_break", "keep_first", "tail_lines", "llm_below", "unknown_below"};
 const std::vector<std::string> kRuleKeys = {"name",   "category", "subtype",   "retry",  "priority", "confidence",
                                             "any",    "all",      "unless",    "exception", "near",  "window",
                                             "min_count", "suspect", "why", "case_sensitive"};
@@ -152,6 +152,9 @@ Status ParseSettings(const Ctx& c, const TV& t, RuleSet* rs) {
   }
   if (const TV* v = Find(t, "llm_below")) {
     ORR_ASSIGN_OR_RETURN(rs->llm_below, Fraction(c, *v, "[diagnose] llm_below"));
+  }
+  if (const TV* v = Find(t, "unknown_below")) {
+    ORR_ASSIGN_OR_RETURN(rs->unknown_below, Fraction(c, *v, "[diagnose] unknown_below"));
   }
   return Status::Ok();
 }

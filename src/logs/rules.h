@@ -68,6 +68,7 @@ struct RuleSet {
   TieBreak tie_break = TieBreak::kChainRoot;
   CompressOptions compress;
   double llm_below = 0.6;       // ask the LLM backend (when configured) below this confidence
+  double unknown_below = 0;     // below this confidence the category is withheld: "unknown"
   std::string source;           // file name, or "<embedded>"
 };
 

@@ -105,3 +105,18 @@ TEST(SuspectTest, Extractors) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+TEST(RulesTest, UnknownBelowIsAFraction) {
+  // "[diagnose]\nunknown_below = 2": line 2, column 17 is the value.
+  EXPECT_EQ(Err("[diagnose]\nunknown_below = 2\n"), "r.toml:2:17: [diagnose] unknown_below: expected a number in [0, 1], got 2");
+  auto r = ParseRules(std::string("[diagnose]\nunknown_below = 0.25\n") + kMinimal, "r.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_DOUBLE_EQ(r->unknown_below, 0.25);
+  EXPECT_DOUBLE_EQ(DefaultRules().unknown_below, 0.35);
+}
+
+}  // namespace
+}  // namespace orrery::logs
