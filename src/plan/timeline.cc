@@ -313,9 +313,10 @@ class StepBuilder {
         // it, each only when its factor is not 1, on its post-backward stream.
         if (div.pre > 1) after = tl_.SideMem(2.0 * bytes, after);
         last_comm_ = tl_.Async(Coll(op, GradDType(), bytes, world, DpGroupNodes()), after);
-        if (div.post > 1) last_comm_ = tl_.SideMem(2.0 * bytes / world, last_comm_);
-        // Mixed precision: the bf16 reduced shard is cast to the fp32 gradient of the master copy.
-        if (p_.framework == Framework::kFsdp && p_.fsdp_bf16_params) last_comm_ = tl_.SideMem(6.0 * params / world, last_comm_);
+        const double kept = shard ? 1.0 / world : 1.0;  // share of the unit's gradient this rank keeps
+        if (div.post > 1) last_comm_ = tl_.SideMem(2.0 * bytes * kept, last_comm_);
+        // Mixed precision: the bf16 reduced gradient is cast to the fp32 gradient of the master copy.
+        if (p_.framework == Framework::kFsdp && p_.fsdp_bf16_params) last_comm_ = tl_.SideMem(6.0 * params * kept, last_comm_);
         // Partial sharding (Lins s_g < dp): the reduced shards are all-reduced across the
         // replicas of the same shard.
         if (shard && world < p_.dp) {
