@@ -1,5 +1,15 @@
 #!/usr/bin/env python3
-"""Fits the planner's three time constants (host_op_s, host_ckpt_block_s, mem_efficiency) on the
+"""Two modes.
+
+Multi-GPU (leave one model size out):
+  scripts/fit_plan_constants.py --leave-one-size-out ORRERY_BINARY CALIBRATION_2GPU.csv [--gpu H200]
+runs `orrery plan validate CSV --gpu GPU --leave-one-size-out` (the fit and the held-out
+predictions are the C++ path, src/plan/validate.cc: for each of the model sizes, the two
+multi-GPU constants are fitted on the other sizes' GPU-bound rows and the held-out size is
+predicted) and prints the per-fold constants and the per-strategy held-out errors as Markdown
+(docs/plan-multigpu.md). Only held-out errors are printed.
+
+Single GPU (below): fits the planner's three time constants (host_op_s, host_ckpt_block_s, mem_efficiency) on the
 FIT rows of a calibration CSV (the 1.3B model's rows; docs/validation.md §P) by grid search of the
 mean absolute percentage error of step time. Every other row stays held out: this script never
 reads them. Usage:
@@ -10,6 +20,34 @@ profile or the defaults say: the refit after a device-side table of the profile 
 (docs/validation.md §P.4; the two host constants are not identifiable from the 1.3B rows alone,
 which hold one host-bound row)."""
 import csv, json, os, subprocess, sys, tempfile, itertools
+
+
+def leave_one_size_out(argv):
+    binary, calib = argv[0], argv[1]
+    gpu = argv[argv.index("--gpu") + 1] if "--gpu" in argv else "H200"
+    out = subprocess.run([binary, "plan", "validate", calib, "--gpu", gpu, "--leave-one-size-out"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(out.stderr.strip() or "orrery plan validate failed")
+    lines = out.stdout.splitlines()
+    folds = [l.split() for l in lines if l.startswith("  ") and "comm_compute_slowdown" in l]
+    print("| held-out size | comm_compute_slowdown (fit-set error) | dtensor_op_factor (fit-set error) |")
+    print("|---|---:|---:|")
+    for f in folds:
+        print("| %s | %s %s | %s %s |" % (f[0], f[2], " ".join(f[3:5]), f[6], " ".join(f[7:9])))
+    start = next(i for i, l in enumerate(lines) if l.startswith("strategy"))
+    print()
+    print("| strategy | GPU-bound rows | step time mean | max | rows | memory mean | max |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for l in lines[start + 1:]:
+        c = l.split()
+        if len(c) == 7:
+            print("| " + " | ".join(c) + " |")
+
+
+if sys.argv[1:2] == ["--leave-one-size-out"]:
+    leave_one_size_out(sys.argv[2:])
+    sys.exit(0)
 
 binary, profile, calib = sys.argv[1:4]
 fix_host = "--fix-host" in sys.argv[4:]

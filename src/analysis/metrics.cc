@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 namespace orrery {
@@ -265,6 +266,17 @@ RunSummary Summarize(const RunData& run) {
   for (auto [id, n] : reasons)
     s.not_run_reasons.emplace_back(run.reasons && id < run.reasons->size() ? (*run.reasons)[id] : "?", n);
   return s;
+}
+
+std::string RepairCapacityWarning(const RunSummary& s) {
+  if (!s.has_failures || !(s.cordoned_capacity_share > kRepairWarnShare)) return "";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "warning: %s: cordoned nodes took %.1f %% of the GPU capacity (%.0f node-hours, %llu cordons; over "
+                "%.0f %%): check the failure model's repair, repair_share and reboot",
+                s.policy.c_str(), 100 * s.cordoned_capacity_share, s.cordoned_node_hours,
+                static_cast<unsigned long long>(s.cordons), 100 * kRepairWarnShare);
+  return buf;
 }
 
 }  // namespace orrery

@@ -47,7 +47,20 @@ struct RunSummary {
   bool oracle = false;
   bool has_energy = false;      // energy-saving run (docs/energy.md)
   EnergyStats energy;
+  // Runs with failures on (`simulate --failures`; docs/design/failures.md): trace jobs recorded
+  // as cancelled (they run until their recorded end) plus withdrawn ones, and the capacity
+  // cordoned nodes took: node-hours and their GPU-seconds over total_gpus × (last_end − first_submit).
+  bool has_failures = false;
+  uint64_t cancelled = 0;
+  uint64_t cordons = 0;
+  double cordoned_node_hours = 0, cordoned_capacity_share = 0;
 };
+
+// A run loses more than this share of its GPU capacity to cordoned nodes: warned about.
+inline constexpr double kRepairWarnShare = 0.10;
+// "warning: ..." when `s` had failures on and its cordoned nodes took more than
+// kRepairWarnShare of the capacity; empty otherwise.
+std::string RepairCapacityWarning(const RunSummary& s);
 
 inline constexpr Duration kSlowdownTau = 10;
 

@@ -309,6 +309,18 @@ std::string FormatSummaryTable(const std::vector<RunSummary>& runs) {
   row("avg queue small (<=8 GPU)", [&](const RunSummary& r) { return Human(r.small.wait.mean); });
   row("avg queue large (>8 GPU)", [&](const RunSummary& r) { return Human(r.large.wait.mean); });
   row("preemptions", [&](const RunSummary& r) { return num(static_cast<double>(r.preemptions), "%.0f"); });
+  bool any_failures = false;
+  for (const auto& r : runs) any_failures |= r.has_failures;
+  if (any_failures) {
+    row("jobs failed / cancelled", [&](const RunSummary& r) {
+      return r.has_failures ? num(static_cast<double>(r.failed), "%.0f") + " / " + num(static_cast<double>(r.cancelled), "%.0f")
+                            : std::string("-");
+    });
+    row("cordoned node-hours", [&](const RunSummary& r) {
+      return r.has_failures ? num(r.cordoned_node_hours, "%.0f") + num(100 * r.cordoned_capacity_share, " (%.1f %%)")
+                            : std::string("-");
+    });
+  }
   row("GPU utilization", [&](const RunSummary& r) { return num(100 * r.gpu_utilization, "%.1f %%"); });
   row("makespan", [&](const RunSummary& r) { return Human(static_cast<double>(r.makespan)); });
   bool any_energy = false;

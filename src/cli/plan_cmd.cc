@@ -1,4 +1,5 @@
 // `orrery plan estimate|validate|search`: the training-job planner (docs/design/planner.md).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -108,12 +109,58 @@ struct ValidateArgs {
   GpuArgs gpu;
   std::string csv;
   bool json = false;
+  bool leave_one_size_out = false;
 };
 
 void PrintStats(const char* label, const plan::ErrorStats& s) {
   if (s.n == 0) return;
   std::printf("%-28s n=%2d  time mean %5.2f %% max %5.2f %%   memory mean %5.2f %% max %5.2f %%\n", label, s.n,
               100 * s.mean_time, 100 * s.max_time, 100 * s.mean_mem, 100 * s.max_mem);
+}
+
+void PrintRow(const plan::ValidationRow& r) {
+  std::printf("%-30s %-4s %-5s %9.4f %9.4f %6.1f%% %8.2f %8.2f %6.1f%%\n", r.measured.id.c_str(),
+              r.split == plan::Split::kFit ? "fit" : "held", r.regime == plan::Regime::kHostBound ? "host" : "gpu",
+              r.measured.t_median_s, r.pred_step_s, 100 * r.err_time, r.measured.peak_alloc_gib, r.pred_peak_gib,
+              100 * r.err_mem);
+}
+
+void PrintHeader() {
+  std::printf("%-30s %-4s %-5s %9s %9s %7s %8s %8s %7s\n", "id", "set", "regime", "t_meas", "t_pred", "err", "mem_meas",
+              "mem_pred", "err");
+}
+
+// Leave-one-size-out (docs/plan-multigpu.md): every row predicted with the constants fitted on
+// the other model sizes; per-strategy held-out errors.
+int RunLeaveOneSizeOut(const std::vector<plan::MeasuredStep>& rows, const plan::GpuProfile& gpu) {
+  Result<plan::LosoReport> rep = plan::LeaveOneSizeOut(rows, gpu);
+  if (!rep.ok()) return Fail(rep.error());
+  PrintHeader();
+  for (const plan::ValidationRow& r : rep->held_out.rows) PrintRow(r);
+  std::printf("\nfolds (held-out size: constants fitted on the other sizes, fit-set mean step-time error)\n");
+  for (const plan::FoldFit& f : rep->folds) {
+    std::printf("  %-6s comm_compute_slowdown %.3f (%.2f %%)  dtensor_op_factor %.1f (%.2f %%)\n", f.held_out.c_str(),
+                f.comm_compute_slowdown, 100 * f.fit_error_dp, f.dtensor_op_factor, 100 * f.fit_error_tp);
+  }
+  std::printf("  all    comm_compute_slowdown %.3f (%.2f %%)  dtensor_op_factor %.1f (%.2f %%)  (every size: the defaults)\n",
+              rep->all.comm_compute_slowdown, 100 * rep->all.fit_error_dp, rep->all.dtensor_op_factor,
+              100 * rep->all.fit_error_tp);
+  std::vector<std::string> strategies;
+  for (const plan::ValidationRow& r : rep->held_out.rows) {
+    if (std::find(strategies.begin(), strategies.end(), r.measured.strategy) == strategies.end()) {
+      strategies.push_back(r.measured.strategy);
+    }
+  }
+  std::printf("\nheld-out errors per strategy: step time over GPU-bound rows, memory over all rows\n");
+  std::printf("%-14s %4s %10s %10s %4s %10s %10s\n", "strategy", "n_t", "time mean", "time max", "n_m", "mem mean", "mem max");
+  strategies.push_back("");
+  for (const std::string& st : strategies) {
+    const plan::ErrorStats t = rep->Strategy(st, plan::Regime::kGpuBound);
+    const plan::ErrorStats m = rep->Strategy(st, std::nullopt);
+    std::printf("%-14s %4d %9.2f%% %9.2f%% %4d %9.2f%% %9.2f%%\n", st.empty() ? "all" : st.c_str(), t.n,
+                100 * t.mean_time, 100 * t.max_time, m.n, 100 * m.mean_mem, 100 * m.max_mem);
+  }
+  return kExitOk;
 }
 
 int RunValidate(const ValidateArgs& a) {
@@ -123,16 +170,11 @@ int RunValidate(const ValidateArgs& a) {
   if (!rows.ok()) return Fail(rows.error());
   Result<plan::GpuProfile> gpu = LoadGpu(a.gpu);
   if (!gpu.ok()) return Fail(gpu.error());
+  if (a.leave_one_size_out) return RunLeaveOneSizeOut(*rows, *gpu);
   Result<plan::ValidationReport> rep = plan::Validate(*rows, *gpu);
   if (!rep.ok()) return Fail(rep.error());
-  std::printf("%-30s %-4s %-5s %9s %9s %7s %8s %8s %7s\n", "id", "set", "regime", "t_meas", "t_pred", "err", "mem_meas",
-              "mem_pred", "err");
-  for (const plan::ValidationRow& r : rep->rows) {
-    std::printf("%-30s %-4s %-5s %9.4f %9.4f %6.1f%% %8.2f %8.2f %6.1f%%\n", r.measured.id.c_str(),
-                r.split == plan::Split::kFit ? "fit" : "held", r.regime == plan::Regime::kHostBound ? "host" : "gpu",
-                r.measured.t_median_s, r.pred_step_s, 100 * r.err_time, r.measured.peak_alloc_gib, r.pred_peak_gib,
-                100 * r.err_mem);
-  }
+  PrintHeader();
+  for (const plan::ValidationRow& r : rep->rows) PrintRow(r);
   using plan::Regime;
   using plan::Split;
   PrintStats("held-out, all", rep->Stats(Split::kHeldOut, std::nullopt));
@@ -210,6 +252,8 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
   auto val = std::make_shared<ValidateArgs>();
   CLI::App* v = plan_cmd->add_subcommand("validate", "prediction error on measured steps (calibration.csv format)");
   v->add_option("csv", val->csv, "measured steps")->required();
+  v->add_flag("--leave-one-size-out", val->leave_one_size_out,
+              "fit the multi-GPU constants on all model sizes but one, predict that one; rotate (docs/plan-multigpu.md)");
   AddGpuFlags(v, &val->gpu);
   v->callback([val, exit_code] { *exit_code = RunValidate(*val); });
 

@@ -500,6 +500,20 @@ void SummariseRun(const Trace& trace, const SimConfig& cfg, const SimResult& r, 
   }
 }
 
+// --failures: the console table's failure rows (failed and cancelled jobs, cordoned capacity)
+// and the warning when repairs took more than kRepairWarnShare of the capacity.
+void AddFailureSummary(const Trace& trace, const SimResult& r, PolicyRun* out) {
+  RunSummary& s = out->summary;
+  s.has_failures = true;
+  s.cancelled = s.withdrawn;
+  for (const Job& j : trace.jobs) s.cancelled += j.state == JobState::kCancelled;
+  s.cordons = r.cordoned_nodes;
+  s.cordoned_node_hours = r.cordoned_node_seconds / 3600.0;
+  const double capacity = static_cast<double>(r.total_gpus) * static_cast<double>(std::max<Time>(0, r.last_end - r.first_submit));
+  s.cordoned_capacity_share = capacity > 0 ? r.cordoned_gpu_seconds / capacity : 0;
+  if (std::string w = RepairCapacityWarning(s); !w.empty()) out->notes.push_back(std::move(w));
+}
+
 // Simulates one policy, checks conservation, summarises the run and writes its files to
 // `dir` (none when empty). Independent of every other policy's run, so several run at once
 // on worker threads.
@@ -529,8 +543,11 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SummariseRun(trace, cfg, *r, &out);
   if (!failures_json.empty()) {  // --failures: the setup, and the metrics computed from attempts
+    AddFailureSummary(trace, *r, &out);
     nlohmann::ordered_json f = failures_json;
     f["cordoned_nodes"] = r->cordoned_nodes;
+    f["cordoned_node_hours"] = std::round(out.summary.cordoned_node_hours * 1000) / 1000;
+    f["cordoned_capacity_share"] = std::round(out.summary.cordoned_capacity_share * 100000) / 100000;
     if (cfg.record_attempts) f["metrics"] = FailureMetricsJson(ComputeFailureMetrics(trace, r->outcomes, r->attempts));
     out.json["failures"] = f;
   }
@@ -774,7 +791,7 @@ int Run(Options o, const CLI::App& cmd) {
       std::printf(" %s %.3f s (%.0f jobs/s)%s", summaries[i].policy.c_str(), wall[i],
                   wall[i] > 0 ? static_cast<double>(trace.jobs.size()) / wall[i] : 0.0, i + 1 < wall.size() ? "," : "\n");
   }
-  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+  for (const std::string& n : notes) std::printf(n.rfind("warning: ", 0) == 0 ? "%s\n" : "note: %s\n", n.c_str());
   if (o.vc_table)
     for (const auto& s : summaries) std::printf("\n%s\n%s", s.policy.c_str(), FormatVcTable(s).c_str());
   if (!o.no_output) {

@@ -103,7 +103,10 @@ MemoryBreakdown StageMemory(const Workload& w, const ParallelPlan& p, const GpuP
   const FrameworkBuffers fb = Buffers(s, p, sb);
   const bool ckpt = p.recompute == Recompute::kFull;
 
-  const double params_rest = n * sb.param / p.shard.s_p;
+  // FSDP holds its parameters sharded between steps whenever it shards the gradients
+  // (SHARD_GRAD_OP gathers them in forward and frees them after backward).
+  const int rest_shard = p.framework == Framework::kFsdp ? std::max(p.shard.s_p, p.shard.s_g) : p.shard.s_p;
+  const double params_rest = n * sb.param / rest_shard;
   const double params_fb = (p.shard.s_p > 1 || p.shard.s_g > 1) && fb.gathered_fb > 0
                                ? params_rest + fb.gathered_fb : params_rest;
   const double grads = n * sb.grad / p.shard.s_g;
@@ -123,22 +126,35 @@ MemoryBreakdown StageMemory(const Workload& w, const ParallelPlan& p, const GpuP
   const bool accumulating = p.num_micro > 1 || p.pp > 1;
   const double grads_fb = accumulating ? grads : 0;
 
-  const double copies_all = WeightCopyBytes(p, s.StageMatmulParams());
   const double copies_head = s.last ? WeightCopyBytes(p, s.vocab_local * s.h) : 0;
+  // Autocast caches the bf16 copy of a leaf weight until the forward ends; FSDP's parameters are
+  // views of its flat parameter (not leaves): their copies live only while autograd saves them,
+  // i.e. not in a checkpointed block.
+  const bool uncached = p.framework == Framework::kFsdp && ckpt;
+  const double copies_all = uncached ? copies_head : WeightCopyBytes(p, s.StageMatmulParams());
   const double copies_block = WeightCopyBytes(p, s.block_matmul);
 
   struct Phase {
     MemoryPhase name;
     double grads, buffers, acts, logits, transient;
   };
+  // Foreach AdamW (DTensor plan) allocates sqrt(v) for the whole parameter group it updates:
+  // 4 B per parameter of the larger group (the sharded block weights, or the replicated rest).
+  const double foreach_tmp = p.framework == Framework::kDtensorTp
+                                 ? 4.0 * std::max(s.layers * s.block_matmul, n - s.layers * s.block_matmul) / p.shard.s_os
+                                 : 0;
+  // SHARD_GRAD_OP frees each unit's gathered parameters after its backward, faster (4 B per
+  // parameter) than the sharded gradients grow (4/n B): its backward peaks at its start, with
+  // the head's gradients only.
+  const bool keeps_gathered = p.framework == Framework::kFsdp && p.shard.s_p == 1 && p.shard.s_g > 1;
   const double first_grads_missing = std::min(grads, (s.block_params + s.embed_params) * sb.grad / p.shard.s_g);
   const Phase phases[] = {
       {MemoryPhase::kForwardEnd, grads_fb, copies_all, acts, c.loss_fwd_bytes_per_logit * logits_tokens, 0},
       {MemoryPhase::kLossBackward, grads_fb, ckpt ? copies_head : copies_all, acts, c.loss_bwd_bytes_per_logit * logits_tokens, 0},
-      {MemoryPhase::kBlockBackward, grads - first_grads_missing + fb.unit_grad, copies_block,
+      {MemoryPhase::kBlockBackward, (keeps_gathered ? s.head_params * sb.grad / p.shard.s_g : grads - first_grads_missing) + fb.unit_grad, copies_block,
        (in_flight - 1) * (s.layers * per_block + head_act) + full_block + (ckpt ? per_block : 0), held_logits,
        ab.backward_transient * s.tokens_rep},
-      {MemoryPhase::kOptimizer, grads, 0, 0, held_logits, 0},
+      {MemoryPhase::kOptimizer, grads, 0, 0, held_logits, foreach_tmp},
   };
   MemoryBreakdown best;
   for (const Phase& ph : phases) {

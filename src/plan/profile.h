@@ -60,8 +60,11 @@ struct ModelConstants {
   double loss_bwd_bytes_per_logit = 12;  // live bytes per logit at the loss backward (set on 1.3B)
   double loss_fwd_bytes_per_logit = 8;   // live bytes per logit at the end of the loss forward
   double fsdp_unit_host_s = 1.5e-3;    // host time of one FSDP1 unit's hooks per step (1.3B FSDP row, data/profiles)
-  double dtensor_op_factor = 6.0;      // DTensor dispatch cost in units of host_op_s (prior, not fitted)
-  double comm_compute_slowdown = 0.05; // compute slowdown while NCCL kernels share the SMs (prior)
+  // The two multi-GPU constants, fitted on every model size of ../shared/gpu-h200/calibration-2gpu.csv
+  // (`orrery plan validate ... --leave-one-size-out` prints the fit; its held-out errors, fitted
+  // without the size predicted, are in docs/plan-multigpu.md).
+  double dtensor_op_factor = 4.0;      // DTensor dispatch cost in units of host_op_s (fitted on the tp rows)
+  double comm_compute_slowdown = 0.55; // compute time lost per second of overlapped NCCL work (fitted on the DP rows)
 };
 
 struct GpuProfile {

@@ -53,6 +53,19 @@ class Timeline {
     o.wait_for = after;
     return Push(o);
   }
+  // A pass over one flat contiguous buffer (DDP buckets, FSDP flat gradients): the kernel the
+  // device-copy micro-benchmark times, at its bandwidth.
+  int Flat(double bytes) {
+    return Push({Cat::kElementwise, Stream::kCompute, std::max(bytes / gpu_.membw_Bps, gpu_.constants.kernel_min_s), host_op_});
+  }
+  // The same on the communication stream (FSDP's gradient division and casts run on its
+  // post-backward stream, next to the reduce-scatter).
+  int SideMem(double bytes, int after = -1) {
+    const double t = bytes / gpu_.membw_Bps;
+    Op o{Cat::kElementwise, Stream::kComm, std::max(t, gpu_.constants.kernel_min_s), host_op_};
+    o.wait_for = after;
+    return Push(o);
+  }
   void WaitFor(int op_index) { pending_wait_ = op_index; }
   void Optimizer(double bytes, double host_ops) {
     const double t = bytes / (gpu_.membw_Bps * gpu_.constants.mem_efficiency);
@@ -104,7 +117,9 @@ TimeBreakdown Timeline::Run() const {
     if (o.recompute) t.recompute_s += o.gpu_s;
     if (o.stream == Stream::kCompute) t.gpu_busy_s += o.gpu_s;
   }
-  // NCCL kernels share the SMs with the compute they overlap.
+  // Work on the communication stream (NCCL kernels, FSDP's side-stream divisions) takes SMs and
+  // memory bandwidth from the compute it overlaps: the compute stream loses a fitted share of
+  // that time (docs/plan-multigpu.md).
   const double slowdown = gpu_.constants.comm_compute_slowdown * overlapped_comm;
   t.host_s = host;
   t.step_s = std::max({host, compute_free, comm_free}) + slowdown;
@@ -270,9 +285,12 @@ class StepBuilder {
   // Gradients of `params` just became ready: DDP fills buckets; FSDP reduce-scatters the unit.
   void GradientsReady(double params) {
     if (p_.dp <= 1 || !last_micro_) return;
-    const int after = tl_.Last();
     switch (p_.framework) {
       case Framework::kDdp: {
+        // The reducer copies each gradient into its bucket, scaled by 1/world on the way
+        // (gradient_as_bucket_view=False: read and write the gradient once).
+        tl_.Flat(2.0 * GradElemBytes() * params);
+        const int after = tl_.Last();
         pending_bucket_ += params * GradElemBytes();
         const double cap = p_.ddp_bucket_mb * 1e6;
         while (pending_bucket_ >= cap) {
@@ -289,7 +307,16 @@ class StepBuilder {
         const bool shard = p_.shard.s_g > 1;
         const Collective op = shard ? Collective::kReduceScatter : Collective::kAllReduce;
         const int world = shard ? p_.shard.s_g : p_.dp;
+        int after = tl_.Last();
+        const FsdpDivide div = p_.framework == Framework::kFsdp ? FsdpDivideFactors(p_.dp) : FsdpDivide{1, 1};
+        // FSDP1 divides the unsharded gradient before the reduction and the reduced shard after
+        // it, each only when its factor is not 1, on its post-backward stream.
+        if (div.pre > 1) after = tl_.SideMem(2.0 * bytes, after);
         last_comm_ = tl_.Async(Coll(op, GradDType(), bytes, world, DpGroupNodes()), after);
+        const double kept = shard ? 1.0 / world : 1.0;  // share of the unit's gradient this rank keeps
+        if (div.post > 1) last_comm_ = tl_.SideMem(2.0 * bytes * kept, last_comm_);
+        // Mixed precision: the bf16 reduced gradient is cast to the fp32 gradient of the master copy.
+        if (p_.framework == Framework::kFsdp && p_.fsdp_bf16_params) last_comm_ = tl_.SideMem(6.0 * params * kept, last_comm_);
         // Partial sharding (Lins s_g < dp): the reduced shards are all-reduced across the
         // replicas of the same shard.
         if (shard && world < p_.dp) {
@@ -309,6 +336,10 @@ class StepBuilder {
   int GatherUnit(double params) {
     if (p_.shard.s_p <= 1 || p_.dp <= 1) return -1;
     const double bytes = params * (p_.fsdp_bf16_params || p_.precision == Precision::kMixedBf16 ? 2.0 : 4.0);
+    // FSDP MixedPrecision casts the fp32 shard to a bf16 shard before gathering it.
+    if (p_.framework == Framework::kFsdp && p_.fsdp_bf16_params) {
+      prefetch_anchor_ = tl_.SideMem(6.0 * params / p_.shard.s_p, prefetch_anchor_);
+    }
     const int ag = tl_.Async(Coll(Collective::kAllGather, p_.fsdp_bf16_params ? DType::kBf16 : DType::kFp32, bytes,
                                   p_.shard.s_p, DpGroupNodes()),
                              prefetch_anchor_);
@@ -393,14 +424,21 @@ class StepBuilder {
 
   void Optimizer() {
     if (last_comm_ >= 0) tl_.WaitFor(last_comm_);
+    // DDP (gradient_as_bucket_view=False) copies the reduced buckets back into .grad.
+    if (p_.framework == Framework::kDdp && p_.dp > 1 && sync_grads_) tl_.Flat(2.0 * GradElemBytes() * s_.StageParams());
     const double params = s_.StageParams() / p_.shard.s_os;
     // Fused AdamW: read p, g, m, v and write p, m, v (fp32: 28 B/param); mixed precision also
     // writes the bf16 copy of the parameters.
-    const double bytes = p_.precision == Precision::kMixedBf16 ? 30.0 : 28.0;
+    // Foreach AdamW (the DTensor plan: fused AdamW takes no DTensor) runs eight list kernels:
+    // params *= 1 - lr·wd (8 B), m.lerp_(g) (12), v *= b2 (8), v.addcmul_(g, g) (16), sqrt(v) (8),
+    // its division (8) and + eps (8), params.addcdiv_(m, sqrt) (16): 84 B/param.
+    const bool foreach = p_.framework == Framework::kDtensorTp;
+    const double bytes = foreach ? 84.0 : p_.precision == Precision::kMixedBf16 ? 30.0 : 28.0;
     const double host_ops = p_.framework == Framework::kDtensorTp ? 12.0 * (s_.layers + 2) : 8.0;
     tl_.Optimizer(bytes * params, host_ops);
     // Lins: optimizer states sharded wider than parameters -> spread the updated parameters.
-    if (p_.shard.s_os > p_.shard.s_p && p_.dp > 1) {
+    // (FSDP keeps its parameters sharded at rest and gathers them again in the next forward.)
+    if (p_.shard.s_os > p_.shard.s_p && p_.dp > 1 && p_.framework != Framework::kFsdp) {
       const double bytes_p = s_.StageParams() * (p_.precision == Precision::kMixedBf16 ? 2.0 : 4.0) / p_.shard.s_p;
       tl_.Blocking(Coll(Collective::kAllGather, DType::kBf16, bytes_p, p_.shard.s_os / p_.shard.s_p, DpGroupNodes()));
     }
@@ -420,6 +458,12 @@ class StepBuilder {
 };
 
 }  // namespace
+
+FsdpDivide FsdpDivideFactors(int world) {
+  int pre = 1;
+  while (world % pre == 0 && static_cast<double>(world) / pre > pre) pre *= 2;
+  return {static_cast<double>(pre), static_cast<double>(world) / pre};
+}
 
 TimeBreakdown StageTime(const Workload& w, const ParallelPlan& p, const GpuProfile& gpu, int stage,
                         const GroupLayout& g, int micro_steps, bool with_optimizer) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -144,6 +145,97 @@ Result<ValidationReport> Validate(const std::vector<MeasuredStep>& rows, const G
     rep.rows.push_back(r);
   }
   return rep;
+}
+
+namespace {
+
+bool IsTp(const MeasuredStep& m) { return m.strategy == "tp"; }
+bool IsDataParallel(const MeasuredStep& m) { return m.gpus > 1 && !IsTp(m) && m.strategy != "tp_mega"; }
+
+// Mean relative step-time error of `rows` under `gpu` (only rows with a measured time).
+Result<double> MeanTimeError(const std::vector<MeasuredStep>& rows, const GpuProfile& gpu) {
+  if (rows.empty()) return 0.0;
+  ORR_ASSIGN_OR_RETURN(ValidationReport rep, Validate(rows, gpu));
+  double sum = 0;
+  for (const ValidationRow& r : rep.rows) sum += r.err_time;
+  return rep.rows.empty() ? 0.0 : sum / static_cast<double>(rep.rows.size());
+}
+
+// The grid value minimising the error of `rows` when `field` of the constants takes it (the
+// smallest on ties).
+Result<std::pair<double, double>> FitOne(const std::vector<MeasuredStep>& rows, GpuProfile gpu,
+                                         double ModelConstants::*field, const std::vector<double>& grid) {
+  std::pair<double, double> best{gpu.constants.*field, 0};
+  bool first = true;
+  for (double v : grid) {
+    gpu.constants.*field = v;
+    ORR_ASSIGN_OR_RETURN(double e, MeanTimeError(rows, gpu));
+    if (first || e < best.second) best = {v, e}, first = false;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<double> SlowdownGrid() {
+  std::vector<double> g;
+  for (int i = 0; i <= 40; ++i) g.push_back(0.025 * i);  // 0 .. 1
+  return g;
+}
+
+std::vector<double> DtensorFactorGrid() {
+  std::vector<double> g;
+  for (int i = 2; i <= 60; ++i) g.push_back(0.5 * i);  // 1 .. 30
+  return g;
+}
+
+Result<LosoReport> LeaveOneSizeOut(const std::vector<MeasuredStep>& rows, const GpuProfile& gpu) {
+  std::vector<std::string> sizes;
+  for (const MeasuredStep& m : rows) {
+    if (std::find(sizes.begin(), sizes.end(), m.model) == sizes.end()) sizes.push_back(m.model);
+  }
+  LosoReport out;
+  sizes.push_back("none");  // the last pass fits on every size and predicts nothing
+  for (const std::string& held : sizes) {
+    std::vector<MeasuredStep> fit_dp, fit_tp, test;
+    for (const MeasuredStep& m : rows) {
+      if (m.model == held) {
+        test.push_back(m);
+        continue;
+      }
+      if (m.t_median_s == 0 || RegimeOf(m) != Regime::kGpuBound) continue;
+      if (IsDataParallel(m)) fit_dp.push_back(m);
+      if (IsTp(m)) fit_tp.push_back(m);
+    }
+    FoldFit f;
+    f.held_out = held;
+    GpuProfile g = gpu;
+    ORR_ASSIGN_OR_RETURN(auto dp, FitOne(fit_dp, g, &ModelConstants::comm_compute_slowdown, SlowdownGrid()));
+    ORR_ASSIGN_OR_RETURN(auto tp, FitOne(fit_tp, g, &ModelConstants::dtensor_op_factor, DtensorFactorGrid()));
+    f.comm_compute_slowdown = g.constants.comm_compute_slowdown = dp.first;
+    f.dtensor_op_factor = g.constants.dtensor_op_factor = tp.first;
+    f.fit_error_dp = dp.second, f.fit_error_tp = tp.second;
+    if (held == "none") {
+      out.all = f;
+      break;
+    }
+    out.folds.push_back(f);
+    ORR_ASSIGN_OR_RETURN(ValidationReport rep, Validate(test, g));
+    for (ValidationRow& r : rep.rows) {
+      r.split = Split::kHeldOut;
+      out.held_out.rows.push_back(r);
+    }
+    out.held_out.oom_rows += rep.oom_rows, out.held_out.oom_predicted += rep.oom_predicted;
+  }
+  return out;
+}
+
+ErrorStats LosoReport::Strategy(std::string_view strategy, std::optional<Regime> regime) const {
+  ValidationReport sub;
+  for (const ValidationRow& r : held_out.rows) {
+    if (strategy.empty() || r.measured.strategy == strategy) sub.rows.push_back(r);
+  }
+  return sub.Stats(Split::kHeldOut, regime);
 }
 
 }  // namespace orrery::plan

@@ -64,4 +64,27 @@ Split SplitOf(const MeasuredStep& m);
 
 Result<ValidationReport> Validate(const std::vector<MeasuredStep>& rows, const GpuProfile& gpu);
 
+// Leave-one-size-out validation of the multi-GPU constants (docs/plan-multigpu.md): for each
+// model size, `comm_compute_slowdown` is fitted on the GPU-bound data-parallel rows of the other
+// sizes and `dtensor_op_factor` on their GPU-bound `tp` rows (grid search of the mean relative
+// step-time error; every other constant stays as the profile has it), and the held-out size's
+// rows are predicted with that fold's constants. Memory has no fitted constant.
+struct FoldFit {
+  std::string held_out;  // model size, e.g. "1.3B"
+  double comm_compute_slowdown = 0;
+  double dtensor_op_factor = 0;
+  double fit_error_dp = 0, fit_error_tp = 0;  // mean relative step-time error on the fit rows
+};
+struct LosoReport {
+  std::vector<FoldFit> folds;
+  FoldFit all;  // fitted on every size (held_out "none"): the defaults of ModelConstants
+  ValidationReport held_out;  // every row predicted by the fold that held its size out (split kHeldOut)
+  // Mean held-out errors of one strategy ("" = all): step time over GPU-bound rows, memory over all rows.
+  ErrorStats Strategy(std::string_view strategy, std::optional<Regime> regime) const;
+};
+Result<LosoReport> LeaveOneSizeOut(const std::vector<MeasuredStep>& rows, const GpuProfile& gpu);
+// The grids searched (ascending).
+std::vector<double> SlowdownGrid();
+std::vector<double> DtensorFactorGrid();
+
 }  // namespace orrery::plan

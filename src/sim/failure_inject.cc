@@ -21,13 +21,14 @@ FaultCause Representative(FailureCategory c) {
 // The policy's decision for a fault of a trace job: retried when the policy restarts it by
 // itself (`none`: the job leaves; its user's resubmission is not a trace job); the attempt
 // holds its GPUs until the decision (RecoveryAction::HeldFor); the named node is cordoned for
-// the model's repair time when the policy cordons.
-void ApplyDecision(const RecoveryPolicy& p, FaultCause c, bool noticed, const FailureModel& m, InjectedFailure* f) {
+// the repair or reboot the failure model draws (CordonDuration) when the policy cordons.
+void ApplyDecision(const RecoveryPolicy& p, FaultCause c, bool noticed, const FailureModel& m, Rng& repair,
+                   InjectedFailure* f) {
   const RecoveryAction a = Decide(p, c);
   f->kind = KindOf(c);
   f->restartable = a.retry && a.automatic;
   f->hold = a.HeldFor(noticed);
-  f->cordon_for = a.cordon ? m.repair : 0;
+  f->cordon_for = a.cordon ? CordonDuration(m, repair) : 0;
 }
 
 void Count(InjectedSummary* s, FaultCause c, const InjectedFailure& f, uint32_t gpus) {
@@ -70,7 +71,7 @@ std::pair<double, FaultCause> FirstFault(const FailureModel& m, double nodes, bo
 std::vector<InjectedFailure> RecordedFailures(const Trace& trace, const FailureModel& m, const RecoveryPolicy& policy,
                                               uint32_t gpus_per_node, uint64_t seed, InjectedSummary* summary) {
   std::vector<InjectedFailure> out;
-  Rng rng(seed, "failures/attribution");
+  Rng rng(seed, "failures/attribution"), repair(seed, "failures/repair");
   for (const Job& j : trace.jobs) {
     if (j.gpus == 0 || j.duration <= 0) continue;
     InjectedFailure f;
@@ -83,7 +84,7 @@ std::vector<InjectedFailure> RecordedFailures(const Trace& trace, const FailureM
       case JobState::kFailed:
       case JobState::kNodeFail:
         cause = Representative(AttributeFailure(m, j, gpus_per_node, rng));
-        ApplyDecision(policy, cause, true, m, &f);
+        ApplyDecision(policy, cause, true, m, repair, &f);
         break;
       case JobState::kTimeout:  // its time limit: a restart would hit it again
         f.kind = FailureKind::kTimeout;
@@ -109,7 +110,7 @@ std::vector<InjectedFailure> DrawFailures(const Trace& trace, const FailureModel
                                           uint32_t gpus_per_node, uint64_t seed, int max_attempts,
                                           InjectedSummary* summary) {
   std::vector<InjectedFailure> out;
-  Rng time(seed, "failures/time"), cause(seed, "failures/cause");
+  Rng time(seed, "failures/time"), cause(seed, "failures/cause"), repair(seed, "failures/repair");
   for (const Job& j : trace.jobs) {
     if (j.gpus == 0 || j.duration <= 0) continue;
     const double nodes = Nodes(j, gpus_per_node);
@@ -120,7 +121,7 @@ std::vector<InjectedFailure> DrawFailures(const Trace& trace, const FailureModel
       f.job = j.id.v;
       f.attempt = static_cast<uint16_t>(a);
       f.after = static_cast<Duration>(t);
-      ApplyDecision(policy, c, false, m, &f);
+      ApplyDecision(policy, c, false, m, repair, &f);
       f.restartable = f.restartable && a + 1 < max_attempts;
       Count(summary, c, f, j.gpus);
       out.push_back(f);

@@ -82,6 +82,9 @@ FailureModel AcmeModel() {
   m.script_weight = 0.010772;  // x shape 0.2 / scale 1 h: hazard 0.0021544 t^-0.8 per hour
   m.script_shape = 0.2;
   m.script_scale_h = 1.0;
+  // A cluster with spare parts on site: a part swap and its diagnostics take under a day
+  // (docs/design/failures.md, "Repair or reboot").
+  m.repair = 86400;
   return m;
 }
 
@@ -104,17 +107,21 @@ Result<FailureModel> MakeFailureModel(const std::string& spec) {
       ORR_RETURN_IF_ERROR(SetNumber(k, v, 0, 1, &m.persist_probability));
     } else if (k == "recur") {
       ORR_RETURN_IF_ERROR(SetNumber(k, v, 1, 1e6, &m.recur_factor));
-    } else if (k == "repair" || k == "rollback") {
+    } else if (k == "repair_share") {
+      ORR_RETURN_IF_ERROR(SetNumber(k, v, 0, 1, &m.repair_share));
+    } else if (k == "repair" || k == "rollback" || k == "reboot") {
       Result<Duration> d = ParseDurationText(v);
       if (!d) return d.error().With("failure model key '" + k + "'");
-      (k == "repair" ? m.repair : m.rollback) = *d;
+      (k == "repair" ? m.repair : k == "reboot" ? m.reboot : m.rollback) = *d;
     } else {
       return MakeError("failure model '" + s->name + "': unknown key '" + k +
-                       "' (keys: scale, loss_spikes_per_day, persist, recur, repair, rollback)");
+                       "' (keys: scale, loss_spikes_per_day, persist, recur, repair, repair_share, reboot, rollback)");
     }
   }
   return m;
 }
+
+Duration CordonDuration(const FailureModel& m, Rng& rng) { return rng.Uniform() < m.repair_share ? m.repair : m.reboot; }
 
 std::array<double, kNumFaultCauses> CauseHazards(const FailureModel& m, double nodes, double hours) {
   std::array<double, kNumFaultCauses> h{};

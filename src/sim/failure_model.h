@@ -30,6 +30,11 @@ struct FailureModel {
   // faults at `recur_factor` times its rate until it is repaired (cordoned, `repair` s).
   double persist_probability = 0, recur_factor = 1;
   Duration repair = 3 * 86400;
+  // A node cordoned after a fault (recovery `acme`, trace runs) needs a hardware repair of
+  // `repair` s with probability `repair_share`; otherwise a reset, reboot and health check of
+  // `reboot` s clears it (sources in docs/design/failures.md, "Repair or reboot").
+  double repair_share = 0.54;
+  Duration reboot = 3600;
   Duration rollback = 0;  // loss spike: s of training rolled back before the spike (skipped batches)
 
   double NodePerHour() const;  // sum over the node causes
@@ -48,8 +53,12 @@ FailureModel Llama3Model();
 FailureModel AcmeModel();
 
 // "llama3", "acme", optionally with overrides "llama3:scale=2,loss_spikes_per_day=1,persist=0.3,
-// recur=20,repair=3d,rollback=30m" (scale multiplies every rate).
+// recur=20,repair=3d,repair_share=0.5,reboot=1h,rollback=30m" (scale multiplies every rate).
 Result<FailureModel> MakeFailureModel(const std::string& spec);
+
+// How long a cordoned node stays out: `repair` with probability `repair_share` (one uniform
+// draw from `rng`, stream "failures/repair"), else `reboot`.
+Duration CordonDuration(const FailureModel& m, Rng& rng);
 
 // The hazard (per hour) of each cause for a job of `nodes` nodes at `hours` into its run.
 std::array<double, kNumFaultCauses> CauseHazards(const FailureModel& m, double nodes, double hours);

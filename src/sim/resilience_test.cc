@@ -346,8 +346,9 @@ TEST(TrainingRun, AttributeTraceCountsFailedJobs) {
 
 // Trace runs take the training runs' decision: a recorded NODE_FAIL under acme holds the GPUs
 // for the diagnosis (60 s; the recorded end is the detection) and cordons the node for the
-// model's repair (3 days); under requeue it is retried at once, nothing cordoned; under none
-// it is not retried.
+// model's repair (1 day) or reboot (1 h), whichever stream failures/repair draws (seed 1: its
+// first uniform is 0.411 < repair_share 0.54: a repair); under requeue it is retried at once,
+// nothing cordoned; under none it is not retried.
 TEST(TraceFailures, RecordedFailuresTakeThePolicysDelaysAndCordon) {
   Trace t;
   Job j;
@@ -360,7 +361,7 @@ TEST(TraceFailures, RecordedFailuresTakeThePolicysDelaysAndCordon) {
     const char* recovery;
     bool retried;
     Duration hold, cordon;
-  } rows[] = {{"acme", true, 60, 3 * 86400}, {"requeue", true, 0, 0}, {"none", false, 0, 0}};
+  } rows[] = {{"acme", true, 60, 86400}, {"requeue", true, 0, 0}, {"none", false, 0, 0}};
   for (const Row& row : rows) {
     InjectedSummary sum;
     const std::vector<InjectedFailure> f = RecordedFailures(t, AcmeModel(), Policy(row.recovery), 8, 1, &sum);
@@ -378,8 +379,42 @@ TEST(TraceFailures, RecordedFailuresTakeThePolicysDelaysAndCordon) {
   ASSERT_FALSE(d.empty());
   for (const InjectedFailure& f : d) {
     EXPECT_EQ(f.hold, 70);
-    EXPECT_EQ(f.cordon_for, gpu_only.repair);
+    EXPECT_TRUE(f.cordon_for == gpu_only.repair || f.cordon_for == gpu_only.reboot) << f.cordon_for;
   }
+}
+
+// A cordoned node needs a repair with probability repair_share, else a reboot. Hand cases: share
+// 0 and 1 are certain; the published default (0.54, repair 1 day, reboot 1 h) gives a mean of
+// 0.54 × 24 h + 0.46 × 1 h = 13.42 node-hours per cordon. Over 10,000 draws the standard error
+// is sqrt(0.54 × 0.46) × 23 h / 100 = 0.115 h; the seed is fixed, the bound is 4 of them.
+TEST(TraceFailures, CordonIsARepairOrAReboot) {
+  FailureModel m = AcmeModel();
+  EXPECT_EQ(m.repair, 86400);
+  EXPECT_EQ(m.reboot, 3600);
+  EXPECT_DOUBLE_EQ(m.repair_share, 0.54);
+  Rng rng(1, "failures/repair");
+  m.repair_share = 0;
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(CordonDuration(m, rng), 3600);
+  m.repair_share = 1;
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(CordonDuration(m, rng), 86400);
+  m.repair_share = 0.54;
+  double hours = 0;
+  int repairs = 0;
+  for (int i = 0; i < 10000; ++i) {
+    const Duration d = CordonDuration(m, rng);
+    hours += static_cast<double>(d) / 3600.0;
+    repairs += d == 86400;
+  }
+  EXPECT_NEAR(hours / 10000, 13.42, 4 * 0.115);
+  EXPECT_NEAR(repairs / 10000.0, 0.54, 4 * 0.005);  // sqrt(0.54 × 0.46 / 10,000) = 0.005
+  // The keys override them; a share outside [0, 1] is refused.
+  Result<FailureModel> k = MakeFailureModel("acme:repair=3d,repair_share=0.25,reboot=30m");
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_EQ(k->repair, 3 * 86400);
+  EXPECT_EQ(k->reboot, 1800);
+  EXPECT_DOUBLE_EQ(k->repair_share, 0.25);
+  EXPECT_EQ(MakeFailureModel("acme:repair_share=2").error().message,
+            "failure model key 'repair_share': expected a number in [0.000000, 1.000000], got \"2\"");
 }
 
 }  // namespace

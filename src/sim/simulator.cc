@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -507,6 +508,7 @@ Status SimRun::Finish() {
     if (power_) r_.powered_samples.push_back(power_->powered());
   }
   const Time last = last_t_ == kNoTime ? 0 : last_t_;
+  if (cordons_.cordoned() > 0) std::tie(r_.cordoned_node_seconds, r_.cordoned_gpu_seconds) = cordons_.Seconds(r_.last_end);
   if (storage_) {
     r_.storage_bytes = storage_->shared_bytes();
     r_.max_concurrent_reads = storage_->max_concurrent();
@@ -642,7 +644,8 @@ bool SimRun::HoldAfterFault(const SimEvent& e, const InjectedFailure& f, Time t)
 void SimRun::CordonNodeOf(const SchedJob& sj, const InjectedFailure& f, Time t) {
   if (sj.alloc.empty()) return;
   const size_t i = std::min(sj.alloc.size() - 1, static_cast<size_t>(node_rng_.Uniform() * sj.alloc.size()));
-  cordons_.Add(sj.alloc[i].node, t + f.cordon_for, sched_, q_);
+  const NodeId node = sj.alloc[i].node;
+  cordons_.Add(node, t, t + f.cordon_for, cluster_.nodes[node.v].gpus, sched_, q_);
   ++r_.cordoned_nodes;
 }
 

@@ -148,6 +148,8 @@ struct SimResult {
   bool fractional = false;           // the trace has fractional-GPU jobs
   AttemptLog attempts;               // SimConfig::record_attempts: every attempt, in end order
   uint64_t cordoned_nodes = 0;       // injected failures whose node was cordoned (InjectedFailure::cordon_for)
+  double cordoned_node_seconds = 0;  // time nodes spent cordoned, up to last_end
+  double cordoned_gpu_seconds = 0;   // the same weighted by the nodes' GPUs
   bool shaped = false;               // the policy had a ShapePlugin (GPU-seconds: per attempt)
   // Jobs with dependencies (Trace::after): per trace job, when it was submitted to the
   // scheduler (its last predecessor finished, or its own submit time if later); kNoTime for
