@@ -113,12 +113,14 @@ TEST(EvalSimCli, SameSeedSameBytes) {
   // And a generated workload with requests from its pretraining jobs.
   const std::string gen = "simulate --generate acme-seren --jobs 3000 --seed 7 --policy easy:eval_share=0.05 --quiet "
                           "--eval-every 3600 --eval-suite " + kDir + "/suite.csv --out-dir ";
-  ASSERT_EQ(RunOrrery(gen + a.string()).status, 0);
-  ASSERT_EQ(RunOrrery(gen + b.string()).status, 0);
+  // (Folders of their own: an --out-dir holding another run's outputs is refused.)
+  const fs::path ga = FreshTempDir("eval_sim_det_ga"), gb = FreshTempDir("eval_sim_det_gb");
+  ASSERT_EQ(RunOrrery(gen + ga.string()).status, 0);
+  ASSERT_EQ(RunOrrery(gen + gb.string()).status, 0);
   const std::string slug = "easy_eval_share_005";  // the policy folder (dots dropped)
-  EXPECT_EQ(Slurp(a / "summary.json"), Slurp(b / "summary.json"));
-  EXPECT_EQ(Slurp(a / slug / "eval_requests.csv"), Slurp(b / slug / "eval_requests.csv"));
-  EXPECT_FALSE(Slurp(a / slug / "eval_requests.csv").empty());
+  EXPECT_EQ(Slurp(ga / "summary.json"), Slurp(gb / "summary.json"));
+  EXPECT_EQ(Slurp(ga / slug / "eval_requests.csv"), Slurp(gb / slug / "eval_requests.csv"));
+  EXPECT_FALSE(Slurp(ga / slug / "eval_requests.csv").empty());
 }
 
 fs::path Write(const fs::path& dir, const std::string& name, const std::string& text) {
