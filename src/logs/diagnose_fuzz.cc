@@ -1,7 +1,8 @@
 // libFuzzer target: diagnosis and the rule-file parser. The first byte picks: odd = parse the
 // rest as a rule file (must give rules or a located error "<fuzz>:line:col: ..."), even =
 // diagnose the rest as a log (must give a category of the closed set, evidence lines of
-// bounded size, and never crash on binary data, huge lines or invalid UTF-8).
+// bounded size, `unknown` from a rule only when the rule is weaker than unknown_below, and never
+// crash on binary data, huge lines or invalid UTF-8).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -24,6 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (d.evidence.size() > 4) __builtin_trap();
   for (const std::string& e : d.evidence)
     if (e.size() > 403) __builtin_trap();
-  if (d.category == Category::kUnknown && d.source != DiagnosisSource::kNone) __builtin_trap();
+  // Unknown with a deciding rule only when that rule's evidence is weak (below unknown_below).
+  if (d.category == Category::kUnknown && d.source != DiagnosisSource::kNone &&
+      d.confidence >= kDiagnoser.rules().unknown_below)
+    __builtin_trap();
   return 0;
 }
