@@ -56,6 +56,9 @@ if [[ -z $BIN_DIR ]]; then
   [[ -f build-fuzz/build.ninja ]] || fuzz_configure build-fuzz >/dev/null
   mapfile -t ALL < <(fuzz_targets build-fuzz)
   if [[ $TARGET == all ]]; then want=("${ALL[@]}"); else want=("$TARGET"); fi
+  for t in "${want[@]}"; do
+    [[ " ${ALL[*]} " == *" $t "* ]] || { echo "fuzz-campaign: no fuzz target '$t' (known: ${ALL[*]})" >&2; exit 2; }
+  done
   cmake --build build-fuzz -j "$(nproc)" --target "${want[@]}" >/dev/null
 else
   mapfile -t ALL < <(cd "$BIN_DIR" && ls -- *_fuzz 2>/dev/null | sort)
@@ -79,6 +82,7 @@ worker() {
     n=$((n + 1))
     [[ $rc -eq 0 ]] && break  # its time or its runs are done; non-zero: a defect, go on
   done
+  return 0
 }
 
 # The executions of all the workers' runs (libFuzzer's final stats).
@@ -102,7 +106,7 @@ for t in "${TARGETS[@]}"; do
     worker "$t" "$dir" "$k" "$end" &
     pids+=($!)
   done
-  wait "${pids[@]}"
+  wait "${pids[@]}" || true
   execs=$(executions "$dir")
   crashes=$(count "$dir/artifacts" crash) ooms=$(count "$dir/artifacts" oom) timeouts=$(count "$dir/artifacts" timeout)
   after=$(ls "$dir/corpus" | wc -l)
