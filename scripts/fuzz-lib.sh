@@ -10,6 +10,9 @@ FUZZ_RSS_LIMIT_MB=${FUZZ_RSS_LIMIT_MB:-2048}
 FUZZ_TIMEOUT_S=${FUZZ_TIMEOUT_S:-25}
 FUZZ_MAX_LEN=65536
 
+# A UBSan report stops the run and counts as a defect, whatever the build's recover flags.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
 # The libFuzzer flags every run shares (bash array).
 FUZZ_FLAGS=(
   -malloc_limit_mb="$FUZZ_MALLOC_LIMIT_MB"
@@ -38,10 +41,22 @@ fuzz_targets() {
     sed -nE 's/^([A-Za-z0-9_]+_fuzz): CXX_EXECUTABLE_LINKER.*/\1/p' | sort -u
 }
 
-# fuzz_configure BUILD_DIR [extra cmake args]: configures the clang libFuzzer build.
+# fuzz_configure BUILD_DIR [extra cmake args]: configures the clang libFuzzer build of the
+# fuzz campaigns (-O2, fuzz targets only).
 fuzz_configure() {
   local dir=$1
   shift
   CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DORRERY_FUZZ=ON -DORRERY_TESTS=OFF -DORRERY_BENCH=OFF "$@"
+}
+
+# sanitize_configure BUILD_DIR [extra cmake args]: configures the one clang ASan+UBSan tree
+# of CI (scripts/test.sh): -O1, unit tests and fuzz targets both, so that the library is
+# compiled with the sanitizers once and serves both stages.
+sanitize_configure() {
+  local dir=$1
+  shift
+  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
+    -DORRERY_FUZZ=ON -DORRERY_TESTS=ON -DORRERY_BENCH=OFF "$@"
 }

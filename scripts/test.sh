@@ -5,10 +5,11 @@
 #      stages 2-3, which run under nice 10                     (1 result per test)
 #      (*Slow*: the real-Slurm scenarios, and the long statistical checks of a month's queue
 #      whose code paths smaller tests exercise under ASan; 25-35x slower there at -O0)
-#   2. ASan+UBSan build in build-asan/ + ctest, tests named *Slow* excluded (1 result per test)
-#   3. clang libFuzzer build in build-fuzz/, every *_fuzz target run for
-#      FUZZ_SECONDS (default 12) s, two at a time, from its committed corpus, with the
-#      allocation and memory limits of scripts/fuzz-lib.sh                 (1 result per target)
+#   2. clang ASan+UBSan build in build-asan/ (-O1, with libFuzzer coverage: one sanitized
+#      tree for stages 2 and 3) + ctest, tests named *Slow* excluded     (1 result per test)
+#   3. every *_fuzz target of build-asan/ run for FUZZ_SECONDS (default 12) s, two at a
+#      time, from its committed corpus, with the allocation and memory limits of
+#      scripts/fuzz-lib.sh; logs and crash inputs in build-asan/fuzz/   (1 result per target)
 # A build failure counts as one failed result of its stage. The last line is
 # "N passed, N failed"; the exit status is non-zero if anything failed.
 #
@@ -93,43 +94,54 @@ fi
 bg=()
 if [[ -n $SLOW_PID ]]; then bg=(nice -n 10); fi
 
+# Stages 2 and 3 share one sanitized tree; it is configured and built once, for whichever
+# of them runs (stage 3 builds only the fuzz targets when stage 2 is left out).
+SAN=build-asan FZ=build-asan/fuzz
+san_ready=
+san_build() {  # san_build [targets...]: configures and builds $SAN; false on failure
+  [[ -n $san_ready ]] && return 0
+  sanitize_configure "$SAN" "${launcher[@]}" || return 1
+  "${bg[@]}" cmake --build "$SAN" -j "$JOBS" ${1:+--target "$@"} && san_ready=1
+}
+
 if want asan; then
-  stage "stage 2: ASan+UBSan build (build-asan/) + ctest, excluding tests named *Slow*"
-  if cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O0" \
-       -DORRERY_SANITIZE=ON -DORRERY_BENCH=OFF "${launcher[@]}" &&
-     "${bg[@]}" cmake --build build-asan -j "$JOBS"; then
-    log=build-asan/ctest-asan.log
-    (cd build-asan &&
+  stage "stage 2: clang ASan+UBSan build ($SAN/) + ctest, excluding tests named *Slow*"
+  if san_build; then
+    log=$SAN/ctest-asan.log
+    (cd "$SAN" &&
      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
        "${bg[@]}" ctest --output-on-failure -j2 --timeout 900 -E 'Slow') 2>&1 | tee "$log"
     count_ctest "$log" "asan"
   else
-    fail "asan build"
+    fail "asan build (needs clang and libclang-rt-14-dev)"
   fi
 fi
 
 # Runs one fuzz target for FUZZ_SECONDS under the shared limits (scripts/fuzz-lib.sh: one
 # allocation under FUZZ_MALLOC_LIMIT_MB, the process under FUZZ_RSS_LIMIT_MB); writes
-# build-fuzz/T.log, T.seeds and T.rc. Seeds: fuzz_seed (the committed corpus
-# tests/fixtures/fuzz/<target>/ first); the working corpus is a copy under build-fuzz/.
+# $FZ/T.log, T.seeds and T.rc. Seeds: fuzz_seed (the committed corpus
+# tests/fixtures/fuzz/<target>/ first); the working corpus is a copy under $FZ/.
 fuzz_one() {
-  local t=$1 corpus=build-fuzz/corpus/$1 rc=0
-  mkdir -p "build-fuzz/artifacts/$t"
+  local t=$1 corpus=$FZ/corpus/$1 rc=0
+  mkdir -p "$FZ/artifacts/$t"
   fuzz_seed "$t" "$corpus"
-  ls "$corpus" | wc -l >"build-fuzz/$t.seeds"
-  "${bg[@]}" "build-fuzz/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" "${FUZZ_FLAGS[@]}" \
-    -print_final_stats=1 -artifact_prefix="$ROOT/build-fuzz/artifacts/$t/" \
-    >"build-fuzz/$t.log" 2>&1 || rc=$?
-  echo "$rc" >"build-fuzz/$t.rc"
+  ls "$corpus" | wc -l >"$FZ/$t.seeds"
+  "${bg[@]}" "$SAN/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" "${FUZZ_FLAGS[@]}" \
+    -print_final_stats=1 -artifact_prefix="$ROOT/$FZ/artifacts/$t/" \
+    >"$FZ/$t.log" 2>&1 || rc=$?
+  echo "$rc" >"$FZ/$t.rc"
 }
 
 if want fuzz; then
-  stage "stage 3: libFuzzer build (build-fuzz/) + ${FUZZ_SECONDS}s per *_fuzz target"
-  if fuzz_configure build-fuzz "${launcher[@]}"; then
-    mapfile -t targets < <(fuzz_targets build-fuzz)
+  stage "stage 3: every *_fuzz target of $SAN/ for ${FUZZ_SECONDS}s"
+  if [[ -z $san_ready ]] && ! sanitize_configure "$SAN" "${launcher[@]}" >/dev/null; then
+    fail "fuzz configure (needs clang and libclang-rt-14-dev)"
+  else
+    mkdir -p "$FZ"
+    mapfile -t targets < <(fuzz_targets "$SAN")
     if [[ ${#targets[@]} -eq 0 ]]; then
       echo "no *_fuzz targets"
-    elif ! "${bg[@]}" cmake --build build-fuzz -j "$JOBS" --target "${targets[@]}"; then
+    elif ! san_build "${targets[@]}"; then
       fail "fuzz build"
     else
       # Two targets at a time (one per core); results are read back in target order.
@@ -147,18 +159,16 @@ if want fuzz; then
       done
       wait "${all[@]}"
       for t in "${targets[@]}"; do
-        echo "--- $t ($(cat "build-fuzz/$t.seeds") seeds)"
-        if [[ $(cat "build-fuzz/$t.rc") == 0 ]]; then
-          tail -n 3 "build-fuzz/$t.log"
+        echo "--- $t ($(cat "$FZ/$t.seeds") seeds)"
+        if [[ $(cat "$FZ/$t.rc") == 0 ]]; then
+          tail -n 3 "$FZ/$t.log"
           pass
         else
-          tail -n 60 "build-fuzz/$t.log"
-          fail "fuzz $t (log build-fuzz/$t.log, crash input in build-fuzz/artifacts/$t/)"
+          tail -n 60 "$FZ/$t.log"
+          fail "fuzz $t (log $FZ/$t.log, crash input in $FZ/artifacts/$t/)"
         fi
       done
     fi
-  else
-    fail "fuzz configure (needs clang and libclang-rt-14-dev)"
   fi
 fi
 

@@ -1,7 +1,7 @@
 // `orrery eval submit` against a real local Slurm 22.05 (tests/slurm/harness.sh, 2 nodes x 8
 // GPUs, plus a `cpu` partition over the same nodes for the metric jobs). A reduced suite (12
 // datasets of the shared OpenCompass suite) runs with emulated trials that sleep for the
-// modelled phase times x 0.1-0.2: the measured makespan must be within 10 % of the executor's
+// modelled phase times x 0.2: the measured makespan must be within 10 % of the executor's
 // prediction, every preload, trial and metric job must run exactly once, and the finished
 // trials must land in the per-dataset history. Named *Slow*; shares the harness lock.
 #include <gtest/gtest.h>
@@ -92,11 +92,12 @@ TEST(EvalSlurmSlow, SubmittedPlansRunOnceAndMatchThePrediction) {
   ASSERT_TRUE(cluster.ok()) << cluster.log();
   // acme: a 32-task array, 2 preloads, 12 metric jobs each after its own array tasks
   // (predicted 105.5 s at scale 0.2). opencompass-size: a 39-task array loading from shared
-  // storage, metric jobs after the whole array (predicted 140 s at 0.1). On the shared 2-core
+  // storage, metric jobs after the whole array (about 280 s at 0.2). On the shared 2-core
   // machine Slurm adds 1-3 s before the first start (sbatch calls) and again per dependency
-  // release and per wave of array tasks; the scales keep that well under 10 %.
+  // release and per wave of array tasks: 6 s for acme and 15 s for opencompass-size measured
+  // with the sanitized build running beside them, so both run at 0.2, where that is 5-6 %.
   SubmitAndCheck(cluster, "acme", 0.2);
-  SubmitAndCheck(cluster, "opencompass-size", 0.1);
+  SubmitAndCheck(cluster, "opencompass-size", 0.2);
   const size_t total = cluster.CompletedJobs();
   EXPECT_EQ(total, 46u + 51u);
   auto h = eval::History::Open(cluster.dir() + "/history.db", false);

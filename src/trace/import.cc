@@ -671,8 +671,18 @@ std::vector<std::string_view> SplitSimple(std::string_view s, char d) {
 Result<std::vector<int>> MapHeader(const HeaderSpec& spec, std::string_view line, std::string_view file) {
   line = StripBom(line);
   const std::string expected = "'" + JoinColumns(spec.columns, spec.delim) + "'";
+  // The format's own delimiter splits the header exactly as ForEachRow splits rows
+  // (quotes included), so that every mapped index is inside every accepted row.
+  std::vector<Field> fields;
+  std::vector<std::string> scratch;
+  uint32_t bad_col = 0;
+  if (!SplitLine(line, spec.delim, &fields, &scratch, &bad_col))
+    return MakeError(std::string(file) + ":1:" + std::to_string(bad_col) + ": unterminated quote in the " +
+                     std::string(spec.format) + " header (expected " + expected + ")");
+  std::vector<std::string_view> own;
+  for (const Field& f : fields) own.push_back(Trim(f.text));
   auto map_with = [&](char d, std::vector<int>* idx, std::string* missing) {
-    auto names = SplitSimple(line, d);
+    auto names = d == spec.delim ? own : SplitSimple(line, d);
     idx->assign(spec.columns.size(), -1);
     int found = 0;
     for (size_t c = 0; c < spec.columns.size(); ++c) {

@@ -221,6 +221,20 @@ TEST(SacctImport, ColumnsInAnyOrderAndMinimumSet) {
             "got \"WEIRD\"");
 }
 
+// The header is split as its rows are: a quoted header field that holds the delimiter
+// is one column, so JobID is column 1 of 4 (not 2 of 5, past the end of every row).
+TEST(SacctImport, QuotedHeaderFieldIsOneColumnAsInItsRows) {
+  auto t = Parse(TraceFormat::kSacct, "\"a|b\"|JobID|Submit|Elapsed\nx|7|2024-01-01T00:00:00|01:00\n");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->jobs.size(), 1u);
+  EXPECT_EQ(t->source_ids[0], "7");
+  EXPECT_EQ(t->jobs[0].duration, 60);
+  EXPECT_EQ(ErrorOf(TraceFormat::kSacct, "JobID|\"Submit|Elapsed\n1|2024-01-01T00:00:00|00:01\n"),
+            "t.csv:1:7: unterminated quote in the sacct --parsable2 header (expected "
+            "'JobID|JobName|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|State|AllocTRES|ReqTRES|NNodes|"
+            "NCPUS|ReqMem')");
+}
+
 // ------------------------------------------------------------------ Acme
 
 TEST(AcmeImport, SerenFixture) {
