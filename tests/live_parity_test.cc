@@ -8,6 +8,7 @@
 // walltimes, no duration hints: both drivers then hold the same beliefs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -151,6 +152,9 @@ const char* const kCandidates[] = {
 };
 
 TEST(LiveSimParity, EveryLivePolicyDecidesAsTheSimulator) {
+  for (const std::string& name : PolicyNames())
+    EXPECT_NE(std::find(std::begin(kCandidates), std::end(kCandidates), name), std::end(kCandidates))
+        << "registered policy '" << name << "' is missing from the parity candidates";
   const std::vector<Spec> specs = Workload();
   size_t compared = 0, refused = 0;
   for (const char* policy : kCandidates) {

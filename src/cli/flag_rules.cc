@@ -23,6 +23,16 @@ Status RefuseGiven(const CLI::App& cmd, std::initializer_list<std::string_view> 
   return MakeError(f + " does not apply: " + std::string(why));
 }
 
+Status RefuseAllBut(const CLI::App& cmd, std::string_view only, std::string_view why) {
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0 || opt->get_name() == only) continue;
+    const std::string name = opt->get_name();
+    return MakeError((opt->get_positional() ? "the " + name + " argument" : name) + " does not apply: " +
+                     std::string(why));
+  }
+  return Status::Ok();
+}
+
 std::string Quoted(std::string_view text, size_t max) {
   std::string out = "\"";
   for (size_t i = 0; i < text.size() && i < max; ++i) {

@@ -21,6 +21,10 @@ std::string FirstGiven(const CLI::App& cmd, std::initializer_list<std::string_vi
 // Refuses the first of `flags` given on `cmd`'s command line: "--days does not apply: WHY" (exit 2).
 Status RefuseGiven(const CLI::App& cmd, std::initializer_list<std::string_view> flags, std::string_view why);
 
+// Refuses every option and positional of `cmd` given besides `only` (a flag that replaces the
+// command's work, e.g. --list-policies): "--days does not apply: WHY" (exit 2).
+Status RefuseAllBut(const CLI::App& cmd, std::string_view only, std::string_view why);
+
 // A number in [lo, hi] (or (lo, hi] when lo_open): a CLI11 check whose message names the range
 // and the unit in words ("expected a number of days greater than 0 and at most 3650, got \"-3\"")
 // and shows at most 24 characters of what was given.

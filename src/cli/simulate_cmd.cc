@@ -30,6 +30,7 @@
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"
+#include "sched/plugins/policy_registry.h"
 #include "sim/failure_inject.h"
 #include "signals/log_signals.h"
 #include "signals/signal_set.h"
@@ -188,6 +189,7 @@ struct Options {
   bool no_output = false;
   bool force = false;            // replace another run's outputs in out_dir
   bool helios_compat = false;
+  bool list_policies = false;
   std::string tie_order;
   bool cpu_jobs = false;
   bool renege = false;
@@ -598,6 +600,13 @@ int Run(Options o, const CLI::App& cmd) {
     std::fprintf(stderr, "orrery simulate: %s\n", e.message.c_str());
     return e.exit_code;
   };
+  if (o.list_policies) {
+    if (Status st = RefuseAllBut(cmd, "--list-policies", "--list-policies prints the policy registry and runs nothing");
+        !st.ok())
+      return fail(st.error());
+    std::fputs(PolicyListMarkdown().c_str(), stdout);
+    return 0;
+  }
   if (Status st = CheckFlagsApply(o, cmd); !st.ok()) return fail(st.error());
   // --- workload
   Trace trace;
@@ -821,8 +830,11 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "preset's VCs, an SWF header's MaxProcs/MaxNodes). Default: auto for --generate and SWF logs, "
                   "else the embedded helios-venus");
   cmd->add_option("--policy", opts->policies,
-                  "Policies, comma-separated, each name[:key=value,...]: fifo, sjf, srtf, qssf, easy, tiresias "
-                  "(default: fifo,sjf,srtf,qssf,easy)");
+                  "Policies, comma-separated, each name[:key=value,...]: " + PolicyNameList() +
+                      " (default: fifo,sjf,srtf,qssf,easy; --list-policies gives each one's options)");
+  cmd->add_flag("--list-policies", opts->list_policies,
+                "Print every policy with its options, defaults and whether orrery serve runs it (docs/policies.md), "
+                "and exit");
   cmd->add_option("--placer", opts->placer, "consolidate (default), first-fit, spread, random");
   cmd->add_option("--seed", opts->seed, "Seed for generators, noisy estimators and the random placer (default 1)");
   cmd->add_option("--out-dir", opts->out_dir, "Output directory (default orrery-out)");

@@ -1,11 +1,32 @@
 #include "live/live_policy.h"
 
 #include "sched/plugins/policies.h"
+#include "sched/plugins/policy_registry.h"
 
 namespace orrery::live {
 
+namespace {
+
+// "fifo, srtf (some settings), ..." : the policies the registry declares live-capable.
+std::string LivePolicyList() {
+  std::string s;
+  for (const PolicyInfo& p : Policies()) {
+    if (p.live == LiveSupport::kSimulatorOnly) continue;
+    s += (s.empty() ? "" : ", ") + std::string(p.name);
+    if (p.live == LiveSupport::kSomeSettings) s += " (" + std::string(p.live_note) + ")";
+  }
+  return s;
+}
+
+}  // namespace
+
 Result<PolicyParts> MakeLivePolicy(const std::string& spec, uint64_t seed, semantic::SchemaSource launch_schemas,
                                    const LiveShape& shape) {
+  // The registry says which policies orrery serve runs; CheckLiveSupport, which settings.
+  const PolicyInfo* info = FindPolicy(spec.substr(0, spec.find(':')));
+  if (info != nullptr && info->live == LiveSupport::kSimulatorOnly)
+    return MakeError("policy '" + spec + "': runs in orrery simulate only (" + std::string(info->live_note) +
+                     "); orrery serve runs " + LivePolicyList());
   PolicyEnv env;
   env.cluster = shape.cluster;
   env.shape_info = shape.info ? shape.info : [](const JobRequest&) { return ShapeInfo{}; };

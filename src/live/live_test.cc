@@ -651,7 +651,12 @@ TEST(ServeConfig, ParsesAndRejectsWithLocations) {
   EXPECT_NE(err("[slurm\n").find("s.toml:1:"), std::string::npos);
   // Policies live mode refuses, located at the spec.
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"sjf\"\n"),
-            "s.toml:4:8: 'spec' in [policy]: policy 'sjf': its queue order 'sjf' reads true job durations (an "
+            "s.toml:4:8: 'spec' in [policy]: policy 'sjf': runs in orrery simulate only (its order reads true "
+            "durations, which only the simulator knows); orrery serve runs fifo, srtf (with an estimator=..., which "
+            "orders by believed remaining time), qssf (with an estimator that is not an oracle, e.g. "
+            "estimator=walltime), easy, tiresias");
+  EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"srtf\"\n"),
+            "s.toml:4:8: 'spec' in [policy]: policy 'srtf': its queue order 'srtf' reads true job durations (an "
             "oracle), which only `orrery simulate` knows");
   EXPECT_EQ(err("[slurm]\npartitions = [\"gpu\"]\n[policy]\nspec = \"qssf\"\n"),
             "s.toml:4:8: 'spec' in [policy]: policy 'qssf': estimator 'noisy-oracle' reads true job durations (an "

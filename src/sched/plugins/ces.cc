@@ -8,6 +8,7 @@
 #include "base/parse.h"
 #include "predict/node_demand.h"
 #include "sched/plugins/policies.h"
+#include "sched/plugins/spec_args.h"
 
 namespace orrery {
 
@@ -149,51 +150,52 @@ class CesController final : public PowerPlugin {
 
 }  // namespace
 
+namespace {
+
+// Defaults as in CesParams (the Helios artifact's, Venus' thresholds aside).
+constexpr OptionSpec kCesOptions[] = {
+    {"period", OptionType::kInt, "600", "control step and forecast bin (s)", 1, 86400},
+    {"history", OptionType::kInt, "3", "steps in the \"demand is falling\" mean", 1, 1000},
+    {"future", OptionType::kInt, "18", "forecast steps of the decrease rule", 1, 1000},
+    {"his_thr", OptionType::kNumber, "0", "nodes: how much demand must have fallen before a decrease", -1e9, 1e9},
+    {"fut_thr", OptionType::kNumber, "0", "nodes: how much lower the forecast must be before a decrease", -1e9, 1e9},
+    {"de_thr", OptionType::kNumber, "2", "smallest decrease worth making (nodes)", 0, 1e9},
+    {"buffer", OptionType::kInt, "1", "spare powered nodes per VC, at least", 0, 1000000},
+    {"buffer_frac", OptionType::kNumber, "0.3", "... or this share of the VC's nodes, whichever is larger", 0, 1},
+    {"min_spare", OptionType::kInt, "6", "power nodes up when fewer spare powered nodes remain", 0, 1000000},
+    {"lead", OptionType::kInt, "6", "forecast bins the increase rule covers (at least the wake-up latency)", 1, 1000},
+    {"keep", OptionType::kInt, "12", "steps without a decrease after an increase", 0, 100000},
+    {"idle", OptionType::kInt, "0", "power down only nodes idle for at least this (s)", 0, 30 * 86400},
+    {"forecaster", OptionType::kChoice, "seasonal-daily", "demand forecaster", 0, 0,
+     "last|seasonal-daily|seasonal-weekly|xgboost"},
+};
+
+}  // namespace
+
 Result<CesParams> ParseCesSpec(const std::string& spec) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  if (name != "ces") return MakeError("unknown energy policy '" + name + "' (expected ces)");
+  ORR_ASSIGN_OR_RETURN(SpecArgs a, SpecArgs::Parse(spec, "energy policy", {kCesOptions}));
   CesParams p;
-  ORR_ASSIGN_OR_RETURN(PluginSpec ps, ParsePluginSpec(spec, "energy policy"));
-  if (ps.name != "ces") return MakeError("unknown energy policy '" + ps.name + "' (expected ces)");
-  auto bad = [&](const std::string& key, const std::string& what, const std::string& v) {
-    return MakeError("energy policy '" + spec + "': parameter '" + key + "': expected " + what + ", got \"" + v + "\"");
-  };
-  for (const auto& param : ps.params) {
-    const std::string& k = param.first;
-    const std::string& v = param.second;
-    int64_t iv = 0;
-    double dv = 0;
-    auto int_in = [&](int64_t lo, int64_t hi, auto* dst) -> Status {
-      if (!ParseI64(v, &iv) || iv < lo || iv > hi)
-        return bad(k, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", v);
-      *dst = static_cast<std::remove_pointer_t<decltype(dst)>>(iv);
-      return Status::Ok();
-    };
-    auto dbl_in = [&](double lo, double hi, double* dst) -> Status {
-      if (!ParseF64(v, &dv) || !(dv >= lo && dv <= hi))
-        return bad(k, "a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", v);
-      *dst = dv;
-      return Status::Ok();
-    };
-    if (k == "period") ORR_RETURN_IF_ERROR(int_in(1, 86400, &p.period));  // seconds for live test clusters
-    else if (k == "history") ORR_RETURN_IF_ERROR(int_in(1, 1000, &p.history));
-    else if (k == "future") ORR_RETURN_IF_ERROR(int_in(1, 1000, &p.future));
-    else if (k == "his_thr") ORR_RETURN_IF_ERROR(dbl_in(-1e9, 1e9, &p.his_thr));
-    else if (k == "fut_thr") ORR_RETURN_IF_ERROR(dbl_in(-1e9, 1e9, &p.fut_thr));
-    else if (k == "de_thr") ORR_RETURN_IF_ERROR(dbl_in(0, 1e9, &p.de_thr));
-    else if (k == "buffer") ORR_RETURN_IF_ERROR(int_in(0, 1000000, &p.buffer));
-    else if (k == "buffer_frac") ORR_RETURN_IF_ERROR(dbl_in(0, 1, &p.buffer_frac));
-    else if (k == "min_spare") ORR_RETURN_IF_ERROR(int_in(0, 1000000, &p.min_spare));
-    else if (k == "lead") ORR_RETURN_IF_ERROR(int_in(1, 1000, &p.lead));
-    else if (k == "keep") ORR_RETURN_IF_ERROR(int_in(0, 100000, &p.keep));
-    else if (k == "idle") ORR_RETURN_IF_ERROR(int_in(0, 30 * 86400, &p.idle));
-    else if (k == "forecaster") p.forecaster = v;
-    else
-      return MakeError("energy policy '" + spec + "': unknown parameter '" + k +
-                       "' (expected period, history, future, his_thr, fut_thr, de_thr, buffer, buffer_frac, "
-                       "min_spare, lead, keep, idle, forecaster)");
-  }
-  if (p.forecaster != "last" && p.forecaster != "seasonal-daily" && p.forecaster != "seasonal-weekly" &&
-      p.forecaster != "xgboost")
-    return bad("forecaster", "one of last, seasonal-daily, seasonal-weekly, xgboost", p.forecaster);
+  ORR_ASSIGN_OR_RETURN(p.period, a.Int("period"));
+  ORR_ASSIGN_OR_RETURN(const int64_t history, a.Int("history"));
+  ORR_ASSIGN_OR_RETURN(const int64_t future, a.Int("future"));
+  ORR_ASSIGN_OR_RETURN(p.his_thr, a.Number("his_thr"));
+  ORR_ASSIGN_OR_RETURN(p.fut_thr, a.Number("fut_thr"));
+  ORR_ASSIGN_OR_RETURN(p.de_thr, a.Number("de_thr"));
+  ORR_ASSIGN_OR_RETURN(const int64_t buffer, a.Int("buffer"));
+  ORR_ASSIGN_OR_RETURN(p.buffer_frac, a.Number("buffer_frac"));
+  ORR_ASSIGN_OR_RETURN(const int64_t min_spare, a.Int("min_spare"));
+  ORR_ASSIGN_OR_RETURN(const int64_t lead, a.Int("lead"));
+  ORR_ASSIGN_OR_RETURN(const int64_t keep, a.Int("keep"));
+  ORR_ASSIGN_OR_RETURN(p.idle, a.Int("idle"));
+  ORR_ASSIGN_OR_RETURN(p.forecaster, a.Choice("forecaster"));
+  p.history = static_cast<int>(history);
+  p.future = static_cast<int>(future);
+  p.buffer = static_cast<int>(buffer);
+  p.min_spare = static_cast<int>(min_spare);
+  p.lead = static_cast<int>(lead);
+  p.keep = static_cast<int>(keep);
   return p;
 }
 

@@ -115,7 +115,6 @@ namespace {
 constexpr Duration kNegativeEstimate = 1000;  // Lucid replaces non-positive predictions by 1000 s
 // Lucid's duration model: XGBoost retrained weekly on the newest 10,000 finished jobs (a fixed
 // cost per retraining; `estimator=xgboost` is the full retraining on up to 200,000 rows).
-constexpr const char* kLucidEstimator = "xgboost:retrain=window";
 
 class LucidSort final : public QueueSortPlugin {
  public:
@@ -440,63 +439,65 @@ class LucidShare final : public SharePlugin {
   bool rescan_all_ = true;
 };
 
-Result<double> Num(const std::string& spec, const std::string& key, const std::string& v, double lo, double hi) {
-  double x = 0;
-  if (!ParseF64(v, &x) || !(x >= lo && x <= hi))
-  {
-    char range[64];
-    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
-    return MakeError("policy '" + spec + "': parameter '" + key + "': expected a number in " + range + ", got \"" + v +
-                     "\"");
-  }
-  return x;
-}
-Result<bool> Bool(const std::string& spec, const std::string& key, const std::string& v) {
-  if (v == "true" || v == "1") return true;
-  if (v == "false" || v == "0") return false;
-  return MakeError("policy '" + spec + "': parameter '" + key + "': expected true or false, got \"" + v + "\"");
-}
+constexpr OptionSpec kLucidOptions[] = {
+    {"estimator", OptionType::kText, "xgboost:retrain=window",
+     "duration estimator (any estimator spec; the default retrains weekly on the newest 10,000 jobs)"},
+    {"pack", OptionType::kBool, "true", "indolent packing: at most two jobs per GPU, with a running partner of the same size"},
+    {"pas", OptionType::kBool, "true", "Prescient Adaptive Sharing: packing off while the submission forecast is low"},
+    {"pas_threshold", OptionType::kNumber, "2", "PAS: packing is off while the forecast submissions per 10 minutes are at most this", 0, 1e9},
+    {"min_speed", OptionType::kNumber, "0.8", "both jobs of a pair must keep at least this predicted speed", 0, 1},
+    {"gpu_mem", OptionType::kNumber, "24576", "one GPU's memory (MiB) that a pair's memory must stay under", 0, 1e7},
+    {"ratio", OptionType::kNumber, "2", "a job packs only with a partner whose priority is at least its own / ratio", 0, 1e9},
+    {"tune", OptionType::kBool, "true", "re-set pas_threshold every tune_days to the 20th percentile of 10-minute counts"},
+    {"tune_days", OptionType::kNumber, "7", "days of simulated time between two re-tunings", 1, 3650},
+    {"profiler", OptionType::kBool, "true", "run small jobs on a staging partition first (simulator only)"},
+    {"profiler_nodes", OptionType::kNumber, "2", "nodes of the staging partition", 1, 10000},
+    {"profiler_limit", OptionType::kNumber, "200", "seconds a job runs on the staging partition at most", 1, 1e9},
+    {"profiler_max_gpus", OptionType::kNumber, "8", "jobs of at most this many GPUs are profiled", 1, 1e6},
+    {"profiler_vcs", OptionType::kText, "", "'+'-separated VCs that give the staging nodes (default: the largest)"},
+    {"colocation", OptionType::kText, "", "co-location table (default: the shared Lucid table)"},
+};
 
 }  // namespace
 
-Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, const Trace* trace,
-                                    const std::function<std::string(const std::string&, const std::string&)>& take,
+OptionSchema LucidOptionSchema() { return kLucidOptions; }
+
+Result<PolicyParts> MakeLucidPolicy(const SpecArgs& args, uint64_t seed, const Trace* trace,
                                     std::shared_ptr<const ColocationContext> ctx) {
   PolicyParts parts;
-  parts.name = spec;
+  parts.name = args.spec();
   parts.sort = std::make_unique<LucidSort>();
-  ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", kLucidEstimator), seed, trace));
+  ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(args.Text("estimator"), seed, trace));
   LucidOptions o;
-  ORR_ASSIGN_OR_RETURN(o.pack, Bool(spec, "pack", take("pack", "true")));
-  ORR_ASSIGN_OR_RETURN(o.pas, Bool(spec, "pas", take("pas", "true")));
-  ORR_ASSIGN_OR_RETURN(o.tune, Bool(spec, "tune", take("tune", "true")));
-  ORR_ASSIGN_OR_RETURN(o.pas_threshold, Num(spec, "pas_threshold", take("pas_threshold", "2"), 0, 1e9));
-  ORR_ASSIGN_OR_RETURN(o.min_speed, Num(spec, "min_speed", take("min_speed", "0.8"), 0, 1));
-  ORR_ASSIGN_OR_RETURN(o.gpu_mem, Num(spec, "gpu_mem", take("gpu_mem", "24576"), 0, 1e7));
-  ORR_ASSIGN_OR_RETURN(o.ratio, Num(spec, "ratio", take("ratio", "2"), 0, 1e9));
-  ORR_ASSIGN_OR_RETURN(double days, Num(spec, "tune_days", take("tune_days", "7"), 1, 3650));
+  ORR_ASSIGN_OR_RETURN(o.pack, args.Bool("pack"));
+  ORR_ASSIGN_OR_RETURN(o.pas, args.Bool("pas"));
+  ORR_ASSIGN_OR_RETURN(o.tune, args.Bool("tune"));
+  ORR_ASSIGN_OR_RETURN(o.pas_threshold, args.Number("pas_threshold"));
+  ORR_ASSIGN_OR_RETURN(o.min_speed, args.Number("min_speed"));
+  ORR_ASSIGN_OR_RETURN(o.gpu_mem, args.Number("gpu_mem"));
+  ORR_ASSIGN_OR_RETURN(o.ratio, args.Number("ratio"));
+  ORR_ASSIGN_OR_RETURN(const double days, args.Number("tune_days"));
   o.tune_days = static_cast<int64_t>(days);
-  ORR_ASSIGN_OR_RETURN(o.profiler.enabled, Bool(spec, "profiler", take("profiler", "true")));
-  ORR_ASSIGN_OR_RETURN(double pn, Num(spec, "profiler_nodes", take("profiler_nodes", "2"), 1, 10000));
-  ORR_ASSIGN_OR_RETURN(double pl, Num(spec, "profiler_limit", take("profiler_limit", "200"), 1, 1e9));
-  ORR_ASSIGN_OR_RETURN(double pg, Num(spec, "profiler_max_gpus", take("profiler_max_gpus", "8"), 1, 1e6));
+  ORR_ASSIGN_OR_RETURN(o.profiler.enabled, args.Bool("profiler"));
+  ORR_ASSIGN_OR_RETURN(const double pn, args.Number("profiler_nodes"));
+  ORR_ASSIGN_OR_RETURN(const double pl, args.Number("profiler_limit"));
+  ORR_ASSIGN_OR_RETURN(const double pg, args.Number("profiler_max_gpus"));
   o.profiler.nodes = static_cast<int>(pn);
   o.profiler.time_limit = static_cast<Duration>(pl);
   o.profiler.max_gpus = static_cast<uint32_t>(pg);
-  for (std::string v = take("profiler_vcs", ""); !v.empty();) {  // '+'-separated VC names
+  for (std::string v = args.Text("profiler_vcs"); !v.empty();) {  // '+'-separated VC names
     size_t plus = v.find('+');
     o.profiler.donor_vcs.push_back(v.substr(0, plus));
     v = plus == std::string::npos ? "" : v.substr(plus + 1);
   }
   parts.profiler = o.profiler;
-  std::string path = take("colocation", "");
+  std::string path = args.Text("colocation");
   if (path.empty()) path = DefaultColocationPath();
   parts.blocking = true;  // while packing is off (PAS), exclusive placement stops at the first failure
   if (o.pack) {
-    if (!trace) return MakeError("policy '" + spec + "': packing needs the trace (per-job workload assignment)");
+    if (!trace) return args.Fail("packing needs the trace (per-job workload assignment)");
     if (ctx) {
-      if (ctx->job_workload.size() != trace->jobs.size())
-        return MakeError("policy '" + spec + "': interference context does not cover the trace");
+      if (ctx->job_workload.size() != trace->jobs.size()) return args.Fail("interference context does not cover the trace");
       parts.colocation = std::move(ctx);
     } else {
       ORR_ASSIGN_OR_RETURN(parts.colocation, BuildColocationContext(path, trace, seed));
@@ -508,20 +509,9 @@ Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, cons
 
 Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, const Trace* trace,
                                     std::shared_ptr<const ColocationContext> ctx) {
-  ORR_ASSIGN_OR_RETURN(PluginSpec ps, ParsePluginSpec(spec, "policy"));
-  if (ps.name != "lucid") return MakeError("not a lucid spec: '" + spec + "'");
-  std::map<std::string, std::string> kv;
-  for (const auto& [k, v] : ps.params) kv[k] = v;  // a repeated key: the last value
-  auto take = [&](const std::string& key, const std::string& def) {
-    auto it = kv.find(key);
-    if (it == kv.end()) return def;
-    std::string v = it->second;
-    kv.erase(it);
-    return v;
-  };
-  ORR_ASSIGN_OR_RETURN(PolicyParts parts, MakeLucidPolicy(spec, seed, trace, take, std::move(ctx)));
-  if (!kv.empty()) return MakeError("policy '" + spec + "': unknown parameter '" + kv.begin()->first + "'");
-  return parts;
+  if (spec.substr(0, spec.find(':')) != "lucid") return MakeError("not a lucid spec: '" + spec + "'");
+  ORR_ASSIGN_OR_RETURN(SpecArgs args, SpecArgs::Parse(spec, "policy", {LucidOptionSchema()}));
+  return MakeLucidPolicy(args, seed, trace, std::move(ctx));
 }
 
 }  // namespace orrery

@@ -50,16 +50,17 @@
 #include "base/result.h"
 #include "model/trace.h"
 #include "sched/framework/scheduler.h"
+#include "sched/plugins/spec_args.h"
 
 namespace orrery {
 
-// `take(key, default)` returns and consumes a policy parameter.
-// `ctx` (optional) replaces the context built from the colocation table (tests, hand-made
-// scenarios); it must cover every trace job.
-Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, const Trace* trace,
-                                    const std::function<std::string(const std::string&, const std::string&)>& take,
-                                    std::shared_ptr<const ColocationContext> ctx = nullptr);
-// Same, parsing `spec` ("lucid[:key=value,...]") itself.
+// Lucid's options (the registry's schema; the defaults are Lucid's artifact's).
+OptionSchema LucidOptionSchema();
+// Lucid from a parsed policy spec. `ctx` (optional) replaces the context built from the
+// colocation table (tests, hand-made scenarios); it must cover every trace job.
+Result<PolicyParts> MakeLucidPolicy(const SpecArgs& args, uint64_t seed, const Trace* trace,
+                                    std::shared_ptr<const ColocationContext> ctx);
+// Same, parsing `spec` ("lucid[:key=value,...]", Lucid's own options only) itself.
 Result<PolicyParts> MakeLucidPolicy(const std::string& spec, uint64_t seed, const Trace* trace,
                                     std::shared_ptr<const ColocationContext> ctx);
 

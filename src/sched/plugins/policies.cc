@@ -14,6 +14,7 @@
 #include "sched/plugins/elastic.h"
 #include "sched/plugins/lucid.h"
 #include "sched/plugins/placers.h"
+#include "sched/plugins/policy_registry.h"
 #include "sched/plugins/tiresias.h"
 
 namespace orrery {
@@ -672,108 +673,203 @@ class PreemptLonger final : public PostFilterPlugin {
   std::unique_ptr<RemainingView> view_;
 };
 
-Result<bool> ParseBool(const std::string& spec, const std::string& key, const std::string& v) {
-  if (v == "true" || v == "1") return true;
-  if (v == "false" || v == "0") return false;
-  return MakeError("policy '" + spec + "': parameter '" + key + "': expected true or false, got \"" + v + "\"");
+// ---------------- Options (the schemas of the registry below)
+
+// Every policy's common keys; a policy's own schema may override one (easy: backfill=easy).
+constexpr OptionSpec kCommonOptions[] = {
+    {"backfill", OptionType::kChoice, "none", "EASY backfill behind the policy's own order (non-preemptive policies)", 0, 0,
+     "easy|none"},
+    {"bf_max_job_test", OptionType::kInt, "1000", "with backfill=easy: jobs examined per backfill pass", 1, 10000000},
+    {"blocking", OptionType::kBool, "", "stop at the first job that cannot be placed (default: the policy's own)"},
+    {"eval_share", OptionType::kNumber, "0", "share of each VC's GPUs reserved for evaluation jobs", 0, 1, {}, true,
+     "a share of the GPUs in [0, 1)"},
+    {"shape", OptionType::kChoice, "none",
+     "goodput: the planner chooses each described job's GPU count, layout and GPU type", 0, 0, "goodput|none"},
+    {"shape_shrink", OptionType::kNumber, "4", "with shape=goodput: the smallest GPU count tried is the request / shape_shrink", 1, 64},
+    {"shape_grow", OptionType::kNumber, "2", "with shape=goodput: the largest GPU count tried is the request x shape_grow", 1, 64},
+    {"shape_gain", OptionType::kNumber, "1.6", "with shape=goodput: a doubling of GPUs is taken only if the step is this much faster", 1, 2},
+    {"elastic", OptionType::kBool, "false",
+     "with shape=goodput: grow and shrink running jobs by checkpoint and restart"},
+    {"elastic_cooldown", OptionType::kNumber, "1800", "with elastic=true: seconds a job runs (since its start) before it may be resized", 0,
+     30 * 86400.0},
+};
+
+constexpr OptionSpec kSrtfOptions[] = {
+    {"estimator", OptionType::kText, "",
+     "unset: true remaining time (an oracle); an estimator spec (predict/estimator.h): believed remaining time"},
+};
+constexpr OptionSpec kQssfOptions[] = {
+    {"estimator", OptionType::kText, "noisy-oracle",
+     "duration estimator: noisy-oracle, oracle, walltime, history, user-stats, xgboost, blend, semantic, table:<csv>"},
+};
+constexpr OptionSpec kEasyOptions[] = {
+    {"estimator", OptionType::kText, "walltime", "the estimates reservations are made from (any estimator spec)"},
+    {"backfill", OptionType::kChoice, "easy", "EASY backfill behind submit order", 0, 0, "easy|none"},
+};
+constexpr OptionSpec kTiresiasOptions[] = {
+    {"preset", OptionType::kChoice, "original",
+     "original (the paper's thresholds) or lucid (one threshold of 18,000 GPU-s, decisions every 60 s)", 0, 0,
+     "original|lucid"},
+    {"thresholds", OptionType::kText, "", "queue thresholds of attained service, '/'-separated (default: the preset's)",
+     0, 0, {}, false, "increasing positive integers separated by '/' (e.g. 3250/7200)"},
+    {"interval", OptionType::kInt, "", "seconds between periodic decisions, 0 = event-driven (default: the preset's)", 0,
+     86400, {}, false, "seconds in [0, 86400]"},
+    {"knob", OptionType::kNumber, "0", "starvation: a job waiting knob x its executed time returns to the first queue (0 = off)", 0, 1e6,
+     {}, false, "a number in [0, 1e6]"},
+    {"gittins", OptionType::kBool, "false", "2D-Gittins index within a queue instead of LAS"},
+    {"delta", OptionType::kInt, "3250", "Gittins service quantum (GPU-s)", 1, 1e15, {}, false,
+     "a positive integer (GPU-s)"},
+    {"protect", OptionType::kNumber, "2", "a restarted job keeps its GPUs for protect x its restart overhead (0 = off)", 0, 1000},
+    {"service", OptionType::kChoice, "gpu", "attained service counts GPU-seconds (gpu) or seconds (time)", 0, 0,
+     "gpu|time"},
+};
+
+// ---------------- Factories (each sets the parts its policy owns)
+
+Status BuildFifo(const SpecArgs&, PolicyBuild&, PolicyParts* parts) {
+  parts->sort = std::make_unique<FifoSort>();
+  return Status::Ok();
 }
 
-template <typename Take>
-Status ParseTiresias(const std::string& spec, Take& take, PolicyParts* parts) {
+Status BuildSjf(const SpecArgs&, PolicyBuild&, PolicyParts* parts) {
+  parts->sort = std::make_unique<SjfSort>();
+  return Status::Ok();
+}
+
+// Oracle by default; estimator=... orders and preempts by believed remaining time.
+Status BuildSrtf(const SpecArgs& args, PolicyBuild& b, PolicyParts* parts) {
+  const std::string est = args.Text("estimator");
+  if (est.empty()) {
+    parts->sort = std::make_unique<SrtfSort>();
+    parts->post = std::make_unique<PreemptLonger>(std::make_unique<TrueRemaining>());
+  } else {
+    ORR_ASSIGN_OR_RETURN(parts->estimator, MakeEstimator(est, b.seed, b.env->trace));
+    parts->sort = std::make_unique<BeliefSrtfSort>();
+    parts->post = std::make_unique<PreemptLonger>(std::make_unique<BelievedRemaining>());
+  }
+  parts->blocking = false;
+  parts->preemptive = true;
+  return Status::Ok();
+}
+
+Status BuildQssf(const SpecArgs& args, PolicyBuild& b, PolicyParts* parts) {
+  parts->sort = std::make_unique<QssfSort>();
+  ORR_ASSIGN_OR_RETURN(parts->estimator, MakeEstimator(args.Text("estimator"), b.seed, b.env->trace));
+  return Status::Ok();
+}
+
+// fifo with backfill=easy and walltime estimates (its schema's defaults).
+Status BuildEasy(const SpecArgs& args, PolicyBuild& b, PolicyParts* parts) {
+  parts->sort = std::make_unique<FifoSort>();
+  ORR_ASSIGN_OR_RETURN(parts->estimator, MakeEstimator(args.Text("estimator"), b.seed, b.env->trace));
+  return Status::Ok();
+}
+
+// "3250/7200" -> {3250, 7200}: increasing positive integers.
+Result<std::vector<int64_t>> ParseThresholds(const SpecArgs& args) {
+  const std::string th = args.Text("thresholds");
+  std::vector<int64_t> out;
+  for (size_t pos = 0; pos <= th.size();) {
+    const size_t slash = th.find('/', pos);
+    const std::string item = th.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    int64_t v = 0;
+    if (!ParseI64(item, &v) || v < 1 || (!out.empty() && v <= out.back()))
+      return args.Bad("thresholds", "increasing positive integers separated by '/' (e.g. 3250/7200)", th);
+    out.push_back(v);
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+  }
+  return out;
+}
+
+Status BuildTiresias(const SpecArgs& args, PolicyBuild&, PolicyParts* parts) {
   TiresiasOptions o;
-  const std::string preset = take("preset", "original");
+  ORR_ASSIGN_OR_RETURN(const std::string preset, args.Choice("preset"));
   if (preset == "lucid") {
     o.thresholds = {18000};
     o.interval = 60;
-  } else if (preset != "original") {
-    return MakeError("policy '" + spec + "': parameter 'preset': expected original or lucid, got \"" + preset + "\"");
   }
-  auto bad = [&](const std::string& key, const std::string& what, const std::string& v) {
-    return MakeError("policy '" + spec + "': parameter '" + key + "': expected " + what + ", got \"" + v + "\"");
-  };
-  std::string th = take("thresholds", "");
-  if (!th.empty()) {
-    o.thresholds.clear();
-    size_t pos = 0;
-    while (pos <= th.size()) {
-      size_t slash = th.find('/', pos);
-      std::string item = th.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
-      int64_t v = 0;
-      if (!ParseI64(item, &v) || v < 1 || (!o.thresholds.empty() && v <= o.thresholds.back()))
-        return bad("thresholds", "increasing positive integers separated by '/' (e.g. 3250/7200)", th);
-      o.thresholds.push_back(v);
-      if (slash == std::string::npos) break;
-      pos = slash + 1;
-    }
+  if (args.Given("thresholds") && !args.Text("thresholds").empty()) {
+    ORR_ASSIGN_OR_RETURN(o.thresholds, ParseThresholds(args));
   }
-  std::string iv = take("interval", std::to_string(o.interval));
-  int64_t v = 0;
-  if (!ParseI64(iv, &v) || v < 0 || v > 86400) return bad("interval", "seconds in [0, 86400]", iv);
-  o.interval = v;
-  std::string kn = take("knob", "0");
-  char* end = nullptr;
-  double knob = std::strtod(kn.c_str(), &end);
-  if (kn.empty() || *end != '\0' || !(knob >= 0) || knob > 1e6) return bad("knob", "a number in [0, 1e6]", kn);
-  o.knob = knob;
-  ORR_ASSIGN_OR_RETURN(o.gittins, ParseBool(spec, "gittins", take("gittins", "false")));
-  std::string d = take("delta", "3250");
-  if (!ParseI64(d, &v) || v < 1) return bad("delta", "a positive integer (GPU-s)", d);
-  o.delta = v;
-  std::string pr = take("protect", "2");
-  double protect = std::strtod(pr.c_str(), &end);
-  if (pr.empty() || *end != '\0' || !(protect >= 0) || protect > 1000) return bad("protect", "a number in [0, 1000]", pr);
-  o.protect = protect;
-  std::string sv = take("service", "gpu");
-  if (sv != "gpu" && sv != "time") return bad("service", "gpu or time", sv);
-  o.gpu_time = sv == "gpu";
+  if (args.Given("interval")) {
+    ORR_ASSIGN_OR_RETURN(o.interval, args.Int("interval"));
+  }
+  ORR_ASSIGN_OR_RETURN(o.knob, args.Number("knob"));
+  ORR_ASSIGN_OR_RETURN(o.gittins, args.Bool("gittins"));
+  ORR_ASSIGN_OR_RETURN(o.delta, args.Int("delta"));
+  ORR_ASSIGN_OR_RETURN(o.protect, args.Number("protect"));
+  ORR_ASSIGN_OR_RETURN(const std::string service, args.Choice("service"));
+  o.gpu_time = service == "gpu";
   InstallTiresias(o, parts);
   return Status::Ok();
 }
 
-// A number parameter in [lo, hi] (the message names the key and the range).
-template <typename Take>
-Result<double> TakeNumber(const std::string& spec, Take& take, const std::string& key, const std::string& def, double lo,
-                          double hi) {
-  const std::string v = take(key, def);
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !(x >= lo && x <= hi))
-    return MakeError("policy '" + spec + "': parameter '" + key + "': expected a number in " + fmt::format("[{}, {}]", lo, hi) +
-                     ", got \"" + v + "\"");
-  return x;
+Status BuildLucid(const SpecArgs& args, PolicyBuild& b, PolicyParts* parts) {
+  ORR_ASSIGN_OR_RETURN(*parts, MakeLucidPolicy(args, b.seed, b.env->trace, nullptr));
+  return Status::Ok();
+}
+
+// ---------------- The options every policy takes
+
+// backfill=easy[,bf_max_job_test=N]: EASY backfill behind any non-preemptive order. The head
+// of each VC's queue gets a reservation from the running jobs' estimated ends (the policy's
+// estimator, else the true remaining time); later jobs start if they do not delay it.
+Status ApplyBackfill(const SpecArgs& args, PolicyParts* parts) {
+  ORR_ASSIGN_OR_RETURN(const std::string backfill, args.Choice("backfill"));
+  if (backfill == "none") {
+    if (args.Given("bf_max_job_test")) return args.Fail("parameter 'bf_max_job_test' needs backfill=easy");
+    return Status::Ok();
+  }
+  if (parts->preemptive || parts->reschedule || parts->share)
+    return args.Fail("parameter 'backfill': not available for the preemptive, rescheduling or GPU-sharing policy '" +
+                     args.name() + "'");
+  ORR_ASSIGN_OR_RETURN(const int64_t n, args.Int("bf_max_job_test"));
+  parts->post = std::make_unique<EasyBackfill>(static_cast<size_t>(n));
+  return Status::Ok();
+}
+
+// blocking=..., eval_share=S (GPUs reserved for evaluation jobs, sched/framework/reserve.h).
+Status ApplyQueueOptions(const SpecArgs& args, PolicyParts* parts) {
+  if (args.Given("blocking")) {
+    ORR_ASSIGN_OR_RETURN(parts->blocking, args.Bool("blocking"));
+  }
+  if (args.Given("eval_share")) {
+    ORR_ASSIGN_OR_RETURN(const double share, args.Number("eval_share"));
+    if (parts->share && share > 0)
+      return args.Fail("parameter 'eval_share': not available for the GPU-sharing policy '" + args.name() + "'");
+    parts->reserve.share = share;
+  }
+  return Status::Ok();
 }
 
 // shape=goodput[,shape_shrink=N,shape_grow=N,shape_gain=X][,elastic=true,elastic_cooldown=S].
-template <typename Take>
-Status ParseShape(const std::string& spec, const std::string& name, Take& take, PolicyEnv* env, PolicyParts* parts) {
-  const std::string shape = take("shape", "none");
+Status ApplyShape(const SpecArgs& args, PolicyEnv* env, PolicyParts* parts) {
+  ORR_ASSIGN_OR_RETURN(const std::string shape, args.Choice("shape"));
   if (shape == "none") {
     for (const char* k : {"shape_shrink", "shape_grow", "shape_gain", "elastic", "elastic_cooldown"})
-      if (take(k, "") != "") return MakeError("policy '" + spec + "': parameter '" + k + "' needs shape=goodput");
+      if (args.Given(k) && !args.Text(k).empty()) return args.Fail(std::string("parameter '") + k + "' needs shape=goodput");
     return Status::Ok();
   }
-  if (shape != "goodput")
-    return MakeError("policy '" + spec + "': parameter 'shape': expected goodput or none, got \"" + shape + "\"");
   if (parts->share)
-    return MakeError("policy '" + spec + "': parameter 'shape': the planner's shapes cannot be combined with GPU sharing ('" +
-                     name + "')");
+    return args.Fail("parameter 'shape': the planner's shapes cannot be combined with GPU sharing ('" + args.name() + "')");
   GoodputShapeOptions o;
-  ORR_ASSIGN_OR_RETURN(double shrink, TakeNumber(spec, take, "shape_shrink", "4", 1, 64));
-  ORR_ASSIGN_OR_RETURN(double grow, TakeNumber(spec, take, "shape_grow", "2", 1, 64));
-  ORR_ASSIGN_OR_RETURN(o.min_gain, TakeNumber(spec, take, "shape_gain", "1.6", 1, 2));
+  ORR_ASSIGN_OR_RETURN(const double shrink, args.Number("shape_shrink"));
+  ORR_ASSIGN_OR_RETURN(const double grow, args.Number("shape_grow"));
+  ORR_ASSIGN_OR_RETURN(o.min_gain, args.Number("shape_gain"));
   o.shrink = static_cast<uint32_t>(shrink);
   o.grow = static_cast<uint32_t>(grow);
   if (o.shrink != shrink || o.grow != grow)
-    return MakeError("policy '" + spec + "': parameters 'shape_shrink' and 'shape_grow': expected whole numbers");
-  ORR_ASSIGN_OR_RETURN(const bool elastic, ParseBool(spec, "elastic", take("elastic", "false")));
-  ORR_ASSIGN_OR_RETURN(double cooldown, TakeNumber(spec, take, "elastic_cooldown", "1800", 0, 30 * 86400.0));
+    return args.Fail("parameters 'shape_shrink' and 'shape_grow': expected whole numbers");
+  ORR_ASSIGN_OR_RETURN(const bool elastic, args.Bool("elastic"));
+  ORR_ASSIGN_OR_RETURN(const double cooldown, args.Number("elastic_cooldown"));
   if (elastic && parts->reschedule)
-    return MakeError("policy '" + spec + "': parameter 'elastic': policy '" + name +
+    return args.Fail("parameter 'elastic': policy '" + args.name() +
                      "' already re-decides its running jobs (a Reschedule plugin); use elastic with fifo, qssf or easy");
   if ((env->trace == nullptr && !env->shape_info) || env->cluster == nullptr)
-    return MakeError("policy '" + spec +
-                     "': parameter 'shape': needs the jobs' models (a trace's phases, or the live daemon's opt-in jobs) "
-                     "and the cluster's GPU types");
+    return args.Fail(
+        "parameter 'shape': needs the jobs' models (a trace's phases, or the live daemon's opt-in jobs) and the "
+        "cluster's GPU types");
   if (!env->planner) {
     ORR_ASSIGN_OR_RETURN(env->planner, PlannerCostFor(*env->cluster));
   }
@@ -782,8 +878,7 @@ Status ParseShape(const std::string& spec, const std::string& name, Take& take, 
   if (elastic) {
     ElasticOptions eo;
     eo.cooldown = static_cast<Duration>(cooldown);
-    parts->reschedule =
-        std::make_unique<ElasticResize>(goodput.get(), env->trace ? &env->trace->jobs : nullptr, eo);
+    parts->reschedule = std::make_unique<ElasticResize>(goodput.get(), env->trace ? &env->trace->jobs : nullptr, eo);
   }
   parts->shape = std::move(goodput);
   return Status::Ok();
@@ -791,27 +886,35 @@ Status ParseShape(const std::string& spec, const std::string& name, Take& take, 
 
 }  // namespace
 
-Result<PluginSpec> ParsePluginSpec(const std::string& spec, std::string_view what) {
-  PluginSpec p;
-  size_t colon = spec.find(':');
-  p.name = spec.substr(0, colon);
-  if (colon == std::string::npos) return p;
-  std::string rest = spec.substr(colon + 1);
-  size_t pos = 0;
-  while (pos <= rest.size()) {
-    size_t comma = rest.find(',', pos);
-    std::string item = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return MakeError(std::string(what) + " '" + spec + "': expected key=value parameters, got \"" + item + "\"");
-    p.params.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return p;
+// ---------------- The registry: the one place a policy is declared
+
+const std::vector<PolicyInfo>& Policies() {
+  static const std::vector<PolicyInfo> kPolicies = {
+      {"fifo", "submit order; head-of-line blocking", LiveSupport::kLive, "", {}, &BuildFifo},
+      {"sjf", "shortest true duration first (an oracle); blocking", LiveSupport::kSimulatorOnly,
+       "its order reads true durations, which only the simulator knows", {}, &BuildSjf},
+      {"srtf", "shortest remaining time first, preempting longer running jobs; greedy", LiveSupport::kSomeSettings,
+       "with an estimator=..., which orders by believed remaining time", kSrtfOptions,
+       &BuildSrtf},
+      {"qssf", "smallest estimated GPU-time first (estimate x GPUs); blocking", LiveSupport::kSomeSettings,
+       "with an estimator that is not an oracle, e.g. estimator=walltime", kQssfOptions, &BuildQssf},
+      {"easy", "submit order with EASY backfill on walltime estimates", LiveSupport::kLive, "", kEasyOptions,
+       &BuildEasy},
+      {"tiresias", "discretized 2D-LAS / 2D-Gittins on attained GPU service, with preemption", LiveSupport::kLive, "",
+       kTiresiasOptions, &BuildTiresias},
+      {"lucid", "estimated GPU-time order, indolent packing with an interference model, a profiler stage",
+       LiveSupport::kSimulatorOnly, "orrery serve does not share GPUs", LucidOptionSchema(), &BuildLucid},
+  };
+  return kPolicies;
 }
 
-std::vector<std::string> PolicyNames() { return {"fifo", "sjf", "srtf", "qssf", "easy", "tiresias", "lucid"}; }
+OptionSchema CommonPolicyOptions() { return kCommonOptions; }
+
+std::vector<std::string> PolicyNames() {
+  std::vector<std::string> names;
+  for (const PolicyInfo& p : Policies()) names.emplace_back(p.name);
+  return names;
+}
 
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace) {
   PolicyEnv env;
@@ -820,86 +923,17 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
 }
 
 Result<PolicyParts> MakePolicyFor(const std::string& spec, uint64_t seed, PolicyEnv* env) {
-  const Trace* trace = env->trace;
-  ORR_ASSIGN_OR_RETURN(PluginSpec p, ParsePluginSpec(spec, "policy"));
+  const std::string name = spec.substr(0, spec.find(':'));
+  const PolicyInfo* info = FindPolicy(name);
+  if (info == nullptr) return MakeError("unknown policy '" + name + "' (expected one of " + PolicyNameList() + ")");
+  ORR_ASSIGN_OR_RETURN(SpecArgs args, SpecArgs::Parse(spec, "policy", {info->options, CommonPolicyOptions()}));
   PolicyParts parts;
+  PolicyBuild b{seed, env};
+  ORR_RETURN_IF_ERROR(info->build(args, b, &parts));
   parts.name = spec;
-  std::map<std::string, std::string> kv;
-  for (const auto& [k, v] : p.params) kv[k] = v;  // a repeated key: the last value
-  auto take = [&](const std::string& key, const std::string& def) {
-    auto it = kv.find(key);
-    if (it == kv.end()) return def;
-    std::string v = it->second;
-    kv.erase(it);
-    return v;
-  };
-  if (p.name == "fifo") {
-    parts.sort = std::make_unique<FifoSort>();
-  } else if (p.name == "sjf") {
-    parts.sort = std::make_unique<SjfSort>();
-  } else if (p.name == "srtf") {
-    // Oracle by default; estimator=... orders and preempts by believed remaining time.
-    const std::string est = take("estimator", "");
-    if (est.empty()) {
-      parts.sort = std::make_unique<SrtfSort>();
-      parts.post = std::make_unique<PreemptLonger>(std::make_unique<TrueRemaining>());
-    } else {
-      ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(est, seed, trace));
-      parts.sort = std::make_unique<BeliefSrtfSort>();
-      parts.post = std::make_unique<PreemptLonger>(std::make_unique<BelievedRemaining>());
-    }
-    parts.blocking = false;
-    parts.preemptive = true;
-  } else if (p.name == "qssf") {
-    parts.sort = std::make_unique<QssfSort>();
-    ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "noisy-oracle"), seed, trace));
-  } else if (p.name == "easy") {  // = fifo with backfill=easy and walltime estimates
-    parts.sort = std::make_unique<FifoSort>();
-    ORR_ASSIGN_OR_RETURN(parts.estimator, MakeEstimator(take("estimator", "walltime"), seed, trace));
-  } else if (p.name == "tiresias") {
-    ORR_RETURN_IF_ERROR(ParseTiresias(spec, take, &parts));
-  } else if (p.name == "lucid") {
-    ORR_ASSIGN_OR_RETURN(parts, MakeLucidPolicy(spec, seed, trace, take));
-    parts.name = spec;
-  } else {
-    return MakeError("unknown policy '" + p.name + "' (expected one of fifo, sjf, srtf, qssf, easy, tiresias, lucid)");
-  }
-  // EASY backfill behind any non-preemptive order: the head of each VC's queue gets a
-  // reservation from the running jobs' estimated ends (the policy's estimator, else the
-  // true remaining time), later jobs start if they do not delay it.
-  const std::string backfill = take("backfill", p.name == "easy" ? "easy" : "none");
-  if (backfill == "easy") {
-    if (parts.preemptive || parts.reschedule || parts.share)
-      return MakeError("policy '" + spec +
-                       "': parameter 'backfill': not available for the preemptive, rescheduling or GPU-sharing policy '" +
-                       p.name + "'");
-    std::string n = take("bf_max_job_test", "1000");
-    int64_t v = 0;
-    if (!ParseI64(n, &v) || v < 1 || v > 10000000)
-      return MakeError("policy '" + spec + "': parameter 'bf_max_job_test': expected an integer in [1, 10000000], got \"" +
-                       n + "\"");
-    parts.post = std::make_unique<EasyBackfill>(static_cast<size_t>(v));
-  } else if (backfill != "none") {
-    return MakeError("policy '" + spec + "': parameter 'backfill': expected easy or none, got \"" + backfill + "\"");
-  }
-  if (kv.count("blocking")) {
-    ORR_ASSIGN_OR_RETURN(parts.blocking, ParseBool(spec, "blocking", take("blocking", "")));
-  }
-  if (kv.count("eval_share")) {  // GPUs reserved for evaluation jobs (sched/framework/reserve.h)
-    const std::string v = take("eval_share", "");
-    double share = -1;
-    if (!ParseF64(v, &share) || !(share >= 0 && share < 1))
-      return MakeError("policy '" + spec + "': parameter 'eval_share': expected a share of the GPUs in [0, 1), got \"" +
-                       v + "\"");
-    if (parts.share && share > 0)
-      return MakeError("policy '" + spec + "': parameter 'eval_share': not available for the GPU-sharing policy '" +
-                       p.name + "'");
-    parts.reserve.share = share;
-  }
-  ORR_RETURN_IF_ERROR(ParseShape(spec, p.name, take, env, &parts));
-  if (!kv.empty()) {
-    return MakeError("policy '" + spec + "': unknown parameter '" + kv.begin()->first + "' for policy '" + p.name + "'");
-  }
+  ORR_RETURN_IF_ERROR(ApplyBackfill(args, &parts));
+  ORR_RETURN_IF_ERROR(ApplyQueueOptions(args, &parts));
+  ORR_RETURN_IF_ERROR(ApplyShape(args, env, &parts));
   return parts;
 }
 
