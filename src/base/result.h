@@ -87,11 +87,20 @@ inline Error MakeError(std::string msg, int exit_code = kExitBadInput, ErrorCode
 #define ORR_CONCAT_INNER(a, b) a##b
 #define ORR_CONCAT(a, b) ORR_CONCAT_INNER(a, b)
 
-// Returns the error of a Status/Result expression from the enclosing function.
-#define ORR_RETURN_IF_ERROR(expr)                                 \
-  do {                                                            \
-    auto&& orr_status_ = (expr);                                  \
-    if (!orr_status_.ok()) return orr_status_.error();            \
+namespace orrery::result_internal {
+inline Error WithContext(const Error& e) { return e; }
+inline Error WithContext(const Error& e, const std::string& context) { return e.With(context); }
+}  // namespace orrery::result_internal
+
+// Returns the error of a Status/Result expression from the enclosing function:
+// ORR_RETURN_IF_ERROR(expr), or ORR_RETURN_IF_ERROR(expr, context) to prepend what this layer
+// was doing ("reading the journal: <the lower layer's error>"); `context` is a string
+// expression, evaluated only on error.
+#define ORR_RETURN_IF_ERROR(expr, ...)                                                          \
+  do {                                                                                          \
+    auto&& orr_status_ = (expr);                                                                \
+    if (!orr_status_.ok())                                                                      \
+      return ::orrery::result_internal::WithContext(orr_status_.error() __VA_OPT__(, ) __VA_ARGS__); \
   } while (0)
 
 // ORR_ASSIGN_OR_RETURN(auto x, Compute()); declares x or returns the error.

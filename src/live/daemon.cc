@@ -62,7 +62,7 @@ Status Daemon::Recover() {
     ORR_ASSIGN_OR_RETURN(auto progress, journal_->AllProgress());
     for (const JournalProgress& p : progress) signals_->Restore(p);
   }
-  ORR_RETURN_IF_ERROR(LoadRecovery(clock_->Now()));
+  ORR_RETURN_IF_ERROR(LoadRecovery(clock_->Now()), "loading the journal's recoveries");
   if (!opts_.energy.empty()) {
     // Live time is Unix seconds: the forecaster's calendar epoch is 0.
     if (opts_.power_factory) {
@@ -141,13 +141,13 @@ Result<CycleStats> Daemon::Cycle() {
   const Time now = clock_->Now();
   st.now = now;
   st.cycle = ++cycle_;
-  ORR_RETURN_IF_ERROR(Observe(now, &st));
+  ORR_RETURN_IF_ERROR(Observe(now, &st), "observing Slurm");
   st.observe_ms = MsSince(t0);
-  ORR_RETURN_IF_ERROR(RetryUnapplied(now, &st));
+  ORR_RETURN_IF_ERROR(RetryUnapplied(now, &st), "retrying unconfirmed decisions");
   if (signals_) SignalsStep(now);  // the tracker's readings before the policy runs
-  if (!paused_) ORR_RETURN_IF_ERROR(RecoverStep(now, &st));  // failed/hung jobs wait while paused
-  if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st));
-  if (power_ && !paused_) ORR_RETURN_IF_ERROR(PowerStep(now, &st));
+  if (!paused_) ORR_RETURN_IF_ERROR(RecoverStep(now, &st), "recovering failed jobs");  // they wait while paused
+  if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st), "deciding");
+  if (power_ && !paused_) ORR_RETURN_IF_ERROR(PowerStep(now, &st), "planning node power");
   FinishStats(t0, now, &st);
   return st;
 }

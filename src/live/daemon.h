@@ -172,6 +172,10 @@ class Daemon {
     std::vector<NodeShare> nodes;
     Time started = kNoTime;
     Duration hint = -1;  // the duration its comment declares, or -1
+    // What the daemon believes it will run when the policy has no estimate: the hint, else its
+    // time limit, else the config's default. A belief: Job::duration stays -1 (unknown), as
+    // the live driver knows no true durations.
+    Duration declared = -1;
     std::string reason;
     std::string partition;
     bool held = false;

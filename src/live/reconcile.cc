@@ -280,7 +280,7 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   const Duration hint = DurationHint(sj.comment);
   lj.hint = hint;
   j.walltime = sj.time_limit;
-  j.duration = hint >= 0 ? hint : (sj.time_limit > 0 ? sj.time_limit : opts_.default_duration);
+  lj.declared = hint >= 0 ? hint : (sj.time_limit > 0 ? sj.time_limit : opts_.default_duration);
   j.gpus = sj.gpus_per_node * sj.num_nodes;
   j.gpu_milli = 1000;
   j.nodes = static_cast<uint16_t>(sj.num_nodes > 1 ? sj.num_nodes : 0);
@@ -348,9 +348,9 @@ void Daemon::Attach(LiveJob& lj, Time now) {
   slot_job_[lj.slot] = lj.id;
   // What the job and Slurm declare: its comment's duration hint overrides the policy's
   // estimate; without one, a job the policy has no estimate for is believed to run its time
-  // limit, else the configured default (Job::duration, FillJob).
+  // limit, else the configured default (LiveJob::declared, FillJob).
   if (lj.hint >= 0 || sched_->view(lj.slot).estimate < 0)
-    sched_->UpdateEstimate(lj.slot, now, lj.job.duration, EstimateSource::kReported);
+    sched_->UpdateEstimate(lj.slot, now, lj.declared, EstimateSource::kReported);
   if (active) sched_->Adopt(lj.slot, std::move(alloc), lj.started == kNoTime ? now : lj.started);
 }
 
