@@ -56,8 +56,16 @@ while IFS= read -r -d '' file; do
            sed -E 's/^([0-9]+):.*"([^"]+)"$/\1:\2/')
 done < <(find src -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
 
-if [[ $violations -gt 0 ]]; then
-  echo "check-deps: $violations forbidden include(s)"
+# A managed job's state changes only in src/live/moves.cc (Daemon::Move / Enter over the
+# tables of src/live/job_state.h): any other assignment to a LiveJob's state goes around them.
+state_writes=0
+while IFS= read -r hit; do
+  echo "$hit: a live job's state is written outside src/live/moves.cc (use Move or Enter)"
+  state_writes=$((state_writes + 1))
+done < <(grep -n -E '(\.|->)state = (JobState::|tr\.next)' src/live/*.cc | grep -v -E '^src/live/(moves\.cc|views\.cc|[a-z_]+_test\.cc):')
+
+if [[ $violations -gt 0 || $state_writes -gt 0 ]]; then
+  echo "check-deps: $violations forbidden include(s), $state_writes live job state write(s) outside moves.cc"
   exit 1
 fi
-echo "check-deps: $checked project includes checked, dependency direction respected"
+echo "check-deps: $checked project includes checked, dependency direction respected; live job states change only in moves.cc"

@@ -96,6 +96,7 @@ Outcomes Live(const std::string& policy, const std::vector<Spec>& specs, Cluster
     auto st = daemon.Cycle();
     EXPECT_TRUE(st.ok()) << st.error().message;
   }
+  EXPECT_EQ(daemon.illegal_moves(), 0u) << policy << ": a job state change outside the tables of job_state.h";
   Outcomes r;
   auto all = (*journal)->All();
   EXPECT_TRUE(all.ok());

@@ -74,7 +74,7 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.key = StartKey(id, lj.gen);
                    for (const Slot& sl : sched_->view(s.slot).alloc)
                      jd.nodes.push_back(NodeShare{cluster_->nodes[sl.node.v].name, sl.gpus});
-                   lj.state = JobState::kStarting;
+                   Move(lj, Step::kPlanStart, now);
                    lj.nodes = jd.nodes;
                    lj.started = now;
                  },
@@ -84,7 +84,7 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.nodes = lj.nodes;
                    ++lj.gen;
                    gens_[id] = lj.gen;
-                   lj.state = JobState::kQueued;
+                   Move(lj, Step::kPreempt, now);
                    lj.nodes.clear();
                    lj.started = kNoTime;
                  },

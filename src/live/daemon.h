@@ -161,6 +161,8 @@ class Daemon {
   // a job (nullopt when the job is not in it).
   const Scheduler* scheduler() const { return sched_.get(); }
   std::optional<SchedJob> JobView(uint32_t job) const;
+  // Job state changes the tables of job_state.h lack (orrery_illegal_moves_total; always 0).
+  uint64_t illegal_moves() const { return m_illegal_moves_; }
 
  private:
   struct LiveJob {
@@ -188,7 +190,13 @@ class Daemon {
     // Preempted by the policy (its requeuehold applied) and Slurm lists it COMPLETING until
     // the requeue completes (Seen::kStopping); its next start waits for that.
     bool stopping = false;
+    bool entered = false;  // Enter gave it its first state
   };
+
+  // --- a job's state changes (moves.cc; the tables of job_state.h)
+  void Move(LiveJob& lj, Transition tr);  // what Slurm shows (Next)
+  void Move(LiveJob& lj, Step step, Time now);  // what the daemon does
+  void Enter(LiveJob& lj, JobState first, Time now);  // a new record's first state
 
   // --- the cycle (daemon.cc)
   Status Observe(Time now, CycleStats* st);
@@ -370,6 +378,7 @@ class Daemon {
   uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0, m_adopted_ = 0,
            m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0, m_journal_errors_ = 0;
   uint64_t m_node_rows_ = 0;  // node rows listed as new, changed or gone
+  uint64_t m_illegal_moves_ = 0;  // state changes the tables of job_state.h lack (a defect)
   uint64_t m_reshapes_ = 0, m_flex_errors_ = 0;  // shaping: requests changed, #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts

@@ -139,4 +139,54 @@ Transition Next(JobState s, Seen seen, bool decision_open) {
   return {s, Action::kNone};
 }
 
+std::string_view StepName(Step s) {
+  switch (s) {
+    case Step::kPlanStart: return "plan-start";
+    case Step::kPreempt: return "preempt";
+    case Step::kNewGeneration: return "new-generation";
+    case Step::kOutside: return "outside";
+    case Step::kRefuse: return "refuse";
+    case Step::kRetry: return "retry";
+    case Step::kTakePlacement: return "take-placement";
+    case Step::kRecoverAgain: return "recover-again";
+    case Step::kGiveUp: return "give-up";
+  }
+  return "?";
+}
+
+std::optional<JobState> After(JobState s, Step step) {
+  using S = JobState;
+  const bool active = s == S::kStarting || s == S::kRunning;
+  switch (step) {
+    case Step::kPlanStart:
+      if (s == S::kQueued) return S::kStarting;
+      break;
+    case Step::kPreempt:
+      if (active) return S::kQueued;
+      break;
+    case Step::kNewGeneration:
+      if (s != S::kQueued) return S::kQueued;
+      break;
+    case Step::kOutside:
+      if (active) return S::kUnplaced;
+      break;
+    case Step::kRefuse:
+      if (s == S::kQueued) return S::kRejected;
+      break;
+    case Step::kRetry:
+      if (s == S::kRejected) return S::kQueued;
+      if (s == S::kUnplaced) return S::kRunning;
+      break;
+    case Step::kTakePlacement:  // from any state, a failed one too (restarted by someone else)
+      return S::kRunning;
+    case Step::kRecoverAgain:
+      if (s == S::kQueued) return S::kRecovering;
+      break;
+    case Step::kGiveUp:
+      if (s == S::kRecovering) return S::kFailed;
+      break;
+  }
+  return std::nullopt;
+}
+
 }  // namespace orrery::live

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace orrery::live {
@@ -63,5 +64,27 @@ struct Transition {
 // `decision_open`: the start decision of the job's current generation is planned and not
 // yet confirmed (the apply path retries it; Slurm's state does not override it yet).
 Transition Next(JobState s, Seen seen, bool decision_open);
+
+// What the daemon itself does to a job (its decisions and the scheduler port's outcomes): the
+// other half of the table, next to what Slurm shows (Next). After() is the table: the state a
+// step leads to from `s`, or nullopt where the step cannot happen. The daemon changes a job's
+// state only through Daemon::Move (a Transition of Next, or a Step) and Daemon::Enter (a new
+// record's first state), in moves.cc; scripts/check-deps.sh refuses any other write. A step
+// the table lacks is a defect: it is counted (orrery_illegal_moves_total) and reported as an
+// event, and made as asked, since the caller's other fields already assume it.
+enum class Step : uint8_t {
+  kPlanStart,      // queued -> starting: a start decision pins it to nodes
+  kPreempt,        // starting | running -> queued: the policy queued it again (a new generation)
+  kNewGeneration,  // -> queued: back in the queue in a new generation (requeued by Slurm, a start
+                   //    taken back, a recovery's requeue, a held job at restart); not from queued
+  kOutside,        // starting | running -> unplaced: runs where the policy cannot place it
+  kRefuse,         // queued -> rejected: the policy can never place it (admission refused)
+  kRetry,          // rejected -> queued, unplaced -> running: placed again (nodes changed, a rebuild)
+  kTakePlacement,  // -> running: Slurm runs it where it chose (adopted or moved), from any state
+  kRecoverAgain,   // queued -> recovering: the failure belongs to the next generation
+  kGiveUp,         // recovering -> failed: the recovery gives up
+};
+std::string_view StepName(Step s);
+std::optional<JobState> After(JobState s, Step step);
 
 }  // namespace orrery::live

@@ -91,6 +91,37 @@ TEST(JobState, TransitionTable) {
   }
 }
 
+// The daemon's own steps: every (state, step) pair, one row each; std::nullopt = the step
+// cannot happen from that state (a defect the daemon counts).
+constexpr std::optional<S> kNo = std::nullopt;
+struct StepRow {
+  Step step;
+  std::optional<S> after[8];  // from unheld, queued, starting, running, rejected, unplaced, recovering, failed
+};
+const StepRow kSteps[] = {
+    {Step::kPlanStart, {kNo, S::kStarting, kNo, kNo, kNo, kNo, kNo, kNo}},
+    {Step::kPreempt, {kNo, kNo, S::kQueued, S::kQueued, kNo, kNo, kNo, kNo}},
+    {Step::kNewGeneration, {S::kQueued, kNo, S::kQueued, S::kQueued, S::kQueued, S::kQueued, S::kQueued, S::kQueued}},
+    {Step::kOutside, {kNo, kNo, S::kUnplaced, S::kUnplaced, kNo, kNo, kNo, kNo}},
+    {Step::kRefuse, {kNo, S::kRejected, kNo, kNo, kNo, kNo, kNo, kNo}},
+    {Step::kRetry, {kNo, kNo, kNo, kNo, S::kQueued, S::kRunning, kNo, kNo}},
+    {Step::kTakePlacement,
+     {S::kRunning, S::kRunning, S::kRunning, S::kRunning, S::kRunning, S::kRunning, S::kRunning, S::kRunning}},
+    {Step::kRecoverAgain, {kNo, S::kRecovering, kNo, kNo, kNo, kNo, kNo, kNo}},
+    {Step::kGiveUp, {kNo, kNo, kNo, kNo, kNo, kNo, S::kFailed, kNo}},
+};
+
+TEST(JobState, StepTable) {
+  const S from[8] = {S::kUnheld, S::kQueued, S::kStarting, S::kRunning, S::kRejected, S::kUnplaced, S::kRecovering,
+                     S::kFailed};
+  for (const StepRow& r : kSteps)
+    for (int i = 0; i < 8; ++i) {
+      const std::optional<S> got = After(from[i], r.step);
+      EXPECT_EQ(got, r.after[i]) << JobStateName(from[i]) << " + " << StepName(r.step) << " -> "
+                                 << (got ? JobStateName(*got) : "(none)");
+    }
+}
+
 TEST(JobState, EveryStateLeavesWhenSlurmEndsIt) {
   for (S s : {S::kUnheld, S::kQueued, S::kStarting, S::kRunning, S::kRejected, S::kUnplaced, S::kRecovering,
               S::kFailed})

@@ -310,6 +310,7 @@ struct Rig {
     slurm.Advance();
     auto st = daemon->Cycle();
     ASSERT_TRUE(st.ok()) << st.error().message;
+    ASSERT_EQ(daemon->illegal_moves(), 0u) << "a job state change outside the tables of job_state.h";
   }
 };
 

@@ -173,8 +173,7 @@ void Daemon::ReobserveMirrored(Time now) {
 Status Daemon::Rebuild(Time now) {
   for (auto& [id, lj] : jobs_) {  // their slots die with the old scheduler
     lj->slot = UINT32_MAX;
-    if (lj->state == JobState::kRejected) lj->state = JobState::kQueued;
-    if (lj->state == JobState::kUnplaced) lj->state = JobState::kRunning;
+    if (lj->state == JobState::kRejected || lj->state == JobState::kUnplaced) Move(*lj, Step::kRetry, now);
   }
   std::vector<const SlurmNode*> model;
   for (const auto& [name, n] : nodes_) model.push_back(&n);
@@ -265,8 +264,7 @@ bool Daemon::SetPlaceable(const Node& nd, bool want) {
 void Daemon::RetryOutsiders(Time now) {
   for (auto& [id, lj] : jobs_) {
     if (lj->slot != UINT32_MAX) continue;
-    if (lj->state == JobState::kRejected) lj->state = JobState::kQueued;
-    if (lj->state == JobState::kUnplaced) lj->state = JobState::kRunning;
+    if (lj->state == JobState::kRejected || lj->state == JobState::kUnplaced) Move(*lj, Step::kRetry, now);
     Attach(*lj, now);
   }
 }
@@ -320,7 +318,7 @@ void Daemon::Attach(LiveJob& lj, Time now) {
   if (active) {
     switch (AllocFor(lj, &alloc)) {
       case Where::kOutside:
-        lj.state = JobState::kUnplaced;
+        Move(lj, Step::kOutside, now);
         return;
       case Where::kNoRoom:
         return;
@@ -335,10 +333,10 @@ void Daemon::Attach(LiveJob& lj, Time now) {
   auto slot = sched_->Submit(&lj.job, lj.job.vc, 0, lj.id, now);
   if (!slot.ok()) {
     if (active) {  // runs in Slurm although the policy would never place it: keep it outside
-      lj.state = JobState::kUnplaced;
+      Move(lj, Step::kOutside, now);
       return;
     }
-    lj.state = JobState::kRejected;
+    Move(lj, Step::kRefuse, now);
     lj.reason = slot.error().message;
     Note(now, "reject", fmt::format("job {}: {} (kept held; retried when nodes change)", lj.id, lj.reason));
     return;
@@ -486,11 +484,11 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
     }
     case Action::kHoldAgain:  // released by someone else: out of the queue until held again
       Withdraw(lj, now);
-      lj.state = tr.next;
+      Move(lj, tr);
       HoldInSlurm(lj, now);
       return Status::Ok();
   }
-  lj.state = tr.next;
+  Move(lj, tr);
   return Status::Ok();
 }
 
@@ -499,7 +497,7 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
 // attached again where Slurm runs it.
 void Daemon::TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now) {
   const bool was_pending = sched_ && lj.slot != UINT32_MAX && !sched_->view(lj.slot).running;
-  lj.state = JobState::kRunning;
+  Move(lj, Step::kTakePlacement, now);
   lj.started = sj.start == kNoTime ? now : sj.start;
   lj.nodes.clear();
   for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
@@ -527,7 +525,7 @@ Status Daemon::NewGeneration(LiveJob& lj, Time now, const std::string& why) {
   ++lj.gen;
   gens_[lj.id] = lj.gen;
   ORR_RETURN_IF_ERROR(journal_->SetGen(lj.id, lj.gen));
-  lj.state = JobState::kQueued;
+  Move(lj, Step::kNewGeneration, now);
   lj.nodes.clear();
   lj.started = kNoTime;
   Note(now, "requeue", fmt::format("job {} back in the queue (generation {}): {}", lj.id, lj.gen, why));
@@ -597,7 +595,7 @@ Status Daemon::ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now) {
   Result<JournalDecision> known = planned ? Result<JournalDecision>(un->second) : journal_->Get(key);
   if (!known.ok() && known.error().code != ErrorCode::kNotFound) return known.error();
   if (sj.state == SlurmJobState::kRunning) {
-    lj.state = JobState::kRunning;
+    Enter(lj, JobState::kRunning, now);
     lj.started = sj.start == kNoTime ? now : sj.start;
     for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
     if (planned) {
@@ -613,14 +611,14 @@ Status Daemon::ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now) {
   const bool live_decision =
       known.ok() && known->state != DecisionState::kSuperseded && known->state != DecisionState::kFailed;
   if (!live_decision) {
-    lj.state = sj.held ? JobState::kQueued : JobState::kUnheld;
+    Enter(lj, sj.held ? JobState::kQueued : JobState::kUnheld, now);
     return Status::Ok();
   }
   if (sj.held && known->state == DecisionState::kApplied) {  // Slurm wins: it is queued anew
     ORR_RETURN_IF_ERROR(Supersede(sj.id, lj.gen, now, "job held again in Slurm"));
     return NewGeneration(lj, now, "held again after its start decision");
   }
-  lj.state = JobState::kStarting;
+  Enter(lj, JobState::kStarting, now);
   lj.nodes = known->nodes;
   if (!sj.held && planned) {
     ORR_RETURN_IF_ERROR(journal_->Mark(key, DecisionState::kApplied, now, "confirmed after restart: Slurm shows it released"));

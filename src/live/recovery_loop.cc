@@ -65,16 +65,16 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
   lj.started = sj.start;
   for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
   if (!ran_here) {
-    lj.state = JobState::kFailed;
+    Enter(lj, JobState::kFailed, now);
     lj.reason = fmt::format("failed in Slurm ({}) outside Orrery's management: not recovered", sj.state_raw);
   } else if (!known.ok()) {
-    lj.state = JobState::kRecovering;
+    Enter(lj, JobState::kRecovering, now);
     recover_todo_.emplace_back(sj.id, TriggerOf(sj.failure));
   } else if (unapplied_.count(key)) {
-    lj.state = JobState::kRecovering;  // the apply path sends its requeue
+    Enter(lj, JobState::kRecovering, now);  // the apply path sends its requeue
     lj.reason = known->detail;
   } else {
-    lj.state = JobState::kFailed;
+    Enter(lj, JobState::kFailed, now);
     lj.reason = known->detail;
   }
   if (known.ok()) {  // the queue shows its failure again
@@ -127,7 +127,7 @@ void Daemon::FindHangs(Time now) {
   for (uint32_t id : hung) {  // ascending ids (watched_ is ordered)
     LiveJob& lj = *jobs_.at(id);
     const Transition tr = Next(lj.state, Seen::kHung, false);
-    lj.state = tr.next;
+    Move(lj, tr);
     if (tr.action == Action::kRecover) recover_todo_.emplace_back(id, Trigger::kHang);
   }
 }
@@ -162,7 +162,7 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
     std::vector<NodeShare> ran_on = lj.nodes;  // NewGeneration forgets them
     ORR_RETURN_IF_ERROR(NewGeneration(lj, now, "a recovery of this generation was decided before"));
     lj.nodes = std::move(ran_on);
-    lj.state = JobState::kRecovering;
+    Move(lj, Step::kRecoverAgain, now);
   }
   std::string files;
   auto paths = slurm_->Files(job);
@@ -272,7 +272,7 @@ void Daemon::TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now) {
       Withdraw(lj, now);
     }
   }
-  lj.state = JobState::kFailed;
+  Move(lj, Step::kGiveUp, now);
 }
 
 // Slurm shows the recovery's requeue done (pending, held): the failed attempt ends in the

@@ -259,6 +259,7 @@ struct Rig {
     clock.Set(clock.Now() + 1);
     slurm.Advance();
     auto st = daemon->Cycle();
+    EXPECT_EQ(daemon->illegal_moves(), 0u) << "a job state change outside the tables of job_state.h";
     return st.ok() ? Status::Ok() : Status(st.error());
   }
   void Run(int seconds) {

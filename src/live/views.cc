@@ -275,6 +275,8 @@ std::string Daemon::MetricsText() const {
   x.Counter("orrery_node_rows_total",
             "Node rows Slurm listed as new, changed or gone (every row of a full listing), read by this process.",
             m_node_rows_);
+  x.Counter("orrery_illegal_moves_total",
+            "Job state changes the daemon's tables lack (a defect; each is also an error event).", m_illegal_moves_);
   x.Counter("orrery_journal_errors_total", "Journal writes of events that failed (the event is only in memory).",
             m_journal_errors_);
   x.Counter("orrery_jobs_adopted_total", "Jobs found running without an Orrery decision.", m_adopted_);
