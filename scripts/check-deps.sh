@@ -56,6 +56,15 @@ while IFS= read -r -d '' file; do
            sed -E 's/^([0-9]+):.*"([^"]+)"$/\1:\2/')
 done < <(find src -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
 
+# Plugins see the core through its contract (src/sched/framework/api/: the extension points,
+# the handle, the decisions), never the engine (scheduler.h); their tests and benchmarks may.
+engine=0
+while IFS= read -r hit; do
+  echo "$hit: a plugin includes the engine; include the contract (sched/framework/api/) instead"
+  engine=$((engine + 1))
+done < <(grep -n -E '#[[:space:]]*include[[:space:]]*"sched/framework/scheduler\.h"' src/sched/plugins/*.h src/sched/plugins/*.cc |
+         grep -v -E '^src/sched/plugins/[a-z_]+_(test|bench)\.cc:')
+
 # A managed job's state changes only in src/live/moves.cc (Daemon::Move / Enter over the
 # tables of src/live/job_state.h): any other assignment to a LiveJob's state goes around them.
 state_writes=0
@@ -64,8 +73,10 @@ while IFS= read -r hit; do
   state_writes=$((state_writes + 1))
 done < <(grep -n -E '(\.|->)state = (JobState::|tr\.next)' src/live/*.cc | grep -v -E '^src/live/(moves\.cc|views\.cc|[a-z_]+_test\.cc):')
 
-if [[ $violations -gt 0 || $state_writes -gt 0 ]]; then
-  echo "check-deps: $violations forbidden include(s), $state_writes live job state write(s) outside moves.cc"
+if [[ $violations -gt 0 || $engine -gt 0 || $state_writes -gt 0 ]]; then
+  echo "check-deps: $violations forbidden include(s), $engine plugin include(s) of the engine," \
+       "$state_writes live job state write(s) outside moves.cc"
   exit 1
 fi
-echo "check-deps: $checked project includes checked, dependency direction respected; live job states change only in moves.cc"
+echo "check-deps: $checked project includes checked, dependency direction respected; plugins see only the core's" \
+     "contract; live job states change only in moves.cc"

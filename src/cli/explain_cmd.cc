@@ -14,7 +14,7 @@
 #include "base/parse.h"
 #include "cli/commands.h"
 #include "config/cluster_config.h"
-#include "sched/framework/plugin.h"
+#include "sched/framework/api/plugin.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
 

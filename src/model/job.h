@@ -28,7 +28,7 @@ std::string_view JobStateName(JobState s);             // "COMPLETED", ...
 bool ParseJobState(std::string_view s, JobState* out);  // accepts the names above (case-insensitive)
 
 // What the job is for, where the trace or the generator says (Acme's job types): the
-// evaluation-job reservation (`eval_share`, sched/framework/reserve.h) and the simulator's
+// evaluation-job reservation (`eval_share`, sched/framework/api/reserve.h) and the simulator's
 // per-kind queueing delays read it. kUnknown for traces without job types.
 enum class JobKind : uint8_t {
   kUnknown = 0,

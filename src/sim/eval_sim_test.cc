@@ -1,7 +1,7 @@
 // Evaluation work in the simulator (docs/design/eval.md, "In the simulator"): trials whose
 // load phase is timed by the storage model (shared bandwidth, node caches), CPU metric jobs
 // that wait for their trials (Trace::after) and queue for CPU capacity, and the evaluation
-// reservation (sched/framework/reserve.h). Every expected time is hand arithmetic.
+// reservation (sched/framework/api/reserve.h). Every expected time is hand arithmetic.
 #include <gtest/gtest.h>
 
 #include "config/cluster_config.h"

@@ -22,7 +22,7 @@
 
 namespace orrery {
 
-struct ExplainNote;  // sched/framework/plugin.h
+struct ExplainNote;  // sched/framework/api/plugin.h
 enum class PredictionKind : uint8_t;  // sched/framework/scheduler.h
 
 // A predicted start made during a run (SimConfig::predict_at): trace job `job`, pending at

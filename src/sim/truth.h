@@ -1,4 +1,4 @@
-// The simulator's truth about each active job (sched/framework/oracle.h): its true
+// The simulator's truth about each active job (sched/framework/api/oracle.h): its true
 // remaining work and when it really ends, kept current by the scheduler's lifecycle
 // callbacks. Restart physics live here, nowhere else:
 //   * trace jobs (one generic phase, checkpointed when preempted): a preemption loses no
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "model/work.h"
-#include "sched/framework/oracle.h"
+#include "sched/framework/api/oracle.h"
 
 namespace orrery {
 

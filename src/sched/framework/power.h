@@ -19,7 +19,7 @@
 
 #include "base/ids.h"
 #include "base/time.h"
-#include "sched/framework/plugin.h"
+#include "sched/framework/api/plugin.h"
 
 namespace orrery {
 

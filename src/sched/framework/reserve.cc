@@ -1,4 +1,4 @@
-#include "sched/framework/reserve.h"
+#include "sched/framework/api/reserve.h"
 
 #include <cmath>
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "model/job.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/api/policy_parts.h"
 #include "sched/plugins/planner_shape.h"
 
 namespace orrery {

@@ -49,7 +49,7 @@
 
 #include "base/result.h"
 #include "model/trace.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/api/policy_parts.h"
 #include "sched/plugins/spec_args.h"
 
 namespace orrery {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "sched/framework/plugin.h"
+#include "sched/framework/api/plugin.h"
 
 namespace orrery {
 

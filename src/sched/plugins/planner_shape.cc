@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "plan/registry.h"
-#include "sched/framework/plugin.h"
+#include "sched/framework/api/plugin.h"
 
 namespace orrery {
 namespace {

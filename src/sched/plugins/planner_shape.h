@@ -22,8 +22,8 @@
 #include "plan/estimate.h"
 #include "plan/plan.h"
 #include "sched/framework/cluster_state.h"
-#include "sched/framework/plugin.h"
-#include "sched/framework/shape.h"
+#include "sched/framework/api/plugin.h"
+#include "sched/framework/api/shape.h"
 
 namespace orrery {
 

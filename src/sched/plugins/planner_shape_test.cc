@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "plan/registry.h"
-#include "sched/framework/plugin.h"
+#include "sched/framework/api/plugin.h"
 #include "sched/framework/test_util.h"
 
 namespace orrery {

@@ -829,7 +829,7 @@ Status ApplyBackfill(const SpecArgs& args, PolicyParts* parts) {
   return Status::Ok();
 }
 
-// blocking=..., eval_share=S (GPUs reserved for evaluation jobs, sched/framework/reserve.h).
+// blocking=..., eval_share=S (GPUs reserved for evaluation jobs, sched/framework/api/reserve.h).
 Status ApplyQueueOptions(const SpecArgs& args, PolicyParts* parts) {
   if (args.Given("blocking")) {
     ORR_ASSIGN_OR_RETURN(parts->blocking, args.Bool("blocking"));

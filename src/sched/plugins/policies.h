@@ -13,7 +13,7 @@
 #include "base/result.h"
 #include "model/cluster.h"
 #include "model/trace.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/api/policy_parts.h"
 #include "sched/plugins/planner_shape.h"
 #include "sched/plugins/spec_args.h"
 

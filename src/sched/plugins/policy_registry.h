@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/api/policy_parts.h"
 #include "sched/plugins/spec_args.h"
 
 namespace orrery {

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "sched/framework/decision.h"
+#include "sched/framework/api/decision.h"
 #include "sched/plugins/policies.h"
 
 namespace orrery {

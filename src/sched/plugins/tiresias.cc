@@ -9,7 +9,7 @@
 #include <string>
 
 #include "base/weighted_order.h"
-#include "sched/framework/plugin.h"
+#include "sched/framework/api/plugin.h"
 
 namespace orrery {
 

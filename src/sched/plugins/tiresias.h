@@ -39,7 +39,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/api/policy_parts.h"
 
 namespace orrery {
 

@@ -28,7 +28,7 @@
 #include "model/job.h"
 #include "predict/estimator.h"
 #include "sched/framework/cluster_state.h"
-#include "sched/framework/oracle.h"
+#include "sched/framework/api/oracle.h"
 
 namespace orrery {
 

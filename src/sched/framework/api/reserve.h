@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "model/cluster.h"
-#include "sched/framework/plugin.h"
+#include "sched/framework/api/plugin.h"
 
 namespace orrery {
 
