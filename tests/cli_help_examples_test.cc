@@ -1,7 +1,7 @@
-// Every command's --help ends with examples that run as written from the repository root
-// (cli/commands.h SetExamples). This test reads them from --help, checks that each command
-// has at least one, and runs each with the built binary in place of ./build/orrery, from
-// the source tree; examples marked "# needs a Slurm cluster" are only checked to exist
+// Every command's and subcommand's --help ends with its own examples, which run as written
+// from the repository root (cli/commands.h SetExamples). This test walks the commands from
+// the help screens, reads the examples, checks that each command has at least one of its own,
+// and runs each with the built binary in place of ./build/orrery, from the source tree; examples marked "# needs a Slurm cluster" are only checked to exist
 // (serve and replay need one), and those reading ../shared are skipped when it is absent.
 #include <gtest/gtest.h>
 
@@ -62,19 +62,34 @@ void CheckCommand(const std::string& command) {
   }
 }
 
-TEST(CliHelpExamples, TopLevel) { CheckCommand(""); }
-TEST(CliHelpExamples, Simulate) { CheckCommand("simulate"); }
-TEST(CliHelpExamples, Import) { CheckCommand("import"); }
-TEST(CliHelpExamples, Generate) { CheckCommand("generate"); }
-TEST(CliHelpExamples, Predict) {
-  CheckCommand("predict");
-  CheckCommand("predict evaluate");
-  CheckCommand("predict interference");
+// The subcommands a --help lists ("Subcommands:" then "  name   description" lines).
+std::vector<std::string> Subcommands(const std::string& help) {
+  std::vector<std::string> out;
+  size_t at = help.find("\nSubcommands:\n");
+  if (at == std::string::npos) return out;
+  for (size_t p = help.find('\n', at + 1); p != std::string::npos && p + 1 < help.size();) {
+    const size_t e = help.find('\n', p + 1);
+    const std::string line = help.substr(p + 1, e == std::string::npos ? std::string::npos : e - p - 1);
+    if (line.size() < 3 || line[0] != ' ' || line[2] == ' ') break;
+    out.push_back(line.substr(2, line.find(' ', 2) - 2));
+    p = e;
+  }
+  return out;
 }
-TEST(CliHelpExamples, Analyze) { CheckCommand("analyze"); }
-TEST(CliHelpExamples, Report) { CheckCommand("report"); }
-TEST(CliHelpExamples, Explain) { CheckCommand("explain"); }
-TEST(CliHelpExamples, ServeNeedsSlurm) { CheckCommand("serve"); }
-TEST(CliHelpExamples, Replay) { CheckCommand("replay"); }
+
+// Every command and subcommand the binary has, found from the help screens themselves, so
+// that a new command without its own examples fails here.
+void CheckTree(const std::string& command, size_t* checked) {
+  CheckCommand(command);
+  ++*checked;
+  Out help = Shell(std::string(ORRERY_BINARY) + " " + command + " --help");
+  for (const std::string& sub : Subcommands(help.text)) CheckTree(command.empty() ? sub : command + " " + sub, checked);
+}
+
+TEST(CliHelpExamples, EveryCommandAndSubcommandHasItsOwnRunnableExamples) {
+  size_t checked = 0;
+  CheckTree("", &checked);
+  EXPECT_GE(checked, 33u);  // orrery, its 15 commands and their 17 subcommands
+}
 
 }  // namespace

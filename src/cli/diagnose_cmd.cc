@@ -137,11 +137,15 @@ void AddEngineOptions(CLI::App* c, DiagnoseArgs* a) {
 void RegisterDiagnose(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<DiagnoseArgs>();
   auto* cmd = app.add_subcommand("diagnose", "Why did a training job fail? Category, cause, retry, suspect node");
+  SetExamples(cmd, {"./build/orrery diagnose tests/fixtures/logs/nccl-ib-failure.log",
+                    "./build/orrery diagnose --json tests/fixtures/logs/nccl-ib-failure.log"});
   cmd->add_option("logs", a->logs, "Job output: files, .gz files, - for standard input");
   AddEngineOptions(cmd, a.get());
   cmd->add_flag("--explain", a->explain, "Text output: also the reason an LLM answer was or was not used");
   cmd->add_option("--tail-bytes", a->tail_bytes, "Diagnose only the last N bytes of each log (0 = all)");
   auto* ev = cmd->add_subcommand("evaluate", "Score the diagnosis on a labelled JSON Lines file (failure-logs schema)");
+  SetExamples(ev, {"./build/orrery diagnose evaluate tests/fixtures/logs/failure-synthetic.jsonl",
+                   "./build/orrery diagnose evaluate ../shared/corpora/failure-logs/dev.jsonl"});
   ev->add_option("file", a->evaluate, "Labelled records (e.g. ../shared/corpora/failure-logs/dev.jsonl)")->required();
   AddEngineOptions(ev, a.get());
   ev->add_option("--ids", a->filter.only, "Score only these record ids (comma-separated)")->delimiter(',');

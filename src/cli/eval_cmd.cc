@@ -106,10 +106,14 @@ int RunCompare(CompareArgs a) {
 
 void RegisterEval(CLI::App& app, int* exit_code) {
   CLI::App* ev = app.add_subcommand("eval", "evaluation jobs: plan, compare and submit a checkpoint's evaluation suite");
+  SetExamples(ev, {"./build/orrery eval plan tests/fixtures/eval_sim/suite.csv --model-size 7B --nodes 1 --strategy acme",
+                   "./build/orrery eval compare tests/fixtures/eval_sim/suite.csv --model-size 7B"});
   ev->require_subcommand(1);
 
   auto pa = std::make_shared<PlanArgs>();
   CLI::App* plan = ev->add_subcommand("plan", "print the plan of one strategy and its predicted makespan");
+  SetExamples(plan, {"./build/orrery eval plan tests/fixtures/eval_sim/suite.csv --model-size 7B --nodes 1 --strategy acme",
+                     "./build/orrery eval plan ../shared/corpora/eval-suite/datasets.csv --skip-unsized --model-size 7B --nodes 4 --strategy opencompass-size"});
   AddEvalFlags(plan, &pa->eval, /*nodes_required=*/true);
   plan->add_option("--strategy", pa->strategy, "coupled | opencompass-size[:k=v,...] | opencompass-workers[:k=v,...] | acme[:k=v,...]");
   plan->add_flag("--json", pa->json, "print the plan as JSON (docs/formats/eval-plan.md)");
@@ -118,6 +122,7 @@ void RegisterEval(CLI::App& app, int* exit_code) {
 
   auto ca = std::make_shared<CompareArgs>();
   CLI::App* cmp = ev->add_subcommand("compare", "makespan of every strategy at several node counts");
+  SetExamples(cmp, {"./build/orrery eval compare tests/fixtures/eval_sim/suite.csv --model-size 7B"});
   AddEvalFlags(cmp, &ca->eval, /*nodes_required=*/false);
   cmp->add_option("--nodes-list", ca->nodes, "node counts (default 1,2,4,8)")->delimiter(',');
   cmp->add_option("--strategies", ca->strategies, "strategy specs separated by ';' (default: all four, coupled first)")

@@ -7,6 +7,7 @@
 // jobs sleep for the modelled phase times x --time-scale (emulation; the real-Slurm test).
 // `orrery eval record DIR --history DB` (also run by `submit --wait`) reads the results into
 // the per-dataset history and compares the measured makespan with the prediction.
+#include "cli/commands.h"
 #include "cli/eval_submit.h"
 
 #include <sys/stat.h>
@@ -472,6 +473,7 @@ int RunSubmit(SubmitArgs a) {
 void RegisterEvalSubmit(CLI::App* ev, int* exit_code) {
   auto sa = std::make_shared<SubmitArgs>();
   CLI::App* sub = ev->add_subcommand("submit", "submit a plan to Slurm (preloads, a trial job array, CPU metric jobs)");
+  SetExamples(sub, {}, {"./build/orrery eval submit tests/fixtures/eval_sim/suite.csv --model-size 7B --partition gpu --cpu-partition cpu --workdir /tmp/orrery-eval --wait"});
   AddEvalFlags(sub, &sa->eval, /*nodes_required=*/false);
   sub->add_option("--strategy", sa->strategy, "strategy spec (as eval plan; default acme)");
   sub->add_option("--partition", sa->partition, "GPU partition for the trial jobs and preloads")->required();
@@ -492,6 +494,7 @@ void RegisterEvalSubmit(CLI::App* ev, int* exit_code) {
 
   auto ra = std::make_shared<RecordArgs>();
   CLI::App* rec = ev->add_subcommand("record", "read a submission's results into the per-dataset history");
+  SetExamples(rec, {}, {"./build/orrery eval record /tmp/orrery-eval --history /tmp/orrery-eval-history.db"});
   rec->add_option("WORKDIR", ra->workdir, "work folder of an `orrery eval submit`")->required();
   rec->add_option("--history", ra->history, "per-dataset history (SQLite; created if missing)");
   rec->add_flag("--json", ra->json, "print the summary as JSON");

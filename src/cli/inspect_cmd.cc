@@ -113,12 +113,15 @@ int RunEvaluate(const EvaluateArgs& a) {
 void RegisterInspect(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<InspectArgs>();
   auto* cmd = app.add_subcommand("inspect", "Read launch scripts and configs: framework, model, batches, parallelism, resources");
+  SetExamples(cmd, {"./build/orrery inspect tests/fixtures/inspect/megatron_ds_llama.sh",
+                    "./build/orrery inspect --json tests/fixtures/inspect/run_qwen2-7b.sh"});
   cmd->add_option("files", args->files, "launch scripts and configs (shell, #SBATCH, JSON, YAML, TOML, Python, Markdown)");
   cmd->add_flag("--json", args->json, "one JSON object per file (the corpus label keys plus 'sources')");
   cmd->add_option("--llm-config", args->llm_config,
                   "TOML file with an [llm] table: ask that endpoint about configs the readers cannot read well");
   auto eargs = std::make_shared<EvaluateArgs>();
   auto* ev = cmd->add_subcommand("evaluate", "Field-by-field accuracy on a labelled corpus (launch-configs JSONL)");
+  SetExamples(ev, {"./build/orrery inspect evaluate ../shared/corpora/launch-configs/dev.jsonl"});
   ev->add_option("corpus", eargs->corpus, "labelled JSONL (id, source, kind, text, labels)")->required();
   ev->add_flag("--per-record", eargs->per_record, "list each record's mismatches");
   ev->callback([eargs, exit_code] { *exit_code = RunEvaluate(*eargs); });

@@ -233,10 +233,13 @@ void AddGpuFlags(CLI::App* c, GpuArgs* g) {
 
 void RegisterPlan(CLI::App& app, int* exit_code) {
   CLI::App* plan_cmd = app.add_subcommand("plan", "training-job planner: step time, memory, plan search");
+  SetExamples(plan_cmd, {"./build/orrery plan estimate --model 6.7B --seq 8192 --gpus 16 --strategy dp=2,tp=4,pp=2,zero=1,micro=8 --gpu H200",
+                         "./build/orrery plan search --model OPT-350 --pool sailor:A100-40=16,V100-16=32"});
   plan_cmd->require_subcommand(1);
 
   auto est = std::make_shared<EstimateArgs>();
   CLI::App* e = plan_cmd->add_subcommand("estimate", "predict step time and peak memory of one plan");
+  SetExamples(e, {"./build/orrery plan estimate --model 6.7B --seq 8192 --gpus 16 --strategy dp=2,tp=4,pp=2,zero=1,micro=8 --gpu H200"});
   e->add_option("--model", est->model, "gpt:layers=L,hidden=H,heads=A,vocab=V or a preset (125M, 1.3B, ...)")->required();
   e->add_option("--seq", est->seq, "sequence length");
   e->add_option("--micro-batch", est->micro_batch, "sequences per GPU replica per micro-step");
@@ -251,6 +254,8 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
 
   auto val = std::make_shared<ValidateArgs>();
   CLI::App* v = plan_cmd->add_subcommand("validate", "prediction error on measured steps (calibration.csv format)");
+  SetExamples(v, {"./build/orrery plan validate ../shared/gpu-h200/calibration.csv --gpu H200",
+                  "./build/orrery plan validate ../shared/gpu-h200/calibration-2gpu.csv --gpu H200"});
   v->add_option("csv", val->csv, "measured steps")->required();
   v->add_flag("--leave-one-size-out", val->leave_one_size_out,
               "fit the multi-GPU constants on all model sizes but one, predict that one; rotate (docs/plan-multigpu.md)");
@@ -259,12 +264,14 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
 
   auto conv = std::make_shared<ConvertArgs>();
   CLI::App* c = plan_cmd->add_subcommand("profile", "read a GPU profile (any supported source) and write it in the project's format");
+  SetExamples(c, {"./build/orrery plan profile --gpu H200 -o /tmp/orrery-example-h200.json"});
   AddGpuFlags(c, &conv->gpu);
   c->add_option("-o,--output", conv->output, "output file ('-' = stdout)");
   c->callback([conv, exit_code] { *exit_code = RunConvert(*conv); });
 
   auto lins = std::make_shared<LinsArgs>();
   CLI::App* l = plan_cmd->add_subcommand("lins-scaling", "MFU vs scale of ZeRO-1/ZeRO-3/MiCS/Lins on A800 + InfiniBand (docs/validation.md §P)");
+  SetExamples(l, {"./build/orrery plan lins-scaling --model llama-7b"});
   l->add_option("--model", lins->model, "model preset or gpt:...");
   l->add_option("--seq", lins->seq, "sequence length");
   l->add_option("--global-tokens", lins->tokens, "tokens per step");

@@ -136,6 +136,7 @@ int RunSearch(const SearchArgs& a) {
 void RegisterPlanSearch(CLI::App& plan, int* exit_code) {
   auto a = std::make_shared<SearchArgs>();
   CLI::App* c = plan.add_subcommand("search", "search parallel plans over a GPU pool (Sailor's profiles)");
+  SetExamples(c, {"./build/orrery plan search --model OPT-350 --pool sailor:A100-40=16,V100-16=32"});
   c->add_option("--model", a->model, "GPT-Neo-2.7, OPT-350, OPT-30, LLAMA-3-8");
   c->add_option("--pool", a->pool, "sailor:TYPE=COUNT[@ZONE][,TYPE=COUNT[@ZONE]...]")->required();
   c->add_option("--global-batch", a->global_batch, "sequences per iteration (default: Sailor's training config)");

@@ -55,6 +55,7 @@ int RunShape(const ShapeArgs& a) {
 void RegisterPlanShapeStudy(CLI::App& plan, int* exit_code) {
   auto a = std::make_shared<ShapeArgs>();
   CLI::App* c = plan.add_subcommand("shape-study", "avg JCT and makespan: fixed shapes vs the planner's goodput shapes");
+  SetExamples(c, {"./build/orrery plan shape-study --cluster configs/h200-16x8.toml --jobs 16 --seed 1"});
   c->add_option("--cluster", a->cluster, "cluster config of one GPU type with a planner profile (default configs/h200-16x8.toml)");
   c->add_option("--jobs", a->spec.jobs, "generated LLM training jobs (default 64)");
   c->add_option("--interarrival", a->spec.mean_interarrival_s, "mean seconds between submissions (default 900)");

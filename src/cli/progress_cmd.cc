@@ -134,10 +134,14 @@ int RunEvaluate(const ProgressArgs& a) {
 void RegisterProgress(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ProgressArgs>();
   auto* cmd = app.add_subcommand("progress", "How far is a training job? Step, total, epoch, loss, s/step, ETA from its log");
+  SetExamples(cmd, {"./build/orrery progress tests/fixtures/logs/megatron-train.log",
+                    "./build/orrery progress --json tests/fixtures/logs/megatron-train.log"});
   cmd->add_option("logs", a->logs, "Job output: files, .gz files, - for standard input");
   cmd->add_flag("--json", a->json, "JSON output, one object per log (docs/formats/progress.md)");
   cmd->add_option("--llm-config", a->llm_config, "TOML file with an [llm] table: ask that endpoint about unknown line formats");
   auto* ev = cmd->add_subcommand("evaluate", "Score the tracker on a labelled JSON Lines file (progress-logs schema)");
+  SetExamples(ev, {"./build/orrery progress evaluate tests/fixtures/logs/progress-synthetic.jsonl",
+                   "./build/orrery progress evaluate ../shared/corpora/progress-logs/dev.jsonl"});
   ev->add_option("file", a->evaluate, "Labelled records (e.g. ../shared/corpora/progress-logs/dev.jsonl)")->required();
   ev->add_flag("--json", a->json, "JSON output");
   ev->add_option("--ids", a->filter.only, "Score only these record ids (comma-separated)")->delimiter(',');

@@ -202,9 +202,13 @@ int RunAttribute(const AttributeArgs& a) {
 
 void RegisterResilience(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("resilience", "Fault tolerance: a long training job under failures; failure attribution");
+  SetExamples(cmd, {"./build/orrery resilience train --seeds 2",
+                    "./build/orrery resilience attribute tests/fixtures/trace/acme_seren.csv"});
   cmd->require_subcommand(1);
   auto t = std::make_shared<TrainArgs>();
   auto* train = cmd->add_subcommand("train", "One gang training job under a failure model: ETTR, GPU-hours lost by cause");
+  SetExamples(train, {"./build/orrery resilience train --seeds 2",
+                      "./build/orrery resilience train --seeds 2 --recovery acme:spares=16 --checkpoint async:every=young-daly"});
   train->add_option("--nodes", t->nodes, "Nodes of the gang (default 2048)")->check(CLI::Range(1u, 1000000u));
   train->add_option("--gpus-per-node", t->gpus_per_node, "GPUs per node (default 8)")->check(CLI::Range(1u, 64u));
   train->add_option("--cold-nodes", t->cold_nodes, "Idle healthy nodes besides hot spares (default 64)");
@@ -221,6 +225,7 @@ void RegisterResilience(CLI::App& app, int* exit_code) {
   train->callback([t, exit_code] { *exit_code = RunTrain(*t); });
   auto at = std::make_shared<AttributeArgs>();
   auto* attr = cmd->add_subcommand("attribute", "A trace's recorded failures by category (infrastructure/framework/script)");
+  SetExamples(attr, {"./build/orrery resilience attribute tests/fixtures/trace/acme_seren.csv"});
   attr->add_option("trace", at->trace, "Trace file (any supported format)")->required();
   attr->add_option("--failures", at->failures, "Failure model used for attribution (default acme)");
   attr->add_option("--gpus-per-node", at->gpus_per_node, "GPUs per node (default 8)")->check(CLI::Range(1u, 64u));
