@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "cli_testing.h"
 
 namespace {
@@ -84,6 +86,27 @@ TEST(CliFlagsTest, MisspelledSubcommandSuggestsTheNearest) {
 }
 
 // The same run's outputs are replaced; another run's are refused, or replaced with --force.
+// Binary input (here the first bytes of an ELF executable) is refused with the offset of its
+// first NUL byte, and none of its bytes reach the terminal.
+TEST(CliFlagsTest, BinaryInputIsRefusedWithItsOffsetAndNoRawBytes) {
+  const fs::path bin = fs::temp_directory_path() / ("orrery_binary_" + std::to_string(::getpid()));
+  {
+    std::ofstream f(bin, std::ios::binary);
+    f.write("\x7f" "ELF\x02\x01\x01\x00\x00\x00\x1b[31m", 15);  // NUL at byte offset 7
+  }
+  for (const std::string& args : {"simulate " + bin.string() + " --no-output",
+                                   "simulate " + bin.string() + " --format sacct --no-output",
+                                   "import " + bin.string() + " --from helios --out /dev/null"}) {
+    CmdOut o = RunOrrery(args);
+    EXPECT_EQ(o.status, 2) << args << "\n" << o.text;
+    EXPECT_NE(o.text.find(bin.string() + ": byte offset 7: expected text, found a NUL byte"), std::string::npos)
+        << args << "\n" << o.text;
+    for (char c : o.text)
+      EXPECT_FALSE(c == '\x7f' || c == '\x1b' || c == '\0') << args << ": a raw byte reached the terminal";
+  }
+  fs::remove(bin);
+}
+
 TEST(CliFlagsTest, OutDirHoldingAnotherRunIsRefusedUnlessForced) {
   fs::path d = orrery::cli_testing::FreshTempDir("cli_flags_outdir");
   const std::string base = "simulate " + kSwf + " -q --out-dir " + d.string();

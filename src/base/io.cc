@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -109,6 +110,17 @@ bool LineReader::Fill() {
   if (n == 0) {
     eof_ = true;
     return false;
+  }
+  if (bytes_ < kBinaryProbe) {  // the first bytes of a file: text or binary?
+    const size_t probe = std::min<size_t>(static_cast<size_t>(n), static_cast<size_t>(kBinaryProbe - bytes_));
+    const void* nul = std::memchr(buf_.get() + end_, '\0', probe);
+    if (nul != nullptr) {
+      const uint64_t at = bytes_ + static_cast<uint64_t>(static_cast<const char*>(nul) - (buf_.get() + end_));
+      error_ = path_ + ": byte offset " + std::to_string(at) +
+               ": expected text, found a NUL byte (a binary file, not a trace, config or log)";
+      eof_ = true;
+      return false;
+    }
   }
   bytes_ += static_cast<uint64_t>(n);
   end_ += static_cast<size_t>(n);

@@ -45,7 +45,10 @@ class LineReader {
   // 1-based number of the line last returned.
   uint64_t line_number() const { return line_no_; }
   const std::string& path() const { return path_; }
-  // Empty unless reading failed (corrupt gzip stream, I/O error).
+  // Empty unless reading failed (corrupt gzip stream, I/O error), or a file opened by path
+  // has a NUL byte in its first kBinaryProbe bytes (after gunzip): binary data, refused with
+  // the byte offset and without its bytes (the rule git uses to tell text from binary).
+  static constexpr uint64_t kBinaryProbe = 8000;
   const std::string& error() const { return error_; }
   uint64_t bytes_read() const { return bytes_; }
 

@@ -20,6 +20,35 @@ std::string Slurp(const fs::path& p) {
   return ss.str();
 }
 
+// A file with a NUL byte in its first kBinaryProbe bytes is binary: refused with the byte
+// offset; a NUL after them, or in a string read with FromString, is left to the parser.
+TEST(LineReaderTest, BinaryFileIsRefusedWithTheOffsetOfItsFirstNul) {
+  const fs::path p = fs::temp_directory_path() / ("orrery_io_bin_" + std::to_string(::getpid()));
+  auto write = [&](const std::string& bytes) {
+    std::ofstream f(p, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  };
+  auto first_error = [&]() {
+    auto r = LineReader::Open(p.string());
+    EXPECT_TRUE(r.ok());
+    std::string_view line;
+    size_t lines = 0;
+    while ((*r)->Next(&line)) ++lines;
+    return std::make_pair(lines, (*r)->error());
+  };
+  write(std::string("a,b\nc,d\x00e\n", 11));  // NUL at byte offset 7
+  EXPECT_EQ(first_error(), std::make_pair(size_t{0}, p.string() +
+                                                     ": byte offset 7: expected text, found a NUL byte (a binary "
+                                                     "file, not a trace, config or log)"));
+  write(std::string(8000, 'x') + std::string("\n\x00\n", 3));  // past the probe: text
+  EXPECT_EQ(first_error(), std::make_pair(size_t{2}, std::string()));
+  auto mem = LineReader::FromString(std::string("a\x00b\n", 4));
+  std::string_view line;
+  ASSERT_TRUE(mem->Next(&line));
+  EXPECT_EQ(line.size(), 3u);
+  fs::remove(p);
+}
+
 TEST(AtomicFileTest, ReplacesOnlyOnCommit) {
   fs::path d = fs::temp_directory_path() / ("orrery_io_" + std::to_string(getpid()));
   fs::create_directories(d);

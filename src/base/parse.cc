@@ -7,6 +7,10 @@
 #include <cstring>
 #include <ctime>
 
+#include <fmt/format.h>
+
+#include "base/utf8.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -167,6 +171,23 @@ bool ParseI64Lenient(std::string_view s, int64_t* out) {
   for (size_t i = dot + 1; i < s.size(); ++i)
     if (s[i] != '0') return false;
   return ParseI64(s.substr(0, dot), out);
+}
+
+std::string Quote(std::string_view v) {
+  const bool cut = v.size() > 60;
+  if (cut) v = v.substr(0, 57);
+  std::string s = "\"";
+  for (size_t i = 0; i < v.size();) {
+    const size_t bad = FirstInvalidUtf8(v.substr(i));
+    const size_t good_end = bad == std::string_view::npos ? v.size() : i + bad;
+    for (; i < good_end; ++i) {  // well-formed UTF-8: only control bytes are escaped
+      const auto c = static_cast<unsigned char>(v[i]);
+      if (c < 0x20 || c == 0x7f) s += fmt::format("\\x{:02x}", c);
+      else s += v[i];
+    }
+    if (i < v.size()) s += fmt::format("\\x{:02x}", static_cast<unsigned char>(v[i++]));
+  }
+  return s + (cut ? "...\"" : "\"");
 }
 
 bool ParseF64(std::string_view s, double* out) {

@@ -23,11 +23,9 @@ inline std::string FormatPos(const SourcePos& p) {
   return std::string(p.file) + ":" + std::to_string(p.line) + ":" + std::to_string(p.col);
 }
 
-// Shortens a value for an error message.
-inline std::string Quote(std::string_view v) {
-  std::string s = v.size() > 60 ? std::string(v.substr(0, 57)) + "..." : std::string(v);
-  return "\"" + s + "\"";
-}
+// Shortens a value for an error message: at most 57 bytes of it, then "..."; control bytes
+// and bytes that are not well-formed UTF-8 are shown as \xHH, never written raw to a terminal.
+std::string Quote(std::string_view v);
 
 // "file:line:col: field 'name': expected X, got "v""
 inline Error FieldError(const SourcePos& p, std::string_view field, std::string_view expected, std::string_view got) {

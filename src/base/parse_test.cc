@@ -21,6 +21,16 @@ TEST(ParseTest, SplitLineHandlesQuotesAndEmptyFields) {
   EXPECT_EQ(bad, 3u);
 }
 
+// Values in messages: cut at 57 bytes, control bytes and bytes outside well-formed UTF-8 as
+// \xHH, well-formed UTF-8 as it is.
+TEST(ParseTest, QuoteNeverWritesRawBytes) {
+  EXPECT_EQ(Quote("abc"), "\"abc\"");
+  EXPECT_EQ(Quote(std::string("\x7f" "ELF\x02\x00\x1b[31m", 11)), "\"\\x7fELF\\x02\\x00\\x1b[31m\"");
+  EXPECT_EQ(Quote("caf\xc3\xa9\ttab"), "\"caf\xc3\xa9\\x09tab\"");  // é kept, the tab escaped
+  EXPECT_EQ(Quote("\xff\xfe"), "\"\\xff\\xfe\"");
+  EXPECT_EQ(Quote(std::string(70, 'x')), "\"" + std::string(57, 'x') + "...\"");
+}
+
 TEST(ParseTest, Integers) {
   int64_t v = 0;
   EXPECT_TRUE(ParseI64("-42", &v));
