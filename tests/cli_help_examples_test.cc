@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,25 @@ TEST(CliHelpExamples, EveryCommandAndSubcommandHasItsOwnRunnableExamples) {
   size_t checked = 0;
   CheckTree("", &checked);
   EXPECT_GE(checked, 33u);  // orrery, its 15 commands and their 17 subcommands
+}
+
+// README.md's quick start runs as written (serve, which needs a Slurm cluster, is only shown).
+TEST(ReadmeQuickStart, CommandsRunAsWritten) {
+  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(in);
+  std::string line;
+  bool in_section = false;
+  size_t ran = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Quick start";
+    if (!in_section || line.rfind("./build/orrery ", 0) != 0 || line.find(" serve ") != std::string::npos) continue;
+    const size_t comment = line.find("   #");
+    const std::string cmd = line.substr(0, comment);
+    Out r = Shell("cd " + std::string(ORRERY_SOURCE_DIR) + " && " + WithBinary(cmd) + " > /dev/null");
+    EXPECT_EQ(r.status, 0) << cmd << "\n" << r.text;
+    ++ran;
+  }
+  EXPECT_GE(ran, 10u);
 }
 
 }  // namespace
