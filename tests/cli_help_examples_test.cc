@@ -8,6 +8,7 @@
 #include "cli_testing.h"
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +92,80 @@ TEST(CliHelpExamples, EveryCommandAndSubcommandHasItsOwnRunnableExamples) {
   size_t checked = 0;
   CheckTree("", &checked);
   EXPECT_GE(checked, 33u);  // orrery, its 15 commands and their 17 subcommands
+}
+
+// The options of one --help screen: each line "  -o,--out TEXT   help" as its names (in order)
+// and whether it takes a value.
+struct HelpOption {
+  std::vector<std::string> names;
+  bool takes_value = false;
+  std::string help;
+};
+std::vector<HelpOption> Options(const std::string& help) {
+  std::vector<HelpOption> out;
+  size_t at = help.find("\nOptions:\n");
+  if (at == std::string::npos) return out;
+  for (size_t p = help.find('\n', at + 1); p != std::string::npos && p + 1 < help.size();) {
+    const size_t e = help.find('\n', p + 1);
+    const std::string line = help.substr(p + 1, e == std::string::npos ? std::string::npos : e - p - 1);
+    p = e;
+    if (line.empty() || line.find_first_not_of(' ') == std::string::npos) break;
+    const size_t first = line.find_first_not_of(' ');
+    if (line[first] != '-') continue;  // a wrapped help line
+    HelpOption o;
+    const size_t end = line.find(' ', first);
+    const std::string names = line.substr(first, end - first);
+    for (size_t q = 0; q <= names.size();) {
+      const size_t c = names.find(',', q);
+      o.names.push_back(names.substr(q, c == std::string::npos ? std::string::npos : c - q));
+      if (c == std::string::npos) break;
+      q = c + 1;
+    }
+    const std::string rest = end == std::string::npos ? "" : line.substr(end);
+    const size_t word = rest.find_first_not_of(' ');
+    // A value's type comes first in capitals (TEXT, UINT, INT:NONNEGATIVE, FLOAT:in ...); a
+    // flag's help starts with an ordinary word.
+    const std::string type =
+        word == std::string::npos ? "" : rest.substr(word, rest.find_first_of(" :", word) - word);
+    o.takes_value = type.size() >= 3 && std::all_of(type.begin(), type.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    o.help = rest;
+    out.push_back(o);
+  }
+  return out;
+}
+
+// The first long name of an option (its name in docs/cli.md); aliases may follow it.
+std::string Primary(const HelpOption& o) {
+  for (const std::string& n : o.names)
+    if (n.rfind("--", 0) == 0) return n;
+  return o.names.empty() ? "" : o.names[0];
+}
+
+// One vocabulary (docs/cli.md): --format for a trace format, --out-dir DIR for a folder and
+// --out FILE for a file, --json a switch that prints JSON to stdout; older spellings only as
+// aliases after the primary name.
+void CheckVocabulary(const std::string& command, size_t* checked) {
+  SCOPED_TRACE(command.empty() ? "orrery" : command);
+  Out help = Shell(std::string(ORRERY_BINARY) + " " + command + " --help");
+  for (const HelpOption& o : Options(help.text)) {
+    const std::string name = Primary(o);
+    ++*checked;
+    EXPECT_NE(name, "--from") << "a trace format is --format";
+    EXPECT_NE(name, "--output") << "an output file is --out";
+    if (name == "--json") EXPECT_FALSE(o.takes_value) << "--json is a switch (JSON to stdout; --out FILE for a file)";
+    const bool folder = o.help.find("Output directory") != std::string::npos ||
+                        o.help.find("output folder") != std::string::npos;
+    if (folder) EXPECT_EQ(name, "--out-dir") << "an output folder is --out-dir DIR:" << o.help;
+    if (name == "--out") EXPECT_FALSE(folder) << "--out names a file";
+  }
+  for (const std::string& sub : Subcommands(help.text))
+    CheckVocabulary(command.empty() ? sub : command + " " + sub, checked);
+}
+
+TEST(CliVocabulary, EveryCommandUsesTheSameWordsForTheSameThings) {
+  size_t checked = 0;
+  CheckVocabulary("", &checked);
+  EXPECT_GE(checked, 150u);  // options over every command and subcommand
 }
 
 // README.md's quick start runs as written (serve, which needs a Slurm cluster, is only shown).

@@ -231,7 +231,7 @@ TEST(CliTest, ExplainTiresiasDecisionsAndJson) {
   // preempted for it, so 25 (a list schedule of believed ends said J0's end, 100).
   EXPECT_NE(w.text.find("t=10         scheduler  predicted start 25 (a dry run of the policy"), std::string::npos) << w.text;
   // JSON: FIFO blocks J1 behind J0 for lack of free GPUs.
-  Out j = RunCmd(base + "1" + cl + " --policy fifo --json -");
+  Out j = RunCmd(base + "1" + cl + " --policy fifo --json");
   ASSERT_EQ(j.status, 0) << j.text;
   for (const char* want : {"\"job_id\": 1", "\"start\": 100", "\"queue_delay\": 90", "\"kind\": \"pending\"",
                            "not enough free GPUs in the VC [consolidate]", "\"kind\": \"finished\"",

@@ -1,4 +1,4 @@
-// `orrery analyze TRACE [--out DIR] [--cluster CONFIG]`: workload characterization of any
+// `orrery analyze TRACE [--out-dir DIR] [--cluster CONFIG]`: workload characterization of any
 // supported trace as an offline HTML report plus JSON and CSV (docs/reports.md).
 #include <cstdio>
 #include <memory>
@@ -65,7 +65,7 @@ void RegisterAnalyze(CLI::App& app, int* exit_code) {
                     "--out /tmp/orrery-example-analysis"});
   cmd->add_option("trace", args->trace, "Trace file (any supported format, .gz ok)")->required();
   cmd->add_option("--format", args->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
-  cmd->add_option("--out", args->out, "Output directory (default orrery-analysis)");
+  cmd->add_option("--out-dir,--out", args->out, "Output directory (default orrery-analysis)");
   cmd->add_option("--cluster", args->cluster,
                   "Cluster config (TOML, or an openb node list .csv) giving VC sizes, for VC utilization");
   cmd->add_flag("--skip-bad-rows", args->skip_bad_rows, "Skip malformed trace rows instead of failing");

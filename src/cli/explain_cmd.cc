@@ -31,7 +31,8 @@ struct Options {
   std::string policy = "fifo";
   std::string placer = "consolidate";
   uint64_t seed = 1;
-  std::string json;
+  bool json = false;
+  std::string out;  // the JSON to this file (atomic)
   bool full_run = false;
 };
 
@@ -98,7 +99,7 @@ int Run(const Options& o) {
                        : out.status == OutcomeStatus::kRejected  ? "rejected"
                        : out.status == OutcomeStatus::kWithdrawn ? "withdrawn"
                                                                  : "skipped";
-  if (!o.json.empty()) {
+  if (o.json || !o.out.empty()) {
     nlohmann::ordered_json doc;
     doc["job_id"] = idx;
     doc["source_id"] = sid;
@@ -128,12 +129,11 @@ int Run(const Options& o) {
       doc["notes"].push_back(std::move(e));
     }
     std::string text = DumpJson(doc, 2) + "\n";
-    if (o.json == "-") {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    } else {
-      Status w = WriteFileAtomic(o.json, text);
+    if (!o.out.empty()) {
+      Status w = WriteFileAtomic(o.out, text);
       if (!w.ok()) return fail(w.error());
     }
+    if (o.json) std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;
   }
   std::printf("job %lld%s: submit %lld, %u GPUs, %lld s of work, under %s on %s\n", static_cast<long long>(idx),
@@ -174,7 +174,7 @@ void RegisterExplain(CLI::App& app, int* exit_code) {
   SetExamples(cmd, {"./build/orrery explain tests/fixtures/explain/tiny.csv 1 --cluster tests/fixtures/explain/one-node.toml "
                     "--policy fifo",
                     "./build/orrery explain tests/fixtures/explain/tiny.csv 0 --cluster tests/fixtures/explain/one-node.toml "
-                    "--policy tiresias:thresholds=100 --json -"});
+                    "--policy tiresias:thresholds=100 --json"});
   cmd->add_option("trace", opts->trace, "Trace file (any supported format)")->required();
   cmd->add_option("job", opts->job, "Job index (job_id of jobs.csv), or the trace's own id with --source-id")->required();
   cmd->add_flag("--source-id", opts->by_source_id, "JOB is the trace's own job id (source_id of jobs.csv)");
@@ -183,7 +183,8 @@ void RegisterExplain(CLI::App& app, int* exit_code) {
   cmd->add_option("--policy", opts->policy, "One policy spec, e.g. tiresias:preset=lucid or qssf:estimator=ga2m (default fifo)");
   cmd->add_option("--placer", opts->placer, "consolidate (default), first-fit, spread, random");
   cmd->add_option("--seed", opts->seed, "Seed (default 1)");
-  cmd->add_option("--json", opts->json, "Write JSON to FILE ('-' = stdout) instead of text");
+  cmd->add_flag("--json", opts->json, "Print JSON (docs/formats/explain.md) instead of text");
+  cmd->add_option("--out", opts->out, "Write the JSON to FILE (atomically) instead of printing text");
   cmd->add_flag("--full-run", opts->full_run, "Simulate the whole trace (default: stop once the job is done)");
   cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });
 }

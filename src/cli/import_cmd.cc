@@ -73,9 +73,9 @@ int RunImport(const ImportArgs& a) {
 void RegisterImport(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ImportArgs>();
   auto* cmd = app.add_subcommand("import", "Import a job trace into Orrery's canonical trace format");
-  SetExamples(cmd, {"./build/orrery import --from swf --swf-procs-as-gpus tests/fixtures/swf/tiny.swf --out -",
+  SetExamples(cmd, {"./build/orrery import --format swf --swf-procs-as-gpus tests/fixtures/swf/tiny.swf --out -",
                     "./build/orrery import tests/fixtures/trace/replay_philly.csv --out /tmp/orrery-example-philly.csv"});
-  cmd->add_option("--from", args->from,
+  cmd->add_option("--format,--from", args->from,
                   "Input format: auto, canonical, helios, philly, openb, swf, sacct, acme (default: auto)");
   cmd->add_option("inputs", args->inputs, "Input files (plain or .gz)")->required();
   cmd->add_option("--out,-o", args->out, "Output canonical trace ('-' = stdout)")->required();

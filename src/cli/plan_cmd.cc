@@ -266,7 +266,7 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
   CLI::App* c = plan_cmd->add_subcommand("profile", "read a GPU profile (any supported source) and write it in the project's format");
   SetExamples(c, {"./build/orrery plan profile --gpu H200 -o /tmp/orrery-example-h200.json"});
   AddGpuFlags(c, &conv->gpu);
-  c->add_option("-o,--output", conv->output, "output file ('-' = stdout)");
+  c->add_option("--out,-o,--output", conv->output, "output file ('-' = stdout)");
   c->callback([conv, exit_code] { *exit_code = RunConvert(*conv); });
 
   auto lins = std::make_shared<LinsArgs>();

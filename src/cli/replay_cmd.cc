@@ -734,7 +734,7 @@ void RegisterReplay(CLI::App& app, int* exit_code) {
   cmd->add_option("--slurm-conf", o->slurm_conf, "SLURM_CONF for the Slurm tools");
   cmd->add_option("--bin-dir", o->bin_dir, "directory of squeue/sinfo/scontrol/sbatch (default: PATH)");
   cmd->add_option("--timeout-ms", o->timeout_ms, "timeout of one Slurm command");
-  cmd->add_option("--out", o->out_dir, "output folder (summary.json, replay_jobs.csv, replay-journal.db)");
+  cmd->add_option("--out-dir,--out", o->out_dir, "output folder (summary.json, replay_jobs.csv, replay-journal.db)");
   cmd->add_option("--interval-ms", o->interval_ms, "daemon cycle period (ms)");
   cmd->add_flag("--clamp-oversize", o->clamp_oversize, "clamp jobs larger than the cluster to it (default: skip them)");
   cmd->add_option("--max-duration", o->max_duration, "cap scaled durations at S seconds (0 = no cap)");

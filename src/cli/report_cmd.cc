@@ -1,4 +1,4 @@
-// `orrery report RUN_DIR... [--out DIR]`: compares simulation runs (folders written by
+// `orrery report RUN_DIR... [--out-dir DIR]`: compares simulation runs (folders written by
 // `orrery simulate --out-dir`) in an offline HTML report plus JSON and CSV (docs/reports.md).
 #include <algorithm>
 #include <cstdio>
@@ -66,10 +66,10 @@ void RegisterReport(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand("report", "Compare simulation runs: HTML report (offline) + JSON + CSV");
   SetExamples(cmd, {"./build/orrery simulate --generate helios-venus --days 2 --policy fifo,easy -q --out-dir "
-                    "/tmp/orrery-example-runs && ./build/orrery report /tmp/orrery-example-runs --out "
+                    "/tmp/orrery-example-runs && ./build/orrery report /tmp/orrery-example-runs --out-dir "
                     "/tmp/orrery-example-report"});
   cmd->add_option("run_dirs", args->dirs, "Folders written by `orrery simulate --out-dir`")->required();
-  cmd->add_option("--out", args->out, "Output directory (default <first RUN_DIR>/report)");
+  cmd->add_option("--out-dir,--out", args->out, "Output directory (default <first RUN_DIR>/report)");
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");
   cmd->add_flag("--allow-mixed", args->allow_mixed,
                 "Compare runs of different workloads (refused by default); each run is labelled W1, W2, ... by workload");
