@@ -15,7 +15,7 @@ void AddEvalFlags(CLI::App* cmd, EvalArgs* a, bool nodes_required) {
   auto* nodes = cmd->add_option("--nodes", a->nodes, "GPU nodes the evaluation may use");
   if (nodes_required) nodes->required();
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (default 8)");
-  cmd->add_option("--gpu", a->gpu, "GPU kind: a100-80g (default, Acme's), h100-sxm, h200");
+  cmd->add_option("--gpu", a->gpu, "GPU: a100-80 (default, Acme's), h100, h200 (any case; a100-80g, h100-sxm also read)");
   cmd->add_option("--cpu-slots", a->cpu_slots, "CPU slots for metric jobs (default 32)");
   cmd->add_option("--storage-gbps", a->storage_gbps, "aggregate shared-storage read bandwidth, GB/s (default 12)");
   cmd->add_option("--node-storage-gbps", a->node_storage_gbps, "one node's link to shared storage, GB/s (default 3)");

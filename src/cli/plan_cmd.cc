@@ -225,7 +225,7 @@ int RunLins(const LinsArgs& a) {
 }
 
 void AddGpuFlags(CLI::App* c, GpuArgs* g) {
-  c->add_option("--gpu", g->gpu, "GPU type (a profile in data/profiles, or H200-shared)");
+  c->add_option("--gpu", g->gpu, "GPU: h200, h100, a100-40, a100-80, v100 (any case), H200-shared, or a profile in data/profiles");
   c->add_option("--profile", g->profile, "profile file (docs/formats/gpu-profile.md) instead of --gpu");
 }
 

@@ -15,7 +15,7 @@ void AddEvalSimFlags(CLI::App* cmd, EvalSimOptions* o) {
   cmd->add_option("--eval-strategy", o->expand.strategy, "Default evaluation strategy (coupled, opencompass-size, opencompass-workers, acme; default acme)");
   cmd->add_option("--eval-gpus", o->expand.gpus, "Default GPUs an evaluation plan is built for (default 8)");
   cmd->add_option("--eval-cpu-partition", o->expand.cpu_partition, "Default VC of the metric jobs (default: the request's partition)");
-  cmd->add_option("--eval-gpu", o->expand.gpu, "GPU kind of the evaluation cost model: a100-80g (default), h100-sxm, h200");
+  cmd->add_option("--eval-gpu", o->expand.gpu, "GPU of the evaluation cost model: a100-80 (default), h100, h200 (any case)");
   cmd->add_flag("--eval-skip-unsized", o->expand.skip_unsized, "Drop suite datasets without an example count instead of failing");
   cmd->add_option("--eval-metric-cpus", o->metric_cpus, "CPU cores a metric job asks for (default 4)");
   cmd->add_option("--storage-gbps", o->storage_gbps, "Aggregate shared-storage read bandwidth for checkpoint loads, GB/s (default 12)");

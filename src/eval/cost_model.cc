@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/gpu_names.h"
 #include "base/parse.h"
 
 namespace orrery::eval {
@@ -31,10 +32,15 @@ Result<ModelSpec> ParseModelSize(std::string_view text) {
 Result<GpuSpec> GpuByName(std::string_view name) {
   // Dense bf16 peak and HBM bandwidth from NVIDIA's datasheets (A100 80GB SXM: 312 TFLOP/s,
   // 2,039 GB/s; H100 SXM: 989 TFLOP/s, 3.35 TB/s; H200: 989 TFLOP/s, 4.8 TB/s, 141 GB).
-  if (name == "a100-80g") return GpuSpec{"a100-80g", 312e12, 2.039e12, 80e9};
-  if (name == "h100-sxm") return GpuSpec{"h100-sxm", 989e12, 3.35e12, 80e9};
-  if (name == "h200") return GpuSpec{"h200", 989e12, 4.8e12, 141e9};
-  return MakeError("unknown GPU " + Quote(name) + " (expected a100-80g, h100-sxm or h200)");
+  // Any spelling of base/gpu_names.h; the spec keeps the cost model's own name.
+  const std::string_view gpu = CanonicalGpu(name);
+  if (gpu == "a100-80") return GpuSpec{"a100-80g", 312e12, 2.039e12, 80e9};
+  if (gpu == "h100") return GpuSpec{"h100-sxm", 989e12, 3.35e12, 80e9};
+  if (gpu == "h200") return GpuSpec{"h200", 989e12, 4.8e12, 141e9};
+  if (!gpu.empty())
+    return MakeError("no evaluation cost model for GPU " + Quote(name) + " (it knows a100-80, h100 and h200)");
+  return MakeError("unknown GPU " + Quote(name) + " (known: " + std::string(kGpuNames) +
+                   "; the evaluation cost model has a100-80, h100 and h200)");
 }
 
 double KvBytesPerToken(double params) {

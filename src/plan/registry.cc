@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/gpu_names.h"
 #include "plan/transfer.h"
 
 namespace orrery::plan {
@@ -53,7 +54,24 @@ std::string KnownList(const ProfilePaths& paths) {
 
 }  // namespace
 
-Result<GpuProfile> ResolveGpu(const std::string& name, const ProfilePaths& paths) {
+namespace {
+
+// The planner's profile name of a GPU given in any spelling of base/gpu_names.h (h200, a100-40,
+// A100-40G, v100, ...); other names (H200-shared, a profile of data/profiles) as given.
+std::string ProfileName(const std::string& name) {
+  const std::string_view gpu = CanonicalGpu(name);
+  if (gpu == "h200") return "H200";
+  if (gpu == "h100") return "H100";
+  if (gpu == "a100-40") return "A100-40";
+  if (gpu == "a100-80") return "A100-80";
+  if (gpu == "v100") return "V100-16";
+  return name;
+}
+
+}  // namespace
+
+Result<GpuProfile> ResolveGpu(const std::string& given, const ProfilePaths& paths) {
+  const std::string name = ProfileName(given);
   const std::string lower = Lower(name);
   const std::string own = paths.profile_dir + "/" + lower + ".json";
   std::error_code ec;
@@ -78,8 +96,8 @@ Result<GpuProfile> ResolveGpu(const std::string& name, const ProfilePaths& paths
     ORR_ASSIGN_OR_RETURN(GpuProfile h200, ResolveGpu("H200", paths));
     return TransferProfile(h200, upper, sailor);
   }
-  return MakeError("unknown GPU type '" + name + "' (known: " + KnownList(paths) +
-                   "; or give a profile file with --profile)");
+  return MakeError("unknown GPU type '" + given + "' (known: " + KnownList(paths) +
+                   "; GPU names: " + std::string(kGpuNames) + ", any case; or give a profile file with --profile)");
 }
 
 }  // namespace orrery::plan

@@ -1,0 +1,41 @@
+#include "base/gpu_names.h"
+
+#include <cctype>
+
+namespace orrery {
+
+namespace {
+
+struct Alias {
+  std::string_view alias, canonical;
+};
+
+// Datasheet and vendor spellings seen in configs, profiles and earlier command lines.
+constexpr Alias kAliases[] = {
+    {"h100", "h100"},       {"h100-sxm", "h100"},    {"h100-sxm5", "h100"},   {"h100-80", "h100"},
+    {"h100-80g", "h100"},   {"h200", "h200"},        {"h200-141", "h200"},    {"h200-141g", "h200"},
+    {"h200-sxm", "h200"},   {"a100-40", "a100-40"},  {"a100-40g", "a100-40"}, {"a100-40gb", "a100-40"},
+    {"a100-sxm4-40gb", "a100-40"}, {"a100-80", "a100-80"}, {"a100-80g", "a100-80"}, {"a100-80gb", "a100-80"},
+    {"a100-sxm4-80gb", "a100-80"}, {"v100", "v100"}, {"v100-16", "v100"}, {"v100-16g", "v100"},
+    {"v100-16gb", "v100"},  {"v100-sxm2-16gb", "v100"},
+};
+
+bool SameName(std::string_view given, std::string_view alias) {
+  if (given.size() != alias.size()) return false;
+  for (size_t i = 0; i < given.size(); ++i) {
+    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(given[i])));
+    if (c == '_') c = '-';
+    if (c != alias[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view CanonicalGpu(std::string_view name) {
+  for (const Alias& a : kAliases)
+    if (SameName(name, a.alias)) return a.canonical;
+  return {};
+}
+
+}  // namespace orrery
