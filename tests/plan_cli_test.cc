@@ -54,7 +54,8 @@ TEST(PlanCli, BadInputNamesTheConstraint) {
   };
   const Case cases[] = {
       {"estimate " + kModel + "--gpus 2 --gpu B300 --strategy ddp",
-       "orrery plan: unknown GPU type 'B300' (known: h200, H200-shared, A100-40, A100-80, V100-16 (transferred from H200); or give a profile file with --profile)\n"},
+       "orrery plan: unknown GPU type 'B300' (known: h200, H200-shared, A100-40, A100-80, V100-16 (transferred from H200); "
+       "GPU names: h100, h200, a100-40, a100-80, v100, any case; or give a profile file with --profile)\n"},
       {"estimate " + kModel + "--gpus 2 " + kGpu + "--strategy zero4",
        "orrery plan: strategy: unknown strategy \"zero4\" (expected single, ddp, fsdp_no_shard, fsdp_grad_op, "
        "fsdp_full, fsdp_full_mp, tp, tp_mega or a plan dp=..,tp=..,pp=..,sp=..,zero=..)\n"},
