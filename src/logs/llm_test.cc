@@ -25,7 +25,8 @@ using llm::LlmConfig;
 using llm::OpenLlmCache;
 using llm::testing::FakeEndpoint;
 
-// A RuntimeError no specific rule explains: rule runtime_error, confidence 0.35 < 0.5.
+// A RuntimeError no specific rule explains: rule runtime_error, confidence 0.3 < 0.5 (and below
+// unknown_below 0.35: the rules alone withhold the category).
 const char* kVague = "Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: the flux capacitor broke\n";
 
 TEST(LlmTest, ValidAnswerReplacesLowConfidenceRules) {
@@ -41,7 +42,7 @@ TEST(LlmTest, ValidAnswerReplacesLowConfidenceRules) {
   EXPECT_EQ(out.subtype, "gpu_xid");
   EXPECT_TRUE(out.retry);
   EXPECT_EQ(out.suspect_node, "node7");
-  EXPECT_EQ(out.note, "rules said script/user_code_exception (confidence 0.35)");
+  EXPECT_EQ(out.note, "rules said unknown/unknown (confidence 0.30)");
   // The request carried the model and the compressed log.
   auto body = nlohmann::json::parse(ep.last_body);
   EXPECT_EQ(body["model"], "test-model");
