@@ -12,6 +12,7 @@ PACKAGES=(
   slurmctld slurmd slurm-client munge
   chromium
   python3-torch
+  universal-ctags
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CI entry point (.ci/run). Stages:
 #   0. scripts/check-deps.sh      include-graph lint                       (1 result)
+#      scripts/check-function-length.sh  no C++ function over 120 lines    (1 result)
 #   1. Release build in build/     + ctest; the *Slow* tests run in the background during
 #      stages 2-3, which run under nice 10                     (1 result per test)
 #      (*Slow*: the real-Slurm scenarios, and the long statistical checks of a month's queue
@@ -61,8 +62,9 @@ if ! bash scripts/install-deps.sh; then
 fi
 
 if want deps; then
-  stage "stage 0: include-graph lint (scripts/check-deps.sh)"
+  stage "stage 0: lints (scripts/check-deps.sh, scripts/check-function-length.sh)"
   if bash scripts/check-deps.sh; then pass; else fail "check-deps"; fi
+  if bash scripts/check-function-length.sh; then pass; else fail "check-function-length"; fi
 fi
 
 # The Slow tests (real Slurm: mostly waiting for sleep jobs) run in the background while the

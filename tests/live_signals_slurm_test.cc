@@ -85,6 +85,93 @@ struct Sample {
   double eta_s;
 };
 
+// serve.toml: SRTF on belief, with the advisor and the tracker (every log read each cycle).
+std::string WriteServeConfig(const SlurmCluster& cluster, int port) {
+  const std::string cfg = cluster.dir() + "/serve.toml";
+  testing::WriteFile(cfg, "[slurm]\npartitions = [\"gpu\"]\nslurm_conf = \"" + cluster.conf() +
+                              "\"\n[policy]\nspec = \"srtf:estimator=semantic\"\n[signals]\nadvisor = true\ntracker = true\n"
+                              "read_interval_s = 0\n[daemon]\njournal = \"" + cluster.dir() +
+                              "/journal.db\"\ninterval_ms = 200\n[http]\nport = " + std::to_string(port) + "\n");
+  return cfg;
+}
+
+// A (running) and B show the total steps their logs print; A's estimate comes from its log.
+void ExpectProgressReported(Api& api, uint32_t a, uint32_t b) {
+  auto e = api.Job(a);
+  EXPECT_EQ((*e)["phase"], "running");
+  EXPECT_EQ((*e)["progress"]["total_steps"], 80);
+  EXPECT_EQ((*e)["progress"]["framework"], "megatron-lm");
+  EXPECT_EQ((*e)["estimate_source"], "reported");
+  EXPECT_EQ((*api.Job(b))["progress"]["total_steps"], 4000);
+}
+
+// The restart decision of preempted job B (start/B/1: generation 1, after the preemption) and
+// Slurm's start of B, at most 5 s later.
+void ExpectRestartSoonAfterDecision(Api& api, live::ExecSlurmClient& slurm, uint32_t b) {
+  auto r = api.cli.Get("/api/v1/decisions?limit=50");
+  ASSERT_TRUE(r && r->status == 200);
+  Time decided = kNoTime;
+  for (const json& x : json::parse(r->body))
+    if (x["key"] == "start/" + std::to_string(b) + "/1") decided = x["time"].get<Time>();
+  ASSERT_NE(decided, kNoTime) << r->body;
+  auto show = slurm.Run("scontrol", {"show", "job", "-o", std::to_string(b)});
+  ASSERT_TRUE(show.ok());
+  static const std::regex start_re(R"( StartTime=(\S+))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(*show, m, start_re)) << *show;
+  const Time started = live::ParseSlurmTime(m[1].str());
+  EXPECT_TRUE(show->find("JobState=RUNNING") != std::string::npos) << *show;
+  EXPECT_GE(started, decided);
+  EXPECT_LE(started - decided, 5) << *show;
+  std::printf("[ live-signals ] preempted job B restarted %lld s after the decision to restart it\n",
+              static_cast<long long>(started - decided));
+}
+
+// A's progress in the API and the truth of its log, every 2 s while it runs (steps ≥ 20: the
+// API may lag a cycle, 0.2 s).
+std::vector<Sample> SampleProgress(Api& api, const SlurmCluster& cluster, uint32_t a) {
+  std::vector<Sample> samples;
+  while (true) {
+    auto e = api.Job(a);
+    const double t = WallNow();
+    const int64_t truth = LastIteration(Slurp(cluster.dir() + "/a.out"));
+    if (!e || (*e)["phase"] != "running" || truth >= 76) break;
+    const json& p = (*e)["progress"];
+    if (truth >= 20 && p.is_object() && p["eta_s"].is_number())
+      samples.push_back({t, p["step"].get<int64_t>(), truth, p["eta_s"].get<double>()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  }
+  return samples;
+}
+
+// The samples' step and ETA errors against the log and A's real end (wall time `end`).
+void ExpectAccurateProgress(const std::vector<Sample>& samples, double end) {
+  ASSERT_GE(samples.size(), 8u);
+  // Relative errors where at least 10 s remain (the daemon's clock has 1-s resolution, which
+  // dominates the last seconds); the absolute error on every sample.
+  double max_step_err = 0, max_eta_err = 0, sum_eta_err = 0, max_abs = 0;
+  size_t judged = 0;
+  for (const Sample& s : samples) {
+    const double step_err = std::fabs(static_cast<double>(s.api_step - s.true_step)) / static_cast<double>(s.true_step);
+    const double left = end - s.t;
+    const double abs_err = std::fabs(s.eta_s - left);
+    EXPECT_LE(step_err, 0.10) << "step " << s.api_step << " vs " << s.true_step;
+    EXPECT_LE(abs_err, 1.5) << "ETA " << s.eta_s << " s vs " << left << " s left";
+    max_step_err = std::max(max_step_err, step_err);
+    max_abs = std::max(max_abs, abs_err);
+    if (left < 10) continue;
+    ++judged;
+    EXPECT_LE(abs_err / left, 0.10) << "ETA " << s.eta_s << " s vs " << left << " s left";
+    max_eta_err = std::max(max_eta_err, abs_err / left);
+    sum_eta_err += abs_err / left;
+  }
+  ASSERT_GE(judged, 5u);
+  std::printf("[ live-signals ] job A (80 x 0.5 s): %zu samples, step error max %.1f %%; ETA error max %.2f s "
+              "absolute; relative (>= 10 s left, %zu samples) max %.1f %%, mean %.1f %%\n",
+              samples.size(), 100 * max_step_err, max_abs, judged, 100 * max_eta_err,
+              100 * sum_eta_err / static_cast<double>(judged));
+}
+
 TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
   REQUIRE_SLURM();
   SlurmCluster cluster(2);
@@ -92,11 +179,7 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
   auto slurm = cluster.Client();
   const int port = testing::FreePort();
   ASSERT_GT(port, 0);
-  const std::string cfg = cluster.dir() + "/serve.toml";
-  testing::WriteFile(cfg, "[slurm]\npartitions = [\"gpu\"]\nslurm_conf = \"" + cluster.conf() +
-                              "\"\n[policy]\nspec = \"srtf:estimator=semantic\"\n[signals]\nadvisor = true\ntracker = true\n"
-                              "read_interval_s = 0\n[daemon]\njournal = \"" + cluster.dir() +
-                              "/journal.db\"\ninterval_ms = 200\n[http]\nport = " + std::to_string(port) + "\n");
+  const std::string cfg = WriteServeConfig(cluster, port);
   const std::string log = cluster.dir() + "/serve.log";
   ServeProcess serve(cfg, log, cluster.conf());
   ASSERT_TRUE(serve.running());
@@ -112,14 +195,7 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
     return (*e)["progress"]["eta_s"].get<double>();
   };
   ASSERT_TRUE(testing::WaitFor([&] { return eta_of(a) && eta_of(b); }, 20)) << testing::LogTail(log);
-  {
-    auto e = api.Job(a);
-    EXPECT_EQ((*e)["phase"], "running");
-    EXPECT_EQ((*e)["progress"]["total_steps"], 80);
-    EXPECT_EQ((*e)["progress"]["framework"], "megatron-lm");
-    EXPECT_EQ((*e)["estimate_source"], "reported");
-    EXPECT_EQ((*api.Job(b))["progress"]["total_steps"], 4000);
-  }
+  ExpectProgressReported(api, a, b);
 
   // C, believed 60 s (its comment), runs 5 s: SRTF on belief preempts the running job believed
   // to need longer than 60 s: B (ETA ~2000 s), never A (ETA < 40 s).
@@ -159,69 +235,17 @@ TEST(LiveSlurmSlow, TrackerShowsMegatronProgressAndSrtfDecidesByItsEta) {
     return e && (*e)["phase"] == "running";
   }, 20)) << api.Job(b)->dump() << testing::LogTail(log);
   EXPECT_EQ((*api.Job(d))["phase"], "queued");
-  {
-    // The restart decision (start/B/1: generation 1, after the preemption) and Slurm's start.
-    auto r = api.cli.Get("/api/v1/decisions?limit=50");
-    ASSERT_TRUE(r && r->status == 200);
-    Time decided = kNoTime;
-    for (const json& x : json::parse(r->body))
-      if (x["key"] == "start/" + std::to_string(b) + "/1") decided = x["time"].get<Time>();
-    ASSERT_NE(decided, kNoTime) << r->body;
-    auto show = slurm.Run("scontrol", {"show", "job", "-o", std::to_string(b)});
-    ASSERT_TRUE(show.ok());
-    static const std::regex start_re(R"( StartTime=(\S+))");
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(*show, m, start_re)) << *show;
-    const Time started = live::ParseSlurmTime(m[1].str());
-    EXPECT_TRUE(show->find("JobState=RUNNING") != std::string::npos) << *show;
-    EXPECT_GE(started, decided);
-    EXPECT_LE(started - decided, 5) << *show;
-    std::printf("[ live-signals ] preempted job B restarted %lld s after the decision to restart it\n",
-                static_cast<long long>(started - decided));
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectRestartSoonAfterDecision(api, slurm, b));
 
-  // A's progress against its log while it runs (steps ≥ 20: the API may lag a cycle, 0.2 s).
-  std::vector<Sample> samples;
-  while (true) {
-    auto e = api.Job(a);
-    const double t = WallNow();
-    const int64_t truth = LastIteration(Slurp(cluster.dir() + "/a.out"));
-    if (!e || (*e)["phase"] != "running" || truth >= 76) break;
-    const json& p = (*e)["progress"];
-    if (truth >= 20 && p.is_object() && p["eta_s"].is_number())
-      samples.push_back({t, p["step"].get<int64_t>(), truth, p["eta_s"].get<double>()});
-    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  }
+  // A's progress against its log while it runs.
+  const std::vector<Sample> samples = SampleProgress(api, cluster, a);
   const std::string metrics = api.Metrics();
   EXPECT_NE(metrics.find("orrery_job_progress_total_steps{job=\"" + std::to_string(a) + "\"} 80\n"), std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("orrery_signals_scripts_read_total 4\n"), std::string::npos);
   ASSERT_TRUE(testing::WaitFor([&] { return !Slurp(cluster.dir() + "/a.end").empty(); }, 20)) << testing::LogTail(log);
   const double end = std::stod(Slurp(cluster.dir() + "/a.end"));
-  ASSERT_GE(samples.size(), 8u);
-  // Relative errors where at least 10 s remain (the daemon's clock has 1-s resolution, which
-  // dominates the last seconds); the absolute error on every sample.
-  double max_step_err = 0, max_eta_err = 0, sum_eta_err = 0, max_abs = 0;
-  size_t judged = 0;
-  for (const Sample& s : samples) {
-    const double step_err = std::fabs(static_cast<double>(s.api_step - s.true_step)) / static_cast<double>(s.true_step);
-    const double left = end - s.t;
-    const double abs_err = std::fabs(s.eta_s - left);
-    EXPECT_LE(step_err, 0.10) << "step " << s.api_step << " vs " << s.true_step;
-    EXPECT_LE(abs_err, 1.5) << "ETA " << s.eta_s << " s vs " << left << " s left";
-    max_step_err = std::max(max_step_err, step_err);
-    max_abs = std::max(max_abs, abs_err);
-    if (left < 10) continue;
-    ++judged;
-    EXPECT_LE(abs_err / left, 0.10) << "ETA " << s.eta_s << " s vs " << left << " s left";
-    max_eta_err = std::max(max_eta_err, abs_err / left);
-    sum_eta_err += abs_err / left;
-  }
-  ASSERT_GE(judged, 5u);
-  std::printf("[ live-signals ] job A (80 x 0.5 s): %zu samples, step error max %.1f %%; ETA error max %.2f s "
-              "absolute; relative (>= 10 s left, %zu samples) max %.1f %%, mean %.1f %%\n",
-              samples.size(), 100 * max_step_err, max_abs, judged, 100 * max_eta_err,
-              100 * sum_eta_err / static_cast<double>(judged));
+  ASSERT_NO_FATAL_FAILURE(ExpectAccurateProgress(samples, end));
   EXPECT_TRUE(slurm.Cancel(b).ok());
   EXPECT_TRUE(slurm.Cancel(d).ok());
   EXPECT_EQ(serve.Kill(SIGTERM), 0) << testing::LogTail(log);

@@ -514,35 +514,19 @@ TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
 // node1 and wakes exactly node2 and node3 for the two others (demand), which run there once
 // booted. Every job completes once; every power decision is journaled and applied. Prints the
 // wake-up cost seen by the jobs (POWER_UP -> node idle -> job start), docs/validation.md §I.
-TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
-  REQUIRE_SLURM();
-  SlurmCluster cluster(3);
-  ASSERT_TRUE(cluster.ok()) << cluster.log();
-  auto slurm = cluster.Client();
-  int port = FreePort();
-  ASSERT_GT(port, 0);
+// serve.toml for scenario 4: fifo with CES at second-scale timings.
+std::string WriteCesConfig(const SlurmCluster& cluster, int port) {
   std::string cfg_path = cluster.dir() + "/serve.toml";
   testing::WriteFile(cfg_path,
                      "[slurm]\npartitions = [\"gpu\"]\nslurm_conf = \"" + cluster.conf() +
                          "\"\n[policy]\nspec = \"fifo\"\nenergy = \"ces:period=2,history=1,buffer=1,buffer_frac=0,"
                          "min_spare=0,keep=0,de_thr=1,idle=3,forecaster=last\"\n[daemon]\njournal = \"" +
                          cluster.dir() + "/journal.db\"\ninterval_ms = 200\n[http]\nport = " + std::to_string(port) + "\n");
-  std::string log = cluster.dir() + "/serve.log";
-  ServeProcess serve(cfg_path, log, cluster.conf());
-  ASSERT_TRUE(serve.running());
-  auto state_of = [&](const std::string& node) {
-    auto n = slurm.Nodes({"gpu"});
-    if (n.ok())
-      for (const auto& x : *n)
-        if (x.name == node) return x.state_raw;
-    return std::string("?");
-  };
-  // 1. node2 and node3 are powered down by the policy (SuspendProgram ran: slurmd stopped).
-  ASSERT_TRUE(testing::WaitFor([&] { return state_of("node2") == "idle~" && state_of("node3") == "idle~"; }, 30))
-      << testing::LogTail(log) << testing::LogTail(cluster.dir() + "/log/power.log");
-  EXPECT_EQ(state_of("node1"), "idle");
-  // 2. The burst.
-  std::vector<uint32_t> ids;
+  return cfg_path;
+}
+
+// The burst: three 8-GPU jobs of 8 s.
+void SubmitBurst(live::ExecSlurmClient& slurm, const SlurmCluster& cluster, std::vector<uint32_t>* ids) {
   for (int i = 0; i < 3; ++i) {
     live::SubmitSpec sub;
     sub.partition = "gpu";
@@ -554,18 +538,18 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
     sub.workdir = cluster.dir();
     auto id = slurm.Submit(sub);
     ASSERT_TRUE(id.ok()) << id.error().message;
-    ids.push_back(*id);
+    ids->push_back(*id);
   }
-  ASSERT_TRUE(testing::WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 40))
-      << testing::LogTail(log) << testing::LogTail(cluster.dir() + "/log/power.log");
-  httplib::Client api("127.0.0.1", port);
+}
+
+// The daemon's power metrics, and when it saw each woken node up (idle): events "TIME node:
+// nodeK powering-up -> up (...)" in /healthz.
+void ReadPowerMetricsAndEvents(httplib::Client& api, std::map<std::string, Time>* seen_up) {
   auto metrics = api.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("orrery_power_decisions_total{source=\"demand\",kind=\"power-up\"} 2\n"),
             std::string::npos) << metrics->body;
   EXPECT_NE(metrics->body.find("orrery_failed_resumes_total 0\n"), std::string::npos);
-  // When the daemon saw each woken node up (idle): events "TIME node: nodeK powering-up -> up (...)".
-  std::map<std::string, Time> seen_up;
   auto health = api.Get("/healthz");
   ASSERT_TRUE(health);
   auto events = nlohmann::json::parse(health->body)["events"];
@@ -573,46 +557,40 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
   for (const auto& ev : events) {
     std::string e = ev.get<std::string>();
     for (const char* n : {"node2", "node3"})
-      if (e.find(std::string("node: ") + n + " powering-up -> up") != std::string::npos && !seen_up.count(n))
-        seen_up[n] = std::stoll(e.substr(0, e.find(' ')));
+      if (e.find(std::string("node: ") + n + " powering-up -> up") != std::string::npos && !seen_up->count(n))
+        (*seen_up)[n] = std::stoll(e.substr(0, e.find(' ')));
   }
-  if (seen_up.size() < 2)
+  if (seen_up->size() < 2)
     for (const auto& ev : events) std::printf("[ ces-live ] event %s\n", ev.get<std::string>().c_str());
-  EXPECT_EQ(serve.Kill(SIGTERM), 0) << testing::LogTail(log);
+}
 
-  // Every job completed exactly once; the first on node1, the two others on the woken nodes.
-  auto done = cluster.Completions();
-  std::map<std::string, Time> started_on;
-  for (uint32_t id : ids) {
-    ASSERT_EQ(done.count(id), 1u) << id;
-    const auto& c = done.find(id)->second;
-    EXPECT_EQ(c.state, "COMPLETED") << id;
-    started_on[c.nodes] = c.start;
-  }
-  ASSERT_EQ(started_on.size(), 3u) << "the three jobs should run on three different nodes";
-  ASSERT_TRUE(started_on.count("node2") && started_on.count("node3"));
-  // The journal: node3 and node2 powered down by the policy, then woken for the queue; each
-  // decision applied, none left planned, node1 never touched.
+// The journal: node3 and node2 powered down by the policy, then woken for the queue; each
+// decision applied, none left planned, node1 never touched. *power: each node's power decisions.
+void ExpectPowerJournal(const SlurmCluster& cluster, std::map<std::string, std::vector<live::JournalDecision>>* power) {
   auto journal = live::Journal::Open(cluster.dir() + "/journal.db");
   ASSERT_TRUE(journal.ok()) << journal.error().message;
   auto all = (*journal)->All();
   ASSERT_TRUE(all.ok());
-  std::map<std::string, std::vector<live::JournalDecision>> power;
   for (const auto& d : *all) {
     EXPECT_NE(d.state, live::DecisionState::kPlanned) << d.key;
     if (d.kind != live::DecisionKind::kPowerUp && d.kind != live::DecisionKind::kPowerDown) continue;
     EXPECT_EQ(d.state, live::DecisionState::kApplied) << d.key << " " << d.detail;
     EXPECT_NE(d.nodes[0].node, "node1") << d.key;
-    power[d.nodes[0].node].push_back(d);
+    (*power)[d.nodes[0].node].push_back(d);
   }
   for (const char* n : {"node2", "node3"}) {
-    ASSERT_GE(power[n].size(), 2u) << n;
-    EXPECT_EQ(power[n][0].kind, live::DecisionKind::kPowerDown) << n;
-    EXPECT_EQ(power[n][0].detail, "ces") << n;
-    EXPECT_EQ(power[n][1].kind, live::DecisionKind::kPowerUp) << n;
-    EXPECT_EQ(power[n][1].detail, "demand") << n;
+    ASSERT_GE((*power)[n].size(), 2u) << n;
+    EXPECT_EQ((*power)[n][0].kind, live::DecisionKind::kPowerDown) << n;
+    EXPECT_EQ((*power)[n][0].detail, "ces") << n;
+    EXPECT_EQ((*power)[n][1].kind, live::DecisionKind::kPowerUp) << n;
+    EXPECT_EQ((*power)[n][1].detail, "demand") << n;
   }
-  // power.log (harness programs): suspend then resume, once each before the burst ran.
+}
+
+// power.log (harness programs): suspend then resume, once each before the burst ran; prints
+// the wake-up cost seen by each job.
+void ExpectWakeUps(const SlurmCluster& cluster, std::map<std::string, std::vector<live::JournalDecision>>& power,
+                   std::map<std::string, Time>& started_on, std::map<std::string, Time>& seen_up) {
   std::ifstream pl(cluster.dir() + "/log/power.log");
   std::map<std::string, std::vector<std::pair<std::string, Time>>> plog;
   std::string what, node;
@@ -635,6 +613,54 @@ TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
                 static_cast<long long>(start - up));
   }
   EXPECT_EQ(plog["node1"].size(), 0u);
+}
+
+TEST(LiveSlurmSlow, CesPowersIdleNodesDownAndWakesThemForABurst) {
+  REQUIRE_SLURM();
+  SlurmCluster cluster(3);
+  ASSERT_TRUE(cluster.ok()) << cluster.log();
+  auto slurm = cluster.Client();
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  std::string cfg_path = WriteCesConfig(cluster, port);
+  std::string log = cluster.dir() + "/serve.log";
+  ServeProcess serve(cfg_path, log, cluster.conf());
+  ASSERT_TRUE(serve.running());
+  auto state_of = [&](const std::string& node) {
+    auto n = slurm.Nodes({"gpu"});
+    if (n.ok())
+      for (const auto& x : *n)
+        if (x.name == node) return x.state_raw;
+    return std::string("?");
+  };
+  // 1. node2 and node3 are powered down by the policy (SuspendProgram ran: slurmd stopped).
+  ASSERT_TRUE(testing::WaitFor([&] { return state_of("node2") == "idle~" && state_of("node3") == "idle~"; }, 30))
+      << testing::LogTail(log) << testing::LogTail(cluster.dir() + "/log/power.log");
+  EXPECT_EQ(state_of("node1"), "idle");
+  // 2. The burst.
+  std::vector<uint32_t> ids;
+  ASSERT_NO_FATAL_FAILURE(SubmitBurst(slurm, cluster, &ids));
+  ASSERT_TRUE(testing::WaitFor([&] { return cluster.CompletedJobs() >= ids.size(); }, 40))
+      << testing::LogTail(log) << testing::LogTail(cluster.dir() + "/log/power.log");
+  httplib::Client api("127.0.0.1", port);
+  std::map<std::string, Time> seen_up;
+  ASSERT_NO_FATAL_FAILURE(ReadPowerMetricsAndEvents(api, &seen_up));
+  EXPECT_EQ(serve.Kill(SIGTERM), 0) << testing::LogTail(log);
+
+  // Every job completed exactly once; the first on node1, the two others on the woken nodes.
+  auto done = cluster.Completions();
+  std::map<std::string, Time> started_on;
+  for (uint32_t id : ids) {
+    ASSERT_EQ(done.count(id), 1u) << id;
+    const auto& c = done.find(id)->second;
+    EXPECT_EQ(c.state, "COMPLETED") << id;
+    started_on[c.nodes] = c.start;
+  }
+  ASSERT_EQ(started_on.size(), 3u) << "the three jobs should run on three different nodes";
+  ASSERT_TRUE(started_on.count("node2") && started_on.count("node3"));
+  std::map<std::string, std::vector<live::JournalDecision>> power;
+  ASSERT_NO_FATAL_FAILURE(ExpectPowerJournal(cluster, &power));
+  ExpectWakeUps(cluster, power, started_on, seen_up);
 }
 
 }  // namespace

@@ -411,321 +411,358 @@ std::string DistRow(const Distribution& d) {
   return report::FormatSeconds(d.mean) + " / " + report::FormatSeconds(d.median) + " / " + report::FormatSeconds(d.p99);
 }
 
-}  // namespace
+// The lines of c.missing that start with `key`: each section lists what the trace lacks for it.
+std::vector<std::string> MissingFor(const Characterization& c, const std::string& key) {
+  std::vector<std::string> out;
+  for (const auto& m : c.missing)
+    if (m.rfind(key, 0) == 0) out.push_back(m);
+  return out;
+}
 
-report::Page CharacterizationPage(const Characterization& c, const std::string& trace_label) {
+void AddFacts(const Characterization& c, const std::string& trace_label, report::Page* page) {
+  using report::FormatSeconds;
+  page->facts.push_back({"trace", trace_label});
+  page->facts.push_back({"format", c.origin});
+  page->facts.push_back({"jobs", std::to_string(c.jobs) + " (" + std::to_string(c.gpu_jobs) + " GPU, " +
+                                     std::to_string(c.cpu_jobs) + " CPU)"});
+  page->facts.push_back({"GPU time", report::FormatFixed(c.total_gpu_seconds / 3600.0, 0) + " GPU-hours"});
+  page->facts.push_back({"submissions span", FormatSeconds(static_cast<double>(c.last_submit - c.first_submit))});
+  page->facts.push_back({"clock", c.absolute_calendar ? "absolute (UTC)" : "relative (no epoch in the trace)"});
+}
+
+report::Section OverviewSection(const Characterization& c) {
+  using report::Section;
+  using report::Table;
+  Section s;
+  s.title = "Overview";
+  s.text = "Summary statistics (mean / median / p99). Durations are recorded run times; queueing delay is recorded "
+           "start minus submit.";
+  Table t{"overview", "Summary", {"quantity", "GPU jobs", "CPU jobs"}, {}};
+  t.rows.push_back({"jobs", std::to_string(c.gpu_jobs), std::to_string(c.cpu_jobs)});
+  const bool dg = !c.duration_cdf_gpu.empty(), dc = !c.duration_cdf_cpu.empty();
+  const bool qg = !c.queue_cdf_gpu.empty(), qc = !c.queue_cdf_cpu.empty();
+  t.rows.push_back({"duration mean / median / p99", dg ? DistRow(c.duration_gpu) : "n/a", dc ? DistRow(c.duration_cpu) : "n/a"});
+  t.rows.push_back({"queueing mean / median / p99", qg ? DistRow(c.queue_gpu) : "n/a", qc ? DistRow(c.queue_cpu) : "n/a"});
+  s.tables.push_back(t);
+  for (const auto& m : c.missing)
+    if (m.rfind("everything", 0) == 0) s.missing.push_back(m);
+  return s;
+}
+
+report::Section DurationSection(const Characterization& c) {
+  report::Section s;
+  s.title = "Job duration";
+  s.missing = MissingFor(c, "job durations");
+  std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> series;
+  if (!c.duration_cdf_gpu.empty()) series.push_back({"GPU jobs", c.duration_cdf_gpu});
+  if (!c.duration_cdf_cpu.empty()) series.push_back({"CPU jobs", c.duration_cdf_cpu});
+  if (!series.empty())
+    s.charts.push_back(report::CdfChart("duration_cdf", "Job duration CDF", "duration (s, log scale)", true, series,
+                                        "jobs",
+                                        "Run time of each job. Log scale: durations span seconds to weeks; "
+                                        "durations below 1 s are drawn at 1 s."));
+  return s;
+}
+
+// Share of the jobs of each demand size by final state; `order` lists the demand labels.
+report::Chart StateByDemandChart(const Characterization& c, const json& order) {
+  report::Chart st;
+  st.id = "state_by_demand";
+  st.title = "Final state by GPU demand";
+  st.caption = "Share of jobs of each demand size by recorded final state.";
+  json states = json::array();
+  for (int k = 0; k < kNumJobStates; ++k) states.push_back(std::string(JobStateName(static_cast<JobState>(k))));
+  for (const auto& b : c.demand)
+    for (int k = 0; k < kNumJobStates; ++k)
+      if (b.states[k])
+        st.data.push_back(json{{"gpus", b.label},
+                               {"state", std::string(JobStateName(static_cast<JobState>(k)))},
+                               {"jobs", b.states[k]},
+                               {"share", static_cast<double>(b.states[k]) / static_cast<double>(b.jobs)}});
+  st.spec = {{"mark", {{"type", "bar"}}},
+             {"encoding",
+              {{"x", {{"field", "gpus"}, {"type", "ordinal"}, {"sort", order}, {"title", "GPUs requested per job"},
+                      {"axis", {{"labelAngle", 0}}}}},
+               {"y", {{"field", "jobs"}, {"type", "quantitative"}, {"stack", "normalize"}, {"title", "share of jobs"},
+                      {"axis", {{"format", ".0%"}}}}},
+               {"color", {{"field", "state"}, {"type", "nominal"}, {"title", "final state"}, {"sort", states}}},
+               {"order", {{"field", "state"}}},
+               {"tooltip", Tooltip({{"gpus", "GPUs", ""}, {"state", "state", ""}, {"jobs", "jobs", ","},
+                                    {"share", "share", ".1%"}})}}}};
+  return st;
+}
+
+report::Section GpuDemandSection(const Characterization& c) {
+  using report::Chart;
+  using report::FormatPercent;
+  using report::Section;
+  using report::Table;
+  Section s;
+  s.title = "GPU demand";
+  s.text = "Jobs and GPU time (duration × GPUs) by the number of GPUs requested.";
+  Chart ch;
+  ch.id = "gpu_demand";
+  ch.title = "Share of jobs and of GPU time by GPU demand";
+  ch.caption = "Few large jobs typically consume most of the GPU time.";
+  json order = json::array();
+  for (const auto& b : c.demand) {
+    order.push_back(b.label);
+    ch.data.push_back(json{{"gpus", b.label}, {"measure", "jobs"}, {"share", b.job_share}, {"count", b.jobs}});
+    ch.data.push_back(json{{"gpus", b.label}, {"measure", "GPU time"}, {"share", b.gpu_time_share}, {"count", b.jobs}});
+  }
+  ch.spec = {{"mark", {{"type", "bar"}}},
+             {"encoding",
+              {{"x", {{"field", "gpus"}, {"type", "ordinal"}, {"sort", order}, {"title", "GPUs requested per job"},
+                      {"axis", {{"labelAngle", 0}}}}},
+               {"xOffset", {{"field", "measure"}, {"sort", {"jobs", "GPU time"}}}},
+               {"y", {{"field", "share"}, {"type", "quantitative"}, {"title", "share of total"},
+                      {"axis", {{"format", ".0%"}}}}},
+               {"color", {{"field", "measure"}, {"type", "nominal"}, {"title", "share of"}, {"sort", {"jobs", "GPU time"}},
+                          {"legend", {{"orient", "top-right"}}}}},
+               {"tooltip", Tooltip({{"gpus", "GPUs", ""}, {"measure", "share of", ""}, {"share", "share", ".2%"},
+                                    {"count", "jobs", ","}})}}}};
+  s.charts.push_back(ch);
+  Table t{"gpu_demand_table", "Jobs and GPU time by GPU demand", {"GPUs", "jobs", "share of jobs", "GPU-hours", "share of GPU time"}, {}};
+  for (const auto& b : c.demand)
+    t.rows.push_back({b.label, std::to_string(b.jobs), FormatPercent(b.job_share, 2),
+                      report::FormatFixed(b.gpu_seconds / 3600.0, 1), FormatPercent(b.gpu_time_share, 2)});
+  s.tables.push_back(t);
+
+  // Final state by demand.
+  s.missing = MissingFor(c, "final state");
+  if (c.has_state) s.charts.push_back(StateByDemandChart(c, order));
+  return s;
+}
+
+report::Section QueueingSection(const Characterization& c) {
+  report::Section s;
+  s.title = "Queueing delay";
+  s.missing = MissingFor(c, "queueing");
+  std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> series;
+  if (!c.queue_cdf_gpu.empty()) series.push_back({"GPU jobs", c.queue_cdf_gpu});
+  if (!c.queue_cdf_cpu.empty()) series.push_back({"CPU jobs", c.queue_cdf_cpu});
+  if (!series.empty())
+    s.charts.push_back(report::CdfChart("queue_cdf", "Queueing delay CDF (recorded start − submit)",
+                                        "queueing delay (s, log scale)", true, series, "jobs",
+                                        "Delays below 1 s (including 0) are drawn at 1 s."));
+  return s;
+}
+
+report::Chart SubmissionsByHourChart(const Characterization& c) {
+  const std::string hour_title = c.absolute_calendar ? "hour of day (UTC)" : "hour since first submission (mod 24)";
+  report::Chart h;
+  h.id = "submissions_by_hour";
+  h.title = "Submissions by hour of day";
+  for (int i = 0; i < 24; ++i) h.data.push_back(json{{"hour", i}, {"jobs", c.hourly[i]}});
+  h.spec = {{"mark", {{"type", "bar"}, {"color", "#4c78a8"}}},
+            {"encoding",
+             {{"x", {{"field", "hour"}, {"type", "ordinal"}, {"title", hour_title}, {"axis", {{"labelAngle", 0}}}}},
+              {"y", {{"field", "jobs"}, {"type", "quantitative"}, {"title", "jobs submitted"}}},
+              {"tooltip", Tooltip({{"hour", "hour", ""}, {"jobs", "jobs", ","}})}}}};
+  h.spec["width"] = 520;
+  return h;
+}
+
+report::Chart SubmissionsByWeekdayChart(const Characterization& c) {
+  report::Chart w;
+  w.id = "submissions_by_weekday";
+  w.title = "Submissions by day of week";
+  static const char* kDays[7] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  json dorder = json::array();
+  for (int i = 0; i < 7; ++i) {
+    const std::string label = c.absolute_calendar ? kDays[i] : "day " + std::to_string(i);
+    dorder.push_back(label);
+    w.data.push_back(json{{"day", label}, {"jobs", c.weekday[i]}});
+  }
+  w.spec = {{"mark", {{"type", "bar"}, {"color", "#54a24b"}}},
+            {"encoding",
+             {{"x", {{"field", "day"}, {"type", "ordinal"}, {"sort", dorder},
+                     {"title", c.absolute_calendar ? "day of week (UTC)" : "day since first submission (mod 7)"},
+                     {"axis", {{"labelAngle", 0}}}}},
+              {"y", {{"field", "jobs"}, {"type", "quantitative"}, {"title", "jobs submitted"}}},
+              {"tooltip", Tooltip({{"day", "day", ""}, {"jobs", "jobs", ","}})}}}};
+  return w;
+}
+
+report::Chart MonthlyTrendChart(const Characterization& c) {
+  report::Chart m;
+  m.id = "monthly";
+  m.title = c.absolute_calendar ? "Monthly trend" : "Trend per 30-day period";
+  json morder = json::array();
+  for (const auto& p : c.monthly) {
+    morder.push_back(p.label);
+    m.data.push_back(json{{"period", p.label}, {"metric", "jobs submitted"}, {"value", p.jobs}});
+    m.data.push_back(json{{"period", p.label}, {"metric", "GPU jobs submitted"}, {"value", p.gpu_jobs}});
+    m.data.push_back(json{{"period", p.label}, {"metric", "GPU-hours (by submit period)"}, {"value", p.gpu_hours}});
+  }
+  m.spec = {{"mark", {{"type", "bar"}}},
+            {"encoding",
+             {{"x", {{"field", "period"}, {"type", "ordinal"}, {"sort", morder},
+                     {"title", c.absolute_calendar ? "month (UTC)" : "period"}}},
+              {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", "count / GPU-hours"}}},
+              {"color", {{"field", "metric"}, {"type", "nominal"}, {"legend", nullptr}}},
+              {"row", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}}},
+              {"tooltip", Tooltip({{"period", "period", ""}, {"metric", "metric", ""}, {"value", "value", ",.0f"}})}}},
+            {"resolve", {{"scale", {{"y", "independent"}}}}},
+            {"height", 110}};
+  return m;
+}
+
+report::Section SubmissionSection(const Characterization& c) {
+  report::Section s;
+  s.title = "Submission patterns";
+  s.missing = MissingFor(c, "clock time");
+  s.charts.push_back(SubmissionsByHourChart(c));
+  s.charts.push_back(SubmissionsByWeekdayChart(c));
+  s.charts.push_back(MonthlyTrendChart(c));
+  return s;
+}
+
+// GPUs in use (or demanded) per VC over time; relative to each VC's size when the sizes are
+// known (VCs without one are left out then).
+report::Chart VcOverTimeChart(const Characterization& c) {
+  using report::FormatSeconds;
+  const bool util = c.vc_capacity_known;
+  report::Chart ch;
+  ch.id = "vc_over_time";
+  ch.title = util ? (c.vc_series_is_allocation ? "VC utilization over time" : "GPU demand relative to VC size over time")
+                  : (c.vc_series_is_allocation ? "GPUs in use over time per VC" : "GPU demand over time per VC");
+  ch.caption = "Mean over each " + FormatSeconds(static_cast<double>(c.bin_width)) + " bin" +
+               (util ? "; utilization = GPUs in use / VC GPUs (VCs without a size in the config are left out)." : ".");
+  for (const auto& v : c.vc_series) {
+    if (util && v.capacity == 0) continue;
+    for (size_t b = 0; b < v.gpus.size(); ++b) {
+      const Time t = c.bin_start + static_cast<Time>(b) * c.bin_width;
+      json row = {{"vc", v.vc}};
+      if (c.absolute_calendar)
+        row["time"] = static_cast<double>(c.epoch_unix + t) * 1000.0;
+      else
+        row["day"] = static_cast<double>(t - c.first_submit) / 86400.0;
+      row["gpus"] = std::round(v.gpus[b] * 1000.0) / 1000.0;
+      if (util) row["utilization"] = v.gpus[b] / static_cast<double>(v.capacity);
+      ch.data.push_back(row);
+    }
+  }
+  json x = c.absolute_calendar
+               ? json{{"field", "time"}, {"type", "temporal"}, {"scale", {{"type", "utc"}}}, {"title", "date (UTC)"}}
+               : json{{"field", "day"}, {"type", "quantitative"}, {"title", "days since first submission"}};
+  json y = util ? json{{"field", "utilization"}, {"type", "quantitative"}, {"title", c.vc_series_is_allocation ? "GPU utilization" : "GPU demand / VC GPUs"},
+                       {"axis", {{"format", ".0%"}}}}
+                : json{{"field", "gpus"}, {"type", "quantitative"}, {"title", "GPUs"}};
+  ch.spec = {{"mark", {{"type", "line"}, {"strokeWidth", 1.2}}},
+             {"width", 1100},
+             {"height", 320},
+             {"encoding",
+              {{"x", x},
+               {"y", y},
+               {"color", {{"field", "vc"}, {"type", "nominal"}, {"title", "VC"}}},
+               {"tooltip", Tooltip({{"vc", "VC", ""}, {"gpus", "GPUs", ",.1f"}})}}}};
+  return ch;
+}
+
+report::Section VcSection(const Characterization& c) {
+  report::Section s;
+  s.title = "GPUs over time per virtual cluster";
+  for (auto& m : MissingFor(c, "GPUs")) s.missing.push_back(m);
+  for (auto& m : MissingFor(c, "VC utilization")) s.missing.push_back(m);
+  if (!c.vc_series.empty()) s.charts.push_back(VcOverTimeChart(c));
+  return s;
+}
+
+report::Section UsersSection(const Characterization& c) {
   using report::Chart;
   using report::FormatPercent;
   using report::FormatSeconds;
   using report::Section;
   using report::Table;
-  report::Page page;
-  page.title = "Workload characterization: " + trace_label;
-  page.facts.push_back({"trace", trace_label});
-  page.facts.push_back({"format", c.origin});
-  page.facts.push_back({"jobs", std::to_string(c.jobs) + " (" + std::to_string(c.gpu_jobs) + " GPU, " +
-                                    std::to_string(c.cpu_jobs) + " CPU)"});
-  page.facts.push_back({"GPU time", report::FormatFixed(c.total_gpu_seconds / 3600.0, 0) + " GPU-hours"});
-  page.facts.push_back({"submissions span", FormatSeconds(static_cast<double>(c.last_submit - c.first_submit))});
-  page.facts.push_back({"clock", c.absolute_calendar ? "absolute (UTC)" : "relative (no epoch in the trace)"});
-
-  auto missing_for = [&](const std::string& key) {
-    std::vector<std::string> out;
-    for (const auto& m : c.missing)
-      if (m.rfind(key, 0) == 0) out.push_back(m);
-    return out;
-  };
-
-  // Overview.
-  {
-    Section s;
-    s.title = "Overview";
-    s.text = "Summary statistics (mean / median / p99). Durations are recorded run times; queueing delay is recorded "
-             "start minus submit.";
-    Table t{"overview", "Summary", {"quantity", "GPU jobs", "CPU jobs"}, {}};
-    t.rows.push_back({"jobs", std::to_string(c.gpu_jobs), std::to_string(c.cpu_jobs)});
-    const bool dg = !c.duration_cdf_gpu.empty(), dc = !c.duration_cdf_cpu.empty();
-    const bool qg = !c.queue_cdf_gpu.empty(), qc = !c.queue_cdf_cpu.empty();
-    t.rows.push_back({"duration mean / median / p99", dg ? DistRow(c.duration_gpu) : "n/a", dc ? DistRow(c.duration_cpu) : "n/a"});
-    t.rows.push_back({"queueing mean / median / p99", qg ? DistRow(c.queue_gpu) : "n/a", qc ? DistRow(c.queue_cpu) : "n/a"});
+  Section s;
+  s.title = "Users";
+  s.missing = MissingFor(c, "user concentration");
+  for (auto& m : MissingFor(c, "per-user")) s.missing.push_back(m);
+  if (c.users > 0) {
+    Chart l;
+    l.id = "user_concentration";
+    l.title = "Concentration of GPU time across users";
+    l.caption = "Users sorted by GPU time, heaviest first. Top 1 % / 5 % / 10 % of users: " +
+                FormatPercent(c.top1_share) + " / " + FormatPercent(c.top5_share) + " / " +
+                FormatPercent(c.top10_share) + " of GPU time.";
+    for (const auto& [u, g] : c.user_lorenz) l.data.push_back(json{{"users", u}, {"gpu_time", g}});
+    l.spec = {{"mark", {{"type", "line"}, {"strokeWidth", 2}, {"point", false}}},
+              {"encoding",
+               {{"x", {{"field", "users"}, {"type", "quantitative"}, {"title", "fraction of users (heaviest first)"},
+                       {"axis", {{"format", ".0%"}}}}},
+                {"y", {{"field", "gpu_time"}, {"type", "quantitative"}, {"title", "cumulative share of GPU time"},
+                       {"axis", {{"format", ".0%"}}}, {"scale", {{"domain", {0, 1}}}}}},
+                {"tooltip", Tooltip({{"users", "users", ".1%"}, {"gpu_time", "GPU time", ".1%"}})}}}};
+    s.charts.push_back(l);
+    Table t{"user_shares", "Share of GPU time of the top users",
+            {"users", "top 1 %", "top 5 %", "top 10 %"},
+            {{std::to_string(c.users), FormatPercent(c.top1_share), FormatPercent(c.top5_share),
+              FormatPercent(c.top10_share)}}};
     s.tables.push_back(t);
-    for (const auto& m : c.missing)
-      if (m.rfind("everything", 0) == 0) s.missing.push_back(m);
-    page.sections.push_back(s);
+    Table u{"top_users", "Top users by GPU time", {"user", "jobs", "GPU-hours", "share of GPU time", "avg queueing", "median queueing"}, {}};
+    for (const auto& r : c.top_users)
+      u.rows.push_back({r.user, std::to_string(r.jobs), report::FormatFixed(r.gpu_hours, 1),
+                        FormatPercent(r.gpu_time_share), r.queued_jobs ? FormatSeconds(r.avg_queue) : "n/a",
+                        r.queued_jobs ? FormatSeconds(r.median_queue) : "n/a"});
+    s.tables.push_back(u);
   }
+  return s;
+}
 
-  // Durations.
-  {
-    Section s;
-    s.title = "Job duration";
-    s.missing = missing_for("job durations");
-    std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> series;
-    if (!c.duration_cdf_gpu.empty()) series.push_back({"GPU jobs", c.duration_cdf_gpu});
-    if (!c.duration_cdf_cpu.empty()) series.push_back({"CPU jobs", c.duration_cdf_cpu});
-    if (!series.empty())
-      s.charts.push_back(report::CdfChart("duration_cdf", "Job duration CDF", "duration (s, log scale)", true, series,
-                                          "jobs",
-                                          "Run time of each job. Log scale: durations span seconds to weeks; "
-                                          "durations below 1 s are drawn at 1 s."));
-    page.sections.push_back(s);
-  }
-
-  // GPU demand.
-  {
-    Section s;
-    s.title = "GPU demand";
-    s.text = "Jobs and GPU time (duration × GPUs) by the number of GPUs requested.";
+report::Section JobTypesSection(const Characterization& c) {
+  using report::Chart;
+  using report::FormatPercent;
+  using report::FormatSeconds;
+  using report::Section;
+  using report::Table;
+  Section s;
+  s.title = "Job types";
+  s.missing = MissingFor(c, "job types");
+  if (!c.job_types.empty()) {
     Chart ch;
-    ch.id = "gpu_demand";
-    ch.title = "Share of jobs and of GPU time by GPU demand";
-    ch.caption = "Few large jobs typically consume most of the GPU time.";
+    ch.id = "job_types";
+    ch.title = "Share of jobs and of GPU time by job type";
     json order = json::array();
-    for (const auto& b : c.demand) {
-      order.push_back(b.label);
-      ch.data.push_back(json{{"gpus", b.label}, {"measure", "jobs"}, {"share", b.job_share}, {"count", b.jobs}});
-      ch.data.push_back(json{{"gpus", b.label}, {"measure", "GPU time"}, {"share", b.gpu_time_share}, {"count", b.jobs}});
+    for (const auto& r : c.job_types) {
+      order.push_back(r.type);
+      ch.data.push_back(json{{"type", r.type}, {"measure", "jobs"}, {"share", r.job_share}});
+      ch.data.push_back(json{{"type", r.type}, {"measure", "GPU time"}, {"share", r.gpu_time_share}});
     }
     ch.spec = {{"mark", {{"type", "bar"}}},
                {"encoding",
-                {{"x", {{"field", "gpus"}, {"type", "ordinal"}, {"sort", order}, {"title", "GPUs requested per job"},
+                {{"x", {{"field", "type"}, {"type", "nominal"}, {"sort", order}, {"title", "job type"},
                         {"axis", {{"labelAngle", 0}}}}},
                  {"xOffset", {{"field", "measure"}, {"sort", {"jobs", "GPU time"}}}},
                  {"y", {{"field", "share"}, {"type", "quantitative"}, {"title", "share of total"},
                         {"axis", {{"format", ".0%"}}}}},
-                 {"color", {{"field", "measure"}, {"type", "nominal"}, {"title", "share of"}, {"sort", {"jobs", "GPU time"}},
-                            {"legend", {{"orient", "top-right"}}}}},
-                 {"tooltip", Tooltip({{"gpus", "GPUs", ""}, {"measure", "share of", ""}, {"share", "share", ".2%"},
-                                      {"count", "jobs", ","}})}}}};
+                 {"color", {{"field", "measure"}, {"type", "nominal"}, {"title", "share of"}, {"sort", {"jobs", "GPU time"}}}},
+                 {"tooltip", Tooltip({{"type", "type", ""}, {"measure", "share of", ""}, {"share", "share", ".2%"}})}}}};
     s.charts.push_back(ch);
-    Table t{"gpu_demand_table", "Jobs and GPU time by GPU demand", {"GPUs", "jobs", "share of jobs", "GPU-hours", "share of GPU time"}, {}};
-    for (const auto& b : c.demand)
-      t.rows.push_back({b.label, std::to_string(b.jobs), FormatPercent(b.job_share, 2),
-                        report::FormatFixed(b.gpu_seconds / 3600.0, 1), FormatPercent(b.gpu_time_share, 2)});
+    Table t{"job_types_table", "Job types", {"type", "jobs", "share of jobs", "GPU-hours", "share of GPU time", "avg GPUs", "avg duration", "avg queueing"}, {}};
+    for (const auto& r : c.job_types)
+      t.rows.push_back({r.type, std::to_string(r.jobs), FormatPercent(r.job_share, 2), report::FormatFixed(r.gpu_hours, 1),
+                        FormatPercent(r.gpu_time_share, 2), report::FormatFixed(r.avg_gpus, 2),
+                        FormatSeconds(r.avg_duration), r.queued_jobs ? FormatSeconds(r.avg_queue) : "n/a"});
     s.tables.push_back(t);
-
-    // Final state by demand.
-    s.missing = missing_for("final state");
-    if (c.has_state) {
-      Chart st;
-      st.id = "state_by_demand";
-      st.title = "Final state by GPU demand";
-      st.caption = "Share of jobs of each demand size by recorded final state.";
-      json states = json::array();
-      for (int k = 0; k < kNumJobStates; ++k) states.push_back(std::string(JobStateName(static_cast<JobState>(k))));
-      for (const auto& b : c.demand)
-        for (int k = 0; k < kNumJobStates; ++k)
-          if (b.states[k])
-            st.data.push_back(json{{"gpus", b.label},
-                                   {"state", std::string(JobStateName(static_cast<JobState>(k)))},
-                                   {"jobs", b.states[k]},
-                                   {"share", static_cast<double>(b.states[k]) / static_cast<double>(b.jobs)}});
-      st.spec = {{"mark", {{"type", "bar"}}},
-                 {"encoding",
-                  {{"x", {{"field", "gpus"}, {"type", "ordinal"}, {"sort", order}, {"title", "GPUs requested per job"},
-                          {"axis", {{"labelAngle", 0}}}}},
-                   {"y", {{"field", "jobs"}, {"type", "quantitative"}, {"stack", "normalize"}, {"title", "share of jobs"},
-                          {"axis", {{"format", ".0%"}}}}},
-                   {"color", {{"field", "state"}, {"type", "nominal"}, {"title", "final state"}, {"sort", states}}},
-                   {"order", {{"field", "state"}}},
-                   {"tooltip", Tooltip({{"gpus", "GPUs", ""}, {"state", "state", ""}, {"jobs", "jobs", ","},
-                                        {"share", "share", ".1%"}})}}}};
-      s.charts.push_back(st);
-    }
-    page.sections.push_back(s);
   }
+  return s;
+}
 
-  // Queueing.
-  {
-    Section s;
-    s.title = "Queueing delay";
-    s.missing = missing_for("queueing");
-    std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> series;
-    if (!c.queue_cdf_gpu.empty()) series.push_back({"GPU jobs", c.queue_cdf_gpu});
-    if (!c.queue_cdf_cpu.empty()) series.push_back({"CPU jobs", c.queue_cdf_cpu});
-    if (!series.empty())
-      s.charts.push_back(report::CdfChart("queue_cdf", "Queueing delay CDF (recorded start − submit)",
-                                          "queueing delay (s, log scale)", true, series, "jobs",
-                                          "Delays below 1 s (including 0) are drawn at 1 s."));
-    page.sections.push_back(s);
-  }
+}  // namespace
 
-  // Submission patterns.
-  {
-    Section s;
-    s.title = "Submission patterns";
-    s.missing = missing_for("clock time");
-    const std::string hour_title = c.absolute_calendar ? "hour of day (UTC)" : "hour since first submission (mod 24)";
-    Chart h;
-    h.id = "submissions_by_hour";
-    h.title = "Submissions by hour of day";
-    for (int i = 0; i < 24; ++i) h.data.push_back(json{{"hour", i}, {"jobs", c.hourly[i]}});
-    h.spec = {{"mark", {{"type", "bar"}, {"color", "#4c78a8"}}},
-              {"encoding",
-               {{"x", {{"field", "hour"}, {"type", "ordinal"}, {"title", hour_title}, {"axis", {{"labelAngle", 0}}}}},
-                {"y", {{"field", "jobs"}, {"type", "quantitative"}, {"title", "jobs submitted"}}},
-                {"tooltip", Tooltip({{"hour", "hour", ""}, {"jobs", "jobs", ","}})}}}};
-    h.spec["width"] = 520;
-    s.charts.push_back(h);
-    Chart w;
-    w.id = "submissions_by_weekday";
-    w.title = "Submissions by day of week";
-    static const char* kDays[7] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
-    json dorder = json::array();
-    for (int i = 0; i < 7; ++i) {
-      const std::string label = c.absolute_calendar ? kDays[i] : "day " + std::to_string(i);
-      dorder.push_back(label);
-      w.data.push_back(json{{"day", label}, {"jobs", c.weekday[i]}});
-    }
-    w.spec = {{"mark", {{"type", "bar"}, {"color", "#54a24b"}}},
-              {"encoding",
-               {{"x", {{"field", "day"}, {"type", "ordinal"}, {"sort", dorder},
-                       {"title", c.absolute_calendar ? "day of week (UTC)" : "day since first submission (mod 7)"},
-                       {"axis", {{"labelAngle", 0}}}}},
-                {"y", {{"field", "jobs"}, {"type", "quantitative"}, {"title", "jobs submitted"}}},
-                {"tooltip", Tooltip({{"day", "day", ""}, {"jobs", "jobs", ","}})}}}};
-    s.charts.push_back(w);
-    Chart m;
-    m.id = "monthly";
-    m.title = c.absolute_calendar ? "Monthly trend" : "Trend per 30-day period";
-    json morder = json::array();
-    for (const auto& p : c.monthly) {
-      morder.push_back(p.label);
-      m.data.push_back(json{{"period", p.label}, {"metric", "jobs submitted"}, {"value", p.jobs}});
-      m.data.push_back(json{{"period", p.label}, {"metric", "GPU jobs submitted"}, {"value", p.gpu_jobs}});
-      m.data.push_back(json{{"period", p.label}, {"metric", "GPU-hours (by submit period)"}, {"value", p.gpu_hours}});
-    }
-    m.spec = {{"mark", {{"type", "bar"}}},
-              {"encoding",
-               {{"x", {{"field", "period"}, {"type", "ordinal"}, {"sort", morder},
-                       {"title", c.absolute_calendar ? "month (UTC)" : "period"}}},
-                {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", "count / GPU-hours"}}},
-                {"color", {{"field", "metric"}, {"type", "nominal"}, {"legend", nullptr}}},
-                {"row", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}}},
-                {"tooltip", Tooltip({{"period", "period", ""}, {"metric", "metric", ""}, {"value", "value", ",.0f"}})}}},
-              {"resolve", {{"scale", {{"y", "independent"}}}}},
-              {"height", 110}};
-    s.charts.push_back(m);
-    page.sections.push_back(s);
-  }
-
-  // VCs over time.
-  {
-    Section s;
-    s.title = "GPUs over time per virtual cluster";
-    for (auto& m : missing_for("GPUs")) s.missing.push_back(m);
-    for (auto& m : missing_for("VC utilization")) s.missing.push_back(m);
-    if (!c.vc_series.empty()) {
-      const bool util = c.vc_capacity_known;
-      Chart ch;
-      ch.id = "vc_over_time";
-      ch.title = util ? (c.vc_series_is_allocation ? "VC utilization over time" : "GPU demand relative to VC size over time")
-                      : (c.vc_series_is_allocation ? "GPUs in use over time per VC" : "GPU demand over time per VC");
-      ch.caption = "Mean over each " + FormatSeconds(static_cast<double>(c.bin_width)) + " bin" +
-                   (util ? "; utilization = GPUs in use / VC GPUs (VCs without a size in the config are left out)." : ".");
-      for (const auto& v : c.vc_series) {
-        if (util && v.capacity == 0) continue;
-        for (size_t b = 0; b < v.gpus.size(); ++b) {
-          const Time t = c.bin_start + static_cast<Time>(b) * c.bin_width;
-          json row = {{"vc", v.vc}};
-          if (c.absolute_calendar)
-            row["time"] = static_cast<double>(c.epoch_unix + t) * 1000.0;
-          else
-            row["day"] = static_cast<double>(t - c.first_submit) / 86400.0;
-          row["gpus"] = std::round(v.gpus[b] * 1000.0) / 1000.0;
-          if (util) row["utilization"] = v.gpus[b] / static_cast<double>(v.capacity);
-          ch.data.push_back(row);
-        }
-      }
-      json x = c.absolute_calendar
-                   ? json{{"field", "time"}, {"type", "temporal"}, {"scale", {{"type", "utc"}}}, {"title", "date (UTC)"}}
-                   : json{{"field", "day"}, {"type", "quantitative"}, {"title", "days since first submission"}};
-      json y = util ? json{{"field", "utilization"}, {"type", "quantitative"}, {"title", c.vc_series_is_allocation ? "GPU utilization" : "GPU demand / VC GPUs"},
-                           {"axis", {{"format", ".0%"}}}}
-                    : json{{"field", "gpus"}, {"type", "quantitative"}, {"title", "GPUs"}};
-      ch.spec = {{"mark", {{"type", "line"}, {"strokeWidth", 1.2}}},
-                 {"width", 1100},
-                 {"height", 320},
-                 {"encoding",
-                  {{"x", x},
-                   {"y", y},
-                   {"color", {{"field", "vc"}, {"type", "nominal"}, {"title", "VC"}}},
-                   {"tooltip", Tooltip({{"vc", "VC", ""}, {"gpus", "GPUs", ",.1f"}})}}}};
-      s.charts.push_back(ch);
-    }
-    page.sections.push_back(s);
-  }
-
-  // Users.
-  {
-    Section s;
-    s.title = "Users";
-    s.missing = missing_for("user concentration");
-    for (auto& m : missing_for("per-user")) s.missing.push_back(m);
-    if (c.users > 0) {
-      Chart l;
-      l.id = "user_concentration";
-      l.title = "Concentration of GPU time across users";
-      l.caption = "Users sorted by GPU time, heaviest first. Top 1 % / 5 % / 10 % of users: " +
-                  FormatPercent(c.top1_share) + " / " + FormatPercent(c.top5_share) + " / " +
-                  FormatPercent(c.top10_share) + " of GPU time.";
-      for (const auto& [u, g] : c.user_lorenz) l.data.push_back(json{{"users", u}, {"gpu_time", g}});
-      l.spec = {{"mark", {{"type", "line"}, {"strokeWidth", 2}, {"point", false}}},
-                {"encoding",
-                 {{"x", {{"field", "users"}, {"type", "quantitative"}, {"title", "fraction of users (heaviest first)"},
-                         {"axis", {{"format", ".0%"}}}}},
-                  {"y", {{"field", "gpu_time"}, {"type", "quantitative"}, {"title", "cumulative share of GPU time"},
-                         {"axis", {{"format", ".0%"}}}, {"scale", {{"domain", {0, 1}}}}}},
-                  {"tooltip", Tooltip({{"users", "users", ".1%"}, {"gpu_time", "GPU time", ".1%"}})}}}};
-      s.charts.push_back(l);
-      Table t{"user_shares", "Share of GPU time of the top users",
-              {"users", "top 1 %", "top 5 %", "top 10 %"},
-              {{std::to_string(c.users), FormatPercent(c.top1_share), FormatPercent(c.top5_share),
-                FormatPercent(c.top10_share)}}};
-      s.tables.push_back(t);
-      Table u{"top_users", "Top users by GPU time", {"user", "jobs", "GPU-hours", "share of GPU time", "avg queueing", "median queueing"}, {}};
-      for (const auto& r : c.top_users)
-        u.rows.push_back({r.user, std::to_string(r.jobs), report::FormatFixed(r.gpu_hours, 1),
-                          FormatPercent(r.gpu_time_share), r.queued_jobs ? FormatSeconds(r.avg_queue) : "n/a",
-                          r.queued_jobs ? FormatSeconds(r.median_queue) : "n/a"});
-      s.tables.push_back(u);
-    }
-    page.sections.push_back(s);
-  }
-
-  // Job types.
-  {
-    Section s;
-    s.title = "Job types";
-    s.missing = missing_for("job types");
-    if (!c.job_types.empty()) {
-      Chart ch;
-      ch.id = "job_types";
-      ch.title = "Share of jobs and of GPU time by job type";
-      json order = json::array();
-      for (const auto& r : c.job_types) {
-        order.push_back(r.type);
-        ch.data.push_back(json{{"type", r.type}, {"measure", "jobs"}, {"share", r.job_share}});
-        ch.data.push_back(json{{"type", r.type}, {"measure", "GPU time"}, {"share", r.gpu_time_share}});
-      }
-      ch.spec = {{"mark", {{"type", "bar"}}},
-                 {"encoding",
-                  {{"x", {{"field", "type"}, {"type", "nominal"}, {"sort", order}, {"title", "job type"},
-                          {"axis", {{"labelAngle", 0}}}}},
-                   {"xOffset", {{"field", "measure"}, {"sort", {"jobs", "GPU time"}}}},
-                   {"y", {{"field", "share"}, {"type", "quantitative"}, {"title", "share of total"},
-                          {"axis", {{"format", ".0%"}}}}},
-                   {"color", {{"field", "measure"}, {"type", "nominal"}, {"title", "share of"}, {"sort", {"jobs", "GPU time"}}}},
-                   {"tooltip", Tooltip({{"type", "type", ""}, {"measure", "share of", ""}, {"share", "share", ".2%"}})}}}};
-      s.charts.push_back(ch);
-      Table t{"job_types_table", "Job types", {"type", "jobs", "share of jobs", "GPU-hours", "share of GPU time", "avg GPUs", "avg duration", "avg queueing"}, {}};
-      for (const auto& r : c.job_types)
-        t.rows.push_back({r.type, std::to_string(r.jobs), FormatPercent(r.job_share, 2), report::FormatFixed(r.gpu_hours, 1),
-                          FormatPercent(r.gpu_time_share, 2), report::FormatFixed(r.avg_gpus, 2),
-                          FormatSeconds(r.avg_duration), r.queued_jobs ? FormatSeconds(r.avg_queue) : "n/a"});
-      s.tables.push_back(t);
-    }
-    page.sections.push_back(s);
-  }
+report::Page CharacterizationPage(const Characterization& c, const std::string& trace_label) {
+  report::Page page;
+  page.title = "Workload characterization: " + trace_label;
+  AddFacts(c, trace_label, &page);
+  page.sections.push_back(OverviewSection(c));
+  page.sections.push_back(DurationSection(c));
+  page.sections.push_back(GpuDemandSection(c));
+  page.sections.push_back(QueueingSection(c));
+  page.sections.push_back(SubmissionSection(c));
+  page.sections.push_back(VcSection(c));
+  page.sections.push_back(UsersSection(c));
+  page.sections.push_back(JobTypesSection(c));
   return page;
 }
 

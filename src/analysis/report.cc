@@ -259,227 +259,249 @@ void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, r
   page->sections.push_back(s);
 }
 
-}  // namespace
+// A statistic of a summary.json distribution (jct_s, queue_delay_s, ...); 0 when absent.
+double DistStat(const json& run, const char* key, const char* stat) {
+  return run.contains(key) && run[key].contains(stat) ? run[key][stat].get<double>() : 0.0;
+}
 
-report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOptions& opt) {
-  using report::Chart;
-  using report::FormatPercent;
-  using report::FormatSeconds;
-  using report::Section;
-  using report::Table;
-  report::Page page;
-  page.title = "Scheduling policy comparison";
+// The distinct values, in order, joined by "; ".
+std::string JoinDistinct(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : "; ") + x;
+  return out;
+}
+
+void AddFacts(const std::vector<LoadedRun>& runs, report::Page* page) {
   std::set<std::string> scen, clus;
   for (const auto& r : runs) {
     scen.insert(r.scenario);
     clus.insert(r.cluster);
   }
-  auto join = [](const std::set<std::string>& s) {
-    std::string out;
-    for (const auto& x : s) out += (out.empty() ? "" : "; ") + x;
-    return out;
+  page->facts.push_back({"workload", JoinDistinct(scen)});
+  page->facts.push_back({"cluster", JoinDistinct(clus)});
+  page->facts.push_back({"runs", std::to_string(runs.size())});
+}
+
+// Headline metrics from summary.json, one column per run.
+report::Section SummarySection(const std::vector<LoadedRun>& runs) {
+  using report::FormatPercent;
+  using report::FormatSeconds;
+  using report::Section;
+  using report::Table;
+  Section s;
+  s.title = "Summary";
+  s.text = "From summary.json. Statistics over finished jobs; * = the policy read true job durations (oracle).";
+  Table t{"summary", "Headline metrics", {"metric"}, {}};
+  for (const auto& r : runs) t.header.push_back(r.label + (r.summary.value("uses_oracle_durations", false) ? " *" : ""));
+  auto add = [&](const std::string& name, auto fn) {
+    std::vector<std::string> row{name};
+    for (const auto& r : runs) row.push_back(fn(r.summary));
+    t.rows.push_back(row);
   };
-  page.facts.push_back({"workload", join(scen)});
-  page.facts.push_back({"cluster", join(clus)});
-  page.facts.push_back({"runs", std::to_string(runs.size())});
-  json order = json::array();
-  for (const auto& r : runs) order.push_back(r.label);
-  auto dist = [](const json& run, const char* key, const char* stat) {
-    return run.contains(key) && run[key].contains(stat) ? run[key][stat].get<double>() : 0.0;
-  };
+  add("jobs finished", [](const json& j) { return std::to_string(j["jobs"].value("finished", 0ull)); });
+  add("not run (rejected + skipped)", [](const json& j) {
+    return std::to_string(j["jobs"].value("rejected", 0ull) + j["jobs"].value("skipped", 0ull));
+  });
+  add("avg JCT", [&](const json& j) { return FormatSeconds(DistStat(j, "jct_s", "mean")); });
+  add("median JCT", [&](const json& j) { return FormatSeconds(DistStat(j, "jct_s", "median")); });
+  add("p99 JCT", [&](const json& j) { return FormatSeconds(DistStat(j, "jct_s", "p99")); });
+  add("avg queueing delay", [&](const json& j) { return FormatSeconds(DistStat(j, "queue_delay_s", "mean")); });
+  add("p99 queueing delay", [&](const json& j) { return FormatSeconds(DistStat(j, "queue_delay_s", "p99")); });
+  add("avg bounded slowdown", [&](const json& j) { return report::FormatFixed(DistStat(j, "bounded_slowdown", "mean"), 2); });
+  add("GPU utilization", [](const json& j) { return FormatPercent(j.value("gpu_utilization", 0.0)); });
+  add("makespan", [](const json& j) { return FormatSeconds(j.value("makespan_s", 0.0)); });
+  add("preemptions", [](const json& j) { return std::to_string(j.value("preemptions", 0ull)); });
+  s.tables.push_back(t);
+  return s;
+}
 
-  // Headline table.
-  {
-    Section s;
-    s.title = "Summary";
-    s.text = "From summary.json. Statistics over finished jobs; * = the policy read true job durations (oracle).";
-    Table t{"summary", "Headline metrics", {"metric"}, {}};
-    for (const auto& r : runs) t.header.push_back(r.label + (r.summary.value("uses_oracle_durations", false) ? " *" : ""));
-    auto add = [&](const std::string& name, auto fn) {
-      std::vector<std::string> row{name};
-      for (const auto& r : runs) row.push_back(fn(r.summary));
-      t.rows.push_back(row);
-    };
-    add("jobs finished", [](const json& j) { return std::to_string(j["jobs"].value("finished", 0ull)); });
-    add("not run (rejected + skipped)", [](const json& j) {
-      return std::to_string(j["jobs"].value("rejected", 0ull) + j["jobs"].value("skipped", 0ull));
-    });
-    add("avg JCT", [&](const json& j) { return FormatSeconds(dist(j, "jct_s", "mean")); });
-    add("median JCT", [&](const json& j) { return FormatSeconds(dist(j, "jct_s", "median")); });
-    add("p99 JCT", [&](const json& j) { return FormatSeconds(dist(j, "jct_s", "p99")); });
-    add("avg queueing delay", [&](const json& j) { return FormatSeconds(dist(j, "queue_delay_s", "mean")); });
-    add("p99 queueing delay", [&](const json& j) { return FormatSeconds(dist(j, "queue_delay_s", "p99")); });
-    add("avg bounded slowdown", [&](const json& j) { return report::FormatFixed(dist(j, "bounded_slowdown", "mean"), 2); });
-    add("GPU utilization", [](const json& j) { return FormatPercent(j.value("gpu_utilization", 0.0)); });
-    add("makespan", [](const json& j) { return FormatSeconds(j.value("makespan_s", 0.0)); });
-    add("preemptions", [](const json& j) { return std::to_string(j.value("preemptions", 0ull)); });
-    s.tables.push_back(t);
-    page.sections.push_back(s);
+// JCT CDFs of small and large jobs: one color per run, solid small, dashed large.
+report::Chart SmallLargeCdfChart(const std::vector<LoadedRun>& runs, const json& order, const RunReportOptions& opt) {
+  std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> sl;
+  for (const auto& r : runs) {
+    if (!r.jct_small.empty()) sl.push_back({r.label + " · ≤8 GPUs", report::Cdf(r.jct_small, opt.max_points)});
+    if (!r.jct_large.empty()) sl.push_back({r.label + " · >8 GPUs", report::Cdf(r.jct_large, opt.max_points)});
   }
-
-  // CDFs.
-  {
-    Section s;
-    s.title = "Job completion time and queueing delay";
-    s.text = "Empirical CDFs over finished jobs (read from each run's jobs.csv); further left and higher is better.";
-    std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> jct, q;
-    for (const auto& r : runs) {
-      jct.push_back({r.label, report::Cdf(r.jct, opt.max_points)});
-      q.push_back({r.label, report::Cdf(r.queue, opt.max_points)});
-    }
-    s.charts.push_back(report::CdfChart("jct_cdf", "JCT CDF", "job completion time (s, log scale)", true, jct, "policy",
-                                        "JCT = end − submit."));
-    s.charts.push_back(report::CdfChart("queue_cdf", "Queueing delay CDF", "queueing delay (s, log scale)", true, q,
-                                        "policy", "Delays below 1 s (including 0) are drawn at 1 s."));
-    std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> sl;
-    for (const auto& r : runs) {
-      if (!r.jct_small.empty()) sl.push_back({r.label + " · ≤8 GPUs", report::Cdf(r.jct_small, opt.max_points)});
-      if (!r.jct_large.empty()) sl.push_back({r.label + " · >8 GPUs", report::Cdf(r.jct_large, opt.max_points)});
-    }
-    Chart c = report::CdfChart("jct_cdf_small_large", "JCT CDF: small (≤ 8 GPUs) vs large (> 8 GPUs) jobs",
-                               "job completion time (s, log scale)", true, sl, "policy · size",
-                               "Solid: small jobs; dashed: large jobs.");
-    for (auto& row : c.data) {
-      const std::string sname = row["series"];
-      row["policy"] = sname.substr(0, sname.rfind(" · "));
-      row["size"] = sname.find(">8") != std::string::npos ? "large (> 8 GPUs)" : "small (≤ 8 GPUs)";
-    }
-    c.spec["encoding"]["color"] = {{"field", "policy"}, {"type", "nominal"}, {"title", "policy"}, {"sort", order}};
-    c.spec["encoding"]["strokeDash"] = {{"field", "size"}, {"type", "nominal"}, {"title", "job size"}};
-    c.spec["encoding"]["detail"] = {{"field", "series"}};
-    s.charts.push_back(c);
-    page.sections.push_back(s);
+  report::Chart c = report::CdfChart("jct_cdf_small_large", "JCT CDF: small (≤ 8 GPUs) vs large (> 8 GPUs) jobs",
+                                     "job completion time (s, log scale)", true, sl, "policy · size",
+                                     "Solid: small jobs; dashed: large jobs.");
+  for (auto& row : c.data) {
+    const std::string sname = row["series"];
+    row["policy"] = sname.substr(0, sname.rfind(" · "));
+    row["size"] = sname.find(">8") != std::string::npos ? "large (> 8 GPUs)" : "small (≤ 8 GPUs)";
   }
+  c.spec["encoding"]["color"] = {{"field", "policy"}, {"type", "nominal"}, {"title", "policy"}, {"sort", order}};
+  c.spec["encoding"]["strokeDash"] = {{"field", "size"}, {"type", "nominal"}, {"title", "job size"}};
+  c.spec["encoding"]["detail"] = {{"field", "series"}};
+  return c;
+}
 
-  // Small vs large averages.
-  {
-    Section s;
-    s.title = "Small vs large jobs";
-    Chart c;
-    c.id = "small_large";
-    c.title = "Average queueing delay and JCT by job size";
-    for (const auto& r : runs)
-      for (const char* g : {"small_jobs", "large_jobs"}) {
-        if (!r.summary.contains(g)) continue;
-        const json& grp = r.summary[g];
-        const std::string size = std::string(g) == "small_jobs" ? "small (≤ 8 GPUs)" : "large (> 8 GPUs)";
-        c.data.push_back(json{{"policy", r.label}, {"size", size}, {"metric", "avg queueing delay (h)"},
-                              {"hours", dist(grp, "queue_delay_s", "mean") / 3600.0}, {"jobs", grp.value("jobs", 0ull)}});
-        c.data.push_back(json{{"policy", r.label}, {"size", size}, {"metric", "avg JCT (h)"},
-                              {"hours", dist(grp, "jct_s", "mean") / 3600.0}, {"jobs", grp.value("jobs", 0ull)}});
-      }
-    c.spec = {{"mark", {{"type", "bar"}}},
-              {"width", 300},
-              {"height", 240},
+report::Section CdfSection(const std::vector<LoadedRun>& runs, const json& order, const RunReportOptions& opt) {
+  report::Section s;
+  s.title = "Job completion time and queueing delay";
+  s.text = "Empirical CDFs over finished jobs (read from each run's jobs.csv); further left and higher is better.";
+  std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> jct, q;
+  for (const auto& r : runs) {
+    jct.push_back({r.label, report::Cdf(r.jct, opt.max_points)});
+    q.push_back({r.label, report::Cdf(r.queue, opt.max_points)});
+  }
+  s.charts.push_back(report::CdfChart("jct_cdf", "JCT CDF", "job completion time (s, log scale)", true, jct, "policy",
+                                      "JCT = end − submit."));
+  s.charts.push_back(report::CdfChart("queue_cdf", "Queueing delay CDF", "queueing delay (s, log scale)", true, q,
+                                      "policy", "Delays below 1 s (including 0) are drawn at 1 s."));
+  s.charts.push_back(SmallLargeCdfChart(runs, order, opt));
+  return s;
+}
+
+report::Section SmallLargeSection(const std::vector<LoadedRun>& runs, const json& order) {
+  report::Section s;
+  s.title = "Small vs large jobs";
+  report::Chart c;
+  c.id = "small_large";
+  c.title = "Average queueing delay and JCT by job size";
+  for (const auto& r : runs)
+    for (const char* g : {"small_jobs", "large_jobs"}) {
+      if (!r.summary.contains(g)) continue;
+      const json& grp = r.summary[g];
+      const std::string size = std::string(g) == "small_jobs" ? "small (≤ 8 GPUs)" : "large (> 8 GPUs)";
+      c.data.push_back(json{{"policy", r.label}, {"size", size}, {"metric", "avg queueing delay (h)"},
+                            {"hours", DistStat(grp, "queue_delay_s", "mean") / 3600.0}, {"jobs", grp.value("jobs", 0ull)}});
+      c.data.push_back(json{{"policy", r.label}, {"size", size}, {"metric", "avg JCT (h)"},
+                            {"hours", DistStat(grp, "jct_s", "mean") / 3600.0}, {"jobs", grp.value("jobs", 0ull)}});
+    }
+  c.spec = {{"mark", {{"type", "bar"}}},
+            {"width", 300},
+            {"height", 240},
+            {"encoding",
+             {{"column", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}, {"sort", {"avg queueing delay (h)", "avg JCT (h)"}}}},
+              {"x", {{"field", "size"}, {"type", "nominal"}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
+              {"xOffset", {{"field", "policy"}, {"sort", order}}},
+              {"y", {{"field", "hours"}, {"type", "quantitative"}, {"title", "hours"}}},
+              {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
+              {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "size"}}, json{{"field", "metric"}},
+                                       json{{"field", "hours"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}},
+            {"resolve", {{"scale", {{"y", "independent"}}}}}};
+  s.charts.push_back(c);
+  return s;
+}
+
+// A step-line chart spec over days of the trace clock, one line per run.
+json TimeLineSpec(const json& order, const char* field, json ytitle, json axis) {
+  json y = {{"field", field}, {"type", "quantitative"}, {"title", ytitle}};
+  if (!axis.is_null()) y["axis"] = axis;
+  return json{{"mark", {{"type", "line"}, {"strokeWidth", 1.3}, {"interpolate", "step-after"}}},
+              {"width", 1100},
+              {"height", 260},
               {"encoding",
-               {{"column", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}, {"sort", {"avg queueing delay (h)", "avg JCT (h)"}}}},
-                {"x", {{"field", "size"}, {"type", "nominal"}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
-                {"xOffset", {{"field", "policy"}, {"sort", order}}},
-                {"y", {{"field", "hours"}, {"type", "quantitative"}, {"title", "hours"}}},
+               {{"x", {{"field", "day"}, {"type", "quantitative"}, {"title", "time (days, trace clock)"}}},
+                {"y", y},
                 {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
-                {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "size"}}, json{{"field", "metric"}},
-                                         json{{"field", "hours"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}},
-              {"resolve", {{"scale", {{"y", "independent"}}}}}};
-    s.charts.push_back(c);
-    page.sections.push_back(s);
-  }
+                {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "day"}, {"format", ".2f"}},
+                                         json{{"field", field}, {"format", ",.3f"}}})}}}};
+}
 
-  // Time series.
-  {
-    Section s;
-    s.title = "Cluster state over time";
-    s.text = "From timeseries.csv, averaged into at most " + std::to_string(opt.max_time_points) + " points per run.";
-    Chart u, p;
-    u.id = "utilization_over_time";
-    u.title = "GPU utilization over time";
-    p.id = "pending_over_time";
-    p.title = "Pending GPU demand over time";
-    for (const auto& r : runs)
-      for (const auto& t : r.series) {
-        u.data.push_back(json{{"policy", r.label}, {"day", t.time / 86400.0}, {"utilization", t.utilization},
-                              {"busy_gpus", t.busy_gpus}});
-        p.data.push_back(json{{"policy", r.label}, {"day", t.time / 86400.0}, {"pending_gpus", t.pending_gpus},
-                              {"pending_jobs", t.pending_jobs}});
-      }
-    auto line = [&](const char* field, json ytitle, json axis) {
-      json y = {{"field", field}, {"type", "quantitative"}, {"title", ytitle}};
-      if (!axis.is_null()) y["axis"] = axis;
-      return json{{"mark", {{"type", "line"}, {"strokeWidth", 1.3}, {"interpolate", "step-after"}}},
-                  {"width", 1100},
-                  {"height", 260},
-                  {"encoding",
-                   {{"x", {{"field", "day"}, {"type", "quantitative"}, {"title", "time (days, trace clock)"}}},
-                    {"y", y},
-                    {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
-                    {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "day"}, {"format", ".2f"}},
-                                             json{{"field", field}, {"format", ",.3f"}}})}}}};
-    };
-    u.spec = line("utilization", "GPU utilization (busy / cluster GPUs)", json{{"format", ".0%"}});
-    p.spec = line("pending_gpus", "GPUs requested by pending jobs", nullptr);
-    s.charts.push_back(u);
-    s.charts.push_back(p);
-    // Energy-saving runs: powered (on + booting) nodes.
-    Chart w;
-    w.id = "powered_nodes_over_time";
-    w.title = "Powered nodes over time (energy saving)";
-    for (const auto& r : runs)
-      for (const auto& [t, n] : r.powered)
-        w.data.push_back(json{{"policy", r.label}, {"day", t / 86400.0}, {"powered_nodes", n}});
-    if (!w.data.empty()) {
-      w.spec = line("powered_nodes", "nodes on or booting", nullptr);
-      s.charts.push_back(w);
+report::Section TimeSeriesSection(const std::vector<LoadedRun>& runs, const json& order, const RunReportOptions& opt) {
+  using report::Chart;
+  report::Section s;
+  s.title = "Cluster state over time";
+  s.text = "From timeseries.csv, averaged into at most " + std::to_string(opt.max_time_points) + " points per run.";
+  Chart u, p;
+  u.id = "utilization_over_time";
+  u.title = "GPU utilization over time";
+  p.id = "pending_over_time";
+  p.title = "Pending GPU demand over time";
+  for (const auto& r : runs)
+    for (const auto& t : r.series) {
+      u.data.push_back(json{{"policy", r.label}, {"day", t.time / 86400.0}, {"utilization", t.utilization},
+                            {"busy_gpus", t.busy_gpus}});
+      p.data.push_back(json{{"policy", r.label}, {"day", t.time / 86400.0}, {"pending_gpus", t.pending_gpus},
+                            {"pending_jobs", t.pending_jobs}});
     }
-    page.sections.push_back(s);
+  u.spec = TimeLineSpec(order, "utilization", "GPU utilization (busy / cluster GPUs)", json{{"format", ".0%"}});
+  p.spec = TimeLineSpec(order, "pending_gpus", "GPUs requested by pending jobs", nullptr);
+  s.charts.push_back(u);
+  s.charts.push_back(p);
+  // Energy-saving runs: powered (on + booting) nodes.
+  Chart w;
+  w.id = "powered_nodes_over_time";
+  w.title = "Powered nodes over time (energy saving)";
+  for (const auto& r : runs)
+    for (const auto& [t, n] : r.powered)
+      w.data.push_back(json{{"policy", r.label}, {"day", t / 86400.0}, {"powered_nodes", n}});
+  if (!w.data.empty()) {
+    w.spec = TimeLineSpec(order, "powered_nodes", "nodes on or booting", nullptr);
+    s.charts.push_back(w);
   }
+  return s;
+}
 
-  AddFailuresSection(runs, order, &page);
-
-  // Per VC.
-  {
-    Section s;
-    s.title = "Per virtual cluster";
-    Chart c;
-    c.id = "vc_queue";
-    c.title = "Average queueing delay per VC";
-    std::vector<std::string> vcs;
-    for (const auto& r : runs)
+// Per-VC table: for each VC (in first-seen order), its job count and each run's average JCT
+// / average queueing delay.
+report::Table PerVcTable(const std::vector<LoadedRun>& runs, const std::vector<std::string>& vcs) {
+  using report::FormatSeconds;
+  report::Table t{"per_vc", "Per-VC average JCT / average queueing delay (finished jobs)", {"VC", "jobs"}, {}};
+  for (const auto& r : runs) t.header.push_back(r.label);
+  for (const auto& vc : vcs) {
+    std::vector<std::string> row{vc, ""};
+    for (const auto& r : runs) {
+      std::string cell = "—";
       if (r.summary.contains("per_vc"))
-        for (const auto& g : r.summary["per_vc"]) {
-          const std::string name = g.value("name", "");
-          if (std::find(vcs.begin(), vcs.end(), name) == vcs.end()) vcs.push_back(name);
-          c.data.push_back(json{{"vc", name}, {"policy", r.label}, {"avg_queue_h", dist(g, "queue_delay_s", "mean") / 3600.0},
-                                {"avg_jct_h", dist(g, "jct_s", "mean") / 3600.0}, {"jobs", g.value("jobs", 0ull)}});
-        }
-    c.spec = {{"mark", {{"type", "bar"}}},
-              {"width", std::max<int>(520, static_cast<int>(vcs.size() * runs.size() * 9))},
-              {"encoding",
-               {{"x", {{"field", "vc"}, {"type", "nominal"}, {"title", "virtual cluster"}, {"sort", vcs}}},
-                {"xOffset", {{"field", "policy"}, {"sort", order}}},
-                {"y", {{"field", "avg_queue_h"}, {"type", "quantitative"}, {"title", "average queueing delay (h)"}}},
-                {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
-                {"tooltip", json::array({json{{"field", "vc"}}, json{{"field", "policy"}},
-                                         json{{"field", "avg_queue_h"}, {"format", ",.2f"}},
-                                         json{{"field", "avg_jct_h"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}}};
-    s.charts.push_back(c);
-    Table t{"per_vc", "Per-VC average JCT / average queueing delay (finished jobs)", {"VC", "jobs"}, {}};
-    for (const auto& r : runs) t.header.push_back(r.label);
-    for (const auto& vc : vcs) {
-      std::vector<std::string> row{vc, ""};
-      for (const auto& r : runs) {
-        std::string cell = "—";
-        if (r.summary.contains("per_vc"))
-          for (const auto& g : r.summary["per_vc"])
-            if (g.value("name", "") == vc) {
-              row[1] = std::to_string(g.value("jobs", 0ull));
-              cell = FormatSeconds(dist(g, "jct_s", "mean")) + " / " + FormatSeconds(dist(g, "queue_delay_s", "mean"));
-            }
-        row.push_back(cell);
-      }
-      t.rows.push_back(row);
+        for (const auto& g : r.summary["per_vc"])
+          if (g.value("name", "") == vc) {
+            row[1] = std::to_string(g.value("jobs", 0ull));
+            cell = FormatSeconds(DistStat(g, "jct_s", "mean")) + " / " + FormatSeconds(DistStat(g, "queue_delay_s", "mean"));
+          }
+      row.push_back(cell);
     }
-    s.tables.push_back(t);
-    page.sections.push_back(s);
+    t.rows.push_back(row);
   }
+  return t;
+}
+
+report::Section PerVcSection(const std::vector<LoadedRun>& runs, const json& order) {
+  report::Section s;
+  s.title = "Per virtual cluster";
+  report::Chart c;
+  c.id = "vc_queue";
+  c.title = "Average queueing delay per VC";
+  std::vector<std::string> vcs;
+  for (const auto& r : runs)
+    if (r.summary.contains("per_vc"))
+      for (const auto& g : r.summary["per_vc"]) {
+        const std::string name = g.value("name", "");
+        if (std::find(vcs.begin(), vcs.end(), name) == vcs.end()) vcs.push_back(name);
+        c.data.push_back(json{{"vc", name}, {"policy", r.label}, {"avg_queue_h", DistStat(g, "queue_delay_s", "mean") / 3600.0},
+                              {"avg_jct_h", DistStat(g, "jct_s", "mean") / 3600.0}, {"jobs", g.value("jobs", 0ull)}});
+      }
+  c.spec = {{"mark", {{"type", "bar"}}},
+            {"width", std::max<int>(520, static_cast<int>(vcs.size() * runs.size() * 9))},
+            {"encoding",
+             {{"x", {{"field", "vc"}, {"type", "nominal"}, {"title", "virtual cluster"}, {"sort", vcs}}},
+              {"xOffset", {{"field", "policy"}, {"sort", order}}},
+              {"y", {{"field", "avg_queue_h"}, {"type", "quantitative"}, {"title", "average queueing delay (h)"}}},
+              {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
+              {"tooltip", json::array({json{{"field", "vc"}}, json{{"field", "policy"}},
+                                       json{{"field", "avg_queue_h"}, {"format", ",.2f"}},
+                                       json{{"field", "avg_jct_h"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}}};
+  s.charts.push_back(c);
+  s.tables.push_back(PerVcTable(runs, vcs));
+  return s;
+}
+
+}  // namespace
+
+report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOptions& opt) {
+  report::Page page;
+  page.title = "Scheduling policy comparison";
+  AddFacts(runs, &page);
+  json order = json::array();  // the runs' labels, in the order given: every chart's series order
+  for (const auto& r : runs) order.push_back(r.label);
+  page.sections.push_back(SummarySection(runs));
+  page.sections.push_back(CdfSection(runs, order, opt));
+  page.sections.push_back(SmallLargeSection(runs, order));
+  page.sections.push_back(TimeSeriesSection(runs, order, opt));
+  AddFailuresSection(runs, order, &page);
+  page.sections.push_back(PerVcSection(runs, order));
   return page;
 }
 

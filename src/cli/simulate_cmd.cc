@@ -595,190 +595,250 @@ Status CheckFlagsApply(const Options& o, const CLI::App& cmd) {
   return Status::Ok();
 }
 
-int Run(Options o, const CLI::App& cmd) {
-  auto fail = [](const Error& e) {
-    std::fprintf(stderr, "orrery simulate: %s\n", e.message.c_str());
-    return e.exit_code;
-  };
-  if (o.list_policies) {
-    if (Status st = RefuseAllBut(cmd, "--list-policies", "--list-policies prints the policy registry and runs nothing");
-        !st.ok())
-      return fail(st.error());
-    std::fputs(PolicyListMarkdown().c_str(), stdout);
-    return 0;
-  }
-  if (Status st = CheckFlagsApply(o, cmd); !st.ok()) return fail(st.error());
-  // --- workload
+int Fail(const Error& e) {
+  std::fprintf(stderr, "orrery simulate: %s\n", e.message.c_str());
+  return e.exit_code;
+}
+
+// The workload to replay and how it is described in the header line and summary.json.
+struct Workload {
   Trace trace;
   std::string scenario;
-  std::optional<workload::WorkloadSpec> spec;
-  TraceFormat fmt = TraceFormat::kAuto;
-  if (!o.trace.empty()) {
-    if (!o.preset.empty()) return fail(MakeError("give either a trace or --generate, not both"));
-    auto f = ParseTraceFormat(o.format);
-    if (!f.ok()) return fail(f.error());
-    fmt = *f;
-    if (fmt == TraceFormat::kAuto) {
-      auto d = DetectTraceFormat(o.trace);
-      if (!d.ok()) return fail(d.error());
-      fmt = *d;
-    }
-    ImportOptions io;
-    io.skip_bad_rows = o.skip_bad_rows;
-    // An SWF log on its header's machine: processors are the schedulable devices.
-    io.swf_procs_as_gpus = o.swf_procs_as_gpus || (fmt == TraceFormat::kSwf && (o.cluster.empty() || o.cluster == "auto"));
-    ImportReport rep;
-    auto t = LoadTrace(o.trace, fmt, io, &rep);
-    if (!t.ok()) return fail(t.error());
-    trace = std::move(*t);
-    scenario = o.trace;
-    if (rep.rows_skipped) std::fprintf(stderr, "note: %llu bad rows skipped\n", static_cast<unsigned long long>(rep.rows_skipped));
-  } else if (o.preset == kLlmPreset) {
-    scenario = "generated LLM pre-training workload (seed " + std::to_string(o.seed) + ")";  // after the cluster
-  } else {
-    std::string preset = o.preset.empty() ? std::string(workload::kDefaultPreset) : o.preset;
-    auto s = workload::GetPreset(preset);
-    if (!s.ok()) return fail(s.error());
-    spec = std::move(*s);
-    if (o.jobs) spec->jobs = o.jobs;
-    if (o.days > 0) spec->days = o.days;
-    if (o.preset.empty() && !o.jobs && o.days <= 0) spec->days = kDefaultScenarioDays;
-    if (o.load > 0) spec->load = o.load;
-    if (Status st = ApplyWorkloadModelFlags(o.model, &*spec); !st.ok()) return fail(st.error());
-    Status v = workload::ValidateSpec(*spec);
-    if (!v.ok()) return fail(v.error());
-    trace = workload::GenerateWorkload(*spec, o.seed);
-    std::string batches = spec->batches == workload::BatchModel::kSingle
-                              ? std::string()
-                              : ", " + std::string(workload::BatchModelName(spec->batches));
-    if (spec->long_runs != workload::LongRunArrivals::kWeekly)
-      batches += ", long runs " + std::string(workload::LongRunArrivalsName(spec->long_runs));
-    if (spec->long_run_sizes != workload::LongRunSizes::kClassMix)
-      batches += ", long-run sizes " + std::string(workload::LongRunSizesName(spec->long_run_sizes));
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "generated '%s' (seed %llu, %s, %s arrivals%s)", preset.c_str(),
-                  static_cast<unsigned long long>(o.seed),
-                  spec->jobs ? (std::to_string(spec->jobs) + " jobs").c_str()
-                             : (std::to_string(static_cast<int>(spec->days)) + " days").c_str(),
-                  std::string(workload::ArrivalModelName(spec->arrivals)).c_str(), batches.c_str());
-    scenario = buf;
+  std::optional<workload::WorkloadSpec> spec;  // a generated preset's
+  TraceFormat fmt = TraceFormat::kAuto;        // a trace file's
+};
+
+Result<Workload> ReadTraceFile(const Options& o) {
+  if (!o.preset.empty()) return MakeError("give either a trace or --generate, not both");
+  Workload w;
+  ORR_ASSIGN_OR_RETURN(w.fmt, ParseTraceFormat(o.format));
+  if (w.fmt == TraceFormat::kAuto) {
+    ORR_ASSIGN_OR_RETURN(w.fmt, DetectTraceFormat(o.trace));
   }
-  // --- cluster
-  auto choice = SelectCluster(o, spec ? &*spec : nullptr, fmt);
-  if (!choice.ok()) return fail(choice.error());
-  Result<Cluster> cluster = std::move(choice->cluster);
+  ImportOptions io;
+  io.skip_bad_rows = o.skip_bad_rows;
+  // An SWF log on its header's machine: processors are the schedulable devices.
+  io.swf_procs_as_gpus = o.swf_procs_as_gpus || (w.fmt == TraceFormat::kSwf && (o.cluster.empty() || o.cluster == "auto"));
+  ImportReport rep;
+  ORR_ASSIGN_OR_RETURN(w.trace, LoadTrace(o.trace, w.fmt, io, &rep));
+  w.scenario = o.trace;
+  if (rep.rows_skipped) std::fprintf(stderr, "note: %llu bad rows skipped\n", static_cast<unsigned long long>(rep.rows_skipped));
+  return w;
+}
+
+// "generated 'helios-venus' (seed 1, 30 days, open-loop arrivals, ...)": the preset, its size
+// and the workload models that differ from the defaults.
+std::string GeneratedScenario(const std::string& preset, uint64_t seed, const workload::WorkloadSpec& spec) {
+  std::string batches = spec.batches == workload::BatchModel::kSingle
+                            ? std::string()
+                            : ", " + std::string(workload::BatchModelName(spec.batches));
+  if (spec.long_runs != workload::LongRunArrivals::kWeekly)
+    batches += ", long runs " + std::string(workload::LongRunArrivalsName(spec.long_runs));
+  if (spec.long_run_sizes != workload::LongRunSizes::kClassMix)
+    batches += ", long-run sizes " + std::string(workload::LongRunSizesName(spec.long_run_sizes));
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "generated '%s' (seed %llu, %s, %s arrivals%s)", preset.c_str(),
+                static_cast<unsigned long long>(seed),
+                spec.jobs ? (std::to_string(spec.jobs) + " jobs").c_str()
+                          : (std::to_string(static_cast<int>(spec.days)) + " days").c_str(),
+                std::string(workload::ArrivalModelName(spec.arrivals)).c_str(), batches.c_str());
+  return buf;
+}
+
+// A generated preset (with no trace and no --generate: the default scenario), shaped by
+// --jobs, --days, --load and the workload model flags.
+Result<Workload> GeneratePreset(const Options& o) {
+  Workload w;
+  std::string preset = o.preset.empty() ? std::string(workload::kDefaultPreset) : o.preset;
+  ORR_ASSIGN_OR_RETURN(w.spec, workload::GetPreset(preset));
+  workload::WorkloadSpec& spec = *w.spec;
+  if (o.jobs) spec.jobs = o.jobs;
+  if (o.days > 0) spec.days = o.days;
+  if (o.preset.empty() && !o.jobs && o.days <= 0) spec.days = kDefaultScenarioDays;
+  if (o.load > 0) spec.load = o.load;
+  ORR_RETURN_IF_ERROR(ApplyWorkloadModelFlags(o.model, &spec));
+  ORR_RETURN_IF_ERROR(workload::ValidateSpec(spec));
+  w.trace = workload::GenerateWorkload(spec, o.seed);
+  w.scenario = GeneratedScenario(preset, o.seed, spec);
+  return w;
+}
+
+Result<Workload> LoadWorkload(const Options& o) {
+  if (!o.trace.empty()) return ReadTraceFile(o);
+  if (o.preset == kLlmPreset) {
+    Workload w;  // its trace is generated once the cluster is known
+    w.scenario = "generated LLM pre-training workload (seed " + std::to_string(o.seed) + ")";
+    return w;
+  }
+  return GeneratePreset(o);
+}
+
+// Everything a run needs, read and checked before any simulation or output.
+struct Setup {
+  Workload workload;
+  ClusterChoice choice;
+  std::vector<eval::ExpandedRequest> requests;
+  std::vector<uint32_t> tie;
+  std::vector<std::string> policies;
+  signals::SignalSet sig;
+  signals::LogSignalOptions tracker_opts;
+  std::vector<std::string> notes;  // printed after the table
+  std::string energy;              // "" = off
+  std::vector<PowerModel> node_power;
+  FailureSetup failures;
+};
+
+// --policy (split into specs), --signals and --tracker-options; with the advisor, each policy
+// reads its estimates. Every policy and the placer are built once here, so that a bad spec
+// fails before any work or output.
+Status SetUpPolicies(const Options& o, const Trace& trace, const Cluster& cluster, Setup* s) {
+  s->policies = SplitPolicies(o.policies.empty() ? std::vector<std::string>{kDefaultPolicies} : o.policies);
+  if (s->policies.empty()) return MakeError("no policy given");
+  ORR_ASSIGN_OR_RETURN(s->sig, signals::ParseSignalSet(o.signals));
+  ORR_ASSIGN_OR_RETURN(s->tracker_opts, signals::ParseLogSignalOptions(o.tracker_options));
+  if (!o.tracker_options.empty() && !s->sig.tracker) return MakeError("--tracker-options needs --signals tracker");
+  if (s->sig.any() && o.helios_compat) return MakeError("--signals cannot be combined with --helios-compat");
+  if (o.renege && o.helios_compat) return MakeError("--renege cannot be combined with --helios-compat");
+  if (s->sig.advisor) {
+    for (std::string& p : s->policies) {
+      if (!signals::ReadsEstimate(p)) s->notes.push_back(p + ": reads no duration estimate (--signals advisor has nothing to feed it)");
+      ORR_ASSIGN_OR_RETURN(p, signals::WithAdvisor(p));
+    }
+  }
+  for (const std::string& p : s->policies) {
+    PolicyEnv env{&trace, &cluster, nullptr, {}};
+    auto parts = MakePolicyFor(p, o.seed, &env);
+    if (!parts.ok()) return parts.error().With("policy " + p);
+  }
+  if (auto pl = MakePlacer(o.placer, o.seed); !pl.ok()) return pl.error();
+  return Status::Ok();
+}
+
+// --energy: the spec checked, and each node's power model: the cluster TOML's (the embedded
+// one's by default), else --power-model's documented defaults.
+Status SetUpEnergy(const Options& o, const ClusterChoice& choice, Setup* s) {
+  s->energy = o.energy == "off" ? std::string() : o.energy;
+  if (s->energy.empty()) return Status::Ok();
+  const Cluster& cluster = choice.cluster;
+  if (o.helios_compat) return MakeError("--energy cannot be combined with --helios-compat");
+  if (auto e = ParseCesSpec(s->energy); !e.ok()) return e.error();
+  if (o.resume_failure < 0 || o.resume_failure > 0.9)
+    return MakeError("--resume-failure: expected a probability in [0, 0.9], got " + std::to_string(o.resume_failure));
+  std::vector<PowerModel>& node_power = s->node_power;
+  const bool embedded = choice.toml.empty() && choice.note.empty() && !IsCsvPath(o.cluster);
+  if (embedded || !choice.toml.empty()) {
+    auto cs = embedded ? ParseClusterSpecString(EmbeddedDefaultClusterToml(), "<embedded configs/helios-venus.toml>")
+                       : LoadClusterSpec(choice.toml);
+    if (!cs.ok()) return cs.error();
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) node_power.push_back(cs->node_power(NodeId(static_cast<uint32_t>(i))));
+  }
+  if (!o.power_model.empty()) {
+    if (!DefaultPowerModel(o.power_model, 8).known())
+      return MakeError("--power-model: expected V100, A100 or H100, got \"" + o.power_model + "\"");
+    node_power.resize(cluster.nodes.size());
+    for (size_t i = 0; i < node_power.size(); ++i)
+      if (!node_power[i].known()) node_power[i] = DefaultPowerModel(o.power_model, cluster.nodes[i].gpus);
+  }
+  return Status::Ok();
+}
+
+// --checkpoint: periodic checkpoints of every GPU job (needs a failure model).
+Status AddCheckpoints(const Options& o, Trace* trace, FailureSetup* failures) {
+  if (o.checkpoint.empty()) return Status::Ok();
+  if (failures->json.empty()) return MakeError("--checkpoint needs --failures");
+  if (!trace->work.empty()) return MakeError("--checkpoint: the trace already has phases");
+  Result<CheckpointPlan> plan = MakeCheckpointPlan(o.checkpoint);
+  if (!plan) return plan.error().With("--checkpoint");
+  trace->work = CheckpointedWork(*trace, failures->model, *plan, failures->gpus_per_node);
+  failures->json["checkpoint"] = o.checkpoint;
+  return Status::Ok();
+}
+
+// The workload, the cluster and every option, in the order their errors are reported. `o` is
+// not const: the evaluation requests' expansion keeps what it read in o.eval.
+Result<Setup> SetUp(Options& o) {
+  Setup s;
+  ORR_ASSIGN_OR_RETURN(s.workload, LoadWorkload(o));
+  Trace& trace = s.workload.trace;
+  ORR_ASSIGN_OR_RETURN(s.choice, SelectCluster(o, s.workload.spec ? &*s.workload.spec : nullptr, s.workload.fmt));
+  const Cluster& cluster = s.choice.cluster;
   if (o.preset == kLlmPreset) {
     if (o.cluster.empty() || o.cluster == "auto")
-      return fail(MakeError("--generate llm: pass --cluster FILE.toml whose GPU types have planner profiles "
-                            "(e.g. configs/h200-16x8.toml)"));
-    auto llm = GenerateLlmTrace(o, *cluster);
-    if (!llm.ok()) return fail(llm.error().With("--generate llm"));
+      return MakeError("--generate llm: pass --cluster FILE.toml whose GPU types have planner profiles "
+                       "(e.g. configs/h200-16x8.toml)");
+    auto llm = GenerateLlmTrace(o, cluster);
+    if (!llm.ok()) return llm.error().With("--generate llm");
     trace = std::move(*llm);
   }
   if (o.eval.any() && o.helios_compat)
-    return fail(MakeError("--eval-requests/--eval-every cannot be combined with --helios-compat (it has no job phases or dependencies)"));
-  auto requests = AddEvalRequests(o.eval, *cluster, &trace);
-  if (!requests.ok()) return fail(requests.error());
-
-  std::vector<uint32_t> tie;
+    return MakeError("--eval-requests/--eval-every cannot be combined with --helios-compat (it has no job phases or dependencies)");
+  ORR_ASSIGN_OR_RETURN(s.requests, AddEvalRequests(o.eval, cluster, &trace));
   if (!o.tie_order.empty()) {
-    auto t = ReadTieOrder(o.tie_order, trace.jobs.size());
-    if (!t.ok()) return fail(t.error());
-    tie = std::move(*t);
+    ORR_ASSIGN_OR_RETURN(s.tie, ReadTieOrder(o.tie_order, trace.jobs.size()));
   }
-  std::vector<std::string> policies = SplitPolicies(o.policies.empty() ? std::vector<std::string>{kDefaultPolicies} : o.policies);
-  if (policies.empty()) return fail(MakeError("no policy given"));
-  auto sig = signals::ParseSignalSet(o.signals);
-  if (!sig.ok()) return fail(sig.error());
-  auto tracker_opts = signals::ParseLogSignalOptions(o.tracker_options);
-  if (!tracker_opts.ok()) return fail(tracker_opts.error());
-  if (!o.tracker_options.empty() && !sig->tracker) return fail(MakeError("--tracker-options needs --signals tracker"));
-  if (sig->any() && o.helios_compat) return fail(MakeError("--signals cannot be combined with --helios-compat"));
-  if (o.renege && o.helios_compat) return fail(MakeError("--renege cannot be combined with --helios-compat"));
-  std::vector<std::string> notes;
-  if (sig->advisor) {
-    for (std::string& p : policies) {
-      if (!signals::ReadsEstimate(p)) notes.push_back(p + ": reads no duration estimate (--signals advisor has nothing to feed it)");
-      auto with = signals::WithAdvisor(p);
-      if (!with.ok()) return fail(with.error());
-      p = *with;
-    }
-  }
+  ORR_RETURN_IF_ERROR(SetUpPolicies(o, trace, cluster, &s));
+  ORR_RETURN_IF_ERROR(SetUpEnergy(o, s.choice, &s));
+  ORR_ASSIGN_OR_RETURN(s.failures, SetUpFailures(o.failures, o.recovery, trace, cluster, o.seed));
+  ORR_RETURN_IF_ERROR(AddCheckpoints(o, &trace, &s.failures));
+  return s;
+}
 
-  // Validate every policy and the placer before any work or output.
-  for (const std::string& p : policies) {
-    PolicyEnv env{&trace, &*cluster, nullptr, {}};
-    auto parts = MakePolicyFor(p, o.seed, &env);
-    if (!parts.ok()) return fail(parts.error().With("policy " + p));
-  }
-  if (auto pl = MakePlacer(o.placer, o.seed); !pl.ok()) return fail(pl.error());
-  // Energy saving: validate the spec and read the per-node power model.
-  const std::string energy = o.energy == "off" ? std::string() : o.energy;
-  std::vector<PowerModel> node_power;
-  if (!energy.empty()) {
-    if (o.helios_compat) return fail(MakeError("--energy cannot be combined with --helios-compat"));
-    if (auto e = ParseCesSpec(energy); !e.ok()) return fail(e.error());
-    if (o.resume_failure < 0 || o.resume_failure > 0.9)
-      return fail(MakeError("--resume-failure: expected a probability in [0, 0.9], got " + std::to_string(o.resume_failure)));
-    const bool embedded = choice->toml.empty() && choice->note.empty() && !IsCsvPath(o.cluster);
-    if (embedded || !choice->toml.empty()) {
-      auto cs = embedded ? ParseClusterSpecString(EmbeddedDefaultClusterToml(), "<embedded configs/helios-venus.toml>")
-                         : LoadClusterSpec(choice->toml);
-      if (!cs.ok()) return fail(cs.error());
-      for (size_t i = 0; i < cluster->nodes.size(); ++i) node_power.push_back(cs->node_power(NodeId(static_cast<uint32_t>(i))));
-    }
-    if (!o.power_model.empty()) {
-      if (!DefaultPowerModel(o.power_model, 8).known())
-        return fail(MakeError("--power-model: expected V100, A100 or H100, got \"" + o.power_model + "\""));
-      node_power.resize(cluster->nodes.size());
-      for (size_t i = 0; i < node_power.size(); ++i)
-        if (!node_power[i].known()) node_power[i] = DefaultPowerModel(o.power_model, cluster->nodes[i].gpus);
-    }
-  }
-
-  Result<FailureSetup> failures = SetUpFailures(o.failures, o.recovery, trace, *cluster, o.seed);
-  if (!failures) return fail(failures.error());
-  if (!o.checkpoint.empty()) {  // periodic checkpoints of every GPU job (needs a failure model)
-    if (failures->json.empty()) return fail(MakeError("--checkpoint needs --failures"));
-    if (!trace.work.empty()) return fail(MakeError("--checkpoint: the trace already has phases"));
-    Result<CheckpointPlan> plan = MakeCheckpointPlan(o.checkpoint);
-    if (!plan) return fail(plan.error().With("--checkpoint"));
-    trace.work = CheckpointedWork(trace, failures->model, *plan, failures->gpus_per_node);
-    failures->json["checkpoint"] = o.checkpoint;
-  }
+// The table, the wall times, the notes and (--vc-table) the per-VC tables.
+void PrintResults(const Options& o, size_t jobs, const std::vector<RunSummary>& summaries,
+                  const std::vector<double>& wall, const std::vector<std::string>& notes) {
+  if (!o.quiet) std::printf("\n");
+  std::printf("%s", FormatSummaryTable(summaries).c_str());
   if (!o.quiet) {
-    std::printf("Orrery simulate: %s\n", scenario.c_str());
-    std::printf("  %zu jobs on cluster '%s' (%zu nodes, %llu GPUs, %zu VCs), placer %s%s\n", trace.jobs.size(),
-                cluster->name.c_str(), cluster->nodes.size(), static_cast<unsigned long long>(cluster->total_gpus()),
-                cluster->vcs.size(), o.placer.c_str(), o.helios_compat ? ", Helios-compatible mode" : "");
+    std::printf("simulation wall time:");
+    for (size_t i = 0; i < wall.size(); ++i)
+      std::printf(" %s %.3f s (%.0f jobs/s)%s", summaries[i].policy.c_str(), wall[i],
+                  wall[i] > 0 ? static_cast<double>(jobs) / wall[i] : 0.0, i + 1 < wall.size() ? "," : "\n");
   }
-  if (!choice->note.empty()) std::fprintf(stderr, "note: %s\n", choice->note.c_str());
+  for (const std::string& n : notes) std::printf(n.rfind("warning: ", 0) == 0 ? "%s\n" : "note: %s\n", n.c_str());
+  if (o.vc_table)
+    for (const auto& s : summaries) std::printf("\n%s\n%s", s.policy.c_str(), FormatVcTable(s).c_str());
+}
+
+// Simulates every policy, prints the results and writes summary.json (the runs' files are
+// written as each run ends).
+int SimulateAll(const Options& o, Setup& s) {
+  const Trace& trace = s.workload.trace;
+  const Cluster& cluster = s.choice.cluster;
+  const std::vector<std::string>& policies = s.policies;
+  if (!o.quiet) {
+    std::printf("Orrery simulate: %s\n", s.workload.scenario.c_str());
+    std::printf("  %zu jobs on cluster '%s' (%zu nodes, %llu GPUs, %zu VCs), placer %s%s\n", trace.jobs.size(),
+                cluster.name.c_str(), cluster.nodes.size(), static_cast<unsigned long long>(cluster.total_gpus()),
+                cluster.vcs.size(), o.placer.c_str(), o.helios_compat ? ", Helios-compatible mode" : "");
+  }
+  if (!s.choice.note.empty()) std::fprintf(stderr, "note: %s\n", s.choice.note.c_str());
   Progress progress(!o.quiet, policies);
   std::vector<SimConfig> cfgs;
   for (size_t i = 0; i < policies.size(); ++i) {
-    cfgs.push_back(MakeSimConfig(o, policies[i], tie, energy, node_power));
+    cfgs.push_back(MakeSimConfig(o, policies[i], s.tie, s.energy, s.node_power));
     cfgs.back().progress = [&progress, i](uint64_t d, uint64_t t) { progress.Update(i, d, t); };
-    cfgs.back().failures = failures->list;
+    cfgs.back().failures = s.failures.list;
   }
   const std::vector<std::string> dirs =
       o.no_output ? std::vector<std::string>(policies.size()) : RunDirs(o.out_dir, policies);
   // The policies' runs are independent: they go on up to --threads cores, and what they hand
   // back is gathered here in policy order (the same bytes as one thread).
   nlohmann::ordered_json all = nlohmann::ordered_json::object();
-  all["scenario"] = scenario;
-  all["cluster"] = cluster->name;
+  all["scenario"] = s.workload.scenario;
+  all["cluster"] = cluster.name;
   all["seed"] = o.seed;
   all["jobs"] = trace.jobs.size();
-  if (sig->any()) all["signals"] = {{"advisor", sig->advisor}, {"tracker", sig->tracker}};
+  if (s.sig.any()) all["signals"] = {{"advisor", s.sig.advisor}, {"tracker", s.sig.tracker}};
   if (!o.no_output)
-    if (Status st = ClaimOutDir(o.out_dir, all, policies, dirs, o.force); !st.ok()) return fail(st.error());
+    if (Status st = ClaimOutDir(o.out_dir, all, policies, dirs, o.force); !st.ok()) return Fail(st.error());
   all["runs"] = nlohmann::ordered_json::array();
   std::vector<RunSummary> summaries;
   std::vector<double> wall;
   Error failed = MakeError("");
+  const signals::LogSignalOptions* tracker_opts = s.sig.tracker ? &s.tracker_opts : nullptr;
   const bool ok = RunOrdered<PolicyRun>(
       policies.size(), o.threads ? o.threads : AvailableCpus(),
-      [&](size_t i) { return RunPolicy(o, trace, *cluster, cfgs[i], dirs[i], failures->json, sig->tracker ? &*tracker_opts : nullptr, *requests); },
+      [&](size_t i) { return RunPolicy(o, trace, cluster, cfgs[i], dirs[i], s.failures.json, tracker_opts, s.requests); },
       [&](size_t i, PolicyRun& run) {
         progress.Done(i);
         if (!run.status.ok()) {
@@ -787,29 +847,33 @@ int Run(Options o, const CLI::App& cmd) {
         }
         summaries.push_back(std::move(run.summary));
         all["runs"].push_back(std::move(run.json));
-        notes.insert(notes.end(), run.notes.begin(), run.notes.end());
+        s.notes.insert(s.notes.end(), run.notes.begin(), run.notes.end());
         wall.push_back(run.seconds);
         return true;
       });
-  if (!ok) return fail(failed);
-  if (!o.quiet) std::printf("\n");
-  std::printf("%s", FormatSummaryTable(summaries).c_str());
-  if (!o.quiet) {
-    std::printf("simulation wall time:");
-    for (size_t i = 0; i < wall.size(); ++i)
-      std::printf(" %s %.3f s (%.0f jobs/s)%s", summaries[i].policy.c_str(), wall[i],
-                  wall[i] > 0 ? static_cast<double>(trace.jobs.size()) / wall[i] : 0.0, i + 1 < wall.size() ? "," : "\n");
-  }
-  for (const std::string& n : notes) std::printf(n.rfind("warning: ", 0) == 0 ? "%s\n" : "note: %s\n", n.c_str());
-  if (o.vc_table)
-    for (const auto& s : summaries) std::printf("\n%s\n%s", s.policy.c_str(), FormatVcTable(s).c_str());
+  if (!ok) return Fail(failed);
+  PrintResults(o, trace.jobs.size(), summaries, wall, s.notes);
   if (!o.no_output) {
     Status w = WriteFileAtomic(o.out_dir + "/summary.json", DumpJson(all, 2) + "\n");
-    if (!w.ok()) return fail(w.error());
+    if (!w.ok()) return Fail(w.error());
     if (!o.quiet) std::printf("\noutputs: %s/summary.json and %s/<policy>/{jobs,timeseries}.csv\n", o.out_dir.c_str(),
                               o.out_dir.c_str());
   }
   return kExitOk;
+}
+
+int Run(Options o, const CLI::App& cmd) {
+  if (o.list_policies) {
+    if (Status st = RefuseAllBut(cmd, "--list-policies", "--list-policies prints the policy registry and runs nothing");
+        !st.ok())
+      return Fail(st.error());
+    std::fputs(PolicyListMarkdown().c_str(), stdout);
+    return 0;
+  }
+  if (Status st = CheckFlagsApply(o, cmd); !st.ok()) return Fail(st.error());
+  Result<Setup> setup = SetUp(o);
+  if (!setup) return Fail(setup.error());
+  return SimulateAll(o, *setup);
 }
 
 }  // namespace

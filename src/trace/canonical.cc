@@ -240,13 +240,16 @@ bool ParseState(std::string_view s, JobState* out) {
 // epoch shift; allow 10x, still far from int64 overflow.
 constexpr int64_t kMaxT = 10 * kMaxSeconds;
 
-Status ReadCanonical(LineReader& r, TraceBuilder& b) {
+namespace {
+
+// The magic line, the '#key=value' metadata lines and the column header. The first file sets
+// the trace's origin and epoch; later ones must have the same epoch. *empty: the file has no
+// line at all (nothing to read, and no error).
+Status ReadHeader(LineReader& r, TraceBuilder& b, bool* empty) {
   const std::string& file = r.path();
-  const uint32_t fidx = b.current_file();
-  b.set_has_ids(true);
-  b.set_time_base(TraceBuilder::TimeBase::kRelative);
   std::string_view line;
-  if (!NextNonBlank(r, &line)) return Status::Ok();
+  *empty = !NextNonBlank(r, &line);
+  if (*empty) return Status::Ok();
   if (StripBom(line) != kMagic)
     return MakeError(file + ":" + std::to_string(r.line_number()) + ": expected '" + std::string(kMagic) +
                      "' as the first line of a canonical trace, got " + Quote(line));
@@ -278,12 +281,25 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   if (line != kHeader)
     return MakeError(file + ":" + std::to_string(r.line_number()) + ": expected the header '" + std::string(kHeader) +
                      "', got " + Quote(line));
-  if (fidx == 0) {
+  if (b.current_file() == 0) {
     b.trace().origin = origin;
     b.set_epoch(epoch);
   } else if (b.epoch() != epoch) {
     return MakeError(file + ": cannot combine canonical traces with different epochs");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadCanonical(LineReader& r, TraceBuilder& b) {
+  const std::string& file = r.path();
+  const uint32_t fidx = b.current_file();
+  b.set_has_ids(true);
+  b.set_time_base(TraceBuilder::TimeBase::kRelative);
+  bool empty = false;
+  ORR_RETURN_IF_ERROR(ReadHeader(r, b, &empty));
+  if (empty) return Status::Ok();
   uint64_t id_mismatch = 0;
   uint64_t expected_id = b.trace().jobs.size();
   // Fast path (one pass, no field vector): a quote-free row of exactly 17 fields (or 18

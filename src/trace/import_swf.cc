@@ -19,6 +19,62 @@ void AppendNum(std::string* s, char prefix, int64_t v) {
   auto r = std::to_chars(buf + 1, buf + sizeof buf, v);
   s->assign(buf, r.ptr);
 }
+
+// A ';' comment line of the header: UnixStartTime sets the time base, "Partition: ID NAME"
+// names a partition number; other comments are ignored.
+Status ReadHeaderComment(std::string_view t, const LineReader& r, std::optional<int64_t>* ust,
+                         std::map<int64_t, std::string>* partitions) {
+  std::string_view c = Trim(t.substr(1));
+  if (c.rfind("UnixStartTime:", 0) == 0) {
+    int64_t v;
+    if (!ParseI64(Trim(c.substr(14)), &v) || v < 0 || v > kMaxSeconds)
+      return MakeError(r.path() + ":" + std::to_string(r.line_number()) +
+                       ": header 'UnixStartTime': expected seconds since 1970, got " + Quote(c.substr(14)));
+    *ust = v;
+  } else if (c.rfind("Partition:", 0) == 0) {
+    std::vector<Field> pf;
+    SplitWhitespace(c.substr(10), &pf);
+    int64_t id;
+    if (pf.size() >= 2 && ParseI64(pf[0].text, &id)) (*partitions)[id] = std::string(pf[1].text);
+  }
+  return Status::Ok();
+}
+
+// At the end of the header: the time base, absolute (UnixStartTime) or relative; all inputs
+// must agree.
+Status BeginData(TraceBuilder& b, const std::string& file, bool first_file, const std::optional<int64_t>& ust) {
+  bool abs = ust.has_value();
+  if (first_file) {
+    b.set_time_base(abs ? TraceBuilder::TimeBase::kAbsolute : TraceBuilder::TimeBase::kRelative);
+    if (abs) b.set_epoch(*ust);
+  } else {
+    if (abs != b.epoch().has_value())
+      return MakeError(file + ": cannot combine SWF logs with and without a UnixStartTime header");
+    if (abs && *ust < *b.epoch()) b.set_epoch(*ust);
+  }
+  return Status::Ok();
+}
+
+// A row without 18 fields; one field holding ',' or ';' is probably a CSV file.
+void FailFieldCount(Row& row, std::string_view line, size_t fields) {
+  if (fields == 1 && (line.find(',') != std::string_view::npos || line.find(';') != std::string_view::npos))
+    row.FailRow("wrong number of fields", "expected 18 whitespace-separated SWF fields, got one field containing " +
+                                              std::string(line.find(',') != std::string_view::npos ? "','" : "';'") +
+                                              " (is this a CSV file?)");
+  else
+    row.FailRow("wrong number of fields", "expected 18 whitespace-separated SWF fields, got " + std::to_string(fields));
+}
+
+// SWF status (field 11) as a job state; false for a value SWF does not define.
+inline bool StateOf(int64_t status, JobState* out) {
+  switch (status) {
+    case 1: case 3: *out = JobState::kCompleted; return true;
+    case 0: case 4: *out = JobState::kFailed; return true;
+    case 5: *out = JobState::kCancelled; return true;
+    case -1: case 2: *out = JobState::kUnknown; return true;
+    default: return false;
+  }
+}
 }  // namespace
 
 Status ReadSwf(LineReader& r, TraceBuilder& b) {
@@ -39,40 +95,17 @@ Status ReadSwf(LineReader& r, TraceBuilder& b) {
   UserId last_user;
   NameId last_name;
   VcId last_queue;
-  auto begin_data = [&]() -> Status {
-    in_header = false;
-    // Time base: absolute (UnixStartTime) or relative; all inputs must agree.
-    bool abs = ust.has_value();
-    if (first_file) {
-      b.set_time_base(abs ? TraceBuilder::TimeBase::kAbsolute : TraceBuilder::TimeBase::kRelative);
-      if (abs) b.set_epoch(*ust);
-    } else {
-      if (abs != b.epoch().has_value())
-        return MakeError(file + ": cannot combine SWF logs with and without a UnixStartTime header");
-      if (abs && *ust < *b.epoch()) b.set_epoch(*ust);
-    }
-    return Status::Ok();
-  };
   while (r.Next(&line)) {
     std::string_view t = Trim(line);
     if (t.empty()) continue;
     if (t[0] == ';') {
-      std::string_view c = Trim(t.substr(1));
-      if (c.rfind("UnixStartTime:", 0) == 0) {
-        int64_t v;
-        if (!ParseI64(Trim(c.substr(14)), &v) || v < 0 || v > kMaxSeconds)
-          return MakeError(file + ":" + std::to_string(r.line_number()) +
-                           ": header 'UnixStartTime': expected seconds since 1970, got " + Quote(c.substr(14)));
-        ust = v;
-      } else if (c.rfind("Partition:", 0) == 0) {
-        std::vector<Field> pf;
-        SplitWhitespace(c.substr(10), &pf);
-        int64_t id;
-        if (pf.size() >= 2 && ParseI64(pf[0].text, &id)) partitions[id] = std::string(pf[1].text);
-      }
+      ORR_RETURN_IF_ERROR(ReadHeaderComment(t, r, &ust, &partitions));
       continue;
     }
-    if (in_header) ORR_RETURN_IF_ERROR(begin_data());
+    if (in_header) {
+      in_header = false;
+      ORR_RETURN_IF_ERROR(BeginData(b, file, first_file, ust));
+    }
     ++rep.rows_read;
     const uint64_t ln = r.line_number();
     SplitWhitespace(line, &f);
@@ -80,13 +113,7 @@ Status ReadSwf(LineReader& r, TraceBuilder& b) {
     int64_t v[18];
     bool ok = true;
     if (f.size() != 18) {
-      if (f.size() == 1 && (line.find(',') != std::string_view::npos || line.find(';') != std::string_view::npos))
-        row.FailRow("wrong number of fields", "expected 18 whitespace-separated SWF fields, got one field containing " +
-                                                  std::string(line.find(',') != std::string_view::npos ? "','" : "';'") +
-                                                  " (is this a CSV file?)");
-      else
-        row.FailRow("wrong number of fields",
-                    "expected 18 whitespace-separated SWF fields, got " + std::to_string(f.size()));
+      FailFieldCount(row, line, f.size());
       ok = false;
     }
     // Fields we use: 1-5, 8, 9, 10, 11-16 (1-based).
@@ -118,15 +145,10 @@ Status ReadSwf(LineReader& r, TraceBuilder& b) {
       int64_t mib = (v[9] * procs + 1023) / 1024;  // KB per processor -> MiB per job
       j.mem_mib = mib > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(mib);
     }
-    switch (v[10]) {
-      case 1: case 3: j.state = JobState::kCompleted; break;
-      case 0: case 4: j.state = JobState::kFailed; break;
-      case 5: j.state = JobState::kCancelled; break;
-      case -1: case 2: j.state = JobState::kUnknown; break;
-      default:
-        row.Fail(10, "status", "one of -1, 0, 1, 2, 3, 4, 5");
-        ORR_RETURN_IF_ERROR(b.BadRow(row.reason(), row.error()));
-        continue;
+    if (!StateOf(v[10], &j.state)) {
+      row.Fail(10, "status", "one of -1, 0, 1, 2, 3, 4, 5");
+      ORR_RETURN_IF_ERROR(b.BadRow(row.reason(), row.error()));
+      continue;
     }
     // Consecutive rows repeat user/executable/queue numbers: remember the last id per column.
     if (v[11] >= 0) {
@@ -171,7 +193,7 @@ Status ReadSwf(LineReader& r, TraceBuilder& b) {
   }
   if (in_header && !first_file && !ust.has_value() && b.epoch().has_value())
     return MakeError(file + ": cannot combine SWF logs with and without a UnixStartTime header");
-  if (in_header && first_file) ORR_RETURN_IF_ERROR(begin_data());
+  if (in_header && first_file) ORR_RETURN_IF_ERROR(BeginData(b, file, first_file, ust));
   return Status::Ok();
 }
 
