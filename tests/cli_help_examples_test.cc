@@ -123,11 +123,12 @@ std::vector<HelpOption> Options(const std::string& help) {
     }
     const std::string rest = end == std::string::npos ? "" : line.substr(end);
     const size_t word = rest.find_first_not_of(' ');
-    // A value's type comes first in capitals (TEXT, UINT, INT:NONNEGATIVE, FLOAT:in ...); a
-    // flag's help starts with an ordinary word.
+    // A value's type comes first (TEXT, UINT, INT:NONNEGATIVE, FLOAT:in ...); a flag's help
+    // starts with its text (which may begin with a capitalised word such as JSON).
     const std::string type =
         word == std::string::npos ? "" : rest.substr(word, rest.find_first_of(" :", word) - word);
-    o.takes_value = type.size() >= 3 && std::all_of(type.begin(), type.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    static const char* const kTypes[] = {"TEXT", "INT", "UINT", "FLOAT", "BOOLEAN", "ENUM", "PATH", "FILE", "DIR"};
+    o.takes_value = std::any_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return type == t; });
     o.help = rest;
     out.push_back(o);
   }

@@ -36,13 +36,13 @@ TEST(LineReaderTest, BinaryFileIsRefusedWithTheOffsetOfItsFirstNul) {
     while ((*r)->Next(&line)) ++lines;
     return std::make_pair(lines, (*r)->error());
   };
-  write(std::string("a,b\nc,d\x00e\n", 11));  // NUL at byte offset 7
+  write(std::string("a,b\nc,d\0" "e\n", 11));  // NUL at byte offset 7
   EXPECT_EQ(first_error(), std::make_pair(size_t{0}, p.string() +
                                                      ": byte offset 7: expected text, found a NUL byte (a binary "
                                                      "file, not a trace, config or log)"));
   write(std::string(8000, 'x') + std::string("\n\x00\n", 3));  // past the probe: text
   EXPECT_EQ(first_error(), std::make_pair(size_t{2}, std::string()));
-  auto mem = LineReader::FromString(std::string("a\x00b\n", 4));
+  auto mem = LineReader::FromString(std::string("a\0" "b\n", 4));
   std::string_view line;
   ASSERT_TRUE(mem->Next(&line));
   EXPECT_EQ(line.size(), 3u);
