@@ -400,7 +400,7 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
     if (c.state == "COMPLETED") ++completed[id];
   for (uint32_t id : ids) EXPECT_EQ(completed[id], 1) << "job " << id;
   std::string out = testing::LogTail(log);
-  bool reported = (out.find("cycle failed: slurm: `") != std::string::npos && out.find("recovered") != std::string::npos) ||
+  bool reported = (out.find("cycle failed: observing Slurm: slurm: `") != std::string::npos && out.find("recovered") != std::string::npos) ||
                   metrics->body.find("orrery_apply_errors_total 0\n") == std::string::npos;
   EXPECT_TRUE(reported) << out;
 }
