@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package the build and the tests need. Idempotent: when all are
-# already installed it does nothing (no apt-get update). Works as root, or via sudo otherwise.
+# Installs the Debian 12 packages Orrery needs: `install-deps.sh main` those that building and
+# running the `orrery` binary needs (scripts/run-main.sh), `install-deps.sh` (or `all`) those
+# and the ones the tests need (scripts/test.sh). Idempotent: when all are already installed it
+# does nothing (no apt-get update). Works as root, or via sudo otherwise.
 set -euo pipefail
 
-PACKAGES=(
-  cmake ninja-build g++ clang libclang-rt-14-dev
+SET=${1:-all}
+MAIN=(
+  cmake ninja-build g++ pkg-config
   libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev libyaml-cpp-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev pkg-config
-  libxgboost-dev
-  libsqlite3-dev libcpp-httplib-dev
+  libxgboost-dev libsqlite3-dev libcpp-httplib-dev
+)
+TESTS=(
+  clang libclang-rt-14-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   slurmctld slurmd slurm-client munge
   chromium
   python3-torch
   universal-ctags
 )
+case $SET in
+  main) PACKAGES=("${MAIN[@]}") ;;
+  all) PACKAGES=("${MAIN[@]}" "${TESTS[@]}") ;;
+  *) echo "install-deps: expected 'main' or 'all', got '$SET'" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
