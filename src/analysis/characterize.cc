@@ -397,6 +397,13 @@ Characterization Characterize(const Trace& trace, const CharacterizeOptions& opt
 // ---------------------------------------------------------------------------------------
 namespace {
 
+// The report builders every section below uses.
+using report::Chart;
+using report::FormatPercent;
+using report::FormatSeconds;
+using report::Section;
+using report::Table;
+
 json Tooltip(std::initializer_list<std::tuple<const char*, const char*, const char*>> fields) {
   json t = json::array();
   for (const auto& [f, title, fmt] : fields) {
@@ -420,7 +427,6 @@ std::vector<std::string> MissingFor(const Characterization& c, const std::string
 }
 
 void AddFacts(const Characterization& c, const std::string& trace_label, report::Page* page) {
-  using report::FormatSeconds;
   page->facts.push_back({"trace", trace_label});
   page->facts.push_back({"format", c.origin});
   page->facts.push_back({"jobs", std::to_string(c.jobs) + " (" + std::to_string(c.gpu_jobs) + " GPU, " +
@@ -431,8 +437,6 @@ void AddFacts(const Characterization& c, const std::string& trace_label, report:
 }
 
 report::Section OverviewSection(const Characterization& c) {
-  using report::Section;
-  using report::Table;
   Section s;
   s.title = "Overview";
   s.text = "Summary statistics (mean / median / p99). Durations are recorded run times; queueing delay is recorded "
@@ -493,10 +497,6 @@ report::Chart StateByDemandChart(const Characterization& c, const json& order) {
 }
 
 report::Section GpuDemandSection(const Characterization& c) {
-  using report::Chart;
-  using report::FormatPercent;
-  using report::Section;
-  using report::Table;
   Section s;
   s.title = "GPU demand";
   s.text = "Jobs and GPU time (duration × GPUs) by the number of GPUs requested.";
@@ -621,7 +621,6 @@ report::Section SubmissionSection(const Characterization& c) {
 // GPUs in use (or demanded) per VC over time; relative to each VC's size when the sizes are
 // known (VCs without one are left out then).
 report::Chart VcOverTimeChart(const Characterization& c) {
-  using report::FormatSeconds;
   const bool util = c.vc_capacity_known;
   report::Chart ch;
   ch.id = "vc_over_time";
@@ -670,11 +669,6 @@ report::Section VcSection(const Characterization& c) {
 }
 
 report::Section UsersSection(const Characterization& c) {
-  using report::Chart;
-  using report::FormatPercent;
-  using report::FormatSeconds;
-  using report::Section;
-  using report::Table;
   Section s;
   s.title = "Users";
   s.missing = MissingFor(c, "user concentration");
@@ -711,11 +705,6 @@ report::Section UsersSection(const Characterization& c) {
 }
 
 report::Section JobTypesSection(const Characterization& c) {
-  using report::Chart;
-  using report::FormatPercent;
-  using report::FormatSeconds;
-  using report::Section;
-  using report::Table;
   Section s;
   s.title = "Job types";
   s.missing = MissingFor(c, "job types");
