@@ -774,7 +774,7 @@ Result<std::vector<int64_t>> ParseThresholds(const SpecArgs& args) {
     const std::string item = th.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
     int64_t v = 0;
     if (!ParseI64(item, &v) || v < 1 || (!out.empty() && v <= out.back()))
-      return args.Bad("thresholds", "increasing positive integers separated by '/' (e.g. 3250/7200)", th);
+      return args.Bad("thresholds", th);
     out.push_back(v);
     if (slash == std::string::npos) break;
     pos = slash + 1;

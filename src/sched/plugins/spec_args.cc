@@ -146,6 +146,11 @@ Error SpecArgs::Bad(std::string_view key, std::string_view expected, std::string
                    ", got \"" + std::string(value) + "\"");
 }
 
+Error SpecArgs::Bad(std::string_view key, std::string_view value) const {
+  const OptionSpec* o = Find(key);
+  return o == nullptr ? Undeclared(key) : Bad(key, ExpectedText(*o), value);
+}
+
 Error SpecArgs::Fail(std::string_view message) const {
   return MakeError(what_ + " '" + spec_ + "': " + std::string(message));
 }

@@ -74,6 +74,9 @@ class SpecArgs {
 
   // "<what> '<spec>': parameter '<key>': expected <expected>, got "<value>"".
   Error Bad(std::string_view key, std::string_view expected, std::string_view value) const;
+  // The same with the expectation the schema declares for `key` (a check the getters cannot
+  // make, such as an increasing list).
+  Error Bad(std::string_view key, std::string_view value) const;
   // "<what> '<spec>': <message>".
   Error Fail(std::string_view message) const;
 
