@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Multi-seed queueing of the generated presets (issue #16, docs/workload.md "Queueing").
+"""Multi-seed queueing of the generated presets (docs/workload.md "Queueing").
 
 For each preset and seed: `orrery simulate --generate PRESET --seed S --policy
 easy:estimator=walltime` over the preset's whole period (181 d Helios, 184 d Acme), and prints

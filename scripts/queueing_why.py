@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Why the generated Venus/Earth months queue 10x the real clusters (issue #16, docs/validation.md
+"""Why the generated Venus/Earth months queue 10x the real clusters (docs/validation.md
 "#16 (Venus, Earth): measured causes").
 
 For a VC preset and seeds, generates the whole period (`orrery generate --arrivals open-loop`, the
-preset's other defaults: Venus and Earth submit long runs flat since session 7, `--generate-flags
+preset's other defaults: Venus and Earth submit long runs flat since the closed loop per node, `--generate-flags
 "--long-runs weekly"` gives the traces of the figures before), replays it under
 `easy:estimator=walltime --renege` on the preset's VCs and on counterfactual versions of the same
 jobs, and prints, per seed:
@@ -28,7 +28,7 @@ usage: scripts/queueing_why.py [--orrery build/orrery] [--preset helios-venus] [
                                [--load 1.0] [--generate-flags="--batches short-sweeps --long-runs flat"]
                                [--closed closed-loop-nodes]
 (--generate-flags: extra `orrery generate` options for every generated trace, e.g. the generator
-variants of docs/validation.md "#16 (Venus, Earth), session 7".)
+variants of docs/validation.md "(Venus, Earth)".)
 """
 import argparse
 import bisect

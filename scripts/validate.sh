@@ -220,7 +220,7 @@ def cmd_swf(a):
           f'counting only the excerpt\'s jobs.\n')
 
 def cmd_qssf_targets(a):
-    """Issue #4 QSSF targets: per run, avg queue of each QSSF estimator vs FIFO (cut) and vs SJF-oracle (ratio)."""
+    """QSSF targets: per run, avg queue of each QSSF estimator vs FIFO (cut) and vs SJF-oracle (ratio)."""
     print('| workload | mode | FIFO avg queue | SJF-oracle avg queue | QSSF estimator | avg queue | cut vs FIFO | ÷ SJF-oracle |')
     print('|---|---|---:|---:|---|---:|---:|---:|')
     for spec in a:
@@ -349,7 +349,7 @@ run C1-hpc2n "$BIN" simulate "$R/traces/hpc2n.csv" --cluster configs/hpc2n.toml 
     "easy (oracle)=$R/C1-hpc2n/easy_estimator_oracle/jobs.csv"
 } >>"$C"
 
-# --- E. QSSF with learned estimators (issue #4 targets) --------------------------------------
+# --- E. QSSF with learned estimators --------------------------------------
 E="$R/tables/E-qssf.md"
 EST="oracle noisy-oracle history user-stats xgboost blend"
 pol() {  # pol SUFFIX: fifo, sjf (oracle) and QSSF with every estimator, each with SUFFIX appended

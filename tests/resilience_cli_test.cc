@@ -1,4 +1,4 @@
-// End-to-end tests of `orrery resilience` and `orrery simulate --failures` (issue #12):
+// End-to-end tests of `orrery resilience` and `orrery simulate --failures`:
 // determinism (same seed -> byte-identical files), bad specs (exit 2, message), recorded failures
 // honoured in a trace run.
 #include <gtest/gtest.h>

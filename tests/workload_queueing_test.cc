@@ -43,7 +43,7 @@ struct Users {
   std::optional<workload::LongRunArrivals> long_runs;
 };
 
-// The model before session 7 (open loop, long runs on the weekly profile), kept as options.
+// The model before the closed loop per node (open loop, long runs on the weekly profile), kept as options.
 Users OpenLoopWeekly(bool renege) {
   Users u;
   u.renege = renege;
@@ -140,7 +140,7 @@ struct Row {
   bool meets_target;
   double measured_s;  // mean over seeds 1-5 of the whole-period avg queue (checked when !meets_target)
   double median_tolerance_s = 30;  // every seed's median queue within this of the real median
-  bool open_loop_weekly = false;   // the model before session 7 (OpenLoopWeekly) instead of the preset's
+  bool open_loop_weekly = false;   // the model before the closed loop per node (OpenLoopWeekly) instead of the preset's
 };
 
 // Real avg/median GPU-job queueing delay: helios_cluster_summary.csv avg/med_que_time_gpu,
@@ -148,7 +148,7 @@ struct Row {
 // days, seeds 1-5, with reneging (users cancel pending jobs: the closest model of the real
 // accounting, which counts cancelled-while-pending jobs with their wait) and without.
 // Venus and Earth: the preset's users (per-node closed loop, flat long runs) meet the target;
-// the open-loop rows pin the model before (docs/validation.md "#16 (Venus, Earth), session 7").
+// the open-loop rows pin the model before (docs/validation.md "#16 (Venus, Earth)").
 const Row kRows[] = {
     {"helios-venus", true, 1253.288, 0, true, 1447},
     {"helios-venus", false, 1253.288, 0, false, 3789},
@@ -213,7 +213,7 @@ TEST(WorkloadQueueing, MonthMakespan) {
 // The VC-total closed loop (users hold jobs while their VC's GPU total is full; weekly long
 // runs) cut Venus's month queue (seed 1) from 13,464 s (open loop) to 3,909 s: still 3x the real
 // 1,253 s, all of it gang scheduling and fragmentation (docs/validation.md "#16 (Venus, Earth),
-// session 7"), which the per-node view of the preset removes.
+// Earth)"), which the per-node view of the preset removes.
 TEST(WorkloadQueueing, HeliosVenusClosedLoop) {
   Users u;
   u.arrivals = workload::ArrivalModel::kClosedLoop;

@@ -1,4 +1,4 @@
-// Failure metrics of a simulated run from its attempts (issue #12; summary.json "failure_metrics",
+// Failure metrics of a simulated run from its attempts (summary.json "failure_metrics",
 // docs/formats/resilience.md): ETTR, GPU-hours lost by cause, failures by kind, mean time to
 // recover. Only meaningful for runs with failures; computed from JobOutcome + AttemptLog.
 #pragma once

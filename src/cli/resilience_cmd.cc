@@ -1,4 +1,4 @@
-// `orrery resilience`: fault tolerance figures (issue #12).
+// `orrery resilience`: fault tolerance figures.
 //   orrery resilience train [--nodes 2048 --days 54 --failures llama3 --checkpoint SPEC --recovery SPEC]
 //       one long gang training job under failures: ETTR, wall time by cause, failures by category,
 //       mean time to recover (summary JSON, attempts.csv).

@@ -1,4 +1,4 @@
-// Semantic signals in the live daemon (issue 14, item 6; docs/design/live-signals.md):
+// Semantic signals in the live daemon (docs/design/live-signals.md):
 //  * advisor: at a job's first sight its batch script (`scontrol write batch_script`) is
 //    read once and kept as the job's launch file; the policy's `semantic` estimator reads it
 //    (LaunchFile) when the job enters the queue, so its estimate is the advisor's;

@@ -1,4 +1,4 @@
-// Recovery in the live driver (issue #12 §3; docs/design/live-recovery.md): when Slurm
+// Recovery in the live driver (docs/design/live-recovery.md): when Slurm
 // reports a managed job FAILED / NODE_FAIL / TIMEOUT / OUT_OF_MEMORY / BOOT_FAIL, or a
 // running job stops making progress, the daemon reads the tail of its StdOut/StdErr, diagnoses
 // it with the same rules as `orrery diagnose` (logs/diagnose.h), and the recovery policy of the

@@ -1,5 +1,5 @@
 // Diagnosis throughput (bytes of log per second, one core): compression (Drain) + rules.
-// Target (issue 12): >= 50 MB/s. Recorded in docs/benchmarks.md.
+// Target: >= 50 MB/s. Recorded in docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 
 #include "logs/bench_log.h"

@@ -1,5 +1,5 @@
 // Tracker throughput (bytes of log per second, one core), fed in 64 KiB chunks as the live
-// daemon tails a file. Target (issue 14): >= 100 MB/s. Recorded in docs/benchmarks.md.
+// daemon tails a file. Target: >= 100 MB/s. Recorded in docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 
 #include "logs/bench_log.h"

@@ -1,4 +1,4 @@
-// Fault causes and failure categories (issue #12): what ends a training attempt, as the
+// Fault causes and failure categories: what ends a training attempt, as the
 // failure model draws it and as Acme classifies it (infrastructure / framework / script).
 // Plain values; rates and sources in docs/design/failures.md.
 #pragma once

@@ -1,4 +1,4 @@
-// The advisor's LLM fallback (issue 14, item 7; docs/design/semantic.md, "LLM fallback";
+// The advisor's LLM fallback (docs/design/semantic.md, "LLM fallback";
 // prompt and answer: docs/formats/llm-cache.md): when the rule-based readers cannot read a
 // launch config well, the optional LLM backend (llm/client.h, off by default) is asked once
 // per distinct config for the schema fields; its answer is validated strictly and merged

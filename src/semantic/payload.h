@@ -1,4 +1,4 @@
-// Semantic payloads for simulated jobs (issue 14, item 5). Traces carry no launch configs,
+// Semantic payloads for simulated jobs. Traces carry no launch configs,
 // so each job gets one generated to be consistent with its truth: a model sized for its
 // GPU count and length, batch and sequence sizes, parallelism that fits its GPUs, and a
 // step count that makes the planned run take the job's recorded duration at a noisy

@@ -1,4 +1,4 @@
-// Duration from semantics (issue 14, item 2): the scheduling advisor's estimator.
+// Duration from semantics: the scheduling advisor's estimator.
 //
 //  1. Steps x predicted step time, when the job's launch config gives the steps, the model
 //     size, the tokens per step and the GPUs: the step time comes from a StepTimeModel, by

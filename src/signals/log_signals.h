@@ -1,4 +1,4 @@
-// Semantic signals for simulated trace jobs (issue 14, item 5; docs/design/signals.md).
+// Semantic signals for simulated trace jobs (docs/design/signals.md).
 //
 // Each job's launch config is the advisor's seeded payload (semantic/payload.h): the same
 // model, steps and step time the `semantic` estimator reads at submit. While an attempt

@@ -1,4 +1,4 @@
-// How a training phase checkpoints (issue #12): synchronous (the job stalls while it writes)
+// How a training phase checkpoints: synchronous (the job stalls while it writes)
 // or asynchronous (Acme, CheckFreq: a short stall snapshots the state to host memory, a
 // background thread persists it; the checkpoint is durable only once persisted), or in memory
 // (Gemini, SOSP'23; NVRx local checkpoints with replication: the snapshot is replicated to

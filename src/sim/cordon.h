@@ -1,4 +1,4 @@
-// Cordoned nodes of a trace run (issue #12, `--recovery acme`): the node an infrastructure
+// Cordoned nodes of a trace run (`--recovery acme`): the node an infrastructure
 // failure names is drained until its repair ends (the failure model's `repair`): its other
 // running jobs go on, no new job is placed there (Scheduler::SetNodeDrained, Slurm's DRAIN).
 #pragma once

@@ -1,4 +1,4 @@
-// The failure model (issue #12; rates and sources in docs/design/failures.md): per-node
+// The failure model (rates and sources in docs/design/failures.md): per-node
 // hardware hazards, per-job framework errors, hangs and loss spikes, script errors early in a
 // run; and the attribution of a trace's recorded failures to a category (competing risks).
 // Draws come from named RNG streams (base/rng.h): same seed, same faults.

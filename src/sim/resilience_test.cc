@@ -1,4 +1,4 @@
-// Failure model, checkpoint plans and the training-run simulator (issue #12), by hand arithmetic.
+// Failure model, checkpoint plans and the training-run simulator, by hand arithmetic.
 #include <gtest/gtest.h>
 
 #include "model/trace.h"

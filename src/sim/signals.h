@@ -1,4 +1,4 @@
-// Semantic signals in the simulator (issue 14, item 5): what a running job shows about its
+// Semantic signals in the simulator: what a running job shows about its
 // progress, as a tracker reading its log would see it. The simulator asks a JobSignals
 // source at each progress report of a running trace job and hands the answer to the policy
 // through the core's verbs (Scheduler::ReportProgress, then UpdateEstimate with the ETA).

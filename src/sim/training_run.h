@@ -1,4 +1,4 @@
-// One long gang training job under failures (issue #12 figures: a 54-day pretraining run on
+// One long gang training job under failures (figures: a 54-day pretraining run on
 // 2,048 nodes x 8 GPUs): faults drawn from a FailureModel over the gang's nodes, checkpoints
 // from a CheckpointPlan, recovery decided by a RecoveryPolicy (sched/plugins/recovery.h), nodes
 // cordoned, repaired and replaced from hot spares or a cold pool. Every second of wall time

@@ -35,7 +35,7 @@ void BM_StreamScale(benchmark::State& state) {
 }
 BENCHMARK(BM_StreamScale)->Arg(1000000)->Unit(benchmark::kMillisecond);
 
-// Open loop with weekly long runs (the preset's defaults before issue #16 session 7).
+// Open loop with weekly long runs (the preset's defaults before the closed loop per node).
 void BM_GenerateVenus(benchmark::State& state) {
   WorkloadSpec s = GetPreset("helios-venus").value();
   s.arrivals = ArrivalModel::kOpenLoop;

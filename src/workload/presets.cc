@@ -61,7 +61,7 @@ void VcBoundedJobs(WorkloadSpec& s) {
 }
 
 // Presets with VCs (docs/workload.md model items 15 and 17, docs/validation.md "#16 (Venus,
-// Earth), session 7"): users hold a job until it fits their VC's nodes, and long runs arrive at
+// Earth)"): users hold a job until it fits their VC's nodes, and long runs arrive at
 // a constant rate. Both are structural (no parameter); with them the mean over seeds 1-5 of the
 // whole-period avg queue meets the real one within +-30 % (Venus 1,447 s vs 1,253 s, Earth 368 s
 // vs 319 s, with reneging), which neither the open loop (11x) nor the VC-total closed loop (2-3x) did.

@@ -182,7 +182,7 @@ class ClusterState {
   }
   uint64_t unpowered_count() const { return unpowered_count_; }
   void SetPowered(NodeId n, bool on);
-  // --- drain (a cordoned node, issue #12): a drained node keeps its running allocations, which
+  // --- drain (a cordoned node): a drained node keeps its running allocations, which
   // release normally, but offers nothing to placement: it sits in bucket 0 and its VC's free
   // GPUs exclude it (free_gpus(n) still tells its true free GPUs). Slurm's DRAIN. Not combined
   // with power states. Costs nothing until the first drain.

@@ -226,7 +226,7 @@ class Scheduler final : private SchedulerHandle {
     // weight 1, so that the whole-node queries count the nodes ending after t (SumAfter).
     // Sorted blocks, not a tree: a node's earliest end changes about twice per job, and a
     // block insert or erase moves a few hundred contiguous bytes where an order-statistics
-    // tree (pbds, until session 9) allocated a node and descended through cache misses.
+    // tree (pbds, earlier) allocated a node and descended through cache misses.
     WeightedOrder<std::pair<Time, uint32_t>> busy_by_min_end;
     uint64_t partial_slots = 0;  // running slots (busy_by_min_end's) that hold no whole GPU
     bool dirty = false;

@@ -1,5 +1,5 @@
 // A running job's reading of its own output (a metric tracker on its log), and the one rule
-// by which both drivers hand it to the core (issue 14, item 4; docs/design/signals.md).
+// by which both drivers hand it to the core (docs/design/signals.md).
 #pragma once
 
 #include <cstdint>

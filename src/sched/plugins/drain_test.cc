@@ -1,4 +1,4 @@
-// A drained node (a cordoned node, issue #12; ClusterState::SetDrained): its running allocation
+// A drained node (a cordoned node; ClusterState::SetDrained): its running allocation
 // goes on and releases normally, but no placer puts a new job there until it is undrained.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Recovery policies (issue #12): what the workload manager does when a training attempt
+// Recovery policies: what the workload manager does when a training attempt
 // fails. A closed set, built by name like the other plugins ("name[:key=value,...]"):
 //   none                       the job fails; its user notices and resubmits after `human`
 //   requeue[:from=scratch|checkpoint]  Slurm-like: requeued automatically on any nodes (no
