@@ -43,8 +43,6 @@ const std::vector<LengthPreset>& LengthPresets() {
       {"deepscaler", {3500.0 / 8192.0, 0.02, 0},
        "DeepScaleR-1.5B at an 8K cap: mean response length 3,500 tokens (Agentica's DeepScaleR report); clip ratio "
        "as in verl"},
-      {"distill", {0.41, 0.6, 0},
-       "clip ratio 0.6 reported for DeepSeek-R1-Distill-Qwen-1.5B (Rethinking-OPD issue 7); mean as in verl"},
   };
   return kPresets;
 }
