@@ -19,14 +19,15 @@ declare -A ALLOWED=(
   [eval]="model base"
   [analysis]="trace model base"
   [plan]="base"
+  [rl]="plan base"
   [logs]="llm base"
   [llm]="base"
   [signals]="sim semantic logs llm sched/framework sched/plugins predict plan trace config model base"
   [live]="semantic logs llm sched/framework sched/plugins plan predict config model base"
-  [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins predict plan semantic eval model base"
+  [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins predict plan rl semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis plan eval logs llm signals cli)
+FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis plan rl eval logs llm signals cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

@@ -34,5 +34,6 @@ void RegisterDiagnose(CLI::App& app, int* exit_code);  // diagnose_cmd.cc (failu
 void RegisterProgress(CLI::App& app, int* exit_code);  // progress_cmd.cc (training progress)
 void RegisterResilience(CLI::App& app, int* exit_code);  // resilience_cmd.cc (fault tolerance figures)
 void RegisterPlanShapeStudy(CLI::App& plan, int* exit_code);  // plan_shape_cmd.cc
+void RegisterRl(CLI::App& app, int* exit_code);        // rl_cmd.cc (RL post-training steps)
 
 }  // namespace orrery::cli

@@ -313,7 +313,8 @@ class AsyncStrategy final : public Strategy {
 // Harvest: the sync step, with every rollout worker that goes idle lent to preemptible jobs
 // and taken back at the end of the rollout. A borrower pays its restart cost out of the lent
 // time (Helios' preemption overhead: 7 s for 1 GPU, 30 s up to 8, 60 s above); the RL job
-// waits for the return (Slurm's default KillWait, 30 s) when anything was lent.
+// waits for the return (Slurm's default KillWait, 30 s) when anything was lent, so GPUs are
+// lent only when the lendable GPU-seconds exceed the job's GPUs × that wait.
 class HarvestStrategy final : public Strategy {
  public:
   static constexpr double kReturnS = 30;
@@ -322,8 +323,11 @@ class HarvestStrategy final : public Strategy {
     r.name = "harvest";
     const double restore = job.tp <= 1 ? 7 : (job.tp <= 8 ? 30 : 60);
     const double lent = HarvestableGpuS(r.timeline, job.gpus, r.rollout_s, restore);
+    // Lending pays only when the borrowers gain more GPU-seconds than the RL job loses
+    // waiting for the return; otherwise nothing is lent.
+    if (lent <= job.gpus * kReturnS) return r;
     r.harvestable_gpu_s = lent;
-    if (lent > 0) {
+    {
       r.other_s = kReturnS;
       const double idle_gpu_s = r.idle_gpu_frac * job.gpus * r.step_time_s;
       r.step_time_s += kReturnS;

@@ -132,17 +132,23 @@ TEST(Strategies, HarvestGolden) {
   const std::vector<BusySegment> t = {{0, 10, 8}, {10, 50, 4}, {50, 100, 2}};
   EXPECT_DOUBLE_EQ(HarvestableGpuS(t, 8, 100, 30), 280);
   EXPECT_DOUBLE_EQ(HarvestableGpuS(t, 8, 100, 60), 4 * 30.0);  // the late release is too short
-  // Through the strategy, 1-second steps on 2 workers of 1 GPU, responses {10, 50}:
-  //   worker 0 idle from 10 s of a 50 s rollout, restart 7 s (1 GPU): 1 × (50 − 10 − 7) = 33
-  //   step: sync's 50 + reward 60·0.001/2 + train 60·0.002/2 + 0.1 = 50.19, plus the 30 s return
+  // Through the strategy, 1-second steps on 2 workers of 1 GPU, responses {10, 100}:
+  //   worker 0 idle from 10 s of a 100 s rollout, restart 7 s (1 GPU): 1 × (100 − 10 − 7) = 83
+  //   GPU-s, more than the 2 GPUs × 30 s the job waits for the return: lent.
+  //   step: sync's 100 + reward 110·0.001/2 + train 110·0.002/2 + 0.1 = 100.265, + 30 s return
   static const FnTimer slow([](uint32_t, double) { return 1.0; }, nullptr, nullptr);
   RlEnv env = Env();
   env.timer = &slow;
-  Result<std::vector<StepResult>> r = RunStrategies({"harvest"}, Job(2, {10, 50}, 2), env);
+  Result<std::vector<StepResult>> r = RunStrategies({"harvest"}, Job(2, {10, 100}, 2), env);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_NEAR(r->front().harvestable_gpu_s, 33, 1e-9);
-  EXPECT_NEAR(r->front().step_time_s, 80.19, 1e-9);
+  EXPECT_NEAR(r->front().harvestable_gpu_s, 83, 1e-9);
+  EXPECT_NEAR(r->front().step_time_s, 130.265, 1e-9);
   EXPECT_NEAR(r->front().other_s, 30, 1e-12);
+  // Responses {10, 50}: 1 × (50 − 10 − 7) = 33 GPU-s < 60: nothing lent, the sync step.
+  r = RunStrategies({"harvest"}, Job(2, {10, 50}, 2), env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->front().harvestable_gpu_s, 0);
+  EXPECT_NEAR(r->front().step_time_s, 50.19, 1e-9);
 }
 
 TEST(Strategies, UnknownNameIsAnError) {
