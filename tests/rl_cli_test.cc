@@ -1,0 +1,72 @@
+// `orrery rl step` end to end: the JSON every script reads, byte-identical output for a seed,
+// and bad input as a located error with exit 2 (docs/formats/rl-step.md, docs/cli.md).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_testing.h"
+
+namespace {
+
+using orrery::cli_testing::CmdOut;
+using orrery::cli_testing::RunOrrery;
+
+// A small job: 8 prompts × 4 samples, 2048-token responses, on 16 H100s of TP 4.
+const std::string kSmall = "rl step --model qwen2.5-7b --gpus 16 --gpu h100 --prompts 8 --samples 4 --max-response 2048 ";
+
+TEST(RlCli, JsonHasEveryStrategyWithStepTimeAndSpeedup) {
+  CmdOut o = RunOrrery(kSmall + "--strategy sync,tlt,tail-batch,partial,async,harvest --json");
+  ASSERT_EQ(o.status, 0) << o.text;
+  const nlohmann::json j = nlohmann::json::parse(o.text);
+  ASSERT_EQ(j["strategies"].size(), 6u);
+  EXPECT_EQ(j["workers"], 4);
+  EXPECT_EQ(j["tp"], 4);
+  for (const auto& s : j["strategies"]) {
+    SCOPED_TRACE(s["name"].get<std::string>());
+    const double step = s["step_time_s"];
+    EXPECT_GT(step, 0);
+    EXPECT_NEAR(s["speedup_vs_sync"].get<double>() * step, j["strategies"][0]["step_time_s"].get<double>(), 1e-6 * step);
+    if (s["name"] != "async")
+      EXPECT_NEAR(s["rollout_s"].get<double>() + s["reward_s"].get<double>() + s["train_s"].get<double>() +
+                      s["sync_s"].get<double>() + s["other_s"].get<double>(),
+                  step, 1e-9 * step);
+    EXPECT_GE(s["idle_gpu_frac"].get<double>(), 0);
+    EXPECT_LT(s["idle_gpu_frac"].get<double>(), 1);
+  }
+  EXPECT_EQ(j["strategies"][0]["name"], "sync");
+  EXPECT_DOUBLE_EQ(j["strategies"][0]["speedup_vs_sync"].get<double>(), 1.0);
+}
+
+TEST(RlCli, SameSeedSameBytesOtherSeedOtherLengths) {
+  const std::string args = kSmall + "--strategy sync,tlt,partial --json --seed ";
+  CmdOut a = RunOrrery(args + "3"), b = RunOrrery(args + "3"), c = RunOrrery(args + "4");
+  ASSERT_EQ(a.status, 0) << a.text;
+  EXPECT_EQ(a.text, b.text);
+  EXPECT_NE(a.text, c.text);
+}
+
+TEST(RlCli, BadInputIsALocatedErrorWithExit2) {
+  struct Case {
+    std::string args, expected;
+  };
+  const Case cases[] = {
+      {"rl step --model qwen9-7b", "orrery rl step: --model: "},
+      {"rl step --model qwen2.5-7b --gpus 32 --tp 8", "orrery rl step: --tp: "},  // 28 heads
+      {"rl step --model qwen2.5-7b --gpus 30 --tp 4", "--gpus: 30 GPUs do not split into rollout workers of TP 4"},
+      {"rl step --model qwen2.5-32b --gpus 8 --tp 1", "impossible batch: one sequence of 33792 tokens"},
+      {"rl step --model qwen2.5-7b --gpu a100", "orrery rl step: --gpu: "},
+      {"rl step --model qwen2.5-7b --lengths mean=0.01,clip=0.02", "orrery rl step: --lengths: "},
+      {"rl step --model qwen2.5-7b --strategy sync,fast", "unknown strategy \"fast\""},
+      {"rl step --model qwen2.5-7b --prompts 0", "expected a whole number of prompts from 1 to 1000000"},
+      {"rl step --list-strategies --gpus 8", "--gpus does not apply: --list-strategies prints the strategies"},
+  };
+  for (const Case& c : cases) {
+    CmdOut o = RunOrrery(c.args);
+    EXPECT_EQ(o.status, 2) << c.args << "\n" << o.text;
+    EXPECT_NE(o.text.find(c.expected), std::string::npos) << c.args << "\n" << o.text;
+  }
+}
+
+}  // namespace
