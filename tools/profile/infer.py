@@ -169,7 +169,7 @@ def measure(rank, phase, batch, context, k, reps):
     ids = torch.randint(0, rank.v, (batch, new), device=rank.device)
     pos = rope(new, rank.d, start, rank.device, rank.dtype)
     causal = phase == "prefill"
-    with torch.no_grad():
+    with torch.no_grad(), flash_only(cuda):
         t = time_step(lambda: rank.forward(ids, pos, cache, start, causal), cuda, phase != "prefill", reps)
     kv = sum(a.numel() * a.element_size() * 2 for a, _ in cache) / 2 ** 30
     del cache
@@ -182,6 +182,14 @@ GRIDS = {
     "prefill": [(1, c, 0) for c in (512, 2048, 8192, 32768)] + [(8, 1024, 0), (4, 4096, 0)],
 }
 QUICK = {"decode": [(2, 8, 0)], "verify": [(2, 8, 4)], "prefill": [(1, 16, 0)]}
+
+
+def flash_only(cuda):
+    import contextlib
+    if not cuda:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel(SDPBackend.FLASH_ATTENTION)
 
 
 def check_flash(device):
