@@ -115,7 +115,14 @@ def attention(q, k, v, causal):
     """Flash attention where PyTorch has it (GQA without copying K and V), else the plain
     formula (CPU tests on older PyTorch)."""
     if hasattr(F, "scaled_dot_product_attention") and q.is_cuda:
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        if causal:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        # Without a mask the queries of one KV head's group read its K and V once, as engines'
+        # decode kernels do: the group's heads become rows of one query block.
+        B, A, T, d = q.shape
+        g = A // k.shape[1]
+        o = F.scaled_dot_product_attention(q.reshape(B, k.shape[1], g * T, d), k, v)
+        return o.view(B, A, T, d)
     rep = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
     s = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
@@ -203,12 +210,14 @@ def check_flash(device):
     torch.cuda.synchronize()
 
 
-def run_config(spec, device, dtype, out, quick, gpu, mem_cap):
+def run_config(spec, device, dtype, out, quick, gpu, mem_cap, phases):
     name, tp = spec.split(":")[0], int(spec.split(":")[1])
     rank = Rank(name, tp, device, dtype)
     wg = rank.weight_bytes / 2 ** 30
     grids = QUICK if quick else GRIDS
     for phase, grid in grids.items():
+        if phase not in phases:
+            continue
         for batch, context, k in grid:
             kv_per_token = 2 * rank.L * rank.k * rank.d * 2
             need = wg + batch * (context + max(k, 1)) * kv_per_token / 2 ** 30
@@ -235,6 +244,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--configs", nargs="*", default=["qwen2.5-7b:1"], help="MODEL:TP, e.g. qwen2.5-32b:2")
+    ap.add_argument("--phases", nargs="*", default=list(GRIDS), choices=list(GRIDS))
     ap.add_argument("--quick", action="store_true", help="one tiny point per phase (CPU tests)")
     ap.add_argument("--gpu-name", default="")
     ap.add_argument("--mem-cap-gib", type=float, default=0, help="skip points needing more (0: the GPU's memory less 6 GiB)")
@@ -256,7 +266,7 @@ def main(argv=None):
         w = csv.DictWriter(f, COLUMNS)
         w.writeheader()
         for spec in a.configs:
-            run_config(spec, device, dtype, w, a.quick, gpu, cap)
+            run_config(spec, device, dtype, w, a.quick, gpu, cap, a.phases)
             f.flush()
     return path
 
