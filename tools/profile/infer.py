@@ -122,7 +122,7 @@ def attention(q, k, v, causal):
         B, A, T, d = q.shape
         g = A // k.shape[1]
         o = F.scaled_dot_product_attention(q.reshape(B, k.shape[1], g * T, d), k, v)
-        return o.view(B, A, T, d)
+        return o.reshape(B, A, T, d)
     rep = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
     s = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
