@@ -9,6 +9,8 @@
 #include "base/json_text.h"
 #include "base/io.h"
 #include "cli/commands.h"
+#include "cli/flag_rules.h"
+#include "cli/plan_infer.h"
 #include "plan/estimate.h"
 #include "plan/lins.h"
 #include "plan/registry.h"
@@ -44,6 +46,7 @@ struct EstimateArgs {
   int gpus_per_node = 0;
   bool json = false;
   bool allow_oom = false;
+  InferEstimateArgs infer;
 };
 
 nlohmann::json EstimateJson(const plan::Workload& w, const plan::ParallelPlan& p, const plan::StepEstimate& e,
@@ -73,7 +76,11 @@ nlohmann::json EstimateJson(const plan::Workload& w, const plan::ParallelPlan& p
   return j;
 }
 
-int RunEstimate(const EstimateArgs& a) {
+int RunEstimate(const CLI::App& cmd, const EstimateArgs& a) {
+  if (!a.infer.phase.empty()) return RunInferEstimate(cmd, a.infer, a.model, a.gpu.gpu, a.json);
+  Status refused = RefuseInferenceOnly(cmd);
+  if (!refused.ok()) return Fail(refused.error());
+  if (a.strategy.empty()) return Fail(MakeError("a training estimate needs --strategy (or --phase for an inference step)"));
   Result<plan::GptModel> model = plan::ParseModelSpec(a.model);
   if (!model.ok()) return Fail(model.error());
   Result<plan::ParallelPlan> p = plan::ParseStrategy(a.strategy, a.gpus);
@@ -238,19 +245,22 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
   plan_cmd->require_subcommand(1);
 
   auto est = std::make_shared<EstimateArgs>();
-  CLI::App* e = plan_cmd->add_subcommand("estimate", "predict step time and peak memory of one plan");
-  SetExamples(e, {"./build/orrery plan estimate --model 6.7B --seq 8192 --gpus 16 --strategy dp=2,tp=4,pp=2,zero=1,micro=8 --gpu H200"});
-  e->add_option("--model", est->model, "gpt:layers=L,hidden=H,heads=A,vocab=V or a preset (125M, 1.3B, ...)")->required();
+  CLI::App* e = plan_cmd->add_subcommand("estimate", "predict step time and memory of one training plan or one inference step");
+  SetExamples(e, {"./build/orrery plan estimate --model 6.7B --seq 8192 --gpus 16 --strategy dp=2,tp=4,pp=2,zero=1,micro=8 --gpu H200",
+                  "./build/orrery plan estimate --phase decode --model qwen2.5-32b --batch 64 --context 8192 --tp 4 --gpu h100 --json"});
+  e->add_option("--model", est->model, "training: gpt:layers=L,hidden=H,heads=A,vocab=V or a preset (125M, 1.3B, ...); "
+                "inference: llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V or a preset (qwen2.5-7b, llama3-70b, ...)")->required();
   e->add_option("--seq", est->seq, "sequence length");
   e->add_option("--micro-batch", est->micro_batch, "sequences per GPU replica per micro-step");
   e->add_option("--gpus", est->gpus, "GPUs");
   e->add_option("--gpus-per-node", est->gpus_per_node, "GPUs per node (default: the profile's)");
-  e->add_option("--strategy", est->strategy, "single, ddp, fsdp_*, tp, tp_mega or dp=..,tp=..,pp=..,sp=..,zero=..")->required();
+  e->add_option("--strategy", est->strategy, "single, ddp, fsdp_*, tp, tp_mega or dp=..,tp=..,pp=..,sp=..,zero=.. (training)");
   e->add_option("--recompute", est->recompute, "none | selective | full");
   e->add_flag("--json", est->json, "JSON output");
   e->add_flag("--allow-oom", est->allow_oom, "print the estimate even when the plan does not fit (exit 2)");
   AddGpuFlags(e, &est->gpu);
-  e->callback([est, exit_code] { *exit_code = RunEstimate(*est); });
+  AddInferEstimateOptions(e, &est->infer);
+  e->callback([est, e, exit_code] { *exit_code = RunEstimate(*e, *est); });
 
   auto val = std::make_shared<ValidateArgs>();
   CLI::App* v = plan_cmd->add_subcommand("validate", "prediction error on measured steps (calibration.csv format)");
@@ -277,6 +287,7 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
   l->add_option("--global-tokens", lins->tokens, "tokens per step");
   l->callback([lins, exit_code] { *exit_code = RunLins(*lins); });
 
+  RegisterPlanInfer(*plan_cmd, exit_code);
   RegisterPlanSearch(*plan_cmd, exit_code);
   RegisterPlanShapeStudy(*plan_cmd, exit_code);
 }

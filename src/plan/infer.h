@@ -66,6 +66,7 @@ struct InferEstimate {
   double step_time_s = 0;
   double gemm_s = 0;       // block GEMMs and the LM head
   double attention_s = 0;  // attention kernels
+  double elementwise_s = 0;  // norms, rotary, activation, residual adds
   double comm_s = 0;       // tensor-parallel all-reduces
   double fixed_s = 0;      // per-kernel launch costs and the step's fixed cost
   double kv_cache_gib = 0;  // KV cache of the batch after the step, per GPU
@@ -85,7 +86,9 @@ struct InferGpu {
   double gemm_memory_eff = 0.8;   // reached fraction of bandwidth when streaming weights
   double attn_memory_eff = 0.6;   // reached fraction of bandwidth when reading the KV cache
   double attn_compute_eff = 0.5;  // reached fraction of peak for prefill attention
-  double kernel_s = 4e-6;         // fixed cost of one kernel inside a graph replay
+  double elementwise_passes = 8;  // bytes of (hidden + ffn) activations per token moved, x2 bytes
+  double layer_s = 40e-6;         // fixed cost of one layer's kernels inside a graph replay
+  double host_layer_s = 200e-6;   // host time to issue one layer eagerly (prefill)
   double step_s = 30e-6;          // fixed cost of one step (graph launch, sampling)
   double allreduce_s = 8e-6;      // fixed cost of one tensor-parallel all-reduce
   double link_bytes_per_s = 300e9;  // tensor-parallel all-reduce bus bandwidth
@@ -93,18 +96,34 @@ struct InferGpu {
   std::string source;               // where the constants come from
 };
 
-// The profile of `gpu` (h100, h200): data/profiles/infer-<gpu>.json, embedded at build time.
+// The profile of `gpu` (h100, h200, any case): infer-<gpu>.json in the profile folder
+// (data/profiles, or ORRERY_PROFILE_DIR).
 Result<InferGpu> InferGpuByName(std::string_view gpu);
-// Reads a profile file (docs/formats/infer-profile.md); located errors.
+// Reads and writes a profile file (docs/formats/infer-profile.md); located errors.
 Result<InferGpu> ReadInferGpu(const std::string& path);
+Result<InferGpu> ParseInferGpuText(std::string_view text, const std::string& name);
+std::string InferGpuJson(const InferGpu& g);
 
 // Checks the step against the shape (tp divides the heads, batch ≥ 1, context ≥ 0 and below
 // 10M, verify_tokens ≥ 1 exactly for verify) and estimates it; does not fail on memory (`fits`).
+Status CheckInferStep(const DecoderShape& m, const InferStep& s);
 Result<InferEstimate> EstimateInfer(const DecoderShape& m, const InferStep& s, const InferGpu& g);
+
+// What a forward counts. Engines split the vocabulary across tensor-parallel ranks, score every
+// verified token and all-reduce twice a layer; tools/profile/infer.py times one rank with the
+// whole vocabulary, the last token's logits and no all-reduce. Validation compares like with like.
+struct InferCounting {
+  bool vocab_parallel = true;
+  bool verify_all_logits = true;
+  bool allreduce = true;
+};
+inline constexpr InferCounting kEngineCounting{};
+inline constexpr InferCounting kProfilerCounting{false, false, false};
 
 // The same estimate without the checks, for callers that hold a checked shape and step (the
 // rollout model calls it once per decode step).
-InferEstimate InferStepTime(const DecoderShape& m, const InferStep& s, const InferGpu& g);
+InferEstimate InferStepTime(const DecoderShape& m, const InferStep& s, const InferGpu& g,
+                            InferCounting c = kEngineCounting);
 
 // A one-block drafter of the target (EAGLE-style: the target's hidden width, one decoder
 // block, the target's embedding and LM head): the shape whose decode step `InferStepTime` times.

@@ -43,7 +43,9 @@ std::string KnownList(const ProfilePaths& paths) {
   if (!paths.profile_dir.empty() && fs::is_directory(paths.profile_dir, ec)) {
     std::vector<std::string> found;
     for (const auto& e : fs::directory_iterator(paths.profile_dir, ec)) {
-      if (e.path().extension() == ".json") found.push_back(e.path().stem().string());
+      // infer-*.json are inference profiles (plan/infer.h), not training ones.
+      const std::string stem = e.path().stem().string();
+      if (e.path().extension() == ".json" && stem.rfind("infer-", 0) != 0) found.push_back(stem);
     }
     std::sort(found.begin(), found.end());
     for (const auto& f : found) names += (names.empty() ? "" : ", ") + f;
