@@ -39,7 +39,7 @@ const std::vector<LengthPreset>& LengthPresets() {
   static const std::vector<LengthPreset> kPresets = {
       {"verl", {0.41, 0.02, 0},
        "mean 1267 of a 3072-token cap in a verl GRPO training log (verl issue 7412, step 34); clip ratio 2 %, "
-       "the middle of the 1-3 % at the maximum in TLT's workload notes"},
+       "the middle of the 1-3 % at the maximum proposed in the TLT workload notes (../shared/specs/tlt.md)"},
       {"deepscaler", {3500.0 / 8192.0, 0.02, 0},
        "DeepScaleR-1.5B at an 8K cap: mean response length 3,500 tokens (Agentica's DeepScaleR report); clip ratio "
        "as in verl"},
