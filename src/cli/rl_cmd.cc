@@ -53,6 +53,8 @@ nlohmann::json StrategyJson(const rl::StepResult& r) {
   j["accept_length"] = r.accept_length;
   j["drafter_trained"] = r.drafter_trained;
   j["rollout_gpus"] = r.rollout_gpus;
+  for (const rl::StrategyInfo& s : rl::Strategies())
+    if (s.name == r.name) j["settings"] = std::string(s.defaults);
   nlohmann::json t = nlohmann::json::array();
   for (const rl::BusySegment& s : r.timeline) t.push_back({s.t0, s.t1, s.busy_gpus});
   j["timeline"] = t;
