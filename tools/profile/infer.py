@@ -68,7 +68,7 @@ class Rank:
         self.head = self.emb if tied else w(v, h)
         self.norm = torch.ones(h, device=device, dtype=dtype)
         self.weight_bytes = sum(t.numel() * t.element_size() for lay in self.layers for t in lay.values())
-        self.weight_bytes += self.emb.numel() * 2 * (1 if tied else 2)
+        self.weight_bytes += self.emb.numel() * self.emb.element_size() * (1 if tied else 2)
 
     def cache(self, batch, length):
         shape = (batch, self.k, length, self.d)

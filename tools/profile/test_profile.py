@@ -17,6 +17,7 @@ import gemm_sustained  # noqa: E402
 import gpt  # noqa: E402
 import host  # noqa: E402
 import host_sweep  # noqa: E402
+import infer  # noqa: E402
 import steps  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -216,3 +217,40 @@ class ProfileFileTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class InferTest(unittest.TestCase):
+    def test_rank_share_and_weights(self):
+        # tiny: 2 layers, hidden 64, 4 heads of 16, 2 KV heads, MLP 128, vocabulary 256, untied.
+        # A layer: QKV 64x(4+4)*16 = 8,192, O 64x64 = 4,096, gate/up 64x256 = 16,384, down 128x64 =
+        # 8,192, two norms 128: 36,992 parameters; 2 layers + embedding and head 2·256·64 = 32,768:
+        # 106,752 parameters, 4 bytes each on the CPU = 427,008 bytes.
+        r = infer.Rank("tiny", 1, CPU, torch.float32)
+        self.assertEqual(r.weight_bytes, 427008)
+        half = infer.Rank("tiny", 2, CPU, torch.float32)
+        self.assertEqual((half.a, half.k, half.f), (2, 1, 64))
+        with self.assertRaises(ValueError):
+            infer.Rank("tiny", 3, CPU, torch.float32)
+
+    def test_cached_decode_equals_the_full_forward(self):
+        # Decoding token t over a cache of t tokens gives the logits the causal prefill of t + 1
+        # tokens gives for its last token: the cache and attention paths are the same model.
+        torch.manual_seed(0)
+        r = infer.Rank("tiny", 1, CPU, torch.float32)
+        ids = torch.randint(0, r.v, (2, 6))
+        full = r.forward(ids, infer.rope(6, r.d, 0, CPU, torch.float32), r.cache(2, 6), 0, True)
+        cache = r.cache(2, 6)
+        r.forward(ids[:, :5], infer.rope(5, r.d, 0, CPU, torch.float32), cache, 0, True)
+        step = r.forward(ids[:, 5:], infer.rope(1, r.d, 5, CPU, torch.float32), cache, 5, False)
+        self.assertTrue(torch.allclose(full, step, atol=1e-4))
+
+    def test_quick_run_writes_every_phase(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = infer.main(["--out", d, "--configs", "tiny:1", "tiny:2", "--quick"])
+            with open(path) as f:
+                rows = [line for line in f if not line.startswith("#")]
+        self.assertEqual(rows[0].strip().split(","), infer.COLUMNS)
+        body = [r.strip().split(",") for r in rows[1:]]
+        self.assertEqual(sorted({(b[2], b[4]) for b in body}),
+                         [("1", "decode"), ("1", "prefill"), ("1", "verify"), ("2", "decode"), ("2", "prefill"), ("2", "verify")])
+        self.assertTrue(all(b[-1] == "ok" and float(b[8]) > 0 for b in body))
