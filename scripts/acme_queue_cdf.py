@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real queueing delays of the Acme clusters by job type (docs/validation.md "(Acme)").
+"""Real queueing delays of the Acme clusters by job type (docs/validation/workload.md "Acme").
 
 The Acme job logs are not in ../shared (over the 4 MiB limit, PROVENANCE.md §8), but the AcmeTrace
 repository (InternLM/AcmeTrace@6d6ac9c, CC BY 4.0, the source of acme-summary/cluster_summary.csv)

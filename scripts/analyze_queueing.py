@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Queueing evidence in the real Venus trace (docs/validation.md "queueing").
+"""Queueing evidence in the real Venus trace (docs/validation/workload.md).
 
 Reads ../shared/traces/helios-aggregates/cluster_throughput.csv (10-minute counts of Venus GPU
 jobs submitted/started and GPUs submitted/started/ended) and prints:

@@ -10,14 +10,14 @@ predicted) and prints the per-fold constants and the per-strategy held-out error
 (docs/plan-multigpu.md). Only held-out errors are printed.
 
 Single GPU (below): fits the planner's three time constants (host_op_s, host_ckpt_block_s, mem_efficiency) on the
-FIT rows of a calibration CSV (the 1.3B model's rows; docs/validation.md §P) by grid search of the
+FIT rows of a calibration CSV (the 1.3B model's rows; docs/validation/planner.md §P) by grid search of the
 mean absolute percentage error of step time. Every other row stays held out: this script never
 reads them. Usage:
   scripts/fit_plan_constants.py ORRERY_BINARY PROFILE.json CALIBRATION.csv [--fix-host]
 Prints the best constants; they are the defaults of plan/profile.h (ModelConstants). With
 --fix-host only mem_efficiency is fitted (steps of 0.01) and the host constants stay what the
 profile or the defaults say: the refit after a device-side table of the profile changed
-(docs/validation.md §P.4; the two host constants are not identifiable from the 1.3B rows alone,
+(docs/validation/planner.md §P.4; the two host constants are not identifiable from the 1.3B rows alone,
 which hold one host-bound row)."""
 import csv, json, os, subprocess, sys, tempfile, itertools
 

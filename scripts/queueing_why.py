@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Why the generated Venus/Earth months queue 10x the real clusters (docs/validation.md
-"#16 (Venus, Earth): measured causes").
+"""Why the generated Venus/Earth months queue 10x the real clusters (docs/validation/workload.md).
 
 For a VC preset and seeds, generates the whole period (`orrery generate --arrivals open-loop`, the
 preset's other defaults: Venus and Earth submit long runs flat since the closed loop per node, `--generate-flags
@@ -28,7 +27,7 @@ usage: scripts/queueing_why.py [--orrery build/orrery] [--preset helios-venus] [
                                [--load 1.0] [--generate-flags="--batches short-sweeps --long-runs flat"]
                                [--closed closed-loop-nodes]
 (--generate-flags: extra `orrery generate` options for every generated trace, e.g. the generator
-variants of docs/validation.md "(Venus, Earth)".)
+variants of docs/validation/workload.md.)
 """
 import argparse
 import bisect

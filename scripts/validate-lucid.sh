@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lucid evaluation (docs/validation.md §G): Lucid with and without packing against FIFO, QSSF, Tiresias
+# Lucid evaluation (docs/validation/sharing.md §G): Lucid with and without packing against FIFO, QSSF, Tiresias
 # and EASY on Philly part A with half-size VCs and on a generated Helios-Venus month.
 # Usage: scripts/validate-lucid.sh [ORRERY_BINARY] [OUT_DIR]   (needs ../shared or ORRERY_SHARED)
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Validation experiments for the simulator (docs/validation.md). Runs every experiment
+# Validation experiments for the simulator (docs/validation/simulator.md). Runs every experiment
 # with a built binary and writes raw outputs plus Markdown tables to a results folder.
 #
 #   scripts/validate.sh [ORRERY_BIN] [RESULTS_DIR]

@@ -8,7 +8,7 @@
 //   (c) a job that stops beating its heartbeat file -> detected after hang_after_s, requeued,
 //       completed.
 // Named *Slow*: the Release stage of CI runs them, the sanitizer stage skips them. Each
-// prints what it measured (the detection latencies of docs/validation.md).
+// prints what it measured (the detection latencies of docs/validation/live.md).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -231,7 +231,7 @@ TEST(LiveSlurmSlow, JobThatStopsBeatingIsDetectedAndRequeued) {
   std::printf("[measure] hang: Restarts=%s\n", restarts.c_str());
   // Orrery requeues it once; Slurm's count is sometimes 2: a relaunch on the same node right
   // after the kill meets the killed run's revoked credential and Slurm requeues it itself
-  // (docs/validation.md §X).
+  // (docs/validation/live.md §X).
   EXPECT_GE(std::atoi(restarts.c_str()), 1);
   EXPECT_EQ(rig.serve->Kill(SIGTERM), 0);
 }

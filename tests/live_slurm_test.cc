@@ -413,7 +413,7 @@ TEST(LiveSlurmSlow, FaultsControllerRestartNodeDownFailedResume) {
 // stamps; with the harness's batch_sched_delay=0 a released job starts in the same
 // second). A job that waits for completions pays, per dependency wave, the completion
 // being seen at the next cycle (≤ 200 ms + the cycle), `scontrol update` + `release` and
-// Slurm's launch: ≈ 0.5 s measured on an idle machine (docs/validation.md §I), so 1 s per
+// Slurm's launch: ≈ 0.5 s measured on an idle machine (docs/validation/live.md §I), so 1 s per
 // wave is allowed, counting as waves the distinct predicted start times between its
 // arrival and its predicted start. Average JCT: within 1 s + the mean of those allowances.
 TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
@@ -513,7 +513,7 @@ TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
 // (idle >= 3 s, target = used 0 + buffer 1); a burst of three 8-GPU jobs (8 s) then starts one job on
 // node1 and wakes exactly node2 and node3 for the two others (demand), which run there once
 // booted. Every job completes once; every power decision is journaled and applied. Prints the
-// wake-up cost seen by the jobs (POWER_UP -> node idle -> job start), docs/validation.md §I.
+// wake-up cost seen by the jobs (POWER_UP -> node idle -> job start), docs/validation/energy.md §I1.
 // serve.toml for scenario 4: fifo with CES at second-scale timings.
 std::string WriteCesConfig(const SlurmCluster& cluster, int port) {
   std::string cfg_path = cluster.dir() + "/serve.toml";

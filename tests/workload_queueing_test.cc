@@ -1,5 +1,5 @@
 // Queueing of the generated workloads against the real clusters (docs/workload.md,
-// "Queueing: target vs simulated"; docs/validation.md "#16"): each preset (its default users:
+// "Queueing: target vs simulated"; docs/validation/workload.md): each preset (its default users:
 // per-node closed loop and flat long runs for Venus and Earth, open loop elsewhere) on the preset's own cluster under easy with walltime estimates (Slurm's queue
 // order with backfill, what Helios and Acme ran). Real figures: avg/median queueing delay
 // of GPU jobs from helios_cluster_summary.csv and acme-summary/cluster_summary.csv, averages
@@ -132,7 +132,7 @@ SeedFigures MeasureSeeds(const std::string& preset, Users users) {
 
 // One preset: the real figures and what the test asserts. Where the generated trace does
 // not reproduce the real avg queue (meets_target = false), the assertion is a regression
-// band around the measured value and docs/validation.md "#16" says why it misses.
+// band around the measured value and docs/validation/workload.md says why it misses.
 struct Row {
   const char* preset;
   bool renege;
@@ -148,7 +148,7 @@ struct Row {
 // days, seeds 1-5, with reneging (users cancel pending jobs: the closest model of the real
 // accounting, which counts cancelled-while-pending jobs with their wait) and without.
 // Venus and Earth: the preset's users (per-node closed loop, flat long runs) meet the target;
-// the open-loop rows pin the model before (docs/validation.md "#16 (Venus, Earth)").
+// the open-loop rows pin the model before (docs/validation/workload.md).
 const Row kRows[] = {
     {"helios-venus", true, 1253.288, 0, true, 1447},
     {"helios-venus", false, 1253.288, 0, false, 3789},
@@ -157,7 +157,7 @@ const Row kRows[] = {
     {"helios-uranus", true, 1949.182, 0, true, 1570},
     {"helios-uranus", false, 1949.182, 0, false, 3099},
     {"acme-seren", true, 445.984, 1, false, 57, 1},
-    // acme-kalos: its cluster's start latency (presets.cc, docs/validation.md "#16 (Acme)") sets the median.
+    // acme-kalos: its cluster's start latency (presets.cc, docs/validation/workload.md "Acme") sets the median.
     {"acme-kalos", true, 214.179, 17, false, 34, 3},
     {"helios-venus", true, 1253.288, 0, false, 14359, 30, true},
     {"helios-earth", true, 319.483, 0, false, 3388, 30, true},
@@ -196,8 +196,8 @@ TEST(WorkloadQueueing, AcmeSerenRenegeSlow) { Check(kRows[6]); }
 TEST(WorkloadQueueing, AcmeKalosRenege) { Check(kRows[7]); }
 TEST(WorkloadQueueing, HeliosVenusOpenLoopRenegeSlow) { Check(kRows[8]); }
 TEST(WorkloadQueueing, HeliosEarthOpenLoopRenegeSlow) { Check(kRows[9]); }
-// Sweeps (batches of one template, fitted on the Venus bursts) overshoot (docs/validation.md
-// "#16"); seed 1 only, as a regression check of the option (real 1,949 s).
+// Sweeps (batches of one template, fitted on the Venus bursts) overshoot
+// (docs/validation/workload.md); seed 1 only, as a regression check of the option (real 1,949 s).
 TEST(WorkloadQueueing, HeliosUranusSweepsSlow) {
   Users u;
   u.batches = workload::BatchModel::kSweeps;
@@ -212,8 +212,8 @@ TEST(WorkloadQueueing, MonthMakespan) {
 
 // The VC-total closed loop (users hold jobs while their VC's GPU total is full; weekly long
 // runs) cut Venus's month queue (seed 1) from 13,464 s (open loop) to 3,909 s: still 3x the real
-// 1,253 s, all of it gang scheduling and fragmentation (docs/validation.md "#16 (Venus, Earth),
-// Earth)"), which the per-node view of the preset removes.
+// 1,253 s, all of it gang scheduling and fragmentation (docs/validation/workload.md), which the
+// per-node view of the preset removes.
 TEST(WorkloadQueueing, HeliosVenusClosedLoop) {
   Users u;
   u.arrivals = workload::ArrivalModel::kClosedLoop;

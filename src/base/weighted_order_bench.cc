@@ -2,7 +2,7 @@
 // Tiresias' decisions: n running jobs of 1..8 GPUs (milli), the greedy "keep while it fits"
 // walk over all of them with a budget of all but 8 GPUs of their demand (a few jobs preempted,
 // as in Tiresias' decisions), and the churn of one erase + insert
-// (docs/benchmarks.md, "SRTF's whole-node dry run from the node index").
+// (docs/benchmarks.md, "Micro-benchmarks").
 #include <benchmark/benchmark.h>
 
 #include <set>

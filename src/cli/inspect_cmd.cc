@@ -3,7 +3,7 @@
 // with --llm-config, a config the readers cannot read well is completed by that endpoint
 // (semantic/llm_schema.h; one question per distinct config, answers cached).
 // `orrery inspect evaluate FILE.jsonl [--per-record]`: its field-by-field accuracy on a
-// labelled corpus (shared/corpora/launch-configs schema; docs/validation.md).
+// labelled corpus (shared/corpora/launch-configs schema; docs/validation/signals.md).
 #include <cstdio>
 #include <memory>
 #include <string>

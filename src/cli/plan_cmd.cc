@@ -280,7 +280,7 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
   c->callback([conv, exit_code] { *exit_code = RunConvert(*conv); });
 
   auto lins = std::make_shared<LinsArgs>();
-  CLI::App* l = plan_cmd->add_subcommand("lins-scaling", "MFU vs scale of ZeRO-1/ZeRO-3/MiCS/Lins on A800 + InfiniBand (docs/validation.md §P)");
+  CLI::App* l = plan_cmd->add_subcommand("lins-scaling", "MFU vs scale of ZeRO-1/ZeRO-3/MiCS/Lins on A800 + InfiniBand (docs/validation/planner.md §P.2)");
   SetExamples(l, {"./build/orrery plan lins-scaling --model llama-7b"});
   l->add_option("--model", lins->model, "model preset or gpt:...");
   l->add_option("--seq", lins->seq, "sequence length");

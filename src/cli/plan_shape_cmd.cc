@@ -1,5 +1,5 @@
 // `orrery plan shape-study`: fixed shapes vs the planner's goodput shapes on a generated LLM
-// workload (cli/shape_study.h; docs/validation.md, "Planner-aware shapes").
+// workload (cli/shape_study.h; docs/validation/planner.md, "Planner-aware shapes").
 #include <cstdio>
 #include <memory>
 #include <string>

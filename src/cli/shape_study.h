@@ -1,4 +1,4 @@
-// The planner-aware shape study (docs/validation.md, "Planner-aware shapes"): a generated LLM
+// The planner-aware shape study (docs/validation/planner.md, "Planner-aware shapes"): a generated LLM
 // pre-training workload (GPT 1.3B-13B, token budgets, requested GPUs) whose phases carry
 // their model, and one simulated run per shape rule -- fixed (as requested) and the planner's
 // goodput shape -- both under the planner-aware progress model.

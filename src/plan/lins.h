@@ -13,7 +13,7 @@
 
 namespace orrery::plan {
 
-// The A800/IB table (assumptions, docs/validation.md §P): 8 GPUs per node on NVLink (400 GB/s
+// The A800/IB table (assumptions, docs/validation/planner.md §P.2): 8 GPUs per node on NVLink (400 GB/s
 // A800 links; NCCL bus bandwidth 150 GB/s inside a node), 4 × HDR InfiniBand per node (100 GB/s
 // per node; NCCL bus bandwidth across nodes 45 GB/s), latency 15 µs per intra-node collective,
 // 6 µs per ring step for all-gather / reduce-scatter / broadcast across nodes, 20 µs per tree

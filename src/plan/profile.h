@@ -50,7 +50,7 @@ struct LayerTimePoint {
 };
 
 // Constants of the step model that are not read off a micro-benchmark. Defaults are the values
-// fitted on the 1.3B rows of ../shared/gpu-h200/calibration.csv (docs/validation.md §P).
+// fitted on the 1.3B rows of ../shared/gpu-h200/calibration.csv (docs/validation/planner.md §P).
 struct ModelConstants {
   double host_op_s = 32e-6;            // host (CPU) time to dispatch one eager op (fitted)
   double host_ckpt_block_s = 1.65e-3;  // extra host time of one checkpointed block (fitted)

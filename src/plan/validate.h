@@ -13,7 +13,7 @@
 namespace orrery::plan {
 
 enum class Regime { kHostBound, kGpuBound };
-// Which rows the constants were fitted on (the split is fixed in docs/validation.md §P before
+// Which rows the constants were fitted on (the split is fixed in docs/validation/planner.md §P before
 // any prediction was looked at): the 1.3B model's rows; every other row is held out.
 enum class Split { kFit, kHeldOut };
 

@@ -1,7 +1,7 @@
 // The planner's accuracy on measured steps: ../shared/gpu-h200/calibration.csv (rows of the
 // 1.3B model were used to fit the constants; all others are held out) and the steps the project
 // measured itself (data/profiles/h200-steps.csv). The bounds are the figures of
-// docs/validation.md §P, with a small margin.
+// docs/validation/planner.md §P, with a small margin.
 #include <gtest/gtest.h>
 
 #include <cstdio>

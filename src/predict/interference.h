@@ -17,7 +17,7 @@
 //                     speeds (what the policy may use), sharing scores, and the seeded
 //                     per-job workload assignment (traces carry no model/batch/utilization
 //                     columns: each job gets a workload drawn uniformly from the table's 56,
-//                     keyed by (seed, job id), independent of order; see docs/validation.md).
+//                     keyed by (seed, job id), independent of order; see docs/validation/sharing.md).
 #pragma once
 
 #include <cstdint>

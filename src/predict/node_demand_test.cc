@@ -154,7 +154,7 @@ TEST(NodeDemandSlowTest, HeliosVenusRunningGpus) {
                 std::accumulate(y.begin(), y.end(), 0.0) / y.size());
   }
   auto mae = [&](size_t i) { return scores[i].abs / scores[i].n; };
-  // Measured (docs/validation.md §H): on this smooth series (long jobs) persistence is the
+  // Measured (docs/validation/energy.md §H): on this smooth series (long jobs) persistence is the
   // best forecast at 10 min–3 h; xgboost is close behind (2.77 vs 3.19 nodes) and far better
   // than both seasonal forecasts (8.1 and 10.1 nodes), which replay yesterday's level.
   EXPECT_LT(mae(0), mae(3));

@@ -1,7 +1,7 @@
 // Field-by-field accuracy of the advisor's reader on a labelled corpus of the
 // shared/corpora/launch-configs schema (`orrery inspect evaluate FILE.jsonl`).
 //
-// Scoring (docs/validation.md, section "Launch-config reader"): every record with a
+// Scoring (docs/validation/signals.md, S1): every record with a
 // stored text is inspected under the base name of its source path (the file name a user's
 // file would have) and each of the 19 fields scores 1 when the prediction equals the label
 // (both unknown counts as equal: a reader that invents a value is wrong). Records whose

@@ -221,7 +221,7 @@ TEST(EvaluateTest, CorpusErrorsAreLocated) {
   EXPECT_EQ(n.error().message, "c.jsonl:1:1: field 'id': expected a string, got number");
 }
 
-// The dev corpus of shared/corpora/launch-configs: the floor reached (docs/validation.md).
+// The dev corpus of shared/corpora/launch-configs: the floor reached (docs/validation/signals.md).
 TEST(EvaluateTest, DevCorpusFloor) {
   std::ifstream in(std::string(ORRERY_SHARED_DIR) + "/corpora/launch-configs/dev.jsonl");
   if (!in) GTEST_SKIP() << "shared corpus not found";
@@ -234,7 +234,7 @@ TEST(EvaluateTest, DevCorpusFloor) {
   EXPECT_GE(a.overall(), 0.99) << FormatAccuracy(a, true);
   for (size_t i = 0; i < kNumFields; ++i) EXPECT_GE(a.fields[i].correct, 5u) << FieldName(FieldAt(i));
   // The LLM fallback's rule: only the DeepSpeed JSON that gives just its batch sizes
-  // (framework + global + micro = 3 fields < 4) would be sent (docs/validation.md).
+  // (framework + global + micro = 3 fields < 4) would be sent (docs/validation/signals.md).
   EXPECT_EQ(a.llm_triggers, std::vector<std::string>{"C003 (fewer than 4 fields located)"});
 }
 

@@ -60,8 +60,8 @@ void VcBoundedJobs(WorkloadSpec& s) {
   s.balance_vc_load = true;
 }
 
-// Presets with VCs (docs/workload.md model items 15 and 17, docs/validation.md "#16 (Venus,
-// Earth)"): users hold a job until it fits their VC's nodes, and long runs arrive at
+// Presets with VCs (docs/workload.md model items 15 and 17, docs/validation/workload.md):
+// users hold a job until it fits their VC's nodes, and long runs arrive at
 // a constant rate. Both are structural (no parameter); with them the mean over seeds 1-5 of the
 // whole-period avg queue meets the real one within +-30 % (Venus 1,447 s vs 1,253 s, Earth 368 s
 // vs 319 s, with reneging), which neither the open loop (11x) nor the VC-total closed loop (2-3x) did.
@@ -328,7 +328,7 @@ WorkloadSpec AcmeKalos() {
   // Kalos ran on a container platform (its job ids are PAI-DLC ids, AcmeTrace README): no GPU job of
   // any type started within 4 s of its submission, 5.7 % within 8 s, 48.8 % within 16 s (the queueing
   // CDFs per type of AcmeTrace figure/cdf_job_duration_queue.pdf, weighted by the type shares of
-  // figure/treemap_job_dist.pdf; docs/validation.md "#16 (Acme)"). Fitted on those three points
+  // figure/treemap_job_dist.pdf; docs/validation/workload.md "Acme"). Fitted on those three points
   // only, a start time of k s meaning a latency below k + 0.5 s: min 4.5 s, the lognormal excess
   // through 4 s at 5.7 % and 12 s at 48.8 % (median 4.5 + 12.25 s).
   s.start_latency = {4.5, 16.75, 0.709};

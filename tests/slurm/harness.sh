@@ -66,7 +66,7 @@ start)
   base=$((20000 + RANDOM % 40000))
   # Event-triggered scheduling without Slurm's default 3-s batch_sched_delay (and the
   # minimum interval between attempts): a released job starts in the same second
-  # (docs/validation.md §I, `orrery replay`). ORRERY_SLURM_SCHED_PARAMS="" = Slurm's defaults.
+  # (docs/validation/live.md §I, `orrery replay`). ORRERY_SLURM_SCHED_PARAMS="" = Slurm's defaults.
   sched_params=${ORRERY_SLURM_SCHED_PARAMS-batch_sched_delay=0,sched_min_interval=0}
   sched_params_line=${sched_params:+SchedulerParameters=$sched_params}
   cat >"$conf" <<CONF

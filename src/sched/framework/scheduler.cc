@@ -321,7 +321,7 @@ void Scheduler::DetachRunning(uint32_t slot, EndCause cause, Time now) {
 
 // flatten (Submit and Start too: the verbs every job goes through once): the shared
 // bookkeeping is inlined into them only, no call per job on 1M-job runs; the other callers
-// keep the out-of-line copy (docs/benchmarks.md, job model follow-up).
+// keep the out-of-line copy.
 [[gnu::flatten]] void Scheduler::Finish(uint32_t slot, Time now) {
   now_ = std::max(now_, now);
   DetachRunning(slot, EndCause::kFinished, now);

@@ -29,7 +29,7 @@
 //               `profiler_max_gpus` (8) GPUs run there first, least-GPU-first, exclusive, for at
 //               most `profiler_limit` (200) s; a job that ends within it is done, the others are
 //               handed over to their VC keeping the work done (Lucid's artifact drops it; see
-//               docs/validation.md). The profile (the workload's attributes) is what packing reads.
+//               docs/validation/sharing.md). The profile (the workload's attributes) is what packing reads.
 //
 // Job attributes (model, batch, GPU util, GPU memory, AMP) come from the ColocationContext's
 // seeded assignment (predict/interference.h); sharing scores from the interference model's

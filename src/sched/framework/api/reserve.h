@@ -11,7 +11,7 @@
 //     reserve (evaluation GPUs ≤ ceil(S × VC GPUs)), so they never take a GPU the blocked
 //     head could use. (Greedy and backfilling policies need no lane: they skip past jobs.)
 // Reserved GPUs stay idle while no evaluation job needs them: that is the option's cost to
-// the other jobs (docs/validation.md measures it).
+// the other jobs (docs/validation/eval.md measures it).
 //
 // Simulator only for now: live mode has no job kinds, so CheckLiveSupport refuses it.
 //
