@@ -2,6 +2,7 @@
 // and bad input as a located error with exit 2 (docs/formats/rl-step.md, docs/cli.md).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,43 @@ TEST(RlCli, BadInputIsALocatedErrorWithExit2) {
     CmdOut o = RunOrrery(c.args);
     EXPECT_EQ(o.status, 2) << c.args << "\n" << o.text;
     EXPECT_NE(o.text.find(c.expected), std::string::npos) << c.args << "\n" << o.text;
+  }
+}
+
+// RL jobs in `orrery simulate`: a jobs file on a two-node cluster, the run's "rl" report in
+// summary.json, and the flags refused where they do not apply.
+TEST(RlSimulate, JobsFileGivesTheRunsRlReport) {
+  namespace fs = std::filesystem;
+  const std::string fx = std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/rl_sim/";
+  const fs::path dir = orrery::cli_testing::FreshTempDir("rl_sim");
+  const std::string base = "simulate " + fx + "trace.csv --cluster " + fx + "cluster.toml --rl-jobs " + fx +
+                           "rl_jobs.csv --policy fifo --out-dir " + dir.string();
+  CmdOut o = RunOrrery(base + " --rl-strategy tlt");
+  ASSERT_EQ(o.status, 0) << o.text;
+  const nlohmann::json j = nlohmann::json::parse(orrery::cli_testing::Slurp(dir / "summary.json"));
+  const nlohmann::json& rl = j["runs"][0]["rl"];
+  EXPECT_EQ(rl["strategy"], "tlt");
+  EXPECT_EQ(rl["jobs"], 2);
+  EXPECT_EQ(rl["finished"], 2);
+  EXPECT_DOUBLE_EQ(rl["steps_run"].get<double>(), 30.0);  // 20 + 10 steps, both finished
+  EXPECT_LT(rl["step_time_s"].get<double>(), rl["sync_step_time_s"].get<double>());
+  EXPECT_EQ(rl["other_jobs"]["finished"], 3);
+  EXPECT_EQ(j["jobs"], 5);  // three trace jobs and two RL jobs
+  EXPECT_NE(o.text.find("fifo: 2 RL jobs (2 finished) under tlt"), std::string::npos) << o.text;
+  fs::remove_all(dir);
+
+  const struct {
+    std::string args, expected;
+  } bad[] = {
+      {base + " --rl-strategy harvest", "lending idle rollout GPUs to other jobs is not simulated"},
+      {"simulate " + fx + "trace.csv --cluster " + fx + "cluster.toml --rl-strategy tlt --no-output",
+       "--rl-strategy does not apply: the workload has no RL jobs"},
+      {"simulate " + fx + "trace.csv --cluster " + fx + "cluster.toml --rl-share 1.5 --no-output", "--rl-share"},
+  };
+  for (const auto& c : bad) {
+    CmdOut b = RunOrrery(c.args);
+    EXPECT_EQ(b.status, 2) << c.args << "\n" << b.text;
+    EXPECT_NE(b.text.find(c.expected), std::string::npos) << c.args << "\n" << b.text;
   }
 }
 

@@ -23,6 +23,7 @@
 #include "cli/flag_rules.h"
 #include "cli/out_dir.h"
 #include "cli/simulate_eval.h"
+#include "cli/simulate_rl.h"
 #include "cli/workload_flags.h"
 #include "cli/shape_study.h"
 #include "config/cluster_config.h"
@@ -215,6 +216,8 @@ struct Options {
   std::string signals;           // "advisor,tracker" (docs/design/signals.md); "" = none
   std::string tracker_options;   // LogSignalOptions, "interval=600,jitter=0.05"
   EvalSimOptions eval;           // evaluation requests (cli/simulate_eval.h)
+  RlSimOptions rl;               // RL post-training jobs (cli/simulate_rl.h)
+  const CLI::App* cmd = nullptr;  // the command line, for flags refused when they do not apply
 };
 
 constexpr const char* kDefaultPolicies = "fifo,sjf,srtf,qssf,easy";
@@ -521,7 +524,8 @@ void AddFailureSummary(const Trace& trace, const SimResult& r, PolicyRun* out) {
 // on worker threads.
 PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster, const SimConfig& cfg,
                     const std::string& dir, const nlohmann::ordered_json& failures_json,
-                    const signals::LogSignalOptions* tracker_opts, const std::vector<eval::ExpandedRequest>& requests) {
+                    const signals::LogSignalOptions* tracker_opts, const std::vector<eval::ExpandedRequest>& requests,
+                    const rl::RlExpansion& rl_jobs) {
   PolicyRun out;
   // --signals tracker: this run's own simulated job logs, read by the real progress tracker.
   std::unique_ptr<signals::LogSignals> tracker;
@@ -562,6 +566,11 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
       return out;
     }
     out.json["evaluation"] = std::move(*ev);
+  }
+  if (!rl_jobs.jobs.empty()) {
+    const rl::RlReport rep = rl::SummarizeRl(rl_jobs, r->outcomes);
+    out.json["rl"] = RlReportJson(rep);
+    out.notes.push_back(RlNote(cfg.policy, rep));
   }
   if (tracker) {
     char buf[200];
@@ -678,6 +687,7 @@ struct Setup {
   Workload workload;
   ClusterChoice choice;
   std::vector<eval::ExpandedRequest> requests;
+  rl::RlExpansion rl;
   std::vector<uint32_t> tie;
   std::vector<std::string> policies;
   signals::SignalSet sig;
@@ -773,6 +783,9 @@ Result<Setup> SetUp(Options& o) {
   if (o.eval.any() && o.helios_compat)
     return MakeError("--eval-requests/--eval-every cannot be combined with --helios-compat (it has no job phases or dependencies)");
   ORR_ASSIGN_OR_RETURN(s.requests, AddEvalRequests(o.eval, cluster, &trace));
+  if (o.rl.any() && o.helios_compat)
+    return MakeError("--rl-jobs/--rl-share cannot be combined with --helios-compat (it has no job phases)");
+  ORR_ASSIGN_OR_RETURN(s.rl, AddRlSimJobs(o.rl, *o.cmd, cluster, o.seed, &trace));
   if (!o.tie_order.empty()) {
     ORR_ASSIGN_OR_RETURN(s.tie, ReadTieOrder(o.tie_order, trace.jobs.size()));
   }
@@ -838,7 +851,7 @@ int SimulateAll(const Options& o, Setup& s) {
   const signals::LogSignalOptions* tracker_opts = s.sig.tracker ? &s.tracker_opts : nullptr;
   const bool ok = RunOrdered<PolicyRun>(
       policies.size(), o.threads ? o.threads : AvailableCpus(),
-      [&](size_t i) { return RunPolicy(o, trace, cluster, cfgs[i], dirs[i], s.failures.json, tracker_opts, s.requests); },
+      [&](size_t i) { return RunPolicy(o, trace, cluster, cfgs[i], dirs[i], s.failures.json, tracker_opts, s.requests, s.rl); },
       [&](size_t i, PolicyRun& run) {
         progress.Done(i);
         if (!run.status.ok()) {
@@ -915,6 +928,8 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                 "time if it has not started (status withdrawn; its wait counts)");
   cmd->add_flag("--model-cpu-mem", opts->model_cpu_mem, "Account CPU and memory where nodes declare them");
   AddEvalSimFlags(cmd, &opts->eval);
+  AddRlSimFlags(cmd, &opts->rl);
+  opts->cmd = cmd;
   cmd->add_option("--generate", opts->preset,
                   "Generate a workload from a preset instead of reading a trace (llm: GPT pre-training jobs the planner "
                   "times, with --cluster FILE.toml; for shape=goodput policies)");
