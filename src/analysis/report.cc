@@ -259,6 +259,66 @@ void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, r
   page->sections.push_back(s);
 }
 
+// Runs with RL jobs (summary.json "rl", `simulate --rl-jobs/--rl-share`): the mean RL step per
+// run as stacked phases, and the RL figures; absent when no run had RL jobs.
+void AddRlSection(const std::vector<LoadedRun>& runs, const json& order, report::Page* page) {
+  std::vector<const LoadedRun*> with;
+  for (const auto& r : runs)
+    if (r.summary.contains("rl") && r.summary["rl"].is_object()) with.push_back(&r);
+  if (with.empty()) return;
+  report::Section s;
+  s.title = "RL post-training jobs";
+  s.text = "RL jobs added to the workload (docs/design/rl.md, \"In the simulator\"): the mean RL step under the run's "
+           "strategy, split into its phases, against sync's step for the same jobs; the rollout GPUs the long tail "
+           "leaves idle; and what the other jobs saw.";
+  report::Chart c;
+  c.id = "rl_step_breakdown";
+  c.title = "Mean RL step, by phase";
+  const char* phases[] = {"rollout", "reward", "train", "sync"};
+  report::Table t{"rl", "RL post-training jobs", {"metric"}, {}};
+  for (const LoadedRun* r : with) {
+    t.header.push_back(r->label);
+    const json& b = r->summary["rl"].value("breakdown_s", json::object());
+    for (const char* ph : phases) c.data.push_back(json{{"policy", r->label}, {"phase", ph}, {"seconds", b.value(ph, 0.0)}});
+  }
+  const auto row = [&](const std::string& name, auto fn) {
+    std::vector<std::string> cells{name};
+    for (const LoadedRun* r : with) cells.push_back(fn(r->summary["rl"]));
+    t.rows.push_back(cells);
+  };
+  const auto num = [](const json& j, const char* k) { return j.value(k, 0.0); };
+  row("strategy", [](const json& j) { return j.value("strategy", ""); });
+  row("RL jobs (finished)", [](const json& j) {
+    return std::to_string(j.value("jobs", 0ull)) + " (" + std::to_string(j.value("finished", 0ull)) + ")";
+  });
+  row("mean step", [&](const json& j) { return report::FormatSeconds(num(j, "step_time_s")); });
+  row("sync's step", [&](const json& j) { return report::FormatSeconds(num(j, "sync_step_time_s")); });
+  row("speedup over sync", [&](const json& j) {
+    return num(j, "step_time_s") > 0 ? report::FormatFixed(num(j, "sync_step_time_s") / num(j, "step_time_s"), 2) + "x" : "—";
+  });
+  row("RL GPU-hours", [&](const json& j) { return report::FormatFixed(num(j, "gpu_hours"), 1); });
+  row("idle rollout GPU-hours", [&](const json& j) { return report::FormatFixed(num(j, "idle_gpu_hours"), 1); });
+  row("other jobs: mean JCT", [&](const json& j) {
+    return report::FormatSeconds(j.value("other_jobs", json::object()).value("avg_jct_s", 0.0));
+  });
+  row("other jobs: preemptions", [](const json& j) {
+    return std::to_string(j.value("other_jobs", json::object()).value("preemptions", 0ull));
+  });
+  c.spec = {{"mark", {{"type", "bar"}}},
+            {"width", std::max<int>(360, static_cast<int>(with.size() * 90))},
+            {"height", 260},
+            {"encoding",
+             {{"x", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
+              {"y", {{"field", "seconds"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "seconds per RL step"}}},
+              {"color", {{"field", "phase"}, {"type", "nominal"}, {"title", "phase"}, {"sort", {"rollout", "reward", "train", "sync"}}}},
+              {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "phase"}},
+                                       json{{"field", "seconds"}, {"format", ",.1f"}}})}}}};
+  c.caption = "One bar per run; the stack is the mean RL step's phases (reward includes the two log-prob forwards).";
+  s.charts.push_back(c);
+  s.tables.push_back(t);
+  page->sections.push_back(s);
+}
+
 // A statistic of a summary.json distribution (jct_s, queue_delay_s, ...); 0 when absent.
 double DistStat(const json& run, const char* key, const char* stat) {
   return run.contains(key) && run[key].contains(stat) ? run[key][stat].get<double>() : 0.0;
@@ -501,6 +561,7 @@ report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOp
   page.sections.push_back(SmallLargeSection(runs, order));
   page.sections.push_back(TimeSeriesSection(runs, order, opt));
   AddFailuresSection(runs, order, &page);
+  AddRlSection(runs, order, &page);
   page.sections.push_back(PerVcSection(runs, order));
   return page;
 }
