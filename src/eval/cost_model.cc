@@ -43,10 +43,39 @@ Result<GpuSpec> GpuByName(std::string_view name) {
                    "; the evaluation cost model has a100-80, h100 and h200)");
 }
 
-double KvBytesPerToken(double params) {
-  const double layers = std::cbrt(params / (12.0 * 128.0 * 128.0));
-  const double d_model = 128.0 * layers;
-  return 2.0 * layers * d_model * 2.0;
+plan::DecoderShape DenseDecoder(double params) {
+  // params = 12·L·d² with d = 128·L: L = cbrt(params / (12·128²)), rounded, at least 1.
+  const uint32_t layers = std::max<uint32_t>(1, static_cast<uint32_t>(std::lround(std::cbrt(params / (12.0 * 128.0 * 128.0)))));
+  plan::DecoderShape m;
+  m.name = "dense";
+  m.layers = layers;
+  m.hidden = 128 * layers;
+  m.heads = layers;
+  m.kv_heads = layers;
+  m.ffn = static_cast<uint32_t>(std::lround(8.0 * m.hidden / 3.0));  // 4·d² attention + 3·d·F MLP = 12·d²
+  m.vocab = 32000;
+  return m;
+}
+
+double KvBytesPerToken(double params) { return DenseDecoder(params).KvBytesPerToken(1); }
+
+plan::InferGpu CalibratedGpu(const GpuSpec& g, const CostParams& p) {
+  plan::InferGpu i;
+  i.name = g.name;
+  i.memory_bytes = g.memory_bytes;
+  i.peak_flops = g.peak_flops;
+  i.hbm_bytes_per_s = g.hbm_bytes_per_s;
+  i.gemm_compute_eff = p.mfu;
+  i.gemm_half_tokens = 0;  // a batched forward reaches mfu at any size
+  i.gemm_memory_eff = p.hbm_efficiency;
+  i.attn_memory_eff = p.hbm_efficiency;
+  i.attn_compute_eff = p.mfu;
+  i.elementwise_passes = 0;
+  i.layer_s = 0;
+  i.host_layer_s = 0;
+  i.step_s = p.step_overhead_s;  // eager framework launches per forward, calibrated (docs/design/eval.md)
+  i.mem_reserved_frac = 0;
+  return i;
 }
 
 Result<uint32_t> GpusPerTrial(const ModelSpec& m, const GpuSpec& g, uint32_t gpus_per_node) {
@@ -59,11 +88,13 @@ Result<uint32_t> GpusPerTrial(const ModelSpec& m, const GpuSpec& g, uint32_t gpu
 
 double CalibratedCostModel::ForwardSeconds(const ModelSpec& m, const GpuSpec& g, double batch, double new_tokens,
                                            double context) const {
-  const double flops = 2.0 * m.params * batch * new_tokens;
-  const double bytes = m.checkpoint_bytes() + batch * context * KvBytesPerToken(m.params);
-  const double compute_s = flops / (g.peak_flops * p_.mfu);
-  const double memory_s = bytes / (g.hbm_bytes_per_s * p_.hbm_efficiency);
-  return std::max(compute_s, memory_s) + p_.step_overhead_s;
+  // One forward of the planner's inference model (plan/infer.h): a prefill of the new tokens
+  // over the prompt, or a decode step over `context` cached tokens.
+  const plan::DecoderShape shape = DenseDecoder(m.params);
+  const uint32_t b = static_cast<uint32_t>(std::max(1.0, std::round(batch)));
+  const plan::InferStep step = new_tokens > 1 ? plan::InferStep{plan::InferPhase::kPrefill, b, new_tokens, 0, 1}
+                                              : plan::InferStep{plan::InferPhase::kDecode, b, context, 0, 1};
+  return plan::InferStepTime(shape, step, CalibratedGpu(g, p_)).step_time_s;
 }
 
 double CalibratedCostModel::PromptTokens(const Dataset& d) const {

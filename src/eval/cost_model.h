@@ -1,11 +1,10 @@
 // What one evaluation trial costs: GPU inference seconds per example, CPU metric seconds, and
 // the fixed parts of a trial (process start, checkpoint bytes to load).
 //
-// TrialCostModel is the hook for the planner's cost model (branch `plan`: a step-time model of
-// the GPU calibrated on ../shared/gpu-h200); until it lands, CalibratedCostModel is a roofline
-// model documented in docs/design/eval.md:
-//   forward of B sequences x T new tokens over a context of c tokens
-//     = max(2·P·B·T / (peak·mfu), (W + B·c·kv) / (hbm·eff)) + launch overhead
+// CalibratedCostModel times each forward with the planner's inference model (plan/infer.h) on
+// constants calibrated for eager evaluation frameworks (docs/design/eval.md):
+//   a forward of B sequences x T new tokens over a context of c tokens is a prefill of T
+//   tokens (T > 1) or a decode step over c cached tokens, + the framework's launch overhead
 //   scoring (perplexity / loglikelihood): one forward per candidate, prompt tokens new;
 //   generation: one prefill forward, then gen_fill·max_out_len decode steps of one token.
 #pragma once
@@ -17,6 +16,7 @@
 
 #include "base/result.h"
 #include "eval/suite.h"
+#include "plan/infer.h"
 
 namespace orrery::eval {
 
@@ -97,10 +97,16 @@ class CalibratedCostModel final : public TrialCostModel {
   CostParams p_;
 };
 
-// KV-cache bytes per token of a dense multi-head-attention decoder of `params` parameters in
-// bf16: 2 (K and V) x layers x d_model x 2 bytes, with params = 12·L·d² and d = 128·L (the
-// aspect of LLaMA-7B/13B).
+// The decoder of a model known by its size alone: dense multi-head attention with heads of 128,
+// d = 128·L (the aspect of LLaMA-7B/13B), params = 12·L·d² (L rounded), SwiGLU MLP of 8/3·d,
+// vocabulary 32,000; the shape the planner's inference model times.
+plan::DecoderShape DenseDecoder(double params);
+// Its bf16 KV-cache bytes per token: 2 (K and V) x layers x d x 2 bytes.
 double KvBytesPerToken(double params);
+// The planner's inference constants from this model's calibration: `mfu` for every GEMM and
+// prefill attention, `hbm_efficiency` for streamed weights and KV reads, `step_overhead_s` per
+// forward, no per-layer costs.
+plan::InferGpu CalibratedGpu(const GpuSpec& g, const CostParams& p);
 
 // GPUs one trial needs: the smallest power of two g <= gpus_per_node whose memory holds the
 // weights in half of it (the rest for KV cache and activations). Error when none does.

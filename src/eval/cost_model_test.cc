@@ -19,18 +19,31 @@ TEST(CostModelTest, ParsesModelSizes) {
   }
 }
 
-TEST(CostModelTest, ForwardIsTheRooflineMaximumPlusLaunchOverhead) {
+TEST(CostModelTest, ForwardIsThePlannersInferenceStepOnCalibratedConstants) {
   CalibratedCostModel cm;
   const ModelSpec m = *ParseModelSize("7B");
   const GpuSpec g = *GpuByName("a100-80g");
-  // Prefill of 16 x 120 tokens: 2 * 7e9 * 1920 = 2.688e13 FLOP at 0.45 * 312e12 = 1.404e14
-  // FLOP/s = 0.19145 s; memory 14e9 + 1920 * kv(7e9) bytes is ~9 ms: compute-bound; + 15 ms.
-  EXPECT_NEAR(cm.ForwardSeconds(m, g, 16, 120, 120), 2.688e13 / 1.404e14 + 0.015, 1e-9);
-  // Decode step (1 token each): memory-bound, (14e9 + 16 * 120 * kv) / (2.039e12 * 0.8) + 15 ms.
-  const double kv = KvBytesPerToken(7e9);
-  EXPECT_NEAR(cm.ForwardSeconds(m, g, 16, 1, 120), (14e9 + 16 * 120 * kv) / (2.039e12 * 0.8) + 0.015, 1e-12);
-  // kv of a 7e9 dense decoder: L = cbrt(7e9 / (12 * 128^2)) = 32.89, d = 4210: 2 * L * d * 2 B.
-  EXPECT_NEAR(kv, 553'900, 1'000);
+  // 7e9 parameters: L = round(cbrt(7e9 / (12·128²))) = round(32.89) = 33, d = 4224, 33 heads of
+  // 128 (all KV heads), MLP round(8·4224/3) = 11264, vocabulary 32000.
+  const plan::DecoderShape s = DenseDecoder(7e9);
+  EXPECT_EQ(s.layers, 33u);
+  EXPECT_EQ(s.hidden, 4224u);
+  EXPECT_EQ(s.ffn, 11264u);
+  // Rates: compute 0.45·312e12 = 1.404e14 FLOP/s, memory 0.8·2.039e12 = 1.6312e12 B/s.
+  const double compute = 1.404e14, memory = 1.6312e12;
+  // Prefill of 16 x 120 tokens (M = 1920): every block GEMM is compute-bound, 24·M·d² FLOPs a
+  // layer (12·d² weights) = 33·24·1920·4224² = 2.713152651264e13; the head (last tokens only,
+  // M = 16) streams 2·(4224·32000 + 16·4224 + 16·32000) = 271,495,168 bytes; causal attention
+  // reads q, k, v and writes o: 2·16·120·(66 + 66)·128 = 64,880,640 bytes a layer (memory-bound).
+  const double prefill = 2.713152651264e13 / compute + 271495168.0 / memory + 33 * 64880640.0 / memory + 0.015;
+  EXPECT_NEAR(cm.ForwardSeconds(m, g, 16, 120, 120), prefill, 1e-12);
+  // Decode (M = 16) over 120 cached tokens: every GEMM streams its weights, 14,202,372,096 bytes
+  // over 33 layers with inputs and outputs; the head as above; K and V of 121 tokens:
+  // 2·16·121·2·33·128 = 32,710,656 bytes a layer.
+  const double decode = 14202372096.0 / memory + 271495168.0 / memory + 33 * 32710656.0 / memory + 0.015;
+  EXPECT_NEAR(cm.ForwardSeconds(m, g, 16, 1, 120), decode, 1e-12);
+  // KV a token: 2 (K and V) · 33 layers · 4224 · 2 bytes = 557,568.
+  EXPECT_DOUBLE_EQ(KvBytesPerToken(7e9), 557568.0);
 }
 
 TEST(CostModelTest, GpusPerTrialHoldTheWeightsInHalfTheMemory) {
