@@ -17,6 +17,7 @@ struct InferEstimateArgs {
   double context = 0;
   uint32_t verify_tokens = 0;
   uint32_t tp = 1;
+  uint32_t sp = 1;
 };
 
 // Adds --phase, --batch, --context, --verify-tokens and --tp to the estimate command.

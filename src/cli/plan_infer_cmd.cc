@@ -32,6 +32,7 @@ nlohmann::ordered_json EstimateJson(const plan::DecoderShape& m, const plan::Inf
   j["context"] = s.context;
   j["verify_tokens"] = s.verify_tokens;
   j["tp"] = s.tp;
+  j["sp"] = s.sp;
   j["step_time_s"] = e.step_time_s;
   j["breakdown"] = {{"gemm_s", e.gemm_s}, {"attention_s", e.attention_s}, {"elementwise_s", e.elementwise_s}, {"comm_s", e.comm_s}, {"fixed_s", e.fixed_s}};
   j["kv_cache_gib"] = e.kv_cache_gib;
@@ -114,7 +115,7 @@ int RunValidate(const ValidateArgs& a) {
 }  // namespace
 
 Status RefuseInferenceOnly(const CLI::App& estimate) {
-  return RefuseGiven(estimate, {"--batch", "--context", "--verify-tokens", "--tp"}, "it belongs to an inference estimate (--phase)");
+  return RefuseGiven(estimate, {"--batch", "--context", "--verify-tokens", "--tp", "--sp"}, "it belongs to an inference estimate (--phase)");
 }
 
 void AddInferEstimateOptions(CLI::App* e, InferEstimateArgs* a) {
@@ -125,6 +126,7 @@ void AddInferEstimateOptions(CLI::App* e, InferEstimateArgs* a) {
   e->add_option("--verify-tokens", a->verify_tokens, "verify: draft tokens checked per sequence")
       ->check(CountInRange(1, 4096, "tokens"));
   e->add_option("--tp", a->tp, "inference: tensor-parallel GPUs")->check(CountInRange(1, 1024, "GPUs"));
+  e->add_option("--sp", a->sp, "prefill: sequence-parallel groups of --tp GPUs (Ulysses)")->check(CountInRange(1, 1024, "groups"));
 }
 
 int RunInferEstimate(const CLI::App& cmd, const InferEstimateArgs& a, const std::string& model, const std::string& gpu,
@@ -139,7 +141,7 @@ int RunInferEstimate(const CLI::App& cmd, const InferEstimateArgs& a, const std:
   if (!m.ok()) return Fail(m.error());
   auto g = plan::InferGpuByName(gpu);
   if (!g.ok()) return Fail(g.error());
-  const plan::InferStep s{*phase, a.batch, a.context, a.verify_tokens, a.tp};
+  const plan::InferStep s{*phase, a.batch, a.context, a.verify_tokens, a.tp, a.sp};
   auto e = plan::EstimateInfer(*m, s, *g);
   if (!e.ok()) return Fail(e.error());
   if (!e->fits) {

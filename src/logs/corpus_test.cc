@@ -6,8 +6,8 @@
 // figures only, at the figure measured there less a margin of one record. The fitted part is
 // printed, not bounded. The fixtures are hand-written snippets of frameworks and failure
 // sources the corpora do not show; every one of them is read right, except the failure probes
-// of batches B (T079-T098) and C (T099-T118), each measured once after the rules it meets were
-// written, and bounded like the held-out records.
+// of batches B (T079-T098), C (T099-T118) and D (T119-T138), each measured once after the
+// rules it meets were written, and bounded like the held-out records.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -155,6 +155,10 @@ TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesA) {
 //   (2 confidently wrong: T104, labelled framework where the rules call an NCCL timeout
 //   infrastructure, and T118, a bare ChildFailedError read as a SIGTERM), subtype 19/20, retry
 //   17/20.
+// - D (T119-T138), written without reading the rules or the earlier probes, after the network
+//   file system rule: category 16/20 (2 withheld: a SkyPilot spot preemption and a missing
+//   flash_attn; 2 confidently wrong: a Keras shape error read as a version mismatch and a bare
+//   exit labelled unknown read as a SIGTERM), subtype 12/20, retry 18/20.
 TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesMeasuredOnce) {
   struct Batch {
     const char* name;
@@ -163,6 +167,7 @@ TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesMeasuredOnce) {
   } batches[] = {
       {"B", 79, 98, 6, 3, 16, 4},
       {"C", 99, 118, 17, 18, 16, 3},
+      {"D", 119, 138, 15, 11, 17, 3},
   };
   for (const Batch& b : batches) {
     SCOPED_TRACE(std::string("batch ") + b.name);

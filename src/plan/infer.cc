@@ -212,17 +212,24 @@ Result<InferPhase> ParseInferPhase(std::string_view text) {
 
 InferEstimate InferStepTime(const DecoderShape& m, const InferStep& s, const InferGpu& g, InferCounting c) {
   const RankShape r = Share(m, s.tp, c.vocab_parallel);
+  const double sp = std::max(1u, s.sp);
   const double batch = s.batch, fresh = FreshTokens(s);
-  const double tokens = batch * fresh;
+  const double tokens = batch * fresh / sp;  // this GPU's share of the step's tokens
   const double head_tokens = (s.phase == InferPhase::kVerify && c.verify_all_logits) ? tokens : batch;
   InferEstimate e;
   e.gemm_s = r.layers * LayerGemms(tokens, r, g) + Gemm(head_tokens, r.hidden, r.head_vocab, g);
-  e.attention_s = r.layers * LayerAttention(s.phase, batch, s.context, fresh, r, g);
+  e.attention_s = r.layers * LayerAttention(s.phase, batch, s.context, fresh, r, g) / sp;
+  if (sp > 1) {
+    // Four all-to-alls a layer (q, k, v before attention, its output after), each sending
+    // (sp - 1)/sp of this GPU's tokens' hidden/tp slice.
+    const double bytes = kBf16 * tokens * (r.hidden / s.tp) * (sp - 1) / sp;
+    e.comm_s += 4 * r.layers * (g.allreduce_s + bytes / g.link_bytes_per_s);
+  }
   e.elementwise_s = r.layers * kBf16 * tokens * (r.hidden + r.ffn) * g.elementwise_passes /
                              (g.hbm_bytes_per_s * g.gemm_memory_eff);
   if (c.allreduce && s.tp > 1) {
     const double bytes = kBf16 * tokens * r.hidden;
-    e.comm_s = 2 * r.layers * (g.allreduce_s + 2.0 * (s.tp - 1) / s.tp * bytes / g.link_bytes_per_s);
+    e.comm_s += 2 * r.layers * (g.allreduce_s + 2.0 * (s.tp - 1) / s.tp * bytes / g.link_bytes_per_s);
   }
   const double device = e.gemm_s + e.attention_s + e.elementwise_s + e.comm_s;
   if (s.phase == InferPhase::kPrefill) {
@@ -233,8 +240,8 @@ InferEstimate InferStepTime(const DecoderShape& m, const InferStep& s, const Inf
   }
   e.step_time_s = device + e.fixed_s;
   e.weights_gib = WeightBytes(m, s.tp) / kGiB;
-  e.kv_cache_gib = batch * (s.phase == InferPhase::kPrefill ? s.context : s.context + fresh) * m.KvBytesPerToken(s.tp) / kGiB;
-  e.max_batch = MaxBatch(m, s.phase == InferPhase::kPrefill ? s.context : s.context + fresh, s.tp, g);
+  e.kv_cache_gib = batch * (s.phase == InferPhase::kPrefill ? s.context : s.context + fresh) * m.KvBytesPerToken(s.tp) / sp / kGiB;
+  e.max_batch = MaxBatch(m, (s.phase == InferPhase::kPrefill ? s.context : s.context + fresh) / sp, s.tp, g);
   e.fits = e.max_batch >= s.batch;
   return e;
 }
@@ -246,6 +253,13 @@ Status CheckInferStep(const DecoderShape& m, const InferStep& s) {
   }
   if (s.tp > m.kv_heads ? s.tp % m.kv_heads != 0 : m.kv_heads % s.tp != 0) {
     return MakeError(fmt::format("tp {} neither divides nor is a multiple of the {} KV heads of {}", s.tp, m.kv_heads, m.name));
+  }
+  if (s.sp < 1 || s.sp > 1024) return MakeError(fmt::format("sp: expected an integer in [1, 1024], got {}", s.sp));
+  if (s.sp > 1 && s.phase != InferPhase::kPrefill) {
+    return MakeError(fmt::format("sp {}: sequence parallelism splits a prefill, not a {} step", s.sp, InferPhaseName(s.phase)));
+  }
+  if ((m.heads / s.tp) % s.sp != 0) {
+    return MakeError(fmt::format("sp {} does not divide the {} heads of each of {}'s tp {} ranks", s.sp, m.heads / s.tp, m.name, s.tp));
   }
   if (s.batch < 1 || s.batch > 1000000) return MakeError(fmt::format("batch: expected an integer in [1, 1000000], got {}", s.batch));
   const double min_context = s.phase == InferPhase::kPrefill ? 1 : 0;

@@ -53,13 +53,17 @@ Result<InferPhase> ParseInferPhase(std::string_view text);
 
 // One forward of the engine. `context` is each sequence's KV length before the step (for a
 // prefill: the prompt length; the logits are computed for the last token only, as engines do).
-// A verify step checks `verify_tokens` draft tokens per sequence in one forward.
+// A verify step checks `verify_tokens` draft tokens per sequence in one forward. A prefill may
+// also split its tokens over `sp` sequence-parallel groups of `tp` GPUs (DeepSpeed-Ulysses, as
+// LongVILA's MM-SP runs inside a node: each GPU runs the GEMMs of C/sp tokens, all-to-alls
+// before and after attention give each GPU the whole sequence for heads/(tp·sp) heads).
 struct InferStep {
   InferPhase phase = InferPhase::kDecode;
   uint32_t batch = 1;
   double context = 0;
   uint32_t verify_tokens = 0;
   uint32_t tp = 1;
+  uint32_t sp = 1;
 };
 
 struct InferEstimate {
@@ -67,7 +71,7 @@ struct InferEstimate {
   double gemm_s = 0;       // block GEMMs and the LM head
   double attention_s = 0;  // attention kernels
   double elementwise_s = 0;  // norms, rotary, activation, residual adds
-  double comm_s = 0;       // tensor-parallel all-reduces
+  double comm_s = 0;       // tensor-parallel all-reduces and sequence-parallel all-to-alls
   double fixed_s = 0;      // per-kernel launch costs and the step's fixed cost
   double kv_cache_gib = 0;  // KV cache of the batch after the step, per GPU
   double weights_gib = 0;   // weights per GPU

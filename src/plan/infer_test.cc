@@ -97,6 +97,24 @@ TEST(InferStepTime, TensorParallelAllReducesTwiceALayer) {
   EXPECT_DOUBLE_EQ(InferStepTime(Tiny(), {InferPhase::kDecode, 4, 100, 0, 2}, RoundGpu(), kProfilerCounting).comm_s, 0);
 }
 
+TEST(InferStepTime, SequenceParallelPrefillSplitsTokensAndAddsFourAllToAlls) {
+  // Tiny, 16 prompt tokens, sp 2: each GPU runs the GEMMs of 8 tokens; attention (memory-bound:
+  // q, k, v, o of 16 tokens, 2·16·(8 + 4)·16 = 6,144 bytes -> 6.144e-9 s) halves to 3.072e-9 s;
+  // four all-to-alls of 2·8·64·(1/2) = 512 bytes: 4·(1e-5 + 512/1e11) = 4.002048e-5 s.
+  const InferEstimate one = InferStepTime(Tiny(), {InferPhase::kPrefill, 1, 16, 0, 1, 1}, RoundGpu());
+  const InferEstimate two = InferStepTime(Tiny(), {InferPhase::kPrefill, 1, 16, 0, 1, 2}, RoundGpu());
+  EXPECT_NEAR(one.attention_s, 6.144e-9, 1e-18);
+  EXPECT_NEAR(two.attention_s, 3.072e-9, 1e-18);
+  EXPECT_NEAR(two.comm_s, 4.002048e-5, 1e-15);
+  EXPECT_NEAR(two.kv_cache_gib, one.kv_cache_gib / 2, 1e-15);
+  auto decode = EstimateInfer(Tiny(), {InferPhase::kDecode, 1, 16, 0, 1, 2}, RoundGpu());
+  ASSERT_FALSE(decode.ok());
+  EXPECT_NE(decode.error().message.find("sequence parallelism splits a prefill, not a decode step"), std::string::npos);
+  auto odd = EstimateInfer(Tiny(), {InferPhase::kPrefill, 1, 16, 0, 1, 3}, RoundGpu());
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.error().message.find("sp 3 does not divide the 4 heads"), std::string::npos);
+}
+
 TEST(InferStepTime, EagerPrefillTakesTheLongerOfHostAndDevice) {
   InferGpu g = RoundGpu();
   g.host_layer_s = 1e-3, g.step_s = 1e-5;
