@@ -157,8 +157,8 @@ TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesA) {
 //   17/20.
 // - D (T119-T138), written without reading the rules or the earlier probes, after the network
 //   file system rule: category 16/20 (2 withheld: a SkyPilot spot preemption and a missing
-//   flash_attn; 2 confidently wrong: a Keras shape error read as a version mismatch and a bare
-//   exit labelled unknown read as a SIGTERM), subtype 12/20, retry 18/20.
+//   flash_attn; 2 confidently wrong: a Keras shape error read as a version mismatch and a step
+//   cancelled with no reason, labelled unknown, read as a SIGTERM), subtype 12/20, retry 18/20.
 TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesMeasuredOnce) {
   struct Batch {
     const char* name;
