@@ -10,6 +10,7 @@ declare -A ALLOWED=(
   [model]="base"
   [trace]="model base"
   [config]="model base"
+  [slurm]="base"
   [workload]="trace model base"
   [predict]="model base"
   [semantic]="predict llm model base"
@@ -26,7 +27,7 @@ declare -A ALLOWED=(
   [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins predict plan semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis plan eval logs llm signals cli)
+FOLDERS=(sched/framework sched/plugins base model trace config slurm workload predict semantic sim live analysis plan eval logs llm signals cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f
