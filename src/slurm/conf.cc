@@ -19,6 +19,28 @@ std::string_view Name(PreemptMode m) {
   return "?";
 }
 
+Result<PreemptMode> ParsePreemptMode(std::string_view s) {
+  std::optional<PreemptMode> mode;
+  size_t pos = 0;
+  const std::string l = Lower(s);
+  while (pos <= l.size()) {
+    const size_t comma = l.find(',', pos);
+    const std::string w = l.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? l.size() + 1 : comma + 1;
+    if (w == "gang" || w == "within")
+      return MakeError("expected OFF, CANCEL, REQUEUE or SUSPEND (" +
+                       std::string(w == "gang" ? "GANG time slicing" : "WITHIN") + " is not modelled)");
+    std::optional<PreemptMode> m;
+    if (w == "off") m = PreemptMode::kOff;
+    else if (w == "cancel") m = PreemptMode::kCancel;
+    else if (w == "requeue") m = PreemptMode::kRequeue;
+    else if (w == "suspend") m = PreemptMode::kSuspend;
+    if (!m || mode) return MakeError("expected one of OFF, CANCEL, REQUEUE, SUSPEND");
+    mode = m;
+  }
+  return *mode;
+}
+
 namespace {
 
 struct Token {
@@ -173,27 +195,10 @@ Result<int64_t> Reader::Duration(const Token& t, bool allow_unlimited) const {
 }
 
 Result<PreemptMode> Reader::Mode(const Token& t) const {
-  std::optional<PreemptMode> mode;
-  size_t pos = 0;
-  const std::string l = Lower(t.value);
-  while (pos <= l.size()) {
-    const size_t comma = l.find(',', pos);
-    const std::string w = l.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? l.size() + 1 : comma + 1;
-    if (w == "gang" || w == "within")
-      return Bad(t, "OFF, CANCEL, REQUEUE or SUSPEND (" + std::string(w == "gang" ? "GANG time slicing" : "WITHIN") +
-                        " is not modelled)");
-    std::optional<PreemptMode> m;
-    if (w == "off") m = PreemptMode::kOff;
-    else if (w == "cancel") m = PreemptMode::kCancel;
-    else if (w == "requeue") m = PreemptMode::kRequeue;
-    else if (w == "suspend") m = PreemptMode::kSuspend;
-    if (!m || mode) return Bad(t, "one of OFF, CANCEL, REQUEUE, SUSPEND");
-    mode = m;
-  }
-  return *mode;
+  auto m = ParsePreemptMode(t.value);
+  if (!m.ok()) return BadMsg(t, m.error().message + ", got " + Quote(t.value));
+  return *m;
 }
-
 
 Status Reader::WeightTres(const Token& t) {
   conf_.priority.weight_tres.clear();

@@ -26,6 +26,9 @@ enum class PreemptType : uint8_t { kNone, kPartitionPrio, kQos };
 enum class PreemptMode : uint8_t { kOff, kCancel, kRequeue, kSuspend };
 
 std::string_view Name(PreemptMode m);
+// "REQUEUE", "cancel", ...; GANG and WITHIN are refused (not modelled). The error says what
+// was expected.
+Result<PreemptMode> ParsePreemptMode(std::string_view s);
 
 struct PriorityConf {
   PriorityType type = PriorityType::kBasic;

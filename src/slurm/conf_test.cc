@@ -254,5 +254,19 @@ TEST(SlurmConf, ContinuedLinesKeepTheirOwnLineNumbers) {
             "s.conf:2:8: key 'CPUs': expected a positive integer below 2^32, got \"zero\"");
 }
 
+TEST(SlurmConf, ShippedExampleReads) {
+  auto c = ReadSlurmConf(std::string(ORRERY_SOURCE_DIR) + "/configs/slurm/gpu-site.conf");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->nodes.size(), 16u);
+  EXPECT_EQ(c->nodes[12].name, "gpu013");
+  EXPECT_EQ(c->nodes[12].weight, 20u);
+  EXPECT_EQ(c->nodes[0].gpus, 8u);
+  ASSERT_EQ(c->partitions.size(), 2u);
+  EXPECT_EQ(c->partitions[1].nodes.size(), 4u);
+  EXPECT_EQ(c->partitions[1].max_time_s, 4 * 3600);
+  EXPECT_EQ(c->sched.bf_max_job_user, 50);  // on the continued line
+  EXPECT_EQ(c->warnings.size(), 2u);        // ClusterName, SlurmctldHost
+}
+
 }  // namespace
 }  // namespace orrery::slurm
