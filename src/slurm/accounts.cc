@@ -397,6 +397,25 @@ Status Reader::Validate() {
       return MakeError(FormatPos(at) + ": expected parent account " + Quote(a.parent) + " of " + Quote(a.account) +
                        " to have an association, got none");
   }
+  // Every account reaches root: each chain of parents is walked once (linear in accounts).
+  std::unordered_map<std::string, std::string> parent_of;
+  for (const Assoc& a : out_.assocs)
+    if (a.user.empty()) parent_of.emplace(a.account, a.parent);
+  std::unordered_map<std::string, uint8_t> state;  // 1: on the chain being walked, 2: reaches root
+  for (const Assoc& a : out_.assocs) {
+    if (!a.user.empty()) continue;
+    std::vector<std::string> chain;
+    std::string at = a.account;
+    while (!at.empty() && state[at] != 2) {
+      if (state[at] == 1)
+        return MakeError(FormatPos(SourcePos{file_, a.line, 1}) + ": expected account " + Quote(a.account) +
+                         " under root, got a cycle of parent accounts");
+      state[at] = 1;
+      chain.push_back(at);
+      at = parent_of[at];
+    }
+    for (const std::string& c : chain) state[c] = 2;
+  }
   if (out_.qos.empty()) return Status::Ok();
   for (const auto& [name, pos] : qos_refs_)
     if (!qos_index_.count(name))

@@ -213,8 +213,8 @@ Status Reader::WeightTres(const Token& t) {
     if (eq == std::string_view::npos || eq == 0 || !ParseF64(item.substr(eq + 1), &w) || !(w >= 0) || w > 1e12)
       return Bad(t, "a list of TRES=weight (CPU=1000,Mem=2000,GRES/gpu=3000) with weights from 0 to 1e12");
     const std::string name = Lower(item.substr(0, eq));
-    if (name != "cpu" && name != "mem" && name != "node" && name != "gres/gpu" && name != "billing")
-      return Bad(t, "weights of the TRES cpu, mem, node, gres/gpu or billing (others are not modelled)");
+    if (name != "cpu" && name != "mem" && name != "node" && name != "gres/gpu")
+      return Bad(t, "weights of the TRES cpu, mem, node or gres/gpu (others are not modelled)");
     conf_.priority.weight_tres[name] = w;
   }
   return Status::Ok();
@@ -362,6 +362,11 @@ Status Reader::TopLevel(const Token& t) {
     return Status::Ok();
   }
   if (k == "schedulerparameters") return SchedulerParameters(t);
+  if (k == "priorityusageresetperiod" && Lower(t.value) != "none")
+    return Bad(t, "NONE (usage resets are not modelled: usage only decays)");
+  if (k == "fairsharedampeningfactor" && t.value != "1")
+    return Bad(t, "1 (fair share dampening is not modelled)");
+  if (k == "priorityusageresetperiod" || k == "fairsharedampeningfactor") return Status::Ok();
   if (k == "preempttype") {
     const std::string v = Lower(t.value);
     if (v == "preempt/none") conf_.preempt_type = PreemptType::kNone;
@@ -470,6 +475,8 @@ Status Reader::PartitionAttr(const Token& t, PartitionDef* p, Token* nodes) {
     ORR_ASSIGN_OR_RETURN(p->max_time_s, Duration(t, true));
   } else if (k == "preemptmode") {
     ORR_ASSIGN_OR_RETURN(p->preempt_mode, Mode(t));
+  } else if (k == "tresbillingweights") {
+    return Bad(t, "no TRESBillingWeights (usage is charged as allocated CPUs × seconds, Slurm's default billing)");
   } else if (k == "default") {
     auto b = ParseBool(t.value);
     if (!b) return Bad(t, "YES or NO");
@@ -486,7 +493,8 @@ Status Reader::ResolveNodes(const Token& t, PartitionDef* p) const {
     for (uint32_t i = 0; i < conf_.nodes.size(); ++i) p->nodes.push_back(i);
     return Status::Ok();
   }
-  auto names = ExpandHostList(t.value, kMaxNodes);
+  // A list names each defined node at most a few times: the bound keeps a hostile list cheap.
+  auto names = ExpandHostList(t.value, 2 * conf_.nodes.size() + 16);
   if (!names.ok()) return BadWith(t, names.error());
   std::set<uint32_t> seen;
   for (const std::string& name : *names) {

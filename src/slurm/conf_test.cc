@@ -58,6 +58,8 @@ TEST(SlurmHostList, RangesListsPaddingAndErrors) {
   EXPECT_FALSE(ExpandHostList("a]", 100).ok());
   EXPECT_FALSE(ExpandHostList("a,,b", 100).ok());
   EXPECT_FALSE(ExpandHostList("a[]", 100).ok());
+  EXPECT_TRUE(ExpandHostList("a[1][1][1][1][1][1][1][1]", 100).ok());
+  EXPECT_FALSE(ExpandHostList("a[1][1][1][1][1][1][1][1][1]", 100).ok());  // nine groups
   auto big = ExpandHostList("n[1-101]", 100);
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.error().message, "expected at most 100 names, got more");
@@ -245,6 +247,15 @@ TEST(SlurmConf, LocatedErrors) {
       {"NodeName=n1 Feature=\"open\n", "s.conf:1:13: expected a closing '\"' on this line, got the end of the line"},
       {"=5\n", "s.conf:1:1: expected Key=Value, got \"=5\""},
       {"PriorityWeightAge\n", "s.conf:1:1: expected Key=Value, got \"PriorityWeightAge\""},
+      {"PriorityUsageResetPeriod=MONTHLY\n",
+       "s.conf:1:26: key 'PriorityUsageResetPeriod': expected NONE (usage resets are not modelled: usage only "
+       "decays), got \"MONTHLY\""},
+      {"PartitionName=p TRESBillingWeights=CPU=1.0,GRES/gpu=4.0\n",
+       "s.conf:1:36: key 'TRESBillingWeights': expected no TRESBillingWeights (usage is charged as allocated CPUs × "
+       "seconds, Slurm's default billing), got \"CPU=1.0,GRES/gpu=4.0\""},
+      {"PriorityWeightTRES=CPU=1,billing=5\n",
+       "s.conf:1:20: key 'PriorityWeightTRES': expected weights of the TRES cpu, mem, node or gres/gpu (others are "
+       "not modelled), got \"CPU=1,billing=5\""},
   };
   for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.text), c.error) << c.text;
 }

@@ -1,5 +1,6 @@
 #include "slurm/values.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "base/parse.h"
@@ -129,6 +130,8 @@ Result<std::vector<std::string>> ExpandHostList(std::string_view s, size_t limit
     if (i < s.size() && (s[i] != ',' || depth > 0)) continue;
     const std::string_view name = s.substr(start, i - start);
     if (name.empty()) return MakeError("expected a host name between commas, got " + Quote(s));
+    if (std::count(name.begin(), name.end(), '[') > 8)
+      return MakeError("expected at most 8 bracketed ranges in one host name, got " + Quote(name));
     ORR_RETURN_IF_ERROR(ExpandOne(name, "", limit, &out));
     start = i + 1;
   }
