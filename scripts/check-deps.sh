@@ -15,16 +15,16 @@ declare -A ALLOWED=(
   [predict]="model base"
   [semantic]="predict llm model base"
   [sched/framework]="predict model base"
-  [sched/plugins]="sched/framework predict plan model base"
-  [sim]="sched/framework sched/plugins predict plan trace config model base"
+  [sched/plugins]="sched/framework slurm predict plan model base"
+  [sim]="sched/framework sched/plugins slurm predict plan trace config model base"
   [eval]="model base"
   [analysis]="trace model base"
   [plan]="base"
   [logs]="llm base"
   [llm]="base"
-  [signals]="sim semantic logs llm sched/framework sched/plugins predict plan trace config model base"
-  [live]="semantic logs llm sched/framework sched/plugins plan predict config model base"
-  [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins predict plan semantic eval model base"
+  [signals]="sim semantic logs llm sched/framework sched/plugins slurm predict plan trace config model base"
+  [live]="semantic logs llm sched/framework sched/plugins slurm plan predict config model base"
+  [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins slurm predict plan semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
 FOLDERS=(sched/framework sched/plugins base model trace config slurm workload predict semantic sim live analysis plan eval logs llm signals cli)

@@ -549,6 +549,7 @@ Result<SlurmConf> Reader::Run(std::string_view text) {
       for (const Token& t : line) ORR_RETURN_IF_ERROR(TopLevel(t));
     }
   }
+  conf_.key_lines.insert(set_at_.begin(), set_at_.end());
   return std::move(conf_);
 }
 

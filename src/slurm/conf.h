@@ -86,6 +86,8 @@ struct SlurmConf {
   std::vector<PartitionDef> partitions;
   // The partition of a job that names none: the one with Default=YES, else the first.
   uint32_t default_partition = 0;
+  // The line that last set each top-level key (lower case), for errors of its users.
+  std::map<std::string, uint64_t> key_lines;
   // "file:line:col: key 'SlurmctldHost' is not modelled; ignored", once per key.
   std::vector<std::string> warnings;
 };

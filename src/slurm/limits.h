@@ -66,6 +66,9 @@ class Limits {
   Reason CheckSubmit(const LimitJob& job) const;
   // kNone, or the limit that keeps the job pending now.
   Reason CheckStart(const LimitJob& job) const;
+  // kNone, or the per-job limit (partition MaxTime, QOS MaxWall, per-job TRES) that keeps the
+  // job pending whatever else runs.
+  Reason CheckJob(const LimitJob& job) const { return JobLimits(job); }
 
   // The job's life: Submit (counts toward submission limits), Start (toward running limits),
   // End (leaves; `running` says whether it had started).

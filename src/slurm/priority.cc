@@ -56,16 +56,20 @@ double PriorityModel::Score(const PriorityFactors& f) const {
          pc.weight_partition * f.partition + pc.weight_qos * f.qos + f.tres;
 }
 
-uint32_t PriorityModel::Priority(const PriorityJob& job, int64_t now) const {
+uint32_t PriorityModel::FromFactors(const PriorityFactors& f, int32_t nice) const {
   switch (conf_.priority.type) {
     case PriorityType::kBasic:
       return 1;
     case PriorityType::kMultifactor: {
-      const double p = std::floor(Score(Factors(job, now)) - job.nice);
+      const double p = std::floor(Score(f) - nice);
       return static_cast<uint32_t>(std::clamp(p, 1.0, 4294967294.0));
     }
   }
   return 1;
+}
+
+uint32_t PriorityModel::Priority(const PriorityJob& job, int64_t now) const {
+  return FromFactors(Factors(job, now), job.nice);
 }
 
 }  // namespace orrery::slurm

@@ -55,6 +55,8 @@ class PriorityModel {
   uint32_t Priority(const PriorityJob& job, int64_t now) const;
   // The weighted sum before nice and truncation.
   double Score(const PriorityFactors& f) const;
+  // The integer priority of these factors and nice value (1 under priority/basic).
+  uint32_t FromFactors(const PriorityFactors& f, int32_t nice) const;
 
  private:
   struct PartTotals {

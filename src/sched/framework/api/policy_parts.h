@@ -28,6 +28,10 @@ struct ProfilerSpec {
 
 struct PolicyParts {
   std::string name;                        // as requested, e.g. "easy"
+  // May be null. Refuses a job at submission, after the core's own feasibility checks (a
+  // site's submission and per-job limits, the slurm policy). Not copied into the predicted
+  // start's dry run, which submits nothing.
+  std::unique_ptr<AdmitPlugin> admit;
   std::unique_ptr<QueueSortPlugin> sort;
   std::unique_ptr<PostFilterPlugin> post;  // may be null
   std::unique_ptr<ReschedulePlugin> reschedule;  // may be null
