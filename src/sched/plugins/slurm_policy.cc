@@ -448,6 +448,8 @@ Status BuildSlurmPolicy(const SpecArgs& args, const Trace* trace, const Cluster*
     ORR_ASSIGN_OR_RETURN(acc, slurm::ReadSacctmgr(acc_path));
     ORR_RETURN_IF_ERROR(CheckSimulated(acc, acc_path));
   }
+  parts->notes = conf.warnings;
+  parts->notes.insert(parts->notes.end(), acc.warnings.begin(), acc.warnings.end());
   auto core = std::make_shared<SlurmCore>(std::make_shared<const slurm::SlurmConf>(std::move(conf)),
                                           std::make_shared<const slurm::Accounts>(std::move(acc)));
   core->model = std::make_shared<const slurm::PriorityModel>(*core->conf, *core->acc, nullptr);

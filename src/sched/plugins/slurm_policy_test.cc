@@ -161,6 +161,17 @@ TEST(SlurmPolicy, AdmissionAppliesSubmissionAndPerJobLimits) {
   EXPECT_EQ(r.Refusal(3, 0), "admitted");
 }
 
+TEST(SlurmPolicy, WarningsOfTheFilesBecomeNotes) {
+  Cluster cluster;
+  testing::AddVc(&cluster, "batch", 1, 8);
+  Trace trace;
+  PolicyEnv env{&trace, &cluster, nullptr, {}};
+  const std::string conf = WriteFile("notes.conf", "ClusterName=x\nNodeName=n1 Gres=gpu:8\nPartitionName=batch Nodes=n1\n");
+  auto p = MakePolicyFor("slurm:conf=" + conf, 1, &env);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->notes, std::vector<std::string>{conf + ":1:1: key 'ClusterName' is not modelled; ignored"});
+}
+
 TEST(SlurmPolicy, RefusesWhatItCannotSimulate) {
   Cluster cluster;
   testing::AddVc(&cluster, "batch", 1, 8);
