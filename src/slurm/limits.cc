@@ -41,6 +41,7 @@ std::string_view ReasonName(Reason r) {
     case Reason::kQOSMaxSubmitJobPerUserLimit: return "QOSMaxSubmitJobPerUserLimit";
     case Reason::kAssocMaxSubmitJobLimit: return "AssocMaxSubmitJobLimit";
     case Reason::kInvalidQOS: return "InvalidQOS";
+    case Reason::kInvalidAccount: return "InvalidAccount";
   }
   return "None";
 }

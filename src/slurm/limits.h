@@ -40,8 +40,10 @@ enum class Reason : uint8_t {
   kQOSMaxCpuPerUserLimit, kQOSMaxMemoryPerUser, kQOSMaxNodePerUserLimit, kQOSMaxGRESPerUser,
   // submission refusals
   kQOSGrpSubmitJobsLimit, kAssocGrpSubmitJobsLimit, kQOSMaxSubmitJobPerUserLimit, kAssocMaxSubmitJobLimit,
-  kInvalidQOS,  // the association may not use the job's QOS
+  kInvalidQOS,      // the job's QOS does not exist or its association may not use it
+  kInvalidAccount,  // the job's account has no association for its user
 };
+inline constexpr int kReasonCount = static_cast<int>(Reason::kInvalidAccount) + 1;
 
 // Slurm's name of the reason ("QOSMaxGRESPerUser"); "None" for kNone.
 std::string_view ReasonName(Reason r);

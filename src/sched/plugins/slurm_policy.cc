@@ -37,6 +37,7 @@ struct SlotInfo {
   double usage_factor = 1;  // the QOS's UsageFactor
   uint32_t priority = 0;
   Reason reason = Reason::kNone;
+  Reason invalid = Reason::kNone;  // InvalidAccount / InvalidQOS: refused at submission
   bool in_system = false;  // counted by the limits as submitted
 };
 
@@ -54,6 +55,8 @@ struct SlurmCore {
   std::vector<double> cpus_per_gpu;          // per partition
   std::vector<uint32_t> gpus_per_node;       // per partition
   std::unordered_map<uint32_t, int32_t> user_assoc;  // trace user id -> association
+  std::unordered_map<std::string, int32_t> assoc_index;  // "account\x1fuser\x1fpartition" -> association
+  std::unordered_map<std::string, int32_t> qos_index;
   std::vector<SlotInfo> slots;
   std::set<uint32_t> pending;
   std::vector<std::set<uint32_t>> running;   // by cluster VC
@@ -65,6 +68,7 @@ struct SlurmCore {
 
   SlotInfo& Info(const SchedJob& j);
   SlotInfo Build(const JobRequest& r, VcId vc, uint32_t seq) const;
+  void ChargeTo(const JobRequest& r, uint32_t part, SlotInfo* s) const;
   uint32_t PriorityOf(SlotInfo& s, Time now) {
     slurm::PriorityFactors f = model->Factors(s.pj, now);
     f.fairshare = has_tree && s.pj.assoc >= 0 ? tree.factor(static_cast<size_t>(s.pj.assoc)) : 0.0;
@@ -97,13 +101,7 @@ SlotInfo SlurmCore::Build(const JobRequest& r, VcId vc, uint32_t seq) const {
   const uint32_t gpn = part < gpus_per_node.size() ? std::max<uint32_t>(1, gpus_per_node[part]) : 1;
   s.pj.nodes = r.nodes > 0 ? r.nodes : std::max<uint32_t>(1, (r.gpus + gpn - 1) / gpn);
   s.user = r.user.v;
-  auto it = user_assoc.find(r.user.v);
-  s.pj.assoc = s.lj.assoc = it == user_assoc.end() ? -1 : it->second;
-  if (s.pj.assoc >= 0) {
-    const std::string& def = acc->assocs[s.pj.assoc].def_qos;
-    for (size_t q = 0; q < acc->qos.size(); ++q)
-      if (acc->qos[q].name == def) s.pj.qos = static_cast<int32_t>(q);
-  }
+  ChargeTo(r, part, &s);
   s.lj.qos = s.pj.qos;
   if (s.pj.qos >= 0) s.usage_factor = acc->qos[s.pj.qos].usage_factor;
   s.lj.tres = {static_cast<int64_t>(s.pj.cpus), static_cast<int64_t>(r.mem_mib), static_cast<int64_t>(s.pj.nodes),
@@ -111,6 +109,30 @@ SlotInfo SlurmCore::Build(const JobRequest& r, VcId vc, uint32_t seq) const {
   const int64_t max_time = part < conf->partitions.size() ? conf->partitions[part].max_time_s : slurm::kUnlimited;
   s.lj.time_limit_s = r.walltime > 0 ? r.walltime : max_time;
   return s;
+}
+
+// The association, QOS and nice value of a job: the trace's account and QOS where recorded
+// (an account without an association for the user, or an unknown QOS, is refused at
+// submission, as sbatch refuses it), else the user's first association and its default QOS.
+void SlurmCore::ChargeTo(const JobRequest& r, uint32_t part, SlotInfo* s) const {
+  const JobAccount& a = trace->account_of(r.id.value());
+  s->pj.nice = a.nice;
+  if (!a.account.empty()) {
+    const std::string user = r.user.valid() && r.user.value() < trace->users.size() ? trace->users.Get(r.user.value()) : "";
+    const std::string pname = part < conf->partitions.size() ? conf->partitions[part].name : "";
+    auto it = assoc_index.find(a.account + '\x1f' + user + '\x1f' + pname);
+    if (it == assoc_index.end()) it = assoc_index.find(a.account + '\x1f' + user + '\x1f');
+    if (it == assoc_index.end()) s->invalid = Reason::kInvalidAccount;
+    else s->pj.assoc = it->second;
+  } else if (auto it = user_assoc.find(r.user.v); it != user_assoc.end()) {
+    s->pj.assoc = it->second;
+  }
+  s->lj.assoc = s->pj.assoc;
+  const std::string& qname = !a.qos.empty() ? a.qos : s->pj.assoc >= 0 ? acc->assocs[s->pj.assoc].def_qos : a.qos;
+  if (qname.empty()) return;
+  auto q = qos_index.find(qname);
+  if (q != qos_index.end()) s->pj.qos = q->second;
+  else if (!a.qos.empty() && s->invalid == Reason::kNone) s->invalid = Reason::kInvalidQOS;
 }
 
 class SlurmSort final : public QueueSortPlugin {
@@ -182,12 +204,10 @@ const char* ReasonText(Reason r, int prefix = 0) {
   static const std::vector<std::string>* names = [] {
     auto* v = new std::vector<std::string>();
     for (const char* p : kPrefixes)
-      for (int i = 0; i <= static_cast<int>(Reason::kInvalidQOS); ++i)
-        v->push_back(p + std::string(slurm::ReasonName(static_cast<Reason>(i))));
+      for (int i = 0; i < slurm::kReasonCount; ++i) v->push_back(p + std::string(slurm::ReasonName(static_cast<Reason>(i))));
     return v;
   }();
-  return (*names)[static_cast<size_t>(prefix) * (static_cast<size_t>(Reason::kInvalidQOS) + 1) + static_cast<size_t>(r)]
-      .c_str();
+  return (*names)[static_cast<size_t>(prefix) * slurm::kReasonCount + static_cast<size_t>(r)].c_str();
 }
 
 // At submission: Slurm's submission limits refuse the job; a per-job limit that would keep it
@@ -199,6 +219,7 @@ class SlurmAdmit final : public AdmitPlugin {
   std::string_view name() const override { return "slurm-limits"; }
   PluginStatus Admit(const SchedJob& j, const ClusterState&) override {
     const SlotInfo s = c_->Build(*j.job, j.vc, j.seq);
+    if (s.invalid != Reason::kNone) return PluginStatus::Never(ReasonText(s.invalid, 1));
     const Reason submit = c_->limits.CheckSubmit(s.lj);
     if (submit != Reason::kNone) return PluginStatus::Never(ReasonText(submit, 1));
     const Reason forever = c_->limits.CheckJob(s.lj);
@@ -472,6 +493,11 @@ Status BuildSlurmPolicy(const SpecArgs& args, const Trace* trace, const Cluster*
   std::unordered_map<std::string, int32_t> first_assoc;  // a user's default account: its first association
   for (size_t i = 0; i < core->acc->assocs.size(); ++i)
     if (!core->acc->assocs[i].user.empty()) first_assoc.emplace(core->acc->assocs[i].user, static_cast<int32_t>(i));
+  for (size_t i = 0; i < core->acc->assocs.size(); ++i) {
+    const slurm::Assoc& a = core->acc->assocs[i];
+    if (!a.user.empty()) core->assoc_index.emplace(a.account + '\x1f' + a.user + '\x1f' + a.partition, static_cast<int32_t>(i));
+  }
+  for (size_t q = 0; q < core->acc->qos.size(); ++q) core->qos_index.emplace(core->acc->qos[q].name, static_cast<int32_t>(q));
   for (uint32_t u = 0; u < trace->users.size(); ++u) {
     auto it = first_assoc.find(trace->users.Get(u));
     if (it != first_assoc.end()) core->user_assoc.emplace(u, it->second);

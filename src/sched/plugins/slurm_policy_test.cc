@@ -161,6 +161,35 @@ TEST(SlurmPolicy, AdmissionAppliesSubmissionAndPerJobLimits) {
   EXPECT_EQ(r.Refusal(3, 0), "admitted");
 }
 
+// The trace's account, QOS and nice value (canonical v2, sacct's Account and QOS) choose the
+// association and QOS; sbatch would refuse an account the user has no association in and a
+// QOS the association may not use.
+TEST(SlurmPolicy, TheTracesAccountQosAndNice) {
+  SlurmRig r(1, "builtin");
+  r.Add(0, 0, 8, 100);  // ann, account b: she has no association there
+  r.Add(0, 0, 8, 100);  // ann, QOS high: a allows normal only
+  r.Add(1, 0, 8, 100);  // bob, QOS normal (not his default high), nice 0: priority 1
+  r.Add(1, 1, 8, 100);  // bob, default QOS high (1000), nice 400: priority 600
+  r.Add(0, 2, 8, 100);  // runs first and holds the node
+  r.trace.accounting = {JobAccount{"b", "", 0}, JobAccount{"a", "high", 0}, JobAccount{"b", "normal", 0},
+                        JobAccount{"", "", 400}, JobAccount{}};
+  EXPECT_EQ(r.Refusal(0, 0), "refused at submission by Slurm's limit InvalidAccount");
+  EXPECT_EQ(r.Refusal(1, 0), "refused at submission by Slurm's limit InvalidQOS");
+  const uint32_t busy = r.Submit(4, 0);
+  EXPECT_EQ(r.Cycle(0), "S" + std::to_string(busy) + " ");
+  const uint32_t normal = r.Submit(2, 0);
+  const uint32_t nice = r.Submit(3, 1);
+  std::vector<ExplainNote> notes;
+  r.Cycle(1);
+  r.s->policy().reschedule->Describe(r.s->view(normal), 1, &notes);
+  r.s->policy().reschedule->Describe(r.s->view(nice), 1, &notes);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].text, "pending, reason Priority, priority 1");
+  EXPECT_EQ(notes[1].text, "pending, reason Resources, priority 600");  // 1000 - 400
+  r.s->Finish(busy, 100);
+  EXPECT_EQ(r.Cycle(100), "S" + std::to_string(nice) + " ");
+}
+
 TEST(SlurmPolicy, WarningsOfTheFilesBecomeNotes) {
   Cluster cluster;
   testing::AddVc(&cluster, "batch", 1, 8);
