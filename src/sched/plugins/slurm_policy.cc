@@ -112,12 +112,13 @@ SlotInfo SlurmCore::Build(const JobRequest& r, VcId vc, uint32_t seq) const {
 }
 
 // The association, QOS and nice value of a job: the trace's account and QOS where recorded
-// (an account without an association for the user, or an unknown QOS, is refused at
-// submission, as sbatch refuses it), else the user's first association and its default QOS.
+// (an account without an association for the user, or a QOS the QOS table lacks, is refused
+// at submission, as sbatch refuses it; without listings nothing is checked), else the user's
+// first association and its default QOS.
 void SlurmCore::ChargeTo(const JobRequest& r, uint32_t part, SlotInfo* s) const {
   const JobAccount& a = trace->account_of(r.id.value());
   s->pj.nice = a.nice;
-  if (!a.account.empty()) {
+  if (!a.account.empty() && !acc->assocs.empty()) {  // without a listing, accounts are not checked
     const std::string user = r.user.valid() && r.user.value() < trace->users.size() ? trace->users.Get(r.user.value()) : "";
     const std::string pname = part < conf->partitions.size() ? conf->partitions[part].name : "";
     auto it = assoc_index.find(a.account + '\x1f' + user + '\x1f' + pname);
@@ -132,7 +133,7 @@ void SlurmCore::ChargeTo(const JobRequest& r, uint32_t part, SlotInfo* s) const 
   if (qname.empty()) return;
   auto q = qos_index.find(qname);
   if (q != qos_index.end()) s->pj.qos = q->second;
-  else if (!a.qos.empty() && s->invalid == Reason::kNone) s->invalid = Reason::kInvalidQOS;
+  else if (!a.qos.empty() && !acc->qos.empty() && s->invalid == Reason::kNone) s->invalid = Reason::kInvalidQOS;
 }
 
 class SlurmSort final : public QueueSortPlugin {
@@ -410,7 +411,13 @@ ReschedulePlugin::Next SlurmSched::Run(SchedulerHandle& h, VcId vc, PluginStatus
     return INT64_MAX;
   });
   MainPass(h, vc, block);
-  if (c_->conf->scheduler == slurm::SchedulerType::kBackfill && !left_.empty()) BackfillPass(h, vc);
+  switch (c_->conf->scheduler) {
+    case slurm::SchedulerType::kBackfill:
+      if (!left_.empty()) BackfillPass(h, vc);
+      break;
+    case slurm::SchedulerType::kBuiltin:
+      break;
+  }
   return Next::kStop;
 }
 
@@ -418,10 +425,15 @@ std::string At(const std::string& path, uint64_t line) { return path + ":" + std
 
 // What the files set that the simulator cannot do yet: refused where it is written.
 Status CheckSimulated(const slurm::SlurmConf& conf, const std::string& path) {
-  if (conf.preempt_type != slurm::PreemptType::kNone) {
-    auto it = conf.key_lines.find("preempttype");
-    return MakeError(At(path, it == conf.key_lines.end() ? 1 : it->second) +
-                     "key 'PreemptType': expected preempt/none (preemption is not simulated yet)");
+  switch (conf.preempt_type) {
+    case slurm::PreemptType::kNone:
+      break;
+    case slurm::PreemptType::kPartitionPrio:
+    case slurm::PreemptType::kQos: {
+      auto it = conf.key_lines.find("preempttype");
+      return MakeError(At(path, it == conf.key_lines.end() ? 1 : it->second) +
+                       "key 'PreemptType': expected preempt/none (preemption is not simulated yet)");
+    }
   }
   if (conf.partitions.empty()) return MakeError(path + ": expected at least one PartitionName line, got none");
   return Status::Ok();
