@@ -336,14 +336,17 @@ void SlurmSched::Advance(SchedulerHandle& h) {
   }
 }
 
-// The main scheduler: in queue order, a job held by a limit is passed; the first job that
-// cannot start stops the partition (the jobs after it wait with reason Priority).
+// The main scheduler: in queue order, over the first default_queue_depth jobs, a job held by a
+// limit is passed; the first job that cannot start stops the partition (the jobs after it, and
+// those beyond the depth, wait with reason Priority).
 void SlurmSched::MainPass(SchedulerHandle& h, VcId vc, PluginStatus* block) {
   bool stopped = false;
   left_.clear();
-  for (uint32_t slot : order_) {
+  const size_t depth = static_cast<size_t>(c_->conf->sched.default_queue_depth);
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const uint32_t slot = order_[k];
     SlotInfo& s = c_->Info(h.job(slot));
-    if (stopped) {
+    if (stopped || k >= depth) {
       s.reason = Reason::kPriority;
       left_.push_back(slot);
       continue;
@@ -405,10 +408,14 @@ void SlurmSched::BackfillPass(SchedulerHandle& h, VcId vc) {
 
 ReschedulePlugin::Next SlurmSched::Run(SchedulerHandle& h, VcId vc, PluginStatus* block) {
   if (c_->running.size() <= vc.v) c_->running.resize(vc.v + 1u);
+  // The main pass tests default_queue_depth jobs (Slurm's event-triggered pass), the backfill
+  // pass bf_max_job_test of the rest: no more are read from the queue.
+  const slurm::SchedulerParams& sp = c_->conf->sched;
+  const size_t cap = static_cast<size_t>(sp.default_queue_depth + sp.bf_max_job_test);
   order_.clear();
-  h.ForEachPending(vc, [this](const PendingEntry& e) -> int64_t {
+  h.ForEachPending(vc, [this, cap](const PendingEntry& e) -> int64_t {
     order_.push_back(e.slot);
-    return INT64_MAX;
+    return order_.size() >= cap ? -1 : INT64_MAX;
   });
   MainPass(h, vc, block);
   switch (c_->conf->scheduler) {

@@ -46,6 +46,7 @@ struct SlurmRig {
     testing::AddVc(&cluster, "batch", nodes, 8);
     trace.users.Intern("ann");
     trace.users.Intern("bob");
+    trace.users.Intern("carl");  // no association: no limits, priority 1
     const std::string conf = WriteFile(
         "slurm-" + scheduler + ".conf",
         "PriorityType=priority/multifactor\nPriorityWeightQOS=1000\nSchedulerType=sched/" + scheduler +
@@ -188,6 +189,23 @@ TEST(SlurmPolicy, TheTracesAccountQosAndNice) {
   EXPECT_EQ(notes[1].text, "pending, reason Resources, priority 600");  // 1000 - 400
   r.s->Finish(busy, 100);
   EXPECT_EQ(r.Cycle(100), "S" + std::to_string(nice) + " ");
+}
+
+// Two nodes. ann's job 0 runs; her job 1 is held by QOSMaxGRESPerUser; carl's job 2 fits the
+// free node. The main pass tests default_queue_depth jobs: at depth 1 it tests only job 1, so
+// (without backfill) job 2 waits; at depth 2 it starts.
+TEST(SlurmPolicy, TheMainPassTestsDefaultQueueDepthJobs) {
+  for (int depth : {1, 2}) {
+    SlurmRig r(2, "builtin", "\nSchedulerParameters=default_queue_depth=" + std::to_string(depth));
+    r.Add(0, 0, 8, 100);
+    r.Add(0, 1, 8, 100);
+    r.Add(2, 2, 8, 100);
+    const uint32_t j0 = r.Submit(0, 0);
+    EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+    r.Submit(1, 1);
+    const uint32_t j2 = r.Submit(2, 2);
+    EXPECT_EQ(r.Cycle(2), depth == 1 ? "" : "S" + std::to_string(j2) + " ") << depth;
+  }
 }
 
 TEST(SlurmPolicy, WarningsOfTheFilesBecomeNotes) {
