@@ -149,6 +149,23 @@ TEST(SlurmPolicy, BackfillRespectsTheReservation) {
 
 // Admission: ann may have one job in the system (MaxSubmit 1); a time limit over the
 // partition's MaxTime of 1 hour would keep a job pending forever, so it is counted as not run.
+// bf_window: bob's job 1 (8 GPUs) can start at 1020 at the earliest. Within the default window
+// (1440 minutes) it is reserved there and ann's 2000-second job 2 would delay it, so it
+// waits; with bf_window=10 (600 s) job 1 gets no reservation and job 2 is backfilled.
+TEST(SlurmPolicy, NoReservationBeyondTheBackfillWindow) {
+  for (const std::string window : {"", "\nSchedulerParameters=bf_window=10"}) {
+    SlurmRig r(1, "backfill", window);
+    r.Add(0, 0, 4, 1000);
+    r.Add(1, 1, 8, 1000);
+    r.Add(0, 2, 4, 2000);
+    const uint32_t j0 = r.Submit(0, 0);
+    EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+    r.Submit(1, 3);
+    const uint32_t j2 = r.Submit(2, 3);
+    EXPECT_EQ(r.Cycle(3), window.empty() ? "" : "S" + std::to_string(j2) + " ") << window;
+  }
+}
+
 TEST(SlurmPolicy, AdmissionAppliesSubmissionAndPerJobLimits) {
   SlurmRig r(1, "builtin", "MaxTime=1:00:00",
              "Account|User|MaxSubmit\nroot||\n a||\n  a|ann|1\n b||\n  b|bob|\n");
@@ -206,6 +223,37 @@ TEST(SlurmPolicy, TheMainPassTestsDefaultQueueDepthJobs) {
     const uint32_t j2 = r.Submit(2, 2);
     EXPECT_EQ(r.Cycle(2), depth == 1 ? "" : "S" + std::to_string(j2) + " ") << depth;
   }
+}
+
+// Fair share from the usage running jobs charge. One node; only fair share weighs (1000).
+// ann's job 0 runs from t=0; her job 1 (t=10) and bob's job 2 (t=20) wait, both at fair share
+// 1.0 (no usage yet: both LF infinite, tied at rank 2 of 2): priority 1000 each, ann first by
+// submission. At the first PriorityCalcPeriod (60 s) ann is charged 64 CPUs × 60 s: her LF is
+// 0.5 / 1 = 0.5, bob's infinite, so ann ranks 1 (factor 0.5, priority 500), bob 2 (1000).
+// When job 0 ends, bob's job starts first.
+TEST(SlurmPolicy, FairShareFollowsTheUsageRunningJobsCharge) {
+  SlurmRig r(1, "builtin", "\nPriorityWeightQOS=0\nPriorityWeightFairshare=1000\nPriorityCalcPeriod=1");
+  r.Add(0, 0, 8, 1000);
+  r.Add(0, 10, 8, 1000);
+  r.Add(1, 20, 8, 1000);
+  const uint32_t j0 = r.Submit(0, 0);
+  EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+  const uint32_t j1 = r.Submit(1, 10);
+  r.Cycle(10);
+  const uint32_t j2 = r.Submit(2, 20);
+  r.Cycle(20);
+  auto priority = [&](uint32_t slot, Time t) {
+    std::vector<ExplainNote> notes;
+    r.s->policy().reschedule->Describe(r.s->view(slot), t, &notes);
+    return notes.empty() ? -1.0 : notes[0].fields[0].second;
+  };
+  EXPECT_EQ(priority(j1, 20), 1000);
+  EXPECT_EQ(priority(j2, 20), 1000);
+  r.Cycle(60);
+  EXPECT_EQ(priority(j1, 60), 500);
+  EXPECT_EQ(priority(j2, 60), 1000);
+  r.s->Finish(j0, 600);
+  EXPECT_EQ(r.Cycle(600), "S" + std::to_string(j2) + " ");
 }
 
 TEST(SlurmPolicy, WarningsOfTheFilesBecomeNotes) {
