@@ -166,6 +166,22 @@ TEST(SlurmPolicy, NoReservationBeyondTheBackfillWindow) {
   }
 }
 
+// bf_max_job_user=1: the backfill pass tests one job per user. bob's 8-GPU job 1 waits for ann's
+// job 0; bob's job 2 (1 GPU) would fit the free GPUs now but is his second job in the pass.
+TEST(SlurmPolicy, BackfillTestsAtMostBfMaxJobUserJobsPerUser) {
+  for (const std::string per_user : {"", "\nSchedulerParameters=bf_max_job_user=1"}) {
+    SlurmRig r(1, "backfill", per_user);
+    r.Add(0, 0, 4, 1000);
+    r.Add(1, 1, 8, 1000);
+    r.Add(1, 2, 1, 100);
+    const uint32_t j0 = r.Submit(0, 0);
+    EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+    r.Submit(1, 3);
+    const uint32_t j2 = r.Submit(2, 3);
+    EXPECT_EQ(r.Cycle(3), per_user.empty() ? "S" + std::to_string(j2) + " " : "") << per_user;
+  }
+}
+
 TEST(SlurmPolicy, AdmissionAppliesSubmissionAndPerJobLimits) {
   SlurmRig r(1, "builtin", "MaxTime=1:00:00",
              "Account|User|MaxSubmit\nroot||\n a||\n  a|ann|1\n b||\n  b|bob|\n");
