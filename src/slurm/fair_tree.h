@@ -13,8 +13,9 @@
 // rank. So every user of an account with a higher LF ranks above every user of a sibling
 // account with a lower one.
 //
-// Usage is what running jobs charge (see PriorityModel); Decay multiplies all of it by
-// 2^(-elapsed / PriorityDecayHalfLife) and Compute ranks again (every PriorityCalcPeriod).
+// Usage is what the caller charges for running jobs (CPU-seconds, Slurm's default billing);
+// Decay multiplies all of it by 2^(-elapsed / PriorityDecayHalfLife) and Compute ranks again
+// (every PriorityCalcPeriod).
 #pragma once
 
 #include <cstdint>
