@@ -269,9 +269,9 @@ class SlurmSched final : public ReschedulePlugin {
   void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {
     if (j.slot >= c_->slots.size() || c_->slots[j.slot].seq != j.seq || j.running) return;
     const SlotInfo& s = c_->slots[j.slot];
-    out->push_back({now, "slurm", "reason",
-                    "pending, reason " + std::string(slurm::ReasonName(s.reason)) + ", priority " +
-                        std::to_string(s.priority),
+    const std::string reason = s.reason == Reason::kNone ? "not yet considered by a scheduling pass"
+                                                         : "reason " + std::string(slurm::ReasonName(s.reason));
+    out->push_back({now, "slurm", "reason", "pending, " + reason + ", priority " + std::to_string(s.priority),
                     {{"priority", static_cast<double>(s.priority)}}});
   }
 

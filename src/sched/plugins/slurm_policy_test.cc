@@ -116,6 +116,10 @@ TEST(SlurmPolicy, QosLimitHoldsAJobWhileGpusAreFree) {
   r.Add(1, 5, 8, 100);
   const uint32_t j0 = r.Submit(0, 0);
   const uint32_t j1 = r.Submit(1, 0);
+  std::vector<ExplainNote> before;
+  r.s->policy().reschedule->Describe(r.s->view(j1), 0, &before);
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].text, "pending, not yet considered by a scheduling pass, priority 1");
   EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");  // j1: QOSMaxGRESPerUser
   std::vector<ExplainNote> notes;
   r.s->policy().reschedule->Describe(r.s->view(j1), 0, &notes);
