@@ -10,24 +10,25 @@ declare -A ALLOWED=(
   [model]="base"
   [trace]="model base"
   [config]="model base"
+  [slurm]="base"
   [workload]="trace model base"
   [predict]="model base"
   [semantic]="predict llm model base"
   [sched/framework]="predict model base"
-  [sched/plugins]="sched/framework predict plan model base"
-  [sim]="sched/framework sched/plugins predict plan trace config model base"
+  [sched/plugins]="sched/framework slurm predict plan model base"
+  [sim]="sched/framework sched/plugins slurm predict plan trace config model base"
   [eval]="plan model base"
   [analysis]="trace model base"
   [plan]="base"
   [rl]="plan model base"
   [logs]="llm base"
   [llm]="base"
-  [signals]="sim semantic logs llm sched/framework sched/plugins predict plan trace config model base"
-  [live]="semantic logs llm sched/framework sched/plugins plan predict config model base"
-  [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins predict plan rl semantic eval model base"
+  [signals]="sim semantic logs llm sched/framework sched/plugins slurm predict plan trace config model base"
+  [live]="semantic logs llm sched/framework sched/plugins slurm plan predict config model base"
+  [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins slurm predict plan rl semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config workload predict semantic sim live analysis plan rl eval logs llm signals cli)
+FOLDERS=(sched/framework sched/plugins base model trace config slurm workload predict semantic sim live analysis plan rl eval logs llm signals cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

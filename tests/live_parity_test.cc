@@ -150,6 +150,7 @@ Outcomes Simulated(const std::string& policy, const std::vector<Spec>& specs, co
 const char* const kCandidates[] = {
     "fifo", "fifo:backfill=easy", "sjf", "srtf", "qssf", "qssf:estimator=walltime", "easy",
     "tiresias", "tiresias:thresholds=200/800,protect=0", "tiresias:preset=lucid", "lucid", "lucid:profiler=false",
+    "slurm",
 };
 
 TEST(LiveSimParity, EveryLivePolicyDecidesAsTheSimulator) {
@@ -183,7 +184,8 @@ TEST(LiveSimParity, EveryLivePolicyDecidesAsTheSimulator) {
     ++compared;
   }
   EXPECT_EQ(compared, 6u);  // fifo, qssf:estimator=walltime, easy, tiresias x2, tiresias:preset=lucid
-  EXPECT_EQ(refused, 6u);   // fifo:backfill=easy, sjf, srtf, qssf (noisy-oracle estimator), lucid x2 (GPU sharing)
+  EXPECT_EQ(refused, 7u);   // fifo:backfill=easy, sjf, srtf, qssf (noisy-oracle estimator), lucid x2 (GPU sharing),
+                            // slurm (the site's own Slurm decides live)
 }
 
 }  // namespace

@@ -719,6 +719,7 @@ Status SetUpPolicies(const Options& o, const Trace& trace, const Cluster& cluste
     PolicyEnv env{&trace, &cluster, nullptr, {}};
     auto parts = MakePolicyFor(p, o.seed, &env);
     if (!parts.ok()) return parts.error().With("policy " + p);
+    for (const std::string& n : parts->notes) s->notes.push_back("warning: " + p + ": " + n);
   }
   if (auto pl = MakePlacer(o.placer, o.seed); !pl.ok()) return pl.error();
   return Status::Ok();

@@ -12,6 +12,16 @@
 
 namespace orrery {
 
+// A job's Slurm accounting where the trace records it (sacct's Account and QOS, --nice): what
+// the slurm policy charges it to. Known at submission.
+struct JobAccount {
+  std::string account;  // empty = not recorded (the user's default account)
+  std::string qos;      // empty = not recorded (the association's default QOS)
+  int32_t nice = 0;     // subtracted from its priority
+  bool empty() const { return account.empty() && qos.empty() && nice == 0; }
+  bool operator==(const JobAccount&) const = default;
+};
+
 struct Trace {
   std::vector<Job> jobs;   // jobs[i].id == JobId(i); sorted by (submit, id) after Finalize
   StringPool users;        // UserId -> name
@@ -29,6 +39,18 @@ struct Trace {
   // of them finished, and rejected when one of them cannot finish. Each entry is a job index
   // smaller than the job's own (no cycles). Empty (or all entries empty) = no dependencies.
   std::vector<std::vector<uint32_t>> after;
+  // Optional: per job, its account, QOS and nice value (canonical format v2). Empty = none
+  // recorded; a shorter vector leaves the jobs after it unrecorded.
+  std::vector<JobAccount> accounting;
+  bool has_accounting() const {
+    for (const JobAccount& a : accounting)
+      if (!a.empty()) return true;
+    return false;
+  }
+  const JobAccount& account_of(size_t job) const {
+    static const JobAccount kNone;
+    return job < accounting.size() ? accounting[job] : kNone;
+  }
 };
 
 }  // namespace orrery

@@ -17,11 +17,19 @@ namespace orrery {
 
 namespace {
 
+// v1: the job columns; v2 (written when a job has an account, QOS or nice value): v1's
+// columns and account, qos, nice. Both are read.
 constexpr std::string_view kMagic = "#orrery-trace v1";
+constexpr std::string_view kMagicV2 = "#orrery-trace v2";
 constexpr std::string_view kHeader =
     "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,nodes,cpu_milli,mem_mib,"
     "state";
+constexpr std::string_view kHeaderV2 =
+    "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,nodes,cpu_milli,mem_mib,"
+    "state,account,qos,nice";
 constexpr int kCols = 17;
+constexpr int kColsV2 = 20;
+constexpr int64_t kMaxNice = 1'000'000'000;
 
 // RFC 4180 quoting when the value holds ',' or '"' (or starts with a space or '#', to be safe).
 std::string QuoteCsv(std::string_view s) {
@@ -54,13 +62,14 @@ std::vector<std::string> QuotedPool(const StringPool& p) {
 // Writes the whole trace to `sink`, calling flush(b) whenever the buffer is large.
 template <class Flush>
 void Serialise(const Trace& t, std::string& b, Flush&& flush) {
-  b.append(kMagic);
+  const bool v2 = t.has_accounting();
+  b.append(v2 ? kMagicV2 : kMagic);
   b.append("\n#origin=");
   b.append(t.origin);
   b.append("\n#epoch_unix=");
   if (t.epoch_known) PutInt(b, t.epoch_unix);
   b.push_back('\n');
-  b.append(kHeader);
+  b.append(v2 ? kHeaderV2 : kHeader);
   b.push_back('\n');
   const auto users = QuotedPool(t.users), vcs = QuotedPool(t.vcs), names = QuotedPool(t.names);
   std::unordered_map<GpuTypeMask, std::string> masks;
@@ -115,6 +124,15 @@ void Serialise(const Trace& t, std::string& b, Flush&& flush) {
     PutInt(b, j.mem_mib);
     b.push_back(',');
     b.append(JobStateName(j.state));
+    if (v2) {
+      const JobAccount& a = t.account_of(i);
+      b.push_back(',');
+      b.append(QuoteCsv(a.account));
+      b.push_back(',');
+      b.append(QuoteCsv(a.qos));
+      b.push_back(',');
+      PutInt(b, a.nice);
+    }
     b.push_back('\n');
     if (b.size() >= (1u << 20)) flush(b);
   }
@@ -245,19 +263,21 @@ namespace {
 // The magic line, the '#key=value' metadata lines and the column header. The first file sets
 // the trace's origin and epoch; later ones must have the same epoch. *empty: the file has no
 // line at all (nothing to read, and no error).
-Status ReadHeader(LineReader& r, TraceBuilder& b, bool* empty) {
+Status ReadHeader(LineReader& r, TraceBuilder& b, bool* empty, bool* v2) {
   const std::string& file = r.path();
   std::string_view line;
   *empty = !NextNonBlank(r, &line);
   if (*empty) return Status::Ok();
-  if (StripBom(line) != kMagic)
-    return MakeError(file + ":" + std::to_string(r.line_number()) + ": expected '" + std::string(kMagic) +
-                     "' as the first line of a canonical trace, got " + Quote(line));
+  *v2 = StripBom(line) == kMagicV2;
+  if (StripBom(line) != kMagic && !*v2)
+    return MakeError(file + ":" + std::to_string(r.line_number()) + ": expected '" + std::string(kMagic) + "' or '" +
+                     std::string(kMagicV2) + "' as the first line of a canonical trace, got " + Quote(line));
+  const std::string_view header = *v2 ? kHeaderV2 : kHeader;
   bool have_origin = false, have_epoch = false;
   std::optional<int64_t> epoch;
   std::string origin;
   for (;;) {
-    if (!r.Next(&line)) return MakeError(file + ": missing header line '" + std::string(kHeader) + "'");
+    if (!r.Next(&line)) return MakeError(file + ": missing header line '" + std::string(header) + "'");
     if (line.empty() || line[0] != '#') break;
     std::string_view kv = line.substr(1);
     if (kv.rfind("origin=", 0) == 0) {
@@ -278,8 +298,8 @@ Status ReadHeader(LineReader& r, TraceBuilder& b, bool* empty) {
   if (!have_origin || !have_epoch)
     return MakeError(file + ": missing metadata line '" + std::string(have_origin ? "#epoch_unix=" : "#origin=") +
                      "' before the header");
-  if (line != kHeader)
-    return MakeError(file + ":" + std::to_string(r.line_number()) + ": expected the header '" + std::string(kHeader) +
+  if (line != header)
+    return MakeError(file + ":" + std::to_string(r.line_number()) + ": expected the header '" + std::string(header) +
                      "', got " + Quote(line));
   if (b.current_file() == 0) {
     b.trace().origin = origin;
@@ -297,8 +317,8 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   const uint32_t fidx = b.current_file();
   b.set_has_ids(true);
   b.set_time_base(TraceBuilder::TimeBase::kRelative);
-  bool empty = false;
-  ORR_RETURN_IF_ERROR(ReadHeader(r, b, &empty));
+  bool empty = false, v2 = false;
+  ORR_RETURN_IF_ERROR(ReadHeader(r, b, &empty, &v2));
   if (empty) return Status::Ok();
   uint64_t id_mismatch = 0;
   uint64_t expected_id = b.trace().jobs.size();
@@ -308,6 +328,7 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
   // re-reads the row and produces the exact error; the fast path has no side effects
   // until every check passed.
   auto fast = [&](std::string_view line, uint64_t ln) -> bool {
+    if (v2) return false;  // v2 rows take the general path
     RowCursor c(line);
     std::string_view f[kCols];  // the text fields at their column
     int64_t id, submit, dur, wall, start_t, end_t, gpus, milli, nodes, cpu, mem;
@@ -373,10 +394,17 @@ Status ReadCanonical(LineReader& r, TraceBuilder& b) {
     j.nodes = static_cast<uint16_t>(nodes);
     j.cpu_milli = static_cast<uint32_t>(cpu);
     j.mem_mib = static_cast<uint32_t>(mem);
+    JobAccount acct;
+    if (v2) {
+      int64_t nice;
+      if (!row.Int(19, "nice", -kMaxNice, kMaxNice, &nice)) return false;
+      acct = JobAccount{std::string(row.text(17)), std::string(row.text(18)), static_cast<int32_t>(nice)};
+    }
     b.AddJob(j, row.text(1), RowLoc{fidx, ln});
+    b.SetAccount(std::move(acct));
     return true;
   };
-  Status st = ForEachRowFast(r, b, ',', kCols, kHeader, fast, slow);
+  Status st = ForEachRowFast(r, b, ',', v2 ? kColsV2 : kCols, v2 ? kHeaderV2 : kHeader, fast, slow);
   if (id_mismatch > 0)
     b.Warn(file + ": " + std::to_string(id_mismatch) + " rows have an id other than their row index; jobs were renumbered");
   return st;
@@ -401,6 +429,8 @@ bool TracesEqual(const Trace& a, const Trace& b, std::string* diff) {
   if (a.names.all() != b.names.all()) return fail("names table differs");
   if (a.gpu_types.all() != b.gpu_types.all()) return fail("gpu_types table differs");
   if (a.source_ids != b.source_ids) return fail("source_ids differ");
+  for (size_t i = 0; i < std::max(a.accounting.size(), b.accounting.size()); ++i)
+    if (!(a.account_of(i) == b.account_of(i))) return fail("job " + std::to_string(i) + ": account, qos or nice differs");
   if (a.jobs.size() != b.jobs.size())
     return fail("job count: " + std::to_string(a.jobs.size()) + " vs " + std::to_string(b.jobs.size()));
   for (size_t i = 0; i < a.jobs.size(); ++i) {

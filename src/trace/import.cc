@@ -137,6 +137,24 @@ void TraceBuilder::AddJob(const Job& job, std::string_view source_id, RowLoc loc
   locs_.push_back(loc);
 }
 
+void TraceBuilder::SetAccount(JobAccount a) {
+  if (a.empty() && accounting_.empty()) return;
+  accounting_.resize(trace_.jobs.size());
+  accounting_.back() = std::move(a);
+}
+
+void TraceBuilder::MoveAccounting(const std::vector<uint32_t>& perm, Trace* out) {
+  if (accounting_.empty()) return;
+  accounting_.resize(trace_.jobs.size());
+  if (perm.empty()) {
+    out->accounting = std::move(accounting_);
+  } else {
+    out->accounting.reserve(perm.size());
+    for (uint32_t k : perm) out->accounting.push_back(std::move(accounting_[k]));
+  }
+  if (!out->has_accounting()) out->accounting.clear();
+}
+
 bool TraceBuilder::IdsDistinct() const {
   const size_t n = id_off_.size() - 1;  // 0 while every id is empty (AddJob)
   auto sid = [&](size_t i) {
@@ -447,6 +465,7 @@ Result<Trace> TraceBuilder::Finish() {
   out.names = std::move(trace_.names);
   out.gpu_types = std::move(trace_.gpu_types);
   MoveSourceIds(perm, &out);
+  MoveAccounting(perm, &out);
   MoveJobs(&perm, reordered, &out);
   SetEpoch(&out);
   CanonicaliseTables(&out);

@@ -82,6 +82,9 @@ class TraceBuilder {
   // Adds a job (times absolute or relative per time_base). id is ignored (renumbered).
   void AddJob(const Job& job, std::string_view source_id, RowLoc loc);
   void set_has_ids(bool v) { has_ids_ = v; }
+  // The account, QOS and nice value of the job AddJob added last (kept through Finish's
+  // sorting; a trace none of whose jobs has one gets no accounting).
+  void SetAccount(JobAccount a);
   // Reserves job storage from the size of a plain input file (no-op for gzip/memory).
   void ReserveFor(const std::string& path);
 
@@ -109,6 +112,7 @@ class TraceBuilder {
   Error NoJobsError() const;
   std::vector<uint32_t> SubmitOrder(const std::vector<uint8_t>& drop, size_t kept, bool* reordered);
   void MoveSourceIds(const std::vector<uint32_t>& perm, Trace* out) const;
+  void MoveAccounting(const std::vector<uint32_t>& perm, Trace* out);
   void MoveJobs(std::vector<uint32_t>* perm, bool reordered, Trace* out);
   void SetEpoch(Trace* out) const;
   bool GpuTypesUncached(std::string_view list, GpuTypeMask* mask);
@@ -127,6 +131,7 @@ class TraceBuilder {
   std::string id_arena_;
   std::vector<uint32_t> id_off_{0};
   bool has_ids_ = false;
+  std::vector<JobAccount> accounting_;  // by AddJob order; empty until a job has one
   bool in_submit_order_ = true;  // every job added so far submits no earlier than the one before
   TimeBase time_base_ = TimeBase::kRelative;
   std::optional<int64_t> epoch_;

@@ -11,7 +11,7 @@ namespace {
 
 enum Col {
   kJobID, kJobName, kUser, kAccount, kPartition, kSubmit, kStart, kEnd, kElapsed, kTimelimit, kState, kAllocTRES,
-  kReqTRES, kNNodes, kNCPUS, kReqMem, kNumCols
+  kReqTRES, kNNodes, kNCPUS, kReqMem, kQOS, kNumCols
 };
 
 // Slurm times: "2024-01-02T03:04:05"; "Unknown"/"None"/empty = unknown.
@@ -179,8 +179,9 @@ Status ReadSacct(LineReader& r, TraceBuilder& b) {
   static const HeaderSpec spec{
       "sacct --parsable2",
       {"JobID", "JobName", "User", "Account", "Partition", "Submit", "Start", "End", "Elapsed", "Timelimit", "State",
-       "AllocTRES", "ReqTRES", "NNodes", "NCPUS", "ReqMem"},
-      {true, false, false, false, false, true, false, false, false, false, false, false, false, false, false, false},
+       "AllocTRES", "ReqTRES", "NNodes", "NCPUS", "ReqMem", "QOS"},
+      {true, false, false, false, false, true, false, false, false, false, false, false, false, false, false, false,
+       false},
       '|'};
   ORR_ASSIGN_OR_RETURN(auto c, MapHeader(spec, line, file));
   if (!((c[kStart] >= 0 && c[kEnd] >= 0) || c[kElapsed] >= 0))
@@ -266,6 +267,11 @@ Status ReadSacct(LineReader& r, TraceBuilder& b) {
     if (c[kUser] >= 0) j.user = b.User(Trim(row.text(c[kUser])));
     if (c[kJobName] >= 0) j.name = b.Name(row.text(c[kJobName]));
     b.AddJob(j, id, RowLoc{fidx, ln});
+    // Account and QOS: what the slurm policy charges the job to (canonical format v2).
+    JobAccount acct;
+    if (c[kAccount] >= 0) acct.account = std::string(Trim(row.text(c[kAccount])));
+    if (c[kQOS] >= 0) acct.qos = std::string(Trim(row.text(c[kQOS])));
+    b.SetAccount(std::move(acct));
     return true;
   });
 }

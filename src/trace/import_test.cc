@@ -200,7 +200,50 @@ TEST(SacctImport, FixtureValues) {
   EXPECT_EQ(t->jobs[7].state, JobState::kPreempted);
   EXPECT_EQ(t->jobs[8].state, JobState::kNodeFail);
   EXPECT_EQ(t->jobs[9].state, JobState::kFailed);
-  ExpectRoundTrip(*t);
+  // Account (and QOS when the listing has it): the job's accounting, for the slurm policy.
+  ASSERT_EQ(t->accounting.size(), 10u);
+  EXPECT_EQ(t->accounting[0].account, "proj1");
+  EXPECT_EQ(t->accounting[1].account, "proj2");
+  EXPECT_EQ(t->accounting[0].qos, "");
+  ExpectRoundTrip(*t);  // through the canonical format's v2
+}
+
+TEST(SacctImport, QosColumnFillsTheAccounting) {
+  auto t = Parse(TraceFormat::kSacct, "JobID|Submit|Elapsed|Account|QOS\n7|2024-01-01T00:00:00|01:00|lab| high \n"
+                                      "8|2024-01-01T00:00:01|01:00||\n");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->accounting.size(), 2u);
+  EXPECT_EQ(t->accounting[0], (JobAccount{"lab", "high", 0}));
+  EXPECT_TRUE(t->accounting[1].empty());
+  auto none = Parse(TraceFormat::kSacct, "JobID|Submit|Elapsed|Account\n7|2024-01-01T00:00:00|01:00|\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->accounting.empty());  // no job has any: no accounting at all
+}
+
+// v2 carries account, qos and nice after v1's columns; v1 files are still read, and a trace
+// without accounting is still written as v1.
+TEST(CanonicalV2, AccountingRoundTripsAndV1IsStillRead) {
+  const std::string v2 =
+      "#orrery-trace v2\n#origin=test\n#epoch_unix=\n"
+      "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,nodes,cpu_milli,mem_mib,"
+      "state,account,qos,nice\n"
+      "0,,ann,gpu,,0,60,,,,8,1000,,0,0,0,UNKNOWN,\"lab,a\",high,-5\n"
+      "1,,bob,gpu,,5,60,,,,8,1000,,0,0,0,UNKNOWN,,,0\n";
+  auto t = Parse(TraceFormat::kCanonical, v2);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->accounting.size(), 2u);
+  EXPECT_EQ(t->accounting[0], (JobAccount{"lab,a", "high", -5}));
+  EXPECT_TRUE(t->accounting[1].empty());
+  EXPECT_EQ(CanonicalTraceToString(*t), v2);
+  const std::string v1 = "#orrery-trace v1\n#origin=test\n#epoch_unix=\n"
+                         "id,source_id,user,vc,name,submit,duration,walltime,start,end,gpus,gpu_milli,gpu_types,nodes,"
+                         "cpu_milli,mem_mib,state\n0,,ann,gpu,,0,60,,,,8,1000,,0,0,0,UNKNOWN\n";
+  auto old = Parse(TraceFormat::kCanonical, v1);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_TRUE(old->accounting.empty());
+  EXPECT_EQ(CanonicalTraceToString(*old), v1);
+  EXPECT_EQ(ErrorOf(TraceFormat::kCanonical, v2.substr(0, v2.rfind("-5")) + "x\n"),
+            "t.csv:5:56: field 'nice': expected an integer in [-1000000000, 1000000000], got \"x\"");
 }
 
 TEST(SacctImport, ColumnsInAnyOrderAndMinimumSet) {
@@ -210,7 +253,7 @@ TEST(SacctImport, ColumnsInAnyOrderAndMinimumSet) {
   EXPECT_EQ(ErrorOf(TraceFormat::kSacct, "JobID|Submit|State\n1|2024-01-01T00:00:00|COMPLETED\n"),
             "t.csv:1: sacct header needs Start and End, or Elapsed (expected e.g. "
             "'JobID|JobName|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|State|AllocTRES|ReqTRES|NNodes|"
-            "NCPUS|ReqMem'), got \"JobID|Submit|State\"");
+            "NCPUS|ReqMem|QOS'), got \"JobID|Submit|State\"");
   EXPECT_NE(ErrorOf(TraceFormat::kSacct, "JobID,Submit,Elapsed\n1,2024-01-01T00:00:00,00:01\n")
                 .find("the header is separated by ','"),
             std::string::npos);
@@ -232,7 +275,7 @@ TEST(SacctImport, QuotedHeaderFieldIsOneColumnAsInItsRows) {
   EXPECT_EQ(ErrorOf(TraceFormat::kSacct, "JobID|\"Submit|Elapsed\n1|2024-01-01T00:00:00|00:01\n"),
             "t.csv:1:7: unterminated quote in the sacct --parsable2 header (expected "
             "'JobID|JobName|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|State|AllocTRES|ReqTRES|NNodes|"
-            "NCPUS|ReqMem')");
+            "NCPUS|ReqMem|QOS')");
 }
 
 // ------------------------------------------------------------------ Acme

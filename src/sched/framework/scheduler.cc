@@ -221,6 +221,16 @@ void Scheduler::Handover(uint32_t slot, Time now) {
   if (state_.models_cpu_mem() && job->cpu_milli > 0 && fz.max_cpu > 0 &&
       fz.max_cpu < job->cpu_milli / std::max<uint32_t>(1, std::max<uint32_t>(job->nodes, (job->gpus + 7) / 8)))
     return MakeError(kNoCpuMemNode);
+  if (policy_.admit) {
+    SchedJob probe;
+    probe.job = job;
+    probe.vc = vc;
+    probe.types = types;
+    probe.seq = seq;
+    probe.slot = kNoSlot;
+    const PluginStatus st = policy_.admit->Admit(probe, state_);
+    if (!st.ok()) return MakeError(st.reason);
+  }
 
   uint32_t slot;
   if (!free_slots_.empty()) {

@@ -15,6 +15,7 @@
 #include "sched/plugins/lucid.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policy_registry.h"
+#include "sched/plugins/slurm_policy.h"
 #include "sched/plugins/tiresias.h"
 
 namespace orrery {
@@ -805,6 +806,10 @@ Status BuildTiresias(const SpecArgs& args, PolicyBuild&, PolicyParts* parts) {
   return Status::Ok();
 }
 
+Status BuildSlurm(const SpecArgs& args, PolicyBuild& b, PolicyParts* parts) {
+  return BuildSlurmPolicy(args, b.env->trace, b.env->cluster, parts);
+}
+
 Status BuildLucid(const SpecArgs& args, PolicyBuild& b, PolicyParts* parts) {
   ORR_ASSIGN_OR_RETURN(*parts, MakeLucidPolicy(args, b.seed, b.env->trace, nullptr));
   return Status::Ok();
@@ -904,6 +909,11 @@ const std::vector<PolicyInfo>& Policies() {
        kTiresiasOptions, &BuildTiresias},
       {"lucid", "estimated GPU-time order, indolent packing with an interference model, a profiler stage",
        LiveSupport::kSimulatorOnly, "orrery serve does not share GPUs", LucidOptionSchema(), &BuildLucid},
+      {"slurm",
+       "Slurm as a site configures it: multifactor priority with Fair Tree, association and QOS limits, backfill "
+       "(slurm.conf and sacctmgr files)",
+       LiveSupport::kSimulatorOnly, "under orrery serve the site's own Slurm makes these decisions",
+       SlurmOptionSchema(), &BuildSlurm},
   };
   return kPolicies;
 }

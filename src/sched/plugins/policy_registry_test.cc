@@ -54,7 +54,7 @@ TEST(PolicyRegistry, SchemasAreSelfConsistent) {
     ExpectDefaultsValid(p.name, p.options);
   }
   EXPECT_EQ(FindPolicy("nosuch"), nullptr);
-  EXPECT_EQ(PolicyNameList(), "fifo, sjf, srtf, qssf, easy, tiresias, lucid");
+  EXPECT_EQ(PolicyNameList(), "fifo, sjf, srtf, qssf, easy, tiresias, lucid, slurm");
 }
 
 TEST(PolicyRegistry, SpecErrorsNameTheColumnAndTheKnownKeys) {
@@ -71,7 +71,7 @@ TEST(PolicyRegistry, SpecErrorsNameTheColumnAndTheKnownKeys) {
        "policy 'qssf:estimator=walltime,gittins=true': unknown parameter 'gittins' at column 25 (qssf knows backfill, "
        "bf_max_job_test, blocking, elastic, elastic_cooldown, estimator, eval_share, shape, shape_gain, shape_grow, "
        "shape_shrink)"},
-      {"nosuch", "unknown policy 'nosuch' (expected one of fifo, sjf, srtf, qssf, easy, tiresias, lucid)"},
+      {"nosuch", "unknown policy 'nosuch' (expected one of fifo, sjf, srtf, qssf, easy, tiresias, lucid, slurm)"},
       {"fifo:backfill=maybe", "policy 'fifo:backfill=maybe': parameter 'backfill': expected easy or none, got \"maybe\""},
       {"fifo:bf_max_job_test=5", "policy 'fifo:bf_max_job_test=5': parameter 'bf_max_job_test' needs backfill=easy"},
       {"easy:bf_max_job_test=0",

@@ -28,6 +28,10 @@ struct ProfilerSpec {
 
 struct PolicyParts {
   std::string name;                        // as requested, e.g. "easy"
+  // May be null. Refuses a job at submission, after the core's own feasibility checks (a
+  // site's submission and per-job limits, the slurm policy). Not copied into the predicted
+  // start's dry run, which submits nothing.
+  std::unique_ptr<AdmitPlugin> admit;
   std::unique_ptr<QueueSortPlugin> sort;
   std::unique_ptr<PostFilterPlugin> post;  // may be null
   std::unique_ptr<ReschedulePlugin> reschedule;  // may be null
@@ -49,6 +53,9 @@ struct PolicyParts {
   ProfilerSpec profiler;
   std::unique_ptr<ShapePlugin> shape;      // null = every job runs in the shape it asked for
   EvalReservation reserve;                 // GPUs reserved for evaluation jobs (reserve.h); off by default
+  // What building the policy has to tell about its inputs ("warning: site.conf:3:1: key 'X' is
+  // not modelled; ignored"): printed by the command after its results.
+  std::vector<std::string> notes;
   // Whether the policy reads the truth (an oracle sort, estimator or PostFilter, or
   // belief_is_truth).
   bool reads_oracle() const;

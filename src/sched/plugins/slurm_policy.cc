@@ -1,0 +1,531 @@
+#include "sched/plugins/slurm_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/trace.h"
+#include "slurm/accounts.h"
+#include "slurm/conf.h"
+#include "slurm/fair_tree.h"
+#include "slurm/limits.h"
+#include "slurm/priority.h"
+
+namespace orrery {
+
+namespace {
+
+using slurm::Reason;
+
+constexpr OptionSpec kSlurmOptions[] = {
+    {"conf", OptionType::kText, "", "the site's slurm.conf (required; docs/formats/slurm-conf.md)"},
+    {"accounts", OptionType::kText, "",
+     "`sacctmgr -P show assoc` and `show qos` listings, one file (docs/formats/sacctmgr.md); none: no fair share, "
+     "no limits"},
+};
+
+// What the policy keeps of one job (by slot; rebuilt when the slot holds another job).
+struct SlotInfo {
+  uint32_t seq = UINT32_MAX;
+  slurm::PriorityJob pj;
+  slurm::LimitJob lj;
+  uint32_t user = 0;        // trace user id (bf_max_job_user)
+  double usage_factor = 1;  // the QOS's UsageFactor
+  uint32_t priority = 0;
+  Reason reason = Reason::kNone;
+  Reason invalid = Reason::kNone;  // InvalidAccount / InvalidQOS: refused at submission
+  bool in_system = false;  // counted by the limits as submitted
+};
+
+// The state the sort and the reschedule plugin share. The configuration is immutable and
+// shared by copies (the predicted start's dry run copies the rest).
+struct SlurmCore {
+  std::shared_ptr<const slurm::SlurmConf> conf;
+  std::shared_ptr<const slurm::Accounts> acc;
+  std::shared_ptr<const slurm::PriorityModel> model;  // without fair share (read from `tree`)
+  slurm::FairTree tree;
+  bool has_tree = false;
+  slurm::Limits limits;
+  const Trace* trace = nullptr;
+  std::vector<uint32_t> vc_partition;        // cluster VC -> partition
+  std::vector<double> cpus_per_gpu;          // per partition
+  std::vector<uint32_t> gpus_per_node;       // per partition
+  std::unordered_map<uint32_t, int32_t> user_assoc;  // trace user id -> association
+  std::unordered_map<std::string, int32_t> assoc_index;  // "account\x1fuser\x1fpartition" -> association
+  std::unordered_map<std::string, int32_t> qos_index;
+  std::vector<SlotInfo> slots;
+  std::set<uint32_t> pending;
+  std::vector<std::set<uint32_t>> running;   // by cluster VC
+  std::vector<std::pair<int32_t, double>> ended_usage;  // charged at the next calculation
+  Time last_calc = kNoTime, next_calc = kNoTime;
+
+  SlurmCore(std::shared_ptr<const slurm::SlurmConf> c, std::shared_ptr<const slurm::Accounts> a)
+      : conf(std::move(c)), acc(std::move(a)), limits(*conf, *acc) {}
+
+  SlotInfo& Info(const SchedJob& j);
+  SlotInfo Build(const JobRequest& r, VcId vc, uint32_t seq) const;
+  void ChargeTo(const JobRequest& r, uint32_t part, SlotInfo* s) const;
+  uint32_t PriorityOf(SlotInfo& s, Time now) {
+    slurm::PriorityFactors f = model->Factors(s.pj, now);
+    f.fairshare = has_tree && s.pj.assoc >= 0 ? tree.factor(static_cast<size_t>(s.pj.assoc)) : 0.0;
+    s.priority = model->FromFactors(f, s.pj.nice);
+    return s.priority;
+  }
+  double Charge(const SlotInfo& s, Time from, Time to) const {
+    return std::max<Time>(0, to - from) * static_cast<double>(s.pj.cpus) * s.usage_factor;
+  }
+};
+
+SlotInfo& SlurmCore::Info(const SchedJob& j) {
+  if (slots.size() <= j.slot) slots.resize(j.slot + 1u);
+  SlotInfo& s = slots[j.slot];
+  if (s.seq != j.seq) s = Build(*j.job, j.vc, j.seq);
+  return s;
+}
+
+SlotInfo SlurmCore::Build(const JobRequest& r, VcId vc, uint32_t seq) const {
+  SlotInfo s;
+  s.seq = seq;
+  const uint32_t part = vc.v < vc_partition.size() ? vc_partition[vc.v] : conf->default_partition;
+  s.pj.submit = s.pj.eligible = r.submit;
+  s.pj.partition = s.lj.partition = part;
+  s.pj.gpus = r.gpus;
+  s.pj.mem_mib = r.mem_mib;
+  const double per_gpu = part < cpus_per_gpu.size() ? cpus_per_gpu[part] : 1.0;
+  s.pj.cpus = r.cpu_milli > 0 ? (r.cpu_milli + 999) / 1000
+                              : std::max<uint32_t>(1, static_cast<uint32_t>(std::lround(per_gpu * r.gpus)));
+  const uint32_t gpn = part < gpus_per_node.size() ? std::max<uint32_t>(1, gpus_per_node[part]) : 1;
+  s.pj.nodes = r.nodes > 0 ? r.nodes : std::max<uint32_t>(1, (r.gpus + gpn - 1) / gpn);
+  s.user = r.user.v;
+  ChargeTo(r, part, &s);
+  s.lj.qos = s.pj.qos;
+  if (s.pj.qos >= 0) s.usage_factor = acc->qos[s.pj.qos].usage_factor;
+  s.lj.tres = {static_cast<int64_t>(s.pj.cpus), static_cast<int64_t>(r.mem_mib), static_cast<int64_t>(s.pj.nodes),
+               static_cast<int64_t>(r.gpus)};
+  const int64_t max_time = part < conf->partitions.size() ? conf->partitions[part].max_time_s : slurm::kUnlimited;
+  s.lj.time_limit_s = r.walltime > 0 ? r.walltime : max_time;
+  return s;
+}
+
+// The association, QOS and nice value of a job: the trace's account and QOS where recorded
+// (an account without an association for the user, or a QOS the QOS table lacks, is refused
+// at submission, as sbatch refuses it; without listings nothing is checked), else the user's
+// first association and its default QOS.
+void SlurmCore::ChargeTo(const JobRequest& r, uint32_t part, SlotInfo* s) const {
+  const JobAccount& a = trace->account_of(r.id.value());
+  s->pj.nice = a.nice;
+  if (!a.account.empty() && !acc->assocs.empty()) {  // without a listing, accounts are not checked
+    const std::string user = r.user.valid() && r.user.value() < trace->users.size() ? trace->users.Get(r.user.value()) : "";
+    const std::string pname = part < conf->partitions.size() ? conf->partitions[part].name : "";
+    auto it = assoc_index.find(a.account + '\x1f' + user + '\x1f' + pname);
+    if (it == assoc_index.end()) it = assoc_index.find(a.account + '\x1f' + user + '\x1f');
+    if (it == assoc_index.end()) s->invalid = Reason::kInvalidAccount;
+    else s->pj.assoc = it->second;
+  } else if (auto it = user_assoc.find(r.user.v); it != user_assoc.end()) {
+    s->pj.assoc = it->second;
+  }
+  s->lj.assoc = s->pj.assoc;
+  const std::string& qname = !a.qos.empty() ? a.qos : s->pj.assoc >= 0 ? acc->assocs[s->pj.assoc].def_qos : a.qos;
+  if (qname.empty()) return;
+  auto q = qos_index.find(qname);
+  if (q != qos_index.end()) s->pj.qos = q->second;
+  else if (!a.qos.empty() && !acc->qos.empty() && s->invalid == Reason::kNone) s->invalid = Reason::kInvalidQOS;
+}
+
+class SlurmSort final : public QueueSortPlugin {
+ public:
+  explicit SlurmSort(std::shared_ptr<SlurmCore> c) : c_(std::move(c)) {}
+  std::string_view name() const override { return "slurm-priority"; }
+  // PriorityTier, then priority (both highest first), then submission; ties by trace order.
+  SortKey Key(const SchedJob& j, Time now) override {
+    SlotInfo& s = c_->Info(j);
+    if (!s.in_system) {
+      c_->limits.Submit(s.lj);
+      s.in_system = true;
+    }
+    c_->pending.insert(j.slot);
+    const uint32_t tier = c_->conf->partitions.empty() ? 0 : c_->conf->partitions[s.pj.partition].priority_tier;
+    const int64_t rank = (static_cast<int64_t>(tier) << 32) | c_->PriorityOf(s, now);
+    return {-rank, j.job->submit};
+  }
+  std::unique_ptr<QueueSortPlugin> Clone(PluginCopies& copies) const override {
+    return std::make_unique<SlurmSort>(copies.Of(c_));
+  }
+
+ private:
+  std::shared_ptr<SlurmCore> c_;
+};
+
+
+// Free GPUs of one VC over time, as steps (from t on, `free`), for the backfill pass.
+class Profile {
+ public:
+  static constexpr Time kForever = INT64_MAX / 4;
+  void Reset(Time now, int64_t free) { steps_.assign(1, {now, free}); }
+  void Release(Time t, int64_t gpus) {
+    for (size_t i = Split(t); i < steps_.size(); ++i) steps_[i].second += gpus;
+  }
+  void Take(Time from, Time to, int64_t gpus) {
+    const size_t b = Split(from);
+    const size_t e = to >= kForever ? steps_.size() : Split(to);
+    for (size_t i = b; i < e; ++i) steps_[i].second -= gpus;
+  }
+  // The earliest step start t <= latest with at least `need` free over [t, t + dur), or kNoTime.
+  Time Earliest(int64_t need, Duration dur, Time latest) const {
+    for (size_t i = 0; i < steps_.size() && steps_[i].first <= latest; ++i) {
+      const Time end = dur >= kForever ? kForever : steps_[i].first + dur;
+      bool fits = true;
+      for (size_t j = i; j < steps_.size() && steps_[j].first < end && fits; ++j) fits = steps_[j].second >= need;
+      if (fits) return steps_[i].first;
+    }
+    return kNoTime;
+  }
+
+ private:
+  // Index of the step starting at t (inserted when t falls inside a step).
+  size_t Split(Time t) {
+    auto it = std::lower_bound(steps_.begin(), steps_.end(), t,
+                               [](const std::pair<Time, int64_t>& s, Time v) { return s.first < v; });
+    if (it != steps_.end() && it->first == t) return static_cast<size_t>(it - steps_.begin());
+    const int64_t free = it == steps_.begin() ? 0 : std::prev(it)->second;
+    const auto at = steps_.insert(it, {t, free});  // begin() only after the insert reallocated
+    return static_cast<size_t>(at - steps_.begin());
+  }
+  std::vector<std::pair<Time, int64_t>> steps_;
+};
+
+// Static strings for PluginStatus (never allocated per call): the reason's name after `prefix`.
+const char* ReasonText(Reason r, int prefix = 0) {
+  static const char* const kPrefixes[] = {"", "refused at submission by Slurm's limit ",
+                                          "kept pending forever by Slurm's per-job limit "};
+  static const std::vector<std::string>* names = [] {
+    auto* v = new std::vector<std::string>();
+    for (const char* p : kPrefixes)
+      for (int i = 0; i < slurm::kReasonCount; ++i) v->push_back(p + std::string(slurm::ReasonName(static_cast<Reason>(i))));
+    return v;
+  }();
+  return (*names)[static_cast<size_t>(prefix) * slurm::kReasonCount + static_cast<size_t>(r)].c_str();
+}
+
+// At submission: Slurm's submission limits refuse the job; a per-job limit that would keep it
+// pending whatever runs (partition MaxTime, QOS MaxWall, per-job TRES) counts it as not run,
+// so that a simulation ends (Slurm itself would show it pending with that reason forever).
+class SlurmAdmit final : public AdmitPlugin {
+ public:
+  explicit SlurmAdmit(std::shared_ptr<SlurmCore> c) : c_(std::move(c)) {}
+  std::string_view name() const override { return "slurm-limits"; }
+  PluginStatus Admit(const SchedJob& j, const ClusterState&) override {
+    const SlotInfo s = c_->Build(*j.job, j.vc, j.seq);
+    if (s.invalid != Reason::kNone) return PluginStatus::Never(ReasonText(s.invalid, 1));
+    const Reason submit = c_->limits.CheckSubmit(s.lj);
+    if (submit != Reason::kNone) return PluginStatus::Never(ReasonText(submit, 1));
+    const Reason forever = c_->limits.CheckJob(s.lj);
+    if (forever != Reason::kNone) return PluginStatus::Never(ReasonText(forever, 2));
+    return PluginStatus::Ok();
+  }
+
+ private:
+  std::shared_ptr<SlurmCore> c_;
+};
+
+class SlurmSched final : public ReschedulePlugin {
+ public:
+  explicit SlurmSched(std::shared_ptr<SlurmCore> c) : c_(std::move(c)) {}
+  std::string_view name() const override { return "slurm"; }
+  std::unique_ptr<ReschedulePlugin> Clone(PluginCopies& copies) const override {
+    auto r = std::make_unique<SlurmSched>(*this);
+    r->c_ = copies.Of(c_);
+    return r;
+  }
+
+  void Advance(SchedulerHandle& h) override;
+  Time NextWakeup() const override { return c_->next_calc; }
+  void JobStarted(SchedulerHandle& h, uint32_t slot) override {
+    SlotInfo& s = c_->Info(h.job(slot));
+    c_->pending.erase(slot);
+    if (c_->running.size() <= h.job(slot).vc.v) c_->running.resize(h.job(slot).vc.v + 1u);
+    c_->running[h.job(slot).vc.v].insert(slot);
+    c_->limits.Start(s.lj);
+    s.reason = Reason::kNone;
+  }
+  void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause, bool requeued) override {
+    const SchedJob& j = h.job(slot);
+    SlotInfo& s = c_->Info(j);
+    c_->running[j.vc.v].erase(slot);
+    const Time from = c_->last_calc == kNoTime ? j.started : std::max(j.started, c_->last_calc);
+    if (s.pj.assoc >= 0) c_->ended_usage.emplace_back(s.pj.assoc, c_->Charge(s, from, h.now()));
+    c_->limits.End(s.lj, true);
+    s.in_system = false;
+    if (requeued) {
+      c_->limits.Submit(s.lj);
+      s.in_system = true;
+    }
+  }
+  Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) override;
+  void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {
+    if (j.slot >= c_->slots.size() || c_->slots[j.slot].seq != j.seq || j.running) return;
+    const SlotInfo& s = c_->slots[j.slot];
+    const std::string reason = s.reason == Reason::kNone ? "not yet considered by a scheduling pass"
+                                                         : "reason " + std::string(slurm::ReasonName(s.reason));
+    out->push_back({now, "slurm", "reason", "pending, " + reason + ", priority " + std::to_string(s.priority),
+                    {{"priority", static_cast<double>(s.priority)}}});
+  }
+
+ private:
+  void MainPass(SchedulerHandle& h, VcId vc, PluginStatus* block);
+  void BackfillPass(SchedulerHandle& h, VcId vc);
+  bool TryStart(SchedulerHandle& h, uint32_t slot) {
+    if (!h.placer().Place(h.job(slot), h.state(), nullptr, &alloc_).ok()) {
+      alloc_.clear();
+      return false;
+    }
+    h.Start(slot, std::move(alloc_));
+    alloc_.clear();
+    return true;
+  }
+
+  std::shared_ptr<SlurmCore> c_;
+  std::vector<uint32_t> order_, left_;
+  Allocation alloc_;
+  Profile profile_;
+};
+
+// Every PriorityCalcPeriod: usage decays by the half-life, the running jobs (and those that
+// ended since) charge CPUs × seconds × their QOS's UsageFactor, Fair Tree ranks again and
+// every pending job's priority is recomputed.
+void SlurmSched::Advance(SchedulerHandle& h) {
+  SlurmCore& c = *c_;
+  const Time now = h.now();
+  const int64_t period = c.conf->priority.calc_period_s;
+  if (c.next_calc == kNoTime) {
+    c.last_calc = now;
+    c.next_calc = now + period;
+    return;
+  }
+  if (now < c.next_calc) return;
+  while (c.next_calc <= now) {
+    const Time t = c.next_calc;
+    if (c.has_tree) {
+      c.tree.Decay(slurm::DecayFactor(t - c.last_calc, c.conf->priority.decay_half_life_s));
+      for (const auto& [assoc, usage] : c.ended_usage) c.tree.AddUsage(static_cast<size_t>(assoc), usage);
+      for (const std::set<uint32_t>& vc_running : c.running)
+        for (uint32_t slot : vc_running) {
+          const SlotInfo& s = c.slots[slot];
+          if (s.pj.assoc >= 0)
+            c.tree.AddUsage(static_cast<size_t>(s.pj.assoc), c.Charge(s, std::max(h.job(slot).started, c.last_calc), t));
+        }
+    }
+    c.ended_usage.clear();
+    c.last_calc = t;
+    c.next_calc = t + period;
+  }
+  if (c.has_tree) c.tree.Compute();
+  const std::vector<uint32_t> pending(c.pending.begin(), c.pending.end());
+  for (uint32_t slot : pending) {
+    const SchedJob& j = h.job(slot);
+    if (j.job == nullptr || j.running || slot >= c.slots.size() || c.slots[slot].seq != j.seq) {
+      c.pending.erase(slot);
+      continue;
+    }
+    h.Rekey(slot);
+    h.MarkDirty(j.vc);
+  }
+}
+
+// The main scheduler: in queue order, over the first default_queue_depth jobs, a job held by a
+// limit is passed; the first job that cannot start stops the partition (the jobs after it, and
+// those beyond the depth, wait with reason Priority).
+void SlurmSched::MainPass(SchedulerHandle& h, VcId vc, PluginStatus* block) {
+  bool stopped = false;
+  left_.clear();
+  const size_t depth = static_cast<size_t>(c_->conf->sched.default_queue_depth);
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const uint32_t slot = order_[k];
+    SlotInfo& s = c_->Info(h.job(slot));
+    if (stopped || k >= depth) {
+      s.reason = Reason::kPriority;
+      left_.push_back(slot);
+      continue;
+    }
+    const Reason limit = c_->limits.CheckStart(s.lj);
+    if (limit != Reason::kNone) {
+      s.reason = limit;
+      if (block->ok()) *block = PluginStatus::Unschedulable(ReasonText(limit));
+      continue;
+    }
+    if (TryStart(h, slot)) continue;
+    s.reason = Reason::kResources;
+    if (block->ok()) *block = PluginStatus::Unschedulable(ReasonText(Reason::kResources));
+    stopped = true;
+    left_.push_back(slot);
+  }
+}
+
+// The backfill scheduler: at most bf_max_job_test of the jobs the main pass left (at most
+// bf_max_job_user per user), in queue order, each reserved at its earliest start within
+// bf_window on the GPU counts the running jobs free at their time limits (rounded up to
+// bf_resolution); a job whose earliest start is now starts if the placer finds it nodes.
+void SlurmSched::BackfillPass(SchedulerHandle& h, VcId vc) {
+  const slurm::SchedulerParams& sp = c_->conf->sched;
+  const Time now = h.now();
+  const int64_t res = std::max<int64_t>(1, sp.bf_resolution_s);
+  auto round_up = [&](Duration d) { return (std::max<Duration>(d, 1) + res - 1) / res * res; };
+  profile_.Reset(now, static_cast<int64_t>(h.state().vc_free_gpus(vc)));
+  for (uint32_t slot : c_->running[vc.v]) {
+    const SchedJob& j = h.job(slot);
+    const SlotInfo& s = c_->slots[slot];
+    if (s.lj.time_limit_s == slurm::kUnlimited) continue;  // never freed, as far as limits tell
+    profile_.Release(now + round_up(j.started + s.lj.time_limit_s - now), j.job->gpus);
+  }
+  const Time latest = now + sp.bf_window_s;
+  std::unordered_map<uint32_t, int64_t> per_user;
+  int64_t tested = 0;
+  for (uint32_t slot : left_) {
+    if (tested >= sp.bf_max_job_test) break;
+    SchedJob& j = h.job(slot);
+    if (j.running) continue;
+    SlotInfo& s = c_->Info(j);
+    if (sp.bf_max_job_user > 0 && per_user[s.user] >= sp.bf_max_job_user) continue;
+    ++tested;
+    ++per_user[s.user];
+    const Reason limit = c_->limits.CheckStart(s.lj);
+    if (limit != Reason::kNone) {
+      s.reason = limit;
+      continue;
+    }
+    const Duration dur = s.lj.time_limit_s == slurm::kUnlimited ? Profile::kForever : round_up(s.lj.time_limit_s);
+    const int64_t need = j.job->gpus;
+    const Time t = profile_.Earliest(need, dur, latest);
+    if (t == kNoTime) continue;  // no start within the window: no reservation
+    if (t == now && !TryStart(h, slot)) continue;
+    profile_.Take(t, dur >= Profile::kForever ? Profile::kForever : t + dur, need);
+  }
+}
+
+ReschedulePlugin::Next SlurmSched::Run(SchedulerHandle& h, VcId vc, PluginStatus* block) {
+  if (c_->running.size() <= vc.v) c_->running.resize(vc.v + 1u);
+  // The main pass tests default_queue_depth jobs (Slurm's event-triggered pass), the backfill
+  // pass bf_max_job_test of the rest: no more are read from the queue.
+  const slurm::SchedulerParams& sp = c_->conf->sched;
+  const size_t cap = static_cast<size_t>(sp.default_queue_depth + sp.bf_max_job_test);
+  order_.clear();
+  h.ForEachPending(vc, [this, cap](const PendingEntry& e) -> int64_t {
+    order_.push_back(e.slot);
+    return order_.size() >= cap ? -1 : INT64_MAX;
+  });
+  MainPass(h, vc, block);
+  switch (c_->conf->scheduler) {
+    case slurm::SchedulerType::kBackfill:
+      if (!left_.empty()) BackfillPass(h, vc);
+      break;
+    case slurm::SchedulerType::kBuiltin:
+      break;
+  }
+  return Next::kStop;
+}
+
+std::string At(const std::string& path, uint64_t line) { return path + ":" + std::to_string(line) + ":1: "; }
+
+// What the files set that the simulator cannot do yet: refused where it is written.
+Status CheckSimulated(const slurm::SlurmConf& conf, const std::string& path) {
+  switch (conf.preempt_type) {
+    case slurm::PreemptType::kNone:
+      break;
+    case slurm::PreemptType::kPartitionPrio:
+    case slurm::PreemptType::kQos: {
+      auto it = conf.key_lines.find("preempttype");
+      return MakeError(At(path, it == conf.key_lines.end() ? 1 : it->second) +
+                       "key 'PreemptType': expected preempt/none (preemption is not simulated yet)");
+    }
+  }
+  if (conf.partitions.empty()) return MakeError(path + ": expected at least one PartitionName line, got none");
+  return Status::Ok();
+}
+
+Status CheckSimulated(const slurm::Accounts& acc, const std::string& path) {
+  for (const slurm::Qos& q : acc.qos) {
+    if (!q.preempt.empty())
+      return MakeError(At(path, q.line) + "QOS " + q.name + ": expected no Preempt list (preemption is not simulated yet)");
+  }
+  return Status::Ok();
+}
+
+// Per partition: CPUs per GPU and GPUs per node of its first GPU node (a job's CPUs and nodes
+// when it names none).
+void NodeShapes(SlurmCore& c) {
+  for (const slurm::PartitionDef& p : c.conf->partitions) {
+    double per_gpu = 1;
+    uint32_t gpn = 1;
+    for (uint32_t n : p.nodes) {
+      const slurm::NodeDef& node = c.conf->nodes[n];
+      if (node.gpus == 0) continue;
+      per_gpu = static_cast<double>(node.cpus) / node.gpus;
+      gpn = node.gpus;
+      break;
+    }
+    c.cpus_per_gpu.push_back(per_gpu);
+    c.gpus_per_node.push_back(gpn);
+  }
+}
+
+}  // namespace
+
+OptionSchema SlurmOptionSchema() { return kSlurmOptions; }
+
+Status BuildSlurmPolicy(const SpecArgs& args, const Trace* trace, const Cluster* cluster, PolicyParts* parts) {
+  const std::string conf_path = args.Text("conf");
+  if (conf_path.empty()) return args.Fail("parameter 'conf': expected the path of a slurm.conf (slurm:conf=FILE)");
+  if (trace == nullptr) return args.Fail("policy 'slurm' needs a trace: its jobs' users name their associations");
+  ORR_ASSIGN_OR_RETURN(slurm::SlurmConf conf, slurm::ReadSlurmConf(conf_path));
+  ORR_RETURN_IF_ERROR(CheckSimulated(conf, conf_path));
+  slurm::Accounts acc;
+  const std::string acc_path = args.Text("accounts");
+  if (!acc_path.empty()) {
+    ORR_ASSIGN_OR_RETURN(acc, slurm::ReadSacctmgr(acc_path));
+    ORR_RETURN_IF_ERROR(CheckSimulated(acc, acc_path));
+  }
+  parts->notes = conf.warnings;
+  parts->notes.insert(parts->notes.end(), acc.warnings.begin(), acc.warnings.end());
+  auto core = std::make_shared<SlurmCore>(std::make_shared<const slurm::SlurmConf>(std::move(conf)),
+                                          std::make_shared<const slurm::Accounts>(std::move(acc)));
+  core->model = std::make_shared<const slurm::PriorityModel>(*core->conf, *core->acc, nullptr);
+  if (!core->acc->assocs.empty()) {
+    ORR_ASSIGN_OR_RETURN(core->tree, slurm::FairTree::Build(*core->acc));
+    core->has_tree = true;
+    core->tree.Compute();
+  }
+  core->trace = trace;
+  if (cluster != nullptr) {
+    for (const VirtualCluster& vc : cluster->vcs) {
+      uint32_t part = core->conf->default_partition;
+      for (uint32_t p = 0; p < core->conf->partitions.size(); ++p)
+        if (core->conf->partitions[p].name == vc.name) part = p;
+      if (core->vc_partition.size() <= vc.id.v) core->vc_partition.resize(vc.id.v + 1u, core->conf->default_partition);
+      core->vc_partition[vc.id.v] = part;
+    }
+  }
+  NodeShapes(*core);
+  std::unordered_map<std::string, int32_t> first_assoc;  // a user's default account: its first association
+  for (size_t i = 0; i < core->acc->assocs.size(); ++i)
+    if (!core->acc->assocs[i].user.empty()) first_assoc.emplace(core->acc->assocs[i].user, static_cast<int32_t>(i));
+  for (size_t i = 0; i < core->acc->assocs.size(); ++i) {
+    const slurm::Assoc& a = core->acc->assocs[i];
+    if (!a.user.empty()) core->assoc_index.emplace(a.account + '\x1f' + a.user + '\x1f' + a.partition, static_cast<int32_t>(i));
+  }
+  for (size_t q = 0; q < core->acc->qos.size(); ++q) core->qos_index.emplace(core->acc->qos[q].name, static_cast<int32_t>(q));
+  for (uint32_t u = 0; u < trace->users.size(); ++u) {
+    auto it = first_assoc.find(trace->users.Get(u));
+    if (it != first_assoc.end()) core->user_assoc.emplace(u, it->second);
+  }
+  parts->admit = std::make_unique<SlurmAdmit>(core);
+  parts->sort = std::make_unique<SlurmSort>(core);
+  parts->reschedule = std::make_unique<SlurmSched>(core);
+  parts->blocking = false;
+  return Status::Ok();
+}
+
+}  // namespace orrery
