@@ -547,16 +547,23 @@ const json* FindVc(const LoadedRun& r, const std::string& vc) {
 }
 
 // Per-VC table: for each VC (in first-seen order), its job count and each run's average JCT and
-// average queueing delay, each column in one unit (named in its header).
+// average queueing delay; each metric in one unit for all runs (named in the column headers).
 report::Table PerVcTable(const std::vector<LoadedRun>& runs, const std::vector<std::string>& vcs) {
   report::Table t{"per_vc", "Per-VC average JCT and average queueing delay (finished jobs)", {"VC", "jobs"}, {}};
+  const std::pair<const char*, const char*> metrics[] = {{"jct_s", "avg JCT"}, {"queue_delay_s", "avg queueing"}};
+  report::TimeUnit units[2];
+  for (size_t m = 0; m < 2; ++m) {
+    std::vector<double> v;
+    for (const auto& r : runs)
+      for (const auto& vc : vcs)
+        if (const json* g = FindVc(r, vc)) v.push_back(DistStat(*g, metrics[m].first, "mean"));
+    units[m] = report::PickTimeUnit(v);
+  }
   std::vector<std::vector<std::string>> cols;  // per run and metric: a column of cells
   for (const auto& r : runs)
-    for (const auto& [key, what] : {std::pair{"jct_s", "avg JCT"}, std::pair{"queue_delay_s", "avg queueing"}}) {
-      std::vector<double> v;
-      for (const auto& vc : vcs)
-        if (const json* g = FindVc(r, vc)) v.push_back(DistStat(*g, key, "mean"));
-      const report::TimeUnit unit = report::PickTimeUnit(v);
+    for (size_t m = 0; m < 2; ++m) {
+      const auto& [key, what] = metrics[m];
+      const report::TimeUnit unit = units[m];
       t.header.push_back(r.label + ": " + what + " (" + unit.name + ")");
       std::vector<std::string> col;
       for (const auto& vc : vcs) {
