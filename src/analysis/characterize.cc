@@ -733,10 +733,11 @@ report::Chart VcOverTimeChart(const Characterization& c) {
   }
   json x = c.absolute_calendar
                ? json{{"field", "time"}, {"type", "temporal"}, {"scale", {{"type", "utc"}}}, {"title", "date (UTC)"},
-                      {"axis", {{"format", "%Y-%m-%d"}, {"formatType", "utc"}, {"labelAngle", -30}, {"tickCount", 4}}}}
+                      {"axis", {{"format", "%Y-%m-%d"}, {"labelAngle", -30}, {"tickCount", 4}}}}
                : json{{"field", "day"}, {"type", "quantitative"}, {"title", "days since first submission"}};
-  json when = c.absolute_calendar ? json{{"field", "time"}, {"type", "temporal"}, {"title", "bin start (UTC)"},
-                                         {"format", "%Y-%m-%d %H:%M"}, {"formatType", "utc"}}
+  // (a utc scale formats its axis in UTC; a tooltip does so through a utc time unit)
+  json when = c.absolute_calendar ? json{{"field", "time"}, {"type", "temporal"}, {"timeUnit", "utcyearmonthdatehoursminutes"},
+                                         {"title", "bin start (UTC)"}, {"format", "%Y-%m-%d %H:%M"}}
                                   : json{{"field", "day"}, {"title", "day"}, {"format", ".2f"}};
   json tooltip = Tooltip({{"vc", "VC", ""}, {"gpus", "GPUs", ",.1f"}});
   tooltip.insert(tooltip.begin() + 1, when);

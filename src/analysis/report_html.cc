@@ -275,7 +275,7 @@ Chart TailChart(std::string id, std::string title, std::string x_title, const Ta
   color["legend"] = {{"orient", "top-right"}, {"fillColor", "white"}};
   c.spec = json{
       {"transform", json::array({json{{"calculate", "max(datum.x, 1)"}, {"as", "xs"}}})},
-      {"mark", {{"type", "line"}, {"point", {{"size", 14}}}, {"strokeWidth", 2}}},
+      {"mark", {{"type", "line"}, {"strokeWidth", 2}}},
       {"width", 360},
       {"encoding",
        {{"x", {{"field", "xs"}, {"type", "quantitative"}, {"title", x_title}, {"scale", {{"type", "log"}}},
