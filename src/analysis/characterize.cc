@@ -472,7 +472,8 @@ std::pair<report::TimeUnit, std::vector<std::string>> TimeColumn(const std::vect
   return {unit, cells};
 }
 
-// The colour of the "share of jobs" / "share of GPU time" bars (not series: part colours).
+// The colour of the "share of jobs" / "share of GPU time" bars (not series: part colours; the
+// captions call them dark and light).
 json MeasureColor() {
   json color = report::PartColorEncoding("measure", "share of", {"jobs", "GPU time"});
   color["legend"] = {{"orient", "top-right"}};
@@ -580,7 +581,7 @@ report::Section GpuDemandSection(const Characterization& c) {
   Chart ch;
   ch.id = "gpu_demand";
   ch.title = "Share of jobs and of GPU time by GPU demand";
-  ch.caption = "Few large jobs typically consume most of the GPU time.";
+  ch.caption = "Per bucket of GPUs requested: its share of all jobs (dark bar) and of all GPU time (light bar).";
   json order = json::array();
   for (const auto& b : c.demand) {
     order.push_back(b.label);
@@ -851,6 +852,7 @@ report::Section JobTypesSection(const Characterization& c) {
     Chart ch;
     ch.id = "job_types";
     ch.title = "Share of jobs and of GPU time by job type";
+    ch.caption = "Per job type: its share of all jobs (dark bar) and of all GPU time (light bar).";
     json order = json::array();
     for (const auto& r : c.job_types) {
       order.push_back(r.type);

@@ -244,6 +244,12 @@ TEST(ReportCharts, AnalyzePageColoursJobClassesOnceAndFacetsVcs) {
   EXPECT_EQ(page.series, (std::vector<std::string>{"GPU jobs", "CPU jobs"}));
   EXPECT_EQ(CheckPageColours(page), (std::vector<std::string>{"duration_cdf", "duration_tail", "queue_cdf", "queue_tail"}));
   EXPECT_EQ(FindChart(page, "queue_tail")->spec["encoding"]["color"]["scale"]["range"], json({"#4c78a8", "#f58518"}));
+  // The demand bars' caption names jobs dark and GPU time light: their colours say so.
+  const report::Chart* demand = FindChart(page, "gpu_demand");
+  ASSERT_NE(demand, nullptr);
+  EXPECT_EQ(demand->spec["encoding"]["color"]["scale"]["domain"], json({"jobs", "GPU time"}));
+  EXPECT_EQ(demand->spec["encoding"]["color"]["scale"]["range"], json({"#3d3d3d", "#8c8c8c"}));  // dark, light grey
+  EXPECT_NE(demand->caption.find("all jobs (dark bar) and of all GPU time (light bar)"), std::string::npos);
   // Per-VC: one panel per VC (largest GPU time first), no colour; ISO dates on the axis.
   const report::Chart* vc = FindChart(page, "vc_over_time");
   ASSERT_NE(vc, nullptr);
