@@ -1,17 +1,24 @@
 // Renders the HTML reports of `orrery analyze` and `orrery report` in headless Chromium and
 // checks that every chart drew: the page sets <body data-charts-rendered=N data-charts-total=N
 // data-charts-failed=0> after every vegaEmbed promise resolves (analysis/report_html.h); the
-// DOM is dumped with --dump-dom. Screenshots are kept under <build>/report-artifacts/.
+// DOM is dumped with --dump-dom. Every rendered legend that names the page's series (report.json
+// "series") lists exactly the series its chart shows, in page order, each with its page colour.
+// Screenshots are kept under <build>/report-artifacts/.
 // Skips when `chromium` is not installed (scripts/install-deps.sh installs it).
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -28,6 +35,47 @@ std::string Sh(const std::string& cmd, int* rc) {
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   *rc = pclose(p);
+  return out;
+}
+
+std::string Unescape(std::string s) {
+  const std::pair<const char*, const char*> ents[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}};
+  for (const auto& [from, to] : ents)
+    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + 1)) s.replace(p, std::string(from).size(), to);
+  return s;
+}
+
+struct LegendEntry {
+  std::string label;
+  std::string symbol;  // the markup of the entry's symbol (holds its colour)
+};
+
+// The legend entries drawn in one chart's markup, in drawing order (all legends of the chart).
+std::vector<LegendEntry> LegendEntries(const std::string& chart) {
+  std::vector<LegendEntry> out;
+  size_t symbol = std::string::npos;
+  for (size_t p = chart.find("role-legend-"); p != std::string::npos; p = chart.find("role-legend-", p + 1)) {
+    if (chart.compare(p, 18, "role-legend-symbol") == 0) symbol = p;
+    if (chart.compare(p, 17, "role-legend-label") != 0) continue;
+    const std::string group = chart.substr(p, chart.find("</g>", p) - p);
+    const std::string sym = symbol == std::string::npos ? "" : chart.substr(symbol, chart.find("</g>", symbol) - symbol);
+    static const std::regex text("<text[^>]*>([^<]*)</text>");
+    for (auto it = std::sregex_iterator(group.begin(), group.end(), text); it != std::sregex_iterator(); ++it)
+      out.push_back({Unescape((*it)[1].str()), sym});
+  }
+  return out;
+}
+
+// Each chart's markup in the dumped DOM, by chart id (without the "chart-" prefix).
+std::vector<std::pair<std::string, std::string>> ChartMarkup(const std::string& dom) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string open = "<div id=\"chart-";
+  for (size_t p = dom.find(open); p != std::string::npos;) {
+    const size_t id_end = dom.find('"', p + open.size());
+    const size_t next = dom.find(open, p + 1);
+    out.push_back({dom.substr(p + open.size(), id_end - p - open.size()), dom.substr(p, next == std::string::npos ? std::string::npos : next - p)});
+    p = next;
+  }
   return out;
 }
 
@@ -88,6 +136,7 @@ class ReportRender : public ::testing::Test {
       if (svg != std::string::npos && (next == std::string::npos || svg < next)) ++svgs;
     }
     EXPECT_EQ(svgs, charts) << name << ": a chart container has no SVG";
+    CheckLegends(dom, html.parent_path() / "report.json", name);
     const fs::path png = artifacts_ / (name + ".png");
     fs::remove(png);
     Sh(kChromium + "--user-data-dir=$(mktemp -d) --window-size=1280,4000 --screenshot='" + png.string() + "' '" +
@@ -97,13 +146,53 @@ class ReportRender : public ::testing::Test {
     EXPECT_GT(fs::file_size(png), 50'000u) << "screenshot looks blank: " << png;
   }
 
+  // Every legend that lists series of the page: exactly the series in the chart's data (report.json),
+  // in page order, each symbol in the series' page colour. Counts such legends into legends_.
+  void CheckLegends(const std::string& dom, const fs::path& report_json, const std::string& name) {
+    std::ifstream in(report_json);
+    const nlohmann::json page = nlohmann::json::parse(in);
+    std::vector<std::string> order;
+    std::map<std::string, std::string> color;
+    for (const auto& s : page.at("series")) {
+      order.push_back(s.at("label"));
+      color[s.at("label")] = s.at("color");
+    }
+    std::map<std::string, std::set<std::string>> shown;  // chart id -> series in its data
+    for (const auto& sec : page.at("sections"))
+      for (const auto& c : sec.at("charts"))
+        for (const auto& row : c.at("data"))
+          for (const char* key : {"series", "policy"})
+            if (row.contains(key) && color.count(row[key].get<std::string>())) shown[c.at("id")].insert(row[key].get<std::string>());
+    legends_ = 0;
+    for (const auto& [id, markup] : ChartMarkup(dom)) {
+      std::vector<std::string> drawn, want;
+      for (const auto& e : LegendEntries(markup)) {
+        if (!color.count(e.label)) continue;
+        drawn.push_back(e.label);
+        EXPECT_NE(e.symbol.find(color[e.label]), std::string::npos)
+            << name << " " << id << ": legend symbol of " << e.label << " is not " << color[e.label] << ": " << e.symbol;
+      }
+      if (drawn.empty()) continue;
+      ++legends_;
+      for (const auto& label : order)
+        if (shown[id].count(label)) want.push_back(label);
+      EXPECT_EQ(drawn, want) << name << " " << id << ": legend not the chart's series in page order";
+    }
+  }
+
   fs::path work_, artifacts_;
+  int legends_ = 0;
 };
 
 TEST_F(ReportRender, AnalyzeHeliosFixture) {
   const std::string out = (work_ / "helios").string();
   Run(std::string(ORRERY_BINARY) + " analyze -q " ORRERY_SOURCE_DIR "/tests/fixtures/trace/helios_cluster_log.csv --out " + out);
   CheckRendered(fs::path(out) / "report.html", "analyze_helios_fixture");
+  EXPECT_EQ(legends_, 4) << "duration and queueing CDFs and tails: a GPU jobs / CPU jobs legend each";
+  std::ifstream in(fs::path(out) / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<title>Workload characterization: helios_cluster_log.csv</title>"), std::string::npos)
+      << "the title names the trace by its file name";
   EXPECT_TRUE(fs::exists(fs::path(out) / "report.json"));
   EXPECT_TRUE(fs::exists(fs::path(out) / "csv" / "duration_cdf.csv"));
 }
@@ -120,6 +209,8 @@ TEST_F(ReportRender, ReportMultiPolicySimulation) {
   Run(std::string(ORRERY_BINARY) + " simulate --generate helios-venus --jobs 1500 --policy fifo,sjf,qssf,easy -q --out-dir " + sim);
   Run(std::string(ORRERY_BINARY) + " report -q " + sim + " --out " + sim + "/report");
   CheckRendered(fs::path(sim) / "report" / "report.html", "report_multi_policy");
+  // JCT and queueing CDFs and tails, small vs large (CDF and bars), utilization, pending demand, per VC.
+  EXPECT_EQ(legends_, 9);
 }
 
 // Two simulations of one workload with failures, two recoveries: the comparison report gets

@@ -49,20 +49,39 @@ std::string DemandBucketLabel(int idx) {
 }
 constexpr int kNumBuckets = 12;
 
-// Days since 1970-01-01 → (year, month) (Howard Hinnant's civil_from_days).
-std::pair<int, int> YearMonth(int64_t days) {
+struct CivilDay {
+  int y, m, d;
+};
+
+// Days since 1970-01-01 → (year, month, day) (Howard Hinnant's civil_from_days).
+CivilDay CivilFromDays(int64_t days) {
   days += 719468;
   const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
   const int64_t doe = days - era * 146097;
   const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
   const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
   const int64_t mp = (5 * doy + 2) / 153;
+  const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
   const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
   const int y = static_cast<int>(yoe + era * 400 + (m <= 2 ? 1 : 0));
-  return {y, m};
+  return {y, m, d};
+}
+
+std::pair<int, int> YearMonth(int64_t days) {
+  const CivilDay c = CivilFromDays(days);
+  return {c.y, c.m};
 }
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// Seconds since 1970-01-01 UTC → "YYYY-MM-DD", the one date format of the page (the VC chart's
+// axis uses the same).
+std::string IsoDate(int64_t unix_seconds) {
+  const CivilDay c = CivilFromDays(FloorDiv(unix_seconds, 86400));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", c.y, c.m, c.d);
+  return buf;
+}
 
 // First and last submission.
 void AddSpan(const Trace& trace, Characterization& c) {
@@ -110,12 +129,16 @@ void AddDemandAndDelays(const Trace& trace, const CharacterizeOptions& opt, Char
   c.duration_cpu = Describe(dur_cpu);
   c.duration_cdf_gpu = report::Cdf(dur_gpu, opt.max_points);
   c.duration_cdf_cpu = report::Cdf(dur_cpu, opt.max_points);
+  c.duration_tail_gpu = report::Tail(dur_gpu);
+  c.duration_tail_cpu = report::Tail(dur_cpu);
   if (!c.has_state) c.missing.push_back("final state by demand: the trace records no final job states");
   if (c.start_known == 0) c.missing.push_back("queueing delay: the trace records no start times");
   c.queue_gpu = Describe(q_gpu);
   c.queue_cpu = Describe(q_cpu);
   c.queue_cdf_gpu = report::Cdf(q_gpu, opt.max_points);
   c.queue_cdf_cpu = report::Cdf(q_cpu, opt.max_points);
+  c.queue_tail_gpu = report::Tail(q_gpu);
+  c.queue_tail_cpu = report::Tail(q_cpu);
 }
 
 // Calendar patterns: hour of day, weekday, month (or 30-day period).
@@ -414,8 +437,47 @@ json Tooltip(std::initializer_list<std::tuple<const char*, const char*, const ch
   return t;
 }
 
-std::string DistRow(const Distribution& d) {
-  return report::FormatSeconds(d.mean) + " / " + report::FormatSeconds(d.median) + " / " + report::FormatSeconds(d.p99);
+// The page's series: one colour each in every chart.
+const std::vector<std::string>& JobClasses() {
+  static const std::vector<std::string> classes = {"GPU jobs", "CPU jobs"};
+  return classes;
+}
+
+// Table rows of one statistic of a GPU-jobs and a CPU-jobs distribution ("n/a" where absent),
+// each row in one unit named in its label: "mean duration (h)".
+void AddDistRows(Table& t, const std::string& what, const Distribution& gpu, bool has_gpu, const Distribution& cpu,
+                 bool has_cpu) {
+  const std::pair<const char*, double Distribution::*> stats[] = {
+      {"mean", &Distribution::mean}, {"median", &Distribution::median}, {"p99", &Distribution::p99}};
+  for (const auto& [name, field] : stats) {
+    std::vector<double> v;
+    if (has_gpu) v.push_back(gpu.*field);
+    if (has_cpu) v.push_back(cpu.*field);
+    const report::TimeUnit unit = report::PickTimeUnit(v);
+    t.rows.push_back({std::string(name) + " " + what + " (" + unit.name + ")",
+                      has_gpu ? report::FormatIn(gpu.*field, unit) : "n/a",
+                      has_cpu ? report::FormatIn(cpu.*field, unit) : "n/a"});
+  }
+}
+
+// One unit for a table column of durations (its rows' values where `known`), and its cells.
+std::pair<report::TimeUnit, std::vector<std::string>> TimeColumn(const std::vector<double>& seconds,
+                                                                 const std::vector<bool>& known) {
+  std::vector<double> v;
+  for (size_t i = 0; i < seconds.size(); ++i)
+    if (known[i]) v.push_back(seconds[i]);
+  const report::TimeUnit unit = report::PickTimeUnit(v);
+  std::vector<std::string> cells;
+  for (size_t i = 0; i < seconds.size(); ++i) cells.push_back(known[i] ? report::FormatIn(seconds[i], unit) : "n/a");
+  return {unit, cells};
+}
+
+// The colour of the "share of jobs" / "share of GPU time" bars (not series: part colours; the
+// captions call them dark and light).
+json MeasureColor() {
+  json color = report::PartColorEncoding("measure", "share of", {"jobs", "GPU time"});
+  color["legend"] = {{"orient", "top-right"}};
+  return color;
 }
 
 // The lines of c.missing that start with `key`: each section lists what the trace lacks for it.
@@ -433,20 +495,24 @@ void AddFacts(const Characterization& c, const std::string& trace_label, report:
                                      std::to_string(c.cpu_jobs) + " CPU)"});
   page->facts.push_back({"GPU time", report::FormatFixed(c.total_gpu_seconds / 3600.0, 0) + " GPU-hours"});
   page->facts.push_back({"submissions span", FormatSeconds(static_cast<double>(c.last_submit - c.first_submit))});
+  if (c.absolute_calendar) {
+    page->facts.push_back({"first submission", IsoDate(c.epoch_unix + c.first_submit)});
+    page->facts.push_back({"last submission", IsoDate(c.epoch_unix + c.last_submit)});
+  }
   page->facts.push_back({"clock", c.absolute_calendar ? "absolute (UTC)" : "relative (no epoch in the trace)"});
 }
 
 report::Section OverviewSection(const Characterization& c) {
   Section s;
   s.title = "Overview";
-  s.text = "Summary statistics (mean / median / p99). Durations are recorded run times; queueing delay is recorded "
+  s.text = "Summary statistics, each row in one unit. Durations are recorded run times; queueing delay is recorded "
            "start minus submit.";
   Table t{"overview", "Summary", {"quantity", "GPU jobs", "CPU jobs"}, {}};
   t.rows.push_back({"jobs", std::to_string(c.gpu_jobs), std::to_string(c.cpu_jobs)});
   const bool dg = !c.duration_cdf_gpu.empty(), dc = !c.duration_cdf_cpu.empty();
   const bool qg = !c.queue_cdf_gpu.empty(), qc = !c.queue_cdf_cpu.empty();
-  t.rows.push_back({"duration mean / median / p99", dg ? DistRow(c.duration_gpu) : "n/a", dc ? DistRow(c.duration_cpu) : "n/a"});
-  t.rows.push_back({"queueing mean / median / p99", qg ? DistRow(c.queue_gpu) : "n/a", qc ? DistRow(c.queue_cpu) : "n/a"});
+  AddDistRows(t, "duration", c.duration_gpu, dg, c.duration_cpu, dc);
+  AddDistRows(t, "queueing delay", c.queue_gpu, qg, c.queue_cpu, qc);
   s.tables.push_back(t);
   for (const auto& m : c.missing)
     if (m.rfind("everything", 0) == 0) s.missing.push_back(m);
@@ -457,14 +523,22 @@ report::Section DurationSection(const Characterization& c) {
   report::Section s;
   s.title = "Job duration";
   s.missing = MissingFor(c, "job durations");
-  std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> series;
+  report::CdfSeries series;
+  report::TailSeries tail;
   if (!c.duration_cdf_gpu.empty()) series.push_back({"GPU jobs", c.duration_cdf_gpu});
   if (!c.duration_cdf_cpu.empty()) series.push_back({"CPU jobs", c.duration_cdf_cpu});
-  if (!series.empty())
+  if (!c.duration_tail_gpu.empty()) tail.push_back({"GPU jobs", c.duration_tail_gpu});
+  if (!c.duration_tail_cpu.empty()) tail.push_back({"CPU jobs", c.duration_tail_cpu});
+  if (!series.empty()) {
     s.charts.push_back(report::CdfChart("duration_cdf", "Job duration CDF", "duration (s, log scale)", true, series,
                                         "jobs",
                                         "Run time of each job. Log scale: durations span seconds to weeks; "
-                                        "durations below 1 s are drawn at 1 s."));
+                                        "durations below 1 s are drawn at 1 s.",
+                                        JobClasses()));
+    s.charts.push_back(report::TailChart("duration_tail", "Job duration tail (p90–p99.9)", "duration (s, log scale)",
+                                         tail, "jobs", "1 − CDF of the duration on log-log axes: the longest 10 % of jobs.",
+                                         JobClasses()));
+  }
   return s;
 }
 
@@ -474,8 +548,12 @@ report::Chart StateByDemandChart(const Characterization& c, const json& order) {
   st.id = "state_by_demand";
   st.title = "Final state by GPU demand";
   st.caption = "Share of jobs of each demand size by recorded final state.";
-  json states = json::array();
-  for (int k = 0; k < kNumJobStates; ++k) states.push_back(std::string(JobStateName(static_cast<JobState>(k))));
+  std::array<bool, kNumJobStates> seen{};
+  for (const auto& b : c.demand)
+    for (int k = 0; k < kNumJobStates; ++k) seen[k] = seen[k] || b.states[k] > 0;
+  std::vector<std::string> states;  // the states that occur, in JobState order
+  for (int k = 0; k < kNumJobStates; ++k)
+    if (seen[k]) states.push_back(std::string(JobStateName(static_cast<JobState>(k))));
   for (const auto& b : c.demand)
     for (int k = 0; k < kNumJobStates; ++k)
       if (b.states[k])
@@ -489,7 +567,7 @@ report::Chart StateByDemandChart(const Characterization& c, const json& order) {
                       {"axis", {{"labelAngle", 0}}}}},
                {"y", {{"field", "jobs"}, {"type", "quantitative"}, {"stack", "normalize"}, {"title", "share of jobs"},
                       {"axis", {{"format", ".0%"}}}}},
-               {"color", {{"field", "state"}, {"type", "nominal"}, {"title", "final state"}, {"sort", states}}},
+               {"color", report::PartColorEncoding("state", "final state", states)},
                {"order", {{"field", "state"}}},
                {"tooltip", Tooltip({{"gpus", "GPUs", ""}, {"state", "state", ""}, {"jobs", "jobs", ","},
                                     {"share", "share", ".1%"}})}}}};
@@ -503,7 +581,7 @@ report::Section GpuDemandSection(const Characterization& c) {
   Chart ch;
   ch.id = "gpu_demand";
   ch.title = "Share of jobs and of GPU time by GPU demand";
-  ch.caption = "Few large jobs typically consume most of the GPU time.";
+  ch.caption = "Per bucket of GPUs requested: its share of all jobs (dark bar) and of all GPU time (light bar).";
   json order = json::array();
   for (const auto& b : c.demand) {
     order.push_back(b.label);
@@ -517,8 +595,7 @@ report::Section GpuDemandSection(const Characterization& c) {
                {"xOffset", {{"field", "measure"}, {"sort", {"jobs", "GPU time"}}}},
                {"y", {{"field", "share"}, {"type", "quantitative"}, {"title", "share of total"},
                       {"axis", {{"format", ".0%"}}}}},
-               {"color", {{"field", "measure"}, {"type", "nominal"}, {"title", "share of"}, {"sort", {"jobs", "GPU time"}},
-                          {"legend", {{"orient", "top-right"}}}}},
+               {"color", MeasureColor()},
                {"tooltip", Tooltip({{"gpus", "GPUs", ""}, {"measure", "share of", ""}, {"share", "share", ".2%"},
                                     {"count", "jobs", ","}})}}}};
   s.charts.push_back(ch);
@@ -538,13 +615,21 @@ report::Section QueueingSection(const Characterization& c) {
   report::Section s;
   s.title = "Queueing delay";
   s.missing = MissingFor(c, "queueing");
-  std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> series;
+  report::CdfSeries series;
+  report::TailSeries tail;
   if (!c.queue_cdf_gpu.empty()) series.push_back({"GPU jobs", c.queue_cdf_gpu});
   if (!c.queue_cdf_cpu.empty()) series.push_back({"CPU jobs", c.queue_cdf_cpu});
-  if (!series.empty())
+  if (!c.queue_tail_gpu.empty()) tail.push_back({"GPU jobs", c.queue_tail_gpu});
+  if (!c.queue_tail_cpu.empty()) tail.push_back({"CPU jobs", c.queue_tail_cpu});
+  if (!series.empty()) {
     s.charts.push_back(report::CdfChart("queue_cdf", "Queueing delay CDF (recorded start − submit)",
                                         "queueing delay (s, log scale)", true, series, "jobs",
-                                        "Delays below 1 s (including 0) are drawn at 1 s."));
+                                        "Delays below 1 s (including 0) are drawn at 1 s.", JobClasses()));
+    s.charts.push_back(report::TailChart("queue_tail", "Queueing delay tail (p90–p99.9)", "queueing delay (s, log scale)",
+                                         tail, "jobs",
+                                         "1 − CDF of the queueing delay on log-log axes; delays below 1 s are drawn at 1 s.",
+                                         JobClasses()));
+  }
   return s;
 }
 
@@ -554,7 +639,7 @@ report::Chart SubmissionsByHourChart(const Characterization& c) {
   h.id = "submissions_by_hour";
   h.title = "Submissions by hour of day";
   for (int i = 0; i < 24; ++i) h.data.push_back(json{{"hour", i}, {"jobs", c.hourly[i]}});
-  h.spec = {{"mark", {{"type", "bar"}, {"color", "#4c78a8"}}},
+  h.spec = {{"mark", {{"type", "bar"}, {"color", report::kPartPalette[0]}}},
             {"encoding",
              {{"x", {{"field", "hour"}, {"type", "ordinal"}, {"title", hour_title}, {"axis", {{"labelAngle", 0}}}}},
               {"y", {{"field", "jobs"}, {"type", "quantitative"}, {"title", "jobs submitted"}}},
@@ -574,7 +659,7 @@ report::Chart SubmissionsByWeekdayChart(const Characterization& c) {
     dorder.push_back(label);
     w.data.push_back(json{{"day", label}, {"jobs", c.weekday[i]}});
   }
-  w.spec = {{"mark", {{"type", "bar"}, {"color", "#54a24b"}}},
+  w.spec = {{"mark", {{"type", "bar"}, {"color", report::kPartPalette[0]}}},
             {"encoding",
              {{"x", {{"field", "day"}, {"type", "ordinal"}, {"sort", dorder},
                      {"title", c.absolute_calendar ? "day of week (UTC)" : "day since first submission (mod 7)"},
@@ -595,12 +680,11 @@ report::Chart MonthlyTrendChart(const Characterization& c) {
     m.data.push_back(json{{"period", p.label}, {"metric", "GPU jobs submitted"}, {"value", p.gpu_jobs}});
     m.data.push_back(json{{"period", p.label}, {"metric", "GPU-hours (by submit period)"}, {"value", p.gpu_hours}});
   }
-  m.spec = {{"mark", {{"type", "bar"}}},
+  m.spec = {{"mark", {{"type", "bar"}, {"color", report::kPartPalette[0]}}},
             {"encoding",
              {{"x", {{"field", "period"}, {"type", "ordinal"}, {"sort", morder},
                      {"title", c.absolute_calendar ? "month (UTC)" : "period"}}},
               {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", "count / GPU-hours"}}},
-              {"color", {{"field", "metric"}, {"type", "nominal"}, {"legend", nullptr}}},
               {"row", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}}},
               {"tooltip", Tooltip({{"period", "period", ""}, {"metric", "metric", ""}, {"value", "value", ",.0f"}})}}},
             {"resolve", {{"scale", {{"y", "independent"}}}}},
@@ -626,10 +710,16 @@ report::Chart VcOverTimeChart(const Characterization& c) {
   ch.id = "vc_over_time";
   ch.title = util ? (c.vc_series_is_allocation ? "VC utilization over time" : "GPU demand relative to VC size over time")
                   : (c.vc_series_is_allocation ? "GPUs in use over time per VC" : "GPU demand over time per VC");
-  ch.caption = "Mean over each " + FormatSeconds(static_cast<double>(c.bin_width)) + " bin" +
-               (util ? "; utilization = GPUs in use / VC GPUs (VCs without a size in the config are left out)." : ".");
+  ch.caption = "One panel per VC, the largest (by GPU time) first" +
+               std::string(c.vc_series.size() > 0 && c.vc_series.back().vc == "other VCs" ? ", the rest merged" : "") +
+               "; mean over each " + FormatSeconds(static_cast<double>(c.bin_width)) + " bin" +
+               (util ? "; utilization = GPUs in use / VC GPUs, one scale for all panels (VCs without a size in the "
+                       "config are left out)."
+                     : "; each panel has its own GPU scale.");
+  json panels = json::array();  // facet order: vc_series order
   for (const auto& v : c.vc_series) {
     if (util && v.capacity == 0) continue;
+    panels.push_back(v.vc);
     for (size_t b = 0; b < v.gpus.size(); ++b) {
       const Time t = c.bin_start + static_cast<Time>(b) * c.bin_width;
       json row = {{"vc", v.vc}};
@@ -643,19 +733,28 @@ report::Chart VcOverTimeChart(const Characterization& c) {
     }
   }
   json x = c.absolute_calendar
-               ? json{{"field", "time"}, {"type", "temporal"}, {"scale", {{"type", "utc"}}}, {"title", "date (UTC)"}}
+               ? json{{"field", "time"}, {"type", "temporal"}, {"scale", {{"type", "utc"}}}, {"title", "date (UTC)"},
+                      {"axis", {{"format", "%Y-%m-%d"}, {"labelAngle", -30}, {"tickCount", 4}}}}
                : json{{"field", "day"}, {"type", "quantitative"}, {"title", "days since first submission"}};
+  // (a utc scale formats its axis in UTC; a tooltip does so through a utc time unit)
+  json when = c.absolute_calendar ? json{{"field", "time"}, {"type", "temporal"}, {"timeUnit", "utcyearmonthdatehoursminutes"},
+                                         {"title", "bin start (UTC)"}, {"format", "%Y-%m-%d %H:%M"}}
+                                  : json{{"field", "day"}, {"title", "day"}, {"format", ".2f"}};
+  json tooltip = Tooltip({{"vc", "VC", ""}, {"gpus", "GPUs", ",.1f"}});
+  tooltip.insert(tooltip.begin() + 1, when);
   json y = util ? json{{"field", "utilization"}, {"type", "quantitative"}, {"title", c.vc_series_is_allocation ? "GPU utilization" : "GPU demand / VC GPUs"},
                        {"axis", {{"format", ".0%"}}}}
                 : json{{"field", "gpus"}, {"type", "quantitative"}, {"title", "GPUs"}};
-  ch.spec = {{"mark", {{"type", "line"}, {"strokeWidth", 1.2}}},
-             {"width", 1100},
-             {"height", 320},
+  ch.spec = {{"mark", {{"type", "area"}, {"color", report::kPartPalette[2]},
+                       {"line", {{"color", report::kPartPalette[0]}, {"strokeWidth", 1}}}}},
+             {"width", 330},
+             {"height", 110},
              {"encoding",
-              {{"x", x},
+              {{"facet", {{"field", "vc"}, {"type", "nominal"}, {"sort", panels}, {"columns", 3}, {"title", nullptr}}},
+               {"x", x},
                {"y", y},
-               {"color", {{"field", "vc"}, {"type", "nominal"}, {"title", "VC"}}},
-               {"tooltip", Tooltip({{"vc", "VC", ""}, {"gpus", "GPUs", ",.1f"}})}}}};
+               {"tooltip", tooltip}}},
+             {"resolve", {{"scale", {{"y", util ? "shared" : "independent"}}}}}};
   return ch;
 }
 
@@ -666,6 +765,52 @@ report::Section VcSection(const Characterization& c) {
   for (auto& m : MissingFor(c, "VC utilization")) s.missing.push_back(m);
   if (!c.vc_series.empty()) s.charts.push_back(VcOverTimeChart(c));
   return s;
+}
+
+Table TopUsersTable(const Characterization& c) {
+  std::vector<double> avg, median;
+  std::vector<bool> known;
+  for (const auto& r : c.top_users) {
+    avg.push_back(r.avg_queue);
+    median.push_back(r.median_queue);
+    known.push_back(r.queued_jobs > 0);
+  }
+  const auto [avg_unit, avg_cells] = TimeColumn(avg, known);
+  const auto [median_unit, median_cells] = TimeColumn(median, known);
+  Table u{"top_users", "Top users by GPU time",
+          {"user", "jobs", "GPU-hours", "share of GPU time", std::string("avg queueing (") + avg_unit.name + ")",
+           std::string("median queueing (") + median_unit.name + ")"},
+          {}};
+  for (size_t i = 0; i < c.top_users.size(); ++i) {
+    const UserRow& r = c.top_users[i];
+    u.rows.push_back({r.user, std::to_string(r.jobs), report::FormatFixed(r.gpu_hours, 1),
+                      FormatPercent(r.gpu_time_share), avg_cells[i], median_cells[i]});
+  }
+  return u;
+}
+
+Table JobTypesTable(const Characterization& c) {
+  std::vector<double> dur, queue;
+  std::vector<bool> all, queued;
+  for (const auto& r : c.job_types) {
+    dur.push_back(r.avg_duration);
+    queue.push_back(r.avg_queue);
+    all.push_back(true);
+    queued.push_back(r.queued_jobs > 0);
+  }
+  const auto [dur_unit, dur_cells] = TimeColumn(dur, all);
+  const auto [queue_unit, queue_cells] = TimeColumn(queue, queued);
+  Table t{"job_types_table", "Job types",
+          {"type", "jobs", "share of jobs", "GPU-hours", "share of GPU time", "avg GPUs",
+           std::string("avg duration (") + dur_unit.name + ")", std::string("avg queueing (") + queue_unit.name + ")"},
+          {}};
+  for (size_t i = 0; i < c.job_types.size(); ++i) {
+    const TypeRow& r = c.job_types[i];
+    t.rows.push_back({r.type, std::to_string(r.jobs), FormatPercent(r.job_share, 2), report::FormatFixed(r.gpu_hours, 1),
+                      FormatPercent(r.gpu_time_share, 2), report::FormatFixed(r.avg_gpus, 2), dur_cells[i],
+                      queue_cells[i]});
+  }
+  return t;
 }
 
 report::Section UsersSection(const Characterization& c) {
@@ -694,12 +839,7 @@ report::Section UsersSection(const Characterization& c) {
             {{std::to_string(c.users), FormatPercent(c.top1_share), FormatPercent(c.top5_share),
               FormatPercent(c.top10_share)}}};
     s.tables.push_back(t);
-    Table u{"top_users", "Top users by GPU time", {"user", "jobs", "GPU-hours", "share of GPU time", "avg queueing", "median queueing"}, {}};
-    for (const auto& r : c.top_users)
-      u.rows.push_back({r.user, std::to_string(r.jobs), report::FormatFixed(r.gpu_hours, 1),
-                        FormatPercent(r.gpu_time_share), r.queued_jobs ? FormatSeconds(r.avg_queue) : "n/a",
-                        r.queued_jobs ? FormatSeconds(r.median_queue) : "n/a"});
-    s.tables.push_back(u);
+    s.tables.push_back(TopUsersTable(c));
   }
   return s;
 }
@@ -712,6 +852,7 @@ report::Section JobTypesSection(const Characterization& c) {
     Chart ch;
     ch.id = "job_types";
     ch.title = "Share of jobs and of GPU time by job type";
+    ch.caption = "Per job type: its share of all jobs (dark bar) and of all GPU time (light bar).";
     json order = json::array();
     for (const auto& r : c.job_types) {
       order.push_back(r.type);
@@ -725,15 +866,10 @@ report::Section JobTypesSection(const Characterization& c) {
                  {"xOffset", {{"field", "measure"}, {"sort", {"jobs", "GPU time"}}}},
                  {"y", {{"field", "share"}, {"type", "quantitative"}, {"title", "share of total"},
                         {"axis", {{"format", ".0%"}}}}},
-                 {"color", {{"field", "measure"}, {"type", "nominal"}, {"title", "share of"}, {"sort", {"jobs", "GPU time"}}}},
+                 {"color", MeasureColor()},
                  {"tooltip", Tooltip({{"type", "type", ""}, {"measure", "share of", ""}, {"share", "share", ".2%"}})}}}};
     s.charts.push_back(ch);
-    Table t{"job_types_table", "Job types", {"type", "jobs", "share of jobs", "GPU-hours", "share of GPU time", "avg GPUs", "avg duration", "avg queueing"}, {}};
-    for (const auto& r : c.job_types)
-      t.rows.push_back({r.type, std::to_string(r.jobs), FormatPercent(r.job_share, 2), report::FormatFixed(r.gpu_hours, 1),
-                        FormatPercent(r.gpu_time_share, 2), report::FormatFixed(r.avg_gpus, 2),
-                        FormatSeconds(r.avg_duration), r.queued_jobs ? FormatSeconds(r.avg_queue) : "n/a"});
-    s.tables.push_back(t);
+    s.tables.push_back(JobTypesTable(c));
   }
   return s;
 }
@@ -743,6 +879,7 @@ report::Section JobTypesSection(const Characterization& c) {
 report::Page CharacterizationPage(const Characterization& c, const std::string& trace_label) {
   report::Page page;
   page.title = "Workload characterization: " + trace_label;
+  page.series = JobClasses();
   AddFacts(c, trace_label, &page);
   page.sections.push_back(OverviewSection(c));
   page.sections.push_back(DurationSection(c));

@@ -79,6 +79,7 @@ struct Characterization {
   double total_gpu_seconds = 0;
 
   std::vector<report::CdfPoint> duration_cdf_gpu, duration_cdf_cpu;
+  std::vector<report::TailPoint> duration_tail_gpu, duration_tail_cpu;  // p90–p99.9 (report_html.h Tail)
   Distribution duration_gpu, duration_cpu;
   uint64_t duration_known = 0;
 
@@ -86,6 +87,7 @@ struct Characterization {
   bool has_state = false;
 
   std::vector<report::CdfPoint> queue_cdf_gpu, queue_cdf_cpu;
+  std::vector<report::TailPoint> queue_tail_gpu, queue_tail_cpu;
   Distribution queue_gpu, queue_cpu;
   uint64_t start_known = 0;
 
@@ -111,7 +113,8 @@ struct Characterization {
 };
 
 Characterization Characterize(const Trace& trace, const CharacterizeOptions& options = {});
-// The HTML report of a characterization (sections, charts, tables).
+// The HTML report of a characterization (sections, charts, tables). Its series (one colour each
+// in every chart) are "GPU jobs" and "CPU jobs".
 report::Page CharacterizationPage(const Characterization& c, const std::string& trace_label);
 
 }  // namespace orrery

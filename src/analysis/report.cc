@@ -195,7 +195,8 @@ namespace {
 
 // Runs with failures (summary.json "failures", `simulate --failures`): GPU-hours lost by cause
 // per run (stacked bars) and the failure counts; absent when no run had failures.
-void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, report::Page* page) {
+void AddFailuresSection(const std::vector<LoadedRun>& runs, report::Page* page) {
+  const json order = page->series;
   report::Section s;
   s.title = "Failures and recovery";
   s.text = "Runs with injected failures (simulate --failures; docs/design/failures.md): GPU time lost per "
@@ -240,7 +241,11 @@ void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, r
     const char* key = cause[0];  // (a structured binding cannot be captured before clang 16)
     row(std::string("GPU-hours: ") + cause[1], [&](const json& f) { return report::FormatFixed(metric(f, key), 1); });
   }
-  row("mean time to recover", [&](const json& f) { return report::FormatSeconds(metric(f, "mttr_s")); });
+  std::vector<double> mttr;
+  for (const LoadedRun* r : with) mttr.push_back(metric(r->summary["failures"], "mttr_s"));
+  const report::TimeUnit mttr_unit = report::PickTimeUnit(mttr);
+  row(std::string("mean time to recover (") + mttr_unit.name + ")",
+      [&](const json& f) { return report::FormatIn(metric(f, "mttr_s"), mttr_unit); });
   row("ETTR of the jobs that failed", [&](const json& f) { return report::FormatPercent(metric(f, "ettr_failed_jobs")); });
   c.spec = {{"mark", {{"type", "bar"}}},
             {"width", std::max<int>(360, static_cast<int>(with.size() * 90))},
@@ -248,8 +253,7 @@ void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, r
             {"encoding",
              {{"x", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
               {"y", {{"field", "gpu_hours"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "GPU-hours"}}},
-              {"color", {{"field", "cause"}, {"type", "nominal"}, {"title", "cause"},
-                         {"sort", {"lost work", "restart overhead", "waiting for nodes"}}}},
+              {"color", report::PartColorEncoding("cause", "cause", {"lost work", "restart overhead", "waiting for nodes"})},
               {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "cause"}},
                                        json{{"field", "gpu_hours"}, {"format", ",.1f"}}})}}}};
   c.caption = "One bar per run; the stack is the GPU time the failures cost it.";
@@ -261,7 +265,8 @@ void AddFailuresSection(const std::vector<LoadedRun>& runs, const json& order, r
 
 // Runs with RL jobs (summary.json "rl", `simulate --rl-jobs/--rl-share`): the mean RL step per
 // run as stacked phases, and the RL figures; absent when no run had RL jobs.
-void AddRlSection(const std::vector<LoadedRun>& runs, const json& order, report::Page* page) {
+void AddRlSection(const std::vector<LoadedRun>& runs, report::Page* page) {
+  const json order = page->series;
   std::vector<const LoadedRun*> with;
   for (const auto& r : runs)
     if (r.summary.contains("rl") && r.summary["rl"].is_object()) with.push_back(&r);
@@ -291,16 +296,25 @@ void AddRlSection(const std::vector<LoadedRun>& runs, const json& order, report:
   row("RL jobs (finished)", [](const json& j) {
     return std::to_string(j.value("jobs", 0ull)) + " (" + std::to_string(j.value("finished", 0ull)) + ")";
   });
-  row("mean step", [&](const json& j) { return report::FormatSeconds(num(j, "step_time_s")); });
-  row("sync's step", [&](const json& j) { return report::FormatSeconds(num(j, "sync_step_time_s")); });
+  std::vector<double> steps;
+  for (const LoadedRun* r : with)
+    for (const char* k : {"step_time_s", "sync_step_time_s"}) steps.push_back(num(r->summary["rl"], k));
+  const report::TimeUnit step_unit = report::PickTimeUnit(steps);
+  row(std::string("mean step (") + step_unit.name + ")",
+      [&](const json& j) { return report::FormatIn(num(j, "step_time_s"), step_unit); });
+  row(std::string("sync's step (") + step_unit.name + ")",
+      [&](const json& j) { return report::FormatIn(num(j, "sync_step_time_s"), step_unit); });
   row("speedup over sync", [&](const json& j) {
     return num(j, "step_time_s") > 0 ? report::FormatFixed(num(j, "sync_step_time_s") / num(j, "step_time_s"), 2) + "x" : "—";
   });
   row("RL GPU-hours", [&](const json& j) { return report::FormatFixed(num(j, "gpu_hours"), 1); });
   row("idle rollout GPU-hours", [&](const json& j) { return report::FormatFixed(num(j, "idle_gpu_hours"), 1); });
-  row("other jobs: mean JCT", [&](const json& j) {
-    return report::FormatSeconds(j.value("other_jobs", json::object()).value("avg_jct_s", 0.0));
-  });
+  const auto other_jct = [](const json& j) { return j.value("other_jobs", json::object()).value("avg_jct_s", 0.0); };
+  std::vector<double> jcts;
+  for (const LoadedRun* r : with) jcts.push_back(other_jct(r->summary["rl"]));
+  const report::TimeUnit jct_unit = report::PickTimeUnit(jcts);
+  row(std::string("other jobs: mean JCT (") + jct_unit.name + ")",
+      [&](const json& j) { return report::FormatIn(other_jct(j), jct_unit); });
   row("other jobs: preemptions", [](const json& j) {
     return std::to_string(j.value("other_jobs", json::object()).value("preemptions", 0ull));
   });
@@ -310,7 +324,7 @@ void AddRlSection(const std::vector<LoadedRun>& runs, const json& order, report:
             {"encoding",
              {{"x", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
               {"y", {{"field", "seconds"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "seconds per RL step"}}},
-              {"color", {{"field", "phase"}, {"type", "nominal"}, {"title", "phase"}, {"sort", {"rollout", "reward", "train", "sync"}}}},
+              {"color", report::PartColorEncoding("phase", "phase", {"rollout", "reward", "train", "sync"})},
               {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "phase"}},
                                        json{{"field", "seconds"}, {"format", ",.1f"}}})}}}};
   c.caption = "One bar per run; the stack is the mean RL step's phases (reward includes the two log-prob forwards).";
@@ -345,7 +359,6 @@ void AddFacts(const std::vector<LoadedRun>& runs, report::Page* page) {
 // Headline metrics from summary.json, one column per run.
 report::Section SummarySection(const std::vector<LoadedRun>& runs) {
   using report::FormatPercent;
-  using report::FormatSeconds;
   using report::Section;
   using report::Table;
   Section s;
@@ -362,21 +375,29 @@ report::Section SummarySection(const std::vector<LoadedRun>& runs) {
   add("not run (rejected + skipped)", [](const json& j) {
     return std::to_string(j["jobs"].value("rejected", 0ull) + j["jobs"].value("skipped", 0ull));
   });
-  add("avg JCT", [&](const json& j) { return FormatSeconds(DistStat(j, "jct_s", "mean")); });
-  add("median JCT", [&](const json& j) { return FormatSeconds(DistStat(j, "jct_s", "median")); });
-  add("p99 JCT", [&](const json& j) { return FormatSeconds(DistStat(j, "jct_s", "p99")); });
-  add("avg queueing delay", [&](const json& j) { return FormatSeconds(DistStat(j, "queue_delay_s", "mean")); });
-  add("p99 queueing delay", [&](const json& j) { return FormatSeconds(DistStat(j, "queue_delay_s", "p99")); });
+  // A duration row: one unit for the whole row (its largest value picks it), named in the label.
+  const auto add_time = [&](const std::string& name, auto seconds) {
+    std::vector<double> v;
+    for (const auto& r : runs) v.push_back(seconds(r.summary));
+    const report::TimeUnit unit = report::PickTimeUnit(v);
+    add(name + " (" + unit.name + ")", [&](const json& j) { return report::FormatIn(seconds(j), unit); });
+  };
+  add_time("avg JCT", [](const json& j) { return DistStat(j, "jct_s", "mean"); });
+  add_time("median JCT", [](const json& j) { return DistStat(j, "jct_s", "median"); });
+  add_time("p99 JCT", [](const json& j) { return DistStat(j, "jct_s", "p99"); });
+  add_time("avg queueing delay", [](const json& j) { return DistStat(j, "queue_delay_s", "mean"); });
+  add_time("p99 queueing delay", [](const json& j) { return DistStat(j, "queue_delay_s", "p99"); });
   add("avg bounded slowdown", [&](const json& j) { return report::FormatFixed(DistStat(j, "bounded_slowdown", "mean"), 2); });
   add("GPU utilization", [](const json& j) { return FormatPercent(j.value("gpu_utilization", 0.0)); });
-  add("makespan", [](const json& j) { return FormatSeconds(j.value("makespan_s", 0.0)); });
+  add_time("makespan", [](const json& j) { return j.value("makespan_s", 0.0); });
   add("preemptions", [](const json& j) { return std::to_string(j.value("preemptions", 0ull)); });
   s.tables.push_back(t);
   return s;
 }
 
 // JCT CDFs of small and large jobs: one color per run, solid small, dashed large.
-report::Chart SmallLargeCdfChart(const std::vector<LoadedRun>& runs, const json& order, const RunReportOptions& opt) {
+report::Chart SmallLargeCdfChart(const std::vector<LoadedRun>& runs, const std::vector<std::string>& domain,
+                                 const RunReportOptions& opt) {
   std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> sl;
   for (const auto& r : runs) {
     if (!r.jct_small.empty()) sl.push_back({r.label + " · ≤8 GPUs", report::Cdf(r.jct_small, opt.max_points)});
@@ -384,41 +405,61 @@ report::Chart SmallLargeCdfChart(const std::vector<LoadedRun>& runs, const json&
   }
   report::Chart c = report::CdfChart("jct_cdf_small_large", "JCT CDF: small (≤ 8 GPUs) vs large (> 8 GPUs) jobs",
                                      "job completion time (s, log scale)", true, sl, "policy · size",
-                                     "Solid: small jobs; dashed: large jobs.");
+                                     "Colour: policy. Solid: small jobs (≤ 8 GPUs); dashed: large jobs (> 8 GPUs).",
+                                     domain);
   for (auto& row : c.data) {
     const std::string sname = row["series"];
     row["policy"] = sname.substr(0, sname.rfind(" · "));
     row["size"] = sname.find(">8") != std::string::npos ? "large (> 8 GPUs)" : "small (≤ 8 GPUs)";
   }
-  c.spec["encoding"]["color"] = {{"field", "policy"}, {"type", "nominal"}, {"title", "policy"}, {"sort", order}};
-  c.spec["encoding"]["strokeDash"] = {{"field", "size"}, {"type", "nominal"}, {"title", "job size"}};
+  c.spec["encoding"]["color"] = report::SeriesColorEncoding(domain, c.data, "policy", "policy");
+  // The dash of each size is fixed (not left to the scale's alphabetical order), as the caption says.
+  const json sizes = {"small (≤ 8 GPUs)", "large (> 8 GPUs)"};
+  c.spec["encoding"]["strokeDash"] = {{"field", "size"}, {"type", "nominal"}, {"title", "job size"}, {"sort", sizes},
+                                      {"scale", {{"domain", sizes}, {"range", {json{1, 0}, json{6, 4}}}}}};
   c.spec["encoding"]["detail"] = {{"field", "series"}};
   return c;
 }
 
-report::Section CdfSection(const std::vector<LoadedRun>& runs, const json& order, const RunReportOptions& opt) {
+report::Section CdfSection(const std::vector<LoadedRun>& runs, const std::vector<std::string>& domain,
+                           const RunReportOptions& opt) {
   report::Section s;
   s.title = "Job completion time and queueing delay";
-  s.text = "Empirical CDFs over finished jobs (read from each run's jobs.csv); further left and higher is better.";
-  std::vector<std::pair<std::string, std::vector<report::CdfPoint>>> jct, q;
+  s.text = "Empirical CDFs over finished jobs (read from each run's jobs.csv); further left and higher is better. "
+           "Next to each CDF, its tail: the fraction of jobs above x from p90 to p99.9; further left and lower is "
+           "better.";
+  report::CdfSeries jct, q;
+  report::TailSeries jct_tail, q_tail;
   for (const auto& r : runs) {
     jct.push_back({r.label, report::Cdf(r.jct, opt.max_points)});
     q.push_back({r.label, report::Cdf(r.queue, opt.max_points)});
+    jct_tail.push_back({r.label, report::Tail(r.jct)});
+    q_tail.push_back({r.label, report::Tail(r.queue)});
   }
   s.charts.push_back(report::CdfChart("jct_cdf", "JCT CDF", "job completion time (s, log scale)", true, jct, "policy",
-                                      "JCT = end − submit."));
+                                      "JCT = end − submit.", domain));
+  s.charts.push_back(report::TailChart("jct_tail", "JCT tail (p90–p99.9)", "job completion time (s, log scale)",
+                                       jct_tail, "policy", "1 − CDF of the JCT on log-log axes: the slowest 10 % of jobs.",
+                                       domain));
   s.charts.push_back(report::CdfChart("queue_cdf", "Queueing delay CDF", "queueing delay (s, log scale)", true, q,
-                                      "policy", "Delays below 1 s (including 0) are drawn at 1 s."));
-  s.charts.push_back(SmallLargeCdfChart(runs, order, opt));
+                                      "policy", "Delays below 1 s (including 0) are drawn at 1 s.", domain));
+  s.charts.push_back(report::TailChart("queue_tail", "Queueing delay tail (p90–p99.9)", "queueing delay (s, log scale)",
+                                       q_tail, "policy",
+                                       "1 − CDF of the queueing delay on log-log axes; delays below 1 s are drawn at 1 s.",
+                                       domain));
+  s.charts.push_back(SmallLargeCdfChart(runs, domain, opt));
   return s;
 }
 
-report::Section SmallLargeSection(const std::vector<LoadedRun>& runs, const json& order) {
+report::Section SmallLargeSection(const std::vector<LoadedRun>& runs, const std::vector<std::string>& domain) {
+  const json order = domain;
   report::Section s;
   s.title = "Small vs large jobs";
   report::Chart c;
   c.id = "small_large";
   c.title = "Average queueing delay and JCT by job size";
+  c.caption = "Left: average queueing delay; right: average JCT (hours, each panel its own scale). One bar per "
+              "policy within each job size.";
   for (const auto& r : runs)
     for (const char* g : {"small_jobs", "large_jobs"}) {
       if (!r.summary.contains(g)) continue;
@@ -434,10 +475,11 @@ report::Section SmallLargeSection(const std::vector<LoadedRun>& runs, const json
             {"height", 240},
             {"encoding",
              {{"column", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}, {"sort", {"avg queueing delay (h)", "avg JCT (h)"}}}},
-              {"x", {{"field", "size"}, {"type", "nominal"}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
+              {"x", {{"field", "size"}, {"type", "nominal"}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}},
+                     {"sort", {"small (≤ 8 GPUs)", "large (> 8 GPUs)"}}}},
               {"xOffset", {{"field", "policy"}, {"sort", order}}},
               {"y", {{"field", "hours"}, {"type", "quantitative"}, {"title", "hours"}}},
-              {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
+              {"color", report::SeriesColorEncoding(domain, c.data, "policy", "policy")},
               {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "size"}}, json{{"field", "metric"}},
                                        json{{"field", "hours"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}},
             {"resolve", {{"scale", {{"y", "independent"}}}}}};
@@ -446,7 +488,7 @@ report::Section SmallLargeSection(const std::vector<LoadedRun>& runs, const json
 }
 
 // A step-line chart spec over days of the trace clock, one line per run.
-json TimeLineSpec(const json& order, const char* field, json ytitle, json axis) {
+json TimeLineSpec(const std::vector<std::string>& domain, const json& data, const char* field, json ytitle, json axis) {
   json y = {{"field", field}, {"type", "quantitative"}, {"title", ytitle}};
   if (!axis.is_null()) y["axis"] = axis;
   return json{{"mark", {{"type", "line"}, {"strokeWidth", 1.3}, {"interpolate", "step-after"}}},
@@ -455,12 +497,13 @@ json TimeLineSpec(const json& order, const char* field, json ytitle, json axis) 
               {"encoding",
                {{"x", {{"field", "day"}, {"type", "quantitative"}, {"title", "time (days, trace clock)"}}},
                 {"y", y},
-                {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
+                {"color", report::SeriesColorEncoding(domain, data, "policy", "policy")},
                 {"tooltip", json::array({json{{"field", "policy"}}, json{{"field", "day"}, {"format", ".2f"}},
                                          json{{"field", field}, {"format", ",.3f"}}})}}}};
 }
 
-report::Section TimeSeriesSection(const std::vector<LoadedRun>& runs, const json& order, const RunReportOptions& opt) {
+report::Section TimeSeriesSection(const std::vector<LoadedRun>& runs, const std::vector<std::string>& domain,
+                                  const RunReportOptions& opt) {
   using report::Chart;
   report::Section s;
   s.title = "Cluster state over time";
@@ -477,8 +520,8 @@ report::Section TimeSeriesSection(const std::vector<LoadedRun>& runs, const json
       p.data.push_back(json{{"policy", r.label}, {"day", t.time / 86400.0}, {"pending_gpus", t.pending_gpus},
                             {"pending_jobs", t.pending_jobs}});
     }
-  u.spec = TimeLineSpec(order, "utilization", "GPU utilization (busy / cluster GPUs)", json{{"format", ".0%"}});
-  p.spec = TimeLineSpec(order, "pending_gpus", "GPUs requested by pending jobs", nullptr);
+  u.spec = TimeLineSpec(domain, u.data, "utilization", "GPU utilization (busy / cluster GPUs)", json{{"format", ".0%"}});
+  p.spec = TimeLineSpec(domain, p.data, "pending_gpus", "GPUs requested by pending jobs", nullptr);
   s.charts.push_back(u);
   s.charts.push_back(p);
   // Energy-saving runs: powered (on + booting) nodes.
@@ -489,36 +532,58 @@ report::Section TimeSeriesSection(const std::vector<LoadedRun>& runs, const json
     for (const auto& [t, n] : r.powered)
       w.data.push_back(json{{"policy", r.label}, {"day", t / 86400.0}, {"powered_nodes", n}});
   if (!w.data.empty()) {
-    w.spec = TimeLineSpec(order, "powered_nodes", "nodes on or booting", nullptr);
+    w.spec = TimeLineSpec(domain, w.data, "powered_nodes", "nodes on or booting", nullptr);
     s.charts.push_back(w);
   }
   return s;
 }
 
-// Per-VC table: for each VC (in first-seen order), its job count and each run's average JCT
-// / average queueing delay.
+// The summary.json per_vc group of `vc` in a run, or null.
+const json* FindVc(const LoadedRun& r, const std::string& vc) {
+  if (!r.summary.contains("per_vc")) return nullptr;
+  for (const auto& g : r.summary["per_vc"])
+    if (g.value("name", "") == vc) return &g;
+  return nullptr;
+}
+
+// Per-VC table: for each VC (in first-seen order), its job count and each run's average JCT and
+// average queueing delay; each metric in one unit for all runs (named in the column headers).
 report::Table PerVcTable(const std::vector<LoadedRun>& runs, const std::vector<std::string>& vcs) {
-  using report::FormatSeconds;
-  report::Table t{"per_vc", "Per-VC average JCT / average queueing delay (finished jobs)", {"VC", "jobs"}, {}};
-  for (const auto& r : runs) t.header.push_back(r.label);
-  for (const auto& vc : vcs) {
-    std::vector<std::string> row{vc, ""};
-    for (const auto& r : runs) {
-      std::string cell = "—";
-      if (r.summary.contains("per_vc"))
-        for (const auto& g : r.summary["per_vc"])
-          if (g.value("name", "") == vc) {
-            row[1] = std::to_string(g.value("jobs", 0ull));
-            cell = FormatSeconds(DistStat(g, "jct_s", "mean")) + " / " + FormatSeconds(DistStat(g, "queue_delay_s", "mean"));
-          }
-      row.push_back(cell);
+  report::Table t{"per_vc", "Per-VC average JCT and average queueing delay (finished jobs)", {"VC", "jobs"}, {}};
+  const std::pair<const char*, const char*> metrics[] = {{"jct_s", "avg JCT"}, {"queue_delay_s", "avg queueing"}};
+  report::TimeUnit units[2];
+  for (size_t m = 0; m < 2; ++m) {
+    std::vector<double> v;
+    for (const auto& r : runs)
+      for (const auto& vc : vcs)
+        if (const json* g = FindVc(r, vc)) v.push_back(DistStat(*g, metrics[m].first, "mean"));
+    units[m] = report::PickTimeUnit(v);
+  }
+  std::vector<std::vector<std::string>> cols;  // per run and metric: a column of cells
+  for (const auto& r : runs)
+    for (size_t m = 0; m < 2; ++m) {
+      const auto& [key, what] = metrics[m];
+      const report::TimeUnit unit = units[m];
+      t.header.push_back(r.label + ": " + what + " (" + unit.name + ")");
+      std::vector<std::string> col;
+      for (const auto& vc : vcs) {
+        const json* g = FindVc(r, vc);
+        col.push_back(g ? report::FormatIn(DistStat(*g, key, "mean"), unit) : "—");
+      }
+      cols.push_back(col);
     }
+  for (size_t i = 0; i < vcs.size(); ++i) {
+    std::vector<std::string> row{vcs[i], ""};
+    for (const auto& r : runs)
+      if (const json* g = FindVc(r, vcs[i])) row[1] = std::to_string(g->value("jobs", 0ull));
+    for (const auto& col : cols) row.push_back(col[i]);
     t.rows.push_back(row);
   }
   return t;
 }
 
-report::Section PerVcSection(const std::vector<LoadedRun>& runs, const json& order) {
+report::Section PerVcSection(const std::vector<LoadedRun>& runs, const std::vector<std::string>& domain) {
+  const json order = domain;
   report::Section s;
   s.title = "Per virtual cluster";
   report::Chart c;
@@ -539,7 +604,7 @@ report::Section PerVcSection(const std::vector<LoadedRun>& runs, const json& ord
              {{"x", {{"field", "vc"}, {"type", "nominal"}, {"title", "virtual cluster"}, {"sort", vcs}}},
               {"xOffset", {{"field", "policy"}, {"sort", order}}},
               {"y", {{"field", "avg_queue_h"}, {"type", "quantitative"}, {"title", "average queueing delay (h)"}}},
-              {"color", {{"field", "policy"}, {"type", "nominal"}, {"sort", order}, {"title", "policy"}}},
+              {"color", report::SeriesColorEncoding(domain, c.data, "policy", "policy")},
               {"tooltip", json::array({json{{"field", "vc"}}, json{{"field", "policy"}},
                                        json{{"field", "avg_queue_h"}, {"format", ",.2f"}},
                                        json{{"field", "avg_jct_h"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}}};
@@ -554,15 +619,14 @@ report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOp
   report::Page page;
   page.title = "Scheduling policy comparison";
   AddFacts(runs, &page);
-  json order = json::array();  // the runs' labels, in the order given: every chart's series order
-  for (const auto& r : runs) order.push_back(r.label);
+  for (const auto& r : runs) page.series.push_back(r.label);  // in the order given: every chart's colours and legends
   page.sections.push_back(SummarySection(runs));
-  page.sections.push_back(CdfSection(runs, order, opt));
-  page.sections.push_back(SmallLargeSection(runs, order));
-  page.sections.push_back(TimeSeriesSection(runs, order, opt));
-  AddFailuresSection(runs, order, &page);
-  AddRlSection(runs, order, &page);
-  page.sections.push_back(PerVcSection(runs, order));
+  page.sections.push_back(CdfSection(runs, page.series, opt));
+  page.sections.push_back(SmallLargeSection(runs, page.series));
+  page.sections.push_back(TimeSeriesSection(runs, page.series, opt));
+  AddFailuresSection(runs, &page);
+  AddRlSection(runs, &page);
+  page.sections.push_back(PerVcSection(runs, page.series));
   return page;
 }
 

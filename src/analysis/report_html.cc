@@ -112,8 +112,7 @@ json FullSpec(const Chart& c) {
       {"title", {{"fontSize", 15}, {"anchor", "start"}, {"offset", 10}}},
       {"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"titleFontWeight", "normal"}, {"gridColor", "#e6e6e6"}}},
       {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 260}}},
-      {"range", {{"category", {"#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b",
-                               "#9d755d", "#bab0ac", "#ff9da6", "#79706e", "#d67195"}}}},
+      {"range", {{"category", json(std::vector<std::string>(kSeriesPalette, kSeriesPalette + kSeriesPaletteSize))}}},
       {"view", {{"stroke", "#cccccc"}}}};
   return spec;
 }
@@ -190,9 +189,36 @@ std::vector<CdfPoint> Cdf(const std::vector<double>& sorted, size_t max_points) 
   return out;
 }
 
-Chart CdfChart(std::string id, std::string title, std::string x_title, bool log_x,
-               const std::vector<std::pair<std::string, std::vector<CdfPoint>>>& series, std::string legend_title,
-               std::string caption) {
+std::string SeriesColor(const std::vector<std::string>& domain, const std::string& label) {
+  const auto it = std::find(domain.begin(), domain.end(), label);
+  if (it == domain.end()) return "#999999";
+  return kSeriesPalette[static_cast<size_t>(it - domain.begin()) % kSeriesPaletteSize];
+}
+
+json SeriesColorEncoding(const std::vector<std::string>& domain, const json& data, const std::string& field,
+                         const std::string& title) {
+  std::set<std::string> present;
+  for (const auto& row : data)
+    if (row.contains(field) && row[field].is_string()) present.insert(row[field].get<std::string>());
+  json dom = json::array(), range = json::array();
+  for (const auto& label : domain)
+    if (present.count(label)) {
+      dom.push_back(label);
+      range.push_back(SeriesColor(domain, label));
+    }
+  return json{{"field", field}, {"type", "nominal"}, {"title", title}, {"sort", dom},
+              {"scale", {{"domain", dom}, {"range", range}}}};
+}
+
+json PartColorEncoding(const std::string& field, const std::string& title, const std::vector<std::string>& order) {
+  json range = json::array();
+  for (size_t i = 0; i < order.size(); ++i) range.push_back(kPartPalette[i % kPartPaletteSize]);
+  return json{{"field", field}, {"type", "nominal"}, {"title", title}, {"sort", order},
+              {"scale", {{"domain", order}, {"range", range}}}};
+}
+
+Chart CdfChart(std::string id, std::string title, std::string x_title, bool log_x, const CdfSeries& series,
+               std::string legend_title, std::string caption, const std::vector<std::string>& domain) {
   Chart c;
   c.id = std::move(id);
   c.title = std::move(title);
@@ -204,6 +230,8 @@ Chart CdfChart(std::string id, std::string title, std::string x_title, bool log_
     x["scale"] = {{"type", "log"}};
     x["axis"] = {{"format", "~s"}, {"grid", true}};
   }
+  json color = SeriesColorEncoding(domain, c.data, "series", legend_title);
+  color["legend"] = {{"orient", "bottom-right"}, {"fillColor", "white"}};
   c.spec = json{
       {"transform", json::array({json{{"calculate", log_x ? "max(datum.x, 1)" : "datum.x"}, {"as", "xs"}}})},
       {"mark", {{"type", "line"}, {"interpolate", "step-after"}, {"strokeWidth", 2}}},
@@ -211,12 +239,69 @@ Chart CdfChart(std::string id, std::string title, std::string x_title, bool log_
        {{"x", x},
         {"y", {{"field", "p"}, {"type", "quantitative"}, {"title", "fraction of jobs ≤ x"},
                {"scale", {{"domain", {0, 1}}}}, {"axis", {{"format", ".0%"}}}}},
-        {"color", {{"field", "series"}, {"type", "nominal"}, {"title", legend_title},
-                   {"legend", {{"orient", "bottom-right"}, {"fillColor", "white"}}}}},
+        {"color", color},
         {"tooltip", json::array({json{{"field", "series"}, {"title", legend_title}},
                                  json{{"field", "x"}, {"title", x_title}, {"format", ",.0f"}},
                                  json{{"field", "p"}, {"title", "fraction ≤ x"}, {"format", ".1%"}}})}}}};
   return c;
+}
+
+std::vector<TailPoint> Tail(const std::vector<double>& sorted, size_t n) {
+  std::vector<TailPoint> out;
+  const size_t count = sorted.size();
+  if (count == 0) return out;
+  if (n < 2) n = 2;
+  for (size_t k = 0; k < n; ++k) {
+    const double exceed = 0.1 * std::pow(10.0, -2.0 * static_cast<double>(k) / static_cast<double>(n - 1));
+    const double q = 1.0 - exceed;
+    // Nearest rank; the 1e-9 keeps q × N = an integer from rounding up a rank.
+    const double rank = std::ceil(q * static_cast<double>(count) - 1e-9);
+    const size_t i = static_cast<size_t>(std::clamp(rank, 1.0, static_cast<double>(count))) - 1;
+    out.push_back({q, exceed, sorted[i]});
+  }
+  return out;
+}
+
+Chart TailChart(std::string id, std::string title, std::string x_title, const TailSeries& series,
+                std::string legend_title, std::string caption, const std::vector<std::string>& domain) {
+  Chart c;
+  c.id = std::move(id);
+  c.title = std::move(title);
+  c.caption = std::move(caption);
+  for (const auto& [name, points] : series)
+    for (const auto& t : points)
+      c.data.push_back(json{{"series", name}, {"q", t.q}, {"exceed", t.exceed}, {"x", t.x}});
+  json color = SeriesColorEncoding(domain, c.data, "series", legend_title);
+  color["legend"] = {{"orient", "top-right"}, {"fillColor", "white"}};
+  c.spec = json{
+      {"transform", json::array({json{{"calculate", "max(datum.x, 1)"}, {"as", "xs"}}})},
+      {"mark", {{"type", "line"}, {"strokeWidth", 2}}},
+      {"width", 360},
+      {"encoding",
+       {{"x", {{"field", "xs"}, {"type", "quantitative"}, {"title", x_title}, {"scale", {{"type", "log"}}},
+               {"axis", {{"format", "~s"}, {"grid", true}}}}},
+        {"y", {{"field", "exceed"}, {"type", "quantitative"}, {"title", "fraction of jobs > x (1 − CDF)"},
+               {"scale", {{"type", "log"}, {"domain", {0.001, 0.1}}}},
+               {"axis", {{"values", {0.1, 0.01, 0.001}}, {"format", ".1~%"}}}}},
+        {"color", color},
+        {"tooltip", json::array({json{{"field", "series"}, {"title", legend_title}},
+                                 json{{"field", "q"}, {"title", "quantile"}, {"format", ".2~%"}},
+                                 json{{"field", "x"}, {"title", x_title}, {"format", ",.0f"}}})}}}};
+  return c;
+}
+
+TimeUnit PickTimeUnit(const std::vector<double>& seconds) {
+  double a = 0;
+  for (double s : seconds) a = std::max(a, std::fabs(s));
+  if (a < 100) return {"s", 1};
+  if (a < 6000) return {"min", 60};
+  if (a < 48 * 3600) return {"h", 3600};
+  return {"d", 86400};
+}
+
+std::string FormatIn(double seconds, TimeUnit unit) {
+  const double v = seconds / unit.seconds, a = std::fabs(v);
+  return FormatFixed(v, a < 10 ? 2 : a < 100 ? 1 : 0);
 }
 
 json PageToJson(const Page& page) {
@@ -225,6 +310,9 @@ json PageToJson(const Page& page) {
   json facts = json::object();
   for (const auto& [k, v] : page.facts) facts[k] = v;
   out["facts"] = facts;
+  json series = json::array();
+  for (const auto& label : page.series) series.push_back(json{{"label", label}, {"color", SeriesColor(page.series, label)}});
+  out["series"] = series;
   json sections = json::array();
   for (const auto& s : page.sections) {
     json js = {{"title", s.title}, {"missing", s.missing}};

@@ -1,6 +1,7 @@
 // `orrery analyze TRACE [--out-dir DIR] [--cluster CONFIG]`: workload characterization of any
 // supported trace as an offline HTML report plus JSON and CSV (docs/reports.md).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -44,7 +45,8 @@ int Run(const AnalyzeArgs& a) {
     for (const auto& vc : cl->vcs) opt.vc_gpus[vc.name] += vc.gpus;
   }
   const Characterization c = Characterize(*trace, opt);
-  const report::Page page = CharacterizationPage(c, a.trace);
+  // The page names the trace by its file name, so the report reads the same wherever the trace lies.
+  const report::Page page = CharacterizationPage(c, std::filesystem::path(a.trace).filename().string());
   if (Status st = report::WriteReport(page, a.out); !st.ok()) return Fail(st.error());
   if (!a.quiet) {
     std::printf("%s: %llu jobs (%llu GPU, %llu CPU), %.0f GPU-hours\n", a.trace.c_str(),
