@@ -2,6 +2,7 @@
 // go with them, and which of them a live driver can run. Part of the core's contract.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct PolicyParts {
   ProfilerSpec profiler;
   std::unique_ptr<ShapePlugin> shape;      // null = every job runs in the shape it asked for
   EvalReservation reserve;                 // GPUs reserved for evaluation jobs (reserve.h); off by default
+  // Policies whose code can fail while it runs (Python policies, docs/python.md): the first
+  // failure, Ok while none; the driver returns it as the run's error. Empty = cannot fail.
+  std::function<Status()> fault;
   // Whether the policy reads the truth (an oracle sort, estimator or PostFilter, or
   // belief_is_truth).
   bool reads_oracle() const;
