@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from . import _orrery
-from ._orrery import Cluster, JobView, OrreryError, Trace
+from ._orrery import Cluster, JobView, OrreryError, Trace, plan
 
 __all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Results", "Run", "Trace", "generate", "load_trace",
-           "simulate"]
+           "plan", "simulate"]
 
 # The canonical trace's columns (docs/formats/trace.md); a DataFrame needs the first three.
 _REQUIRED = ("submit", "duration", "gpus")

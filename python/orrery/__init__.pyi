@@ -92,3 +92,10 @@ def generate(preset: str = "helios-venus", days: Optional[float] = None, jobs: O
 def simulate(trace: Union[Trace, pd.DataFrame], cluster: Optional[Cluster] = None,
              policies: Union[str, Policy, Sequence[Union[str, Policy]]] = ("fifo",), seed: int = 1,
              threads: int = 0, placer: str = "consolidate", sample_interval: int = 60) -> Results: ...
+
+class _Plan:
+    @staticmethod
+    def estimate(model: str, phase: str = "decode", batch: int = 1, context: float = 0.0, verify_tokens: int = 0,
+                 tp: int = 1, gpu: str = "h200") -> dict: ...
+
+plan: _Plan

@@ -1,4 +1,5 @@
 """The orrery Python module against the CLI and the built-in policies (docs/python.md)."""
+import json
 import os
 import subprocess
 import sys
@@ -95,6 +96,21 @@ class PhillyPartA(unittest.TestCase):
         with open(os.path.join(out, "sjf", "jobs.csv"), "rb") as a, \
                 open(os.path.join(out, "py_reference_policiesSjf", "jobs.csv"), "rb") as b:
             self.assertEqual(a.read(), b.read())
+
+
+class Plan(unittest.TestCase):
+    def test_inference_step_equals_the_cli(self):
+        r = run_cli("plan", "estimate", "--phase", "decode", "--model", "qwen2.5-32b", "--batch", "64", "--context",
+                    "8192", "--tp", "4", "--gpu", "h100", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout)
+        mine = orrery.plan.estimate("qwen2.5-32b", "decode", batch=64, context=8192, tp=4, gpu="h100")
+        self.assertEqual(mine["step_time_s"], cli["step_time_s"])
+        self.assertEqual(mine["max_batch"], cli["max_batch"])
+        self.assertEqual(mine["gemm_s"], cli["breakdown"]["gemm_s"])
+        self.assertTrue(mine["fits"])
+        with self.assertRaisesRegex(orrery.OrreryError, "nosuch"):
+            orrery.plan.estimate("nosuch-7b")
 
 
 class BadInput(unittest.TestCase):

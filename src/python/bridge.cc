@@ -29,20 +29,36 @@ py::object Name(const StringPool& pool, uint32_t id, bool valid) {
   return py::str(pool.Get(id));
 }
 
-// The one Python policy of a run: its bound `priority` and its first failure. The GIL is
-// taken to drop the Python references (the run itself holds no GIL).
+// The one Python policy of a run: its bound `priority`, the one JobView object every call
+// is handed (refilled before each call; a view is valid during its call only) and the first
+// failure. The GIL is taken to drop the Python references (the run itself holds no GIL).
 struct PolicyState {
   std::string spec;
   py::object priority;
+  py::object view;
+  JobView* slot = nullptr;
   const Trace* trace = nullptr;
   Status fault = Status::Ok();
   ~PolicyState() {
     py::gil_scoped_acquire gil;
     priority = py::object();
+    view = py::object();
   }
   void Fail(std::string why) {
     if (fault.ok()) fault = MakeError(std::move(why));
   }
+};
+
+// Holds the GIL for one call into Python (PyGILState: cheap when uncontended).
+class CallGil {
+ public:
+  CallGil() : state_(PyGILState_Ensure()) {}
+  ~CallGil() { PyGILState_Release(state_); }
+  CallGil(const CallGil&) = delete;
+  CallGil& operator=(const CallGil&) = delete;
+
+ private:
+  PyGILState_STATE state_;
 };
 
 // A double as an int64 of the same order (negative numbers flipped; -0 as 0).
@@ -80,11 +96,18 @@ class PythonSort final : public QueueSortPlugin {
   std::string_view name() const override { return s_->spec; }
   SortKey Key(const SchedJob& j, Time now) override {
     if (!s_->fault.ok()) return {};  // failed: the run ends with the fault, no more calls
-    py::gil_scoped_acquire gil;
-    JobView v{j.job, s_->trace, j.estimate, j.attained, j.enqueued, j.attempts, j.preemptions, j.failures};
+    CallGil gil;
     SortKey key;
     try {
-      py::object r = s_->priority(py::cast(v), now);
+      if (!s_->view) {
+        s_->view = py::cast(JobView{});
+        s_->slot = s_->view.cast<JobView*>();
+      }
+      *s_->slot = JobView{j.job, s_->trace, j.estimate, j.attained, j.enqueued, j.attempts, j.preemptions, j.failures};
+      py::object t = py::reinterpret_steal<py::object>(PyLong_FromLongLong(now));
+      PyObject* args[2] = {s_->view.ptr(), t.ptr()};
+      py::object r = py::reinterpret_steal<py::object>(PyObject_Vectorcall(s_->priority.ptr(), args, 2, nullptr));
+      if (!r) throw py::error_already_set();
       if (!KeyOf(r, &key))
         s_->Fail("priority(job " + std::to_string(j.job->id.v) + ") returned " + std::string(py::repr(r)) +
                  ": expected a number or a pair of numbers (not NaN)");

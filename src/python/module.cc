@@ -21,6 +21,7 @@
 #include "base/json_text.h"
 #include "base/parallel.h"
 #include "config/cluster_config.h"
+#include "plan/infer.h"
 #include "python/bridge.h"
 #include "run/run.h"
 #include "trace/import.h"
@@ -284,6 +285,26 @@ PyTrace Generate(const std::string& preset, double days, uint64_t jobs, double l
   return PyTrace{std::make_shared<const Trace>(workload::GenerateWorkload(spec, seed))};
 }
 
+// orrery.plan.estimate: one inference engine step (plan/infer.h, `orrery plan infer`).
+py::dict EstimateInferStep(const std::string& model, const std::string& phase, uint32_t batch, double context,
+                           uint32_t verify_tokens, uint32_t tp, const std::string& gpu) {
+  const plan::DecoderShape shape = Take(plan::ParseDecoder(model));
+  plan::InferStep step;
+  step.phase = Take(plan::ParseInferPhase(phase));
+  step.batch = batch;
+  step.context = context;
+  step.verify_tokens = verify_tokens;
+  step.tp = tp;
+  const plan::InferGpu g = Take(plan::InferGpuByName(gpu));
+  const plan::InferEstimate e = Take(plan::EstimateInfer(shape, step, g));
+  py::dict d;
+  d["model"] = shape.name, d["step_time_s"] = e.step_time_s, d["gemm_s"] = e.gemm_s;
+  d["attention_s"] = e.attention_s, d["elementwise_s"] = e.elementwise_s, d["comm_s"] = e.comm_s;
+  d["fixed_s"] = e.fixed_s, d["kv_cache_gib"] = e.kv_cache_gib, d["weights_gib"] = e.weights_gib;
+  d["max_batch"] = e.max_batch, d["fits"] = e.fits;
+  return d;
+}
+
 void BindTypes(py::module_& m) {
   py::class_<PyTrace>(m, "Trace", "A job trace (docs/formats/trace.md).")
       .def("__len__", [](const PyTrace& t) { return t.t->jobs.size(); })
@@ -322,5 +343,10 @@ PYBIND11_MODULE(_orrery, m) {
         py::arg("seed") = 1);
   m.def("simulate", &Simulate, py::arg("trace"), py::arg("cluster"), py::arg("policies"), py::arg("seed"),
         py::arg("threads"), py::arg("placer"), py::arg("sample_interval"));
+  py::module_ plan = m.def_submodule("plan", "The planner's cost models (docs/design/inference.md).");
+  plan.def("estimate", &EstimateInferStep, py::arg("model"), py::arg("phase") = "decode", py::arg("batch") = 1,
+           py::arg("context") = 0.0, py::arg("verify_tokens") = 0, py::arg("tp") = 1, py::arg("gpu") = "h200",
+           "One inference engine step of `model` (a preset such as qwen2.5-7b or a llama:... spec) on `gpu`: "
+           "its time, the time's parts, the KV cache and weights per GPU and the largest batch that fits.");
   orrery::SetPythonPolicyFactory(&BuildPythonPolicy);
 }
