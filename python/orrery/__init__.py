@@ -103,6 +103,33 @@ def generate(preset="helios-venus", days=None, jobs=None, load=None, seed=1):
     return _orrery.generate(preset, days=days or 0.0, jobs=jobs or 0, load=load or 0.0, seed=seed)
 
 
+def _toml_value(v):
+    return f'"{v}"' if isinstance(v, str) else str(int(v))
+
+
+def _cluster_from_frame(nodes, name="python"):
+    """A cluster from a DataFrame of nodes: one row per node or node group, with columns
+    ``vc`` and ``gpus`` (required), ``count`` (nodes in the row, default 1), ``gpu_type``,
+    ``cpu_milli`` and ``mem_mib`` (optional): each row is a ``[[node_group]]`` of
+    docs/formats/cluster.md."""
+    missing = [c for c in ("vc", "gpus") if c not in nodes.columns]
+    if missing:
+        raise OrreryError(f"nodes DataFrame has no column {missing[0]!r} (required: vc, gpus; "
+                          "optional: count, gpu_type, cpu_milli, mem_mib)")
+    lines = [f"name = {_toml_value(str(name))}"]
+    for row in nodes.itertuples(index=False):
+        r = row._asdict()
+        lines.append("[[node_group]]")
+        lines.append(f"count = {_toml_value(r.get('count', 1))}")
+        for key in ("vc", "gpus", "gpu_type", "cpu_milli", "mem_mib"):
+            if key in r and not pd.isna(r[key]):
+                lines.append(f"{key} = {_toml_value(str(r[key]) if key in ('vc', 'gpu_type') else r[key])}")
+    return Cluster.from_toml_text("\n".join(lines) + "\n", "<nodes DataFrame>")
+
+
+Cluster.from_frame = staticmethod(_cluster_from_frame)
+
+
 class Run:
     """One policy's run: ``jobs``, ``attempts`` and ``timeseries`` DataFrames with the columns of
     jobs.csv, attempts.csv and timeseries.csv (docs/formats/sim-output.md, attempts.md; empty

@@ -128,6 +128,17 @@ class BadInput(unittest.TestCase):
         # Shortest first with the oracle estimator: the same here (jobs 1 and 2 fit together).
         self.assertEqual(list(orrery.simulate(self.frame, self.cluster, rp.Sjf()).jobs["end"]), [100, 150, 110])
 
+    def test_cluster_from_nodes_frame(self):
+        nodes = pd.DataFrame({"vc": ["a", "a", "b"], "gpus": [4, 8, 2], "count": [2, 1, 3]})
+        cluster = orrery.Cluster.from_frame(nodes, name="tiny")
+        self.assertEqual((cluster.name, cluster.nodes, cluster.gpus), ("tiny", 6, 22))
+        # The 8-GPU job fits only VC a's 8-GPU node.
+        run = orrery.simulate(self.frame.assign(gpus=[8, 2, 2]), cluster, "fifo")
+        self.assertEqual(list(run.jobs["status"]), ["finished"] * 3)
+        self.assertEqual(list(run.jobs["start"]), [0, 10, 20])
+        with self.assertRaisesRegex(orrery.OrreryError, "no column 'gpus'"):
+            orrery.Cluster.from_frame(nodes.drop(columns=["gpus"]))
+
     def test_frame_without_a_required_column(self):
         with self.assertRaisesRegex(orrery.OrreryError, "no column 'gpus'"):
             orrery.load_trace(self.frame.drop(columns=["gpus"]))

@@ -316,6 +316,9 @@ void BindTypes(py::module_& m) {
       .def_static("from_toml", [](const std::string& path) {
         return PyCluster{std::make_shared<const Cluster>(Take(LoadClusterConfig(path)))};
       }, py::arg("path"), "The cluster of a TOML config file (docs/formats/cluster.md).")
+      .def_static("from_toml_text", [](const std::string& text, const std::string& name) {
+        return PyCluster{std::make_shared<const Cluster>(Take(ParseClusterConfigString(text, name)))};
+      }, py::arg("text"), py::arg("name"), "The cluster of TOML text; `name` stands for the file in messages.")
       .def_static("default", [] { return PyCluster{std::make_shared<const Cluster>(Take(DefaultCluster()))}; },
                   "The embedded default cluster (configs/helios-venus.toml).")
       .def_property_readonly("name", [](const PyCluster& c) { return c.c->name; })
