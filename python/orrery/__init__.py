@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from . import _orrery
-from ._orrery import Cluster, JobView, OrreryError, Trace, plan
+from ._orrery import Cluster, JobView, OrreryError, Trace, diagnose, plan
 
-__all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Results", "Run", "Trace", "generate", "load_trace",
+__all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Results", "Run", "Trace", "diagnose", "generate", "load_trace",
            "plan", "simulate"]
 
 # The canonical trace's columns (docs/formats/trace.md); a DataFrame needs the first three.

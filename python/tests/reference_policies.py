@@ -54,3 +54,15 @@ class SubmitOnly(orrery.Policy):
 
     def priority(self, job, now):
         return job.submit
+
+
+class Keeper(orrery.Policy):
+    """Keeps the job views it is handed (which are valid during their call only)."""
+
+    def __init__(self):
+        self.seen = []
+
+    def priority(self, job, now):
+        self.seen.append((job.id, job.user, job.vc, job.walltime, job.estimate, job.attained, job.attempts))
+        self.kept = job
+        return job.submit

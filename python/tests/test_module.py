@@ -113,6 +113,19 @@ class Plan(unittest.TestCase):
             orrery.plan.estimate("nosuch-7b")
 
 
+class Diagnose(unittest.TestCase):
+    def test_log_text_equals_the_cli(self):
+        log = os.path.join(SOURCE, "tests/fixtures/logs/nccl-ib-failure.log")
+        r = run_cli("diagnose", log, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout)
+        with open(log) as f:
+            mine = orrery.diagnose(f.read())
+        self.assertEqual({k: mine[k] for k in cli}, cli)
+        self.assertEqual((mine["category"], mine["subtype"], mine["suspect_node"]),
+                         ("infrastructure", "network_ib", "gpu-node-07"))
+
+
 class BadInput(unittest.TestCase):
     def setUp(self):
         self.frame = pd.DataFrame({"submit": [0, 10, 20], "duration": [100, 50, 10], "gpus": [4, 2, 2],
@@ -158,6 +171,14 @@ class BadInput(unittest.TestCase):
     def test_policy_that_returns_no_number(self):
         with self.assertRaisesRegex(orrery.OrreryError, r"returned 'soon': expected a number"):
             orrery.simulate(self.frame, self.cluster, rp.NotANumber())
+
+    def test_job_view_shows_the_request_and_expires(self):
+        keeper = rp.Keeper()
+        orrery.simulate(self.frame.assign(walltime=[200, None, 30]), self.cluster, keeper)
+        self.assertEqual(keeper.seen, [(0, "a", "a", 200, None, 0, 0), (1, "b", "a", None, None, 0, 0),
+                                       (2, "a", "a", 30, None, 0, 0)])
+        with self.assertRaisesRegex(ValueError, "no longer valid"):
+            keeper.kept.submit
 
     def test_unknown_policy_and_module(self):
         with self.assertRaisesRegex(orrery.OrreryError, "unknown policy 'nosuch'"):

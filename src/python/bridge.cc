@@ -14,7 +14,8 @@ namespace orrery::python {
 namespace {
 
 // What a Python policy sees of a job: the request and the scheduler's belief, never the
-// truth. Valid during the call it is passed to (it reads the trace's names lazily).
+// truth. Valid during the call it is passed to (it reads the trace's names lazily); after
+// the run it refuses to be read.
 struct JobView {
   const JobRequest* job = nullptr;
   const Trace* trace = nullptr;
@@ -23,6 +24,11 @@ struct JobView {
   Time enqueued = 0;
   uint32_t attempts = 0, preemptions = 0, failures = 0;
 };
+
+const JobRequest& Req(const JobView& v) {
+  if (!v.job) throw py::value_error("this job view is no longer valid: a view is valid during its priority call only");
+  return *v.job;
+}
 
 py::object Name(const StringPool& pool, uint32_t id, bool valid) {
   if (!valid || id >= pool.size()) return py::none();
@@ -41,6 +47,7 @@ struct PolicyState {
   Status fault = Status::Ok();
   ~PolicyState() {
     py::gil_scoped_acquire gil;
+    if (slot) *slot = JobView{};  // a view kept past the run refuses to be read
     priority = py::object();
     view = py::object();
   }
@@ -189,31 +196,33 @@ Result<PolicyParts> PolicyFromSpec(const std::string& spec, uint64_t seed, Polic
 void BindViews(py::module_& m) {
   py::class_<JobView>(m, "JobView", py::module_local(),
                       "A pending job as a live scheduler knows it (valid during the call it is passed to).")
-      .def_property_readonly("id", [](const JobView& v) { return v.job->id.v; }, "trace index (jobs.csv job_id)")
-      .def_property_readonly("submit", [](const JobView& v) { return v.job->submit; }, "submit time (s)")
-      .def_property_readonly("gpus", [](const JobView& v) { return v.job->gpus; }, "GPUs requested")
-      .def_property_readonly("gpu_milli", [](const JobView& v) { return v.job->gpu_milli; },
+      .def_property_readonly("id", [](const JobView& v) { return Req(v).id.v; }, "trace index (jobs.csv job_id)")
+      .def_property_readonly("submit", [](const JobView& v) { return Req(v).submit; }, "submit time (s)")
+      .def_property_readonly("gpus", [](const JobView& v) { return Req(v).gpus; }, "GPUs requested")
+      .def_property_readonly("gpu_milli", [](const JobView& v) { return Req(v).gpu_milli; },
                              "share of each GPU in thousandths")
       .def_property_readonly("user", [](const JobView& v) {
-        return v.trace ? Name(v.trace->users, v.job->user.v, v.job->user.valid()) : py::none(); }, "user name or None")
+        return Req(v), v.trace ? Name(v.trace->users, Req(v).user.v, Req(v).user.valid()) : py::none(); }, "user name or None")
       .def_property_readonly("vc", [](const JobView& v) {
-        return v.trace ? Name(v.trace->vcs, v.job->vc.v, v.job->vc.valid()) : py::none(); }, "virtual cluster or None")
+        return Req(v), v.trace ? Name(v.trace->vcs, Req(v).vc.v, Req(v).vc.valid()) : py::none(); }, "virtual cluster or None")
       .def_property_readonly("name", [](const JobView& v) {
-        return v.trace ? Name(v.trace->names, v.job->name.v, v.job->name.valid()) : py::none(); }, "job name or None")
+        return Req(v), v.trace ? Name(v.trace->names, Req(v).name.v, Req(v).name.valid()) : py::none(); }, "job name or None")
       .def_property_readonly("walltime", [](const JobView& v) -> py::object {
-        return v.job->walltime < 0 ? py::object(py::none()) : py::object(py::int_(v.job->walltime)); }, "time limit (s) or None")
+        return Req(v).walltime < 0 ? py::object(py::none()) : py::object(py::int_(Req(v).walltime)); }, "time limit (s) or None")
       .def_property_readonly("estimate", [](const JobView& v) -> py::object {
+        Req(v);
         return v.estimate < 0 ? py::object(py::none()) : py::object(py::int_(v.estimate)); },
         "the policy estimator's duration (s), or None without one")
-      .def_property_readonly("attained", [](const JobView& v) { return v.attained; },
+      .def_property_readonly("attained", [](const JobView& v) { return Req(v), v.attained; },
                              "GPU-seconds of service received so far")
-      .def_property_readonly("enqueued", [](const JobView& v) { return v.enqueued; }, "when it last entered the queue")
-      .def_property_readonly("attempts", [](const JobView& v) { return v.attempts; }, "runs started so far")
-      .def_property_readonly("preemptions", [](const JobView& v) { return v.preemptions; }, "times preempted")
-      .def_property_readonly("failures", [](const JobView& v) { return v.failures; }, "attempts that failed")
+      .def_property_readonly("enqueued", [](const JobView& v) { return Req(v), v.enqueued; }, "when it last entered the queue")
+      .def_property_readonly("attempts", [](const JobView& v) { return Req(v), v.attempts; }, "runs started so far")
+      .def_property_readonly("preemptions", [](const JobView& v) { return Req(v), v.preemptions; }, "times preempted")
+      .def_property_readonly("failures", [](const JobView& v) { return Req(v), v.failures; }, "attempts that failed")
       .def("__repr__", [](const JobView& v) {
-        return "JobView(id=" + std::to_string(v.job->id.v) + ", submit=" + std::to_string(v.job->submit) +
-               ", gpus=" + std::to_string(v.job->gpus) + ")";
+        if (!v.job) return std::string("JobView(no longer valid)");
+        return "JobView(id=" + std::to_string(Req(v).id.v) + ", submit=" + std::to_string(Req(v).submit) +
+               ", gpus=" + std::to_string(Req(v).gpus) + ")";
       });
 }
 

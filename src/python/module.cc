@@ -21,6 +21,7 @@
 #include "base/json_text.h"
 #include "base/parallel.h"
 #include "config/cluster_config.h"
+#include "logs/diagnose.h"
 #include "plan/infer.h"
 #include "python/bridge.h"
 #include "run/run.h"
@@ -305,6 +306,18 @@ py::dict EstimateInferStep(const std::string& model, const std::string& phase, u
   return d;
 }
 
+// orrery.diagnose: a failed job's log text classified by the default rules, as
+// `orrery diagnose` does without an LLM backend.
+py::dict DiagnoseText(const std::string& text) {
+  static const logs::Diagnoser diagnoser;
+  const logs::Diagnosis d = diagnoser.Diagnose(text);
+  py::dict out;
+  out["category"] = std::string(logs::CategoryName(d.category)), out["subtype"] = d.subtype, out["retry"] = d.retry;
+  out["suspect_node"] = d.suspect_node, out["evidence"] = d.evidence, out["rule"] = d.rule;
+  out["confidence"] = d.confidence, out["source"] = std::string(logs::DiagnosisSourceName(d.source));
+  return out;
+}
+
 void BindTypes(py::module_& m) {
   py::class_<PyTrace>(m, "Trace", "A job trace (docs/formats/trace.md).")
       .def("__len__", [](const PyTrace& t) { return t.t->jobs.size(); })
@@ -346,6 +359,9 @@ PYBIND11_MODULE(_orrery, m) {
         py::arg("seed") = 1);
   m.def("simulate", &Simulate, py::arg("trace"), py::arg("cluster"), py::arg("policies"), py::arg("seed"),
         py::arg("threads"), py::arg("placer"), py::arg("sample_interval"));
+  m.def("diagnose", &DiagnoseText, py::arg("text"),
+        "Why a job failed, from its log text (the default rules of `orrery diagnose`): category, subtype, "
+        "whether a retry may help, the suspect node, the deciding lines and rule.");
   py::module_ plan = m.def_submodule("plan", "The planner's cost models (docs/design/inference.md).");
   plan.def("estimate", &EstimateInferStep, py::arg("model"), py::arg("phase") = "decode", py::arg("batch") = 1,
            py::arg("context") = 0.0, py::arg("verify_tokens") = 0, py::arg("tp") = 1, py::arg("gpu") = "h200",
