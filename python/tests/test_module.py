@@ -98,6 +98,21 @@ class PhillyPartA(unittest.TestCase):
             self.assertEqual(a.read(), b.read())
 
 
+class Quickstart(unittest.TestCase):
+    def test_docs_quickstart_runs(self):
+        with open(os.path.join(SOURCE, "docs/python.md")) as f:
+            doc = f.read()
+        code = doc.split("## Quickstart", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual([line.split()[0] for line in lines[:3]], ["fifo", "sjf", "py:SmallFirst"])
+        # The queue is loaded: shortest-first and fewest-GPUs-first wait less than FIFO.
+        waits = [float(line.split()[1]) for line in lines[:3]]
+        self.assertLess(waits[1], waits[0])
+        self.assertLess(waits[2], waits[0])
+
+
 class Plan(unittest.TestCase):
     def test_inference_step_equals_the_cli(self):
         r = run_cli("plan", "estimate", "--phase", "decode", "--model", "qwen2.5-32b", "--batch", "64", "--context",
