@@ -97,6 +97,15 @@ class PhillyPartA(unittest.TestCase):
                 open(os.path.join(out, "py_reference_policiesSjf", "jobs.csv"), "rb") as b:
             self.assertEqual(a.read(), b.read())
 
+    def test_cli_reports_a_raising_policy(self):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                                           os.environ.get("PYTHONPATH", "")]))
+        r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "fifo,py:reference_policies.Raises",
+                    "--no-output", "-q", env=env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("policy py:reference_policies.Raises: priority(job 2) raised ZeroDivisionError: division by zero "
+                      "(at ", r.stderr)
+
 
 class Quickstart(unittest.TestCase):
     def test_docs_quickstart_runs(self):
@@ -139,15 +148,6 @@ class Diagnose(unittest.TestCase):
         self.assertEqual({k: mine[k] for k in cli}, cli)
         self.assertEqual((mine["category"], mine["subtype"], mine["suspect_node"]),
                          ("infrastructure", "network_ib", "gpu-node-07"))
-
-    def test_cli_reports_a_raising_policy(self):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                                           os.environ.get("PYTHONPATH", "")]))
-        r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "fifo,py:reference_policies.Raises",
-                    "--no-output", "-q", env=env)
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("policy py:reference_policies.Raises: priority(job 2) raised ZeroDivisionError: division by zero "
-                      "(at ", r.stderr)
 
 
 class BadInput(unittest.TestCase):
