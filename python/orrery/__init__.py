@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from . import _orrery
-from ._orrery import Cluster, JobView, OrreryError, Trace, diagnose, plan
+from ._orrery import Cluster, JobView, OrreryError, Trace, diagnose, plan, progress
 
 __all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Results", "Run", "Trace", "diagnose", "generate", "load_trace",
-           "plan", "simulate"]
+           "plan", "progress", "simulate"]
 
 # The canonical trace's columns (docs/formats/trace.md); a DataFrame needs the first three.
 _REQUIRED = ("submit", "duration", "gpus")

@@ -149,6 +149,16 @@ class Diagnose(unittest.TestCase):
         self.assertEqual((mine["category"], mine["subtype"], mine["suspect_node"]),
                          ("infrastructure", "network_ib", "gpu-node-07"))
 
+    def test_progress_equals_the_cli(self):
+        log = os.path.join(SOURCE, "tests/fixtures/logs/megatron-train.log")
+        r = run_cli("progress", log, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout)
+        with open(log) as f:
+            mine = orrery.progress(f.read())
+        self.assertEqual({k: mine[k] for k in cli}, cli)
+        self.assertEqual((mine["framework"], mine["step"], mine["total_steps"]), ("megatron-lm", 500, 500000))
+
 
 class BadInput(unittest.TestCase):
     def setUp(self):
@@ -217,8 +227,6 @@ class BadInput(unittest.TestCase):
                 f.write("[cluster\nname = 1\n")
             with self.assertRaises(orrery.OrreryError) as cm:
                 orrery.Cluster.from_toml(path)
-            trace = os.path.join(d, "t.csv")
-            self.frame.to_csv(trace, index=False)
             r = run_cli("simulate", "--generate", "helios-venus", "--days", "1", "--cluster", path, "--no-output")
             self.assertNotEqual(r.returncode, 0)
             self.assertIn(path + ":1", str(cm.exception))

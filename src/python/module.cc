@@ -22,6 +22,7 @@
 #include "base/parallel.h"
 #include "config/cluster_config.h"
 #include "logs/diagnose.h"
+#include "logs/progress.h"
 #include "plan/infer.h"
 #include "python/bridge.h"
 #include "run/run.h"
@@ -318,6 +319,25 @@ py::dict DiagnoseText(const std::string& text) {
   return out;
 }
 
+// orrery.progress: where a training job is, from its log text, as `orrery progress` reads a
+// whole file (no LLM backend).
+py::dict ProgressOfText(const std::string& text) {
+  logs::ProgressTracker t;
+  t.Feed(text, kNoTime);
+  t.Finish(kNoTime);
+  const logs::Reading r = t.latest();
+  const std::string_view fw = logs::FrameworkName(r.framework);
+  py::dict out;
+  out["framework"] = fw.empty() ? py::object(py::none()) : py::object(py::str(std::string(fw)));
+  out["step"] = r.step, out["total_steps"] = r.total_steps, out["epoch"] = r.epoch, out["loss"] = r.loss;
+  out["seconds_per_step"] = r.seconds_per_step, out["eta_s"] = r.eta_s;
+  out["reader"] = r.reader.empty() ? py::object(py::none()) : py::object(py::str(r.reader));
+  py::list anomalies;
+  for (const logs::Anomaly& a : t.anomalies()) anomalies.append(std::string(logs::AnomalyKindName(a.kind)));
+  out["anomalies"] = anomalies;
+  return out;
+}
+
 void BindTypes(py::module_& m) {
   py::class_<PyTrace>(m, "Trace", "A job trace (docs/formats/trace.md).")
       .def("__len__", [](const PyTrace& t) { return t.t->jobs.size(); })
@@ -362,6 +382,9 @@ PYBIND11_MODULE(_orrery, m) {
   m.def("diagnose", &DiagnoseText, py::arg("text"),
         "Why a job failed, from its log text (the default rules of `orrery diagnose`): category, subtype, "
         "whether a retry may help, the suspect node, the deciding lines and rule.");
+  m.def("progress", &ProgressOfText, py::arg("text"),
+        "Where a training job is, from its log text (`orrery progress`): framework, step, total_steps, epoch, "
+        "loss, seconds_per_step, eta_s, the reader that understood it and the loss anomalies seen.");
   py::module_ plan = m.def_submodule("plan", "The planner's cost models (docs/design/inference.md).");
   plan.def("estimate", &EstimateInferStep, py::arg("model"), py::arg("phase") = "decode", py::arg("batch") = 1,
            py::arg("context") = 0.0, py::arg("verify_tokens") = 0, py::arg("tp") = 1, py::arg("gpu") = "h200",
