@@ -25,7 +25,7 @@ declare -A ALLOWED=(
   [signals]="sim semantic logs llm sched/framework sched/plugins predict plan trace config model base"
   [live]="semantic logs llm sched/framework sched/plugins plan predict config model base"
   [run]="sim analysis sched/framework sched/plugins predict plan trace config model base"
-  [python]="run workload logs llm analysis sim sched/framework sched/plugins predict plan trace config model base"
+  [python]="run workload logs semantic llm analysis sim sched/framework sched/plugins predict plan trace config model base"
   [cli]="python run signals sim live analysis logs llm workload config trace sched/framework sched/plugins predict plan rl semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".

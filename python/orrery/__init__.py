@@ -15,7 +15,7 @@ import pandas as pd
 from . import _orrery
 from ._orrery import Cluster, JobView, OrreryError, Trace, diagnose, plan, progress
 
-__all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Results", "Run", "Trace", "diagnose", "generate", "load_trace",
+__all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Results", "Run", "Trace", "diagnose", "generate", "inspect", "load_trace",
            "plan", "progress", "simulate"]
 
 # The canonical trace's columns (docs/formats/trace.md); a DataFrame needs the first three.
@@ -128,6 +128,22 @@ def _cluster_from_frame(nodes, name="python"):
 
 
 Cluster.from_frame = staticmethod(_cluster_from_frame)
+
+
+def inspect(files):
+    """The launch schema of each launch script or config (`orrery inspect --json`, no LLM
+    backend; docs/formats/inspect.md): ``files`` is a path, a list of paths, or a dict of
+    name → text. One dict per file, in order; a file that references another of them
+    (``--deepspeed ds_config.json``) has its settings merged in."""
+    if isinstance(files, dict):
+        pairs = [(str(k), v) for k, v in files.items()]
+    else:
+        paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+        pairs = []
+        for p in paths:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                pairs.append((os.fspath(p), f.read()))
+    return [json.loads(t) for t in _orrery.inspect_texts(pairs)]
 
 
 class Run:

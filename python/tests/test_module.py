@@ -160,6 +160,17 @@ class Diagnose(unittest.TestCase):
         self.assertEqual((mine["framework"], mine["step"], mine["total_steps"]), ("megatron-lm", 500, 500000))
 
 
+class Inspect(unittest.TestCase):
+    def test_launch_script_equals_the_cli(self):
+        script = os.path.join(SOURCE, "tests/fixtures/inspect/run_qwen2-7b.sh")
+        r = run_cli("inspect", script, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout.splitlines()[0])
+        self.assertEqual(orrery.inspect(script), [cli])
+        with open(script) as f:
+            self.assertEqual(orrery.inspect({script: f.read()}), [cli])
+
+
 class BadInput(unittest.TestCase):
     def setUp(self):
         self.frame = pd.DataFrame({"submit": [0, 10, 20], "duration": [100, 50, 10], "gpus": [4, 2, 2],

@@ -26,6 +26,7 @@
 #include "plan/infer.h"
 #include "python/bridge.h"
 #include "run/run.h"
+#include "semantic/inspect.h"
 #include "trace/import.h"
 #include "workload/generator.h"
 #include "workload/spec.h"
@@ -338,6 +339,16 @@ py::dict ProgressOfText(const std::string& text) {
   return out;
 }
 
+// orrery.inspect: the launch schema of each file (name → text), as `orrery inspect --json`
+// prints it without an LLM backend; JSON text, parsed by the Python side.
+std::vector<std::string> InspectTexts(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<semantic::InputFile> inputs;
+  for (const auto& [name, text] : files) inputs.push_back(semantic::InputFile{name, text});
+  std::vector<std::string> out;
+  for (const semantic::LaunchSchema& s : semantic::InspectFiles(inputs)) out.push_back(DumpJson(semantic::ToJson(s)));
+  return out;
+}
+
 void BindTypes(py::module_& m) {
   py::class_<PyTrace>(m, "Trace", "A job trace (docs/formats/trace.md).")
       .def("__len__", [](const PyTrace& t) { return t.t->jobs.size(); })
@@ -385,6 +396,7 @@ PYBIND11_MODULE(_orrery, m) {
   m.def("progress", &ProgressOfText, py::arg("text"),
         "Where a training job is, from its log text (`orrery progress`): framework, step, total_steps, epoch, "
         "loss, seconds_per_step, eta_s, the reader that understood it and the loss anomalies seen.");
+  m.def("inspect_texts", &InspectTexts, py::arg("files"));
   py::module_ plan = m.def_submodule("plan", "The planner's cost models (docs/design/inference.md).");
   plan.def("estimate", &EstimateInferStep, py::arg("model"), py::arg("phase") = "decode", py::arg("batch") = 1,
            py::arg("context") = 0.0, py::arg("verify_tokens") = 0, py::arg("tp") = 1, py::arg("gpu") = "h200",
