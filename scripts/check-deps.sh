@@ -25,10 +25,12 @@ declare -A ALLOWED=(
   [llm]="base"
   [signals]="sim semantic logs llm sched/framework sched/plugins slurm predict plan trace config model base"
   [live]="semantic logs llm sched/framework sched/plugins slurm plan predict config model base"
-  [cli]="signals sim live analysis logs llm workload config trace sched/framework sched/plugins slurm predict plan rl semantic eval model base"
+  [run]="sim analysis sched/framework sched/plugins slurm predict plan trace config model base"
+  [python]="run workload logs semantic llm analysis sim sched/framework sched/plugins slurm predict plan trace config model base"
+  [cli]="python run signals sim live analysis logs llm workload config trace sched/framework sched/plugins slurm predict plan rl semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config slurm workload predict semantic sim live analysis plan rl eval logs llm signals cli)
+FOLDERS=(sched/framework sched/plugins base model trace config slurm workload predict semantic sim live analysis plan rl eval logs llm signals run python cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

@@ -17,6 +17,7 @@ TESTS=(
   slurmctld slurmd slurm-client munge
   chromium
   python3-torch
+  python3-pybind11 pybind11-dev python3-pandas
   universal-ctags
 )
 case $SET in

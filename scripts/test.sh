@@ -73,7 +73,7 @@ fi
 SLOW_PID=
 if want release; then
   stage "stage 1: Release build (build/) + ctest"
-  if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DORRERY_TESTS=ON -DORRERY_BENCH=ON "${launcher[@]}" &&
+  if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DORRERY_TESTS=ON -DORRERY_BENCH=ON -DORRERY_PYTHON=ON "${launcher[@]}" &&
      cmake --build build -j "$JOBS"; then
     log=build/ctest-release.log
     (cd build && ctest --output-on-failure -j2 --timeout 900 -E 'Slow') 2>&1 | tee "$log"

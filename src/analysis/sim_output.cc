@@ -49,6 +49,8 @@ void AppendCsvField(std::string& b, std::string_view s) {
 
 }  // namespace
 
+std::string_view OutcomeStatusName(OutcomeStatus s) { return StatusName(s); }
+
 Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vector<JobOutcome>& outcomes,
                     const std::vector<std::string>& vc_names, const std::vector<std::string>& reasons) {
   ORR_ASSIGN_OR_RETURN(auto f, AtomicFile::Create(path));

@@ -26,6 +26,8 @@ Status WriteTimeSeriesCsv(const std::string& path, const std::vector<TimeSample>
                           const std::vector<uint32_t>* powered_nodes = nullptr);
 // node names from `cluster` (the cluster the run placed jobs on).
 Status WriteAttemptsCsv(const std::string& path, const Trace& trace, const AttemptLog& log, const Cluster& cluster);
+// jobs.csv's status column ("finished", "rejected", ...).
+std::string_view OutcomeStatusName(OutcomeStatus s);
 nlohmann::ordered_json SummaryToJson(const RunSummary& s);
 // The "energy" object of an energy-saving run (docs/formats/sim-output.md).
 nlohmann::ordered_json EnergyToJson(const EnergyStats& e);

@@ -6,6 +6,9 @@
 #include "cli/commands.h"
 #include "cli/flag_rules.h"
 #include "semantic/semantic_estimator.h"
+#ifdef ORRERY_PYTHON
+#include "python/embed.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, replay, eval, plan, rl, inspect, diagnose, progress, resilience)"};
@@ -15,6 +18,9 @@ int main(int argc, char** argv) {
                                   "./build/orrery simulate --help"});
   int exit_code = 0;
   orrery::semantic::RegisterSemanticEstimator();  // "semantic" in MakeEstimator (predict evaluate, simulate)
+#ifdef ORRERY_PYTHON
+  orrery::python::InstallEmbeddedPython();  // `--policy py:module.Class` (docs/python.md)
+#endif
   orrery::cli::RegisterImport(app, &exit_code);
   orrery::cli::RegisterGenerate(app, &exit_code);
   orrery::cli::RegisterSimulate(app, &exit_code);

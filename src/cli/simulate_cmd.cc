@@ -27,6 +27,7 @@
 #include "cli/workload_flags.h"
 #include "cli/shape_study.h"
 #include "config/cluster_config.h"
+#include "run/run.h"
 #include "config/infer_cluster.h"
 #include "sched/plugins/ces.h"
 #include "sched/plugins/placers.h"
@@ -386,26 +387,6 @@ Result<ClusterChoice> SelectCluster(const Options& o, const workload::WorkloadSp
   return c;
 }
 
-// A run in which no job can run is an error, not a table of zeros: names the reasons
-// (from the first policy's run) and a hint.
-Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::string& cluster) {
-  if (trace.jobs.empty()) return MakeError("the workload has no jobs");
-  std::map<uint8_t, uint64_t> why;
-  for (const JobOutcome& o : r.outcomes) {
-    if (o.status == OutcomeStatus::kFinished || o.status == OutcomeStatus::kUnfinished ||
-        o.status == OutcomeStatus::kWithdrawn)
-      return Status::Ok();
-    ++why[o.reject_reason];
-  }
-  std::string reasons;
-  for (const auto& [k, n] : why)
-    reasons += (reasons.empty() ? "" : "; ") + (k < r.reasons.size() ? r.reasons[k] : std::string("unknown reason")) +
-               ": " + std::to_string(n);
-  return MakeError("no job of the " + std::to_string(trace.jobs.size()) + " can run on cluster '" + cluster +
-                   "' (" + reasons +
-                   "). Hint: pass the cluster the trace ran on (--cluster FILE.toml or --cluster auto), "
-                   "--cpu-jobs for jobs without GPUs, or --swf-procs-as-gpus for an HPC (SWF) log");
-}
 
 constexpr std::string_view kLlmPreset = "llm";
 
@@ -487,10 +468,7 @@ Status WriteRunFiles(const std::string& dir, const Trace& trace, const Cluster& 
 // The summary, summary.json entry and notes of one finished run.
 void SummariseRun(const Trace& trace, const SimConfig& cfg, const SimResult& r, PolicyRun* out) {
   const std::string& p = cfg.policy;
-  RunData rd{r.policy, r.placer, &r.outcomes, &r.vc_names, &r.reasons, r.total_gpus,
-             r.first_submit, r.last_end, r.gpu_seconds_busy, r.oracle,
-             r.has_energy ? &r.energy : nullptr};
-  out->summary = Summarize(rd);
+  out->summary = SummaryOf(r);
   out->json = SummaryToJson(out->summary);
   AddSharingJson(trace, r, &out->json);
   if (!r.workload_assignment.empty()) out->notes.push_back(p + ": job attributes for packing: " + r.workload_assignment);
@@ -533,17 +511,9 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
   if (tracker_opts) tracker = std::make_unique<signals::LogSignals>(o.seed, *tracker_opts);
   run_cfg.signals = tracker.get();
   auto t0 = std::chrono::steady_clock::now();
-  auto r = o.helios_compat ? SimulateHeliosCompat(trace, cluster, run_cfg) : Simulate(trace, cluster, run_cfg);
+  Result<SimResult> r = SimulateChecked(trace, cluster, run_cfg, o.helios_compat);
   if (!r.ok()) {
-    out.status = r.error().With("policy " + cfg.policy);
-    return out;
-  }
-  if (Status cons = CheckConservation(trace, *r); !cons.ok()) {
-    out.status = cons.error().With("policy " + cfg.policy);
-    return out;
-  }
-  if (Status any = CheckSomethingRuns(trace, *r, cluster.name); !any.ok()) {
-    out.status = any;  // every policy sees the same jobs rejected: no files, one message
+    out.status = r.error();
     return out;
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

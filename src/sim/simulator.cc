@@ -1087,6 +1087,13 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
   PolicyEnv env{&trace, &cluster, cfg.planner, {}};
   ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakePolicyFor(cfg.policy, cfg.seed, &env));
+  if (policy.fault) {  // a policy that can fail while it runs: its failure is the run's error
+    const std::function<Status()> fault = policy.fault;
+    Result<SimResult> r = policy.shape ? MakeError("policy '" + cfg.policy + "': shaping is not available here")
+                                       : Simulate(trace, cluster, cfg, std::move(policy));
+    if (Status f = fault(); !f.ok()) return f.error();
+    return r;
+  }
   if (!policy.shape) return Simulate(trace, cluster, cfg, std::move(policy));
   // A shaping policy (shape=goodput): its jobs are timed by the planner it shapes with, and
   // every attempt is recorded (an attempt's GPUs are its own).

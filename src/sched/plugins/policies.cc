@@ -932,7 +932,25 @@ Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Tra
   return MakePolicyFor(spec, seed, &env);
 }
 
+namespace {
+ExternalPolicyFactory& PythonPolicyFactory() {
+  static ExternalPolicyFactory f;
+  return f;
+}
+}  // namespace
+
+void SetPythonPolicyFactory(ExternalPolicyFactory f) { PythonPolicyFactory() = std::move(f); }
+
 Result<PolicyParts> MakePolicyFor(const std::string& spec, uint64_t seed, PolicyEnv* env) {
+  if (spec.rfind(kPythonPolicyPrefix, 0) == 0) {
+    if (!PythonPolicyFactory())
+      return MakeError("policy '" + spec +
+                       "': Python policies need an orrery built with Python (cmake -DORRERY_PYTHON=ON, as "
+                       "scripts/test.sh builds it; docs/python.md)");
+    ORR_ASSIGN_OR_RETURN(PolicyParts parts, PythonPolicyFactory()(spec, seed, env));
+    parts.name = spec;
+    return parts;
+  }
   const std::string name = spec.substr(0, spec.find(':'));
   const PolicyInfo* info = FindPolicy(name);
   if (info == nullptr) return MakeError("unknown policy '" + name + "' (expected one of " + PolicyNameList() + ")");

@@ -5,6 +5,7 @@
 // `orrery simulate --list-policies` and in docs/policies.md.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +36,15 @@ struct PolicyEnv {
 };
 
 Result<PolicyParts> MakePolicyFor(const std::string& spec, uint64_t seed, PolicyEnv* env);
+
+// Policies written in Python (`py:module.Class`, docs/python.md): built by the factory that a
+// driver embedding Python installs (the `orrery` Python module; the CLI built with
+// ORRERY_PYTHON). Without one, MakePolicyFor refuses `py:` specs and says why.
+inline constexpr std::string_view kPythonPolicyPrefix = "py:";
+using ExternalPolicyFactory = std::function<Result<PolicyParts>(const std::string& spec, uint64_t seed, PolicyEnv* env)>;
+// Installs (or, with an empty function, removes) the factory of `py:` specs; call it before
+// any simulation starts.
+void SetPythonPolicyFactory(ExternalPolicyFactory f);
 // MakePolicyFor with only a trace (no shaping).
 Result<PolicyParts> MakePolicy(const std::string& spec, uint64_t seed, const Trace* trace = nullptr);
 // The registered policies' names, in registry order.

@@ -93,6 +93,24 @@ TEST(PolicyRegistry, SpecErrorsNameTheColumnAndTheKnownKeys) {
   for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.spec), c.error) << c.spec;
 }
 
+// `py:` specs go to the factory a Python-embedding driver installs; without one they are
+// refused with the way to a build that runs them, and the factory's parts get the spec's name.
+TEST(PolicyRegistry, PythonSpecsNeedAFactory) {
+  EXPECT_EQ(ErrorOf("py:my_policies.Short"),
+            "policy 'py:my_policies.Short': Python policies need an orrery built with Python (cmake "
+            "-DORRERY_PYTHON=ON, as scripts/test.sh builds it; docs/python.md)");
+  std::string asked;
+  SetPythonPolicyFactory([&asked](const std::string& spec, uint64_t, PolicyEnv*) -> Result<PolicyParts> {
+    asked = spec;
+    return MakePolicy("fifo", 1);
+  });
+  auto p = MakePolicy("py:my_policies.Short", 7);
+  SetPythonPolicyFactory({});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(asked, "py:my_policies.Short");
+  EXPECT_EQ(p->name, "py:my_policies.Short");
+}
+
 // Every option reaches what it configures (observable parts of the built policy).
 TEST(PolicyRegistry, OptionsReachThePolicy) {
   auto fifo = MakePolicy("fifo", 1);

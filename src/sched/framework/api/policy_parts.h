@@ -2,6 +2,7 @@
 // go with them, and which of them a live driver can run. Part of the core's contract.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,9 @@ struct PolicyParts {
   // What building the policy has to tell about its inputs ("warning: site.conf:3:1: key 'X' is
   // not modelled; ignored"): printed by the command after its results.
   std::vector<std::string> notes;
+  // Policies whose code can fail while it runs (Python policies, docs/python.md): the first
+  // failure, Ok while none; the driver returns it as the run's error. Empty = cannot fail.
+  std::function<Status()> fault;
   // Whether the policy reads the truth (an oracle sort, estimator or PostFilter, or
   // belief_is_truth).
   bool reads_oracle() const;

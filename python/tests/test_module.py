@@ -1,0 +1,256 @@
+"""The orrery Python module against the CLI and the built-in policies (docs/python.md)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import orrery  # noqa: E402
+import reference_policies as rp  # noqa: E402
+
+SOURCE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHARED = os.environ.get("ORRERY_SHARED_DIR", os.path.join(SOURCE, "..", "shared"))
+PHILLY = os.path.join(SHARED, "traces/philly-pollux/philly.part-A.submit-before-2017-11-01.csv")
+PHILLY_TOML = os.path.join(SOURCE, "configs/philly.toml")
+BINARY = os.environ.get("ORRERY_BINARY", os.path.join(SOURCE, "build/orrery"))
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, env=env)
+
+
+@unittest.skipUnless(os.path.exists(PHILLY), "../shared traces absent")
+class PhillyPartA(unittest.TestCase):
+    """Python orders give job for job the built-in policies' results on Philly part A."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.canonical = os.path.join(cls.tmp.name, "philly-a.csv")
+        r = run_cli("import", "--from", "philly", PHILLY, "--out", cls.canonical)
+        assert r.returncode == 0, r.stderr
+        cls.trace = orrery.load_trace(cls.canonical)
+        cls.cluster = orrery.Cluster.from_toml(PHILLY_TOML)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def assertSameRuns(self, a, b):
+        pd.testing.assert_frame_equal(a.jobs, b.jobs)
+        pd.testing.assert_frame_equal(a.attempts, b.attempts)
+        pd.testing.assert_frame_equal(a.timeseries, b.timeseries)
+        sa, sb = dict(a.summary), dict(b.summary)
+        for s in (sa, sb):
+            s.pop("policy")
+        self.assertEqual(sa, sb)
+
+    def test_trace_and_cluster(self):
+        self.assertEqual(len(self.trace), 52849)
+        self.assertEqual(self.trace.origin, "philly")
+        self.assertEqual(self.cluster.name, "philly")
+
+    def test_fifo_and_sjf_match_the_built_in_policies(self):
+        runs = orrery.simulate(self.trace, self.cluster, ["fifo", rp.Fifo(), "sjf", rp.Sjf()], threads=2)
+        self.assertEqual([r.policy for r in runs], ["fifo", "py:Fifo", "sjf", "py:Sjf"])
+        self.assertSameRuns(runs[0], runs[1])
+        self.assertSameRuns(runs[2], runs[3])
+        # The two orders differ, so the comparison above can tell them apart.
+        self.assertFalse(runs[0].jobs["start"].equals(runs[2].jobs["start"]))
+        self.assertEqual(int((runs[1].jobs["status"] == "finished").sum()), 52841)
+
+    def test_two_queue_las_without_preemption_is_fifo(self):
+        # A queue order alone preempts nothing, so a pending job never has attained service
+        # (unless preempted before): every job stays in the first queue, and the order is FIFO.
+        runs = orrery.simulate(self.trace, self.cluster, ["fifo", rp.TwoQueueLas()], threads=2)
+        self.assertSameRuns(runs[0], runs[1])
+
+    def test_frames_equal_the_cli_outputs(self):
+        out = os.path.join(self.tmp.name, "cli")
+        r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "sjf", "-q", "--out-dir", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        run = orrery.simulate(self.trace, self.cluster, "sjf")
+        for name, frame in (("jobs", run.jobs), ("attempts", run.attempts), ("timeseries", run.timeseries)):
+            csv = pd.read_csv(os.path.join(out, "sjf", name + ".csv"), keep_default_na=False, na_values=[""],
+                              float_precision="round_trip")
+            mine = frame.copy()
+            for col in mine.columns:
+                if mine[col].dtype == object:
+                    mine[col] = mine[col].astype(object).where(mine[col].notna(), np.nan)
+                    if csv[col].dtype != object:
+                        csv[col] = csv[col].astype(object)
+            pd.testing.assert_frame_equal(mine, csv, check_dtype=False, obj=name)
+
+    def test_cli_runs_a_python_policy(self):
+        out = os.path.join(self.tmp.name, "cli-py")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                                           os.environ.get("PYTHONPATH", "")]))
+        r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "sjf,py:reference_policies.Sjf",
+                    "-q", "--out-dir", out, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "sjf", "jobs.csv"), "rb") as a, \
+                open(os.path.join(out, "py_reference_policiesSjf", "jobs.csv"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_cli_reports_a_raising_policy(self):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                                           os.environ.get("PYTHONPATH", "")]))
+        r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "fifo,py:reference_policies.Raises",
+                    "--no-output", "-q", env=env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("policy py:reference_policies.Raises: priority(job 2) raised ZeroDivisionError: division by zero "
+                      "(at ", r.stderr)
+
+
+class Quickstart(unittest.TestCase):
+    def test_docs_quickstart_runs(self):
+        with open(os.path.join(SOURCE, "docs/python.md")) as f:
+            doc = f.read()
+        code = doc.split("## Quickstart", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual([line.split()[0] for line in lines[:3]], ["fifo", "sjf", "py:SmallFirst"])
+        # The queue is loaded: shortest-first and fewest-GPUs-first wait less than FIFO.
+        waits = [float(line.split()[1]) for line in lines[:3]]
+        self.assertLess(waits[1], waits[0])
+        self.assertLess(waits[2], waits[0])
+
+
+class Plan(unittest.TestCase):
+    def test_inference_step_equals_the_cli(self):
+        r = run_cli("plan", "estimate", "--phase", "decode", "--model", "qwen2.5-32b", "--batch", "64", "--context",
+                    "8192", "--tp", "4", "--gpu", "h100", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout)
+        mine = orrery.plan.estimate("qwen2.5-32b", "decode", batch=64, context=8192, tp=4, gpu="h100")
+        self.assertEqual(mine["step_time_s"], cli["step_time_s"])
+        self.assertEqual(mine["max_batch"], cli["max_batch"])
+        self.assertEqual(mine["gemm_s"], cli["breakdown"]["gemm_s"])
+        self.assertTrue(mine["fits"])
+        with self.assertRaisesRegex(orrery.OrreryError, "nosuch"):
+            orrery.plan.estimate("nosuch-7b")
+
+
+class Diagnose(unittest.TestCase):
+    def test_log_text_equals_the_cli(self):
+        log = os.path.join(SOURCE, "tests/fixtures/logs/nccl-ib-failure.log")
+        r = run_cli("diagnose", log, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout)
+        with open(log) as f:
+            mine = orrery.diagnose(f.read())
+        self.assertEqual({k: mine[k] for k in cli}, cli)
+        self.assertEqual((mine["category"], mine["subtype"], mine["suspect_node"]),
+                         ("infrastructure", "network_ib", "gpu-node-07"))
+
+    def test_progress_equals_the_cli(self):
+        log = os.path.join(SOURCE, "tests/fixtures/logs/megatron-train.log")
+        r = run_cli("progress", log, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout)
+        with open(log) as f:
+            mine = orrery.progress(f.read())
+        self.assertEqual({k: mine[k] for k in cli}, cli)
+        self.assertEqual((mine["framework"], mine["step"], mine["total_steps"]), ("megatron-lm", 500, 500000))
+
+
+class Inspect(unittest.TestCase):
+    def test_launch_script_equals_the_cli(self):
+        script = os.path.join(SOURCE, "tests/fixtures/inspect/run_qwen2-7b.sh")
+        r = run_cli("inspect", script, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout.splitlines()[0])
+        self.assertEqual(orrery.inspect(script), [cli])
+        with open(script) as f:
+            self.assertEqual(orrery.inspect({script: f.read()}), [cli])
+
+
+class BadInput(unittest.TestCase):
+    def setUp(self):
+        self.frame = pd.DataFrame({"submit": [0, 10, 20], "duration": [100, 50, 10], "gpus": [4, 2, 2],
+                                   "user": ["a", "b", "a"], "vc": "a"})
+        self.cluster = orrery.Cluster.from_toml(os.path.join(SOURCE, "tests/fixtures/explain/one-node.toml"))
+
+    def test_frame_trace_simulates(self):
+        # One 4-GPU node: job 0 holds it until 100, then jobs 1 and 2 share it (FIFO, blocking).
+        run = orrery.simulate(self.frame, self.cluster, "fifo")
+        self.assertEqual(list(run.jobs["run"]), [100, 50, 10])
+        self.assertEqual(list(run.jobs["start"]), [0, 100, 100])
+        self.assertEqual(list(run.jobs["vc"]), ["a", "a", "a"])
+        # Shortest first with the oracle estimator: the same here (jobs 1 and 2 fit together).
+        self.assertEqual(list(orrery.simulate(self.frame, self.cluster, rp.Sjf()).jobs["end"]), [100, 150, 110])
+
+    def test_cluster_from_nodes_frame(self):
+        nodes = pd.DataFrame({"vc": ["a", "a", "b"], "gpus": [4, 8, 2], "count": [2, 1, 3]})
+        cluster = orrery.Cluster.from_frame(nodes, name="tiny")
+        self.assertEqual((cluster.name, cluster.nodes, cluster.gpus), ("tiny", 6, 22))
+        # The 8-GPU job fits only VC a's 8-GPU node.
+        run = orrery.simulate(self.frame.assign(gpus=[8, 2, 2]), cluster, "fifo")
+        self.assertEqual(list(run.jobs["status"]), ["finished"] * 3)
+        self.assertEqual(list(run.jobs["start"]), [0, 10, 20])
+        with self.assertRaisesRegex(orrery.OrreryError, "no column 'gpus'"):
+            orrery.Cluster.from_frame(nodes.drop(columns=["gpus"]))
+
+    def test_frame_without_a_required_column(self):
+        with self.assertRaisesRegex(orrery.OrreryError, "no column 'gpus'"):
+            orrery.load_trace(self.frame.drop(columns=["gpus"]))
+
+    def test_frame_with_fractional_seconds(self):
+        with self.assertRaisesRegex(orrery.OrreryError, "column 'duration', row 1: expected a whole number"):
+            orrery.load_trace(self.frame.assign(duration=[100, 50.5, 10]))
+
+    def test_policy_that_raises(self):
+        with self.assertRaises(orrery.OrreryError) as cm:
+            orrery.simulate(self.frame, self.cluster, rp.Raises())
+        msg = str(cm.exception)
+        self.assertIn("policy py:Raises", msg)
+        self.assertIn("raised ZeroDivisionError: division by zero", msg)
+        self.assertIn("reference_policies.py:", msg)
+
+    def test_policy_that_returns_no_number(self):
+        with self.assertRaisesRegex(orrery.OrreryError, r"returned 'soon': expected a number"):
+            orrery.simulate(self.frame, self.cluster, rp.NotANumber())
+
+    def test_job_view_shows_the_request_and_expires(self):
+        keeper = rp.Keeper()
+        orrery.simulate(self.frame.assign(walltime=[200, None, 30]), self.cluster, keeper)
+        self.assertEqual(keeper.seen, [(0, "a", "a", 200, None, 0, 0), (1, "b", "a", None, None, 0, 0),
+                                       (2, "a", "a", 30, None, 0, 0)])
+        with self.assertRaisesRegex(ValueError, "no longer valid"):
+            keeper.kept.submit
+
+    def test_unknown_policy_and_module(self):
+        with self.assertRaisesRegex(orrery.OrreryError, "unknown policy 'nosuch'"):
+            orrery.simulate(self.frame, self.cluster, "nosuch")
+        with self.assertRaisesRegex(orrery.OrreryError, "ModuleNotFoundError"):
+            orrery.simulate(self.frame, self.cluster, "py:no_such_module.Policy")
+
+    def test_bad_cluster_file_has_the_cli_message(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bad.toml")
+            with open(path, "w") as f:
+                f.write("[cluster\nname = 1\n")
+            with self.assertRaises(orrery.OrreryError) as cm:
+                orrery.Cluster.from_toml(path)
+            r = run_cli("simulate", "--generate", "helios-venus", "--days", "1", "--cluster", path, "--no-output")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(path + ":1", str(cm.exception))
+            self.assertIn(str(cm.exception), r.stderr)
+
+    def test_same_seed_same_results(self):
+        venus = orrery.Cluster.default()
+        a = orrery.simulate(orrery.generate("helios-venus", days=1, seed=3), venus, ["fifo", rp.Fifo()])
+        b = orrery.simulate(orrery.generate("helios-venus", days=1, seed=3), venus, ["fifo", rp.Fifo()],
+                            threads=1)
+        pd.testing.assert_frame_equal(a[1].jobs, b[1].jobs)
+        pd.testing.assert_frame_equal(a[0].jobs, a[1].jobs)
+
+
+if __name__ == "__main__":
+    unittest.main()
