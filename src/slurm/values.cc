@@ -18,39 +18,39 @@ std::optional<int64_t> SmallCount(std::string_view s) {
   return v;
 }
 
-// "H", "H:M" or "H:M:S" after a "D-" prefix, in seconds.
-std::optional<int64_t> HoursPart(std::string_view s) {
-  int64_t parts[3] = {0, 0, 0};
+// Up to three colon-separated counts ("A", "A:B", "A:B:C"): how many, and their values.
+struct ColonParts {
+  int64_t v[3] = {0, 0, 0};
   size_t n = 0;
+};
+std::optional<ColonParts> SplitColons(std::string_view s) {
+  ColonParts p;
   for (;;) {
     const size_t colon = s.find(':');
-    if (n == 3) return std::nullopt;
+    if (p.n == 3) return std::nullopt;
     auto v = SmallCount(s.substr(0, colon));
     if (!v) return std::nullopt;
-    parts[n++] = *v;
-    if (colon == std::string_view::npos) break;
+    p.v[p.n++] = *v;
+    if (colon == std::string_view::npos) return p;
     s.remove_prefix(colon + 1);
   }
-  return parts[0] * 3600 + parts[1] * 60 + parts[2];
+}
+
+// "H", "H:M" or "H:M:S" after a "D-" prefix, in seconds.
+std::optional<int64_t> HoursPart(std::string_view s) {
+  auto p = SplitColons(s);
+  if (!p) return std::nullopt;
+  return p->v[0] * 3600 + p->v[1] * 60 + p->v[2];
 }
 
 // Without a day part: M, M:S or H:M:S.
 std::optional<int64_t> ClockPart(std::string_view s) {
-  int64_t parts[3] = {0, 0, 0};
-  size_t n = 0;
-  for (;;) {
-    const size_t colon = s.find(':');
-    if (n == 3) return std::nullopt;
-    auto v = SmallCount(s.substr(0, colon));
-    if (!v) return std::nullopt;
-    parts[n++] = *v;
-    if (colon == std::string_view::npos) break;
-    s.remove_prefix(colon + 1);
-  }
-  switch (n) {
-    case 1: return parts[0] * 60;
-    case 2: return parts[0] * 60 + parts[1];
-    default: return parts[0] * 3600 + parts[1] * 60 + parts[2];
+  auto p = SplitColons(s);
+  if (!p) return std::nullopt;
+  switch (p->n) {
+    case 1: return p->v[0] * 60;
+    case 2: return p->v[0] * 60 + p->v[1];
+    default: return p->v[0] * 3600 + p->v[1] * 60 + p->v[2];
   }
 }
 
