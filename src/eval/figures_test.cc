@@ -1,4 +1,4 @@
-// The figures as a test (docs/validation/eval.md, section J): a 7B model on the shared
+// The evaluation figures as a test (docs/validation/eval.md, section J): a 7B model on the shared
 // OpenCompass suite (the 63 datasets with a known size) at 1 and 4 nodes of 8 A100s. Acme
 // reports 1.3x (1 node) and 1.8x (4 nodes) lower makespan than the coupled practice; the
 // acme strategy must beat both ratios and both OpenCompass partitioners (at their defaults
