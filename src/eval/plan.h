@@ -2,10 +2,10 @@
 // slices of which datasets each GPU job runs, in which order, where the checkpoint is loaded
 // from, and where and when metrics are computed.
 //
-// Mapping onto the core job model ("a job is one or more phases", branch `core`): a GpuJob
-// expands (ExpandGpuJob) into the phases startup → load → infer → [metric], a CPU job into one
-// phase; dependencies (MetricJob::after) are job-level edges. The simulator integration will
-// turn each expanded job into one core job with these phases, unchanged.
+// Mapping onto the core job model (a job is one or more phases, model/work.h): a GpuJob expands
+// (ExpandGpuJob) into the phases startup → load → infer → [metric], a CPU job into one phase;
+// dependencies (MetricJob::after) are job-level edges. In the simulator each expanded job is one
+// core job with these phases (eval/requests.h).
 #pragma once
 
 #include <cstdint>
