@@ -69,6 +69,9 @@ Result<Cluster> SwfCluster(const SwfMachine& m, const std::string& path) {
   VirtualCluster vc;
   vc.id = VcId(0);
   vc.name = "default";
+  const uint64_t count = (m.max_procs + per_node - 1) / per_node;
+  c.nodes.reserve(count);
+  vc.nodes.reserve(count);
   for (uint64_t left = m.max_procs; left > 0;) {
     Node n;
     n.id = NodeId(static_cast<uint32_t>(c.nodes.size()));

@@ -191,6 +191,29 @@ TEST(Hostlist, ClusterSizeBoundsTheList) {
   EXPECT_EQ(r.error().message, "hostlist \"m1,n[1-4]\" (9 bytes), column 4: expected at most 4 names, got more");
 }
 
+// One squeue listing of 400 rows, each row n[0-999999] (47 KB in all), asked for 400 million
+// names (more than 2 GB) when each row had only its own bound: the rows share one. Three rows
+// of 400,000 names: the first two make 800,000; the third passes 1,000,000 at its column 1.
+TEST(Hostlist, OneListingSharesOneBound) {
+  auto row = [](int id) {
+    std::string line = std::to_string(id);
+    for (const char* f : {"RUNNING", "gpu", "alice", "1", "gpu:1", "1:00:00", "N/A", "N/A", "N/A", "None",
+                          "n[0-399999]", "j", "(null)"})
+      line += kFieldSep + std::string(f);
+    return line + "\n";
+  };
+  auto two = ParseSqueue(row(1) + row(2));
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ((*two)[1].nodes.size(), 400'000u);
+  auto three = ParseSqueue(row(1) + row(2) + row(3));
+  ASSERT_FALSE(three.ok());
+  EXPECT_EQ(three.error().message.rfind("squeue output line 3: the listing's hostlists together: hostlist "
+                                        "\"n[0-399999]\" (11 bytes), column 1: expected at most 1000000 names, got more",
+                                        0),
+            0u)
+      << three.error().message;
+}
+
 TEST(Exec, CapturesOutputErrorsAndTimeouts) {
   auto ok = Exec({"sh", "-c", "echo out; echo err >&2; exit 3"}, 5000);
   ASSERT_TRUE(ok.ok());

@@ -131,29 +131,44 @@ Error HostlistError(std::string_view s, size_t col, const std::string& what) {
                    ": " + what);
 }
 
-// Checks one bracket range against the bounds before it is expanded: `count` names of
-// prefix + digits + suffix, `*names` and `*bytes` the totals so far (updated).
-Status CheckRange(std::string_view s, size_t col, uint64_t count, size_t name_bytes, size_t max_names, size_t* names,
-                  size_t* bytes) {
+// Checks `count` names of `name_bytes` each against one bound (`max_names` names,
+// kMaxHostlistBytes bytes) before they are expanded; `*seen` holds the totals so far.
+Status CheckBound(std::string_view s, size_t col, uint64_t count, size_t name_bytes, size_t max_names,
+                  const HostlistBudget& seen) {
+  if (count > max_names - seen.names)
+    return HostlistError(s, col, "expected at most " + std::to_string(max_names) + " names, got more");
+  if (count * name_bytes > kMaxHostlistBytes - seen.bytes)
+    return HostlistError(s, col, "expected at most " + std::to_string(kMaxHostlistBytes) + " bytes of names, got more");
+  return Status::Ok();
+}
+
+// Checks one bracket range before it is expanded: `count` names of prefix + digits + suffix,
+// against the list's own bound (`max_names`, totals in `*list`) and, when given, the bound of
+// the whole listing (`*listing`); both totals are updated.
+Status CheckRange(std::string_view s, size_t col, uint64_t count, size_t name_bytes, size_t max_names,
+                  HostlistBudget* list, HostlistBudget* listing) {
   if (name_bytes > kMaxNodeNameBytes)
     return HostlistError(s, col, "expected node names of at most " + std::to_string(kMaxNodeNameBytes) +
                                      " bytes, got one of " + std::to_string(name_bytes));
-  if (count > max_names - *names)
-    return HostlistError(s, col, "expected at most " + std::to_string(max_names) + " names, got more");
-  if (count * name_bytes > kMaxHostlistBytes - *bytes)
-    return HostlistError(s, col, "expected at most " + std::to_string(kMaxHostlistBytes) + " bytes of names, got more");
-  *names += count;
-  *bytes += count * name_bytes;
+  ORR_RETURN_IF_ERROR(CheckBound(s, col, count, name_bytes, max_names, *list));
+  if (listing) {
+    Status whole = CheckBound(s, col, count, name_bytes, kMaxHostlistNames, *listing);
+    if (!whole.ok()) return whole.error().With("the listing's hostlists together");
+    listing->names += count;
+    listing->bytes += count * name_bytes;
+  }
+  list->names += count;
+  list->bytes += count * name_bytes;
   return Status::Ok();
 }
 
 }  // namespace
 
-Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_names) {
+Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_names, HostlistBudget* listing) {
   std::vector<std::string> out;
   if (s.empty() || s == "(null)" || s == "N/A") return out;
   max_names = std::min(max_names, kMaxHostlistNames);
-  size_t names = 0, bytes = 0;
+  HostlistBudget list;
   size_t i = 0;
   while (i < s.size()) {
     // One item: prefix[ranges]suffix? up to a comma outside brackets.
@@ -171,7 +186,7 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_n
     if (item.empty()) continue;
     size_t lb = item.find('[');
     if (lb == std::string_view::npos) {
-      ORR_RETURN_IF_ERROR(CheckRange(s, b + 1, 1, item.size(), max_names, &names, &bytes));
+      ORR_RETURN_IF_ERROR(CheckRange(s, b + 1, 1, item.size(), max_names, &list, listing));
       out.emplace_back(item);
       continue;
     }
@@ -188,7 +203,7 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_n
         return HostlistError(s, b + lb + 2, "bad range " + Quote(r));
       const size_t width = std::max(a.size(), std::to_string(hi).size());
       const uint64_t count = hi - lo < kMaxHostlistNames ? hi - lo + 1 : kMaxHostlistNames + 1;  // no wrap at 2^64
-      ORR_RETURN_IF_ERROR(CheckRange(s, b + 1, count, prefix.size() + width + suffix.size(), max_names, &names, &bytes));
+      ORR_RETURN_IF_ERROR(CheckRange(s, b + 1, count, prefix.size() + width + suffix.size(), max_names, &list, listing));
       for (uint64_t v = lo; v <= hi; ++v) {
         std::string num = std::to_string(v);
         if (num.size() < a.size()) num.insert(0, a.size() - num.size(), '0');
@@ -320,18 +335,20 @@ const char* const kSinfoFormat = "%N\x1f%R\x1f%T\x1f%G";
 
 Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
   std::vector<SlurmJob> jobs;
+  HostlistBudget listing;
   size_t lineno = 0;
   for (std::string_view line : Split(text, '\n')) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j, ParseSqueueLine(line, lineno));
+    ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j, ParseSqueueLine(line, lineno, kMaxHostlistNames, &listing));
     if (j) jobs.push_back(std::move(*j));
   }
   return jobs;
 }
 
-Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno, size_t max_nodes) {
+Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno, size_t max_nodes,
+                                                HostlistBudget* listing) {
   auto f = Split(line, kSep);
   auto bad = [&](const std::string& what) {
     return MakeError("squeue output line " + std::to_string(lineno) + ": " + what + ", got \"" +
@@ -363,7 +380,7 @@ Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t li
   j.held = j.state == SlurmJobState::kPending &&
            (j.reason == "JobHeldAdmin" || j.reason == "JobHeldUser" || j.state_raw == "REQUEUE_HOLD" ||
             j.reason == "launch failed requeued held" || j.reason == "job requeued in held state");
-  auto nodes = ExpandHostlist(f[11], max_nodes);
+  auto nodes = ExpandHostlist(f[11], max_nodes, listing);
   if (!nodes.ok()) return bad(nodes.error().message);
   j.nodes = std::move(*nodes);
   j.name = std::string(f[12]);
@@ -624,9 +641,11 @@ Result<JobListing> ExecSlurmClient::JobDiff(const ListingDelta::Diff& diff, bool
   JobListing l;
   l.full = full;
   l.jobs.reserve(diff.changed.size());
+  HostlistBudget listing;
   for (const ListingDelta::Line& row : diff.changed) {
     ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j,
-                         ParseSqueueLine(row.text, row.lineno, cluster_nodes_ > 0 ? cluster_nodes_ : kMaxHostlistNames));
+                         ParseSqueueLine(row.text, row.lineno, cluster_nodes_ > 0 ? cluster_nodes_ : kMaxHostlistNames,
+                                         &listing));
     if (j) l.jobs.push_back(std::move(*j));
   }
   uint64_t id = 0;

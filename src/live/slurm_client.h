@@ -224,21 +224,31 @@ Result<uint16_t> UniformGpus(const std::vector<NodeShare>& nodes);
 // (kMaxHostlistNames, or the size of the cluster when it is known), each at most
 // kMaxNodeNameBytes long (Slurm's node names are host names), kMaxHostlistBytes in all.
 // A larger list is an error naming the item and its column, not an allocation of gigabytes.
+// A listing of many rows (one squeue listing) has one bound for all its hostlists together:
+// a HostlistBudget shared by the rows, with the same limits, charged by every expansion.
 inline constexpr size_t kMaxHostlistNames = 1'000'000;
 inline constexpr size_t kMaxNodeNameBytes = 255;
 inline constexpr size_t kMaxHostlistBytes = 64u << 20;
-Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_names = kMaxHostlistNames);
+struct HostlistBudget {
+  size_t names = 0;  // expanded so far, by every list charged to it
+  size_t bytes = 0;
+};
+Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_names = kMaxHostlistNames,
+                                                HostlistBudget* listing = nullptr);
 // The field separator of kSqueueFormat and kSinfoFormat (the unit separator: it cannot
 // occur in names or comments typed by users).
 inline constexpr char kFieldSep = '\x1f';
-// squeue -h -o with kSqueueFormat. One job per line.
+// squeue -h -o with kSqueueFormat. One job per line; the node lists of all the rows
+// together are bounded as one hostlist is (HostlistBudget).
 extern const char* const kSqueueFormat;
 Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text);
 // One line of that output (`lineno` for the error message); nullopt for the rows of array and
 // heterogeneous jobs ("12_3", "12+1"), which are not managed.
-// `max_nodes` bounds the expansion of the job's node list (the cluster's size when known).
+// `max_nodes` bounds the expansion of the job's node list (the cluster's size when known);
+// `listing`, when given, is the bound of all the rows of one listing together.
 Result<std::optional<SlurmJob>> ParseSqueueLine(std::string_view line, size_t lineno,
-                                                size_t max_nodes = kMaxHostlistNames);
+                                                size_t max_nodes = kMaxHostlistNames,
+                                                HostlistBudget* listing = nullptr);
 // sinfo -h -N -o with kSinfoFormat. One (node, partition) per line.
 extern const char* const kSinfoFormat;
 Result<std::vector<SlurmNode>> ParseSinfo(std::string_view text);
