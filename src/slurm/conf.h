@@ -92,8 +92,9 @@ struct SlurmConf {
   std::vector<std::string> warnings;
 };
 
-// At most this many nodes (node ranges are expanded).
-inline constexpr size_t kMaxNodes = 1'000'000;
+// At most this many nodes (node ranges are expanded): ten times the largest Slurm clusters
+// in service, small enough that a hostile range of a few hundred bytes stays cheap.
+inline constexpr size_t kMaxNodes = 100'000;
 
 Result<SlurmConf> ParseSlurmConf(std::string_view text, std::string_view file);
 Result<SlurmConf> ReadSlurmConf(const std::string& path);

@@ -63,6 +63,22 @@ TEST(SlurmHostList, RangesListsPaddingAndErrors) {
   auto big = ExpandHostList("n[1-101]", 100);
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.error().message, "expected at most 100 names, got more");
+  // 250 bytes of prefix + "[1-3]" + 10 bytes of suffix: names of 251 + 10 = 261 bytes.
+  auto wide = ExpandHostList(std::string(250, 'w') + "[1-3]" + std::string(10, 's'), 100);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.error().message, "expected host names of at most 255 bytes, got one of 261");
+}
+
+// A 264-byte slurm.conf whose NodeName lines multiplied bracketed ranges asked for a million
+// nodes (about 2 GB and 9 s under the fuzzer's sanitizers); nodes are bounded at 100,000.
+TEST(SlurmConf, BoundsTheNodesARangeMakes) {
+  auto c = ParseSlurmConf("NodeName=r[0-99]n[0-1000] CPUs=1\n", "big.conf");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("big.conf:1:"), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("expected at most 100000 names, got more"), std::string::npos) << c.error().message;
+  auto ok = ParseSlurmConf("NodeName=r[0-99]n[0-999] CPUs=1\n", "ok.conf");  // exactly 100,000
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->nodes.size(), 100'000u);
 }
 
 TEST(SlurmTres, CountsAndMemoryUnits) {

@@ -89,6 +89,9 @@ Status ExpandOne(std::string_view name, const std::string& prefix, size_t limit,
   if (open == std::string_view::npos) {
     if (name.find(']') != std::string_view::npos) return MakeError("expected every ']' to close a '[', got " + Quote(name));
     if (out->size() >= limit) return MakeError("expected at most " + std::to_string(limit) + " names, got more");
+    if (prefix.size() + name.size() > kMaxHostNameBytes)
+      return MakeError("expected host names of at most " + std::to_string(kMaxHostNameBytes) + " bytes, got one of " +
+                       std::to_string(prefix.size() + name.size()));
     out->push_back(prefix + std::string(name));
     return Status::Ok();
   }

@@ -31,7 +31,9 @@ std::string Lower(std::string_view s);
 
 // The names of a host list: comma-separated names, each with any number of bracketed ranges
 // and lists ("gpu[001-004,010]", "r[1-2]n[1-3]"); a range keeps its lower bound's zero padding.
-// At most `limit` names; an error text says what was expected.
+// At most `limit` names of at most kMaxHostNameBytes each (host names), so that the
+// expansion is bounded in bytes as well; an error text says what was expected.
+inline constexpr size_t kMaxHostNameBytes = 255;
 Result<std::vector<std::string>> ExpandHostList(std::string_view s, size_t limit);
 
 // A TRES list "cpu=64,gres/gpu=8,mem=512G,node=2": names lower-cased; mem in MiB (K, M, G, T
