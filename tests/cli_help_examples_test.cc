@@ -9,13 +9,16 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
+#include "plan/model_names.h"
 
 namespace {
 
@@ -111,7 +114,10 @@ std::vector<HelpOption> Options(const std::string& help) {
     p = e;
     if (line.empty() || line.find_first_not_of(' ') == std::string::npos) break;
     const size_t first = line.find_first_not_of(' ');
-    if (line[first] != '-') continue;  // a wrapped help line
+    if (line[first] != '-') {  // help on its own line, after a long name column
+      if (!out.empty()) out.back().help += " " + line.substr(first);
+      continue;
+    }
     HelpOption o;
     const size_t end = line.find(' ', first);
     const std::string names = line.substr(first, end - first);
@@ -142,10 +148,52 @@ std::string Primary(const HelpOption& o) {
   return o.names.empty() ? "" : o.names[0];
 }
 
+// The model flags (docs/cli.md, "Model names") and the uses of the models each takes.
+std::vector<orrery::plan::ModelUse> ModelUses(const std::string& command) {
+  using orrery::plan::ModelUse;
+  if (command == "plan estimate") return {ModelUse::kTraining, ModelUse::kInference};
+  if (command == "plan lins-scaling") return {ModelUse::kTraining};
+  if (command == "plan search") return {ModelUse::kSailor};
+  if (command == "rl step") return {ModelUse::kInference};
+  if (command == "eval plan" || command == "eval compare" || command == "eval submit" || command == "simulate")
+    return {ModelUse::kEval};
+  return {};
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A model flag's help lists the canonical names of the models the command takes, and no older
+// spelling (matched as a whole word, in any case).
+void CheckModelFlag(const std::string& command, const HelpOption& o) {
+  SCOPED_TRACE(Primary(o));
+  const std::vector<orrery::plan::ModelUse> uses = ModelUses(command);
+  ASSERT_FALSE(uses.empty()) << "a model flag the table of model uses does not know";
+  for (orrery::plan::ModelUse u : uses)
+    EXPECT_NE(o.help.find(orrery::plan::CanonicalModelList(u)), std::string::npos) << o.help;
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : o.help + " ") {
+    if (std::string_view(" ,;():").find(c) == std::string_view::npos) {
+      word += c;
+    } else if (!word.empty()) {
+      words.push_back(Lower(word));
+      word.clear();
+    }
+  }
+  for (const orrery::plan::ModelName& m : orrery::plan::ModelNames())
+    for (std::string_view alias : m.aliases)
+      if (!alias.empty())
+        EXPECT_EQ(std::find(words.begin(), words.end(), Lower(std::string(alias))), words.end())
+            << "older spelling " << alias << " of " << m.canonical << " in: " << o.help;
+}
+
 // One vocabulary (docs/cli.md): --format for a trace format, --out-dir DIR for a folder and
-// --out FILE for a file, --json a switch that prints JSON to stdout; older spellings only as
-// aliases after the primary name.
-void CheckVocabulary(const std::string& command, size_t* checked) {
+// --out FILE for a file, --json a switch that prints JSON to stdout, --model for a model (its help
+// listing canonical names); older spellings only as aliases after the primary name.
+void CheckVocabulary(const std::string& command, size_t* checked, size_t* models) {
   SCOPED_TRACE(command.empty() ? "orrery" : command);
   Out help = Shell(std::string(ORRERY_BINARY) + " " + command + " --help");
   for (const HelpOption& o : Options(help.text)) {
@@ -158,15 +206,24 @@ void CheckVocabulary(const std::string& command, size_t* checked) {
                         o.help.find("output folder") != std::string::npos;
     if (folder) EXPECT_EQ(name, "--out-dir") << "an output folder is --out-dir DIR:" << o.help;
     if (name == "--out") EXPECT_FALSE(folder) << "--out names a file";
+    const bool model = std::any_of(o.names.begin(), o.names.end(), [](const std::string& n) {
+      return n == "--model" || n == "--model-size" || n == "--eval-model-size";
+    });
+    if (model) {
+      CheckModelFlag(command, o);
+      ++*models;
+    }
+    EXPECT_NE(name, "--model-size") << "a model is --model (--model-size only as its alias)";
   }
   for (const std::string& sub : Subcommands(help.text))
-    CheckVocabulary(command.empty() ? sub : command + " " + sub, checked);
+    CheckVocabulary(command.empty() ? sub : command + " " + sub, checked, models);
 }
 
 TEST(CliVocabulary, EveryCommandUsesTheSameWordsForTheSameThings) {
-  size_t checked = 0;
-  CheckVocabulary("", &checked);
+  size_t checked = 0, models = 0;
+  CheckVocabulary("", &checked, &models);
   EXPECT_GE(checked, 150u);  // options over every command and subcommand
+  EXPECT_EQ(models, 8u);     // plan estimate, lins-scaling, search; rl step; eval plan, compare, submit; simulate
 }
 
 // README.md's quick start runs as written (serve, which needs a Slurm cluster, is only shown).

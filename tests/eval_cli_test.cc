@@ -70,7 +70,11 @@ TEST(EvalCliTest, BadInputIsExit2WithAClearMessage) {
       {"eval plan " + empty.string() + p, "zero-size suite: no dataset with examples to evaluate"},
       {"eval plan " + kSuite + p, "datasets without an example count (fill 'examples' or pass --skip-unsized)"},
       {"eval plan " + kSuite + p + " --only gsm8k,nosuchset", "unknown dataset \"nosuchset\""},
-      {"eval plan " + kSuite + " --skip-unsized --model-size 7X --nodes 1", "model size \"7X\": expected a parameter count"},
+      {"eval plan " + kSuite + " --skip-unsized --model-size 7X --nodes 1", "--model: model size \"7X\": expected a parameter count"},
+      {"eval plan " + kSuite + " --skip-unsized --model llama-9b --nodes 1",
+       "orrery eval plan: --model: unknown model \"llama-9b\": expected one of gpt-125m, gpt-350m, gpt-1.3b, "},
+      {"eval plan " + kSuite + " --skip-unsized --model llama-9b --nodes 1",
+       ", qwen2.5-72b or a parameter count such as 7B, 1.3B, 350M or 7e9\n"},
       {"eval plan " + kSuite + p + " --skip-unsized --strategy best", "unknown strategy \"best\""},
       {"eval plan " + kSuite + p + " --skip-unsized --history " + not_db.string(), "not a SQLite database"},
       {"eval plan " + kSuite + " --skip-unsized --model-size 7B --nodes 0", "--nodes: expected 1 to 100000 nodes"},
@@ -96,6 +100,27 @@ TEST(EvalCliTest, HistoryOfAnotherSchemaVersionIsExit2) {
   EXPECT_EQ(o.status, 2) << o.text;
   EXPECT_NE(o.text.find("schema version 9, this orrery reads version 1"), std::string::npos) << o.text;
   fs::remove(db);
+}
+
+// --model takes a parameter count (read as one, printed as given) or a model name at its
+// nominal size, printed by its canonical name; --model-size is its alias.
+TEST(EvalCliTest, ModelIsACountOrAModelName) {
+  const std::string suite = std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/eval_sim/suite.csv";
+  const std::string rest = " --nodes 1 --strategy acme --json";
+  auto model = [](const Out& o) { return nlohmann::json::parse(o.text.substr(o.text.find('{')))["model"]; };
+  Out count = RunCmd("eval plan " + suite + " --model-size 1.3B" + rest);
+  Out named = RunCmd("eval plan " + suite + " --model GPT-1.3B" + rest);
+  Out alias = RunCmd("eval plan " + suite + " --model 1.3b" + rest);
+  ASSERT_EQ(count.status, 0) << count.text;
+  ASSERT_EQ(named.status, 0) << named.text;
+  ASSERT_EQ(alias.status, 0) << alias.text;
+  EXPECT_EQ(model(count)["size"], "1.3B");
+  EXPECT_EQ(model(named)["size"], "gpt-1.3b");
+  EXPECT_EQ(model(alias)["size"], "1.3b");  // a count first, as it always was
+  EXPECT_EQ(model(named)["params"], model(count)["params"]);
+  Out llama = RunCmd("eval plan " + suite + " --model llama3-70b" + rest);
+  ASSERT_EQ(llama.status, 0) << llama.text;
+  EXPECT_EQ(model(llama)["params"].get<double>(), 70e9);
 }
 
 TEST(EvalCliTest, CompareListsEveryStrategyAtEveryNodeCount) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -81,6 +82,63 @@ TEST(PlanCli, BadInputNamesTheConstraint) {
     EXPECT_EQ(o.status, 2) << c.args;
     EXPECT_EQ(o.err, c.message) << c.args;
   }
+}
+
+// One model naming (docs/cli.md, "Model names"): an unknown --model names the flag and lists the
+// canonical names the subcommand takes; a known model without what the subcommand needs says what
+// it has.
+TEST(PlanCli, UnknownModelListsTheCanonicalNamesThatApply) {
+  const std::string training =
+      "gpt-125m, gpt-350m, gpt-1.3b, gpt-2.7b, gpt-6.7b, gpt-13b, gpt-neo-2.7b, opt-350m, llama-7b, llama-13b, llama-30b "
+      "or gpt:layers=L,hidden=H,heads=A,vocab=V\n";
+  const std::string inference =
+      "llama3-8b, llama3-70b, qwen2.5-1.5b, qwen2.5-7b, qwen2.5-14b, qwen2.5-32b, qwen2.5-72b or "
+      "llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V\n";
+  const std::string sailor = "gpt-neo-2.7b, opt-350m, opt-30b, llama3-8b\n";
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"estimate --model gpt-9b --gpus 1 " + kGpu + "--strategy single",
+       "orrery plan: --model: unknown model \"gpt-9b\": expected one of " + training},
+      {"estimate --model qwen2.5-7b --gpus 1 " + kGpu + "--strategy single",
+       "orrery plan: --model: model \"qwen2.5-7b\" has an inference shape, not a training shape: expected one of " + training},
+      {"estimate --phase decode --model 1.3B --batch 1 --context 128 --gpu h100",
+       "orrery plan: --model: model \"1.3B\" is gpt-1.3b, which has a training shape, not an inference shape: expected one of " +
+           inference},
+      {"estimate --phase decode --model qwen9 --batch 1 --context 128 --gpu h100",
+       "orrery plan: --model: unknown model \"qwen9\": expected one of " + inference},
+      {"lins-scaling --model LLAMA-3-8",
+       "orrery plan: --model: model \"LLAMA-3-8\" is llama3-8b, which has an inference shape and a Sailor profile, not a "
+       "training shape: expected one of " + training},
+      {"search --model opt-1b --pool sailor:A100-40=16", "orrery plan: --model: unknown model \"opt-1b\": expected one of " + sailor},
+      {"search --model llama-7b --pool sailor:A100-40=16",
+       "orrery plan: --model: model \"llama-7b\" has a training shape, not a Sailor profile: expected one of " + sailor},
+  };
+  for (const auto& c : cases) {
+    PlanOut o = Plan(c.args);
+    EXPECT_EQ(o.status, 2) << c.args;
+    EXPECT_EQ(o.err, c.message) << c.args;
+    EXPECT_TRUE(o.out.empty()) << c.args;
+  }
+}
+
+// The older spellings still work and give what their canonical names give.
+TEST(PlanCli, OlderModelSpellingsAreAliases) {
+  const std::string est = " --seq 2048 --micro-batch 1 --gpus 1 " + kGpu + "--strategy single --json";
+  PlanOut old_name = Plan("estimate --model 1.3B" + est), canonical = Plan("estimate --model GPT-1.3B" + est);
+  ASSERT_EQ(old_name.status, 0) << old_name.err;
+  EXPECT_EQ(old_name.out, canonical.out);
+  PlanOut neo = Plan("estimate --model gpt-neo-2.7" + est), neo_canonical = Plan("estimate --model gpt-neo-2.7b" + est);
+  ASSERT_EQ(neo.status, 0) << neo.err;
+  EXPECT_EQ(neo.out, neo_canonical.out);
+  const std::string decode = " --phase decode --batch 8 --context 1024 --gpu h100 --json";
+  PlanOut llama = Plan("estimate --model LLAMA-3-8" + decode);
+  ASSERT_EQ(llama.status, 0) << llama.err;
+  EXPECT_EQ(nlohmann::json::parse(llama.out)["model"], "llama3-8b");
+  if (!std::filesystem::exists(std::string(ORRERY_SHARED_DIR) + "/sailor-profiles")) GTEST_SKIP() << "no Sailor profiles";
+  PlanOut search = Plan("search --model OPT-350 --pool sailor:A100-40=16 --json");
+  ASSERT_EQ(search.status, 0) << search.err;
+  EXPECT_EQ(nlohmann::json::parse(search.out)["model"], "opt-350m");
 }
 
 TEST(PlanCli, MalformedProfileIsLocated) {

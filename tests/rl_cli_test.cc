@@ -53,7 +53,12 @@ TEST(RlCli, BadInputIsALocatedErrorWithExit2) {
     std::string args, expected;
   };
   const Case cases[] = {
-      {"rl step --model qwen9-7b", "orrery rl step: --model: "},
+      {"rl step --model qwen9-7b",
+       "orrery rl step: --model: unknown model \"qwen9-7b\": expected one of llama3-8b, llama3-70b, qwen2.5-1.5b, "
+       "qwen2.5-7b, qwen2.5-14b, qwen2.5-32b, qwen2.5-72b or llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V\n"},
+      {"rl step --model OPT-30",
+       "orrery rl step: --model: model \"OPT-30\" is opt-30b, which has a Sailor profile, not an inference shape: "
+       "expected one of llama3-8b, llama3-70b, "},
       {"rl step --model qwen2.5-7b --gpus 32 --tp 8", "orrery rl step: --tp: "},  // 28 heads
       {"rl step --model qwen2.5-7b --gpus 30 --tp 4", "--gpus: 30 GPUs do not split into rollout workers of TP 4"},
       {"rl step --model qwen2.5-32b --gpus 8 --tp 1", "impossible batch: one sequence of 33792 tokens"},

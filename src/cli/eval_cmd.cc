@@ -1,6 +1,6 @@
 // `orrery eval`: evaluation jobs (docs/design/eval.md).
-//   eval plan SUITE --model-size 7B --nodes N [--strategy S] [--json] [--out FILE]
-//   eval compare SUITE --model-size 7B [--nodes-list 1,2,4,8] [--strategies "S;S;..."] [--json]
+//   eval plan SUITE --model 7B --nodes N [--strategy S] [--json] [--out FILE]
+//   eval compare SUITE --model 7B [--nodes-list 1,2,4,8] [--strategies "S;S;..."] [--json]
 //   eval submit SUITE ... --partition P --cpu-partition Q --workdir DIR [--wait]   (eval_submit.cc)
 //   eval record WORKDIR --history DB                                             (eval_submit.cc)
 #include <cstdio>
@@ -94,10 +94,10 @@ int RunCompare(CompareArgs a) {
     table += line + "\n";
   }
   if (a.json) {
-    std::fputs((nlohmann::json{{"suite", a.eval.suite}, {"model_size", a.eval.model_size}, {"rows", rows}}.dump(2) + "\n").c_str(), stdout);
+    std::fputs((nlohmann::json{{"suite", a.eval.suite}, {"model_size", setup->model.label}, {"rows", rows}}.dump(2) + "\n").c_str(), stdout);
   } else {
     fmt::print("makespan of {} ({} datasets) for a {} model on {}; speed-up over coupled (list coupled first)\n{}",
-               a.eval.suite, setup->workload.datasets.size(), a.eval.model_size, setup->gpu.name, table);
+               a.eval.suite, setup->workload.datasets.size(), setup->model.label, setup->gpu.name, table);
   }
   return kExitOk;
 }
@@ -106,14 +106,14 @@ int RunCompare(CompareArgs a) {
 
 void RegisterEval(CLI::App& app, int* exit_code) {
   CLI::App* ev = app.add_subcommand("eval", "evaluation jobs: plan, compare and submit a checkpoint's evaluation suite");
-  SetExamples(ev, {"./build/orrery eval plan tests/fixtures/eval_sim/suite.csv --model-size 7B --nodes 1 --strategy acme",
-                   "./build/orrery eval compare tests/fixtures/eval_sim/suite.csv --model-size 7B"});
+  SetExamples(ev, {"./build/orrery eval plan tests/fixtures/eval_sim/suite.csv --model 7B --nodes 1 --strategy acme",
+                   "./build/orrery eval compare tests/fixtures/eval_sim/suite.csv --model 7B"});
   ev->require_subcommand(1);
 
   auto pa = std::make_shared<PlanArgs>();
   CLI::App* plan = ev->add_subcommand("plan", "print the plan of one strategy and its predicted makespan");
-  SetExamples(plan, {"./build/orrery eval plan tests/fixtures/eval_sim/suite.csv --model-size 7B --nodes 1 --strategy acme",
-                     "./build/orrery eval plan ../shared/corpora/eval-suite/datasets.csv --skip-unsized --model-size 7B --nodes 4 --strategy opencompass-size"});
+  SetExamples(plan, {"./build/orrery eval plan tests/fixtures/eval_sim/suite.csv --model 7B --nodes 1 --strategy acme",
+                     "./build/orrery eval plan ../shared/corpora/eval-suite/datasets.csv --skip-unsized --model 7B --nodes 4 --strategy opencompass-size"});
   AddEvalFlags(plan, &pa->eval, /*nodes_required=*/true);
   plan->add_option("--strategy", pa->strategy, "coupled | opencompass-size[:k=v,...] | opencompass-workers[:k=v,...] | acme[:k=v,...]");
   plan->add_flag("--json", pa->json, "print the plan as JSON (docs/formats/eval-plan.md)");
@@ -122,7 +122,7 @@ void RegisterEval(CLI::App& app, int* exit_code) {
 
   auto ca = std::make_shared<CompareArgs>();
   CLI::App* cmp = ev->add_subcommand("compare", "makespan of every strategy at several node counts");
-  SetExamples(cmp, {"./build/orrery eval compare tests/fixtures/eval_sim/suite.csv --model-size 7B"});
+  SetExamples(cmp, {"./build/orrery eval compare tests/fixtures/eval_sim/suite.csv --model 7B"});
   AddEvalFlags(cmp, &ca->eval, /*nodes_required=*/false);
   cmp->add_option("--nodes-list", ca->nodes, "node counts (default 1,2,4,8)")->delimiter(',');
   cmp->add_option("--strategies", ca->strategies, "strategy specs separated by ';' (default: all four, coupled first)")

@@ -5,12 +5,15 @@
 #include <fmt/format.h>
 
 #include "eval/history.h"
+#include "plan/model_names.h"
 
 namespace orrery::cli {
 
 void AddEvalFlags(CLI::App* cmd, EvalArgs* a, bool nodes_required) {
   cmd->add_option("SUITE", a->suite, "suite CSV (columns of ../shared/corpora/eval-suite/datasets.csv)")->required();
-  cmd->add_option("--model-size", a->model_size, "parameters of the evaluated model (7B, 13B, 70B, 1.3B, 350M)")
+  cmd->add_option("--model,--model-size", a->model,
+                  "the evaluated model: a parameter count such as 7B or 70e9, or a model at its nominal size: " +
+                      plan::CanonicalModelList(plan::ModelUse::kEval))
       ->required();
   auto* nodes = cmd->add_option("--nodes", a->nodes, "GPU nodes the evaluation may use");
   if (nodes_required) nodes->required();
@@ -46,7 +49,9 @@ Result<EvalSetup> PrepareEval(const EvalArgs& a) {
   ORR_ASSIGN_OR_RETURN(eval::Suite all, eval::LoadSuite(a.suite));
   ORR_ASSIGN_OR_RETURN(eval::Suite chosen, eval::SelectDatasets(all, a.only));
   ORR_ASSIGN_OR_RETURN(s.suite, eval::RequireSized(chosen, a.skip_unsized, &s.dropped));
-  ORR_ASSIGN_OR_RETURN(s.model, eval::ParseModelSize(a.model_size));
+  Result<eval::ModelSpec> model = eval::ParseEvalModel(a.model);
+  if (!model.ok()) return model.error().With("--model");
+  s.model = std::move(*model);
   ORR_ASSIGN_OR_RETURN(s.gpu, eval::GpuByName(a.gpu));
   s.cluster = ClusterFor(a, a.nodes);
   ORR_RETURN_IF_ERROR(eval::ValidateCluster(s.cluster));

@@ -18,7 +18,7 @@ namespace orrery::cli {
 
 struct EvalArgs {
   std::string suite;
-  std::string model_size;
+  std::string model;  // --model (alias --model-size): a parameter count or a model name
   std::string gpu = "a100-80g";
   uint32_t nodes = 0;
   uint32_t gpus_per_node = 8;

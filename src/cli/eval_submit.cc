@@ -473,7 +473,7 @@ int RunSubmit(SubmitArgs a) {
 void RegisterEvalSubmit(CLI::App* ev, int* exit_code) {
   auto sa = std::make_shared<SubmitArgs>();
   CLI::App* sub = ev->add_subcommand("submit", "submit a plan to Slurm (preloads, a trial job array, CPU metric jobs)");
-  SetExamples(sub, {}, {"./build/orrery eval submit tests/fixtures/eval_sim/suite.csv --model-size 7B --partition gpu --cpu-partition cpu --workdir /tmp/orrery-eval --wait"});
+  SetExamples(sub, {}, {"./build/orrery eval submit tests/fixtures/eval_sim/suite.csv --model 7B --partition gpu --cpu-partition cpu --workdir /tmp/orrery-eval --wait"});
   AddEvalFlags(sub, &sa->eval, /*nodes_required=*/false);
   sub->add_option("--strategy", sa->strategy, "strategy spec (as eval plan; default acme)");
   sub->add_option("--partition", sa->partition, "GPU partition for the trial jobs and preloads")->required();

@@ -13,6 +13,7 @@
 #include "cli/plan_infer.h"
 #include "plan/estimate.h"
 #include "plan/lins.h"
+#include "plan/model_names.h"
 #include "plan/registry.h"
 #include "plan/validate.h"
 
@@ -82,7 +83,7 @@ int RunEstimate(const CLI::App& cmd, const EstimateArgs& a) {
   if (!refused.ok()) return Fail(refused.error());
   if (a.strategy.empty()) return Fail(MakeError("a training estimate needs --strategy (or --phase for an inference step)"));
   Result<plan::GptModel> model = plan::ParseModelSpec(a.model);
-  if (!model.ok()) return Fail(model.error());
+  if (!model.ok()) return Fail(model.error().With("--model"));
   Result<plan::ParallelPlan> p = plan::ParseStrategy(a.strategy, a.gpus);
   if (!p.ok()) return Fail(p.error());
   Result<plan::Recompute> rc = plan::ParseRecompute(a.recompute);
@@ -217,7 +218,7 @@ struct LinsArgs {
 
 int RunLins(const LinsArgs& a) {
   Result<plan::GptModel> m = plan::ParseModelSpec(a.model);
-  if (!m.ok()) return Fail(m.error());
+  if (!m.ok()) return Fail(m.error().With("--model"));
   const plan::IbFabric f;
   std::printf("%6s %-7s %6s %10s %10s %10s\n", "gpus", "scheme", "MFU", "s_p:s_g:s_os", "compute_s", "exposed_s");
   for (int g : {8, 16, 32, 64, 128, 256, 512, 1024}) {
@@ -240,16 +241,20 @@ void AddGpuFlags(CLI::App* c, GpuArgs* g) {
 
 void RegisterPlan(CLI::App& app, int* exit_code) {
   CLI::App* plan_cmd = app.add_subcommand("plan", "training-job planner: step time, memory, plan search");
-  SetExamples(plan_cmd, {"./build/orrery plan estimate --model 6.7B --seq 8192 --gpus 16 --strategy dp=2,tp=4,pp=2,zero=1,micro=8 --gpu H200",
-                         "./build/orrery plan search --model OPT-350 --pool sailor:A100-40=16,V100-16=32"});
+  SetExamples(plan_cmd, {"./build/orrery plan estimate --model gpt-6.7b --seq 8192 --gpus 16 --strategy dp=2,tp=4,pp=2,zero=1,micro=8 --gpu H200",
+                         "./build/orrery plan search --model opt-350m --pool sailor:A100-40=16,V100-16=32"});
   plan_cmd->require_subcommand(1);
 
   auto est = std::make_shared<EstimateArgs>();
   CLI::App* e = plan_cmd->add_subcommand("estimate", "predict step time and memory of one training plan or one inference step");
-  SetExamples(e, {"./build/orrery plan estimate --model 6.7B --seq 8192 --gpus 16 --strategy dp=2,tp=4,pp=2,zero=1,micro=8 --gpu H200",
+  SetExamples(e, {"./build/orrery plan estimate --model gpt-6.7b --seq 8192 --gpus 16 --strategy dp=2,tp=4,pp=2,zero=1,micro=8 --gpu H200",
                   "./build/orrery plan estimate --phase decode --model qwen2.5-32b --batch 64 --context 8192 --tp 4 --gpu h100 --json"});
-  e->add_option("--model", est->model, "training: gpt:layers=L,hidden=H,heads=A,vocab=V or a preset (125M, 1.3B, ...); "
-                "inference: llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V or a preset (qwen2.5-7b, llama3-70b, ...)")->required();
+  e->add_option("--model", est->model,
+                "training: " + plan::CanonicalModelList(plan::ModelUse::kTraining) +
+                    " or gpt:layers=L,hidden=H,heads=A,vocab=V; inference (--phase): " +
+                    plan::CanonicalModelList(plan::ModelUse::kInference) +
+                    " or llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V (docs/cli.md, model names)")
+      ->required();
   e->add_option("--seq", est->seq, "sequence length");
   e->add_option("--micro-batch", est->micro_batch, "sequences per GPU replica per micro-step");
   e->add_option("--gpus", est->gpus, "GPUs");
@@ -282,7 +287,8 @@ void RegisterPlan(CLI::App& app, int* exit_code) {
   auto lins = std::make_shared<LinsArgs>();
   CLI::App* l = plan_cmd->add_subcommand("lins-scaling", "MFU vs scale of ZeRO-1/ZeRO-3/MiCS/Lins on A800 + InfiniBand (docs/validation/planner.md §P.2)");
   SetExamples(l, {"./build/orrery plan lins-scaling --model llama-7b"});
-  l->add_option("--model", lins->model, "model preset or gpt:...");
+  l->add_option("--model", lins->model,
+                plan::CanonicalModelList(plan::ModelUse::kTraining) + " or gpt:layers=L,hidden=H,heads=A,vocab=V (default llama-7b)");
   l->add_option("--seq", lins->seq, "sequence length");
   l->add_option("--global-tokens", lins->tokens, "tokens per step");
   l->callback([lins, exit_code] { *exit_code = RunLins(*lins); });

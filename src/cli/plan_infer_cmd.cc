@@ -138,7 +138,7 @@ int RunInferEstimate(const CLI::App& cmd, const InferEstimateArgs& a, const std:
   auto phase = plan::ParseInferPhase(a.phase);
   if (!phase.ok()) return Fail(phase.error());
   auto m = plan::ParseDecoder(model);
-  if (!m.ok()) return Fail(m.error());
+  if (!m.ok()) return Fail(m.error().With("--model"));
   auto g = plan::InferGpuByName(gpu);
   if (!g.ok()) return Fail(g.error());
   const plan::InferStep s{*phase, a.batch, a.context, a.verify_tokens, a.tp, a.sp};

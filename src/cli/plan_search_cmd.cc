@@ -12,6 +12,7 @@
 
 #include "base/json_text.h"
 #include "cli/commands.h"
+#include "plan/model_names.h"
 #include "plan/registry.h"
 #include "plan/sailor.h"
 #include "plan/search.h"
@@ -21,7 +22,7 @@ namespace orrery::cli {
 namespace {
 
 struct SearchArgs {
-  std::string model = "GPT-Neo-2.7";
+  std::string model = "gpt-neo-2.7b";
   std::string pool;
   int global_batch = 0;
   std::string objective = "throughput";
@@ -75,12 +76,15 @@ int RunSearch(const SearchArgs& a) {
   const std::string dir = plan::DefaultProfilePaths().shared_dir + "/sailor-profiles";
   Result<std::vector<PoolSpec>> pool = ParsePool(a.pool);
   if (!pool.ok()) return Fail(pool.error());
-  Result<plan::SailorModel> model = plan::LoadSailorModel(dir, a.model);
+  Result<const plan::ModelName*> name = plan::ResolveModel(a.model, plan::ModelUse::kSailor);
+  if (!name.ok()) return Fail(name.error().With("--model"));
+  const std::string profile((*name)->sailor), canonical((*name)->canonical);
+  Result<plan::SailorModel> model = plan::LoadSailorModel(dir, profile);
   if (!model.ok()) return Fail(model.error());
   std::vector<plan::SailorGpu> gpus;
   for (const PoolSpec& p : *pool) {
-    Result<plan::SailorGpu> g = plan::LoadSailorGpu(dir, a.model, p.gpu);
-    if (!g.ok()) return Fail(MakeError("unknown GPU type '" + p.gpu + "' for " + a.model + " in Sailor's profiles (" + g.error().message + ")"));
+    Result<plan::SailorGpu> g = plan::LoadSailorGpu(dir, profile, p.gpu);
+    if (!g.ok()) return Fail(MakeError("unknown GPU type '" + p.gpu + "' for " + canonical + " in Sailor's profiles (" + g.error().message + ")"));
     gpus.push_back(std::move(*g));
   }
   plan::SearchRequest r;
@@ -111,7 +115,7 @@ int RunSearch(const SearchArgs& a) {
     stages.push_back({{"gpu", gpus[s.gpu_index].name}, {"zone", r.pool[s.gpu_index].zone}, {"tp", s.tp}, {"layers", {s.layer_begin, s.layer_end}},
                       {"peak_gib", s.peak_bytes / double(1ull << 30)}});
   }
-  nlohmann::json j = {{"model", a.model}, {"global_batch", r.global_batch}, {"pp", b.pp}, {"dp", b.dp},
+  nlohmann::json j = {{"model", canonical}, {"global_batch", r.global_batch}, {"pp", b.pp}, {"dp", b.dp},
                       {"micro_batch", b.micro_batch}, {"num_micro", b.num_micro}, {"iter_s", b.iter_s},
                       {"iters_per_s", 1.0 / b.iter_s}, {"cost_per_iter", b.cost_per_iter}, {"gpus_used", b.gpus},
                       {"stages", stages}, {"evaluated", res->evaluated}, {"search_s", secs}};
@@ -136,8 +140,9 @@ int RunSearch(const SearchArgs& a) {
 void RegisterPlanSearch(CLI::App& plan, int* exit_code) {
   auto a = std::make_shared<SearchArgs>();
   CLI::App* c = plan.add_subcommand("search", "search parallel plans over a GPU pool (Sailor's profiles)");
-  SetExamples(c, {"./build/orrery plan search --model OPT-350 --pool sailor:A100-40=16,V100-16=32"});
-  c->add_option("--model", a->model, "GPT-Neo-2.7, OPT-350, OPT-30, LLAMA-3-8");
+  SetExamples(c, {"./build/orrery plan search --model opt-350m --pool sailor:A100-40=16,V100-16=32"});
+  c->add_option("--model", a->model,
+                "a model with a Sailor profile: " + plan::CanonicalModelList(plan::ModelUse::kSailor) + " (default gpt-neo-2.7b)");
   c->add_option("--pool", a->pool, "sailor:TYPE=COUNT[@ZONE][,TYPE=COUNT[@ZONE]...]")->required();
   c->add_option("--global-batch", a->global_batch, "sequences per iteration (default: Sailor's training config)");
   c->add_option("--objective", a->objective, "throughput | cost");

@@ -11,6 +11,7 @@
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flag_rules.h"
+#include "plan/model_names.h"
 #include "rl/strategy.h"
 
 namespace orrery::cli {
@@ -141,7 +142,9 @@ void RegisterRl(CLI::App& app, int* exit_code) {
   SetExamples(c, {"./build/orrery rl step --model qwen2.5-7b --gpus 32 --gpu h100 --prompts 64 --samples 8 --max-response 32768 --strategy sync,tlt,tail-batch,partial,async",
                   "./build/orrery rl step --model qwen2.5-32b --gpus 128 --gpu h100 --strategy sync,tlt,harvest --json",
                   "./build/orrery rl step --list-strategies"});
-  c->add_option("--model", a->job.model, "decoder: a preset (qwen2.5-7b, qwen2.5-32b, llama3-8b, ...) or llama:layers=..,hidden=..,heads=..,kv_heads=..,ffn=..,vocab=.. (default qwen2.5-7b)");
+  c->add_option("--model", a->job.model,
+                "decoder: " + plan::CanonicalModelList(plan::ModelUse::kInference) +
+                    " or llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V (default qwen2.5-7b)");
   c->add_option("--gpus", a->job.gpus, "GPUs of the job (default 32)")->check(CountInRange(1, 1000000, "GPUs"));
   c->add_option("--gpu", a->job.gpu, "GPU kind of the inference profile: h100 or h200 (default h100)");
   c->add_option("--prompts", a->job.prompts, "prompts per step, P (default 64)")->check(CountInRange(1, 1000000, "prompts"));

@@ -1,6 +1,7 @@
 #include "cli/simulate_eval.h"
 
 #include "base/io.h"
+#include "plan/model_names.h"
 
 namespace orrery::cli {
 
@@ -11,7 +12,9 @@ void AddEvalSimFlags(CLI::App* cmd, EvalSimOptions* o) {
                   "Seconds: one evaluation request per checkpoint of every pretraining job at this interval (needs --eval-suite)");
   cmd->add_option("--eval-suite", o->suite, "Suite CSV of the --eval-every requests");
   cmd->add_option("--eval-max-per-job", o->max_per_job, "At most this many --eval-every requests per pretraining job (0 = all)");
-  cmd->add_option("--eval-model-size", o->model_size, "Model size of --eval-every requests whose job name has none (default 7B)");
+  cmd->add_option("--eval-model-size", o->model_size,
+                  "Model size of --eval-every requests whose job name has none: a parameter count (default 7B) or a model at its "
+                  "nominal size: " + plan::CanonicalModelList(plan::ModelUse::kEval));
   cmd->add_option("--eval-strategy", o->expand.strategy, "Default evaluation strategy (coupled, opencompass-size, opencompass-workers, acme; default acme)");
   cmd->add_option("--eval-gpus", o->expand.gpus, "Default GPUs an evaluation plan is built for (default 8)");
   cmd->add_option("--eval-cpu-partition", o->expand.cpu_partition, "Default VC of the metric jobs (default: the request's partition)");
@@ -62,7 +65,9 @@ Result<std::vector<eval::ExpandedRequest>> AddEvalRequests(EvalSimOptions& o, co
     p.interval = o.every;
     p.max_per_job = o.max_per_job;
     p.suite = o.suite;
-    p.default_size = o.model_size;
+    Result<std::string> size = eval::EvalModelSize(o.model_size);
+    if (!size.ok()) return size.error().With("--eval-model-size");
+    p.default_size = *size;
     std::vector<eval::EvalRequest> gen = eval::RequestsFromPretraining(*trace, p);
     if (gen.empty()) return MakeError("--eval-every " + std::to_string(o.every) + ": the workload has no pretraining job that runs that long");
     reqs.insert(reqs.end(), gen.begin(), gen.end());

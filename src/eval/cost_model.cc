@@ -1,10 +1,12 @@
 #include "eval/cost_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "base/gpu_names.h"
 #include "base/parse.h"
+#include "plan/model_names.h"
 
 namespace orrery::eval {
 
@@ -27,6 +29,34 @@ Result<ModelSpec> ParseModelSize(std::string_view text) {
   m.label = std::string(Trim(text));
   m.params = params;
   return m;
+}
+
+namespace {
+
+// A name in the model table with an evaluation size, or the error of what `text` is not.
+Result<const plan::ModelName*> EvalModelName(std::string_view text, const Error& as_count) {
+  const std::string_view t = Trim(text);
+  const bool count = !t.empty() && (std::isdigit(static_cast<unsigned char>(t[0])) != 0 || t[0] == '.');
+  if (count && plan::FindModel(t) == nullptr) return as_count;  // a malformed or out-of-range count
+  return plan::ResolveModel(t, plan::ModelUse::kEval, "a parameter count such as 7B, 1.3B, 350M or 7e9");
+}
+
+}  // namespace
+
+Result<ModelSpec> ParseEvalModel(std::string_view text) {
+  Result<ModelSpec> size = ParseModelSize(text);
+  if (size.ok()) return size;
+  ORR_ASSIGN_OR_RETURN(const plan::ModelName* name, EvalModelName(text, size.error()));
+  ORR_ASSIGN_OR_RETURN(ModelSpec m, ParseModelSize(name->eval_size));
+  m.label = std::string(name->canonical);
+  return m;
+}
+
+Result<std::string> EvalModelSize(std::string_view text) {
+  Result<ModelSpec> size = ParseModelSize(text);
+  if (size.ok()) return std::string(Trim(text));
+  ORR_ASSIGN_OR_RETURN(const plan::ModelName* name, EvalModelName(text, size.error()));
+  return std::string(name->eval_size);
 }
 
 Result<GpuSpec> GpuByName(std::string_view name) {

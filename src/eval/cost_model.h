@@ -21,7 +21,7 @@
 namespace orrery::eval {
 
 struct ModelSpec {
-  std::string label;             // as given, e.g. "7B"
+  std::string label;             // a parameter count as given ("7B") or a model's canonical name
   double params = 0;             // parameter count
   double bytes_per_param = 2.0;  // bf16 checkpoint
   double checkpoint_bytes() const { return params * bytes_per_param; }
@@ -29,6 +29,14 @@ struct ModelSpec {
 // "7B", "13b", "1.3B", "350M", "70e9" -> parameters. Errors (exit 2) on anything else or on
 // sizes outside [1M, 10T].
 Result<ModelSpec> ParseModelSize(std::string_view text);
+// The evaluated model of `eval --model`: a parameter count as ParseModelSize reads it, or a model
+// of plan/model_names.h (canonical name or alias, any case) at its nominal parameter count,
+// labelled with its canonical name ("gpt-1.3b", 1.3e9). A parameter count is read as one first,
+// so "1.3B" stays the count it always was. Unknown names list the canonical ones (exit 2).
+Result<ModelSpec> ParseEvalModel(std::string_view text);
+// The parameter count of `text` as ParseModelSize spells it: `text` itself, or a model's nominal
+// size ("llama-7b" -> "7B"); errors as ParseEvalModel's.
+Result<std::string> EvalModelSize(std::string_view text);
 
 struct GpuSpec {
   std::string name;

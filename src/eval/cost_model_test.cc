@@ -1,3 +1,5 @@
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "eval/cost_model.h"
@@ -6,6 +8,38 @@
 
 namespace orrery::eval {
 namespace {
+
+// A parameter count is read as one and keeps its spelling; a model name is taken at its nominal
+// size and labelled by its canonical name.
+TEST(CostModelTest, EvalModelIsACountOrAModelName) {
+  struct Row {
+    const char* given;
+    const char* label;
+    const char* size;
+    double params;
+  } rows[] = {
+      {"7B", "7B", "7B", 7e9},
+      {"1.3b", "1.3b", "1.3b", 1.3e9},
+      {"70e9", "70e9", "70e9", 70e9},
+      {"gpt-1.3b", "gpt-1.3b", "1.3B", 1.3e9},
+      {"GPT-Neo-2.7", "gpt-neo-2.7b", "2.7B", 2.7e9},
+      {"llama3-70b", "llama3-70b", "70B", 70e9},
+      {"OPT-30", "opt-30b", "30B", 30e9},
+      {"qwen2.5-7b", "qwen2.5-7b", "7B", 7e9},
+  };
+  for (const Row& r : rows) {
+    Result<ModelSpec> m = ParseEvalModel(r.given);
+    ASSERT_TRUE(m.ok()) << r.given << ": " << m.error().message;
+    EXPECT_EQ(m->label, r.label) << r.given;
+    EXPECT_DOUBLE_EQ(m->params, r.params) << r.given;
+    EXPECT_EQ(EvalModelSize(r.given).value(), r.size) << r.given;
+  }
+  EXPECT_EQ(ParseEvalModel("7X").error().message.rfind("model size \"7X\": expected a parameter count", 0), 0u);
+  EXPECT_EQ(ParseEvalModel("100T").error().message.find("between 1M and 10T") != std::string::npos, true);
+  const std::string unknown = ParseEvalModel("mistral-7b").error().message;
+  EXPECT_EQ(unknown.rfind("unknown model \"mistral-7b\": expected one of gpt-125m, gpt-350m, ", 0), 0u) << unknown;
+  EXPECT_NE(unknown.find(", qwen2.5-72b or a parameter count such as 7B, 1.3B, 350M or 7e9"), std::string::npos) << unknown;
+}
 
 TEST(CostModelTest, ParsesModelSizes) {
   EXPECT_DOUBLE_EQ(ParseModelSize("7B")->params, 7e9);

@@ -8,6 +8,7 @@
 
 #include "base/gpu_names.h"
 #include "base/parse.h"
+#include "plan/model_names.h"
 #include "plan/registry.h"
 
 namespace orrery::plan {
@@ -166,12 +167,12 @@ double DecoderShape::KvBytesPerToken(uint32_t tp) const {
 
 Result<DecoderShape> ParseDecoder(std::string_view spec) {
   const std::string low = Lower(Trim(spec));
-  for (const Preset& p : Presets()) {
-    if (low == p.name) return p.shape;
-  }
   if (low.rfind("llama:", 0) != 0) {
-    return MakeError(fmt::format("model {}: expected a preset ({}) or llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V",
-                                 Quote(spec), fmt::join(DecoderPresetNames(), ", ")));
+    ORR_ASSIGN_OR_RETURN(const ModelName* name,
+                         ResolveModel(spec, ModelUse::kInference, "llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V"));
+    for (const Preset& p : Presets())
+      if (p.name == name->canonical) return p.shape;
+    return MakeError("model: " + std::string(name->canonical) + " has no decoder shape");  // the tables disagree
   }
   DecoderShape m;
   m.name = std::string(Trim(spec));
@@ -188,11 +189,7 @@ Result<DecoderShape> ParseDecoder(std::string_view spec) {
   return m;
 }
 
-std::vector<std::string> DecoderPresetNames() {
-  std::vector<std::string> out;
-  for (const Preset& p : Presets()) out.emplace_back(p.name);
-  return out;
-}
+std::vector<std::string> DecoderPresetNames() { return CanonicalModelNames(ModelUse::kInference); }
 
 std::string_view InferPhaseName(InferPhase p) {
   switch (p) {

@@ -20,8 +20,9 @@
 
 namespace orrery::plan {
 
-// A decoder as `llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V[,tied=1]` or a preset
-// (qwen2.5-1.5b, -7b, -14b, -32b, -72b; llama3-8b, -70b).
+// A decoder as `llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V[,tied=1]` or a model
+// with an inference shape (model_names.h: qwen2.5-1.5b, -7b, -14b, -32b, -72b; llama3-8b, -70b),
+// by its canonical name or an alias, in any case.
 struct DecoderShape {
   std::string name;
   uint32_t layers = 0;
@@ -45,7 +46,7 @@ struct DecoderShape {
 };
 
 Result<DecoderShape> ParseDecoder(std::string_view spec);
-std::vector<std::string> DecoderPresetNames();
+std::vector<std::string> DecoderPresetNames();  // the canonical names of the decoder presets
 
 enum class InferPhase { kPrefill, kDecode, kVerify };
 std::string_view InferPhaseName(InferPhase p);  // prefill, decode, verify

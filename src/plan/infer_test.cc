@@ -61,7 +61,7 @@ TEST(InferShape, SpecsAndTheirErrors) {
       {"llama:layers=2,hidden=64,heads=4,kv_heads=2,ffn=128,vocab=100,experts=8", "unknown key \"experts\""},
       {"llama:layers=x,hidden=64,heads=4,kv_heads=2,ffn=128,vocab=100", "key 'layers': expected an integer"},
       {"llama:layers", "expected key=value"},
-      {"qwen3-moe", "expected a preset"},
+      {"qwen3-moe", "unknown model \"qwen3-moe\": expected one of llama3-8b"},
   };
   for (const Case& c : cases) {
     auto m = ParseDecoder(c.spec);

@@ -1,8 +1,12 @@
 #include "plan/model.h"
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <string>
+
+#include "base/parse.h"
+#include "plan/model_names.h"
 
 namespace orrery::plan {
 
@@ -20,15 +24,25 @@ struct Preset {
 
 // The H200 workload's models (vocabulary 32000) and the models of Sailor's and Lins' papers
 // (GPT-Neo-2.7 as Sailor's training config describes it: vocabulary 128256; LLaMA shapes with a
-// GELU MLP of the same parameter count, 3·h·ffn_swiglu = 2·h·ffn).
+// GELU MLP of the same parameter count, 3·h·ffn_swiglu = 2·h·ffn), by their canonical names
+// (model_names.h, which holds the older spellings).
 constexpr std::array kPresets = {
-    Preset{"125M", 12, 768, 12, 32000, 3072},      Preset{"350M", 24, 1024, 16, 32000, 4096},
-    Preset{"1.3B", 24, 2048, 16, 32000, 8192},     Preset{"2.7B", 32, 2560, 32, 32000, 10240},
-    Preset{"6.7B", 32, 4096, 32, 32000, 16384},    Preset{"13B", 40, 5120, 40, 32000, 20480},
-    Preset{"gpt-neo-2.7", 32, 2560, 32, 128256, 10240}, Preset{"opt-350", 24, 1024, 16, 50272, 4096},
+    Preset{"gpt-125m", 12, 768, 12, 32000, 3072},      Preset{"gpt-350m", 24, 1024, 16, 32000, 4096},
+    Preset{"gpt-1.3b", 24, 2048, 16, 32000, 8192},     Preset{"gpt-2.7b", 32, 2560, 32, 32000, 10240},
+    Preset{"gpt-6.7b", 32, 4096, 32, 32000, 16384},    Preset{"gpt-13b", 40, 5120, 40, 32000, 20480},
+    Preset{"gpt-neo-2.7b", 32, 2560, 32, 128256, 10240}, Preset{"opt-350m", 24, 1024, 16, 50272, 4096},
     Preset{"llama-7b", 32, 4096, 32, 32000, 16512}, Preset{"llama-13b", 40, 5120, 40, 32000, 20736},
     Preset{"llama-30b", 60, 6656, 52, 32000, 26880},
 };
+
+constexpr std::string_view kGptSyntax = "gpt:layers=L,hidden=H,heads=A,vocab=V";
+
+bool SameName(std::string_view given, std::string_view lower) {
+  if (given.size() != lower.size()) return false;
+  for (size_t i = 0; i < given.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(given[i])) != lower[i]) return false;
+  return true;
+}
 
 Result<int> ParsePositive(std::string_view key, std::string_view v) {
   int out = 0;
@@ -63,15 +77,14 @@ Status CheckShape(const GptModel& m) {
 
 }  // namespace
 
-Result<GptModel> ParseModelSpec(std::string_view spec) {
-  for (const Preset& p : kPresets) {
-    if (spec == p.name) return GptModel{std::string(p.name), p.layers, p.hidden, p.heads, p.vocab, p.ffn};
-  }
+Result<GptModel> ParseModelSpec(std::string_view text) {
+  const std::string_view spec = Trim(text);
   constexpr std::string_view kPrefix = "gpt:";
-  if (spec.substr(0, kPrefix.size()) != kPrefix) {
-    std::string names;
-    for (const Preset& p : kPresets) names += (names.empty() ? "" : ", ") + std::string(p.name);
-    return MakeError("model: unknown model \"" + std::string(spec) + "\" (expected gpt:layers=L,hidden=H,heads=A,vocab=V or one of " + names + ")");
+  if (!SameName(spec.substr(0, kPrefix.size()), kPrefix)) {
+    ORR_ASSIGN_OR_RETURN(const ModelName* name, ResolveModel(spec, ModelUse::kTraining, kGptSyntax));
+    for (const Preset& p : kPresets)
+      if (p.name == name->canonical) return GptModel{std::string(p.name), p.layers, p.hidden, p.heads, p.vocab, p.ffn};
+    return MakeError("model: " + std::string(name->canonical) + " has no training shape");  // the tables disagree
   }
   GptModel m;
   m.name = "gpt";

@@ -11,7 +11,7 @@
 namespace orrery::plan {
 
 struct GptModel {
-  std::string name;  // preset name or "gpt"
+  std::string name;  // canonical preset name (model_names.h) or "gpt"
   int layers = 0;
   int hidden = 0;
   int heads = 0;
@@ -33,8 +33,9 @@ struct GptModel {
   double ModelFlops(int64_t seq, int64_t micro_batch) const;
 };
 
-// "gpt:layers=24,hidden=2048,heads=16,vocab=32000[,ffn=8192]" or a preset name
-// (125M, 350M, 1.3B, 2.7B, 6.7B, 13B of the H200 workload; gpt-neo-2.7, opt-350, llama-7b, ...).
+// "gpt:layers=24,hidden=2048,heads=16,vocab=32000[,ffn=8192]" or a model with a training shape
+// (model_names.h): gpt-125m, gpt-350m, gpt-1.3b, gpt-2.7b, gpt-6.7b, gpt-13b of the H200 workload;
+// gpt-neo-2.7b, opt-350m, llama-7b, ...; any alias of theirs (1.3B, GPT-Neo-2.7, ...) in any case.
 Result<GptModel> ParseModelSpec(std::string_view spec);
 
 }  // namespace orrery::plan
