@@ -61,8 +61,8 @@ Status Daemon::Decide(Time now, CycleStats* st) {
 // Every decision kind is handled here (std::visit over the closed sum type, one lambda per
 // kind: a new kind does not compile until it is).
 Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
-  const uint32_t id = slot_job_[SlotOf(d)];
-  LiveJob& lj = *jobs_.at(id);
+  const uint32_t id = book_.JobAt(SlotOf(d));
+  LiveJob& lj = *book_.Find(id);
   JournalDecision jd;
   jd.cycle = cycle_;
   jd.time = now;
@@ -74,7 +74,7 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.key = StartKey(id, lj.gen);
                    for (const Slot& sl : sched_->view(s.slot).alloc)
                      jd.nodes.push_back(NodeShare{cluster_->nodes[sl.node.v].name, sl.gpus});
-                   Move(lj, Step::kPlanStart, now);
+                   book_.Move(lj, Step::kPlanStart, now);
                    lj.nodes = jd.nodes;
                    lj.started = now;
                  },
@@ -84,7 +84,7 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.nodes = lj.nodes;
                    ++lj.gen;
                    gens_[id] = lj.gen;
-                   Move(lj, Step::kPreempt, now);
+                   book_.Move(lj, Step::kPreempt, now);
                    lj.nodes.clear();
                    lj.started = kNoTime;
                  },
@@ -191,21 +191,21 @@ std::optional<DecisionState> Daemon::SendOrDefer(const JournalDecision& d, bool 
 Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const {
   switch (d.kind) {
     case DecisionKind::kStart: {
-      auto it = jobs_.find(d.job);
-      if (it == jobs_.end()) return Verdict::kWait;  // not listed yet (or gone: settled when seen ended)
-      const LiveJob& lj = *it->second;
-      if (lj.state == JobState::kRunning && lj.gen == d.gen) {  // took effect before we could confirm it
+      const LiveJob* found = book_.Find(d.job);
+      if (!found) return Verdict::kWait;  // not listed yet (or gone: settled when seen ended)
+      const LiveJob& lj = *found;
+      if (lj.state() == JobState::kRunning && lj.gen == d.gen) {  // took effect before we could confirm it
         *why = "confirmed: Slurm runs it on " + NodeNames(lj.nodes);
         return Verdict::kInEffect;
       }
       // Pinned to a node that left (a restarted daemon never modelled it: unplaced). Sent, the
       // release would fail at every cycle.
-      const bool waits_here = lj.state == JobState::kStarting || lj.state == JobState::kUnplaced;
+      const bool waits_here = lj.state() == JobState::kStarting || lj.state() == JobState::kUnplaced;
       if (const NodeShare* gone = waits_here && lj.gen == d.gen ? DepartedNode(d.nodes) : nullptr) {
         *why = gone->node + " left the managed partitions before the start was applied";
         return Verdict::kReplan;
       }
-      if (lj.state != JobState::kStarting || lj.gen != d.gen) {
+      if (lj.state() != JobState::kStarting || lj.gen != d.gen) {
         *why = "job state changed before the decision was applied";
         return Verdict::kObsolete;
       }
@@ -254,9 +254,9 @@ const NodeShare* Daemon::DepartedNode(const std::vector<NodeShare>& nodes) const
 }
 
 Status Daemon::Replan(const JournalDecision& d, const std::string& why, Time now) {
-  auto it = jobs_.find(d.job);
-  if (it == jobs_.end()) return Status::Ok();
-  LiveJob& lj = *it->second;
+  LiveJob* found = book_.Find(d.job);
+  if (!found) return Status::Ok();
+  LiveJob& lj = *found;
   BackToQueue(lj, /*held=*/true, now);  // Slurm still holds it: the release never took
   ORR_RETURN_IF_ERROR(NewGeneration(lj, now, why));
   ORR_RETURN_IF_ERROR(SyncNodes(now));  // the node held this job's GPUs in the snapshot: out of placement now
@@ -292,13 +292,12 @@ Status Daemon::Send(const JournalDecision& d) {
 }
 
 bool Daemon::AwaitsRequeue(uint32_t job) const {
-  auto it = jobs_.find(job);
-  return it != jobs_.end() && it->second->stopping;
+  const LiveJob* lj = book_.Find(job);
+  return lj && lj->stopping;
 }
 
 Status Daemon::Release(uint32_t job, uint32_t gen, const std::vector<NodeShare>& nodes) {
-  auto it = jobs_.find(job);
-  LiveJob* lj = it == jobs_.end() ? nullptr : it->second.get();
+  LiveJob* lj = book_.Find(job);
   // Only a job that opted in changes its request; the others are placed as they asked (the
   // shape plugin sees them fixed), so their decision's nodes match it.
   const bool reshape = lj && lj->flex &&
@@ -324,7 +323,7 @@ void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
     case DecisionKind::kRequeue:
       ++st->requeues;
       ++m_requeues_;
-      if (auto it = jobs_.find(d.job); it != jobs_.end()) it->second->stopping = true;  // until Slurm completes it
+      if (LiveJob* lj = book_.Find(d.job)) lj->stopping = true;  // until Slurm completes it
       return;
     case DecisionKind::kDrain:
       DrainApplied(d, now, st);

@@ -20,7 +20,13 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 Daemon::Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts)
-    : slurm_(slurm), journal_(journal), clock_(clock), opts_(std::move(opts)), latency_hist_(NumLatencyBuckets(), 0) {}
+    : slurm_(slurm),
+      journal_(journal),
+      clock_(clock),
+      opts_(std::move(opts)),
+      events_(journal),
+      book_(&events_),
+      latency_hist_(NumLatencyBuckets(), 0) {}
 
 Daemon::~Daemon() = default;
 
@@ -30,17 +36,8 @@ int Daemon::VcOf(const std::string& partition) const {
   return -1;
 }
 
-// An event for the API and the journal's event log. A failed journal write is counted
-// (orrery_journal_errors_total) and kept in memory; it never stops a cycle.
-void Daemon::Note(Time now, const std::string& kind, const std::string& detail) {
-  events_.push_back(fmt::format("{} {}: {}", now, kind, detail));
-  Status st = journal_->Event(now, kind, detail);
-  if (!st.ok()) {
-    ++m_journal_errors_;
-    events_.push_back(fmt::format("{} error: journal: {}", now, st.error().message));
-  }
-  while (events_.size() > 100) events_.pop_front();
-}
+// An event for the API and the journal's event log (EventLog).
+void Daemon::Note(Time now, const std::string& kind, const std::string& detail) { events_.Note(now, kind, detail); }
 
 void Daemon::Remember(const JournalDecision& d) {
   recent_.push_back(d);
@@ -118,7 +115,7 @@ Status Daemon::DropVanished(const JobListing& listing, Time now) {
   seen.reserve(listing.jobs.size());
   for (const SlurmJob& sj : listing.jobs) seen.insert(sj.id);
   std::vector<uint32_t> gone;
-  for (const auto& [id, lj] : jobs_)
+  for (const auto& [id, lj] : book_)
     if (!seen.count(id)) gone.push_back(id);
   return DropGone(gone, now);
 }
@@ -126,10 +123,10 @@ Status Daemon::DropVanished(const JobListing& listing, Time now) {
 // On a delta listing, the jobs it names as no longer listed (unknown ids are skipped).
 Status Daemon::DropGone(const std::vector<uint32_t>& gone, Time now) {
   for (uint32_t id : gone) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) continue;
-    Leave(*it->second, nullptr, now);
-    EraseJob(it);
+    LiveJob* lj = book_.Find(id);
+    if (!lj) continue;
+    Leave(*lj, nullptr, now);
+    EraseJob(id);
   }
   return Status::Ok();
 }

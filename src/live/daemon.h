@@ -30,7 +30,9 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "live/event_log.h"
 #include "live/flex_shape.h"
+#include "live/job_book.h"
 #include "live/job_state.h"
 #include "live/journal.h"
 #include "live/live_signals.h"
@@ -162,42 +164,9 @@ class Daemon {
   const Scheduler* scheduler() const { return sched_.get(); }
   std::optional<SchedJob> JobView(uint32_t job) const;
   // Job state changes the tables of job_state.h lack (orrery_illegal_moves_total; always 0).
-  uint64_t illegal_moves() const { return m_illegal_moves_; }
+  uint64_t illegal_moves() const { return book_.illegal_moves(); }
 
  private:
-  struct LiveJob {
-    uint32_t id = 0;
-    Job job;
-    JobState state = JobState::kUnheld;
-    uint32_t slot = UINT32_MAX;
-    uint32_t gen = 0;
-    std::vector<NodeShare> nodes;
-    Time started = kNoTime;
-    Duration hint = -1;  // the duration its comment declares, or -1
-    // What the daemon believes it will run when the policy has no estimate: the hint, else its
-    // time limit, else the config's default. A belief: Job::duration stays -1 (unknown), as
-    // the live driver knows no true durations.
-    Duration declared = -1;
-    std::string reason;
-    std::string partition;
-    bool held = false;
-    std::string heartbeat;     // restart contract: orrery:heartbeat=PATH ("" none)
-    Duration hang_after = -1;  // orrery:hang=SECONDS, -1 = the config's
-    FailureRecord failure;     // the last failure handled (job == 0: none)
-    FailureKind fail_kind = FailureKind::kUnknown;  // its diagnosed kind, for the core's Fail at the requeue
-    std::optional<FlexSpec> flex;  // its batch script's #ORRERY shape line (flex_shape.h), read when the policy shapes
-    uint32_t listed_nodes = 1, listed_gpus_per_node = 0;  // its request as Slurm last listed it
-    // Preempted by the policy (its requeuehold applied) and Slurm lists it COMPLETING until
-    // the requeue completes (Seen::kStopping); its next start waits for that.
-    bool stopping = false;
-    bool entered = false;  // Enter gave it its first state
-  };
-
-  // --- a job's state changes (moves.cc; the tables of job_state.h)
-  void Move(LiveJob& lj, Transition tr);  // what Slurm shows (Next)
-  void Move(LiveJob& lj, Step step, Time now);  // what the daemon does
-  void Enter(LiveJob& lj, JobState first, Time now);  // a new record's first state
-
   // --- the cycle (daemon.cc)
   Status Observe(Time now, CycleStats* st);
   Status DropVanished(const JobListing& listing, Time now);
@@ -212,7 +181,7 @@ class Daemon {
   Status DropVanishedInSlice(const JobListing& listing, Time now);
   void DropUnlistedInSlice(const NodeListing& listing, Time now);
   void AddJob(std::unique_ptr<LiveJob> lj);
-  void EraseJob(std::unordered_map<uint32_t, std::unique_ptr<LiveJob>>::iterator it);
+  void EraseJob(uint32_t id);
   void CountListedNode(const std::string& name, int delta);
   bool WaitsForRoom(const LiveJob& lj) const;
   void FinishStats(std::chrono::steady_clock::time_point t0, Time now, CycleStats* st);
@@ -234,7 +203,7 @@ class Daemon {
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);
   Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;
-  Status Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now);
+  Status Execute(LiveJob& lj, const Reading& r, const SlurmJob& sj, Time now);
   Status NewJob(const SlurmJob& sj, Time now);
   Status ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now);
   Status SettleUnapplied(const SlurmJob& sj, Time now);
@@ -342,6 +311,8 @@ class Daemon {
   const Clock* clock_;
   DaemonOptions opts_;
   mutable std::mutex mu_;
+  EventLog events_;
+  JobBook book_;  // the live job records; their states change only there
 
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
@@ -351,19 +322,16 @@ class Daemon {
   // mirrored_ (changes the daemon made that Slurm shows at a later listing).
   std::unordered_map<std::string, SlurmNode> listed_;
   std::set<std::string> mirrored_;
-  std::unordered_map<uint32_t, std::unique_ptr<LiveJob>> jobs_;
   // Rows to reconcile again at the next listing although their bytes may not change: the
   // job's last reconcile left a Slurm command to retry (a hold, a release) or it runs where the
   // snapshot has no room yet (ReconcileRow). What a full listing every cycle would do.
   std::map<uint32_t, SlurmJob> relist_;
   bool retry_row_ = false;  // the reconcile in progress left a Slurm command to retry
-  // The rolling resync's slices (SweepDue().of of them): jobs_ and listed_ per slice.
+  // The rolling resync's slices (SweepDue().of of them): the book's jobs and listed_ per slice.
   std::vector<uint32_t> slice_jobs_, slice_nodes_;
-  std::vector<uint32_t> slot_job_;                         // slot -> job id
   std::unordered_map<uint32_t, uint32_t> gens_;            // from the journal
   std::map<std::string, JournalDecision> unapplied_;       // planned, not confirmed
   std::deque<JournalDecision> recent_;
-  std::deque<std::string> events_;
   std::vector<Decision> decisions_;
   uint64_t cursor_ = 0;       // job listing
   uint64_t node_cursor_ = 0;  // node listing
@@ -376,9 +344,8 @@ class Daemon {
   Time last_cycle_ = kNoTime;
   // metrics
   uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0, m_adopted_ = 0,
-           m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0, m_journal_errors_ = 0;
+           m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0;
   uint64_t m_node_rows_ = 0;  // node rows listed as new, changed or gone
-  uint64_t m_illegal_moves_ = 0;  // state changes the tables of job_state.h lack (a defect)
   uint64_t m_reshapes_ = 0, m_flex_errors_ = 0;  // shaping: requests changed, #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts

@@ -171,9 +171,9 @@ void Daemon::ReobserveMirrored(Time now) {
 // (SetNodePowered) without a rebuild, so the policy's state (attained service, learned
 // estimates) is kept. Only a node whose GPU count changes forces a rebuild.
 Status Daemon::Rebuild(Time now) {
-  for (auto& [id, lj] : jobs_) {  // their slots die with the old scheduler
+  for (auto& [id, lj] : book_) {  // their slots die with the old scheduler
     lj->slot = UINT32_MAX;
-    if (lj->state == JobState::kRejected || lj->state == JobState::kUnplaced) Move(*lj, Step::kRetry, now);
+    if (lj->state() == JobState::kRejected || lj->state() == JobState::kUnplaced) book_.Move(*lj, Step::kRetry, now);
   }
   std::vector<const SlurmNode*> model;
   for (const auto& [name, n] : nodes_) model.push_back(&n);
@@ -192,11 +192,8 @@ Status Daemon::Rebuild(Time now) {
   // placement), before any job is attached (a job Slurm runs there stays outside).
   for (const Node& nd : cluster_->nodes)
     if (nodes_.at(nd.name).avail != NodeAvail::kUp) sched_->SetNodePowered(nd.id, false);
-  slot_job_.clear();
-  std::vector<uint32_t> ids;
-  for (const auto& [id, lj] : jobs_) ids.push_back(id);
-  std::sort(ids.begin(), ids.end());
-  for (uint32_t id : ids) Attach(*jobs_[id], now);
+  book_.ClearSlots();
+  for (uint32_t id : book_.SortedIds()) Attach(*book_.Find(id), now);
   need_rebuild_ = false;
   nodes_dirty_ = false;
   return Status::Ok();
@@ -262,9 +259,9 @@ bool Daemon::SetPlaceable(const Node& nd, bool want) {
 }
 
 void Daemon::RetryOutsiders(Time now) {
-  for (auto& [id, lj] : jobs_) {
+  for (auto& [id, lj] : book_) {
     if (lj->slot != UINT32_MAX) continue;
-    if (lj->state == JobState::kRejected || lj->state == JobState::kUnplaced) Move(*lj, Step::kRetry, now);
+    if (lj->state() == JobState::kRejected || lj->state() == JobState::kUnplaced) book_.Move(*lj, Step::kRetry, now);
     Attach(*lj, now);
   }
 }
@@ -314,11 +311,11 @@ Daemon::Where Daemon::AllocFor(const LiveJob& lj, Allocation* alloc) const {
 void Daemon::Attach(LiveJob& lj, Time now) {
   if (!sched_ || lj.slot != UINT32_MAX) return;
   Allocation alloc;
-  const bool active = lj.state == JobState::kStarting || lj.state == JobState::kRunning;
+  const bool active = lj.state() == JobState::kStarting || lj.state() == JobState::kRunning;
   if (active) {
     switch (AllocFor(lj, &alloc)) {
       case Where::kOutside:
-        Move(lj, Step::kOutside, now);
+        book_.Move(lj, Step::kOutside, now);
         return;
       case Where::kNoRoom:
         return;
@@ -329,21 +326,19 @@ void Daemon::Attach(LiveJob& lj, Time now) {
   // A queued job enters the policy's queue only once Slurm has shown it held: a start
   // decision updates its ReqNodeList, which on a job that Slurm has meanwhile started
   // would resize the running job. A held job cannot start behind our back.
-  if (!active && (lj.state != JobState::kQueued || !lj.held)) return;
+  if (!active && (lj.state() != JobState::kQueued || !lj.held)) return;
   auto slot = sched_->Submit(&lj.job, lj.job.vc, 0, lj.id, now);
   if (!slot.ok()) {
     if (active) {  // runs in Slurm although the policy would never place it: keep it outside
-      Move(lj, Step::kOutside, now);
+      book_.Move(lj, Step::kOutside, now);
       return;
     }
-    Move(lj, Step::kRefuse, now);
+    book_.Move(lj, Step::kRefuse, now);
     lj.reason = slot.error().message;
     Note(now, "reject", fmt::format("job {}: {} (kept held; retried when nodes change)", lj.id, lj.reason));
     return;
   }
-  lj.slot = *slot;
-  if (slot_job_.size() <= lj.slot) slot_job_.resize(lj.slot + 1, 0);
-  slot_job_[lj.slot] = lj.id;
+  book_.Bind(lj, *slot);
   // What the job and Slurm declare: its comment's duration hint overrides the policy's
   // estimate; without one, a job the policy has no estimate for is believed to run its time
   // limit, else the configured default (LiveJob::declared, FillJob).
@@ -401,7 +396,7 @@ Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
   if (lj.stopping) return Seen::kStopping;  // (only while Slurm lists it completing: Reconcile)
   if (IsTerminal(sj.state)) return sj.state == SlurmJobState::kFailed ? Seen::kFailed : Seen::kEnded;
   if (sj.state == SlurmJobState::kRunning)
-    return Placed(lj.state) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
+    return Placed(lj.state()) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
   if (sj.held) return Seen::kHeld;
   if (WaitsForUnavailableNodes(sj)) return Seen::kNodesGone;
   return WaitsForBeginTime(sj) ? Seen::kDelayed : Seen::kReleased;
@@ -409,30 +404,33 @@ Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
 
 Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
   if (VcOf(sj.partition) < 0) return Status::Ok();
-  auto it = jobs_.find(sj.id);
-  if (it == jobs_.end()) return NewJob(sj, now);
-  LiveJob& lj = *it->second;
+  LiveJob* found = book_.Find(sj.id);
+  if (!found) return NewJob(sj, now);
+  LiveJob& lj = *found;
   lj.held = sj.held;
   lj.listed_nodes = sj.num_nodes;
   lj.listed_gpus_per_node = sj.gpus_per_node;
   lj.stopping = lj.stopping && Completing(sj);  // pending: the requeue completed; anything else: Slurm decided
   const bool open = unapplied_.count(StartKey(lj.id, lj.gen)) > 0;
-  const Transition tr = Next(lj.state, Classify(lj, sj), open);
-  ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));
-  if (tr.action == Action::kLeave) {
-    EraseJob(it);
+  const Reading r = JobBook::Read(lj, Classify(lj, sj), open);
+  ORR_RETURN_IF_ERROR(Execute(lj, r, sj, now));
+  if (r.tr.action == Action::kLeave) {
+    EraseJob(sj.id);
     return Status::Ok();
   }
   if (!need_rebuild_) Attach(lj, now);  // idempotent: (re)enters the snapshot when it can
   return Status::Ok();
 }
 
-Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now) {
-  switch (tr.action) {
+// The reading's action, then its move (the table's next state). Where the action takes the job
+// to its next state by a step of its own (a placement taken, a new generation), the reading's
+// move is not made again; a Slurm command that must be retried leaves the job where it was.
+Status Daemon::Execute(LiveJob& lj, const Reading& r, const SlurmJob& sj, Time now) {
+  switch (r.tr.action) {
     case Action::kNone:
       break;
     case Action::kEnqueue:  // Attach follows
-      if (lj.state == JobState::kRecovering) RequeuedAfterRecovery(lj, now);
+      if (lj.state() == JobState::kRecovering) RequeuedAfterRecovery(lj, now);
       break;
     case Action::kLeave:
       Leave(lj, &sj, now);
@@ -456,11 +454,11 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
       ++m_adopted_;
       Note(now, "adopt", fmt::format("job {} started in Slurm on {} without an Orrery decision", lj.id,
                                      fmt::format("{}", fmt::join(sj.nodes, ","))));
-      TakeSlurmPlacement(lj, sj, now);
-      break;
+      TakeSlurmPlacement(lj, sj, now);  // running, as the reading says
+      return Status::Ok();
     case Action::kMove:
       TakeSlurmPlacement(lj, sj, now);
-      break;
+      return Status::Ok();
     case Action::kBackToQueue: {
       ++m_slurm_requeued_;
       const bool held = sj.held || HoldInSlurm(lj, now);
@@ -484,11 +482,11 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
     }
     case Action::kHoldAgain:  // released by someone else: out of the queue until held again
       Withdraw(lj, now);
-      Move(lj, tr);
+      book_.Move(lj, r, now);
       HoldInSlurm(lj, now);
       return Status::Ok();
   }
-  Move(lj, tr);
+  book_.Move(lj, r, now);
   return Status::Ok();
 }
 
@@ -497,7 +495,7 @@ Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now)
 // attached again where Slurm runs it.
 void Daemon::TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now) {
   const bool was_pending = sched_ && lj.slot != UINT32_MAX && !sched_->view(lj.slot).running;
-  Move(lj, Step::kTakePlacement, now);
+  book_.Move(lj, Step::kTakePlacement, now);
   lj.started = sj.start == kNoTime ? now : sj.start;
   lj.nodes.clear();
   for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
@@ -525,7 +523,7 @@ Status Daemon::NewGeneration(LiveJob& lj, Time now, const std::string& why) {
   ++lj.gen;
   gens_[lj.id] = lj.gen;
   ORR_RETURN_IF_ERROR(journal_->SetGen(lj.id, lj.gen));
-  Move(lj, Step::kNewGeneration, now);
+  book_.Move(lj, Step::kNewGeneration, now);
   lj.nodes.clear();
   lj.started = kNoTime;
   Note(now, "requeue", fmt::format("job {} back in the queue (generation {}): {}", lj.id, lj.gen, why));
@@ -578,7 +576,7 @@ Status Daemon::NewJob(const SlurmJob& sj, Time now) {
   ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
   if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(sj.id);  // before the estimator sees the job
   ReadFlex(lj, now);  // before the shape plugin sees the job
-  if (lj.state == JobState::kUnheld) HoldInSlurm(lj, now);
+  if (lj.state() == JobState::kUnheld) HoldInSlurm(lj, now);
   if (!need_rebuild_) Attach(lj, now);
   return Status::Ok();
 }
@@ -595,7 +593,7 @@ Status Daemon::ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now) {
   Result<JournalDecision> known = planned ? Result<JournalDecision>(un->second) : journal_->Get(key);
   if (!known.ok() && known.error().code != ErrorCode::kNotFound) return known.error();
   if (sj.state == SlurmJobState::kRunning) {
-    Enter(lj, JobState::kRunning, now);
+    book_.Enter(lj, JobState::kRunning, now);
     lj.started = sj.start == kNoTime ? now : sj.start;
     for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
     if (planned) {
@@ -611,14 +609,14 @@ Status Daemon::ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now) {
   const bool live_decision =
       known.ok() && known->state != DecisionState::kSuperseded && known->state != DecisionState::kFailed;
   if (!live_decision) {
-    Enter(lj, sj.held ? JobState::kQueued : JobState::kUnheld, now);
+    book_.Enter(lj, sj.held ? JobState::kQueued : JobState::kUnheld, now);
     return Status::Ok();
   }
   if (sj.held && known->state == DecisionState::kApplied) {  // Slurm wins: it is queued anew
     ORR_RETURN_IF_ERROR(Supersede(sj.id, lj.gen, now, "job held again in Slurm"));
     return NewGeneration(lj, now, "held again after its start decision");
   }
-  Enter(lj, JobState::kStarting, now);
+  book_.Enter(lj, JobState::kStarting, now);
   lj.nodes = known->nodes;
   if (!sj.held && planned) {
     ORR_RETURN_IF_ERROR(journal_->Mark(key, DecisionState::kApplied, now, "confirmed after restart: Slurm shows it released"));
@@ -655,9 +653,9 @@ void Daemon::ReadFlex(LiveJob& lj, Time now) {
 
 ShapeInfo Daemon::ShapeInfoOf(const JobRequest& job) const {
   ShapeInfo info;
-  auto it = jobs_.find(job.id.v);
-  if (it == jobs_.end() || !it->second->flex) return info;
-  const FlexSpec& f = *it->second->flex;
+  const LiveJob* lj = book_.Find(job.id.v);
+  if (!lj || !lj->flex) return info;
+  const FlexSpec& f = *lj->flex;
   info.model = &f.model;
   info.min_gpus = f.min_gpus;
   info.max_gpus = f.max_gpus;
