@@ -30,8 +30,6 @@ bool IsPower(DecisionKind k) { return k == DecisionKind::kPowerUp || k == Decisi
 
 }  // namespace
 
-std::string Daemon::StartKey(uint32_t job, uint32_t gen) const { return fmt::format("start/{}/{}", job, gen); }
-
 // ---------------------------------------------------------------- the policy's decisions
 
 // The policy's cycle, on the core's cadence (Scheduler::RunCycle): event-driven policies
@@ -83,7 +81,7 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.key = fmt::format("requeue/{}/{}", id, lj.gen);
                    jd.nodes = lj.nodes;
                    ++lj.gen;
-                   gens_[id] = lj.gen;
+                   ledger_.gens[id] = lj.gen;
                    book_.Move(lj, Step::kPreempt, now);
                    lj.nodes.clear();
                    lj.started = kNoTime;
@@ -126,7 +124,7 @@ Status Daemon::PlanBatch(std::vector<JournalDecision>& batch) {
 }
 
 // One decision: checked against Slurm when met again (`retry`), sent, confirmed. Returns
-// the journal's error only; a decision that is not settled stays in unapplied_.
+// the journal's error only; a decision that is not settled stays in the ledger's unapplied.
 Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st) {
   std::string why;
   const bool waits = d.kind == DecisionKind::kStart && AwaitsRequeue(d.job);
@@ -134,7 +132,7 @@ Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st
   DecisionState to = DecisionState::kApplied;
   switch (v) {
     case Verdict::kWait:  // checked again next cycle
-      unapplied_[d.key] = d;
+      ledger_.unapplied[d.key] = d;
       return Status::Ok();
     case Verdict::kObsolete:
     case Verdict::kReplan:
@@ -151,17 +149,17 @@ Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st
   }
   Status m = journal_->Mark(d.key, to, now, why);
   if (!m.ok()) {  // stays planned: confirmed from what Slurm shows at the next cycle
-    unapplied_[d.key] = d;
+    ledger_.unapplied[d.key] = d;
     return m;
   }
-  unapplied_.erase(d.key);
+  ledger_.unapplied.erase(d.key);
   d.state = to;
   if (v == Verdict::kReplan) return Replan(d, why, now);
   if (to != DecisionState::kApplied) return Status::Ok();
   if (v == Verdict::kSend) Applied(d, now, st);
   d.applied_time = now;
   d.detail = why;
-  Remember(d);
+  ledger_.Remember(d);
   return Status::Ok();
 }
 
@@ -180,7 +178,7 @@ std::optional<DecisionState> Daemon::SendOrDefer(const JournalDecision& d, bool 
   const bool give_up = retry && IsPower(d.kind);
   Note(now, "error", fmt::format("{}: {} ({})", d.key, s.error().message, give_up ? "not retried" : "retried next cycle"));
   if (!give_up) {
-    unapplied_[d.key] = d;
+    ledger_.unapplied[d.key] = d;
     return std::nullopt;
   }
   *why = s.error().message;
@@ -258,7 +256,7 @@ Status Daemon::Replan(const JournalDecision& d, const std::string& why, Time now
   if (!found) return Status::Ok();
   LiveJob& lj = *found;
   BackToQueue(lj, /*held=*/true, now);  // Slurm still holds it: the release never took
-  ORR_RETURN_IF_ERROR(NewGeneration(lj, now, why));
+  ORR_RETURN_IF_ERROR(reconciler_.NewGeneration(lj, now, why));
   ORR_RETURN_IF_ERROR(SyncNodes(now));  // the node held this job's GPUs in the snapshot: out of placement now
   Attach(lj, now);  // a job a restarted daemon kept outside (unplaced) enters the queue
   return Status::Ok();
@@ -352,10 +350,10 @@ void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
 
 // Planned decisions not yet confirmed (earlier cycles, or before a restart).
 Status Daemon::RetryUnapplied(Time now, CycleStats* st) {
-  if (unapplied_.empty()) return Status::Ok();
+  if (ledger_.unapplied.empty()) return Status::Ok();
   std::vector<JournalDecision> batch;
-  batch.reserve(unapplied_.size());
-  for (const auto& [key, d] : unapplied_) batch.push_back(d);
+  batch.reserve(ledger_.unapplied.size());
+  for (const auto& [key, d] : ledger_.unapplied) batch.push_back(d);
   return ApplyPath(std::move(batch), true, now, st);
 }
 

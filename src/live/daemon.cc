@@ -26,6 +26,8 @@ Daemon::Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonO
       opts_(std::move(opts)),
       events_(journal),
       book_(&events_),
+      ledger_(opts_.recent_decisions),
+      reconciler_(&book_, &ledger_, slurm, journal, &events_, this, ReconcilerOptions{opts_.hold_unheld}),
       latency_hist_(NumLatencyBuckets(), 0) {}
 
 Daemon::~Daemon() = default;
@@ -39,19 +41,14 @@ int Daemon::VcOf(const std::string& partition) const {
 // An event for the API and the journal's event log (EventLog).
 void Daemon::Note(Time now, const std::string& kind, const std::string& detail) { events_.Note(now, kind, detail); }
 
-void Daemon::Remember(const JournalDecision& d) {
-  recent_.push_back(d);
-  while (recent_.size() > opts_.recent_decisions) recent_.pop_front();
-}
-
 Status Daemon::Recover() {
   std::lock_guard<std::mutex> lock(mu_);
   if (opts_.partitions.empty()) return MakeError("daemon: no managed partition configured");
-  ORR_ASSIGN_OR_RETURN(gens_, journal_->Gens());
+  ORR_ASSIGN_OR_RETURN(ledger_.gens, journal_->Gens());
   ORR_ASSIGN_OR_RETURN(auto planned, journal_->WithState(DecisionState::kPlanned));
-  for (auto& d : planned) unapplied_[d.key] = d;
+  for (auto& d : planned) ledger_.unapplied[d.key] = d;
   ORR_ASSIGN_OR_RETURN(auto recent, journal_->Recent(opts_.recent_decisions));
-  for (auto it = recent.rbegin(); it != recent.rend(); ++it) recent_.push_back(*it);
+  for (auto it = recent.rbegin(); it != recent.rend(); ++it) ledger_.recent.push_back(*it);
   ORR_ASSIGN_OR_RETURN(cycle_, journal_->GetCounter("cycle"));
   ORR_ASSIGN_OR_RETURN(power_seq_, journal_->GetCounter("power"));
   if (opts_.signals.any()) {
@@ -68,8 +65,8 @@ Status Daemon::Recover() {
       ORR_ASSIGN_OR_RETURN(power_, MakePowerPlugin(opts_.energy, opts_.seed, 0));
     }
   }
-  if (!unapplied_.empty())
-    Note(clock_->Now(), "recover", fmt::format("{} decision(s) planned but not confirmed before the restart", unapplied_.size()));
+  if (!ledger_.unapplied.empty())
+    Note(clock_->Now(), "recover", fmt::format("{} decision(s) planned but not confirmed before the restart", ledger_.unapplied.size()));
   return Status::Ok();
 }
 
@@ -184,8 +181,8 @@ Status Daemon::RequestPower(const std::string& node, bool up) {
   }
   ORR_RETURN_IF_ERROR(journal_->Commit());
   ++power_seq_;
-  unapplied_[d.key] = d;
-  Remember(d);
+  ledger_.unapplied[d.key] = d;
+  ledger_.Remember(d);
   return Status::Ok();
 }
 

@@ -61,7 +61,9 @@ TEST(JobBook, EveryStepMovesByTheTableOrIsCountedAndMadeAsAsked) {
       b.book().Move(lj, step, 200);
       illegal += !want;
       EXPECT_EQ(b.book().illegal_moves(), illegal) << JobStateName(from) << " + " << StepName(step);
-      if (want) EXPECT_EQ(lj.state(), *want) << JobStateName(from) << " + " << StepName(step);
+      if (want) {
+        EXPECT_EQ(lj.state(), *want) << JobStateName(from) << " + " << StepName(step);
+      }
     }
   EXPECT_GT(illegal, 0u);
 }

@@ -47,7 +47,7 @@ std::vector<std::string> Daemon::NodesWithWork() const {
   for (const auto& [id, lj] : book_)
     if (lj->state() == JobState::kStarting || lj->state() == JobState::kRunning || lj->state() == JobState::kUnplaced)
       for (const NodeShare& s : lj->nodes) out.push_back(s.node);
-  for (const auto& [key, d] : unapplied_)
+  for (const auto& [key, d] : ledger_.unapplied)
     if (d.kind == DecisionKind::kStart)
       for (const NodeShare& s : d.nodes) out.push_back(s.node);
   if (sched_)
@@ -228,7 +228,7 @@ Status Daemon::DemandPower(Time now, const std::vector<VcLoad>& load, CycleStats
       auto found = nodes_.find(name);
       if (found == nodes_.end() || !Wakeable(found->second)) continue;
       bool dup = false;
-      for (const auto& [k, d] : unapplied_)
+      for (const auto& [k, d] : ledger_.unapplied)
         dup |= d.kind == DecisionKind::kPowerUp && !d.nodes.empty() && d.nodes[0].node == name;
       if (dup) continue;
       wake.emplace_back(name, true);

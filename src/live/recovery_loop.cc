@@ -51,8 +51,8 @@ Status Daemon::LoadRecovery(Time now) {
 // journaled) and no recovery was decided for it yet; its recovery waits for the apply path
 // when one is planned; otherwise it stays listed as failed, out of the scheduler.
 Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
-  auto g = gens_.find(sj.id);
-  const uint32_t gen = g == gens_.end() ? 0 : g->second;
+  auto g = ledger_.gens.find(sj.id);
+  const uint32_t gen = g == ledger_.gens.end() ? 0 : g->second;
   const std::string key = RecoverKey(sj.id, gen);
   Result<JournalDecision> known = journal_->Get(key);
   if (!known.ok() && known.error().code != ErrorCode::kNotFound) return known.error();
@@ -70,7 +70,7 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
   } else if (!known.ok()) {
     book_.Enter(lj, JobState::kRecovering, now);
     recover_todo_.emplace_back(sj.id, TriggerOf(sj.failure));
-  } else if (unapplied_.count(key)) {
+  } else if (ledger_.unapplied.count(key)) {
     book_.Enter(lj, JobState::kRecovering, now);  // the apply path sends its requeue
     lj.reason = known->detail;
   } else {
@@ -82,7 +82,7 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
     if (rec.ok()) lj.failure = std::move(*rec);
   }
   AddJob(std::move(owned));
-  return SettleUnapplied(sj, now);
+  return reconciler_.SettleUnapplied(sj, now);
 }
 
 // ---------------------------------------------------------------- hangs
@@ -158,9 +158,9 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
   LiveJob& lj = *found;
   // A generation whose recovery was decided already (a requeue Slurm took while the daemon
   // was away, seen as a held job): this failure is the next generation's.
-  if (!unapplied_.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen))) {
+  if (!ledger_.unapplied.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen))) {
     std::vector<NodeShare> ran_on = lj.nodes;  // NewGeneration forgets them
-    ORR_RETURN_IF_ERROR(NewGeneration(lj, now, "a recovery of this generation was decided before"));
+    ORR_RETURN_IF_ERROR(reconciler_.NewGeneration(lj, now, "a recovery of this generation was decided before"));
     lj.nodes = std::move(ran_on);
     book_.Move(lj, Step::kRecoverAgain, now);
   }
@@ -338,7 +338,7 @@ void Daemon::RecoverApplied(const JournalDecision& d, Time now) {
   LiveJob& lj = *found;
   if (lj.gen != d.gen || lj.state() != JobState::kRecovering) return;
   ++lj.gen;
-  gens_[lj.id] = lj.gen;
+  ledger_.gens[lj.id] = lj.gen;
   Status s = journal_->SetGen(lj.id, lj.gen);
   if (!s.ok()) Note(now, "error", s.error().message);
   Note(now, "requeue", fmt::format("job {} requeued by recovery (generation {})", lj.id, lj.gen));
@@ -381,7 +381,7 @@ Status Daemon::ConfirmDrain(const std::string& node) {
     JournalDecision d = it->second;
     ORR_RETURN_IF_ERROR(journal_->Mark(d.key, DecisionState::kPlanned, now, d.detail));
     d.state = DecisionState::kPlanned;
-    unapplied_[d.key] = d;  // applied at the next cycle (RetryUnapplied)
+    ledger_.unapplied[d.key] = d;  // applied at the next cycle (RetryUnapplied)
     awaiting_.erase(it);
     drain_times_.push_back(now);
     Note(now, "operator", "drain of " + node + " confirmed (" + d.key + ")");
@@ -422,7 +422,7 @@ Status Daemon::ReleaseDrain(const std::string& node) {
     }
     ORR_RETURN_IF_ERROR(journal_->Commit());
     ++undrain_seq_;
-    unapplied_[d.key] = d;  // applied at the next cycle
+    ledger_.unapplied[d.key] = d;  // applied at the next cycle
     Note(now, "operator", node + " returned to service (" + d.key + ")");
     done = true;
   }

@@ -50,10 +50,10 @@ Status Daemon::ReconcileListing(const JobListing& listing, Time now, CycleStats*
 
 // One row; kept for the next cycle when its reconcile left work undone.
 Status Daemon::ReconcileRow(const SlurmJob& sj, Time now) {
-  retry_row_ = false;
+  reconciler_.ClearRetry();
   ORR_RETURN_IF_ERROR(Reconcile(sj, now));
   const LiveJob* lj = book_.Find(sj.id);
-  if (lj && (retry_row_ || WaitsForRoom(*lj))) relist_.insert_or_assign(sj.id, sj);
+  if (lj && (reconciler_.retry_row() || WaitsForRoom(*lj))) relist_.insert_or_assign(sj.id, sj);
   return Status::Ok();
 }
 

@@ -154,7 +154,7 @@ std::optional<SchedJob> Daemon::JobView(uint32_t job) const {
 std::vector<JournalDecision> Daemon::RecentDecisions(size_t n) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<JournalDecision> out;
-  for (auto it = recent_.rbegin(); it != recent_.rend() && out.size() < n; ++it) out.push_back(*it);
+  for (auto it = ledger_.recent.rbegin(); it != ledger_.recent.rend() && out.size() < n; ++it) out.push_back(*it);
   return out;
 }
 
@@ -279,8 +279,8 @@ std::string Daemon::MetricsText() const {
             "Job state changes the daemon's tables lack (a defect; each is also an error event).", book_.illegal_moves());
   x.Counter("orrery_journal_errors_total", "Journal writes of events that failed (the event is only in memory).",
             events_.journal_errors());
-  x.Counter("orrery_jobs_adopted_total", "Jobs found running without an Orrery decision.", m_adopted_);
-  x.Counter("orrery_jobs_requeued_by_slurm_total", "Running jobs Slurm put back to pending.", m_slurm_requeued_);
+  x.Counter("orrery_jobs_adopted_total", "Jobs found running without an Orrery decision.", reconciler_.adopted());
+  x.Counter("orrery_jobs_requeued_by_slurm_total", "Running jobs Slurm put back to pending.", reconciler_.slurm_requeued());
   x.Counter("orrery_jobs_left_total", "Jobs that ended or left the managed partitions.", m_completed_);
   size_t pending = 0, running = 0, starting = 0;
   for (const auto& [id, lj] : book_) {
