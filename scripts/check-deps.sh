@@ -69,18 +69,20 @@ while IFS= read -r hit; do
 done < <(grep -n -E '#[[:space:]]*include[[:space:]]*"sched/framework/scheduler\.h"' src/sched/plugins/*.h src/sched/plugins/*.cc |
          grep -v -E '^src/sched/plugins/[a-z_]+_(test|bench)\.cc:')
 
-# A managed job's state changes only in src/live/moves.cc (Daemon::Move / Enter over the
-# tables of src/live/job_state.h): any other assignment to a LiveJob's state goes around them.
+# A managed job's state changes only in src/live/job_book.cc (JobBook::Move / Enter over the
+# tables of src/live/job_state.h; LiveJob's state has no public setter): any other assignment
+# of a job state goes around them (views.cc fills the API's QueueEntry).
 state_writes=0
 while IFS= read -r hit; do
-  echo "$hit: a live job's state is written outside src/live/moves.cc (use Move or Enter)"
+  echo "$hit: a live job's state is written outside src/live/job_book.cc (use JobBook::Move or Enter)"
   state_writes=$((state_writes + 1))
-done < <(grep -n -E '(\.|->)state = (JobState::|tr\.next)' src/live/*.cc | grep -v -E '^src/live/(moves\.cc|views\.cc|[a-z_]+_test\.cc):')
+done < <(grep -n -E '(\.|->)state_? = (JobState::|\*?next|r\.tr\.next|tr\.next|first)' src/live/*.cc |
+         grep -v -E '^src/live/(job_book\.cc|views\.cc|[a-z_]+_test\.cc):')
 
 if [[ $violations -gt 0 || $engine -gt 0 || $state_writes -gt 0 ]]; then
   echo "check-deps: $violations forbidden include(s), $engine plugin include(s) of the engine," \
-       "$state_writes live job state write(s) outside moves.cc"
+       "$state_writes live job state write(s) outside job_book.cc"
   exit 1
 fi
 echo "check-deps: $checked project includes checked, dependency direction respected; plugins see only the core's" \
-     "contract; live job states change only in moves.cc"
+     "contract; live job states change only in job_book.cc"

@@ -30,8 +30,6 @@ bool IsPower(DecisionKind k) { return k == DecisionKind::kPowerUp || k == Decisi
 
 }  // namespace
 
-std::string Daemon::StartKey(uint32_t job, uint32_t gen) const { return fmt::format("start/{}/{}", job, gen); }
-
 // ---------------------------------------------------------------- the policy's decisions
 
 // The policy's cycle, on the core's cadence (Scheduler::RunCycle): event-driven policies
@@ -61,8 +59,8 @@ Status Daemon::Decide(Time now, CycleStats* st) {
 // Every decision kind is handled here (std::visit over the closed sum type, one lambda per
 // kind: a new kind does not compile until it is).
 Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
-  const uint32_t id = slot_job_[SlotOf(d)];
-  LiveJob& lj = *jobs_.at(id);
+  const uint32_t id = book_.JobAt(SlotOf(d));
+  LiveJob& lj = *book_.Find(id);
   JournalDecision jd;
   jd.cycle = cycle_;
   jd.time = now;
@@ -74,7 +72,7 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.key = StartKey(id, lj.gen);
                    for (const Slot& sl : sched_->view(s.slot).alloc)
                      jd.nodes.push_back(NodeShare{cluster_->nodes[sl.node.v].name, sl.gpus});
-                   Move(lj, Step::kPlanStart, now);
+                   book_.Move(lj, Step::kPlanStart, now);
                    lj.nodes = jd.nodes;
                    lj.started = now;
                  },
@@ -83,8 +81,8 @@ Result<JournalDecision> Daemon::PlanFor(const Decision& d, Time now) {
                    jd.key = fmt::format("requeue/{}/{}", id, lj.gen);
                    jd.nodes = lj.nodes;
                    ++lj.gen;
-                   gens_[id] = lj.gen;
-                   Move(lj, Step::kPreempt, now);
+                   ledger_.gens[id] = lj.gen;
+                   book_.Move(lj, Step::kPreempt, now);
                    lj.nodes.clear();
                    lj.started = kNoTime;
                  },
@@ -126,7 +124,7 @@ Status Daemon::PlanBatch(std::vector<JournalDecision>& batch) {
 }
 
 // One decision: checked against Slurm when met again (`retry`), sent, confirmed. Returns
-// the journal's error only; a decision that is not settled stays in unapplied_.
+// the journal's error only; a decision that is not settled stays in the ledger's unapplied.
 Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st) {
   std::string why;
   const bool waits = d.kind == DecisionKind::kStart && AwaitsRequeue(d.job);
@@ -134,7 +132,7 @@ Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st
   DecisionState to = DecisionState::kApplied;
   switch (v) {
     case Verdict::kWait:  // checked again next cycle
-      unapplied_[d.key] = d;
+      ledger_.unapplied[d.key] = d;
       return Status::Ok();
     case Verdict::kObsolete:
     case Verdict::kReplan:
@@ -151,17 +149,17 @@ Status Daemon::ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st
   }
   Status m = journal_->Mark(d.key, to, now, why);
   if (!m.ok()) {  // stays planned: confirmed from what Slurm shows at the next cycle
-    unapplied_[d.key] = d;
+    ledger_.unapplied[d.key] = d;
     return m;
   }
-  unapplied_.erase(d.key);
+  ledger_.unapplied.erase(d.key);
   d.state = to;
   if (v == Verdict::kReplan) return Replan(d, why, now);
   if (to != DecisionState::kApplied) return Status::Ok();
   if (v == Verdict::kSend) Applied(d, now, st);
   d.applied_time = now;
   d.detail = why;
-  Remember(d);
+  ledger_.Remember(d);
   return Status::Ok();
 }
 
@@ -180,7 +178,7 @@ std::optional<DecisionState> Daemon::SendOrDefer(const JournalDecision& d, bool 
   const bool give_up = retry && IsPower(d.kind);
   Note(now, "error", fmt::format("{}: {} ({})", d.key, s.error().message, give_up ? "not retried" : "retried next cycle"));
   if (!give_up) {
-    unapplied_[d.key] = d;
+    ledger_.unapplied[d.key] = d;
     return std::nullopt;
   }
   *why = s.error().message;
@@ -191,21 +189,21 @@ std::optional<DecisionState> Daemon::SendOrDefer(const JournalDecision& d, bool 
 Daemon::Verdict Daemon::Check(const JournalDecision& d, std::string* why) const {
   switch (d.kind) {
     case DecisionKind::kStart: {
-      auto it = jobs_.find(d.job);
-      if (it == jobs_.end()) return Verdict::kWait;  // not listed yet (or gone: settled when seen ended)
-      const LiveJob& lj = *it->second;
-      if (lj.state == JobState::kRunning && lj.gen == d.gen) {  // took effect before we could confirm it
+      const LiveJob* found = book_.Find(d.job);
+      if (!found) return Verdict::kWait;  // not listed yet (or gone: settled when seen ended)
+      const LiveJob& lj = *found;
+      if (lj.state() == JobState::kRunning && lj.gen == d.gen) {  // took effect before we could confirm it
         *why = "confirmed: Slurm runs it on " + NodeNames(lj.nodes);
         return Verdict::kInEffect;
       }
       // Pinned to a node that left (a restarted daemon never modelled it: unplaced). Sent, the
       // release would fail at every cycle.
-      const bool waits_here = lj.state == JobState::kStarting || lj.state == JobState::kUnplaced;
+      const bool waits_here = lj.state() == JobState::kStarting || lj.state() == JobState::kUnplaced;
       if (const NodeShare* gone = waits_here && lj.gen == d.gen ? DepartedNode(d.nodes) : nullptr) {
         *why = gone->node + " left the managed partitions before the start was applied";
         return Verdict::kReplan;
       }
-      if (lj.state != JobState::kStarting || lj.gen != d.gen) {
+      if (lj.state() != JobState::kStarting || lj.gen != d.gen) {
         *why = "job state changed before the decision was applied";
         return Verdict::kObsolete;
       }
@@ -254,11 +252,11 @@ const NodeShare* Daemon::DepartedNode(const std::vector<NodeShare>& nodes) const
 }
 
 Status Daemon::Replan(const JournalDecision& d, const std::string& why, Time now) {
-  auto it = jobs_.find(d.job);
-  if (it == jobs_.end()) return Status::Ok();
-  LiveJob& lj = *it->second;
+  LiveJob* found = book_.Find(d.job);
+  if (!found) return Status::Ok();
+  LiveJob& lj = *found;
   BackToQueue(lj, /*held=*/true, now);  // Slurm still holds it: the release never took
-  ORR_RETURN_IF_ERROR(NewGeneration(lj, now, why));
+  ORR_RETURN_IF_ERROR(reconciler_.NewGeneration(lj, now, why));
   ORR_RETURN_IF_ERROR(SyncNodes(now));  // the node held this job's GPUs in the snapshot: out of placement now
   Attach(lj, now);  // a job a restarted daemon kept outside (unplaced) enters the queue
   return Status::Ok();
@@ -292,13 +290,12 @@ Status Daemon::Send(const JournalDecision& d) {
 }
 
 bool Daemon::AwaitsRequeue(uint32_t job) const {
-  auto it = jobs_.find(job);
-  return it != jobs_.end() && it->second->stopping;
+  const LiveJob* lj = book_.Find(job);
+  return lj && lj->stopping;
 }
 
 Status Daemon::Release(uint32_t job, uint32_t gen, const std::vector<NodeShare>& nodes) {
-  auto it = jobs_.find(job);
-  LiveJob* lj = it == jobs_.end() ? nullptr : it->second.get();
+  LiveJob* lj = book_.Find(job);
   // Only a job that opted in changes its request; the others are placed as they asked (the
   // shape plugin sees them fixed), so their decision's nodes match it.
   const bool reshape = lj && lj->flex &&
@@ -324,7 +321,7 @@ void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
     case DecisionKind::kRequeue:
       ++st->requeues;
       ++m_requeues_;
-      if (auto it = jobs_.find(d.job); it != jobs_.end()) it->second->stopping = true;  // until Slurm completes it
+      if (LiveJob* lj = book_.Find(d.job)) lj->stopping = true;  // until Slurm completes it
       return;
     case DecisionKind::kDrain:
       DrainApplied(d, now, st);
@@ -353,10 +350,10 @@ void Daemon::Applied(const JournalDecision& d, Time now, CycleStats* st) {
 
 // Planned decisions not yet confirmed (earlier cycles, or before a restart).
 Status Daemon::RetryUnapplied(Time now, CycleStats* st) {
-  if (unapplied_.empty()) return Status::Ok();
+  if (ledger_.unapplied.empty()) return Status::Ok();
   std::vector<JournalDecision> batch;
-  batch.reserve(unapplied_.size());
-  for (const auto& [key, d] : unapplied_) batch.push_back(d);
+  batch.reserve(ledger_.unapplied.size());
+  for (const auto& [key, d] : ledger_.unapplied) batch.push_back(d);
   return ApplyPath(std::move(batch), true, now, st);
 }
 

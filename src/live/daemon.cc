@@ -20,7 +20,15 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 Daemon::Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts)
-    : slurm_(slurm), journal_(journal), clock_(clock), opts_(std::move(opts)), latency_hist_(NumLatencyBuckets(), 0) {}
+    : slurm_(slurm),
+      journal_(journal),
+      clock_(clock),
+      opts_(std::move(opts)),
+      events_(journal),
+      book_(&events_),
+      ledger_(opts_.recent_decisions),
+      reconciler_(&book_, &ledger_, slurm, journal, &events_, this, ReconcilerOptions{opts_.hold_unheld}),
+      latency_hist_(NumLatencyBuckets(), 0) {}
 
 Daemon::~Daemon() = default;
 
@@ -30,31 +38,17 @@ int Daemon::VcOf(const std::string& partition) const {
   return -1;
 }
 
-// An event for the API and the journal's event log. A failed journal write is counted
-// (orrery_journal_errors_total) and kept in memory; it never stops a cycle.
-void Daemon::Note(Time now, const std::string& kind, const std::string& detail) {
-  events_.push_back(fmt::format("{} {}: {}", now, kind, detail));
-  Status st = journal_->Event(now, kind, detail);
-  if (!st.ok()) {
-    ++m_journal_errors_;
-    events_.push_back(fmt::format("{} error: journal: {}", now, st.error().message));
-  }
-  while (events_.size() > 100) events_.pop_front();
-}
-
-void Daemon::Remember(const JournalDecision& d) {
-  recent_.push_back(d);
-  while (recent_.size() > opts_.recent_decisions) recent_.pop_front();
-}
+// An event for the API and the journal's event log (EventLog).
+void Daemon::Note(Time now, const std::string& kind, const std::string& detail) { events_.Note(now, kind, detail); }
 
 Status Daemon::Recover() {
   std::lock_guard<std::mutex> lock(mu_);
   if (opts_.partitions.empty()) return MakeError("daemon: no managed partition configured");
-  ORR_ASSIGN_OR_RETURN(gens_, journal_->Gens());
+  ORR_ASSIGN_OR_RETURN(ledger_.gens, journal_->Gens());
   ORR_ASSIGN_OR_RETURN(auto planned, journal_->WithState(DecisionState::kPlanned));
-  for (auto& d : planned) unapplied_[d.key] = d;
+  for (auto& d : planned) ledger_.unapplied[d.key] = d;
   ORR_ASSIGN_OR_RETURN(auto recent, journal_->Recent(opts_.recent_decisions));
-  for (auto it = recent.rbegin(); it != recent.rend(); ++it) recent_.push_back(*it);
+  for (auto it = recent.rbegin(); it != recent.rend(); ++it) ledger_.recent.push_back(*it);
   ORR_ASSIGN_OR_RETURN(cycle_, journal_->GetCounter("cycle"));
   ORR_ASSIGN_OR_RETURN(power_seq_, journal_->GetCounter("power"));
   if (opts_.signals.any()) {
@@ -71,8 +65,8 @@ Status Daemon::Recover() {
       ORR_ASSIGN_OR_RETURN(power_, MakePowerPlugin(opts_.energy, opts_.seed, 0));
     }
   }
-  if (!unapplied_.empty())
-    Note(clock_->Now(), "recover", fmt::format("{} decision(s) planned but not confirmed before the restart", unapplied_.size()));
+  if (!ledger_.unapplied.empty())
+    Note(clock_->Now(), "recover", fmt::format("{} decision(s) planned but not confirmed before the restart", ledger_.unapplied.size()));
   return Status::Ok();
 }
 
@@ -118,7 +112,7 @@ Status Daemon::DropVanished(const JobListing& listing, Time now) {
   seen.reserve(listing.jobs.size());
   for (const SlurmJob& sj : listing.jobs) seen.insert(sj.id);
   std::vector<uint32_t> gone;
-  for (const auto& [id, lj] : jobs_)
+  for (const auto& [id, lj] : book_)
     if (!seen.count(id)) gone.push_back(id);
   return DropGone(gone, now);
 }
@@ -126,10 +120,10 @@ Status Daemon::DropVanished(const JobListing& listing, Time now) {
 // On a delta listing, the jobs it names as no longer listed (unknown ids are skipped).
 Status Daemon::DropGone(const std::vector<uint32_t>& gone, Time now) {
   for (uint32_t id : gone) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) continue;
-    Leave(*it->second, nullptr, now);
-    EraseJob(it);
+    LiveJob* lj = book_.Find(id);
+    if (!lj) continue;
+    Leave(*lj, nullptr, now);
+    EraseJob(id);
   }
   return Status::Ok();
 }
@@ -187,8 +181,8 @@ Status Daemon::RequestPower(const std::string& node, bool up) {
   }
   ORR_RETURN_IF_ERROR(journal_->Commit());
   ++power_seq_;
-  unapplied_[d.key] = d;
-  Remember(d);
+  ledger_.unapplied[d.key] = d;
+  ledger_.Remember(d);
   return Status::Ok();
 }
 

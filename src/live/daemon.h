@@ -12,8 +12,11 @@
 // Slurm wins: a job Slurm runs elsewhere is adopted where it runs, a job Slurm requeued goes
 // back to the queue with a new generation.
 //
-// The code is split by job: daemon.cc (the cycle), reconcile.cc (observe and the job-state
-// transitions), apply.cc (the journaled apply path), power_loop.cc (energy), views.cc (API).
+// The code is split by owner (docs/design/components.md): the JobBook (job_book.h: the job
+// records, the one place their states change), the Reconciler (reconciler.h: what Slurm lists
+// -> each job's state), the EventLog; and by step: daemon.cc (the cycle), reconcile.cc (nodes
+// and the scheduler port), apply.cc (the journaled apply path), recovery_loop.cc,
+// power_loop.cc (energy), signals_loop.cc, views.cc (API).
 #pragma once
 
 #include <chrono>
@@ -30,10 +33,14 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "live/decision_ledger.h"
+#include "live/event_log.h"
 #include "live/flex_shape.h"
+#include "live/job_book.h"
 #include "live/job_state.h"
 #include "live/journal.h"
 #include "live/live_signals.h"
+#include "live/reconciler.h"
 #include "live/recovery.h"
 #include "live/slurm_client.h"
 #include "logs/diagnose.h"
@@ -116,10 +123,11 @@ struct QueueEntry {
 size_t LatencyBucket(double seconds);
 size_t NumLatencyBuckets();
 
-class Daemon {
+// The daemon is the reconciler's host: the scheduler port and the other owners' steps.
+class Daemon : private ReconcilerHost {
  public:
   Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts);
-  ~Daemon();
+  ~Daemon() override;
 
   // Loads the journal (job generations, decisions planned but not confirmed) and builds
   // the policy (refused with a message when live mode cannot run it). Call once.
@@ -162,42 +170,9 @@ class Daemon {
   const Scheduler* scheduler() const { return sched_.get(); }
   std::optional<SchedJob> JobView(uint32_t job) const;
   // Job state changes the tables of job_state.h lack (orrery_illegal_moves_total; always 0).
-  uint64_t illegal_moves() const { return m_illegal_moves_; }
+  uint64_t illegal_moves() const { return book_.illegal_moves(); }
 
  private:
-  struct LiveJob {
-    uint32_t id = 0;
-    Job job;
-    JobState state = JobState::kUnheld;
-    uint32_t slot = UINT32_MAX;
-    uint32_t gen = 0;
-    std::vector<NodeShare> nodes;
-    Time started = kNoTime;
-    Duration hint = -1;  // the duration its comment declares, or -1
-    // What the daemon believes it will run when the policy has no estimate: the hint, else its
-    // time limit, else the config's default. A belief: Job::duration stays -1 (unknown), as
-    // the live driver knows no true durations.
-    Duration declared = -1;
-    std::string reason;
-    std::string partition;
-    bool held = false;
-    std::string heartbeat;     // restart contract: orrery:heartbeat=PATH ("" none)
-    Duration hang_after = -1;  // orrery:hang=SECONDS, -1 = the config's
-    FailureRecord failure;     // the last failure handled (job == 0: none)
-    FailureKind fail_kind = FailureKind::kUnknown;  // its diagnosed kind, for the core's Fail at the requeue
-    std::optional<FlexSpec> flex;  // its batch script's #ORRERY shape line (flex_shape.h), read when the policy shapes
-    uint32_t listed_nodes = 1, listed_gpus_per_node = 0;  // its request as Slurm last listed it
-    // Preempted by the policy (its requeuehold applied) and Slurm lists it COMPLETING until
-    // the requeue completes (Seen::kStopping); its next start waits for that.
-    bool stopping = false;
-    bool entered = false;  // Enter gave it its first state
-  };
-
-  // --- a job's state changes (moves.cc; the tables of job_state.h)
-  void Move(LiveJob& lj, Transition tr);  // what Slurm shows (Next)
-  void Move(LiveJob& lj, Step step, Time now);  // what the daemon does
-  void Enter(LiveJob& lj, JobState first, Time now);  // a new record's first state
-
   // --- the cycle (daemon.cc)
   Status Observe(Time now, CycleStats* st);
   Status DropVanished(const JobListing& listing, Time now);
@@ -212,12 +187,11 @@ class Daemon {
   Status DropVanishedInSlice(const JobListing& listing, Time now);
   void DropUnlistedInSlice(const NodeListing& listing, Time now);
   void AddJob(std::unique_ptr<LiveJob> lj);
-  void EraseJob(std::unordered_map<uint32_t, std::unique_ptr<LiveJob>>::iterator it);
+  void EraseJob(uint32_t id);
   void CountListedNode(const std::string& name, int delta);
   bool WaitsForRoom(const LiveJob& lj) const;
   void FinishStats(std::chrono::steady_clock::time_point t0, Time now, CycleStats* st);
   void Note(Time now, const std::string& kind, const std::string& detail);
-  void Remember(const JournalDecision& d);
   int VcOf(const std::string& partition) const;
 
   // --- observe and reconcile (reconcile.cc)
@@ -232,29 +206,29 @@ class Daemon {
   Status SyncNodes(Time now);
   bool SetPlaceable(const Node& nd, bool want);
   void RetryOutsiders(Time now);
-  Status Reconcile(const SlurmJob& sj, Time now);
-  Seen Classify(const LiveJob& lj, const SlurmJob& sj) const;
-  Status Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now);
-  Status NewJob(const SlurmJob& sj, Time now);
-  Status ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now);
-  Status SettleUnapplied(const SlurmJob& sj, Time now);
-  Status Supersede(uint32_t job, uint32_t gen, Time now, const std::string& why);
+  Status Reconcile(const SlurmJob& sj, Time now);  // a managed partition's row: the Reconciler's
   void FillJob(LiveJob& lj, const SlurmJob& sj);
   // Shaping (flex_shape.h): the job's #ORRERY line, read once when the policy shapes; and
   // what the shape plugin knows of a job (its model and bounds; none unless it opted in).
   void ReadFlex(LiveJob& lj, Time now);
   ShapeInfo ShapeInfoOf(const JobRequest& job) const;
-  void TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now);
-  bool HoldInSlurm(LiveJob& lj, Time now);
-  Status NewGeneration(LiveJob& lj, Time now, const std::string& why);
-  void Leave(LiveJob& lj, const SlurmJob* sj, Time now);
+  void Leave(LiveJob& lj, const SlurmJob* sj, Time now) override;
   // The scheduler port, through the core's lifecycle verbs: a job enters (queued, or
   // running where Slurm has it), goes back to the queue, or leaves.
   enum class Where { kFits, kNoRoom, kOutside };
   Where AllocFor(const LiveJob& lj, Allocation* alloc) const;
-  void Attach(LiveJob& lj, Time now);
-  void Withdraw(LiveJob& lj, Time now);
-  void BackToQueue(LiveJob& lj, bool held, Time now);
+  void Attach(LiveJob& lj, Time now) override;
+  void Withdraw(LiveJob& lj, Time now) override;
+  void BackToQueue(LiveJob& lj, bool held, Time now) override;
+  // The rest of the reconciler's host (reconciler.h).
+  bool Rebuilding() const override { return need_rebuild_; }
+  void RunsWhereSlurmRuns(LiveJob& lj, bool was_pending, Time now) override;
+  bool PendingInSnapshot(const LiveJob& lj) const override;
+  LiveJob& AddRecord(const SlurmJob& sj) override;
+  void EraseRecord(uint32_t id) override { EraseJob(id); }
+  void Introduce(LiveJob& lj, Time now) override;
+  Status MakeEligible(const LiveJob& lj) override;
+  void RecoverLater(uint32_t job, Trigger trigger) override { recover_todo_.emplace_back(job, trigger); }
   Status Rebuild(Time now);
 
   // --- the journaled apply path (apply.cc)
@@ -290,7 +264,6 @@ class Daemon {
   // released now, it would be pushed to Slurm's begin time when the requeue completes.
   bool AwaitsRequeue(uint32_t job) const;
   void Applied(const JournalDecision& d, Time now, CycleStats* st);
-  std::string StartKey(uint32_t job, uint32_t gen) const;
 
   // --- semantic signals (signals_loop.cc)
   void SignalsStep(Time now);
@@ -307,10 +280,10 @@ class Daemon {
   std::vector<JournalDecision> RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v, const std::string& subtype,
                                                  Time now);
   void TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now);
-  void RequeuedAfterRecovery(LiveJob& lj, Time now);
+  void RequeuedAfterRecovery(LiveJob& lj, Time now) override;
   bool Hung(const LiveJob& lj, Time now) const;
   void FindHangs(Time now);
-  Status AdoptFailed(const SlurmJob& sj, Time now);
+  Status AdoptFailed(const SlurmJob& sj, Time now) override;
   size_t DrainsThisHour(Time now);
   Status LoadRecovery(Time now);
   void RecoverApplied(const JournalDecision& d, Time now);
@@ -342,6 +315,10 @@ class Daemon {
   const Clock* clock_;
   DaemonOptions opts_;
   mutable std::mutex mu_;
+  EventLog events_;
+  JobBook book_;  // the live job records; their states change only there
+  DecisionLedger ledger_;  // decisions planned and not confirmed, the recent ones, generations
+  Reconciler reconciler_;  // what Slurm lists -> each job's state (reconciler.h)
 
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
@@ -351,19 +328,12 @@ class Daemon {
   // mirrored_ (changes the daemon made that Slurm shows at a later listing).
   std::unordered_map<std::string, SlurmNode> listed_;
   std::set<std::string> mirrored_;
-  std::unordered_map<uint32_t, std::unique_ptr<LiveJob>> jobs_;
   // Rows to reconcile again at the next listing although their bytes may not change: the
   // job's last reconcile left a Slurm command to retry (a hold, a release) or it runs where the
   // snapshot has no room yet (ReconcileRow). What a full listing every cycle would do.
   std::map<uint32_t, SlurmJob> relist_;
-  bool retry_row_ = false;  // the reconcile in progress left a Slurm command to retry
-  // The rolling resync's slices (SweepDue().of of them): jobs_ and listed_ per slice.
+  // The rolling resync's slices (SweepDue().of of them): the book's jobs and listed_ per slice.
   std::vector<uint32_t> slice_jobs_, slice_nodes_;
-  std::vector<uint32_t> slot_job_;                         // slot -> job id
-  std::unordered_map<uint32_t, uint32_t> gens_;            // from the journal
-  std::map<std::string, JournalDecision> unapplied_;       // planned, not confirmed
-  std::deque<JournalDecision> recent_;
-  std::deque<std::string> events_;
   std::vector<Decision> decisions_;
   uint64_t cursor_ = 0;       // job listing
   uint64_t node_cursor_ = 0;  // node listing
@@ -375,10 +345,9 @@ class Daemon {
   std::string last_error_;
   Time last_cycle_ = kNoTime;
   // metrics
-  uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0, m_adopted_ = 0,
-           m_completed_ = 0, m_slurm_requeued_ = 0, m_power_ = 0, m_journal_errors_ = 0;
+  uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0,
+           m_completed_ = 0, m_power_ = 0;
   uint64_t m_node_rows_ = 0;  // node rows listed as new, changed or gone
-  uint64_t m_illegal_moves_ = 0;  // state changes the tables of job_state.h lack (a defect)
   uint64_t m_reshapes_ = 0, m_flex_errors_ = 0;  // shaping: requests changed, #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts

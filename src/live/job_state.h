@@ -67,10 +67,10 @@ Transition Next(JobState s, Seen seen, bool decision_open);
 
 // What the daemon itself does to a job (its decisions and the scheduler port's outcomes): the
 // other half of the table, next to what Slurm shows (Next). After() is the table: the state a
-// step leads to from `s`, or nullopt where the step cannot happen. The daemon changes a job's
-// state only through Daemon::Move (a Transition of Next, or a Step) and Daemon::Enter (a new
-// record's first state), in moves.cc; scripts/check-deps.sh refuses any other write. A step
-// the table lacks is a defect: it is counted (orrery_illegal_moves_total) and reported as an
+// step leads to from `s`, or nullopt where the step cannot happen. A job's state changes only
+// through JobBook::Move (a Reading of Next, or a Step) and JobBook::Enter (a new record's
+// first state), in job_book.cc; scripts/check-deps.sh refuses any other write. A step the
+// table lacks is a defect: it is counted (orrery_illegal_moves_total) and reported as an
 // event, and made as asked, since the caller's other fields already assume it.
 enum class Step : uint8_t {
   kPlanStart,      // queued -> starting: a start decision pins it to nodes

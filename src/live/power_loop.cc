@@ -44,10 +44,10 @@ std::vector<std::string> Daemon::NodesWithWork() const {
   // A node has work when a job runs there, a start decision pinned a job there (released or
   // not yet applied), or the snapshot holds an allocation there.
   std::vector<std::string> out;
-  for (const auto& [id, lj] : jobs_)
-    if (lj->state == JobState::kStarting || lj->state == JobState::kRunning || lj->state == JobState::kUnplaced)
+  for (const auto& [id, lj] : book_)
+    if (lj->state() == JobState::kStarting || lj->state() == JobState::kRunning || lj->state() == JobState::kUnplaced)
       for (const NodeShare& s : lj->nodes) out.push_back(s.node);
-  for (const auto& [key, d] : unapplied_)
+  for (const auto& [key, d] : ledger_.unapplied)
     if (d.kind == DecisionKind::kStart)
       for (const NodeShare& s : d.nodes) out.push_back(s.node);
   if (sched_)
@@ -129,8 +129,8 @@ std::vector<Daemon::VcLoad> Daemon::MeasureLoad(Time now, const std::vector<std:
   }
   for (size_t v = 0; v < nv; ++v) vc_used_peak_[v] = std::max(vc_used_peak_[v], load[v].used_now);
   // Pending work per VC (jobs in the policy's queue), as the simulator counts it.
-  for (const auto& [id, lj] : jobs_) {
-    if (lj->state != JobState::kQueued || lj->slot == UINT32_MAX) continue;
+  for (const auto& [id, lj] : book_) {
+    if (lj->state() != JobState::kQueued || lj->slot == UINT32_MAX) continue;
     VcLoad& l = load[lj->job.vc.v];
     ++l.pending;
     if (lj->job.nodes > 1)
@@ -228,7 +228,7 @@ Status Daemon::DemandPower(Time now, const std::vector<VcLoad>& load, CycleStats
       auto found = nodes_.find(name);
       if (found == nodes_.end() || !Wakeable(found->second)) continue;
       bool dup = false;
-      for (const auto& [k, d] : unapplied_)
+      for (const auto& [k, d] : ledger_.unapplied)
         dup |= d.kind == DecisionKind::kPowerUp && !d.nodes.empty() && d.nodes[0].node == name;
       if (dup) continue;
       wake.emplace_back(name, true);

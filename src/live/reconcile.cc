@@ -1,5 +1,6 @@
-// Observe and reconcile: what Slurm lists becomes each job's typed state (job_state.h) and
-// the scheduler's snapshot. Slurm wins: the daemon's belief follows what Slurm reports.
+// Observe and reconcile: what Slurm lists of the nodes becomes the scheduler's cluster, and the
+// scheduler port through which each job's state (the Reconciler's, reconciler.h) reaches the
+// snapshot. Slurm wins: the daemon's belief follows what Slurm reports.
 #include <algorithm>
 #include <set>
 
@@ -14,28 +15,7 @@ namespace orrery::live {
 
 namespace {
 
-std::string NodeNames(const std::vector<NodeShare>& n) {
-  std::string s;
-  for (size_t i = 0; i < n.size(); ++i) s += (i ? "," : "") + n[i].node;
-  return s;
-}
-
-bool SameNodes(const std::vector<NodeShare>& a, const std::vector<std::string>& b) {
-  if (a.size() != b.size()) return false;
-  std::vector<std::string> x;
-  for (const auto& s : a) x.push_back(s.node);
-  std::vector<std::string> y = b;
-  std::sort(x.begin(), x.end());
-  std::sort(y.begin(), y.end());
-  return x == y;
-}
-
 constexpr Duration kPowerUpGrace = 10;
-
-// On nodes in Slurm as the daemon believes (a hung job being recovered still runs there).
-bool Placed(JobState s) {
-  return s == JobState::kStarting || s == JobState::kRunning || s == JobState::kUnplaced || s == JobState::kRecovering;
-}
 
 }  // namespace
 
@@ -171,9 +151,9 @@ void Daemon::ReobserveMirrored(Time now) {
 // (SetNodePowered) without a rebuild, so the policy's state (attained service, learned
 // estimates) is kept. Only a node whose GPU count changes forces a rebuild.
 Status Daemon::Rebuild(Time now) {
-  for (auto& [id, lj] : jobs_) {  // their slots die with the old scheduler
+  for (auto& [id, lj] : book_) {  // their slots die with the old scheduler
     lj->slot = UINT32_MAX;
-    if (lj->state == JobState::kRejected || lj->state == JobState::kUnplaced) Move(*lj, Step::kRetry, now);
+    if (lj->state() == JobState::kRejected || lj->state() == JobState::kUnplaced) book_.Move(*lj, Step::kRetry, now);
   }
   std::vector<const SlurmNode*> model;
   for (const auto& [name, n] : nodes_) model.push_back(&n);
@@ -192,11 +172,8 @@ Status Daemon::Rebuild(Time now) {
   // placement), before any job is attached (a job Slurm runs there stays outside).
   for (const Node& nd : cluster_->nodes)
     if (nodes_.at(nd.name).avail != NodeAvail::kUp) sched_->SetNodePowered(nd.id, false);
-  slot_job_.clear();
-  std::vector<uint32_t> ids;
-  for (const auto& [id, lj] : jobs_) ids.push_back(id);
-  std::sort(ids.begin(), ids.end());
-  for (uint32_t id : ids) Attach(*jobs_[id], now);
+  book_.ClearSlots();
+  for (uint32_t id : book_.SortedIds()) Attach(*book_.Find(id), now);
   need_rebuild_ = false;
   nodes_dirty_ = false;
   return Status::Ok();
@@ -262,9 +239,9 @@ bool Daemon::SetPlaceable(const Node& nd, bool want) {
 }
 
 void Daemon::RetryOutsiders(Time now) {
-  for (auto& [id, lj] : jobs_) {
+  for (auto& [id, lj] : book_) {
     if (lj->slot != UINT32_MAX) continue;
-    if (lj->state == JobState::kRejected || lj->state == JobState::kUnplaced) Move(*lj, Step::kRetry, now);
+    if (lj->state() == JobState::kRejected || lj->state() == JobState::kUnplaced) book_.Move(*lj, Step::kRetry, now);
     Attach(*lj, now);
   }
 }
@@ -314,11 +291,11 @@ Daemon::Where Daemon::AllocFor(const LiveJob& lj, Allocation* alloc) const {
 void Daemon::Attach(LiveJob& lj, Time now) {
   if (!sched_ || lj.slot != UINT32_MAX) return;
   Allocation alloc;
-  const bool active = lj.state == JobState::kStarting || lj.state == JobState::kRunning;
+  const bool active = lj.state() == JobState::kStarting || lj.state() == JobState::kRunning;
   if (active) {
     switch (AllocFor(lj, &alloc)) {
       case Where::kOutside:
-        Move(lj, Step::kOutside, now);
+        book_.Move(lj, Step::kOutside, now);
         return;
       case Where::kNoRoom:
         return;
@@ -329,21 +306,19 @@ void Daemon::Attach(LiveJob& lj, Time now) {
   // A queued job enters the policy's queue only once Slurm has shown it held: a start
   // decision updates its ReqNodeList, which on a job that Slurm has meanwhile started
   // would resize the running job. A held job cannot start behind our back.
-  if (!active && (lj.state != JobState::kQueued || !lj.held)) return;
+  if (!active && (lj.state() != JobState::kQueued || !lj.held)) return;
   auto slot = sched_->Submit(&lj.job, lj.job.vc, 0, lj.id, now);
   if (!slot.ok()) {
     if (active) {  // runs in Slurm although the policy would never place it: keep it outside
-      Move(lj, Step::kOutside, now);
+      book_.Move(lj, Step::kOutside, now);
       return;
     }
-    Move(lj, Step::kRefuse, now);
+    book_.Move(lj, Step::kRefuse, now);
     lj.reason = slot.error().message;
     Note(now, "reject", fmt::format("job {}: {} (kept held; retried when nodes change)", lj.id, lj.reason));
     return;
   }
-  lj.slot = *slot;
-  if (slot_job_.size() <= lj.slot) slot_job_.resize(lj.slot + 1, 0);
-  slot_job_[lj.slot] = lj.id;
+  book_.Bind(lj, *slot);
   // What the job and Slurm declare: its comment's duration hint overrides the policy's
   // estimate; without one, a job the policy has no estimate for is believed to run its time
   // limit, else the configured default (LiveJob::declared, FillJob).
@@ -397,110 +372,21 @@ void Daemon::BackToQueue(LiveJob& lj, bool held, Time now) {
 
 // ---------------------------------------------------------------- jobs
 
-Seen Daemon::Classify(const LiveJob& lj, const SlurmJob& sj) const {
-  if (lj.stopping) return Seen::kStopping;  // (only while Slurm lists it completing: Reconcile)
-  if (IsTerminal(sj.state)) return sj.state == SlurmJobState::kFailed ? Seen::kFailed : Seen::kEnded;
-  if (sj.state == SlurmJobState::kRunning)
-    return Placed(lj.state) && SameNodes(lj.nodes, sj.nodes) ? Seen::kRunningAsKnown : Seen::kRunningElsewhere;
-  if (sj.held) return Seen::kHeld;
-  if (WaitsForUnavailableNodes(sj)) return Seen::kNodesGone;
-  return WaitsForBeginTime(sj) ? Seen::kDelayed : Seen::kReleased;
-}
-
+// A row of a managed partition goes to the Reconciler; the others are not the daemon's.
 Status Daemon::Reconcile(const SlurmJob& sj, Time now) {
   if (VcOf(sj.partition) < 0) return Status::Ok();
-  auto it = jobs_.find(sj.id);
-  if (it == jobs_.end()) return NewJob(sj, now);
-  LiveJob& lj = *it->second;
-  lj.held = sj.held;
-  lj.listed_nodes = sj.num_nodes;
-  lj.listed_gpus_per_node = sj.gpus_per_node;
-  lj.stopping = lj.stopping && Completing(sj);  // pending: the requeue completed; anything else: Slurm decided
-  const bool open = unapplied_.count(StartKey(lj.id, lj.gen)) > 0;
-  const Transition tr = Next(lj.state, Classify(lj, sj), open);
-  ORR_RETURN_IF_ERROR(Execute(lj, tr, sj, now));
-  if (tr.action == Action::kLeave) {
-    EraseJob(it);
-    return Status::Ok();
-  }
-  if (!need_rebuild_) Attach(lj, now);  // idempotent: (re)enters the snapshot when it can
-  return Status::Ok();
+  return reconciler_.Reconcile(sj, now);
 }
 
-Status Daemon::Execute(LiveJob& lj, Transition tr, const SlurmJob& sj, Time now) {
-  switch (tr.action) {
-    case Action::kNone:
-      break;
-    case Action::kEnqueue:  // Attach follows
-      if (lj.state == JobState::kRecovering) RequeuedAfterRecovery(lj, now);
-      break;
-    case Action::kLeave:
-      Leave(lj, &sj, now);
-      return SettleUnapplied(sj, now);
-    case Action::kStarted:
-      lj.started = sj.start == kNoTime ? now : sj.start;
-      break;
-    case Action::kMakeEligible:
-      // Only a job the daemon saw requeued (a later generation): a first start keeps any
-      // begin time its user asked for. Idempotent (the same nodes, already released).
-      if (EligibleNow(lj.gen)) {
-        Status st = Release(lj.id, lj.gen, lj.nodes);
-        retry_row_ |= !st.ok();
-        if (!st.ok()) Note(now, "error", fmt::format("cannot make job {} eligible now: {}", lj.id, st.error().message));
-      }
-      break;
-    case Action::kRecover:  // diagnosed and acted on after Observe (RecoverStep)
-      recover_todo_.emplace_back(lj.id, sj.state == SlurmJobState::kRunning ? Trigger::kHang : TriggerOf(sj.failure));
-      break;
-    case Action::kAdopt:
-      ++m_adopted_;
-      Note(now, "adopt", fmt::format("job {} started in Slurm on {} without an Orrery decision", lj.id,
-                                     fmt::format("{}", fmt::join(sj.nodes, ","))));
-      TakeSlurmPlacement(lj, sj, now);
-      break;
-    case Action::kMove:
-      TakeSlurmPlacement(lj, sj, now);
-      break;
-    case Action::kBackToQueue: {
-      ++m_slurm_requeued_;
-      const bool held = sj.held || HoldInSlurm(lj, now);
-      BackToQueue(lj, held, now);
-      return NewGeneration(lj, now, "Slurm requeued it (" + sj.reason + ")");
-    }
-    case Action::kTakeBack: {
-      if (!sj.held) {
-        Status hold = slurm_->Hold(sj.id);
-        if (!hold.ok()) {  // still released: tried again next cycle, the job stays starting
-          retry_row_ = true;
-          Note(now, "error", fmt::format("cannot hold job {}: {}", sj.id, hold.error().message));
-          return Status::Ok();
-        }
-      }
-      const std::string why = sj.held ? "held again after its start decision"
-                                      : "its nodes became unavailable before it started (" + sj.reason + ")";
-      ORR_RETURN_IF_ERROR(Supersede(lj.id, lj.gen, now, sj.held ? "job held again in Slurm" : "Slurm: " + sj.reason));
-      BackToQueue(lj, true, now);
-      return NewGeneration(lj, now, why);
-    }
-    case Action::kHoldAgain:  // released by someone else: out of the queue until held again
-      Withdraw(lj, now);
-      Move(lj, tr);
-      HoldInSlurm(lj, now);
-      return Status::Ok();
-  }
-  Move(lj, tr);
-  return Status::Ok();
+// ---------------------------------------------------------------- the reconciler's host
+
+bool Daemon::PendingInSnapshot(const LiveJob& lj) const {
+  return sched_ && lj.slot != kNoSlot && !sched_->view(lj.slot).running;
 }
 
-// Slurm runs the job where the daemon did not put it. A queued job is started there in
-// the scheduler (it keeps its slot); a job the snapshot had elsewhere is taken out and
-// attached again where Slurm runs it.
-void Daemon::TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now) {
-  const bool was_pending = sched_ && lj.slot != UINT32_MAX && !sched_->view(lj.slot).running;
-  Move(lj, Step::kTakePlacement, now);
-  lj.started = sj.start == kNoTime ? now : sj.start;
-  lj.nodes.clear();
-  for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
+// Slurm runs the job on lj.nodes: a job pending in the snapshot starts there (it keeps its
+// slot) when it fits; otherwise it is taken out and attached again where Slurm runs it.
+void Daemon::RunsWhereSlurmRuns(LiveJob& lj, bool was_pending, Time now) {
   Allocation alloc;
   if (was_pending && AllocFor(lj, &alloc) == Where::kFits) {
     sched_->Adopt(lj.slot, std::move(alloc), lj.started);
@@ -509,124 +395,24 @@ void Daemon::TakeSlurmPlacement(LiveJob& lj, const SlurmJob& sj, Time now) {
   Withdraw(lj, now);  // Attach follows
 }
 
-// Holds a pending job the daemon found released; true when it is held now (a hold that
-// fails is reported and tried again at the next listing: its row is reconciled again, resync.cc).
-bool Daemon::HoldInSlurm(LiveJob& lj, Time now) {
-  if (!opts_.hold_unheld) return false;
-  Status st = slurm_->Hold(lj.id);
-  if (!st.ok()) Note(now, "error", fmt::format("cannot hold job {}: {}", lj.id, st.error().message));
-  retry_row_ |= !st.ok();
-  return st.ok();
-}
-
-// The job went back to pending in Slurm (requeued by Slurm, or its start taken back): a
-// new generation, queued (entering the policy's queue once held).
-Status Daemon::NewGeneration(LiveJob& lj, Time now, const std::string& why) {
-  ++lj.gen;
-  gens_[lj.id] = lj.gen;
-  ORR_RETURN_IF_ERROR(journal_->SetGen(lj.id, lj.gen));
-  Move(lj, Step::kNewGeneration, now);
-  lj.nodes.clear();
-  lj.started = kNoTime;
-  Note(now, "requeue", fmt::format("job {} back in the queue (generation {}): {}", lj.id, lj.gen, why));
-  return Status::Ok();
-}
-
-Status Daemon::Supersede(uint32_t job, uint32_t gen, Time now, const std::string& why) {
-  const std::string key = StartKey(job, gen);
-  Status st = journal_->Mark(key, DecisionState::kSuperseded, now, why);
-  if (!st.ok() && st.error().code != ErrorCode::kNotFound) return st;
-  unapplied_.erase(key);
-  return Status::Ok();
-}
-
-// A job ended in Slurm: its decisions not yet confirmed are settled from what Slurm
-// reports: applied when it ran where the decision put it, else superseded.
-Status Daemon::SettleUnapplied(const SlurmJob& sj, Time now) {
-  for (auto u = unapplied_.begin(); u != unapplied_.end();) {
-    if (u->second.job != sj.id || IsRecoveryDecision(u->second.kind)) {  // recovery's are checked by the apply path
-      ++u;
-      continue;
-    }
-    const bool ran_there =
-        u->second.kind == DecisionKind::kStart && sj.start != kNoTime && SameNodes(u->second.nodes, sj.nodes);
-    const DecisionState state = ran_there ? DecisionState::kApplied : DecisionState::kSuperseded;
-    ORR_RETURN_IF_ERROR(journal_->Mark(u->first, state, now,
-                                       std::string(ran_there ? "confirmed: Slurm ran it there, " : "job ended in Slurm: ") +
-                                           sj.state_raw));
-    if (ran_there) {
-      u->second.state = state;
-      Remember(u->second);
-    }
-    u = unapplied_.erase(u);
-  }
-  return Status::Ok();
-}
-
-// First sight of a job (new, or after a restart): its state from Slurm and the journal.
-Status Daemon::NewJob(const SlurmJob& sj, Time now) {
-  if (sj.state == SlurmJobState::kFailed) return AdoptFailed(sj, now);
-  if (IsTerminal(sj.state)) return SettleUnapplied(sj, now);  // ended before we saw it
+LiveJob& Daemon::AddRecord(const SlurmJob& sj) {
   auto owned = std::make_unique<LiveJob>();
   LiveJob& lj = *owned;
   lj.id = sj.id;
   FillJob(lj, sj);
-  auto g = gens_.find(sj.id);
-  lj.gen = g == gens_.end() ? 0 : g->second;
-  lj.held = sj.held;
   AddJob(std::move(owned));
-  ORR_RETURN_IF_ERROR(ResumeDecision(lj, sj, now));
-  if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(sj.id);  // before the estimator sees the job
-  ReadFlex(lj, now);  // before the shape plugin sees the job
-  if (lj.state == JobState::kUnheld) HoldInSlurm(lj, now);
-  if (!need_rebuild_) Attach(lj, now);
-  return Status::Ok();
+  return lj;
 }
 
-// The state of a job seen for the first time, from what Slurm shows and the start decision
-// of its generation (planned or applied before a restart). Decisions are made only for
-// jobs seen held, and the release is the last step of applying one: released means applied
-// (confirm it); still held means not applied (the apply path applies it again, on a job that
-// cannot have started meanwhile); held after it was applied means someone held it again.
-Status Daemon::ResumeDecision(LiveJob& lj, const SlurmJob& sj, Time now) {
-  const std::string key = StartKey(sj.id, lj.gen);
-  auto un = unapplied_.find(key);
-  const bool planned = un != unapplied_.end();
-  Result<JournalDecision> known = planned ? Result<JournalDecision>(un->second) : journal_->Get(key);
-  if (!known.ok() && known.error().code != ErrorCode::kNotFound) return known.error();
-  if (sj.state == SlurmJobState::kRunning) {
-    Enter(lj, JobState::kRunning, now);
-    lj.started = sj.start == kNoTime ? now : sj.start;
-    for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
-    if (planned) {
-      ORR_RETURN_IF_ERROR(journal_->Mark(key, DecisionState::kApplied, now,
-                                         "confirmed after restart: Slurm runs it on " + NodeNames(lj.nodes)));
-      unapplied_.erase(un);
-    } else if (!known.ok()) {
-      ++m_adopted_;
-      Note(now, "adopt", fmt::format("job {} runs on {} without an Orrery decision (adopted)", sj.id, NodeNames(lj.nodes)));
-    }
-    return Status::Ok();
-  }
-  const bool live_decision =
-      known.ok() && known->state != DecisionState::kSuperseded && known->state != DecisionState::kFailed;
-  if (!live_decision) {
-    Enter(lj, sj.held ? JobState::kQueued : JobState::kUnheld, now);
-    return Status::Ok();
-  }
-  if (sj.held && known->state == DecisionState::kApplied) {  // Slurm wins: it is queued anew
-    ORR_RETURN_IF_ERROR(Supersede(sj.id, lj.gen, now, "job held again in Slurm"));
-    return NewGeneration(lj, now, "held again after its start decision");
-  }
-  Enter(lj, JobState::kStarting, now);
-  lj.nodes = known->nodes;
-  if (!sj.held && planned) {
-    ORR_RETURN_IF_ERROR(journal_->Mark(key, DecisionState::kApplied, now, "confirmed after restart: Slurm shows it released"));
-    un->second.state = DecisionState::kApplied;
-    Remember(un->second);
-    unapplied_.erase(un);
-  }
-  return Status::Ok();
+// Before the policy sees a new job: its launch file for the advisor (the estimator), its
+// shape line for the shape plugin.
+void Daemon::Introduce(LiveJob& lj, Time now) {
+  if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(lj.id);
+  ReadFlex(lj, now);
+}
+
+Status Daemon::MakeEligible(const LiveJob& lj) {
+  return EligibleNow(lj.gen) ? Release(lj.id, lj.gen, lj.nodes) : Status::Ok();
 }
 
 // ---------------------------------------------------------------- shaping (flex_shape.h)
@@ -655,9 +441,9 @@ void Daemon::ReadFlex(LiveJob& lj, Time now) {
 
 ShapeInfo Daemon::ShapeInfoOf(const JobRequest& job) const {
   ShapeInfo info;
-  auto it = jobs_.find(job.id.v);
-  if (it == jobs_.end() || !it->second->flex) return info;
-  const FlexSpec& f = *it->second->flex;
+  const LiveJob* lj = book_.Find(job.id.v);
+  if (!lj || !lj->flex) return info;
+  const FlexSpec& f = *lj->flex;
   info.model = &f.model;
   info.min_gpus = f.min_gpus;
   info.max_gpus = f.max_gpus;

@@ -51,8 +51,8 @@ Status Daemon::LoadRecovery(Time now) {
 // journaled) and no recovery was decided for it yet; its recovery waits for the apply path
 // when one is planned; otherwise it stays listed as failed, out of the scheduler.
 Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
-  auto g = gens_.find(sj.id);
-  const uint32_t gen = g == gens_.end() ? 0 : g->second;
+  auto g = ledger_.gens.find(sj.id);
+  const uint32_t gen = g == ledger_.gens.end() ? 0 : g->second;
   const std::string key = RecoverKey(sj.id, gen);
   Result<JournalDecision> known = journal_->Get(key);
   if (!known.ok() && known.error().code != ErrorCode::kNotFound) return known.error();
@@ -65,16 +65,16 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
   lj.started = sj.start;
   for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
   if (!ran_here) {
-    Enter(lj, JobState::kFailed, now);
+    book_.Enter(lj, JobState::kFailed, now);
     lj.reason = fmt::format("failed in Slurm ({}) outside Orrery's management: not recovered", sj.state_raw);
   } else if (!known.ok()) {
-    Enter(lj, JobState::kRecovering, now);
+    book_.Enter(lj, JobState::kRecovering, now);
     recover_todo_.emplace_back(sj.id, TriggerOf(sj.failure));
-  } else if (unapplied_.count(key)) {
-    Enter(lj, JobState::kRecovering, now);  // the apply path sends its requeue
+  } else if (ledger_.unapplied.count(key)) {
+    book_.Enter(lj, JobState::kRecovering, now);  // the apply path sends its requeue
     lj.reason = known->detail;
   } else {
-    Enter(lj, JobState::kFailed, now);
+    book_.Enter(lj, JobState::kFailed, now);
     lj.reason = known->detail;
   }
   if (known.ok()) {  // the queue shows its failure again
@@ -82,7 +82,7 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
     if (rec.ok()) lj.failure = std::move(*rec);
   }
   AddJob(std::move(owned));
-  return SettleUnapplied(sj, now);
+  return reconciler_.SettleUnapplied(sj, now);
 }
 
 // ---------------------------------------------------------------- hangs
@@ -90,7 +90,7 @@ Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
 // Watched jobs only: those that declare a heartbeat file (the restart contract) or report
 // progress to the core (the signals loop); the clock starts at the job's start.
 bool Daemon::Hung(const LiveJob& lj, Time now) const {
-  if (lj.state != JobState::kRunning || lj.started == kNoTime) return false;
+  if (lj.state() != JobState::kRunning || lj.started == kNoTime) return false;
   const Duration after = lj.hang_after > 0 ? lj.hang_after : opts_.recovery.hang_after;
   if (after <= 0) return false;
   bool watched = false;
@@ -116,19 +116,19 @@ bool Daemon::Hung(const LiveJob& lj, Time now) const {
 void Daemon::FindHangs(Time now) {
   std::vector<uint32_t> hung;
   for (auto it = watched_.begin(); it != watched_.end();) {
-    auto lj = jobs_.find(*it);
-    if (lj == jobs_.end()) {  // left the daemon
+    const LiveJob* lj = book_.Find(*it);
+    if (!lj) {  // left the daemon
       it = watched_.erase(it);
       continue;
     }
-    if (Hung(*lj->second, now)) hung.push_back(*it);
+    if (Hung(*lj, now)) hung.push_back(*it);
     ++it;
   }
   for (uint32_t id : hung) {  // ascending ids (watched_ is ordered)
-    LiveJob& lj = *jobs_.at(id);
-    const Transition tr = Next(lj.state, Seen::kHung, false);
-    Move(lj, tr);
-    if (tr.action == Action::kRecover) recover_todo_.emplace_back(id, Trigger::kHang);
+    LiveJob& lj = *book_.Find(id);
+    const Reading r = JobBook::Read(lj, Seen::kHung, false);
+    book_.Move(lj, r, now);
+    if (r.tr.action == Action::kRecover) recover_todo_.emplace_back(id, Trigger::kHang);
   }
 }
 
@@ -153,16 +153,16 @@ Status Daemon::RecoverStep(Time now, CycleStats* st) {
 }
 
 Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st) {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end() || it->second->state != JobState::kRecovering) return Status::Ok();
-  LiveJob& lj = *it->second;
+  LiveJob* found = book_.Find(job);
+  if (!found || found->state() != JobState::kRecovering) return Status::Ok();
+  LiveJob& lj = *found;
   // A generation whose recovery was decided already (a requeue Slurm took while the daemon
   // was away, seen as a held job): this failure is the next generation's.
-  if (!unapplied_.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen))) {
+  if (!ledger_.unapplied.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen))) {
     std::vector<NodeShare> ran_on = lj.nodes;  // NewGeneration forgets them
-    ORR_RETURN_IF_ERROR(NewGeneration(lj, now, "a recovery of this generation was decided before"));
+    ORR_RETURN_IF_ERROR(reconciler_.NewGeneration(lj, now, "a recovery of this generation was decided before"));
     lj.nodes = std::move(ran_on);
-    Move(lj, Step::kRecoverAgain, now);
+    book_.Move(lj, Step::kRecoverAgain, now);
   }
   std::string files;
   auto paths = slurm_->Files(job);
@@ -272,7 +272,7 @@ void Daemon::TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now) {
       Withdraw(lj, now);
     }
   }
-  Move(lj, Step::kGiveUp, now);
+  book_.Move(lj, Step::kGiveUp, now);
 }
 
 // Slurm shows the recovery's requeue done (pending, held): the failed attempt ends in the
@@ -308,13 +308,13 @@ Daemon::Verdict Daemon::CheckRecovery(const JournalDecision& d, std::string* why
       }
       return Verdict::kSend;
     case DecisionKind::kRecover: {
-      auto it = jobs_.find(d.job);
-      if (it == jobs_.end()) {
+      const LiveJob* found = book_.Find(d.job);
+      if (!found) {
         *why = "Slurm no longer lists the job";
         return Verdict::kObsolete;
       }
-      const LiveJob& lj = *it->second;
-      if (lj.gen == d.gen && lj.state == JobState::kRecovering) return Verdict::kSend;
+      const LiveJob& lj = *found;
+      if (lj.gen == d.gen && lj.state() == JobState::kRecovering) return Verdict::kSend;
       *why = d.detail + "; confirmed: Slurm shows it requeued";  // never requeued twice
       return Verdict::kInEffect;
     }
@@ -333,12 +333,12 @@ Daemon::Verdict Daemon::CheckRecovery(const JournalDecision& d, std::string* why
 // Slurm took the requeue: the next generation. The job stays kRecovering (and, in the core,
 // where it was) until a listing shows it pending and held (RequeuedAfterRecovery).
 void Daemon::RecoverApplied(const JournalDecision& d, Time now) {
-  auto it = jobs_.find(d.job);
-  if (it == jobs_.end()) return;
-  LiveJob& lj = *it->second;
-  if (lj.gen != d.gen || lj.state != JobState::kRecovering) return;
+  LiveJob* found = book_.Find(d.job);
+  if (!found) return;
+  LiveJob& lj = *found;
+  if (lj.gen != d.gen || lj.state() != JobState::kRecovering) return;
   ++lj.gen;
-  gens_[lj.id] = lj.gen;
+  ledger_.gens[lj.id] = lj.gen;
   Status s = journal_->SetGen(lj.id, lj.gen);
   if (!s.ok()) Note(now, "error", s.error().message);
   Note(now, "requeue", fmt::format("job {} requeued by recovery (generation {})", lj.id, lj.gen));
@@ -381,7 +381,7 @@ Status Daemon::ConfirmDrain(const std::string& node) {
     JournalDecision d = it->second;
     ORR_RETURN_IF_ERROR(journal_->Mark(d.key, DecisionState::kPlanned, now, d.detail));
     d.state = DecisionState::kPlanned;
-    unapplied_[d.key] = d;  // applied at the next cycle (RetryUnapplied)
+    ledger_.unapplied[d.key] = d;  // applied at the next cycle (RetryUnapplied)
     awaiting_.erase(it);
     drain_times_.push_back(now);
     Note(now, "operator", "drain of " + node + " confirmed (" + d.key + ")");
@@ -422,7 +422,7 @@ Status Daemon::ReleaseDrain(const std::string& node) {
     }
     ORR_RETURN_IF_ERROR(journal_->Commit());
     ++undrain_seq_;
-    unapplied_[d.key] = d;  // applied at the next cycle
+    ledger_.unapplied[d.key] = d;  // applied at the next cycle
     Note(now, "operator", node + " returned to service (" + d.key + ")");
     done = true;
   }

@@ -50,17 +50,17 @@ Status Daemon::ReconcileListing(const JobListing& listing, Time now, CycleStats*
 
 // One row; kept for the next cycle when its reconcile left work undone.
 Status Daemon::ReconcileRow(const SlurmJob& sj, Time now) {
-  retry_row_ = false;
+  reconciler_.ClearRetry();
   ORR_RETURN_IF_ERROR(Reconcile(sj, now));
-  auto it = jobs_.find(sj.id);
-  if (it != jobs_.end() && (retry_row_ || WaitsForRoom(*it->second))) relist_.insert_or_assign(sj.id, sj);
+  const LiveJob* lj = book_.Find(sj.id);
+  if (lj && (reconciler_.retry_row() || WaitsForRoom(*lj))) relist_.insert_or_assign(sj.id, sj);
   return Status::Ok();
 }
 
 // Runs in Slurm where the snapshot has no room for it yet (Attach: Where::kNoRoom).
 bool Daemon::WaitsForRoom(const LiveJob& lj) const {
-  const bool active = lj.state == JobState::kStarting || lj.state == JobState::kRunning;
-  return active && lj.slot == UINT32_MAX && sched_ && !need_rebuild_;
+  const bool active = lj.state() == JobState::kStarting || lj.state() == JobState::kRunning;
+  return active && lj.slot == kNoSlot && sched_ && !need_rebuild_;
 }
 
 void Daemon::AddJob(std::unique_ptr<LiveJob> lj) {
@@ -68,16 +68,16 @@ void Daemon::AddJob(std::unique_ptr<LiveJob> lj) {
   const Sweep s = SweepDue();
   if (s.any()) {
     slice_jobs_.resize(s.of, 0);
-    if (!jobs_.count(id)) ++slice_jobs_[JobSlice(id, s.of)];
+    if (!book_.Has(id)) ++slice_jobs_[JobSlice(id, s.of)];
   }
-  jobs_[id] = std::move(lj);
+  book_.Add(std::move(lj));
 }
 
-void Daemon::EraseJob(std::unordered_map<uint32_t, std::unique_ptr<LiveJob>>::iterator it) {
+void Daemon::EraseJob(uint32_t id) {
   const Sweep s = SweepDue();
-  if (s.any()) --slice_jobs_[JobSlice(it->first, s.of)];
-  relist_.erase(it->first);
-  jobs_.erase(it);
+  if (s.any()) --slice_jobs_[JobSlice(id, s.of)];
+  relist_.erase(id);
+  book_.Erase(id);
 }
 
 void Daemon::CountListedNode(const std::string& name, int delta) {
@@ -94,12 +94,12 @@ Status Daemon::DropVanishedInSlice(const JobListing& listing, Time now) {
   if (!listing.swept.any() || listing.swept.of != slice_jobs_.size()) return Status::Ok();
   const Sweep s = listing.swept;
   size_t held = 0;
-  for (const SlurmJob& sj : listing.jobs) held += JobSlice(sj.id, s.of) == s.slice && jobs_.count(sj.id);
+  for (const SlurmJob& sj : listing.jobs) held += JobSlice(sj.id, s.of) == s.slice && book_.Has(sj.id);
   if (held == slice_jobs_[s.slice]) return Status::Ok();
   std::unordered_set<uint32_t> seen;
   for (const SlurmJob& sj : listing.jobs) seen.insert(sj.id);
   std::vector<uint32_t> gone;
-  for (const auto& [id, lj] : jobs_)
+  for (const auto& [id, lj] : book_)
     if (JobSlice(id, s.of) == s.slice && !seen.count(id)) gone.push_back(id);
   std::sort(gone.begin(), gone.end());
   return DropGone(gone, now);

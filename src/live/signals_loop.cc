@@ -17,9 +17,9 @@ semantic::SchemaSource Daemon::LaunchSchemas() {
 void Daemon::Reestimate(const std::vector<uint32_t>& jobs, Time now) {
   if (!advisor_ || !sched_) return;
   for (uint32_t id : jobs) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end() || it->second->state != JobState::kQueued || it->second->slot == UINT32_MAX) continue;
-    const LiveJob& lj = *it->second;
+    const LiveJob* found = book_.Find(id);
+    if (!found || found->state() != JobState::kQueued || found->slot == kNoSlot) continue;
+    const LiveJob& lj = *found;
     if (sched_->view(lj.slot).est_source != EstimateSource::kEstimator) continue;
     advisor_->Refresh(lj.job);
     sched_->UpdateEstimate(lj.slot, now, advisor_->Estimate(lj.job, now), EstimateSource::kEstimator);
@@ -31,8 +31,8 @@ void Daemon::SignalsStep(Time now) {
   signals_->AdvisorStep(&improved);  // never waits: answers that arrived, questions sent in the background
   Reestimate(improved, now);
   std::vector<LiveSignals::RunningJob> running;
-  for (const auto& [id, lj] : jobs_)
-    if (lj->state == JobState::kRunning && lj->slot != UINT32_MAX && sched_->view(lj->slot).running)
+  for (const auto& [id, lj] : book_)
+    if (lj->state() == JobState::kRunning && lj->slot != UINT32_MAX && sched_->view(lj->slot).running)
       running.push_back({id, lj->gen, lj->slot});
   reports_.clear();
   progress_rows_.clear();
@@ -53,7 +53,7 @@ void Daemon::SignalsStep(Time now) {
 // Jobs that left the daemon leave the signals too (their journal rows with them).
 void Daemon::ForgetLeftJobs(std::vector<uint32_t>* dropped) {
   for (uint32_t id : signals_->Known()) {
-    if (jobs_.count(id)) continue;
+    if (book_.Has(id)) continue;
     signals_->Forget(id);
     dropped->push_back(id);
   }
@@ -72,7 +72,7 @@ void Daemon::JournalProgressRows(const std::vector<uint32_t>& dropped, Time now)
   if (s.ok()) s = journal_->Commit();
   if (!s.ok()) {
     Status rb = journal_->Rollback();
-    ++m_journal_errors_;
+    events_.JournalFailed();
     Note(now, "error", "journal: progress: " + s.error().message + (rb.ok() ? "" : "; rollback: " + rb.error().message));
   }
 }
@@ -84,7 +84,7 @@ void Daemon::FillSignals(const LiveJob& lj, QueueEntry* e) const {
     e->estimate_source = v.est_source;
   }
   if (!signals_) return;
-  if (const ProgressView* p = signals_->View(lj.id); p && lj.state == JobState::kRunning) e->progress = *p;
+  if (const ProgressView* p = signals_->View(lj.id); p && lj.state() == JobState::kRunning) e->progress = *p;
   e->input_error = signals_->InputError(lj.id);
 }
 

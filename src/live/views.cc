@@ -34,12 +34,12 @@ std::vector<QueueEntry> Daemon::Queue(size_t limit) const {
   if (!sched_) return out;
   const Time now = last_cycle_ == kNoTime ? clock_->Now() : last_cycle_;
   std::vector<std::vector<const LiveJob*>> queued(opts_.partitions.size());
-  for (const auto& [id, lj] : jobs_)
-    if (lj->state == JobState::kQueued && lj->slot != UINT32_MAX) queued[lj->job.vc.v].push_back(lj.get());
+  for (const auto& [id, lj] : book_)
+    if (lj->state() == JobState::kQueued && lj->slot != UINT32_MAX) queued[lj->job.vc.v].push_back(lj.get());
   for (size_t v = 0; v < queued.size() && out.size() < limit; ++v) QueuedEntries(VcId(static_cast<uint16_t>(v)), queued[v], now, limit, &out);
-  for (const auto& [id, lj] : jobs_) {
+  for (const auto& [id, lj] : book_) {
     if (out.size() >= limit) break;
-    if (lj->state == JobState::kQueued && lj->slot != UINT32_MAX) continue;
+    if (lj->state() == JobState::kQueued && lj->slot != UINT32_MAX) continue;
     out.push_back(OtherEntry(*lj));
   }
   for (QueueEntry& e : out) e.as_of = now;
@@ -105,13 +105,13 @@ std::string Daemon::BootingNodes(VcId vc) const {
 QueueEntry Daemon::OtherEntry(const LiveJob& lj) const {
   QueueEntry e;
   e.job = lj.id;
-  e.state = lj.state;
+  e.state = lj.state();
   e.gpus = lj.job.gpus;
   e.nodes = std::max<uint32_t>(1, lj.job.nodes);
   e.submit = lj.job.submit;
   e.where = lj.nodes;
   FillSignals(lj, &e);
-  switch (lj.state) {
+  switch (lj.state()) {
     case JobState::kStarting:
       e.why = "released to Slurm on " + NodeNames(lj.nodes) + "; waiting for Slurm to start it";
       e.predicted_start = lj.started;
@@ -146,15 +146,15 @@ QueueEntry Daemon::OtherEntry(const LiveJob& lj) const {
 
 std::optional<SchedJob> Daemon::JobView(uint32_t job) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = jobs_.find(job);
-  if (!sched_ || it == jobs_.end() || it->second->slot == UINT32_MAX) return std::nullopt;
-  return sched_->view(it->second->slot);
+  const LiveJob* lj = book_.Find(job);
+  if (!sched_ || !lj || lj->slot == kNoSlot) return std::nullopt;
+  return sched_->view(lj->slot);
 }
 
 std::vector<JournalDecision> Daemon::RecentDecisions(size_t n) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<JournalDecision> out;
-  for (auto it = recent_.rbegin(); it != recent_.rend() && out.size() < n; ++it) out.push_back(*it);
+  for (auto it = ledger_.recent.rbegin(); it != ledger_.recent.rend() && out.size() < n; ++it) out.push_back(*it);
   return out;
 }
 
@@ -174,7 +174,7 @@ Daemon::Health Daemon::GetHealth() const {
   }
   h.failed_resumes = m_failed_resumes_;
   h.energy = opts_.energy;
-  h.events.assign(events_.begin(), events_.end());
+  h.events.assign(events_.recent().begin(), events_.recent().end());
   return h;
 }
 
@@ -234,8 +234,8 @@ void Daemon::SignalsMetrics(std::string* out) const {
   x.Counter("orrery_signals_llm_config_failed_total", "LLM questions about batch scripts without an answer (transport, timeout).",
             s.llm_config_failed);
   std::vector<std::pair<uint32_t, const ProgressView*>> views;
-  for (const auto& [id, lj] : jobs_)
-    if (lj->state == JobState::kRunning)
+  for (const auto& [id, lj] : book_)
+    if (lj->state() == JobState::kRunning)
       if (const ProgressView* p = signals_->View(id)) views.emplace_back(id, p);
   std::sort(views.begin(), views.end());
   auto series = [&](const char* name, const char* help, auto value) {
@@ -276,17 +276,17 @@ std::string Daemon::MetricsText() const {
             "Node rows Slurm listed as new, changed or gone (every row of a full listing), read by this process.",
             m_node_rows_);
   x.Counter("orrery_illegal_moves_total",
-            "Job state changes the daemon's tables lack (a defect; each is also an error event).", m_illegal_moves_);
+            "Job state changes the daemon's tables lack (a defect; each is also an error event).", book_.illegal_moves());
   x.Counter("orrery_journal_errors_total", "Journal writes of events that failed (the event is only in memory).",
-            m_journal_errors_);
-  x.Counter("orrery_jobs_adopted_total", "Jobs found running without an Orrery decision.", m_adopted_);
-  x.Counter("orrery_jobs_requeued_by_slurm_total", "Running jobs Slurm put back to pending.", m_slurm_requeued_);
+            events_.journal_errors());
+  x.Counter("orrery_jobs_adopted_total", "Jobs found running without an Orrery decision.", reconciler_.adopted());
+  x.Counter("orrery_jobs_requeued_by_slurm_total", "Running jobs Slurm put back to pending.", reconciler_.slurm_requeued());
   x.Counter("orrery_jobs_left_total", "Jobs that ended or left the managed partitions.", m_completed_);
   size_t pending = 0, running = 0, starting = 0;
-  for (const auto& [id, lj] : jobs_) {
-    pending += lj->state == JobState::kQueued || lj->state == JobState::kUnheld || lj->state == JobState::kRejected;
-    running += lj->state == JobState::kRunning || lj->state == JobState::kUnplaced;
-    starting += lj->state == JobState::kStarting;
+  for (const auto& [id, lj] : book_) {
+    pending += lj->state() == JobState::kQueued || lj->state() == JobState::kUnheld || lj->state() == JobState::kRejected;
+    running += lj->state() == JobState::kRunning || lj->state() == JobState::kUnplaced;
+    starting += lj->state() == JobState::kStarting;
   }
   x.Gauge("orrery_jobs_pending", "Jobs waiting for a start decision.", static_cast<double>(pending));
   x.Gauge("orrery_jobs_starting", "Jobs released to Slurm, not yet running.", static_cast<double>(starting));
