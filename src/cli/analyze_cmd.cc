@@ -23,31 +23,26 @@ struct AnalyzeArgs {
   bool quiet = false;
 };
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery analyze: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 int Run(const AnalyzeArgs& a) {
   auto fmt = ParseTraceFormat(a.format);
-  if (!fmt) return Fail(fmt.error());
+  if (!fmt) return Fail("analyze", fmt.error());
   ImportOptions io;
   io.skip_bad_rows = a.skip_bad_rows;
   ImportReport rep;
   auto trace = LoadTrace(a.trace, *fmt, io, &rep);
-  if (!trace) return Fail(trace.error());
+  if (!trace) return Fail("analyze", trace.error());
   CharacterizeOptions opt;
   if (!a.cluster.empty()) {
     // A TOML cluster config, or an Alibaba openb node list (.csv).
     auto cl = a.cluster.size() > 4 && a.cluster.substr(a.cluster.size() - 4) == ".csv" ? LoadOpenbNodeList(a.cluster)
                                                                                       : LoadClusterConfig(a.cluster);
-    if (!cl) return Fail(cl.error());
+    if (!cl) return Fail("analyze", cl.error());
     for (const auto& vc : cl->vcs) opt.vc_gpus[vc.name] += vc.gpus;
   }
   const Characterization c = Characterize(*trace, opt);
   // The page names the trace by its file name, so the report reads the same wherever the trace lies.
   const report::Page page = CharacterizationPage(c, std::filesystem::path(a.trace).filename().string());
-  if (Status st = report::WriteReport(page, a.out); !st.ok()) return Fail(st.error());
+  if (Status st = report::WriteReport(page, a.out); !st.ok()) return Fail("analyze", st.error());
   if (!a.quiet) {
     std::printf("%s: %llu jobs (%llu GPU, %llu CPU), %.0f GPU-hours\n", a.trace.c_str(),
                 static_cast<unsigned long long>(c.jobs), static_cast<unsigned long long>(c.gpu_jobs),

@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "base/result.h"
+
 namespace orrery::cli {
 
 void RegisterImport(CLI::App& app, int* exit_code);    // import_cmd.cc
@@ -35,5 +37,9 @@ void RegisterProgress(CLI::App& app, int* exit_code);  // progress_cmd.cc (train
 void RegisterResilience(CLI::App& app, int* exit_code);  // resilience_cmd.cc (fault tolerance figures)
 void RegisterPlanShapeStudy(CLI::App& plan, int* exit_code);  // plan_shape_cmd.cc
 void RegisterRl(CLI::App& app, int* exit_code);        // rl_cmd.cc (RL post-training steps)
+
+// A command's failure: prints "orrery <command>: <message>" on stderr (`command` as the user
+// typed it, e.g. "plan shape-study") and returns the error's exit code.
+int Fail(std::string_view command, const Error& e);  // commands.cc
 
 }  // namespace orrery::cli

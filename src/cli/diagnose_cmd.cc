@@ -29,11 +29,6 @@ struct DiagnoseArgs {
   logs::RecordFilter filter;
 };
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery diagnose: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 Result<logs::RuleSet> Rules(const DiagnoseArgs& a) {
   logs::RuleSet rs = logs::DefaultRules();
   if (!a.rules.empty()) {
@@ -91,14 +86,14 @@ void PrintText(const std::string& name, const logs::Diagnosis& d, bool explain) 
 }
 
 int RunDiagnose(const DiagnoseArgs& a) {
-  if (a.logs.empty()) return Fail(MakeError("no LOG given (a file, a .gz file or - for standard input)"));
+  if (a.logs.empty()) return Fail("diagnose", MakeError("no LOG given (a file, a .gz file or - for standard input)"));
   auto engine = MakeEngine(a);
-  if (!engine.ok()) return Fail(engine.error());
+  if (!engine.ok()) return Fail("diagnose", engine.error());
   int rc = kExitOk;
   for (const std::string& path : a.logs) {
     auto text = logs::ReadTail(path, a.tail_bytes);
     if (!text.ok()) {
-      rc = Fail(text.error());
+      rc = Fail("diagnose", text.error());
       continue;
     }
     logs::Diagnosis d = engine->Diagnose(*text);
@@ -118,9 +113,9 @@ int RunDiagnose(const DiagnoseArgs& a) {
 
 int RunEvaluate(const DiagnoseArgs& a) {
   auto engine = MakeEngine(a);
-  if (!engine.ok()) return Fail(engine.error());
+  if (!engine.ok()) return Fail("diagnose", engine.error());
   auto scores = logs::EvaluateDiagnosis(a.evaluate, [&](const std::string& t) { return engine->Diagnose(t); }, a.filter);
-  if (!scores.ok()) return Fail(scores.error());
+  if (!scores.ok()) return Fail("diagnose", scores.error());
   std::fputs(logs::FormatDiagnoseScores(*scores, a.json).c_str(), stdout);
   return kExitOk;
 }

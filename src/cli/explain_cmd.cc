@@ -36,7 +36,7 @@ struct Options {
   bool full_run = false;
 };
 
-std::string Num(double v) {
+std::string Compact(double v) {
   char b[48];
   if (v == static_cast<double>(static_cast<int64_t>(v)) && std::abs(v) < 1e15) {
     std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v));
@@ -146,12 +146,12 @@ int Run(const Options& o) {
       std::vector<std::pair<std::string, double>> terms(n.fields.begin() + 2, n.fields.end());
       std::stable_sort(terms.begin(), terms.end(),
                        [](const auto& a, const auto& b) { return std::abs(a.second) > std::abs(b.second); });
-      std::printf("  %-12s %-10s base %s\n", "", "", Num(n.fields[1].second).c_str());
+      std::printf("  %-12s %-10s base %s\n", "", "", Compact(n.fields[1].second).c_str());
       for (const auto& [k, v] : terms)
         if (std::abs(v) >= 1e-4) std::printf("  %-12s %-10s %+8.4f (x%.3g)  %s\n", "", "", v, std::exp(v), k.c_str());
     } else if (!n.fields.empty() && n.kind != "estimate") {
       std::string f;
-      for (const auto& [k, v] : n.fields) f += (f.empty() ? "" : ", ") + k + "=" + Num(v);
+      for (const auto& [k, v] : n.fields) f += (f.empty() ? "" : ", ") + k + "=" + Compact(v);
       std::printf("  %-12s %-10s (%s)\n", "", "", f.c_str());
     }
   }

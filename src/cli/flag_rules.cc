@@ -56,13 +56,13 @@ bool ParseNumber(const std::string& s, double* v) {
   return errno == 0 && end == s.c_str() + s.size() && std::isfinite(*v);
 }
 
-std::string Num(double v) { return fmt::format("{:g}", v); }
+std::string Shortest(double v) { return fmt::format("{:g}", v); }
 
 }  // namespace
 
 CLI::Validator InRange(double lo, double hi, bool lo_open, std::string unit) {
-  const std::string range = lo_open ? fmt::format("greater than {} and at most {}", Num(lo), Num(hi))
-                                    : fmt::format("from {} to {}", Num(lo), Num(hi));
+  const std::string range = lo_open ? fmt::format("greater than {} and at most {}", Shortest(lo), Shortest(hi))
+                                    : fmt::format("from {} to {}", Shortest(lo), Shortest(hi));
   const std::string expected = "expected a number of " + unit + " " + range;
   return CLI::Validator(
       [=](std::string& s) -> std::string {
@@ -70,7 +70,7 @@ CLI::Validator InRange(double lo, double hi, bool lo_open, std::string unit) {
         const bool in = ParseNumber(s, &v) && (lo_open ? v > lo : v >= lo) && v <= hi;
         return in ? std::string() : expected + ", got " + Quoted(s);
       },
-      lo_open ? fmt::format("in ({}, {}]", Num(lo), Num(hi)) : fmt::format("in [{}, {}]", Num(lo), Num(hi)));
+      lo_open ? fmt::format("in ({}, {}]", Shortest(lo), Shortest(hi)) : fmt::format("in [{}, {}]", Shortest(lo), Shortest(hi)));
 }
 
 CLI::Validator CountInRange(unsigned long long lo, unsigned long long hi, std::string unit) {

@@ -23,11 +23,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery plan: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 struct GpuArgs {
   std::string gpu = "H200";
   std::string profile;  // a profile file instead of --gpu
@@ -80,23 +75,23 @@ nlohmann::json EstimateJson(const plan::Workload& w, const plan::ParallelPlan& p
 int RunEstimate(const CLI::App& cmd, const EstimateArgs& a) {
   if (!a.infer.phase.empty()) return RunInferEstimate(cmd, a.infer, a.model, a.gpu.gpu, a.json);
   Status refused = RefuseInferenceOnly(cmd);
-  if (!refused.ok()) return Fail(refused.error());
-  if (a.strategy.empty()) return Fail(MakeError("a training estimate needs --strategy (or --phase for an inference step)"));
+  if (!refused.ok()) return Fail("plan", refused.error());
+  if (a.strategy.empty()) return Fail("plan", MakeError("a training estimate needs --strategy (or --phase for an inference step)"));
   Result<plan::GptModel> model = plan::ParseModelSpec(a.model);
-  if (!model.ok()) return Fail(model.error().With("--model"));
+  if (!model.ok()) return Fail("plan", model.error().With("--model"));
   Result<plan::ParallelPlan> p = plan::ParseStrategy(a.strategy, a.gpus);
-  if (!p.ok()) return Fail(p.error());
+  if (!p.ok()) return Fail("plan", p.error());
   Result<plan::Recompute> rc = plan::ParseRecompute(a.recompute);
-  if (!rc.ok()) return Fail(rc.error());
+  if (!rc.ok()) return Fail("plan", rc.error());
   p->recompute = *rc;
   Result<plan::GpuProfile> gpu = LoadGpu(a.gpu);
-  if (!gpu.ok()) return Fail(gpu.error());
+  if (!gpu.ok()) return Fail("plan", gpu.error());
   plan::Workload w{*model, a.seq, a.micro_batch};
   const int per_node = a.gpus_per_node > 0 ? a.gpus_per_node : std::max(gpu->gpus_per_node, 1);
   Result<plan::StepEstimate> e = plan::EstimateStep(w, *p, *gpu, per_node);
-  if (!e.ok()) return Fail(e.error());
+  if (!e.ok()) return Fail("plan", e.error());
   if (!e->fits && !a.allow_oom) {
-    return Fail(MakeError(fmt::format(
+    return Fail("plan", MakeError(fmt::format(
         "plan does not fit in memory: predicted peak {:.1f} GiB > {:.1f} GiB on {} (peak at the {}; try "
         "--recompute full, more GPUs, a ZeRO stage or tensor/pipeline parallelism; --allow-oom prints the estimate)",
         e->memory.peak_bytes / kGiB, e->device_memory_bytes / kGiB, gpu->gpu, plan::MemoryPhaseName(e->memory.peak_phase))));
@@ -142,7 +137,7 @@ void PrintHeader() {
 // the other model sizes; per-strategy held-out errors.
 int RunLeaveOneSizeOut(const std::vector<plan::MeasuredStep>& rows, const plan::GpuProfile& gpu) {
   Result<plan::LosoReport> rep = plan::LeaveOneSizeOut(rows, gpu);
-  if (!rep.ok()) return Fail(rep.error());
+  if (!rep.ok()) return Fail("plan", rep.error());
   PrintHeader();
   for (const plan::ValidationRow& r : rep->held_out.rows) PrintRow(r);
   std::printf("\nfolds (held-out size: constants fitted on the other sizes, fit-set mean step-time error)\n");
@@ -173,14 +168,14 @@ int RunLeaveOneSizeOut(const std::vector<plan::MeasuredStep>& rows, const plan::
 
 int RunValidate(const ValidateArgs& a) {
   Result<std::string> text = ReadFile(a.csv);
-  if (!text.ok()) return Fail(text.error());
+  if (!text.ok()) return Fail("plan", text.error());
   Result<std::vector<plan::MeasuredStep>> rows = plan::ParseCalibrationCsv(*text, a.csv);
-  if (!rows.ok()) return Fail(rows.error());
+  if (!rows.ok()) return Fail("plan", rows.error());
   Result<plan::GpuProfile> gpu = LoadGpu(a.gpu);
-  if (!gpu.ok()) return Fail(gpu.error());
+  if (!gpu.ok()) return Fail("plan", gpu.error());
   if (a.leave_one_size_out) return RunLeaveOneSizeOut(*rows, *gpu);
   Result<plan::ValidationReport> rep = plan::Validate(*rows, *gpu);
-  if (!rep.ok()) return Fail(rep.error());
+  if (!rep.ok()) return Fail("plan", rep.error());
   PrintHeader();
   for (const plan::ValidationRow& r : rep->rows) PrintRow(r);
   using plan::Regime;
@@ -200,14 +195,14 @@ struct ConvertArgs {
 
 int RunConvert(const ConvertArgs& a) {
   Result<plan::GpuProfile> gpu = LoadGpu(a.gpu);
-  if (!gpu.ok()) return Fail(gpu.error());
+  if (!gpu.ok()) return Fail("plan", gpu.error());
   const std::string text = plan::ProfileToJson(*gpu);
   if (a.output == "-") {
     std::fputs(text.c_str(), stdout);
     return kExitOk;
   }
   Status w = WriteFileAtomic(a.output, text);
-  return w.ok() ? kExitOk : Fail(w.error());
+  return w.ok() ? kExitOk : Fail("plan", w.error());
 }
 
 struct LinsArgs {
@@ -218,7 +213,7 @@ struct LinsArgs {
 
 int RunLins(const LinsArgs& a) {
   Result<plan::GptModel> m = plan::ParseModelSpec(a.model);
-  if (!m.ok()) return Fail(m.error().With("--model"));
+  if (!m.ok()) return Fail("plan", m.error().With("--model"));
   const plan::IbFabric f;
   std::printf("%6s %-7s %6s %10s %10s %10s\n", "gpus", "scheme", "MFU", "s_p:s_g:s_os", "compute_s", "exposed_s");
   for (int g : {8, 16, 32, 64, 128, 256, 512, 1024}) {

@@ -17,11 +17,6 @@ namespace orrery::cli {
 
 namespace {
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery plan: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 nlohmann::ordered_json EstimateJson(const plan::DecoderShape& m, const plan::InferStep& s, const plan::InferGpu& g,
                                     const plan::InferEstimate& e) {
   nlohmann::ordered_json j;
@@ -73,21 +68,21 @@ struct FitArgs {
 
 int RunFit(const FitArgs& a) {
   auto points = plan::ReadInferSteps(a.csv);
-  if (!points.ok()) return Fail(points.error());
+  if (!points.ok()) return Fail("plan", points.error());
   auto start = plan::InferDatasheet(a.gpu);
-  if (!start.ok()) return Fail(start.error());
+  if (!start.ok()) return Fail("plan", start.error());
   std::vector<std::string> hold;
   std::stringstream ss(a.hold_out);
   for (std::string item; std::getline(ss, item, ',');) {
     if (!item.empty()) hold.push_back(item);
   }
   auto fit = plan::FitInfer(*points, hold, *start);
-  if (!fit.ok()) return Fail(fit.error());
+  if (!fit.ok()) return Fail("plan", fit.error());
   fit->gpu.source = fmt::format("fitted by `orrery plan fit-infer {} --gpu {} --hold-out {}`", a.csv, a.gpu, a.hold_out);
   std::printf("fitted on %zu points:\n%sheld out (%s), %zu points:\n%s", fit->fitted.all.points,
               ErrorTable(fit->fitted).c_str(), a.hold_out.c_str(), fit->held_out.all.points, ErrorTable(fit->held_out).c_str());
   auto doc = ParseOrderedJson(plan::InferGpuJson(fit->gpu), "profile");
-  if (!doc.ok()) return Fail(doc.error());
+  if (!doc.ok()) return Fail("plan", doc.error());
   (*doc)["fit"] = {{"held_out", hold}, {"fitted", ErrorsJson(fit->fitted)}, {"held_out_errors", ErrorsJson(fit->held_out)}};
   const std::string text = DumpJson(*doc, 1) + "\n";
   if (a.out.empty()) {
@@ -95,18 +90,18 @@ int RunFit(const FitArgs& a) {
     return kExitOk;
   }
   Status st = WriteFileAtomic(a.out, text);
-  return st.ok() ? kExitOk : Fail(st.error());
+  return st.ok() ? kExitOk : Fail("plan", st.error());
 }
 
-struct ValidateArgs {
+struct InferValidateArgs {
   std::string csv, gpu = "h100";
 };
 
-int RunValidate(const ValidateArgs& a) {
+int RunValidateInfer(const InferValidateArgs& a) {
   auto points = plan::ReadInferSteps(a.csv);
-  if (!points.ok()) return Fail(points.error());
+  if (!points.ok()) return Fail("plan", points.error());
   auto g = plan::InferGpuByName(a.gpu);
-  if (!g.ok()) return Fail(g.error());
+  if (!g.ok()) return Fail("plan", g.error());
   std::printf("%s: %zu measured steps against the %s profile (the profiler's counting)\n%s", a.csv.c_str(),
               points->size(), g->name.c_str(), ErrorTable(plan::ValidateInfer(*points, *g)).c_str());
   return kExitOk;
@@ -133,19 +128,19 @@ int RunInferEstimate(const CLI::App& cmd, const InferEstimateArgs& a, const std:
                      bool json) {
   Status refused = RefuseGiven(cmd, {"--strategy", "--seq", "--micro-batch", "--gpus", "--gpus-per-node", "--recompute", "--allow-oom", "--profile"},
                                "it belongs to a training estimate, not to --phase");
-  if (!refused.ok()) return Fail(refused.error());
-  if (FirstGiven(cmd, {"--context"}).empty()) return Fail(MakeError("--phase needs --context (KV tokens per sequence; for prefill the prompt length)"));
+  if (!refused.ok()) return Fail("plan", refused.error());
+  if (FirstGiven(cmd, {"--context"}).empty()) return Fail("plan", MakeError("--phase needs --context (KV tokens per sequence; for prefill the prompt length)"));
   auto phase = plan::ParseInferPhase(a.phase);
-  if (!phase.ok()) return Fail(phase.error());
+  if (!phase.ok()) return Fail("plan", phase.error());
   auto m = plan::ParseDecoder(model);
-  if (!m.ok()) return Fail(m.error().With("--model"));
+  if (!m.ok()) return Fail("plan", m.error().With("--model"));
   auto g = plan::InferGpuByName(gpu);
-  if (!g.ok()) return Fail(g.error());
+  if (!g.ok()) return Fail("plan", g.error());
   const plan::InferStep s{*phase, a.batch, a.context, a.verify_tokens, a.tp, a.sp};
   auto e = plan::EstimateInfer(*m, s, *g);
-  if (!e.ok()) return Fail(e.error());
+  if (!e.ok()) return Fail("plan", e.error());
   if (!e->fits) {
-    return Fail(MakeError(fmt::format("{} sequences of {} tokens need {:.1f} GiB of KV cache per GPU beside {:.1f} GiB of weights; "
+    return Fail("plan", MakeError(fmt::format("{} sequences of {} tokens need {:.1f} GiB of KV cache per GPU beside {:.1f} GiB of weights; "
                                       "at most {} fit on {} with tp {} (try a smaller --batch or a larger --tp)",
                                       a.batch, a.context, e->kv_cache_gib, e->weights_gib, e->max_batch, g->name, a.tp)));
   }
@@ -173,12 +168,12 @@ void RegisterPlanInfer(CLI::App& plan, int* exit_code) {
   f->add_option("--out", fit->out, "profile file to write (default: standard output)");
   f->callback([fit, exit_code] { *exit_code = RunFit(*fit); });
 
-  auto val = std::make_shared<ValidateArgs>();
+  auto val = std::make_shared<InferValidateArgs>();
   CLI::App* v = plan.add_subcommand("validate-infer", "error of the inference cost model on measured steps");
   SetExamples(v, {"./build/orrery plan validate-infer data/profiles/h100-infer-steps.csv --gpu h100"});
   v->add_option("csv", val->csv, "measured steps (tools/profile/infer.py)")->required();
   v->add_option("--gpu", val->gpu, "inference profile: h100 or h200");
-  v->callback([val, exit_code] { *exit_code = RunValidate(*val); });
+  v->callback([val, exit_code] { *exit_code = RunValidateInfer(*val); });
 }
 
 }  // namespace orrery::cli

@@ -67,24 +67,19 @@ Result<std::vector<PoolSpec>> ParsePool(const std::string& text) {
   return out;
 }
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery plan: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 int RunSearch(const SearchArgs& a) {
   const std::string dir = plan::DefaultProfilePaths().shared_dir + "/sailor-profiles";
   Result<std::vector<PoolSpec>> pool = ParsePool(a.pool);
-  if (!pool.ok()) return Fail(pool.error());
+  if (!pool.ok()) return Fail("plan", pool.error());
   Result<const plan::ModelName*> name = plan::ResolveModel(a.model, plan::ModelUse::kSailor);
-  if (!name.ok()) return Fail(name.error().With("--model"));
+  if (!name.ok()) return Fail("plan", name.error().With("--model"));
   const std::string profile((*name)->sailor), canonical((*name)->canonical);
   Result<plan::SailorModel> model = plan::LoadSailorModel(dir, profile);
-  if (!model.ok()) return Fail(model.error());
+  if (!model.ok()) return Fail("plan", model.error());
   std::vector<plan::SailorGpu> gpus;
   for (const PoolSpec& p : *pool) {
     Result<plan::SailorGpu> g = plan::LoadSailorGpu(dir, profile, p.gpu);
-    if (!g.ok()) return Fail(MakeError("unknown GPU type '" + p.gpu + "' for " + canonical + " in Sailor's profiles (" + g.error().message + ")"));
+    if (!g.ok()) return Fail("plan", MakeError("unknown GPU type '" + p.gpu + "' for " + canonical + " in Sailor's profiles (" + g.error().message + ")"));
     gpus.push_back(std::move(*g));
   }
   plan::SearchRequest r;
@@ -95,20 +90,20 @@ int RunSearch(const SearchArgs& a) {
   for (const PoolSpec& p : *pool) zoned = zoned || !p.zone.empty();
   if (zoned) {
     Result<plan::ZoneNetwork> z = plan::LoadZoneNetwork(dir);
-    if (!z.ok()) return Fail(z.error());
+    if (!z.ok()) return Fail("plan", z.error());
     zones = std::move(*z);
     r.zones = &zones;
   }
   for (size_t i = 0; i < gpus.size(); ++i) r.pool.push_back({&gpus[i], (*pool)[i].count, (*pool)[i].zone});
   if (a.objective == "cost") r.objective = plan::Objective::kCost;
-  else if (a.objective != "throughput") return Fail(MakeError("search: --objective must be throughput or cost, got \"" + a.objective + "\""));
+  else if (a.objective != "throughput") return Fail("plan", MakeError("search: --objective must be throughput or cost, got \"" + a.objective + "\""));
   if (a.max_cost > 0) r.max_cost_per_iter = a.max_cost;
   r.min_iters_per_s = a.min_throughput;
   r.exhaustive = a.exhaustive;
   const auto t0 = std::chrono::steady_clock::now();
   Result<plan::SearchResult> res = plan::SearchPlans(r);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!res.ok()) return Fail(res.error());
+  if (!res.ok()) return Fail("plan", res.error());
   const plan::PlanCandidate& b = res->best;
   nlohmann::json stages = nlohmann::json::array();
   for (const plan::StagePlan& s : b.stages) {

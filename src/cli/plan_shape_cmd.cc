@@ -17,30 +17,25 @@ struct ShapeArgs {
   GoodputShapeOptions shape;
 };
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery plan shape-study: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 int RunShape(const ShapeArgs& a) {
-  if (a.spec.jobs == 0) return Fail(MakeError("--jobs: expected at least 1 job, got 0: nothing would run"));
+  if (a.spec.jobs == 0) return Fail("plan shape-study", MakeError("--jobs: expected at least 1 job, got 0: nothing would run"));
   if (!(a.spec.mean_interarrival_s > 0))
-    return Fail(MakeError("--interarrival: expected seconds > 0, got " + std::to_string(a.spec.mean_interarrival_s)));
+    return Fail("plan shape-study", MakeError("--interarrival: expected seconds > 0, got " + std::to_string(a.spec.mean_interarrival_s)));
   if (a.shape.shrink == 0 || a.shape.grow == 0 || !(a.shape.min_gain >= 1))
-    return Fail(MakeError("--shrink and --grow: expected ≥ 1; --min-gain: expected ≥ 1"));
+    return Fail("plan shape-study", MakeError("--shrink and --grow: expected ≥ 1; --min-gain: expected ≥ 1"));
   Result<Cluster> cluster = LoadClusterConfig(a.cluster);
-  if (!cluster.ok()) return Fail(cluster.error());
+  if (!cluster.ok()) return Fail("plan shape-study", cluster.error());
   if (cluster->gpu_types.size() == 0 || cluster->vcs.size() != 1)
-    return Fail(MakeError("the shape study needs a cluster of one VC with named GPU types"));
+    return Fail("plan shape-study", MakeError("the shape study needs a cluster of one VC with named GPU types"));
   auto cost = PlannerCostFor(*cluster);
-  if (!cost.ok()) return Fail(cost.error());
+  if (!cost.ok()) return Fail("plan shape-study", cost.error());
   // Requests are timed on the first node's GPU type (the generator's seconds_per_step).
   const int per_node = cluster->nodes.empty() ? 8 : cluster->nodes.front().gpus;
   const GpuTypeId type = cluster->nodes.empty() ? GpuTypeId(0) : cluster->nodes.front().gpu_type;
   auto trace = GenerateLlmWorkload(a.spec, **cost, type, per_node);
-  if (!trace.ok()) return Fail(trace.error());
+  if (!trace.ok()) return Fail("plan shape-study", trace.error());
   auto rows = RunShapeStudy(*trace, *cluster, *cost, a.shape);
-  if (!rows.ok()) return Fail(rows.error());
+  if (!rows.ok()) return Fail("plan shape-study", rows.error());
   std::printf("%-8s %8s %12s %12s %9s %9s %8s\n", "shape", "finished", "avg_jct_h", "makespan_h", "avg_gpus", "reshaped",
               "resized");
   for (const ShapeStudyRow& r : *rows)

@@ -28,11 +28,6 @@ struct ProgressArgs {
   logs::RecordFilter filter;
 };
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery progress: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 template <class T>
 nlohmann::ordered_json Opt(const std::optional<T>& v) {
   if (!v || (std::is_floating_point_v<T> && !std::isfinite(static_cast<double>(*v)))) return nullptr;
@@ -53,7 +48,7 @@ nlohmann::ordered_json ToJson(const logs::Reading& r) {
   return j;
 }
 
-std::string Duration(double s) {
+std::string EtaText(double s) {
   char b[64];
   auto t = static_cast<long long>(s);
   if (t >= 86400) std::snprintf(b, sizeof b, "%lldd %02lldh", t / 86400, t % 86400 / 3600);
@@ -77,7 +72,7 @@ void PrintText(const std::string& name, const logs::Reading& r, const logs::Prog
   if (r.epoch) std::snprintf(b, sizeof b, ", epoch %g", *r.epoch), s += b;
   if (r.loss) std::snprintf(b, sizeof b, ", loss %.6g", *r.loss), s += b;
   if (r.seconds_per_step) std::snprintf(b, sizeof b, ", %.4g s/step", *r.seconds_per_step), s += b;
-  if (r.eta_s) s += ", ETA " + Duration(*r.eta_s);
+  if (r.eta_s) s += ", ETA " + EtaText(*r.eta_s);
   if (!r.step && !r.loss && !r.epoch) s += ": no progress line found";
   else s += " [" + r.reader + "]";
   std::printf("%s\n", s.c_str());
@@ -88,13 +83,13 @@ void PrintText(const std::string& name, const logs::Reading& r, const logs::Prog
 }
 
 int RunProgress(const ProgressArgs& a) {
-  if (a.logs.empty()) return Fail(MakeError("no LOG given (a file, a .gz file or - for standard input)"));
+  if (a.logs.empty()) return Fail("progress", MakeError("no LOG given (a file, a .gz file or - for standard input)"));
   std::unique_ptr<llm::HttpChatClient> client;
   std::unique_ptr<llm::LlmCache> cache;
   std::unique_ptr<logs::LlmFormatOracle> oracle;
   if (!a.llm_config.empty()) {
     auto cfg = llm::LoadLlmConfig(a.llm_config);
-    if (!cfg.ok()) return Fail(cfg.error());
+    if (!cfg.ok()) return Fail("progress", cfg.error());
     std::string warning;
     cache = llm::OpenLlmCache(*cfg, &warning);
     if (!warning.empty()) std::fprintf(stderr, "orrery progress: warning: %s\n", warning.c_str());
@@ -106,7 +101,7 @@ int RunProgress(const ProgressArgs& a) {
     logs::ProgressTracker t({}, oracle.get());
     Status st = logs::ForEachChunk(path, [&](std::string_view chunk) { t.Feed(chunk, kNoTime); });
     if (!st.ok()) {
-      rc = Fail(st.error());
+      rc = Fail("progress", st.error());
       continue;
     }
     t.Finish(kNoTime);
@@ -124,7 +119,7 @@ int RunProgress(const ProgressArgs& a) {
 
 int RunEvaluate(const ProgressArgs& a) {
   auto s = logs::EvaluateProgress(a.evaluate, a.filter);
-  if (!s.ok()) return Fail(s.error());
+  if (!s.ok()) return Fail("progress", s.error());
   std::fputs(logs::FormatProgressScores(*s, a.json).c_str(), stdout);
   return kExitOk;
 }

@@ -109,7 +109,7 @@ struct Options {
   uint32_t dry_nodes = 0, dry_node_gpus = 8;  // with --dry-run: this cluster instead of sinfo's
 };
 
-int Fail(const std::string& msg, int code = kExitBadInput) {
+int ReplayFail(const std::string& msg, int code = kExitBadInput) {
   fmt::print(stderr, "orrery replay: {}\n", msg);
   return code;
 }
@@ -645,15 +645,15 @@ int CompareAndWrite(const Options& o, const LiveCluster& lc, const replay::Segme
                     const SimResult& planned, const RecordingClient& slurm, const LiveRun& r) {
   const Trace as_submitted = AsSubmitted(planned_trace, slurm, r);
   auto sim = Simulate(as_submitted, lc.cluster, PredictionConfig(o));
-  if (!sim.ok()) return Fail(sim.error().message, sim.error().exit_code);
+  if (!sim.ok()) return ReplayFail(sim.error().message, sim.error().exit_code);
   const PlannedAverages plan = Averages(planned, seg);
   const JobRows rows = CompareJobs(seg, as_submitted, *sim, planned, slurm, r);
   const replay::Comparison c = replay::Compare(rows.times);
   const double submit_lag = c.measured ? rows.submit_lag / static_cast<double>(c.measured) : rows.submit_lag;
   const nlohmann::ordered_json j = Summary(o, lc, seg, r, c, rows, submit_lag, Makespan(*sim), Makespan(planned), plan);
-  if (Status s = WriteFileAtomic(o.out_dir + "/replay_jobs.csv", rows.csv); !s.ok()) return Fail(s.error().message, kExitRuntime);
+  if (Status s = WriteFileAtomic(o.out_dir + "/replay_jobs.csv", rows.csv); !s.ok()) return ReplayFail(s.error().message, kExitRuntime);
   if (Status s = WriteFileAtomic(o.out_dir + "/summary.json", DumpJson(j, 2) + "\n"); !s.ok())
-    return Fail(s.error().message, kExitRuntime);
+    return ReplayFail(s.error().message, kExitRuntime);
   PrintComparison(o, seg.jobs.size(), r, c, submit_lag, plan);
   return rows.not_completed ? kExitRuntime : kExitOk;
 }
@@ -663,9 +663,9 @@ int CompareAndWrite(const Options& o, const LiveCluster& lc, const replay::Segme
 int RunLive(const Options& o, live::ExecSlurmClient& exec, const LiveCluster& lc, const replay::Segment& seg,
             const Trace& planned_trace, const SimResult& planned, double max_wall) {
   auto journal = OpenJournal(o.out_dir);
-  if (!journal.ok()) return Fail(journal.error().message);
+  if (!journal.ok()) return ReplayFail(journal.error().message);
   if (o.warmup) {
-    if (Status s = RunWarmup(exec, o.partition); !s.ok()) return Fail(s.error().message, s.error().exit_code);
+    if (Status s = RunWarmup(exec, o.partition); !s.ok()) return ReplayFail(s.error().message, s.error().exit_code);
   }
   RecordingClient slurm(&exec);
   WallClock clock;
@@ -675,31 +675,31 @@ int RunLive(const Options& o, live::ExecSlurmClient& exec, const LiveCluster& lc
   dopt.placer = o.placer;
   dopt.seed = o.seed;
   live::Daemon daemon(&slurm, journal->get(), &clock, dopt);
-  if (Status s = daemon.Recover(); !s.ok()) return Fail(s.error().message);
+  if (Status s = daemon.Recover(); !s.ok()) return ReplayFail(s.error().message);
   LiveRun r;
   {
     StopOnSignals signals;
     r = ReplayLoop(o, seg, slurm, daemon, max_wall).Run();
     if (!r.abort_why.empty())
-      return Fail(CancelUnended(r, slurm, exec, seg.jobs.size()), g_stop.load() ? 130 : kExitRuntime);
+      return ReplayFail(CancelUnended(r, slurm, exec, seg.jobs.size()), g_stop.load() ? 130 : kExitRuntime);
   }
   return CompareAndWrite(o, lc, seg, planned_trace, planned, slurm, r);
 }
 
 int RunReplay(Options o) {
   live::ExecSlurmOptions so;
-  if (Status s = CheckOptions(&o, &so); !s.ok()) return Fail(s.error().message, s.error().exit_code);
+  if (Status s = CheckOptions(&o, &so); !s.ok()) return ReplayFail(s.error().message, s.error().exit_code);
   auto trace = LoadReplayTrace(o);
-  if (!trace.ok()) return Fail(trace.error().message, trace.error().exit_code);
+  if (!trace.ok()) return ReplayFail(trace.error().message, trace.error().exit_code);
   live::ExecSlurmClient exec(so);
   auto lc = ReadCluster(o, exec);
-  if (!lc.ok()) return Fail(lc.error().message, lc.error().exit_code);
+  if (!lc.ok()) return ReplayFail(lc.error().message, lc.error().exit_code);
   auto seg = Select(o, *trace, *lc);
-  if (!seg.ok()) return Fail(seg.error().message);
+  if (!seg.ok()) return ReplayFail(seg.error().message);
   // The prediction first (cheap; it also bounds the wall time).
   const Trace planned_trace = replay::SegmentTrace(*seg);
   auto sim = Simulate(planned_trace, lc->cluster, PredictionConfig(o));
-  if (!sim.ok()) return Fail(sim.error().message, sim.error().exit_code);
+  if (!sim.ok()) return ReplayFail(sim.error().message, sim.error().exit_code);
   const Time makespan = Makespan(*sim);
   const double max_wall = o.max_wall > 0 ? static_cast<double>(o.max_wall) : 3.0 * static_cast<double>(makespan) + 120;
   PrintPlan(o, *seg, *lc, makespan, max_wall);

@@ -41,11 +41,6 @@ struct AttributeArgs {
   bool quiet = false;
 };
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery resilience: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 // Rounds to a multiple of `unit` (a power of ten), dividing by its inverse so that JSON prints it short.
 double Round(double v, double unit) { return std::round(v / unit) / std::round(1 / unit); }
 
@@ -110,11 +105,11 @@ Status WriteJson(const std::string& path, const nlohmann::ordered_json& j) {
 
 int RunTrain(const TrainArgs& a) {
   Result<FailureModel> model = MakeFailureModel(a.failures);
-  if (!model) return Fail(model.error());
+  if (!model) return Fail("resilience", model.error());
   Result<CheckpointPlan> plan = MakeCheckpointPlan(a.checkpoint);
-  if (!plan) return Fail(plan.error());
+  if (!plan) return Fail("resilience", plan.error());
   Result<RecoveryPolicy> policy = MakeRecovery(a.recovery);
-  if (!policy) return Fail(policy.error());
+  if (!policy) return Fail("resilience", policy.error());
   TrainingRunSpec spec;
   spec.nodes = a.nodes;
   spec.gpus_per_node = a.gpus_per_node;
@@ -131,7 +126,7 @@ int RunTrain(const TrainArgs& a) {
   double sum = 0, lo = 1, hi = 0;
   for (uint32_t k = 0; k < a.seeds; ++k) {
     Result<TrainingRunResult> r = SimulateTrainingRun(spec, *model, *plan, *policy, a.seed + k);
-    if (!r) return Fail(r.error());
+    if (!r) return Fail("resilience", r.error());
     nlohmann::ordered_json j{{"seed", a.seed + k}};
     j.update(RunJson(*r, spec));
     runs.push_back(j);
@@ -139,14 +134,14 @@ int RunTrain(const TrainArgs& a) {
     lo = std::min(lo, r->ettr);
     hi = std::max(hi, r->ettr);
     if (k == 0 && !a.attempts.empty())
-      if (Status st = WriteAttempts(a.attempts, r->attempts); !st.ok()) return Fail(st.error());
+      if (Status st = WriteAttempts(a.attempts, r->attempts); !st.ok()) return Fail("resilience", st.error());
   }
   out["ettr_mean"] = Round(sum / a.seeds, 1e-5);
   out["ettr_min"] = Round(lo, 1e-5);
   out["ettr_max"] = Round(hi, 1e-5);
   out["runs"] = runs;
   if (!a.out.empty())
-    if (Status st = WriteJson(a.out, out); !st.ok()) return Fail(st.error());
+    if (Status st = WriteJson(a.out, out); !st.ok()) return Fail("resilience", st.error());
   if (!a.quiet) {
     const nlohmann::ordered_json& f = runs[0];
     std::printf("%s | %s | %s: ETTR %.2f %% (mean of %u seeds; min %.2f, max %.2f); seed %llu: %u restarts, "
@@ -162,11 +157,11 @@ int RunTrain(const TrainArgs& a) {
 
 int RunAttribute(const AttributeArgs& a) {
   Result<FailureModel> model = MakeFailureModel(a.failures);
-  if (!model) return Fail(model.error());
+  if (!model) return Fail("resilience", model.error());
   Result<Trace> trace = LoadTrace(a.trace);
-  if (!trace) return Fail(trace.error());
+  if (!trace) return Fail("resilience", trace.error());
   const FailureBreakdown b = AttributeTrace(*trace, *model, a.gpus_per_node, a.seed);
-  if (b.failed == 0) return Fail(MakeError(a.trace + ": no failed GPU job (FAILED or NODE_FAIL) to attribute"));
+  if (b.failed == 0) return Fail("resilience", MakeError(a.trace + ": no failed GPU job (FAILED or NODE_FAIL) to attribute"));
   nlohmann::ordered_json out;
   out["trace"] = a.trace;
   out["failures"] = a.failures;
@@ -185,7 +180,7 @@ int RunAttribute(const AttributeArgs& a) {
   }
   out["by_category"] = cats;
   if (!a.out.empty())
-    if (Status st = WriteJson(a.out, out); !st.ok()) return Fail(st.error());
+    if (Status st = WriteJson(a.out, out); !st.ok()) return Fail("resilience", st.error());
   if (!a.quiet) {
     std::printf("%s: %llu failed of %llu GPU jobs\n", a.trace.c_str(), static_cast<unsigned long long>(b.failed),
                 static_cast<unsigned long long>(b.jobs));

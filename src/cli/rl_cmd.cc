@@ -24,11 +24,6 @@ struct RlStepArgs {
   bool list = false;
 };
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery rl step: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
@@ -107,14 +102,14 @@ int RunStep(const RlStepArgs& a, const CLI::App& cmd) {
   if (a.list) {
     if (Status st = RefuseAllBut(cmd, "--list-strategies", "--list-strategies prints the strategies and runs nothing");
         !st.ok())
-      return Fail(st.error());
+      return Fail("rl step", st.error());
     for (const rl::StrategyInfo& s : rl::Strategies())
       std::printf("%-11s %s\n            defaults: %s\n", std::string(s.name).c_str(), std::string(s.summary).c_str(),
                   std::string(s.defaults).c_str());
     return kExitOk;
   }
   Result<rl::CostSetup> s = rl::SetUpJob(a.job);
-  if (!s.ok()) return Fail(s.error());
+  if (!s.ok()) return Fail("rl step", s.error());
   const rl::CostTimer timer(s->model, s->gpu, s->job.tp, s->params);
   const rl::CostPhaseModel phases(s->model, s->gpu, s->job.tp, s->params);
   rl::RlEnv env;
@@ -122,7 +117,7 @@ int RunStep(const RlStepArgs& a, const CLI::App& cmd) {
   env.phases = &phases;
   env.draft_steps = s->params.draft_steps;
   Result<std::vector<rl::StepResult>> rows = rl::RunStrategies(SplitList(a.strategies), s->job, env);
-  if (!rows.ok()) return Fail(rows.error());
+  if (!rows.ok()) return Fail("rl step", rows.error());
   if (a.json) {
     std::printf("%s\n", DumpJson(StepJson(a.job, *s, *rows), 2).c_str());
   } else {

@@ -574,11 +574,6 @@ Status CheckFlagsApply(const Options& o, const CLI::App& cmd) {
   return Status::Ok();
 }
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "orrery simulate: %s\n", e.message.c_str());
-  return e.exit_code;
-}
-
 // The workload to replay and how it is described in the header line and summary.json.
 struct Workload {
   Trace trace;
@@ -814,7 +809,7 @@ int SimulateAll(const Options& o, Setup& s) {
   all["jobs"] = trace.jobs.size();
   if (s.sig.any()) all["signals"] = {{"advisor", s.sig.advisor}, {"tracker", s.sig.tracker}};
   if (!o.no_output)
-    if (Status st = ClaimOutDir(o.out_dir, all, policies, dirs, o.force); !st.ok()) return Fail(st.error());
+    if (Status st = ClaimOutDir(o.out_dir, all, policies, dirs, o.force); !st.ok()) return Fail("simulate", st.error());
   all["runs"] = nlohmann::ordered_json::array();
   std::vector<RunSummary> summaries;
   std::vector<double> wall;
@@ -835,11 +830,11 @@ int SimulateAll(const Options& o, Setup& s) {
         wall.push_back(run.seconds);
         return true;
       });
-  if (!ok) return Fail(failed);
+  if (!ok) return Fail("simulate", failed);
   PrintResults(o, trace.jobs.size(), summaries, wall, s.notes);
   if (!o.no_output) {
     Status w = WriteFileAtomic(o.out_dir + "/summary.json", DumpJson(all, 2) + "\n");
-    if (!w.ok()) return Fail(w.error());
+    if (!w.ok()) return Fail("simulate", w.error());
     if (!o.quiet) std::printf("\noutputs: %s/summary.json and %s/<policy>/{jobs,timeseries}.csv\n", o.out_dir.c_str(),
                               o.out_dir.c_str());
   }
@@ -850,13 +845,13 @@ int Run(Options o, const CLI::App& cmd) {
   if (o.list_policies) {
     if (Status st = RefuseAllBut(cmd, "--list-policies", "--list-policies prints the policy registry and runs nothing");
         !st.ok())
-      return Fail(st.error());
+      return Fail("simulate", st.error());
     std::fputs(PolicyListMarkdown().c_str(), stdout);
     return 0;
   }
-  if (Status st = CheckFlagsApply(o, cmd); !st.ok()) return Fail(st.error());
+  if (Status st = CheckFlagsApply(o, cmd); !st.ok()) return Fail("simulate", st.error());
   Result<Setup> setup = SetUp(o);
-  if (!setup) return Fail(setup.error());
+  if (!setup) return Fail("simulate", setup.error());
   return SimulateAll(o, *setup);
 }
 

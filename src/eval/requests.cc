@@ -472,10 +472,10 @@ RequestResult ResultOf(const ExpandedRequest& e, const Trace& trace, const std::
   return r;
 }
 
-double R3(double v) { return std::round(v * 1000) / 1000; }
+double Round3(double v) { return std::round(v * 1000) / 1000; }
 
 nlohmann::ordered_json StatsJson(const DelayStats& s) {
-  return {{"jobs", s.jobs}, {"mean_s", R3(s.mean_s)}, {"p50_s", R3(s.p50_s)}, {"p95_s", R3(s.p95_s)}};
+  return {{"jobs", s.jobs}, {"mean_s", Round3(s.mean_s)}, {"p50_s", Round3(s.p50_s)}, {"p95_s", Round3(s.p95_s)}};
 }
 
 }  // namespace
@@ -525,10 +525,10 @@ nlohmann::ordered_json ReportJson(const EvalReport& r) {
   nlohmann::ordered_json req;
   req["requests"] = r.requests.size();
   req["complete"] = complete;
-  req["makespan_s"] = {{"mean", R3(m.mean_s)}, {"p50", R3(m.p50_s)}, {"p95", R3(m.p95_s)}};
-  req["gpu_hours"] = R3(gh);
-  req["gpu_idle_hours"] = R3(idle);
-  req["gpu_load_hours"] = R3(load);
+  req["makespan_s"] = {{"mean", Round3(m.mean_s)}, {"p50", Round3(m.p50_s)}, {"p95", Round3(m.p95_s)}};
+  req["gpu_hours"] = Round3(gh);
+  req["gpu_idle_hours"] = Round3(idle);
+  req["gpu_load_hours"] = Round3(load);
   req["idle_share"] = gh > 0 ? std::round(idle / gh * 10000) / 10000 : 0.0;
   j["requests"] = req;
   return j;

@@ -13,7 +13,7 @@ namespace orrery::live {
 
 namespace {
 
-double MsSince(std::chrono::steady_clock::time_point t0) {
+double ElapsedMs(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -136,7 +136,7 @@ Result<CycleStats> Daemon::Cycle() {
   st.now = now;
   st.cycle = ++cycle_;
   ORR_RETURN_IF_ERROR(Observe(now, &st), "observing Slurm");
-  st.observe_ms = MsSince(t0);
+  st.observe_ms = ElapsedMs(t0);
   ORR_RETURN_IF_ERROR(RetryUnapplied(now, &st), "retrying unconfirmed decisions");
   if (signals_) SignalsStep(now);  // the tracker's readings before the policy runs
   if (!paused_) ORR_RETURN_IF_ERROR(RecoverStep(now, &st), "recovering failed jobs");  // they wait while paused
@@ -149,13 +149,13 @@ Result<CycleStats> Daemon::Cycle() {
 void Daemon::FinishStats(std::chrono::steady_clock::time_point t0, Time now, CycleStats* st) {
   st->pending = sched_->pending_total();
   st->running = sched_->running_total();
-  st->total_ms = MsSince(t0);
+  st->total_ms = ElapsedMs(t0);
   // Housekeeping after this cycle's decisions are applied (so not in total_ms): fold the
   // write-ahead log into the database once it has grown past ~4 MB.
   auto t2 = std::chrono::steady_clock::now();
   Status ck = journal_->Checkpoint(1000);
   if (!ck.ok()) Note(now, "error", ck.error().message);
-  st->housekeeping_ms = MsSince(t2);
+  st->housekeeping_ms = ElapsedMs(t2);
   last_stats_ = *st;
   last_cycle_ = now;
   if (st->apply_errors == 0) last_error_.clear();

@@ -16,16 +16,16 @@ namespace orrery::plan {
 namespace {
 
 constexpr double kBf16 = 2.0;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The published configs (config.json of each model on its hub page): layers, hidden, heads,
 // KV heads, MLP width, vocabulary, tied embeddings.
-struct Preset {
+struct DecoderPreset {
   std::string_view name;
   DecoderShape shape;
 };
-const std::array<Preset, 7>& Presets() {
-  static const std::array<Preset, 7> kPresets = {{
+const std::array<DecoderPreset, 7>& Presets() {
+  static const std::array<DecoderPreset, 7> kPresets = {{
       {"qwen2.5-1.5b", {"qwen2.5-1.5b", 28, 1536, 12, 2, 8960, 151936, true}},
       {"qwen2.5-7b", {"qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false}},
       {"qwen2.5-14b", {"qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false}},
@@ -170,7 +170,7 @@ Result<DecoderShape> ParseDecoder(std::string_view spec) {
   if (low.rfind("llama:", 0) != 0) {
     ORR_ASSIGN_OR_RETURN(const ModelName* name,
                          ResolveModel(spec, ModelUse::kInference, "llama:layers=L,hidden=H,heads=A,kv_heads=K,ffn=F,vocab=V"));
-    for (const Preset& p : Presets())
+    for (const DecoderPreset& p : Presets())
       if (p.name == name->canonical) return p.shape;
     return MakeError("model: " + std::string(name->canonical) + " has no decoder shape");  // the tables disagree
   }
@@ -236,8 +236,8 @@ InferEstimate InferStepTime(const DecoderShape& m, const InferStep& s, const Inf
     e.fixed_s = g.step_s + r.layers * g.layer_s;
   }
   e.step_time_s = device + e.fixed_s;
-  e.weights_gib = WeightBytes(m, s.tp) / kGiB;
-  e.kv_cache_gib = batch * (s.phase == InferPhase::kPrefill ? s.context : s.context + fresh) * m.KvBytesPerToken(s.tp) / sp / kGiB;
+  e.weights_gib = WeightBytes(m, s.tp) / kBytesPerGiB;
+  e.kv_cache_gib = batch * (s.phase == InferPhase::kPrefill ? s.context : s.context + fresh) * m.KvBytesPerToken(s.tp) / sp / kBytesPerGiB;
   e.max_batch = MaxBatch(m, (s.phase == InferPhase::kPrefill ? s.context : s.context + fresh) / sp, s.tp, g);
   e.fits = e.max_batch >= s.batch;
   return e;

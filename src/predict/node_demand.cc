@@ -10,7 +10,7 @@ namespace orrery {
 
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kNoValue = std::numeric_limits<float>::quiet_NaN();
 
 float Clamp(float v, float cap) { return std::clamp(v, 0.0f, std::max(cap, 0.0f)); }
 
@@ -85,7 +85,7 @@ class XgbDemandForecaster final : public NodeDemandForecaster {
     DMatrixHandle dm = nullptr;
     const float* pred = nullptr;
     bst_ulong len = 0;
-    bool ok = XGDMatrixCreateFromMat(rows_.data(), n, kFeatures, kNaN, &dm) == 0 &&
+    bool ok = XGDMatrixCreateFromMat(rows_.data(), n, kFeatures, kNoValue, &dm) == 0 &&
               XGBoosterPredict(booster_, dm, 0, 0, 0, &len, &pred) == 0 && len == n;
     for (size_t p = 0; p < history.size(); ++p) {
       (*out)[p].resize(horizon);
@@ -110,7 +110,7 @@ class XgbDemandForecaster final : public NodeDemandForecaster {
       for (size_t i = o - k; i < o; ++i) s += at(i);
       return static_cast<float>(s / static_cast<double>(k));
     };
-    auto lag = [&](size_t back) -> float { return target >= back && target - back < o ? at(target - back) : kNaN; };
+    auto lag = [&](size_t back) -> float { return target >= back && target - back < o ? at(target - back) : kNoValue; };
     double sd = 0;
     {
       size_t k = std::min<size_t>(6, o);
@@ -124,7 +124,7 @@ class XgbDemandForecaster final : public NodeDemandForecaster {
     int64_t day = tt >= 0 ? tt / 86400 : (tt - 86399) / 86400;
     int64_t sod = tt - day * 86400;
     const size_t D = bins_per_day_;
-    float soft = kNaN;
+    float soft = kNoValue;
     if (target >= D + 1 && target - D + 1 < o) soft = 0.5f * at(target - D) + 0.25f * (at(target - D - 1) + at(target - D + 1));
     // Everything but the level itself is relative to the last observed value.
     const float last = at(o - 1);
@@ -168,7 +168,7 @@ class XgbDemandForecaster final : public NodeDemandForecaster {
     if (labels_.empty()) return;
     DMatrixHandle dm = nullptr;
     BoosterHandle b = nullptr;
-    bool ok = XGDMatrixCreateFromMat(rows_.data(), labels_.size(), kFeatures, kNaN, &dm) == 0 &&
+    bool ok = XGDMatrixCreateFromMat(rows_.data(), labels_.size(), kFeatures, kNoValue, &dm) == 0 &&
               XGDMatrixSetFloatInfo(dm, "label", labels_.data(), labels_.size()) == 0 &&
               XGBoosterCreate(&dm, 1, &b) == 0;
     const std::pair<const char*, std::string> params[] = {

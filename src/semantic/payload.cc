@@ -67,33 +67,33 @@ void ChooseParallelism(Plan* p, bool megatron) {
   p->dp = p->gpus / (p->tp * p->pp);
 }
 
-std::string Num(double v) {
+std::string WholeNumber(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.0f", v);
   return b;
 }
 
 std::string MegatronScript(const Plan& p, const std::string& name) {
-  std::string s = "#!/bin/bash\n#SBATCH --job-name=" + name + "\n#SBATCH --nodes=" + Num(p.nodes) +
-                  "\n#SBATCH --gres=gpu:" + Num(p.gpn) + "\n# Pretrains " + p.model->label + " with Megatron-LM\n\n";
-  s += "GPUS_PER_NODE=" + Num(p.gpn) + "\nNNODES=${NNODES:-" + Num(p.nodes) + "}\n";
-  s += "TP=" + Num(p.tp) + "\nPP=" + Num(p.pp) + "\n\nMODEL_ARGS=(\n    --num-layers " + Num(p.model->layers) +
-       "\n    --hidden-size " + Num(p.model->hidden) + "\n    --num-attention-heads " + Num(p.model->heads) +
-       "\n    --seq-length " + Num(p.seq) + "\n)\n";
-  s += "TRAIN_ARGS=(\n    --micro-batch-size " + Num(p.micro) + "\n    --global-batch-size " + Num(p.global) + "\n";
-  s += p.epochs_only ? "    --train-samples " + Num(static_cast<double>(p.steps) * p.global) + "\n" : "    --train-iters " + Num(static_cast<double>(p.steps)) + "\n";
-  s += "    --save-interval " + Num(p.save_interval) + "\n)\n\n";
+  std::string s = "#!/bin/bash\n#SBATCH --job-name=" + name + "\n#SBATCH --nodes=" + WholeNumber(p.nodes) +
+                  "\n#SBATCH --gres=gpu:" + WholeNumber(p.gpn) + "\n# Pretrains " + p.model->label + " with Megatron-LM\n\n";
+  s += "GPUS_PER_NODE=" + WholeNumber(p.gpn) + "\nNNODES=${NNODES:-" + WholeNumber(p.nodes) + "}\n";
+  s += "TP=" + WholeNumber(p.tp) + "\nPP=" + WholeNumber(p.pp) + "\n\nMODEL_ARGS=(\n    --num-layers " + WholeNumber(p.model->layers) +
+       "\n    --hidden-size " + WholeNumber(p.model->hidden) + "\n    --num-attention-heads " + WholeNumber(p.model->heads) +
+       "\n    --seq-length " + WholeNumber(p.seq) + "\n)\n";
+  s += "TRAIN_ARGS=(\n    --micro-batch-size " + WholeNumber(p.micro) + "\n    --global-batch-size " + WholeNumber(p.global) + "\n";
+  s += p.epochs_only ? "    --train-samples " + WholeNumber(static_cast<double>(p.steps) * p.global) + "\n" : "    --train-iters " + WholeNumber(static_cast<double>(p.steps)) + "\n";
+  s += "    --save-interval " + WholeNumber(p.save_interval) + "\n)\n\n";
   s += "torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \\\n    ${MODEL_ARGS[@]} ${TRAIN_ARGS[@]} \\\n"
        "    --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP\n";
   return s;
 }
 
 std::string HfCommandLine(const Plan& p, const std::string& hf_name) {
-  std::string s = "#!/bin/bash\ntorchrun --nnodes " + Num(p.nodes) + " --nproc_per_node " + Num(p.gpn) + " run_clm.py \\\n";
-  s += "    --model_name_or_path " + hf_name + " \\\n    --per_device_train_batch_size " + Num(p.micro) +
-       " \\\n    --gradient_accumulation_steps " + Num(p.ga) + " \\\n    --block_size " + Num(p.seq) + " \\\n";
-  s += p.epochs_only ? "    --num_train_epochs 3 \\\n" : "    --max_steps " + Num(static_cast<double>(p.steps)) + " \\\n";
-  s += "    --save_steps " + Num(p.save_interval) + " --output_dir out\n";
+  std::string s = "#!/bin/bash\ntorchrun --nnodes " + WholeNumber(p.nodes) + " --nproc_per_node " + WholeNumber(p.gpn) + " run_clm.py \\\n";
+  s += "    --model_name_or_path " + hf_name + " \\\n    --per_device_train_batch_size " + WholeNumber(p.micro) +
+       " \\\n    --gradient_accumulation_steps " + WholeNumber(p.ga) + " \\\n    --block_size " + WholeNumber(p.seq) + " \\\n";
+  s += p.epochs_only ? "    --num_train_epochs 3 \\\n" : "    --max_steps " + WholeNumber(static_cast<double>(p.steps)) + " \\\n";
+  s += "    --save_steps " + WholeNumber(p.save_interval) + " --output_dir out\n";
   return s;
 }
 

@@ -54,9 +54,9 @@ using Line = std::vector<Token>;
 
 bool Blank(char c) { return c == ' ' || c == '\t'; }
 
-class Reader {
+class ConfReader {
  public:
-  explicit Reader(std::string_view file) : file_(file) {}
+  explicit ConfReader(std::string_view file) : file_(file) {}
   Result<SlurmConf> Run(std::string_view text);
 
  private:
@@ -104,7 +104,7 @@ class Reader {
 };
 
 // One logical line's tokens: `text` with the source position of each of its bytes.
-Status Reader::SplitLogical(std::string_view s, const std::vector<SourcePos>& at, Line* out) const {
+Status ConfReader::SplitLogical(std::string_view s, const std::vector<SourcePos>& at, Line* out) const {
   size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && Blank(s[i])) ++i;
@@ -143,7 +143,7 @@ Status Reader::SplitLogical(std::string_view s, const std::vector<SourcePos>& at
 
 // Comments are cut from each physical line first ('#' outside quotes; "\#" is a literal '#'),
 // then a line ending in '\' is joined with the next, as slurmctld reads it.
-Status Reader::Tokenize(std::string_view text, std::vector<Line>* lines) const {
+Status ConfReader::Tokenize(std::string_view text, std::vector<Line>* lines) const {
   size_t pos = 0;
   std::string_view phys;
   uint64_t line_no = 0;
@@ -179,14 +179,14 @@ Status Reader::Tokenize(std::string_view text, std::vector<Line>* lines) const {
   return Status::Ok();
 }
 
-Result<uint32_t> Reader::U32(const Token& t, uint32_t lo) const {
+Result<uint32_t> ConfReader::U32(const Token& t, uint32_t lo) const {
   int64_t v = 0;
   if (!ParseI64(t.value, &v) || v < lo || v > UINT32_MAX)
     return Bad(t, lo == 0 ? "a non-negative integer below 2^32" : "a positive integer below 2^32");
   return static_cast<uint32_t>(v);
 }
 
-Result<int64_t> Reader::Duration(const Token& t, bool allow_unlimited) const {
+Result<int64_t> ConfReader::Duration(const Token& t, bool allow_unlimited) const {
   auto d = ParseDuration(t.value);
   if (!d || (*d == kUnlimited && !allow_unlimited))
     return Bad(t, allow_unlimited ? "a time as MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED"
@@ -194,13 +194,13 @@ Result<int64_t> Reader::Duration(const Token& t, bool allow_unlimited) const {
   return *d;
 }
 
-Result<PreemptMode> Reader::Mode(const Token& t) const {
+Result<PreemptMode> ConfReader::Mode(const Token& t) const {
   auto m = ParsePreemptMode(t.value);
   if (!m.ok()) return BadMsg(t, m.error().message + ", got " + Quote(t.value));
   return *m;
 }
 
-Status Reader::WeightTres(const Token& t) {
+Status ConfReader::WeightTres(const Token& t) {
   conf_.priority.weight_tres.clear();
   size_t pos = 0;
   const std::string_view v = t.value;
@@ -220,7 +220,7 @@ Status Reader::WeightTres(const Token& t) {
   return Status::Ok();
 }
 
-Status Reader::PriorityFlags(const Token& t) {
+Status ConfReader::PriorityFlags(const Token& t) {
   size_t pos = 0;
   const std::string l = Lower(t.value);
   conf_.priority.accrue_always = false;
@@ -238,7 +238,7 @@ Status Reader::PriorityFlags(const Token& t) {
   return Status::Ok();
 }
 
-Status Reader::Priority(const Token& t) {
+Status ConfReader::Priority(const Token& t) {
   PriorityConf& p = conf_.priority;
   const std::string& k = t.lkey;
   if (k == "prioritytype") {
@@ -284,7 +284,7 @@ Status Reader::Priority(const Token& t) {
   return Status::Ok();
 }
 
-Status Reader::SchedOption(const Token& t, std::string_view opt, std::string_view val, bool has_val) {
+Status ConfReader::SchedOption(const Token& t, std::string_view opt, std::string_view val, bool has_val) {
   SchedulerParams& s = conf_.sched;
   struct IntOpt {
     std::string_view name;
@@ -320,7 +320,7 @@ Status Reader::SchedOption(const Token& t, std::string_view opt, std::string_vie
   return Status::Ok();
 }
 
-Status Reader::SchedulerParameters(const Token& t) {
+Status ConfReader::SchedulerParameters(const Token& t) {
   conf_.sched = SchedulerParams{};
   size_t pos = 0;
   const std::string l = Lower(t.value);
@@ -337,7 +337,7 @@ Status Reader::SchedulerParameters(const Token& t) {
   return Status::Ok();
 }
 
-Status Reader::TopLevel(const Token& t) {
+Status ConfReader::TopLevel(const Token& t) {
   const std::string& k = t.lkey;
   if (k == "include")
     return MakeError(FormatPos(t.kpos) + ": expected the settings in this one file, got " + Quote(t.key) +
@@ -384,7 +384,7 @@ Status Reader::TopLevel(const Token& t) {
 }
 
 
-Status Reader::Gres(const Token& t, NodeDef* n) {
+Status ConfReader::Gres(const Token& t, NodeDef* n) {
   n->gpus = 0;
   n->gpu_type.clear();
   size_t pos = 0;
@@ -419,7 +419,7 @@ Status Reader::Gres(const Token& t, NodeDef* n) {
   return Status::Ok();
 }
 
-Status Reader::NodeAttr(const Token& t, NodeDef* n) {
+Status ConfReader::NodeAttr(const Token& t, NodeDef* n) {
   const std::string& k = t.lkey;
   if (!t.has_value) return MakeError(FormatPos(t.kpos) + ": expected Attribute=Value, got " + Quote(t.key));
   if (k == "cpus" || k == "procs") {
@@ -437,7 +437,7 @@ Status Reader::NodeAttr(const Token& t, NodeDef* n) {
   return Status::Ok();
 }
 
-Status Reader::NodeLine(const Line& line) {
+Status ConfReader::NodeLine(const Line& line) {
   const Token& head = line.front();
   NodeDef proto = node_default_;
   for (size_t i = 1; i < line.size(); ++i) ORR_RETURN_IF_ERROR(NodeAttr(line[i], &proto));
@@ -459,7 +459,7 @@ Status Reader::NodeLine(const Line& line) {
   return Status::Ok();
 }
 
-Status Reader::PartitionAttr(const Token& t, PartitionDef* p, Token* nodes) {
+Status ConfReader::PartitionAttr(const Token& t, PartitionDef* p, Token* nodes) {
   const std::string& k = t.lkey;
   if (!t.has_value) return MakeError(FormatPos(t.kpos) + ": expected Attribute=Value, got " + Quote(t.key));
   if (k == "nodes") {
@@ -487,7 +487,7 @@ Status Reader::PartitionAttr(const Token& t, PartitionDef* p, Token* nodes) {
   return Status::Ok();
 }
 
-Status Reader::ResolveNodes(const Token& t, PartitionDef* p) const {
+Status ConfReader::ResolveNodes(const Token& t, PartitionDef* p) const {
   p->nodes.clear();
   if (Lower(t.value) == "all") {
     for (uint32_t i = 0; i < conf_.nodes.size(); ++i) p->nodes.push_back(i);
@@ -506,7 +506,7 @@ Status Reader::ResolveNodes(const Token& t, PartitionDef* p) const {
   return Status::Ok();
 }
 
-Status Reader::PartitionLine(const Line& line) {
+Status ConfReader::PartitionLine(const Line& line) {
   const Token& head = line.front();
   PartitionDef p = part_default_;
   Token nodes = part_nodes_default_;
@@ -536,7 +536,7 @@ Status Reader::PartitionLine(const Line& line) {
   return Status::Ok();
 }
 
-Result<SlurmConf> Reader::Run(std::string_view text) {
+Result<SlurmConf> ConfReader::Run(std::string_view text) {
   std::vector<Line> lines;
   ORR_RETURN_IF_ERROR(Tokenize(text, &lines));
   for (const Line& line : lines) {
@@ -556,7 +556,7 @@ Result<SlurmConf> Reader::Run(std::string_view text) {
 }  // namespace
 
 Result<SlurmConf> ParseSlurmConf(std::string_view text, std::string_view file) {
-  Reader r(file);
+  ConfReader r(file);
   return r.Run(text);
 }
 
