@@ -1,4 +1,5 @@
 // The cycle: observe -> reconcile -> retry unconfirmed decisions -> decide -> power loop.
+// The policy's decisions go to the Applier (applier.h), whose host the daemon is.
 #include "live/daemon.h"
 
 #include <algorithm>
@@ -28,6 +29,7 @@ Daemon::Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonO
       book_(&events_),
       ledger_(opts_.recent_decisions),
       reconciler_(&book_, &ledger_, slurm, journal, &events_, this, ReconcilerOptions{opts_.hold_unheld}),
+      applier_(&book_, &ledger_, slurm, journal, &events_, this),
       latency_hist_(NumLatencyBuckets(), 0) {}
 
 Daemon::~Daemon() = default;
@@ -137,13 +139,53 @@ Result<CycleStats> Daemon::Cycle() {
   st.cycle = ++cycle_;
   ORR_RETURN_IF_ERROR(Observe(now, &st), "observing Slurm");
   st.observe_ms = ElapsedMs(t0);
-  ORR_RETURN_IF_ERROR(RetryUnapplied(now, &st), "retrying unconfirmed decisions");
+  ORR_RETURN_IF_ERROR(applier_.RetryUnapplied(now, &st), "retrying unconfirmed decisions");
   if (signals_) SignalsStep(now);  // the tracker's readings before the policy runs
   if (!paused_) ORR_RETURN_IF_ERROR(RecoverStep(now, &st), "recovering failed jobs");  // they wait while paused
   if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st), "deciding");
   if (power_ && !paused_) ORR_RETURN_IF_ERROR(PowerStep(now, &st), "planning node power");
   FinishStats(t0, now, &st);
   return st;
+}
+
+// The policy's cycle, on the core's cadence (Scheduler::RunCycle): event-driven policies
+// decide every daemon cycle, periodic ones (tiresias:preset=lucid) at their decision ticks,
+// as in the simulator; a due tick that fell between two daemon cycles (they need not land
+// on every second) is run by the core first, at its own time. The decisions are planned and
+// applied by the Applier.
+Status Daemon::Decide(Time now, CycleStats* st) {
+  decisions_.clear();
+  auto t0 = std::chrono::steady_clock::now();
+  st->decided |= sched_->RunCycle(now, &decisions_).ran;
+  st->decide_ms = ElapsedMs(t0);
+  if (decisions_.empty()) return Status::Ok();
+  auto t1 = std::chrono::steady_clock::now();
+  std::vector<JournalDecision> batch;
+  batch.reserve(decisions_.size());
+  for (const Decision& d : decisions_) {
+    ORR_ASSIGN_OR_RETURN(JournalDecision jd, applier_.Plan(d, cycle_, now));
+    batch.push_back(std::move(jd));
+  }
+  ORR_RETURN_IF_ERROR(applier_.ApplyPath(std::move(batch), false, now, st));
+  st->apply_ms = ElapsedMs(t1);
+  return Status::Ok();
+}
+
+// The nodes of a start decision: its slot's allocation in the scheduler's snapshot.
+std::vector<NodeShare> Daemon::Placement(const StartDecision& s) const {
+  std::vector<NodeShare> nodes;
+  for (const Slot& sl : sched_->view(s.slot).alloc) nodes.push_back(NodeShare{cluster_->nodes[sl.node.v].name, sl.gpus});
+  return nodes;
+}
+
+// A start superseded because a node it pins left: the job goes back to the policy's queue in
+// a new generation, with the departed node out of placement first.
+Status Daemon::Replan(LiveJob& lj, const std::string& why, Time now) {
+  BackToQueue(lj, /*held=*/true, now);  // Slurm still holds it: the release never took
+  ORR_RETURN_IF_ERROR(reconciler_.NewGeneration(lj, now, why));
+  ORR_RETURN_IF_ERROR(SyncNodes(now));  // the node held this job's GPUs in the snapshot: out of placement now
+  Attach(lj, now);  // a job a restarted daemon kept outside (unplaced) enters the queue
+  return Status::Ok();
 }
 
 void Daemon::FinishStats(std::chrono::steady_clock::time_point t0, Time now, CycleStats* st) {

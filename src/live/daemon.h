@@ -14,9 +14,11 @@
 //
 // The code is split by owner (docs/design/components.md): the JobBook (job_book.h: the job
 // records, the one place their states change), the Reconciler (reconciler.h: what Slurm lists
-// -> each job's state), the EventLog; and by step: daemon.cc (the cycle), reconcile.cc (nodes
-// and the scheduler port), apply.cc (the journaled apply path), recovery_loop.cc,
-// power_loop.cc (energy), signals_loop.cc, views.cc (API).
+// -> each job's state), the Applier (applier.h: the journaled apply path, the only code that
+// sends decisions to Slurm, with its counters), the EventLog; the daemon is the host of the
+// reconciler and the applier. And by step: daemon.cc (the cycle, the policy's decisions),
+// reconcile.cc (nodes and the scheduler port), recovery_loop.cc, power_loop.cc (energy),
+// signals_loop.cc, views.cc (API).
 #pragma once
 
 #include <chrono>
@@ -33,6 +35,8 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "live/applier.h"
+#include "live/cycle_stats.h"
 #include "live/decision_ledger.h"
 #include "live/event_log.h"
 #include "live/flex_shape.h"
@@ -80,23 +84,6 @@ struct DaemonOptions {
   RecoveryOptions recovery;
 };
 
-// What one cycle did and how long it took (wall clock, for /metrics and the benchmark).
-struct CycleStats {
-  Time now = 0;
-  int64_t cycle = 0;
-  double observe_ms = 0, decide_ms = 0, apply_ms = 0, total_ms = 0;
-  double housekeeping_ms = 0;  // journal checkpoint after the decisions are applied (not in total_ms)
-  size_t starts = 0, requeues = 0, apply_errors = 0;
-  size_t recoveries = 0, drains = 0;  // failed/hung jobs handled, nodes drained this cycle
-  size_t power_ups = 0, power_downs = 0;  // energy-policy power decisions applied this cycle
-  size_t pending = 0, running = 0;
-  size_t node_rows = 0;  // node rows Slurm listed as new, changed or gone (every row on a full listing)
-  size_t job_rows = 0;   // job rows reconciled: listed (new, changed, swept; every row on a full listing) and again (relisted)
-  size_t relisted = 0;   // of those, rows reconciled again from the previous cycle (resync.cc)
-  bool rebuilt = false;
-  bool decided = false;  // the policy ran a cycle (periodic policies: only at their ticks)
-};
-
 struct QueueEntry {
   uint32_t job;
   JobState state = JobState::kQueued;
@@ -123,8 +110,9 @@ struct QueueEntry {
 size_t LatencyBucket(double seconds);
 size_t NumLatencyBuckets();
 
-// The daemon is the reconciler's host: the scheduler port and the other owners' steps.
-class Daemon : private ReconcilerHost {
+// The daemon is the reconciler's and the applier's host: the scheduler port and the other
+// owners' steps.
+class Daemon : private ReconcilerHost, private ApplierHost {
  public:
   Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts);
   ~Daemon() override;
@@ -231,39 +219,18 @@ class Daemon : private ReconcilerHost {
   void RecoverLater(uint32_t job, Trigger trigger) override { recover_todo_.emplace_back(job, trigger); }
   Status Rebuild(Time now);
 
-  // --- the journaled apply path (apply.cc)
-  // kReplan: a start that can no longer take effect (a node it pins left Slurm's managed
-  // partitions): superseded, and the job re-planned (Replan).
-  enum class Verdict { kSend, kInEffect, kObsolete, kWait, kReplan };
+  // --- the policy's decisions (daemon.cc), applied by the Applier (applier.h)
   Status Decide(Time now, CycleStats* st);
-  Result<JournalDecision> PlanFor(const Decision& d, Time now);
-  Status RetryUnapplied(Time now, CycleStats* st);
-  // Plans `batch` (one transaction, unless already planned), then applies and confirms
-  // each (one transaction). The only code that sends decisions to Slurm.
-  Status ApplyPath(std::vector<JournalDecision> batch, bool planned, Time now, CycleStats* st);
-  Status PlanBatch(std::vector<JournalDecision>& batch);
-  Status ApplyOne(JournalDecision& d, bool retry, Time now, CycleStats* st);
-  std::optional<DecisionState> SendOrDefer(const JournalDecision& d, bool retry, Time now, CycleStats* st,
-                                           std::string* why);
-  Verdict Check(const JournalDecision& d, std::string* why) const;
-  // The first of `nodes` that is no longer a managed node Slurm lists (null: none).
-  const NodeShare* DepartedNode(const std::vector<NodeShare>& nodes) const;
-  // The job of start decision `d` (superseded: its node left) goes back to the policy's queue
-  // in a new generation, with the departed node out of placement first.
-  Status Replan(const JournalDecision& d, const std::string& why, Time now);
-  Status Send(const JournalDecision& d);
-  // The release of a start decision, the one place that sends it: a job that opted in is
-  // first given the decision's shape (Reshape) when Slurm's request differs; a job of a later
-  // generation is made eligible now (EligibleNow). Also the reconciler's make-eligible.
-  Status Release(uint32_t job, uint32_t gen, const std::vector<NodeShare>& nodes);
-  // Slurm 22.05 pushes a requeued job's begin time ~2 minutes ahead when the requeue
-  // completes; every release of a job the daemon saw requeued (a later generation: a
-  // preemption, a recovery, a requeue by Slurm) clears it (StartTime=now).
-  static bool EligibleNow(uint32_t gen) { return gen > 0; }
-  // A start decision of a job whose requeue Slurm has not completed waits (Verdict::kWait):
-  // released now, it would be pushed to Slurm's begin time when the requeue completes.
-  bool AwaitsRequeue(uint32_t job) const;
-  void Applied(const JournalDecision& d, Time now, CycleStats* st);
+  // The applier's host (applier.h): the scheduler port, the node records, the other owners'
+  // decisions.
+  std::vector<NodeShare> Placement(const StartDecision& s) const override;
+  bool NodeListed(const std::string& node) const override { return nodes_.count(node) > 0; }
+  Status Replan(LiveJob& lj, const std::string& why, Time now) override;
+  void RecoveryApplied(const JournalDecision& d, Time now, CycleStats* st) override;
+  Verdict CheckPower(const JournalDecision& d, std::string* why) const override;
+  void PowerActionApplied(const JournalDecision& d, Time now, CycleStats* st) override;
+  int64_t PowerSeq() const override { return power_seq_; }
+  void ApplyFailed(const std::string& message) override { last_error_ = message; }
 
   // --- semantic signals (signals_loop.cc)
   void SignalsStep(Time now);
@@ -289,7 +256,7 @@ class Daemon : private ReconcilerHost {
   void RecoverApplied(const JournalDecision& d, Time now);
   void DrainApplied(const JournalDecision& d, Time now, CycleStats* st);
   void UndrainApplied(const JournalDecision& d, Time now);
-  Verdict CheckRecovery(const JournalDecision& d, std::string* why) const;
+  Verdict CheckRecovery(const JournalDecision& d, std::string* why) const override;
 
   // --- views (views.cc)
   void QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
@@ -319,6 +286,7 @@ class Daemon : private ReconcilerHost {
   JobBook book_;  // the live job records; their states change only there
   DecisionLedger ledger_;  // decisions planned and not confirmed, the recent ones, generations
   Reconciler reconciler_;  // what Slurm lists -> each job's state (reconciler.h)
+  Applier applier_;        // the journaled apply path: decisions -> Slurm (applier.h)
 
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
@@ -345,10 +313,9 @@ class Daemon : private ReconcilerHost {
   std::string last_error_;
   Time last_cycle_ = kNoTime;
   // metrics
-  uint64_t m_starts_ = 0, m_requeues_ = 0, m_apply_errors_ = 0, m_slurm_errors_ = 0,
-           m_completed_ = 0, m_power_ = 0;
+  uint64_t m_slurm_errors_ = 0, m_completed_ = 0;
   uint64_t m_node_rows_ = 0;  // node rows listed as new, changed or gone
-  uint64_t m_reshapes_ = 0, m_flex_errors_ = 0;  // shaping: requests changed, #ORRERY lines refused
+  uint64_t m_flex_errors_ = 0;  // shaping: #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts
   // energy

@@ -87,6 +87,44 @@ void Daemon::PowerApplied(const std::string& node, bool up) {
     nodes_dirty_ = true;  // (an operator's power-down of a busy node) out of placement once idle
 }
 
+// ---------------------------------------------------------------- the applier's side
+
+// A power decision met again: never sent twice (a decision planned before a crash may have
+// reached Slurm; what Slurm shows now tells), never a power-down of a node with work.
+Verdict Daemon::CheckPower(const JournalDecision& d, std::string* why) const {
+  if (d.nodes.empty()) {
+    *why = "no node";
+    return Verdict::kObsolete;
+  }
+  const std::string& node = d.nodes[0].node;
+  auto obs = nodes_.find(node);
+  if (obs == nodes_.end()) return Verdict::kSend;
+  const bool up = d.kind == DecisionKind::kPowerUp;
+  const NodeAvail a = obs->second.avail;
+  if ((up && (a == NodeAvail::kPoweringUp || a == NodeAvail::kUp)) || (!up && a == NodeAvail::kPoweredDown)) {
+    *why = (d.detail.empty() ? "" : d.detail + "; ") + "confirmed: Slurm shows " + node + " " + obs->second.state_raw;
+    return Verdict::kInEffect;
+  }
+  if (!up && a == NodeAvail::kUp && power_) {
+    std::vector<std::string> busy = NodesWithWork();
+    if (std::binary_search(busy.begin(), busy.end(), node)) {  // never power down a node with work
+      *why = node + " has work now";
+      return Verdict::kObsolete;
+    }
+  }
+  return Verdict::kSend;
+}
+
+// Bookkeeping of a power decision Slurm took: the policy's counters, the local mirror, an event.
+void Daemon::PowerActionApplied(const JournalDecision& d, Time now, CycleStats*) {
+  const bool up = d.kind == DecisionKind::kPowerUp;
+  const std::string& node = d.nodes[0].node;
+  if (d.detail == "ces") ++(up ? m_power_ces_up_ : m_power_ces_down_);
+  if (d.detail == "demand") ++m_power_demand_up_;
+  PowerApplied(node, up);
+  Note(now, "power", fmt::format("{}: {} {}", d.detail.empty() ? "operator" : d.detail, DecisionKindName(d.kind), node));
+}
+
 // Power decisions of the energy policy or of the wake-up rule: numbered, then the apply path.
 Status Daemon::PlanPower(Time now, const std::vector<std::pair<std::string, bool>>& todo, const char* source,
                          CycleStats* st) {
@@ -102,7 +140,7 @@ Status Daemon::PlanPower(Time now, const std::vector<std::pair<std::string, bool
     d.detail = source;
     batch.push_back(std::move(d));
   }
-  ORR_RETURN_IF_ERROR(ApplyPath(batch, false, now, st));
+  ORR_RETURN_IF_ERROR(applier_.ApplyPath(batch, false, now, st));
   return Status::Ok();
 }
 

@@ -411,9 +411,7 @@ void Daemon::Introduce(LiveJob& lj, Time now) {
   ReadFlex(lj, now);
 }
 
-Status Daemon::MakeEligible(const LiveJob& lj) {
-  return EligibleNow(lj.gen) ? Release(lj.id, lj.gen, lj.nodes) : Status::Ok();
-}
+Status Daemon::MakeEligible(const LiveJob& lj) { return applier_.MakeEligible(lj); }
 
 // ---------------------------------------------------------------- shaping (flex_shape.h)
 

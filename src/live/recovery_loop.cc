@@ -3,7 +3,7 @@
 // (job_state.h) and lists it; after Observe, RecoverStep diagnoses each from the tail of its
 // output, journals a failure record and its decisions (drain, recover = requeue held, or
 // give-up) before any reaches Slurm, tells the core (Fail with the diagnosed kind, restartable
-// when it is requeued) and applies them through the one apply path (apply.cc), which checks
+// when it is requeued) and applies them through the one apply path (applier.h), which checks
 // a decision met again after a crash against what Slurm shows: a node is never drained twice
 // and a planned requeue is never lost. Drains beyond the hourly limit are journaled as
 // awaiting an operator (ConfirmDrain / ReleaseDrain, the HTTP API).
@@ -179,7 +179,7 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
                     v.suspect, v.step, v.reason, Join(d.evidence, "\n"), files};
   ORR_RETURN_IF_ERROR(journal_->RecordFailure(rec));
   std::vector<JournalDecision> batch = RecoveryDecisions(lj, v, rec.subtype, now);
-  ORR_RETURN_IF_ERROR(PlanBatch(batch));
+  ORR_RETURN_IF_ERROR(applier_.PlanBatch(batch));
   lj.failure = rec;
   lj.reason = v.reason;
   if (v.step != RecoveryStep::kGiveUp) ++restarts_[job];
@@ -201,7 +201,7 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
     if (x.kind == DecisionKind::kDrain) drain_times_.push_back(now);
     send.push_back(std::move(x));
   }
-  return ApplyPath(std::move(send), /*planned=*/true, now, st);
+  return applier_.ApplyPath(std::move(send), /*planned=*/true, now, st);
 }
 
 // StdOut, then StdErr (once when they are the same file): the last log_tail_bytes of each.
@@ -289,9 +289,30 @@ size_t Daemon::DrainsThisHour(Time now) {
   return drain_times_.size();
 }
 
-// ---------------------------------------------------------------- the apply path's side
+// ---------------------------------------------------------------- the applier's side
 
-Daemon::Verdict Daemon::CheckRecovery(const JournalDecision& d, std::string* why) const {
+// Bookkeeping of a recovery decision Slurm took (the applier's host).
+void Daemon::RecoveryApplied(const JournalDecision& d, Time now, CycleStats* st) {
+  switch (d.kind) {
+    case DecisionKind::kDrain:
+      DrainApplied(d, now, st);
+      return;
+    case DecisionKind::kRecover:
+      RecoverApplied(d, now);
+      return;
+    case DecisionKind::kUndrain:
+      UndrainApplied(d, now);
+      return;
+    case DecisionKind::kGiveUp:
+    case DecisionKind::kStart:
+    case DecisionKind::kRequeue:
+    case DecisionKind::kPowerDown:
+    case DecisionKind::kPowerUp:
+      return;
+  }
+}
+
+Verdict Daemon::CheckRecovery(const JournalDecision& d, std::string* why) const {
   const std::string node = d.nodes.empty() ? "" : d.nodes[0].node;
   auto obs = nodes_.find(node);
   switch (d.kind) {

@@ -263,14 +263,14 @@ std::string Daemon::MetricsText() const {
   x.Histogram(latency_hist_);
   x.Gauge("orrery_last_cycle_seconds", "Wall time of the last cycle.", last_stats_.total_ms / 1000.0);
   x.Counter("orrery_cycles_total", "Decision cycles run since the journal was created.", static_cast<uint64_t>(cycle_));
-  x.Counter("orrery_decisions_start_total", "Start decisions applied by this process.", m_starts_);
-  x.Counter("orrery_decisions_requeue_total", "Preemptions (requeue+hold) applied by this process.", m_requeues_);
+  x.Counter("orrery_decisions_start_total", "Start decisions applied by this process.", applier_.starts());
+  x.Counter("orrery_decisions_requeue_total", "Preemptions (requeue+hold) applied by this process.", applier_.requeues());
   x.Counter("orrery_reshapes_total", "Requests of opted-in jobs changed to the planner's shape before their release.",
-            m_reshapes_);
+            applier_.reshapes());
   x.Counter("orrery_shape_line_errors_total", "Batch scripts whose #ORRERY line was refused (the job keeps its request).",
             m_flex_errors_);
-  x.Counter("orrery_power_actions_total", "Node power actions applied by this process.", m_power_);
-  x.Counter("orrery_apply_errors_total", "Decisions Slurm refused or could not take (retried).", m_apply_errors_);
+  x.Counter("orrery_power_actions_total", "Node power actions applied by this process.", applier_.power_actions());
+  x.Counter("orrery_apply_errors_total", "Decisions Slurm refused or could not take (retried).", applier_.apply_errors());
   x.Counter("orrery_slurm_errors_total", "Cycles that could not read Slurm's state.", m_slurm_errors_);
   x.Counter("orrery_node_rows_total",
             "Node rows Slurm listed as new, changed or gone (every row of a full listing), read by this process.",
