@@ -38,7 +38,7 @@ struct Options {
 
 std::string Compact(double v) {
   char b[48];
-  if (v == static_cast<double>(static_cast<int64_t>(v)) && std::abs(v) < 1e15) {
+  if (std::abs(v) < 1e15 && v == std::floor(v)) {  // range first: an out-of-range cast is undefined
     std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v));
   } else {
     std::snprintf(b, sizeof b, "%.4g", v);

@@ -35,7 +35,9 @@ bool EndsWithPath(std::string_view path, std::string_view ref) {
 nlohmann::ordered_json ValueJson(const Value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   double d = std::get<double>(v);
-  if (d == static_cast<double>(static_cast<long long>(d))) return static_cast<long long>(d);
+  // Whole numbers print as integers; the range check comes first, since converting a double
+  // beyond long long's range is undefined.
+  if (std::fabs(d) < 9e15 && d == std::floor(d)) return static_cast<long long>(d);
   return d;
 }
 

@@ -35,6 +35,17 @@ void ExpectSchema(const LaunchSchema& s, const Expect& expected) {
 
 using F = FieldId;
 
+// A launch line whose number (4.78e84) lies beyond long long: converting it to an integer
+// was undefined behaviour (UBSan stopped inspect_fuzz on it); it is written as a double.
+TEST(InspectTest, HugeNumbersStayDoubles) {
+  const nlohmann::ordered_json huge = ToJson(InspectText("ds.json", R"({"train_batch_size": 4.77778e+84})"));
+  ASSERT_TRUE(huge["global_batch"].is_number_float()) << huge.dump();
+  EXPECT_DOUBLE_EQ(huge["global_batch"].get<double>(), 4.77778e+84);
+  const nlohmann::ordered_json small = ToJson(InspectText("ds.json", R"({"train_batch_size": 512})"));
+  ASSERT_TRUE(small["global_batch"].is_number_integer()) << small.dump();
+  EXPECT_EQ(small["global_batch"].get<long long>(), 512);
+}
+
 TEST(InspectTest, MegatronArraysArithmeticAndTooSmallWorld) {
   LaunchSchema s = InspectText("megatron_gpt3_175b.sh", Fixture("megatron_gpt3_175b.sh"));
   // 1 node x 8 GPUs cannot hold TP 8 x PP 16 = 128: dp stays unknown, with a warning.
