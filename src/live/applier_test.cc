@@ -136,6 +136,16 @@ const std::vector<Case>& Cases() {
 }
 
 // One applier over FakeSlurm (nodes n1, n2) and a fresh journal.
+// The first start decision of job `id` (generation 0) on four GPUs of `node`.
+JournalDecision FirstStartOn(uint32_t id, const char* node) {
+  JournalDecision d;
+  d.kind = K::kStart;
+  d.key = StartKey(id, 0);
+  d.job = id;
+  d.nodes = {NodeShare{node, 4}};
+  return d;
+}
+
 struct Fixture {
   explicit Fixture(const std::string& name) : slurm(&clock), ledger(10) {
     auto j = Journal::Open(FreshJournalPath("orrery_applier_test", name), false);
@@ -242,11 +252,7 @@ TEST(Applier, AStartReleasesTheJobOnItsNodes) {
   Fixture f("release.db");
   const uint32_t id = f.Submit(InSlurm::kHeld);
   f.Add(id, Record{S::kStarting});
-  JournalDecision d;
-  d.kind = K::kStart;
-  d.key = StartKey(id, 0);
-  d.job = id;
-  d.nodes = {NodeShare{"n2", 4}};
+  const JournalDecision d = FirstStartOn(id, "n2");
   CycleStats st;
   ASSERT_TRUE(f.applier->ApplyPath({d}, false, 100, &st).ok());
   EXPECT_EQ(f.slurm.counters(id).releases, 1u);
@@ -345,11 +351,7 @@ TEST(Applier, AnUnreachableSlurmLeavesTheDecisionPlanned) {
   Fixture f("unreachable.db");
   const uint32_t id = f.Submit(InSlurm::kHeld);
   f.Add(id, Record{S::kStarting});
-  JournalDecision d;
-  d.kind = K::kStart;
-  d.key = StartKey(id, 0);
-  d.job = id;
-  d.nodes = {NodeShare{"n1", 4}};
+  const JournalDecision d = FirstStartOn(id, "n1");
   f.slurm.set_unreachable(true);
   CycleStats st;
   ASSERT_TRUE(f.applier->ApplyPath({d}, false, 100, &st).ok());  // Slurm's error is not the journal's
