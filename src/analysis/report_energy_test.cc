@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "analysis/report.h"
 #include "analysis/sim_output.h"
@@ -15,7 +18,7 @@ void Write(const std::string& path, const std::string& text) {
 }
 
 TEST(ReportEnergy, PoweredNodesSeriesIsAveragedAndCharted) {
-  const std::string dir = ::testing::TempDir() + "/orrery-report-energy";
+  const std::string dir = ::testing::TempDir() + "/orrery-report-energy-" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/fifo");
   std::filesystem::create_directories(dir + "/sjf");

@@ -4,6 +4,9 @@
 
 #include <deque>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -15,8 +18,10 @@
 namespace orrery {
 namespace {
 
+// Under the process id: ctest runs tests (and the sanitized build's copies) side by side, and
+// they write files of the same names.
 std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = ::testing::TempDir() + "/orrery_slurm_policy_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path) << text;
   return path;
 }
