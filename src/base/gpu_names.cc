@@ -1,6 +1,6 @@
 #include "base/gpu_names.h"
 
-#include <cctype>
+#include "base/parse.h"
 
 namespace orrery {
 
@@ -20,21 +20,11 @@ constexpr Alias kAliases[] = {
     {"v100-16gb", "v100"},  {"v100-sxm2-16gb", "v100"},
 };
 
-bool SameName(std::string_view given, std::string_view alias) {
-  if (given.size() != alias.size()) return false;
-  for (size_t i = 0; i < given.size(); ++i) {
-    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(given[i])));
-    if (c == '_') c = '-';
-    if (c != alias[i]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string_view CanonicalGpu(std::string_view name) {
   for (const Alias& a : kAliases)
-    if (SameName(name, a.alias)) return a.canonical;
+    if (SpellsName(name, a.alias)) return a.canonical;
   return {};
 }
 

@@ -1,6 +1,7 @@
 #include "base/parse.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -272,6 +273,16 @@ std::string FormatDateTime(int64_t t) {
                 static_cast<long long>(rem / 3600), static_cast<long long>((rem / 60) % 60),
                 static_cast<long long>(rem % 60));
   return buf;
+}
+
+bool SpellsName(std::string_view given, std::string_view name) {
+  if (name.empty() || given.size() != name.size()) return false;
+  for (size_t i = 0; i < given.size(); ++i) {
+    char g = static_cast<char>(std::tolower(static_cast<unsigned char>(given[i])));
+    if (g == '_') g = '-';
+    if (g != std::tolower(static_cast<unsigned char>(name[i]))) return false;
+  }
+  return true;
 }
 
 }  // namespace orrery

@@ -81,4 +81,8 @@ bool ParseDateTime(std::string_view s, int64_t* out);
 // Formats seconds since 1970 (UTC) as "YYYY-MM-DD HH:MM:SS".
 std::string FormatDateTime(int64_t unix_seconds);
 
+// `given` spells the non-empty `name`: the same letters in any case, '_' read as '-' (the
+// matching of the model and GPU names that commands accept, docs/cli.md).
+bool SpellsName(std::string_view given, std::string_view name);
+
 }  // namespace orrery

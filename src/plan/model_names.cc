@@ -40,17 +40,6 @@ constexpr std::array kModels = {
     ModelName{"qwen2.5-72b", {"", ""}, kInfer | kEval, "", "72B"},
 };
 
-// `given` spells `name` (lower-case in the table's canonical names; aliases in any case).
-bool SameName(std::string_view given, std::string_view name) {
-  if (name.empty() || given.size() != name.size()) return false;
-  for (size_t i = 0; i < given.size(); ++i) {
-    char g = static_cast<char>(std::tolower(static_cast<unsigned char>(given[i])));
-    if (g == '_') g = '-';
-    if (g != std::tolower(static_cast<unsigned char>(name[i]))) return false;
-  }
-  return true;
-}
-
 // "a Sailor profile", "a training shape and a Sailor profile": what a model is, besides its
 // evaluation size (which every model has).
 std::string Uses(const ModelName& m) {
@@ -74,9 +63,9 @@ std::span<const ModelName> ModelNames() { return kModels; }
 const ModelName* FindModel(std::string_view text) {
   const std::string_view t = Trim(text);
   for (const ModelName& m : kModels) {
-    if (SameName(t, m.canonical)) return &m;
+    if (SpellsName(t, m.canonical)) return &m;
     for (std::string_view a : m.aliases)
-      if (SameName(t, a)) return &m;
+      if (SpellsName(t, a)) return &m;
   }
   return nullptr;
 }
@@ -104,7 +93,7 @@ Result<const ModelName*> ResolveModel(std::string_view text, ModelUse use, std::
   const ModelName* m = FindModel(text);
   if (m == nullptr) return MakeError(fmt::format("unknown model {}: {}", Quote(text), Expected(use, other)));
   if (!m->Has(use)) {
-    std::string is = SameName(Trim(text), m->canonical) ? "" : fmt::format(" is {}, which", m->canonical);
+    std::string is = SpellsName(Trim(text), m->canonical) ? "" : fmt::format(" is {}, which", m->canonical);
     return MakeError(fmt::format("model {}{} has {}, not {}: {}", Quote(text), is, Uses(*m), ModelUseName(use),
                                  Expected(use, other)));
   }
