@@ -74,10 +74,11 @@ count() { find "$1" -maxdepth 1 -type f -name "$2-*" | wc -l; }
 # One worker: runs the target until the campaign's end (or its share of --runs), again after
 # each defect (at most 100 times). Its logs are DIR/w<K>.<run>.log.
 worker() {
-  local t=$1 dir=$2 k=$3 end=$4 n=0 left rc
+  local t=$1 dir=$2 k=$3 end=$4 n=0 left rc own
+  mapfile -t own < <(fuzz_target_flags "$t")
   while left=$((end - $(date +%s))) && [[ $left -gt 0 && $n -lt 100 ]]; do
     rc=0
-    "${RUNNER[@]}" "$BIN_DIR/$t" "$dir/corpus" -max_total_time="$left" "${PER_WORKER[@]}" "${FUZZ_FLAGS[@]}" \
+    "${RUNNER[@]}" "$BIN_DIR/$t" "$dir/corpus" -max_total_time="$left" "${PER_WORKER[@]}" "${FUZZ_FLAGS[@]}" "${own[@]}" \
       -print_final_stats=1 -artifact_prefix="$dir/artifacts/" >"$dir/w$k.$n.log" 2>&1 || rc=$?
     n=$((n + 1))
     [[ $rc -eq 0 ]] && break  # its time or its runs are done; non-zero: a defect, go on

@@ -124,11 +124,12 @@ fi
 # $FZ/T.log, T.seeds and T.rc. Seeds: fuzz_seed (the committed corpus
 # tests/fixtures/fuzz/<target>/ first); the working corpus is a copy under $FZ/.
 fuzz_one() {
-  local t=$1 corpus=$FZ/corpus/$1 rc=0
+  local t=$1 corpus=$FZ/corpus/$1 rc=0 own
+  mapfile -t own < <(fuzz_target_flags "$t")
   mkdir -p "$FZ/artifacts/$t"
   fuzz_seed "$t" "$corpus"
   ls "$corpus" | wc -l >"$FZ/$t.seeds"
-  "${bg[@]}" "$SAN/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" "${FUZZ_FLAGS[@]}" \
+  "${bg[@]}" "$SAN/$t" "$corpus" -max_total_time="$FUZZ_SECONDS" "${FUZZ_FLAGS[@]}" "${own[@]}" \
     -print_final_stats=1 -artifact_prefix="$ROOT/$FZ/artifacts/$t/" \
     >"$FZ/$t.log" 2>&1 || rc=$?
   echo "$rc" >"$FZ/$t.rc"

@@ -319,7 +319,7 @@ Result<ClusterSpec> Build(const Ctx& c, const TV& root, std::string name, bool s
   return out;
 }
 
-Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) {
+Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file, uint64_t max_nodes) {
   Ctx c{file};
   ORR_ASSIGN_OR_RETURN(TV root, toml_util::Parse(c, text));
   const std::string top = "the top-level table";
@@ -345,8 +345,8 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
   uint64_t total_nodes = 0;
   auto add_nodes = [&](const TV& v, const std::string& key, const std::string& where, int64_t n) -> Status {
     total_nodes += static_cast<uint64_t>(n);
-    if (total_nodes > kMaxConfigNodes)
-      return c.At(v, KeyIn(key, where) + ": expected at most " + std::to_string(kMaxConfigNodes) +
+    if (total_nodes > max_nodes)
+      return c.At(v, KeyIn(key, where) + ": expected at most " + std::to_string(max_nodes) +
                          " nodes in the cluster, got " + std::to_string(total_nodes) + " so far");
     return Status::Ok();
   };
@@ -439,18 +439,18 @@ Result<ClusterSpec> ParseImpl(const std::string& text, const std::string& file) 
 
 }  // namespace
 
-Result<ClusterSpec> ParseClusterSpecString(const std::string& text, const std::string& name) {
-  return ParseImpl(text, name);
+Result<ClusterSpec> ParseClusterSpecString(const std::string& text, const std::string& name, uint64_t max_nodes) {
+  return ParseImpl(text, name, max_nodes);
 }
 
 Result<ClusterSpec> LoadClusterSpec(const std::string& path) {
   auto text = ReadFile(path);
   if (!text.ok()) return text.error().With("while loading cluster config");
-  return ParseImpl(*text, path);
+  return ParseImpl(*text, path, kMaxConfigNodes);
 }
 
-Result<Cluster> ParseClusterConfigString(const std::string& text, const std::string& name) {
-  ORR_ASSIGN_OR_RETURN(ClusterSpec spec, ParseClusterSpecString(text, name));
+Result<Cluster> ParseClusterConfigString(const std::string& text, const std::string& name, uint64_t max_nodes) {
+  ORR_ASSIGN_OR_RETURN(ClusterSpec spec, ParseClusterSpecString(text, name, max_nodes));
   return std::move(spec.cluster);
 }
 

@@ -54,11 +54,15 @@ struct ClusterSpec {
 inline constexpr uint64_t kMaxConfigNodes = 1'000'000;
 inline constexpr uint32_t kMaxGpuTypes = 32;
 
-// TOML (file path or text). `name` is used as the file name in error messages.
+// TOML (file path or text). `name` is used as the file name in error messages. Text parsers
+// take the cluster's node bound (kMaxConfigNodes unless a caller knows a smaller one: the
+// fuzz targets bound theirs so that inputs exercise the grammar, not the allocator).
 Result<ClusterSpec> LoadClusterSpec(const std::string& path);
-Result<ClusterSpec> ParseClusterSpecString(const std::string& text, const std::string& name);
+Result<ClusterSpec> ParseClusterSpecString(const std::string& text, const std::string& name,
+                                           uint64_t max_nodes = kMaxConfigNodes);
 Result<Cluster> LoadClusterConfig(const std::string& path);
-Result<Cluster> ParseClusterConfigString(const std::string& text, const std::string& name);
+Result<Cluster> ParseClusterConfigString(const std::string& text, const std::string& name,
+                                         uint64_t max_nodes = kMaxConfigNodes);
 
 // Alibaba openb node list CSV (`sn,cpu_milli,memory_mib,gpu,model`, plain or gzip) as a
 // single-pool cluster: one VC "default", nodes in file order named by `sn`, empty model =

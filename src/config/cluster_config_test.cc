@@ -495,10 +495,31 @@ TEST(InferCluster, SwfHeaderErrors) {
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.error().message, p + ": the SWF header's MaxProcs 2000000000 / 8 per node: expected at most 1000000 "
                                       "nodes; pass --cluster FILE.toml");
+  // A caller's smaller bound: 40 processors in nodes of 8 make 5 nodes, one over a bound of 4.
+  auto bounded = SwfCluster(SwfMachine{40, 0}, p, 4);
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_NE(bounded.error().message.find("MaxProcs 40 / 8 per node: expected at most 4 nodes"), std::string::npos)
+      << bounded.error().message;
+  EXPECT_TRUE(SwfCluster(SwfMachine{32, 0}, p, 4).ok());  // exactly 4 nodes
   auto bad_nodes = ParseSwfMachine("; MaxNodes: -3\n", "mem.swf");
   ASSERT_FALSE(bad_nodes.ok());
   EXPECT_EQ(bad_nodes.error().message, "mem.swf:1: header 'MaxNodes': expected a positive integer, got \"-3\"");
   std::filesystem::remove(p);
+}
+
+// A caller's node bound counts the nodes of every table: 3 + 2 > 4 at the second table's key.
+TEST(ClusterConfig, ACallerBoundsTheNodesOfAllTables) {
+  const std::string text = "name = \"t\"\n"
+                           "[[vc]]\nname = \"a\"\nnodes = 3\ngpus_per_node = 8\n"
+                           "[[vc]]\nname = \"b\"\nnodes = 2\ngpus_per_node = 8\n";
+  auto r = ParseClusterConfigString(text, "b.toml", 4);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("b.toml:8:", 0), 0u) << r.error().message;  // line 8: b's nodes
+  EXPECT_NE(r.error().message.find("expected at most 4 nodes in the cluster, got 5 so far"), std::string::npos)
+      << r.error().message;
+  auto ok = ParseClusterConfigString(text, "b.toml", 5);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->nodes.size(), 5u);
 }
 
 // Topology (docs/formats/cluster.md): racks per [[vc]] / [[node_group]], link classes.

@@ -53,15 +53,15 @@ Result<SwfMachine> ParseSwfMachine(std::string_view text, const std::string& nam
   return ReadHeader(r.get());
 }
 
-Result<Cluster> SwfCluster(const SwfMachine& m, const std::string& path) {
+Result<Cluster> SwfCluster(const SwfMachine& m, const std::string& path, uint64_t max_nodes) {
   if (m.max_procs == 0)
     return MakeError(path + ": the SWF header has no MaxProcs, so no cluster can be inferred; pass --cluster FILE.toml");
   const uint64_t nodes_hint = m.max_nodes > 0 ? std::min(m.max_nodes, m.max_procs) : 0;
   const uint64_t per_node =
       std::min<uint64_t>(nodes_hint > 0 ? m.max_procs / nodes_hint : kDefaultProcsPerNode, UINT16_MAX);
-  if ((m.max_procs + per_node - 1) / per_node > kMaxConfigNodes)
+  if ((m.max_procs + per_node - 1) / per_node > max_nodes)
     return MakeError(path + ": the SWF header's MaxProcs " + std::to_string(m.max_procs) + " / " +
-                     std::to_string(per_node) + " per node: expected at most " + std::to_string(kMaxConfigNodes) +
+                     std::to_string(per_node) + " per node: expected at most " + std::to_string(max_nodes) +
                      " nodes; pass --cluster FILE.toml");
   Cluster c;
   c.name = "swf-header";

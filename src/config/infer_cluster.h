@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "config/cluster_config.h"
 #include "model/cluster.h"
 
 namespace orrery {
@@ -26,7 +27,7 @@ Result<SwfMachine> ParseSwfMachine(std::string_view text, const std::string& nam
 // One pool ("default", single_pool) of the SWF machine with processors as GPUs: MaxNodes
 // nodes of MaxProcs / MaxNodes processors each (the remainder on extra nodes), or, without
 // MaxNodes, nodes of 8. Fails (with a hint to pass --cluster) without MaxProcs or beyond
-// kMaxConfigNodes nodes.
-Result<Cluster> SwfCluster(const SwfMachine& machine, const std::string& path);
+// `max_nodes` nodes (kMaxConfigNodes unless a caller knows a smaller bound).
+Result<Cluster> SwfCluster(const SwfMachine& machine, const std::string& path, uint64_t max_nodes = kMaxConfigNodes);
 
 }  // namespace orrery

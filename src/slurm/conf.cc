@@ -56,7 +56,7 @@ bool Blank(char c) { return c == ' ' || c == '\t'; }
 
 class ConfReader {
  public:
-  explicit ConfReader(std::string_view file) : file_(file) {}
+  ConfReader(std::string_view file, SlurmConfBounds bounds) : file_(file), bounds_(bounds) {}
   Result<SlurmConf> Run(std::string_view text);
 
  private:
@@ -88,9 +88,13 @@ class ConfReader {
   Status Gres(const Token& t, NodeDef* n);
   Status PartitionLine(const Line& line);
   Status PartitionAttr(const Token& t, PartitionDef* p, Token* nodes);
-  Status ResolveNodes(const Token& t, PartitionDef* p) const;
+  Status ResolveNodes(const Token& t, PartitionDef* p);
+
+  Status AddMemberships(const Token& t, size_t n);
 
   std::string file_;
+  SlurmConfBounds bounds_;
+  size_t memberships_ = 0;  // (partition, node) pairs so far
   SlurmConf conf_;
   std::set<std::string> warned_;
   std::unordered_map<std::string, uint64_t> set_at_;  // top-level key -> line
@@ -446,7 +450,9 @@ Status ConfReader::NodeLine(const Line& line) {
     return Status::Ok();
   }
   if (head.value.empty()) return Bad(head, "a host list such as gpu[001-016]");
-  auto names = ExpandHostList(head.value, kMaxNodes - conf_.nodes.size());
+  if (conf_.nodes.size() >= bounds_.max_nodes)
+    return BadMsg(head, "expected at most " + std::to_string(bounds_.max_nodes) + " nodes in all, got more");
+  auto names = ExpandHostList(head.value, bounds_.max_nodes - conf_.nodes.size());
   if (!names.ok()) return BadWith(head, names.error());
   for (std::string& name : *names) {
     if (!node_index_.emplace(name, static_cast<uint32_t>(conf_.nodes.size())).second)
@@ -487,9 +493,19 @@ Status ConfReader::PartitionAttr(const Token& t, PartitionDef* p, Token* nodes) 
   return Status::Ok();
 }
 
-Status ConfReader::ResolveNodes(const Token& t, PartitionDef* p) const {
+Status ConfReader::AddMemberships(const Token& t, size_t n) {
+  memberships_ += n;
+  if (memberships_ > bounds_.max_memberships)
+    return BadMsg(t, "expected at most " + std::to_string(bounds_.max_memberships) +
+                         " partition memberships (a node named by a partition) in all, got " +
+                         std::to_string(memberships_) + " so far");
+  return Status::Ok();
+}
+
+Status ConfReader::ResolveNodes(const Token& t, PartitionDef* p) {
   p->nodes.clear();
   if (Lower(t.value) == "all") {
+    ORR_RETURN_IF_ERROR(AddMemberships(t, conf_.nodes.size()));
     for (uint32_t i = 0; i < conf_.nodes.size(); ++i) p->nodes.push_back(i);
     return Status::Ok();
   }
@@ -503,7 +519,7 @@ Status ConfReader::ResolveNodes(const Token& t, PartitionDef* p) const {
       return BadMsg(t, "expected nodes defined by NodeName lines, got undefined node " + Quote(name));
     if (seen.insert(it->second).second) p->nodes.push_back(it->second);
   }
-  return Status::Ok();
+  return AddMemberships(t, p->nodes.size());
 }
 
 Status ConfReader::PartitionLine(const Line& line) {
@@ -555,8 +571,8 @@ Result<SlurmConf> ConfReader::Run(std::string_view text) {
 
 }  // namespace
 
-Result<SlurmConf> ParseSlurmConf(std::string_view text, std::string_view file) {
-  ConfReader r(file);
+Result<SlurmConf> ParseSlurmConf(std::string_view text, std::string_view file, SlurmConfBounds bounds) {
+  ConfReader r(file, bounds);
   return r.Run(text);
 }
 

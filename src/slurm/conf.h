@@ -95,8 +95,19 @@ struct SlurmConf {
 // At most this many nodes (node ranges are expanded): ten times the largest Slurm clusters
 // in service, small enough that a hostile range of a few hundred bytes stays cheap.
 inline constexpr size_t kMaxNodes = 100'000;
+// At most this many (partition, node) memberships in all: a partition line of a few bytes
+// (`Nodes=ALL`) names every node, so a few thousand of them would otherwise ask for gigabytes.
+inline constexpr size_t kMaxPartitionMemberships = 10'000'000;
 
-Result<SlurmConf> ParseSlurmConf(std::string_view text, std::string_view file);
+// The bounds a read enforces (beyond them the file is a located error, not truncated).
+// Callers that know smaller ones pass them (the fuzz target bounds its clusters as the
+// daemon's are, so that its inputs exercise the grammar rather than the allocator).
+struct SlurmConfBounds {
+  size_t max_nodes = kMaxNodes;
+  size_t max_memberships = kMaxPartitionMemberships;
+};
+
+Result<SlurmConf> ParseSlurmConf(std::string_view text, std::string_view file, SlurmConfBounds bounds = {});
 Result<SlurmConf> ReadSlurmConf(const std::string& path);
 
 }  // namespace orrery::slurm

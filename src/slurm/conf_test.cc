@@ -81,6 +81,37 @@ TEST(SlurmConf, BoundsTheNodesARangeMakes) {
   EXPECT_EQ(ok->nodes.size(), 100'000u);
 }
 
+TEST(SlurmConf, BoundsThePartitionMemberships) {
+  // 2,000 nodes and six partitions of Nodes=ALL: 12,000 memberships. A bound of 10,000 stops
+  // the sixth partition (10,000 after five, 12,000 with it), at its Nodes key.
+  std::string text = "NodeName=n[0-1999] CPUs=1\n";
+  for (int i = 0; i < 6; ++i) text += "PartitionName=p" + std::to_string(i) + " Nodes=ALL\n";
+  SlurmConfBounds small;
+  small.max_memberships = 10'000;
+  auto c = ParseSlurmConf(text, "parts.conf", small);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("parts.conf:7:"), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("expected at most 10000 partition memberships"), std::string::npos)
+      << c.error().message;
+  EXPECT_NE(c.error().message.find("got 12000 so far"), std::string::npos) << c.error().message;
+  auto ok = ParseSlurmConf(text, "parts.conf");  // the default bound holds 12,000
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->partitions.size(), 6u);
+  EXPECT_EQ(ok->partitions[5].nodes.size(), 2'000u);
+}
+
+TEST(SlurmConf, ACallerBoundsItsClusterBelowTheDefault) {
+  SlurmConfBounds small;
+  small.max_nodes = 16;
+  auto c = ParseSlurmConf("NodeName=a[0-9] CPUs=1\nNodeName=b[0-9] CPUs=1\n", "small.conf", small);
+  ASSERT_FALSE(c.ok());  // 10 + 10 > 16: the second line may add only 6
+  EXPECT_NE(c.error().message.find("small.conf:2:"), std::string::npos) << c.error().message;
+  auto full = ParseSlurmConf("NodeName=a[0-15] CPUs=1\nNodeName=b0 CPUs=1\n", "full.conf", small);
+  ASSERT_FALSE(full.ok());  // 16 defined: a 17th is refused before its list is read
+  EXPECT_NE(full.error().message.find("expected at most 16 nodes in all, got more"), std::string::npos)
+      << full.error().message;
+}
+
 TEST(SlurmTres, CountsAndMemoryUnits) {
   auto t = ParseTres("cpu=64,GRES/gpu=8,mem=2G,node=2");
   ASSERT_TRUE(t.ok());
