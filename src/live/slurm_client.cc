@@ -333,7 +333,7 @@ Duration DurationHint(std::string_view comment) {
 const char* const kSqueueFormat = "%i\x1f%T\x1f%P\x1f%u\x1f%D\x1f%b\x1f%l\x1f%V\x1f%S\x1f%e\x1f%r\x1f%N\x1f%j\x1f%k";
 const char* const kSinfoFormat = "%N\x1f%R\x1f%T\x1f%G";
 
-Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
+Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text, size_t max_nodes) {
   std::vector<SlurmJob> jobs;
   HostlistBudget listing;
   size_t lineno = 0;
@@ -341,7 +341,7 @@ Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j, ParseSqueueLine(line, lineno, kMaxHostlistNames, &listing));
+    ORR_ASSIGN_OR_RETURN(std::optional<SlurmJob> j, ParseSqueueLine(line, lineno, max_nodes, &listing));
     if (j) jobs.push_back(std::move(*j));
   }
   return jobs;

@@ -239,9 +239,10 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view s, size_t max_n
 // occur in names or comments typed by users).
 inline constexpr char kFieldSep = '\x1f';
 // squeue -h -o with kSqueueFormat. One job per line; the node lists of all the rows
-// together are bounded as one hostlist is (HostlistBudget).
+// together are bounded as one hostlist is (HostlistBudget); `max_nodes` bounds each row's
+// list (the cluster's size when known).
 extern const char* const kSqueueFormat;
-Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text);
+Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text, size_t max_nodes = kMaxHostlistNames);
 // One line of that output (`lineno` for the error message); nullopt for the rows of array and
 // heterogeneous jobs ("12_3", "12+1"), which are not managed.
 // `max_nodes` bounds the expansion of the job's node list (the cluster's size when known);

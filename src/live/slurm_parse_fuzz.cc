@@ -4,6 +4,10 @@
 // every input, never crash, hang or allocate without bound; and ListingDelta (which sinfo or
 // squeue rows changed between two listings) must name exactly the rows that differ. The first
 // byte picks the parser; seeds: tests/fixtures/fuzz/slurm_parse_fuzz (scripts/test.sh).
+// Node lists are bounded by a cluster's size (kClusterNodes), as the daemon bounds them once
+// sinfo has named the nodes, so that inputs spend their time in the grammar rather than in
+// making a million names (live_test checks the default bounds, of one
+// list and of a listing, and the bound in bytes).
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -20,6 +24,8 @@
 using namespace orrery::live;
 
 namespace {
+
+constexpr size_t kClusterNodes = 4096;
 
 // Rows of a listing by key (lines as ListingDelta reads them); false when a key repeats.
 bool RowsByKey(const ListingDelta& d, std::string_view text, std::map<std::string, std::string>* out) {
@@ -53,8 +59,9 @@ void CheckDelta(std::string_view text, size_t key_fields) {
     if (!rb.count(k)) want_gone.insert(k);
   if (changed != want_changed || gone != want_gone) __builtin_trap();
   if (key_fields != 1) return;
+  HostlistBudget listing;  // one bound for the rows of the listing, as ExecSlurmClient::JobDiff
   for (const auto& l : diff.changed) {
-    auto j = ParseSqueueLine(l.text, l.lineno);
+    auto j = ParseSqueueLine(l.text, l.lineno, kClusterNodes, &listing);
     if (j.ok() && j->has_value() && (*j)->id == 0) __builtin_trap();
     if (!j.ok() && j.error().message.rfind("squeue output line " + std::to_string(l.lineno) + ": ", 0) != 0)
       __builtin_trap();
@@ -68,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0] % 9) {
     case 0: {
-      auto r = ParseSqueue(text);
+      auto r = ParseSqueue(text, kClusterNodes);
       if (r.ok()) {
         for (const SlurmJob& j : *r)
           if (j.id == 0) __builtin_trap();  // job ids are positive
@@ -88,10 +95,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 2: {
-      // Bounded by a cluster's size, as the daemon bounds it once sinfo has named the nodes, so
-      // that inputs spend their time in the grammar rather than in making a million names
-      // (live_test checks the default bound and the bound in bytes).
-      constexpr size_t kClusterNodes = 4096;
       auto r = ExpandHostlist(text, kClusterNodes);
       if (r.ok() && r->size() > kClusterNodes) __builtin_trap();
       break;
