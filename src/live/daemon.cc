@@ -30,6 +30,7 @@ Daemon::Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonO
       ledger_(opts_.recent_decisions),
       reconciler_(&book_, &ledger_, slurm, journal, &events_, this, ReconcilerOptions{opts_.hold_unheld}),
       applier_(&book_, &ledger_, slurm, journal, &events_, this),
+      recoverer_(&book_, &ledger_, slurm, journal, &events_, &applier_, this, opts_.recovery),
       latency_hist_(NumLatencyBuckets(), 0) {}
 
 Daemon::~Daemon() = default;
@@ -58,7 +59,7 @@ Status Daemon::Recover() {
     ORR_ASSIGN_OR_RETURN(auto progress, journal_->AllProgress());
     for (const JournalProgress& p : progress) signals_->Restore(p);
   }
-  ORR_RETURN_IF_ERROR(LoadRecovery(clock_->Now()), "loading the journal's recoveries");
+  ORR_RETURN_IF_ERROR(recoverer_.Load(clock_->Now()), "loading the journal's recoveries");
   if (!opts_.energy.empty()) {
     // Live time is Unix seconds: the forecaster's calendar epoch is 0.
     if (opts_.power_factory) {
@@ -141,7 +142,7 @@ Result<CycleStats> Daemon::Cycle() {
   st.observe_ms = ElapsedMs(t0);
   ORR_RETURN_IF_ERROR(applier_.RetryUnapplied(now, &st), "retrying unconfirmed decisions");
   if (signals_) SignalsStep(now);  // the tracker's readings before the policy runs
-  if (!paused_) ORR_RETURN_IF_ERROR(RecoverStep(now, &st), "recovering failed jobs");  // they wait while paused
+  if (!paused_) ORR_RETURN_IF_ERROR(recoverer_.Step(now, &st), "recovering failed jobs");  // they wait while paused
   if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st), "deciding");
   if (power_ && !paused_) ORR_RETURN_IF_ERROR(PowerStep(now, &st), "planning node power");
   FinishStats(t0, now, &st);
@@ -226,6 +227,26 @@ Status Daemon::RequestPower(const std::string& node, bool up) {
   ledger_.unapplied[d.key] = d;
   ledger_.Remember(d);
   return Status::Ok();
+}
+
+Status Daemon::ConfirmDrain(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recoverer_.ConfirmDrain(node, clock_->Now());
+}
+
+Status Daemon::ReleaseDrain(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recoverer_.ReleaseDrain(node, clock_->Now());
+}
+
+std::vector<FailureRecord> Daemon::Failures(size_t n) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recoverer_.Failures(n);
+}
+
+std::vector<JournalDecision> Daemon::Drains() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recoverer_.Drains(clock_->Now());
 }
 
 void Daemon::SetPaused(bool paused) {

@@ -22,7 +22,6 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,6 +44,7 @@
 #include "live/journal.h"
 #include "live/live_signals.h"
 #include "live/reconciler.h"
+#include "live/recoverer.h"
 #include "live/recovery.h"
 #include "live/slurm_client.h"
 #include "logs/diagnose.h"
@@ -110,9 +110,9 @@ struct QueueEntry {
 size_t LatencyBucket(double seconds);
 size_t NumLatencyBuckets();
 
-// The daemon is the reconciler's and the applier's host: the scheduler port and the other
-// owners' steps.
-class Daemon : private ReconcilerHost, private ApplierHost {
+// The daemon is the host of the reconciler, the applier and the recoverer: the scheduler port,
+// the node records and the other owners' steps.
+class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHost {
  public:
   Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts);
   ~Daemon() override;
@@ -127,9 +127,9 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   // Operator actions (HTTP API, journaled like decisions).
   Status RequestPower(const std::string& node, bool up);
   void SetPaused(bool paused);
-  // Drains over the hourly limit wait for an operator (recovery_loop.cc): confirm applies the
-  // node's awaiting drain at the next cycle; release drops it and returns a node Orrery
-  // drained to service. kNotFound when there is nothing to confirm / release.
+  // Drains over the hourly limit wait for an operator (the Recoverer, recoverer.h): confirm
+  // applies the node's awaiting drain at the next cycle; release drops it and returns a node
+  // Orrery drained to service. kNotFound when there is nothing to confirm / release.
   Status ConfirmDrain(const std::string& node);
   Status ReleaseDrain(const std::string& node);
   // Views: failures handled (journal, newest first) and drains (awaiting, then the last day's).
@@ -191,7 +191,7 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   void DropUnlisted(const NodeListing& listing, Time now);
   SlurmNode* MirrorLocally(const std::string& node);
   void ReobserveMirrored(Time now);
-  Status SyncNodes(Time now);
+  Status SyncNodes(Time now) override;  // the recoverer's too
   bool SetPlaceable(const Node& nd, bool want);
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);  // a managed partition's row: the Reconciler's
@@ -212,11 +212,13 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   bool Rebuilding() const override { return need_rebuild_; }
   void RunsWhereSlurmRuns(LiveJob& lj, bool was_pending, Time now) override;
   bool PendingInSnapshot(const LiveJob& lj) const override;
-  LiveJob& AddRecord(const SlurmJob& sj) override;
+  LiveJob& AddRecord(const SlurmJob& sj) override;  // the recoverer's too
   void EraseRecord(uint32_t id) override { EraseJob(id); }
   void Introduce(LiveJob& lj, Time now) override;
   Status MakeEligible(const LiveJob& lj) override;
-  void RecoverLater(uint32_t job, Trigger trigger) override { recover_todo_.emplace_back(job, trigger); }
+  void RecoverLater(uint32_t job, Trigger trigger) override { recoverer_.Later(job, trigger); }
+  Status AdoptFailed(const SlurmJob& sj, Time now) override { return recoverer_.AdoptFailed(sj, now); }
+  void RequeuedAfterRecovery(LiveJob& lj, Time now) override;
   Status Rebuild(Time now);
 
   // --- the policy's decisions (daemon.cc), applied by the Applier (applier.h)
@@ -226,7 +228,10 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   std::vector<NodeShare> Placement(const StartDecision& s) const override;
   bool NodeListed(const std::string& node) const override { return nodes_.count(node) > 0; }
   Status Replan(LiveJob& lj, const std::string& why, Time now) override;
-  void RecoveryApplied(const JournalDecision& d, Time now, CycleStats* st) override;
+  void RecoveryApplied(const JournalDecision& d, Time now, CycleStats* st) override {
+    recoverer_.Applied(d, now, st);
+  }
+  Verdict CheckRecovery(const JournalDecision& d, std::string* why) const override { return recoverer_.Check(d, why); }
   Verdict CheckPower(const JournalDecision& d, std::string* why) const override;
   void PowerActionApplied(const JournalDecision& d, Time now, CycleStats* st) override;
   int64_t PowerSeq() const override { return power_seq_; }
@@ -240,23 +245,17 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   void Reestimate(const std::vector<uint32_t>& jobs, Time now);
   void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry
   void SignalsMetrics(std::string* out) const;           // views.cc
-  // --- recovery of failed and hung jobs (recovery_loop.cc; live/recovery.h)
-  Status RecoverStep(Time now, CycleStats* st);
-  Status RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st);
-  logs::Diagnosis DiagnoseOutput(const JobFiles& paths, std::string* files, std::string* text, Time now);
-  std::vector<JournalDecision> RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v, const std::string& subtype,
-                                                 Time now);
-  void TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now);
-  void RequeuedAfterRecovery(LiveJob& lj, Time now) override;
-  bool Hung(const LiveJob& lj, Time now) const;
-  void FindHangs(Time now);
-  Status AdoptFailed(const SlurmJob& sj, Time now) override;
-  size_t DrainsThisHour(Time now);
-  Status LoadRecovery(Time now);
-  void RecoverApplied(const JournalDecision& d, Time now);
-  void DrainApplied(const JournalDecision& d, Time now, CycleStats* st);
-  void UndrainApplied(const JournalDecision& d, Time now);
-  Verdict CheckRecovery(const JournalDecision& d, std::string* why) const override;
+  // --- the recoverer's host (recoverer.h): the scheduler port, the node records, the
+  // reconciler's steps (reconcile.cc)
+  Time ProgressAt(const LiveJob& lj) const override;
+  void GiveUpInCore(LiveJob& lj, FailureKind kind, Time now) override;
+  const SlurmNode* NodeOf(const std::string& node) const override;
+  void ShowLocally(const std::string& node, NodeAvail avail, const char* state_raw) override;
+  Status NewGeneration(LiveJob& lj, Time now, const std::string& why) override {
+    return reconciler_.NewGeneration(lj, now, why);
+  }
+  Status SettleUnapplied(const SlurmJob& sj, Time now) override { return reconciler_.SettleUnapplied(sj, now); }
+  int64_t CycleNumber() const override { return cycle_; }
 
   // --- views (views.cc)
   void QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
@@ -287,6 +286,7 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   DecisionLedger ledger_;  // decisions planned and not confirmed, the recent ones, generations
   Reconciler reconciler_;  // what Slurm lists -> each job's state (reconciler.h)
   Applier applier_;        // the journaled apply path: decisions -> Slurm (applier.h)
+  Recoverer recoverer_;    // failed and hung jobs: diagnosis, drains, requeues (recoverer.h)
 
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
@@ -336,16 +336,6 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   std::vector<LiveSignals::Report> reports_;
   std::vector<JournalProgress> progress_rows_;
   std::string signals_error_;  // the last one noted as an event
-  // recovery
-  RecoveryPolicy recovery_;
-  logs::Diagnoser diagnoser_;
-  std::vector<std::pair<uint32_t, Trigger>> recover_todo_;  // failed/hung this cycle, handled after Observe
-  std::deque<Time> drain_times_;                             // drains planned (not awaiting) in the last hour
-  std::map<std::string, JournalDecision> awaiting_;         // drains over the limit: key -> decision
-  std::unordered_map<uint32_t, int> restarts_;              // recoveries that requeued each job
-  std::set<uint32_t> watched_;  // jobs that can hang: a heartbeat file or a progress report (may hold departed ids)
-  int64_t undrain_seq_ = 0;                                 // journal counter "undrain"
-  uint64_t m_recoveries_ = 0, m_drains_ = 0, m_give_ups_ = 0, m_hangs_ = 0, m_undrains_ = 0;
 };
 
 }  // namespace orrery::live

@@ -137,6 +137,19 @@ SlurmNode* Daemon::MirrorLocally(const std::string& node) {
   return &it->second;
 }
 
+const SlurmNode* Daemon::NodeOf(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+void Daemon::ShowLocally(const std::string& node, NodeAvail avail, const char* state_raw) {
+  SlurmNode* n = MirrorLocally(node);
+  if (n == nullptr) return;
+  n->avail = avail;
+  n->state_raw = state_raw;
+  nodes_dirty_ = true;
+}
+
 void Daemon::ReobserveMirrored(Time now) {
   for (auto it = mirrored_.begin(); it != mirrored_.end();) {
     auto listed = listed_.find(*it);
@@ -263,7 +276,7 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   lj.listed_nodes = sj.num_nodes;
   lj.listed_gpus_per_node = sj.gpus_per_node;
   lj.heartbeat = HeartbeatPath(sj.comment, sj.id);
-  if (!lj.heartbeat.empty()) watched_.insert(sj.id);
+  if (!lj.heartbeat.empty()) recoverer_.Watch(sj.id);
   lj.hang_after = HangAfter(sj.comment);
   int vc = VcOf(sj.partition);
   j.vc = VcId(static_cast<uint16_t>(std::max(vc, 0)));
@@ -349,7 +362,7 @@ void Daemon::Leave(LiveJob& lj, const SlurmJob* sj, Time now) {
     case SlurmJobState::kFinished:
       sched_->Finish(slot, now);
       break;
-    case SlurmJobState::kFailed:  // (a job that ran is recovered instead: recovery_loop.cc)
+    case SlurmJobState::kFailed:  // (a job that ran is recovered instead: recoverer.h)
       sched_->Fail(slot, now, FailureKindOf(sj->failure), /*restartable=*/false);
       break;
     case SlurmJobState::kCancelled:
@@ -412,6 +425,39 @@ void Daemon::Introduce(LiveJob& lj, Time now) {
 }
 
 Status Daemon::MakeEligible(const LiveJob& lj) { return applier_.MakeEligible(lj); }
+
+// ---------------------------------------------------------------- the recoverer's scheduler port
+
+Time Daemon::ProgressAt(const LiveJob& lj) const {
+  if (!sched_ || lj.slot == UINT32_MAX) return kNoTime;
+  return sched_->view(lj.slot).progress.at;
+}
+
+// The core hears of the failure through its lifecycle verb, with the diagnosed kind. A job
+// given up leaves now. A job that is requeued keeps its GPUs in the snapshot until Slurm
+// lists it pending and held (a requeued running job is COMPLETING meanwhile, on its nodes):
+// then Fail(kind, restartable) puts it back in the policy's queue with its attained service,
+// attempts and failures (RequeuedAfterRecovery), so the policy never starts a job whose
+// requeue Slurm has not finished.
+void Daemon::GiveUpInCore(LiveJob& lj, FailureKind kind, Time now) {
+  if (!sched_ || lj.slot == UINT32_MAX) return;
+  if (sched_->view(lj.slot).running) {
+    sched_->Fail(lj.slot, now, kind, /*restartable=*/false);
+    sched_->Release(lj.slot);
+    lj.slot = UINT32_MAX;
+  } else {
+    Withdraw(lj, now);
+  }
+}
+
+// Slurm shows the recovery's requeue done (pending, held): the failed attempt ends in the
+// core, the job waits again.
+void Daemon::RequeuedAfterRecovery(LiveJob& lj, Time now) {
+  if (sched_ && lj.slot != UINT32_MAX && sched_->view(lj.slot).running)
+    sched_->Fail(lj.slot, now, lj.fail_kind, /*restartable=*/true);
+  lj.nodes.clear();
+  lj.started = kNoTime;
+}
 
 // ---------------------------------------------------------------- shaping (flex_shape.h)
 

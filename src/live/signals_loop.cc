@@ -39,7 +39,7 @@ void Daemon::SignalsStep(Time now) {
   signals_->Poll(std::move(running), now, &reports_, &progress_rows_);
   for (const LiveSignals::Report& r : reports_) {
     ReportReading(*sched_, r.slot, now, r.reading, r.at);
-    watched_.insert(r.job);  // a job with progress can hang (FindHangs)
+    recoverer_.Watch(r.job);  // a job with progress can hang
   }
   if (signals_->last_error() != signals_error_) {
     signals_error_ = signals_->last_error();

@@ -317,13 +317,13 @@ std::string Daemon::MetricsText() const {
             m_failed_resumes_);
   x.Gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
   if (signals_) SignalsMetrics(&x.m);
-  x.Counter("orrery_recoveries_total", "Failed or hung jobs diagnosed and acted on by this process.", m_recoveries_);
-  x.Counter("orrery_hangs_total", "Jobs found without progress for the configured time.", m_hangs_);
-  x.Counter("orrery_give_ups_total", "Failed jobs not retried (script errors, restart limit).", m_give_ups_);
-  x.Counter("orrery_drains_total", "Nodes drained by recovery in this process.", m_drains_);
-  x.Counter("orrery_undrains_total", "Drained nodes returned to service by an operator.", m_undrains_);
+  x.Counter("orrery_recoveries_total", "Failed or hung jobs diagnosed and acted on by this process.", recoverer_.recoveries());
+  x.Counter("orrery_hangs_total", "Jobs found without progress for the configured time.", recoverer_.hangs());
+  x.Counter("orrery_give_ups_total", "Failed jobs not retried (script errors, restart limit).", recoverer_.give_ups());
+  x.Counter("orrery_drains_total", "Nodes drained by recovery in this process.", recoverer_.drains());
+  x.Counter("orrery_undrains_total", "Drained nodes returned to service by an operator.", recoverer_.undrains());
   x.Gauge("orrery_drains_awaiting", "Drains over the hourly limit waiting for an operator.",
-          static_cast<double>(awaiting_.size()));
+          static_cast<double>(recoverer_.awaiting()));
   return x.m;
 }
 
