@@ -43,6 +43,7 @@
 #include "live/job_state.h"
 #include "live/journal.h"
 #include "live/live_signals.h"
+#include "live/power_loop.h"
 #include "live/reconciler.h"
 #include "live/recoverer.h"
 #include "live/recovery.h"
@@ -110,9 +111,9 @@ struct QueueEntry {
 size_t LatencyBucket(double seconds);
 size_t NumLatencyBuckets();
 
-// The daemon is the host of the reconciler, the applier and the recoverer: the scheduler port,
-// the node records and the other owners' steps.
-class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHost {
+// The daemon is the host of the reconciler, the applier, the recoverer and the power loop: the
+// scheduler port, the node records and the other owners' steps.
+class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHost, private PowerLoopHost {
  public:
   Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts);
   ~Daemon() override;
@@ -189,7 +190,7 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
   void Believe(const SlurmNode& n, Time now);
   void NodeGone(const NodeRow& row, Time now);
   void DropUnlisted(const NodeListing& listing, Time now);
-  SlurmNode* MirrorLocally(const std::string& node);
+  SlurmNode* MirrorLocally(const std::string& node) override;  // the power loop's too
   void ReobserveMirrored(Time now);
   Status SyncNodes(Time now) override;  // the recoverer's too
   bool SetPlaceable(const Node& nd, bool want);
@@ -232,9 +233,9 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
     recoverer_.Applied(d, now, st);
   }
   Verdict CheckRecovery(const JournalDecision& d, std::string* why) const override { return recoverer_.Check(d, why); }
-  Verdict CheckPower(const JournalDecision& d, std::string* why) const override;
-  void PowerActionApplied(const JournalDecision& d, Time now, CycleStats* st) override;
-  int64_t PowerSeq() const override { return power_seq_; }
+  Verdict CheckPower(const JournalDecision& d, std::string* why) const override { return power_.Check(d, why); }
+  void PowerActionApplied(const JournalDecision& d, Time now, CycleStats* st) override { power_.Applied(d, now, st); }
+  int64_t PowerSeq() const override { return power_.seq(); }
   void ApplyFailed(const std::string& message) override { last_error_ = message; }
 
   // --- semantic signals (signals_loop.cc)
@@ -263,18 +264,11 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
   std::string BootingNodes(VcId vc) const;
   QueueEntry OtherEntry(const LiveJob& lj) const;
 
-  // --- energy (power_loop.cc; docs/live.md#energy): node power states from Slurm ->
-  // PowerSnapshot -> the PowerPlugin every period, plus on-demand wake-ups for pending jobs;
-  // decisions go through the apply path.
-  struct VcLoad;
-  Status PowerStep(Time now, CycleStats* st);
-  std::vector<VcLoad> MeasureLoad(Time now, const std::vector<std::string>& busy);
-  Status PolicyPower(Time now, const std::vector<std::string>& busy, std::vector<VcLoad>& load, CycleStats* st);
-  Status DemandPower(Time now, const std::vector<VcLoad>& load, CycleStats* st);
-  Status PlanPower(Time now, const std::vector<std::pair<std::string, bool>>& todo, const char* source,
-                   CycleStats* st);
-  std::vector<std::string> NodesWithWork() const;  // sorted names: running/starting/pinned jobs
-  void PowerApplied(const std::string& node, bool up);  // mirrors an applied power action locally
+  // --- the power loop's host (power_loop.h): the scheduler's model (reconcile.cc)
+  const Cluster* ModelCluster() const override { return cluster_.get(); }
+  void AllocatedNodes(std::vector<std::string>* out) const override;
+  uint64_t VcFreeGpus(VcId vc) const override;
+  void PoweringDown(const std::string& node) override;
 
   SlurmClient* slurm_;
   Journal* journal_;
@@ -287,6 +281,7 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
   Reconciler reconciler_;  // what Slurm lists -> each job's state (reconciler.h)
   Applier applier_;        // the journaled apply path: decisions -> Slurm (applier.h)
   Recoverer recoverer_;    // failed and hung jobs: diagnosis, drains, requeues (recoverer.h)
+  PowerLoop power_;        // node power: the energy policy, wake-ups for pending jobs (power_loop.h)
 
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
@@ -305,7 +300,6 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
   std::vector<Decision> decisions_;
   uint64_t cursor_ = 0;       // job listing
   uint64_t node_cursor_ = 0;  // node listing
-  int64_t power_seq_ = 0;  // last power decision number (journal counter "power")
   int64_t cycle_ = 0;
   bool paused_ = false;
   bool need_rebuild_ = true;   // no scheduler yet, or a node changed its GPU count
@@ -318,18 +312,6 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
   uint64_t m_flex_errors_ = 0;  // shaping: #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts
-  // energy
-  std::unique_ptr<PowerPlugin> power_;               // null = no energy policy
-  Time next_power_tick_ = kNoTime;
-  std::unordered_map<std::string, Time> idle_since_;  // managed nodes: idle (on, no work) since
-  // POWER_UPs sent and not yet shown by Slurm (its power thread shows "#" about 1 s later;
-  // until then sinfo still says "idle~"): node -> when sent.
-  std::unordered_map<std::string, Time> power_up_sent_;
-  std::vector<uint32_t> vc_used_peak_, vc_demand_wakes_;
-  PowerSnapshot snap_;
-  std::vector<PowerDecision> power_out_;
-  uint64_t m_power_ces_up_ = 0, m_power_ces_down_ = 0, m_power_demand_up_ = 0, m_power_refused_ = 0,
-           m_failed_resumes_ = 0;
   // semantic signals (null when [signals] is off)
   std::unique_ptr<LiveSignals> signals_;
   semantic::SemanticEstimator* advisor_ = nullptr;  // the policy's estimator when it is the advisor's (owned by sched_)

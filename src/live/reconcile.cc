@@ -13,12 +13,6 @@
 
 namespace orrery::live {
 
-namespace {
-
-constexpr Duration kPowerUpGrace = 10;
-
-}  // namespace
-
 // ---------------------------------------------------------------- nodes
 
 // O(rows listed) with the delta listings of NodeChanges: only the new, changed and gone rows
@@ -73,26 +67,15 @@ void Daemon::Believe(const SlurmNode& n, Time now) {
     return;
   }
   SlurmNode& old = it->second;
-  if (!power_up_sent_.empty()) {
-    // Energy: a POWER_UP we sent shows in sinfo ("#") only at Slurm's next power-thread
-    // pass; until then (at most kPowerUpGrace s) keep the node as powering up.
-    auto sent = power_up_sent_.find(n.name);
-    if (sent != power_up_sent_.end()) {
-      if (n.avail == NodeAvail::kPoweredDown && old.avail == NodeAvail::kPoweringUp && now - sent->second < kPowerUpGrace)
-        return;
-      power_up_sent_.erase(sent);
-    }
-  }
+  // Energy: a POWER_UP sent shows in sinfo ("#") only at Slurm's next power-thread pass;
+  // until then the node stays powering up.
+  if (power_.StillBooting(n, old, now)) return;
   if (old.avail != n.avail) {
     Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
                                   n.state_raw));
     // Placeable exactly while up: powered-down <-> powering-up changes nothing placers see.
     if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) nodes_dirty_ = true;
-    if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) {
-      // Slurm marks a node DOWN when it misses ResumeTimeout after a POWER_UP.
-      ++m_failed_resumes_;
-      Note(now, "power", fmt::format("failed resume: {} went down while powering up ({})", n.name, n.state_raw));
-    }
+    if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) power_.FailedResume(n, now);
   }
   if (old.gpus != n.gpus) {
     Note(now, "node", fmt::format("{} changed from {} to {} GPUs: the scheduler is rebuilt", n.name, old.gpus, n.gpus));
@@ -110,7 +93,7 @@ void Daemon::NodeGone(const NodeRow& row, Time now) {
   CountListedNode(row.name, -1);
   nodes_.erase(row.name);
   mirrored_.erase(row.name);
-  power_up_sent_.erase(row.name);
+  power_.NodeGone(row.name);
   Note(now, "node", row.name + " left the managed partitions");
   nodes_dirty_ = true;
 }
@@ -425,6 +408,27 @@ void Daemon::Introduce(LiveJob& lj, Time now) {
 }
 
 Status Daemon::MakeEligible(const LiveJob& lj) { return applier_.MakeEligible(lj); }
+
+// ---------------------------------------------------------------- the power loop's scheduler port
+
+void Daemon::AllocatedNodes(std::vector<std::string>* out) const {
+  if (!sched_) return;
+  for (const Node& n : cluster_->nodes)
+    if (sched_->cluster_state().powered(n.id) && sched_->cluster_state().free_gpus(n.id) != n.gpus)
+      out->push_back(n.name);
+}
+
+uint64_t Daemon::VcFreeGpus(VcId vc) const { return sched_->cluster_state().vc_free_gpus(vc); }
+
+void Daemon::PoweringDown(const std::string& node) {
+  auto id = node_index_.find(node);
+  if (!sched_ || id == node_index_.end()) return;
+  const ClusterState& cs = sched_->cluster_state();
+  if (cs.powered(id->second) && cs.free_gpus(id->second) == cluster_->nodes[id->second.v].gpus)
+    sched_->SetNodePowered(id->second, false);
+  else
+    nodes_dirty_ = true;  // (an operator's power-down of a busy node) out of placement once idle
+}
 
 // ---------------------------------------------------------------- the recoverer's scheduler port
 

@@ -172,7 +172,7 @@ Daemon::Health Daemon::GetHealth() const {
     h.nodes_powered_down += s.avail == NodeAvail::kPoweredDown;
     h.nodes_booting += s.avail == NodeAvail::kPoweringUp;
   }
-  h.failed_resumes = m_failed_resumes_;
+  h.failed_resumes = power_.failed_resumes();
   h.energy = opts_.energy;
   h.events.assign(events_.recent().begin(), events_.recent().end());
   return h;
@@ -309,12 +309,12 @@ std::string Daemon::MetricsText() const {
   x.Gauge("orrery_nodes_booting", "Managed nodes powering up in Slurm.", static_cast<double>(booting));
   x.m += "# HELP orrery_power_decisions_total Node power decisions applied by this process, by source and kind.\n";
   x.m += "# TYPE orrery_power_decisions_total counter\n";
-  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-down\"}} {}\n", m_power_ces_down_);
-  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-up\"}} {}\n", m_power_ces_up_);
-  x.m += fmt::format("orrery_power_decisions_total{{source=\"demand\",kind=\"power-up\"}} {}\n", m_power_demand_up_);
-  x.Counter("orrery_power_refused_total", "Energy-policy power-downs dropped: the node had work.", m_power_refused_);
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-down\"}} {}\n", power_.ces_downs());
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-up\"}} {}\n", power_.ces_ups());
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"demand\",kind=\"power-up\"}} {}\n", power_.demand_ups());
+  x.Counter("orrery_power_refused_total", "Energy-policy power-downs dropped: the node had work.", power_.refused());
   x.Counter("orrery_failed_resumes_total", "Nodes seen going DOWN while powering up (missed ResumeTimeout).",
-            m_failed_resumes_);
+            power_.failed_resumes());
   x.Gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
   if (signals_) SignalsMetrics(&x.m);
   x.Counter("orrery_recoveries_total", "Failed or hung jobs diagnosed and acted on by this process.", recoverer_.recoveries());
