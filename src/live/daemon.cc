@@ -33,6 +33,7 @@ Daemon::Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonO
       recoverer_(&book_, &ledger_, slurm, journal, &events_, &applier_, this, opts_.recovery),
       power_(&book_, &ledger_, journal, clock, &events_, &applier_, this,
              PowerLoopOptions{opts_.partitions.size(), opts_.energy, opts_.seed, opts_.power_factory}),
+      signals_(&book_, slurm, journal, &events_, this, opts_.signals),
       latency_hist_(NumLatencyBuckets(), 0) {}
 
 Daemon::~Daemon() = default;
@@ -56,11 +57,7 @@ Status Daemon::Recover() {
   for (auto it = recent.rbegin(); it != recent.rend(); ++it) ledger_.recent.push_back(*it);
   ORR_ASSIGN_OR_RETURN(cycle_, journal_->GetCounter("cycle"));
   ORR_RETURN_IF_ERROR(power_.Load());
-  if (opts_.signals.any()) {
-    signals_ = std::make_unique<LiveSignals>(opts_.signals, slurm_);
-    ORR_ASSIGN_OR_RETURN(auto progress, journal_->AllProgress());
-    for (const JournalProgress& p : progress) signals_->Restore(p);
-  }
+  ORR_RETURN_IF_ERROR(signals_.Load());
   ORR_RETURN_IF_ERROR(recoverer_.Load(clock_->Now()), "loading the journal's recoveries");
   ORR_RETURN_IF_ERROR(power_.MakePolicy());
   if (!ledger_.unapplied.empty())
@@ -136,7 +133,7 @@ Result<CycleStats> Daemon::Cycle() {
   ORR_RETURN_IF_ERROR(Observe(now, &st), "observing Slurm");
   st.observe_ms = ElapsedMs(t0);
   ORR_RETURN_IF_ERROR(applier_.RetryUnapplied(now, &st), "retrying unconfirmed decisions");
-  if (signals_) SignalsStep(now);  // the tracker's readings before the policy runs
+  if (signals_.on()) signals_.Step(now);  // the tracker's readings before the policy runs
   if (!paused_) ORR_RETURN_IF_ERROR(recoverer_.Step(now, &st), "recovering failed jobs");  // they wait while paused
   if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st), "deciding");
   if (power_.on() && !paused_) ORR_RETURN_IF_ERROR(power_.Step(now, &st), "planning node power");

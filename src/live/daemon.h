@@ -47,6 +47,7 @@
 #include "live/reconciler.h"
 #include "live/recoverer.h"
 #include "live/recovery.h"
+#include "live/signals_loop.h"
 #include "live/slurm_client.h"
 #include "logs/diagnose.h"
 #include "model/cluster.h"
@@ -111,9 +112,13 @@ struct QueueEntry {
 size_t LatencyBucket(double seconds);
 size_t NumLatencyBuckets();
 
-// The daemon is the host of the reconciler, the applier, the recoverer and the power loop: the
-// scheduler port, the node records and the other owners' steps.
-class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHost, private PowerLoopHost {
+// The daemon is the host of the reconciler, the applier, the recoverer, the power loop and the
+// signals loop: the scheduler port, the node records and the other owners' steps.
+class Daemon : private ReconcilerHost,
+               private ApplierHost,
+               private RecovererHost,
+               private PowerLoopHost,
+               private SignalsHost {
  public:
   Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts);
   ~Daemon() override;
@@ -238,14 +243,14 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
   int64_t PowerSeq() const override { return power_.seq(); }
   void ApplyFailed(const std::string& message) override { last_error_ = message; }
 
-  // --- semantic signals (signals_loop.cc)
-  void SignalsStep(Time now);
-  void ForgetLeftJobs(std::vector<uint32_t>* dropped);
-  void JournalProgressRows(const std::vector<uint32_t>& dropped, Time now);
-  semantic::SchemaSource LaunchSchemas();
-  void Reestimate(const std::vector<uint32_t>& jobs, Time now);
-  void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry
-  void SignalsMetrics(std::string* out) const;           // views.cc
+  // --- the signals loop's host (signals_loop.h): the scheduler port (reconcile.cc)
+  bool RunsInSnapshot(const LiveJob& lj) const override;
+  bool EstimatedByEstimator(const LiveJob& lj) const override;
+  void UpdateEstimate(const LiveJob& lj, Duration estimate, Time now) override;
+  void Report(const LiveSignals::Report& r, Time now) override;
+  void Watch(uint32_t job) override { recoverer_.Watch(job); }
+  void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry (views.cc)
+  void SignalsMetrics(std::string* out) const;                // views.cc
   // --- the recoverer's host (recoverer.h): the scheduler port, the node records, the
   // reconciler's steps (reconcile.cc)
   Time ProgressAt(const LiveJob& lj) const override;
@@ -282,6 +287,7 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
   Applier applier_;        // the journaled apply path: decisions -> Slurm (applier.h)
   Recoverer recoverer_;    // failed and hung jobs: diagnosis, drains, requeues (recoverer.h)
   PowerLoop power_;        // node power: the energy policy, wake-ups for pending jobs (power_loop.h)
+  SignalsLoop signals_;    // semantic signals: the advisor, the progress tracker (signals_loop.h)
 
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
@@ -312,12 +318,6 @@ class Daemon : private ReconcilerHost, private ApplierHost, private RecovererHos
   uint64_t m_flex_errors_ = 0;  // shaping: #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts
-  // semantic signals (null when [signals] is off)
-  std::unique_ptr<LiveSignals> signals_;
-  semantic::SemanticEstimator* advisor_ = nullptr;  // the policy's estimator when it is the advisor's (owned by sched_)
-  std::vector<LiveSignals::Report> reports_;
-  std::vector<JournalProgress> progress_rows_;
-  std::string signals_error_;  // the last one noted as an event
 };
 
 }  // namespace orrery::live

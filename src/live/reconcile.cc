@@ -9,6 +9,7 @@
 #include "live/daemon.h"
 #include "live/slurm_cluster.h"
 #include "live/live_policy.h"
+#include "sched/framework/signal_report.h"
 #include "sched/plugins/placers.h"
 
 namespace orrery::live {
@@ -157,9 +158,10 @@ Status Daemon::Rebuild(Time now) {
   auto cluster = std::make_unique<Cluster>(std::move(built.cluster));
   SetGpuType(cluster.get(), opts_.gpu_type);
   const LiveShape shape{cluster.get(), [this](const JobRequest& job) { return ShapeInfoOf(job); }};
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchSchemas(), shape));
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, signals_.LaunchSchemas(), shape));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
-  advisor_ = dynamic_cast<semantic::SemanticEstimator*>(policy.estimator.get());  // owned by the scheduler below
+  // The policy's estimator when it is the advisor's (owned by the scheduler below).
+  signals_.SetAdvisor(dynamic_cast<semantic::SemanticEstimator*>(policy.estimator.get()));
   sched_.reset();
   cluster_ = std::move(cluster);
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
@@ -403,11 +405,25 @@ LiveJob& Daemon::AddRecord(const SlurmJob& sj) {
 // Before the policy sees a new job: its launch file for the advisor (the estimator), its
 // shape line for the shape plugin.
 void Daemon::Introduce(LiveJob& lj, Time now) {
-  if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(lj.id);
+  signals_.Introduce(lj.id);
   ReadFlex(lj, now);
 }
 
 Status Daemon::MakeEligible(const LiveJob& lj) { return applier_.MakeEligible(lj); }
+
+// ---------------------------------------------------------------- the signals loop's scheduler port
+
+bool Daemon::RunsInSnapshot(const LiveJob& lj) const { return sched_ && sched_->view(lj.slot).running; }
+
+bool Daemon::EstimatedByEstimator(const LiveJob& lj) const {
+  return sched_ && sched_->view(lj.slot).est_source == EstimateSource::kEstimator;
+}
+
+void Daemon::UpdateEstimate(const LiveJob& lj, Duration estimate, Time now) {
+  sched_->UpdateEstimate(lj.slot, now, estimate, EstimateSource::kEstimator);
+}
+
+void Daemon::Report(const LiveSignals::Report& r, Time now) { ReportReading(*sched_, r.slot, now, r.reading, r.at); }
 
 // ---------------------------------------------------------------- the power loop's scheduler port
 

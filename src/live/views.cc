@@ -204,11 +204,24 @@ struct Metrics {
 
 }  // namespace
 
+// A queue entry's estimate (the scheduler's view) and its progress and input problem (the signals).
+void Daemon::FillSignals(const LiveJob& lj, QueueEntry* e) const {
+  if (sched_ && lj.slot != UINT32_MAX) {
+    const SchedJob& v = sched_->view(lj.slot);
+    e->estimate = v.estimate;
+    e->estimate_source = v.est_source;
+  }
+  const LiveSignals* signals = signals_.live();
+  if (!signals) return;
+  if (const ProgressView* p = signals->View(lj.id); p && lj.state() == JobState::kRunning) e->progress = *p;
+  e->input_error = signals->InputError(lj.id);
+}
+
 // The semantic signals' counters and, per running job with a reading, its progress
 // (labels: job id; one series per running job, gone when it ends).
 void Daemon::SignalsMetrics(std::string* out) const {
   Metrics x;
-  const LiveSignals::Stats& s = signals_->stats();
+  const LiveSignals::Stats& s = signals_.live()->stats();
   x.Counter("orrery_signals_scripts_read_total", "Batch scripts read for the advisor.", s.scripts_read);
   x.Counter("orrery_signals_script_errors_total", "Batch scripts that could not be read.", s.script_errors);
   x.Counter("orrery_signals_lookups_total", "scontrol show job calls for StdOut paths.", s.lookups);
@@ -236,7 +249,7 @@ void Daemon::SignalsMetrics(std::string* out) const {
   std::vector<std::pair<uint32_t, const ProgressView*>> views;
   for (const auto& [id, lj] : book_)
     if (lj->state() == JobState::kRunning)
-      if (const ProgressView* p = signals_->View(id)) views.emplace_back(id, p);
+      if (const ProgressView* p = signals_.live()->View(id)) views.emplace_back(id, p);
   std::sort(views.begin(), views.end());
   auto series = [&](const char* name, const char* help, auto value) {
     x.m += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
@@ -316,7 +329,7 @@ std::string Daemon::MetricsText() const {
   x.Counter("orrery_failed_resumes_total", "Nodes seen going DOWN while powering up (missed ResumeTimeout).",
             power_.failed_resumes());
   x.Gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
-  if (signals_) SignalsMetrics(&x.m);
+  if (signals_.on()) SignalsMetrics(&x.m);
   x.Counter("orrery_recoveries_total", "Failed or hung jobs diagnosed and acted on by this process.", recoverer_.recoveries());
   x.Counter("orrery_hangs_total", "Jobs found without progress for the configured time.", recoverer_.hangs());
   x.Counter("orrery_give_ups_total", "Failed jobs not retried (script errors, restart limit).", recoverer_.give_ups());
