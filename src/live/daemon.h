@@ -15,10 +15,13 @@
 // The code is split by owner (docs/design/components.md): the JobBook (job_book.h: the job
 // records, the one place their states change), the Reconciler (reconciler.h: what Slurm lists
 // -> each job's state), the Applier (applier.h: the journaled apply path, the only code that
-// sends decisions to Slurm, with its counters), the EventLog; the daemon is the host of the
-// reconciler and the applier. And by step: daemon.cc (the cycle, the policy's decisions),
-// reconcile.cc (nodes and the scheduler port), recovery_loop.cc, power_loop.cc (energy),
-// signals_loop.cc, views.cc (API).
+// sends decisions to Slurm, with its counters), the Recoverer (recoverer.h: failed and hung
+// jobs, drains, requeues), the PowerLoop (power_loop.h: the energy policy, wake-ups for pending
+// jobs), the SignalsLoop (signals_loop.h: the advisor and the progress tracker), the EventLog
+// and the DecisionLedger; the daemon is the host of the reconciler, the applier, the recoverer,
+// the power loop and the signals loop. And by step: daemon.cc (the cycle, the policy's
+// decisions), reconcile.cc (nodes and the scheduler port, the owners' host methods), resync.cc,
+// views.cc (API).
 #pragma once
 
 #include <chrono>
