@@ -1,5 +1,6 @@
-// The cycle: observe -> reconcile -> retry unconfirmed decisions -> decide -> power loop.
-// The policy's decisions go to the Applier (applier.h), whose host the daemon is.
+// The cycle: observe -> reconcile -> retry unconfirmed decisions -> signals -> recover ->
+// decide -> power loop. The policy's decisions go to the Applier (applier.h); the other steps
+// are the owners' (recoverer.h, power_loop.h, signals_loop.h), whose host the daemon is.
 #include "live/daemon.h"
 
 #include <algorithm>
@@ -7,8 +8,6 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
-
-#include "sched/plugins/ces.h"
 
 namespace orrery::live {
 

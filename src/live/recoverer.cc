@@ -194,7 +194,7 @@ Status Recoverer::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats
 
 // StdOut, then StdErr (once when they are the same file): the last log_tail_bytes of each.
 logs::Diagnosis Recoverer::DiagnoseOutput(const JobFiles& paths, std::string* files, std::string* text_out,
-                                       Time now) {
+                                          Time now) {
   std::string& text = *text_out;
   std::vector<std::string> read;
   for (const std::string* p : {&paths.stdout_path, &paths.stderr_path}) {

@@ -43,7 +43,9 @@ class RecordingSignalsHost : public SignalsHost {
 
   bool RunsInSnapshot(const LiveJob& lj) const override { return running_slots.count(lj.slot) > 0; }
   bool EstimatedByEstimator(const LiveJob&) const override { return true; }
-  void UpdateEstimate(const LiveJob& lj, Duration, Time) override { calls.push_back("estimate " + std::to_string(lj.id)); }
+  void UpdateEstimate(const LiveJob& lj, Duration, Time) override {
+    calls.push_back("estimate " + std::to_string(lj.id));
+  }
   void Report(const LiveSignals::Report& r, Time) override {
     calls.push_back("report " + std::to_string(r.job) + " step " + std::to_string(r.reading.step));
   }
