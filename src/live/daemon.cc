@@ -1,5 +1,6 @@
-// The cycle: observe -> reconcile -> retry unconfirmed decisions -> decide -> power loop.
-// The policy's decisions go to the Applier (applier.h), whose host the daemon is.
+// The cycle: observe -> reconcile -> retry unconfirmed decisions -> signals -> recover ->
+// decide -> power loop. The policy's decisions go to the Applier (applier.h); the other steps
+// are the owners' (recoverer.h, power_loop.h, signals_loop.h), whose host the daemon is.
 #include "live/daemon.h"
 
 #include <algorithm>
@@ -7,8 +8,6 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
-
-#include "sched/plugins/ces.h"
 
 namespace orrery::live {
 
@@ -30,6 +29,10 @@ Daemon::Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonO
       ledger_(opts_.recent_decisions),
       reconciler_(&book_, &ledger_, slurm, journal, &events_, this, ReconcilerOptions{opts_.hold_unheld}),
       applier_(&book_, &ledger_, slurm, journal, &events_, this),
+      recoverer_(&book_, &ledger_, slurm, journal, &events_, &applier_, this, opts_.recovery),
+      power_(&book_, &ledger_, journal, clock, &events_, &applier_, this,
+             PowerLoopOptions{opts_.partitions.size(), opts_.energy, opts_.seed, opts_.power_factory}),
+      signals_(&book_, slurm, journal, &events_, this, opts_.signals),
       latency_hist_(NumLatencyBuckets(), 0) {}
 
 Daemon::~Daemon() = default;
@@ -52,21 +55,10 @@ Status Daemon::Recover() {
   ORR_ASSIGN_OR_RETURN(auto recent, journal_->Recent(opts_.recent_decisions));
   for (auto it = recent.rbegin(); it != recent.rend(); ++it) ledger_.recent.push_back(*it);
   ORR_ASSIGN_OR_RETURN(cycle_, journal_->GetCounter("cycle"));
-  ORR_ASSIGN_OR_RETURN(power_seq_, journal_->GetCounter("power"));
-  if (opts_.signals.any()) {
-    signals_ = std::make_unique<LiveSignals>(opts_.signals, slurm_);
-    ORR_ASSIGN_OR_RETURN(auto progress, journal_->AllProgress());
-    for (const JournalProgress& p : progress) signals_->Restore(p);
-  }
-  ORR_RETURN_IF_ERROR(LoadRecovery(clock_->Now()), "loading the journal's recoveries");
-  if (!opts_.energy.empty()) {
-    // Live time is Unix seconds: the forecaster's calendar epoch is 0.
-    if (opts_.power_factory) {
-      power_ = opts_.power_factory();
-    } else {
-      ORR_ASSIGN_OR_RETURN(power_, MakePowerPlugin(opts_.energy, opts_.seed, 0));
-    }
-  }
+  ORR_RETURN_IF_ERROR(power_.Load());
+  ORR_RETURN_IF_ERROR(signals_.Load());
+  ORR_RETURN_IF_ERROR(recoverer_.Load(clock_->Now()), "loading the journal's recoveries");
+  ORR_RETURN_IF_ERROR(power_.MakePolicy());
   if (!ledger_.unapplied.empty())
     Note(clock_->Now(), "recover", fmt::format("{} decision(s) planned but not confirmed before the restart", ledger_.unapplied.size()));
   return Status::Ok();
@@ -140,10 +132,10 @@ Result<CycleStats> Daemon::Cycle() {
   ORR_RETURN_IF_ERROR(Observe(now, &st), "observing Slurm");
   st.observe_ms = ElapsedMs(t0);
   ORR_RETURN_IF_ERROR(applier_.RetryUnapplied(now, &st), "retrying unconfirmed decisions");
-  if (signals_) SignalsStep(now);  // the tracker's readings before the policy runs
-  if (!paused_) ORR_RETURN_IF_ERROR(RecoverStep(now, &st), "recovering failed jobs");  // they wait while paused
+  if (signals_.on()) signals_.Step(now);  // the tracker's readings before the policy runs
+  if (!paused_) ORR_RETURN_IF_ERROR(recoverer_.Step(now, &st), "recovering failed jobs");  // they wait while paused
   if (!paused_) ORR_RETURN_IF_ERROR(Decide(now, &st), "deciding");
-  if (power_ && !paused_) ORR_RETURN_IF_ERROR(PowerStep(now, &st), "planning node power");
+  if (power_.on() && !paused_) ORR_RETURN_IF_ERROR(power_.Step(now, &st), "planning node power");
   FinishStats(t0, now, &st);
   return st;
 }
@@ -206,26 +198,27 @@ void Daemon::FinishStats(std::chrono::steady_clock::time_point t0, Time now, Cyc
 
 Status Daemon::RequestPower(const std::string& node, bool up) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!nodes_.count(node)) return MakeError("no managed node named '" + node + "'", kExitBadInput, ErrorCode::kNotFound);
-  JournalDecision d;
-  d.kind = up ? DecisionKind::kPowerUp : DecisionKind::kPowerDown;
-  d.key = fmt::format("{}/{}/{}", DecisionKindName(d.kind), node, power_seq_ + 1);
-  d.cycle = cycle_;
-  d.time = clock_->Now();
-  d.nodes = {NodeShare{node, nodes_[node].gpus}};
-  // Planned now, applied at the next cycle by the apply path's retry step.
-  ORR_RETURN_IF_ERROR(journal_->Begin());
-  Status s = journal_->Plan(&d);
-  if (s.ok()) s = journal_->SetCounter("power", power_seq_ + 1);
-  if (!s.ok()) {
-    Status rb = journal_->Rollback();
-    return rb.ok() ? s : s.error().With("journal rollback failed too (" + rb.error().message + ")");
-  }
-  ORR_RETURN_IF_ERROR(journal_->Commit());
-  ++power_seq_;
-  ledger_.unapplied[d.key] = d;
-  ledger_.Remember(d);
-  return Status::Ok();
+  return power_.Request(node, up, clock_->Now());
+}
+
+Status Daemon::ConfirmDrain(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recoverer_.ConfirmDrain(node, clock_->Now());
+}
+
+Status Daemon::ReleaseDrain(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recoverer_.ReleaseDrain(node, clock_->Now());
+}
+
+std::vector<FailureRecord> Daemon::Failures(size_t n) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recoverer_.Failures(n);
+}
+
+std::vector<JournalDecision> Daemon::Drains() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recoverer_.Drains(clock_->Now());
 }
 
 void Daemon::SetPaused(bool paused) {

@@ -15,14 +15,16 @@
 // The code is split by owner (docs/design/components.md): the JobBook (job_book.h: the job
 // records, the one place their states change), the Reconciler (reconciler.h: what Slurm lists
 // -> each job's state), the Applier (applier.h: the journaled apply path, the only code that
-// sends decisions to Slurm, with its counters), the EventLog; the daemon is the host of the
-// reconciler and the applier. And by step: daemon.cc (the cycle, the policy's decisions),
-// reconcile.cc (nodes and the scheduler port), recovery_loop.cc, power_loop.cc (energy),
-// signals_loop.cc, views.cc (API).
+// sends decisions to Slurm, with its counters), the Recoverer (recoverer.h: failed and hung
+// jobs, drains, requeues), the PowerLoop (power_loop.h: the energy policy, wake-ups for pending
+// jobs), the SignalsLoop (signals_loop.h: the advisor and the progress tracker), the EventLog
+// and the DecisionLedger; the daemon is the host of the reconciler, the applier, the recoverer,
+// the power loop and the signals loop. And by step: daemon.cc (the cycle, the policy's
+// decisions), reconcile.cc (nodes and the scheduler port, the owners' host methods), resync.cc,
+// views.cc (API).
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -44,8 +46,11 @@
 #include "live/job_state.h"
 #include "live/journal.h"
 #include "live/live_signals.h"
+#include "live/power_loop.h"
 #include "live/reconciler.h"
+#include "live/recoverer.h"
 #include "live/recovery.h"
+#include "live/signals_loop.h"
 #include "live/slurm_client.h"
 #include "logs/diagnose.h"
 #include "model/cluster.h"
@@ -110,9 +115,13 @@ struct QueueEntry {
 size_t LatencyBucket(double seconds);
 size_t NumLatencyBuckets();
 
-// The daemon is the reconciler's and the applier's host: the scheduler port and the other
-// owners' steps.
-class Daemon : private ReconcilerHost, private ApplierHost {
+// The daemon is the host of the reconciler, the applier, the recoverer, the power loop and the
+// signals loop: the scheduler port, the node records and the other owners' steps.
+class Daemon : private ReconcilerHost,
+               private ApplierHost,
+               private RecovererHost,
+               private PowerLoopHost,
+               private SignalsHost {
  public:
   Daemon(SlurmClient* slurm, Journal* journal, const Clock* clock, DaemonOptions opts);
   ~Daemon() override;
@@ -127,9 +136,9 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   // Operator actions (HTTP API, journaled like decisions).
   Status RequestPower(const std::string& node, bool up);
   void SetPaused(bool paused);
-  // Drains over the hourly limit wait for an operator (recovery_loop.cc): confirm applies the
-  // node's awaiting drain at the next cycle; release drops it and returns a node Orrery
-  // drained to service. kNotFound when there is nothing to confirm / release.
+  // Drains over the hourly limit wait for an operator (the Recoverer, recoverer.h): confirm
+  // applies the node's awaiting drain at the next cycle; release drops it and returns a node
+  // Orrery drained to service. kNotFound when there is nothing to confirm / release.
   Status ConfirmDrain(const std::string& node);
   Status ReleaseDrain(const std::string& node);
   // Views: failures handled (journal, newest first) and drains (awaiting, then the last day's).
@@ -189,9 +198,9 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   void Believe(const SlurmNode& n, Time now);
   void NodeGone(const NodeRow& row, Time now);
   void DropUnlisted(const NodeListing& listing, Time now);
-  SlurmNode* MirrorLocally(const std::string& node);
+  SlurmNode* MirrorLocally(const std::string& node) override;  // the power loop's too
   void ReobserveMirrored(Time now);
-  Status SyncNodes(Time now);
+  Status SyncNodes(Time now) override;  // the recoverer's too
   bool SetPlaceable(const Node& nd, bool want);
   void RetryOutsiders(Time now);
   Status Reconcile(const SlurmJob& sj, Time now);  // a managed partition's row: the Reconciler's
@@ -212,11 +221,13 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   bool Rebuilding() const override { return need_rebuild_; }
   void RunsWhereSlurmRuns(LiveJob& lj, bool was_pending, Time now) override;
   bool PendingInSnapshot(const LiveJob& lj) const override;
-  LiveJob& AddRecord(const SlurmJob& sj) override;
+  LiveJob& AddRecord(const SlurmJob& sj) override;  // the recoverer's too
   void EraseRecord(uint32_t id) override { EraseJob(id); }
   void Introduce(LiveJob& lj, Time now) override;
   Status MakeEligible(const LiveJob& lj) override;
-  void RecoverLater(uint32_t job, Trigger trigger) override { recover_todo_.emplace_back(job, trigger); }
+  void RecoverLater(uint32_t job, Trigger trigger) override { recoverer_.Later(job, trigger); }
+  Status AdoptFailed(const SlurmJob& sj, Time now) override { return recoverer_.AdoptFailed(sj, now); }
+  void RequeuedAfterRecovery(LiveJob& lj, Time now) override;
   Status Rebuild(Time now);
 
   // --- the policy's decisions (daemon.cc), applied by the Applier (applier.h)
@@ -226,37 +237,34 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   std::vector<NodeShare> Placement(const StartDecision& s) const override;
   bool NodeListed(const std::string& node) const override { return nodes_.count(node) > 0; }
   Status Replan(LiveJob& lj, const std::string& why, Time now) override;
-  void RecoveryApplied(const JournalDecision& d, Time now, CycleStats* st) override;
-  Verdict CheckPower(const JournalDecision& d, std::string* why) const override;
-  void PowerActionApplied(const JournalDecision& d, Time now, CycleStats* st) override;
-  int64_t PowerSeq() const override { return power_seq_; }
+  void RecoveryApplied(const JournalDecision& d, Time now, CycleStats* st) override {
+    recoverer_.Applied(d, now, st);
+  }
+  Verdict CheckRecovery(const JournalDecision& d, std::string* why) const override { return recoverer_.Check(d, why); }
+  Verdict CheckPower(const JournalDecision& d, std::string* why) const override { return power_.Check(d, why); }
+  void PowerActionApplied(const JournalDecision& d, Time now, CycleStats* st) override { power_.Applied(d, now, st); }
+  int64_t PowerSeq() const override { return power_.seq(); }
   void ApplyFailed(const std::string& message) override { last_error_ = message; }
 
-  // --- semantic signals (signals_loop.cc)
-  void SignalsStep(Time now);
-  void ForgetLeftJobs(std::vector<uint32_t>* dropped);
-  void JournalProgressRows(const std::vector<uint32_t>& dropped, Time now);
-  semantic::SchemaSource LaunchSchemas();
-  void Reestimate(const std::vector<uint32_t>& jobs, Time now);
-  void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry
-  void SignalsMetrics(std::string* out) const;           // views.cc
-  // --- recovery of failed and hung jobs (recovery_loop.cc; live/recovery.h)
-  Status RecoverStep(Time now, CycleStats* st);
-  Status RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st);
-  logs::Diagnosis DiagnoseOutput(const JobFiles& paths, std::string* files, std::string* text, Time now);
-  std::vector<JournalDecision> RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v, const std::string& subtype,
-                                                 Time now);
-  void TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now);
-  void RequeuedAfterRecovery(LiveJob& lj, Time now) override;
-  bool Hung(const LiveJob& lj, Time now) const;
-  void FindHangs(Time now);
-  Status AdoptFailed(const SlurmJob& sj, Time now) override;
-  size_t DrainsThisHour(Time now);
-  Status LoadRecovery(Time now);
-  void RecoverApplied(const JournalDecision& d, Time now);
-  void DrainApplied(const JournalDecision& d, Time now, CycleStats* st);
-  void UndrainApplied(const JournalDecision& d, Time now);
-  Verdict CheckRecovery(const JournalDecision& d, std::string* why) const override;
+  // --- the signals loop's host (signals_loop.h): the scheduler port (reconcile.cc)
+  bool RunsInSnapshot(const LiveJob& lj) const override;
+  bool EstimatedByEstimator(const LiveJob& lj) const override;
+  void UpdateEstimate(const LiveJob& lj, Duration estimate, Time now) override;
+  void Report(const LiveSignals::Report& r, Time now) override;
+  void Watch(uint32_t job) override { recoverer_.Watch(job); }
+  void FillSignals(const LiveJob& lj, QueueEntry* e) const;  // estimate and progress of an API entry (views.cc)
+  void SignalsMetrics(std::string* out) const;                // views.cc
+  // --- the recoverer's host (recoverer.h): the scheduler port, the node records, the
+  // reconciler's steps (reconcile.cc)
+  Time ProgressAt(const LiveJob& lj) const override;
+  void GiveUpInCore(LiveJob& lj, FailureKind kind, Time now) override;
+  const SlurmNode* NodeOf(const std::string& node) const override;
+  void ShowLocally(const std::string& node, NodeAvail avail, const char* state_raw) override;
+  Status NewGeneration(LiveJob& lj, Time now, const std::string& why) override {
+    return reconciler_.NewGeneration(lj, now, why);
+  }
+  Status SettleUnapplied(const SlurmJob& sj, Time now) override { return reconciler_.SettleUnapplied(sj, now); }
+  int64_t CycleNumber() const override { return cycle_; }
 
   // --- views (views.cc)
   void QueuedEntries(VcId vc, std::vector<const LiveJob*>& q, Time now, size_t limit,
@@ -264,18 +272,11 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   std::string BootingNodes(VcId vc) const;
   QueueEntry OtherEntry(const LiveJob& lj) const;
 
-  // --- energy (power_loop.cc; docs/live.md#energy): node power states from Slurm ->
-  // PowerSnapshot -> the PowerPlugin every period, plus on-demand wake-ups for pending jobs;
-  // decisions go through the apply path.
-  struct VcLoad;
-  Status PowerStep(Time now, CycleStats* st);
-  std::vector<VcLoad> MeasureLoad(Time now, const std::vector<std::string>& busy);
-  Status PolicyPower(Time now, const std::vector<std::string>& busy, std::vector<VcLoad>& load, CycleStats* st);
-  Status DemandPower(Time now, const std::vector<VcLoad>& load, CycleStats* st);
-  Status PlanPower(Time now, const std::vector<std::pair<std::string, bool>>& todo, const char* source,
-                   CycleStats* st);
-  std::vector<std::string> NodesWithWork() const;  // sorted names: running/starting/pinned jobs
-  void PowerApplied(const std::string& node, bool up);  // mirrors an applied power action locally
+  // --- the power loop's host (power_loop.h): the scheduler's model (reconcile.cc)
+  const Cluster* ModelCluster() const override { return cluster_.get(); }
+  void AllocatedNodes(std::vector<std::string>* out) const override;
+  uint64_t VcFreeGpus(VcId vc) const override;
+  void PoweringDown(const std::string& node) override;
 
   SlurmClient* slurm_;
   Journal* journal_;
@@ -287,6 +288,9 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   DecisionLedger ledger_;  // decisions planned and not confirmed, the recent ones, generations
   Reconciler reconciler_;  // what Slurm lists -> each job's state (reconciler.h)
   Applier applier_;        // the journaled apply path: decisions -> Slurm (applier.h)
+  Recoverer recoverer_;    // failed and hung jobs: diagnosis, drains, requeues (recoverer.h)
+  PowerLoop power_;        // node power: the energy policy, wake-ups for pending jobs (power_loop.h)
+  SignalsLoop signals_;    // semantic signals: the advisor, the progress tracker (signals_loop.h)
 
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> sched_;
@@ -305,7 +309,6 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   std::vector<Decision> decisions_;
   uint64_t cursor_ = 0;       // job listing
   uint64_t node_cursor_ = 0;  // node listing
-  int64_t power_seq_ = 0;  // last power decision number (journal counter "power")
   int64_t cycle_ = 0;
   bool paused_ = false;
   bool need_rebuild_ = true;   // no scheduler yet, or a node changed its GPU count
@@ -318,34 +321,6 @@ class Daemon : private ReconcilerHost, private ApplierHost {
   uint64_t m_flex_errors_ = 0;  // shaping: #ORRERY lines refused
   CycleStats last_stats_;
   std::vector<double> latency_hist_;  // cumulative bucket counts
-  // energy
-  std::unique_ptr<PowerPlugin> power_;               // null = no energy policy
-  Time next_power_tick_ = kNoTime;
-  std::unordered_map<std::string, Time> idle_since_;  // managed nodes: idle (on, no work) since
-  // POWER_UPs sent and not yet shown by Slurm (its power thread shows "#" about 1 s later;
-  // until then sinfo still says "idle~"): node -> when sent.
-  std::unordered_map<std::string, Time> power_up_sent_;
-  std::vector<uint32_t> vc_used_peak_, vc_demand_wakes_;
-  PowerSnapshot snap_;
-  std::vector<PowerDecision> power_out_;
-  uint64_t m_power_ces_up_ = 0, m_power_ces_down_ = 0, m_power_demand_up_ = 0, m_power_refused_ = 0,
-           m_failed_resumes_ = 0;
-  // semantic signals (null when [signals] is off)
-  std::unique_ptr<LiveSignals> signals_;
-  semantic::SemanticEstimator* advisor_ = nullptr;  // the policy's estimator when it is the advisor's (owned by sched_)
-  std::vector<LiveSignals::Report> reports_;
-  std::vector<JournalProgress> progress_rows_;
-  std::string signals_error_;  // the last one noted as an event
-  // recovery
-  RecoveryPolicy recovery_;
-  logs::Diagnoser diagnoser_;
-  std::vector<std::pair<uint32_t, Trigger>> recover_todo_;  // failed/hung this cycle, handled after Observe
-  std::deque<Time> drain_times_;                             // drains planned (not awaiting) in the last hour
-  std::map<std::string, JournalDecision> awaiting_;         // drains over the limit: key -> decision
-  std::unordered_map<uint32_t, int> restarts_;              // recoveries that requeued each job
-  std::set<uint32_t> watched_;  // jobs that can hang: a heartbeat file or a progress report (may hold departed ids)
-  int64_t undrain_seq_ = 0;                                 // journal counter "undrain"
-  uint64_t m_recoveries_ = 0, m_drains_ = 0, m_give_ups_ = 0, m_hangs_ = 0, m_undrains_ = 0;
 };
 
 }  // namespace orrery::live

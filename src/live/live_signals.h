@@ -12,8 +12,8 @@
 //    background (llm::AsyncAsker: at most llm_questions_per_cycle new questions per cycle,
 //    never waited for); an answer that arrives later completes the job's schema and the
 //    daemon re-estimates the job while it is still pending (AdvisorStep).
-// The daemon owns one LiveSignals and calls it under its lock (signals_loop.cc); nothing here
-// touches the scheduler.
+// The daemon's SignalsLoop (signals_loop.h) owns one LiveSignals and calls it under the
+// daemon's lock; nothing here touches the scheduler.
 #pragma once
 
 #include <algorithm>

@@ -9,15 +9,10 @@
 #include "live/daemon.h"
 #include "live/slurm_cluster.h"
 #include "live/live_policy.h"
+#include "sched/framework/signal_report.h"
 #include "sched/plugins/placers.h"
 
 namespace orrery::live {
-
-namespace {
-
-constexpr Duration kPowerUpGrace = 10;
-
-}  // namespace
 
 // ---------------------------------------------------------------- nodes
 
@@ -73,26 +68,15 @@ void Daemon::Believe(const SlurmNode& n, Time now) {
     return;
   }
   SlurmNode& old = it->second;
-  if (!power_up_sent_.empty()) {
-    // Energy: a POWER_UP we sent shows in sinfo ("#") only at Slurm's next power-thread
-    // pass; until then (at most kPowerUpGrace s) keep the node as powering up.
-    auto sent = power_up_sent_.find(n.name);
-    if (sent != power_up_sent_.end()) {
-      if (n.avail == NodeAvail::kPoweredDown && old.avail == NodeAvail::kPoweringUp && now - sent->second < kPowerUpGrace)
-        return;
-      power_up_sent_.erase(sent);
-    }
-  }
+  // Energy: a POWER_UP sent shows in sinfo ("#") only at Slurm's next power-thread pass;
+  // until then the node stays powering up.
+  if (power_.StillBooting(n, old, now)) return;
   if (old.avail != n.avail) {
     Note(now, "node", fmt::format("{} {} -> {} ({})", n.name, NodeAvailName(old.avail), NodeAvailName(n.avail),
                                   n.state_raw));
     // Placeable exactly while up: powered-down <-> powering-up changes nothing placers see.
     if (old.avail == NodeAvail::kUp || n.avail == NodeAvail::kUp) nodes_dirty_ = true;
-    if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) {
-      // Slurm marks a node DOWN when it misses ResumeTimeout after a POWER_UP.
-      ++m_failed_resumes_;
-      Note(now, "power", fmt::format("failed resume: {} went down while powering up ({})", n.name, n.state_raw));
-    }
+    if (old.avail == NodeAvail::kPoweringUp && n.avail == NodeAvail::kDown) power_.FailedResume(n, now);
   }
   if (old.gpus != n.gpus) {
     Note(now, "node", fmt::format("{} changed from {} to {} GPUs: the scheduler is rebuilt", n.name, old.gpus, n.gpus));
@@ -110,7 +94,7 @@ void Daemon::NodeGone(const NodeRow& row, Time now) {
   CountListedNode(row.name, -1);
   nodes_.erase(row.name);
   mirrored_.erase(row.name);
-  power_up_sent_.erase(row.name);
+  power_.NodeGone(row.name);
   Note(now, "node", row.name + " left the managed partitions");
   nodes_dirty_ = true;
 }
@@ -137,6 +121,19 @@ SlurmNode* Daemon::MirrorLocally(const std::string& node) {
   return &it->second;
 }
 
+const SlurmNode* Daemon::NodeOf(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+void Daemon::ShowLocally(const std::string& node, NodeAvail avail, const char* state_raw) {
+  SlurmNode* n = MirrorLocally(node);
+  if (n == nullptr) return;
+  n->avail = avail;
+  n->state_raw = state_raw;
+  nodes_dirty_ = true;
+}
+
 void Daemon::ReobserveMirrored(Time now) {
   for (auto it = mirrored_.begin(); it != mirrored_.end();) {
     auto listed = listed_.find(*it);
@@ -161,9 +158,10 @@ Status Daemon::Rebuild(Time now) {
   auto cluster = std::make_unique<Cluster>(std::move(built.cluster));
   SetGpuType(cluster.get(), opts_.gpu_type);
   const LiveShape shape{cluster.get(), [this](const JobRequest& job) { return ShapeInfoOf(job); }};
-  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, LaunchSchemas(), shape));
+  ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, signals_.LaunchSchemas(), shape));
   ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
-  advisor_ = dynamic_cast<semantic::SemanticEstimator*>(policy.estimator.get());  // owned by the scheduler below
+  // The policy's estimator when it is the advisor's (owned by the scheduler below).
+  signals_.SetAdvisor(dynamic_cast<semantic::SemanticEstimator*>(policy.estimator.get()));
   sched_.reset();
   cluster_ = std::move(cluster);
   sched_ = std::make_unique<Scheduler>(*cluster_, false, false, std::move(policy), std::move(placer));
@@ -263,7 +261,7 @@ void Daemon::FillJob(LiveJob& lj, const SlurmJob& sj) {
   lj.listed_nodes = sj.num_nodes;
   lj.listed_gpus_per_node = sj.gpus_per_node;
   lj.heartbeat = HeartbeatPath(sj.comment, sj.id);
-  if (!lj.heartbeat.empty()) watched_.insert(sj.id);
+  if (!lj.heartbeat.empty()) recoverer_.Watch(sj.id);
   lj.hang_after = HangAfter(sj.comment);
   int vc = VcOf(sj.partition);
   j.vc = VcId(static_cast<uint16_t>(std::max(vc, 0)));
@@ -349,7 +347,7 @@ void Daemon::Leave(LiveJob& lj, const SlurmJob* sj, Time now) {
     case SlurmJobState::kFinished:
       sched_->Finish(slot, now);
       break;
-    case SlurmJobState::kFailed:  // (a job that ran is recovered instead: recovery_loop.cc)
+    case SlurmJobState::kFailed:  // (a job that ran is recovered instead: recoverer.h)
       sched_->Fail(slot, now, FailureKindOf(sj->failure), /*restartable=*/false);
       break;
     case SlurmJobState::kCancelled:
@@ -407,11 +405,79 @@ LiveJob& Daemon::AddRecord(const SlurmJob& sj) {
 // Before the policy sees a new job: its launch file for the advisor (the estimator), its
 // shape line for the shape plugin.
 void Daemon::Introduce(LiveJob& lj, Time now) {
-  if (signals_ && opts_.signals.advisor) signals_->ReadLaunchFile(lj.id);
+  signals_.Introduce(lj.id);
   ReadFlex(lj, now);
 }
 
 Status Daemon::MakeEligible(const LiveJob& lj) { return applier_.MakeEligible(lj); }
+
+// ---------------------------------------------------------------- the signals loop's scheduler port
+
+bool Daemon::RunsInSnapshot(const LiveJob& lj) const { return sched_ && sched_->view(lj.slot).running; }
+
+bool Daemon::EstimatedByEstimator(const LiveJob& lj) const {
+  return sched_ && sched_->view(lj.slot).est_source == EstimateSource::kEstimator;
+}
+
+void Daemon::UpdateEstimate(const LiveJob& lj, Duration estimate, Time now) {
+  sched_->UpdateEstimate(lj.slot, now, estimate, EstimateSource::kEstimator);
+}
+
+void Daemon::Report(const LiveSignals::Report& r, Time now) { ReportReading(*sched_, r.slot, now, r.reading, r.at); }
+
+// ---------------------------------------------------------------- the power loop's scheduler port
+
+void Daemon::AllocatedNodes(std::vector<std::string>* out) const {
+  if (!sched_) return;
+  for (const Node& n : cluster_->nodes)
+    if (sched_->cluster_state().powered(n.id) && sched_->cluster_state().free_gpus(n.id) != n.gpus)
+      out->push_back(n.name);
+}
+
+uint64_t Daemon::VcFreeGpus(VcId vc) const { return sched_->cluster_state().vc_free_gpus(vc); }
+
+void Daemon::PoweringDown(const std::string& node) {
+  auto id = node_index_.find(node);
+  if (!sched_ || id == node_index_.end()) return;
+  const ClusterState& cs = sched_->cluster_state();
+  if (cs.powered(id->second) && cs.free_gpus(id->second) == cluster_->nodes[id->second.v].gpus)
+    sched_->SetNodePowered(id->second, false);
+  else
+    nodes_dirty_ = true;  // (an operator's power-down of a busy node) out of placement once idle
+}
+
+// ---------------------------------------------------------------- the recoverer's scheduler port
+
+Time Daemon::ProgressAt(const LiveJob& lj) const {
+  if (!sched_ || lj.slot == UINT32_MAX) return kNoTime;
+  return sched_->view(lj.slot).progress.at;
+}
+
+// The core hears of the failure through its lifecycle verb, with the diagnosed kind. A job
+// given up leaves now. A job that is requeued keeps its GPUs in the snapshot until Slurm
+// lists it pending and held (a requeued running job is COMPLETING meanwhile, on its nodes):
+// then Fail(kind, restartable) puts it back in the policy's queue with its attained service,
+// attempts and failures (RequeuedAfterRecovery), so the policy never starts a job whose
+// requeue Slurm has not finished.
+void Daemon::GiveUpInCore(LiveJob& lj, FailureKind kind, Time now) {
+  if (!sched_ || lj.slot == UINT32_MAX) return;
+  if (sched_->view(lj.slot).running) {
+    sched_->Fail(lj.slot, now, kind, /*restartable=*/false);
+    sched_->Release(lj.slot);
+    lj.slot = UINT32_MAX;
+  } else {
+    Withdraw(lj, now);
+  }
+}
+
+// Slurm shows the recovery's requeue done (pending, held): the failed attempt ends in the
+// core, the job waits again.
+void Daemon::RequeuedAfterRecovery(LiveJob& lj, Time now) {
+  if (sched_ && lj.slot != UINT32_MAX && sched_->view(lj.slot).running)
+    sched_->Fail(lj.slot, now, lj.fail_kind, /*restartable=*/true);
+  lj.nodes.clear();
+  lj.started = kNoTime;
+}
 
 // ---------------------------------------------------------------- shaping (flex_shape.h)
 

@@ -91,7 +91,7 @@ Status Reconciler::Execute(LiveJob& lj, const Reading& r, const SlurmJob& sj, Ti
       if (!st.ok()) Note(now, "error", fmt::format("cannot make job {} eligible now: {}", lj.id, st.error().message));
       break;
     }
-    case Action::kRecover:  // diagnosed and acted on after Observe (RecoverStep)
+    case Action::kRecover:  // diagnosed and acted on after Observe (Recoverer::Step)
       host_->RecoverLater(lj.id, sj.state == SlurmJobState::kRunning ? Trigger::kHang : TriggerOf(sj.failure));
       break;
     case Action::kAdopt:

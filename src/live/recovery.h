@@ -6,7 +6,7 @@
 // requeue, requeue, or give up (script errors). This header holds the pure parts: the
 // triggers, the verdict rule (Judge), the job-comment keys of the restart contract, the
 // heartbeat and the one-off tail read. The daemon's side (journal, apply path, API) is
-// recovery_loop.cc.
+// the Recoverer (recoverer.h).
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Recovery of failed and hung jobs (live/recovery.h, recovery_loop.cc): the verdict rule on
+// Recovery of failed and hung jobs (live/recovery.h, recoverer.h): the verdict rule on
 // diagnosed logs, the restart contract's comment keys, the tail read, and the daemon on
 // FakeSlurm (drain + requeue, give-up shown in the queue, hangs, the drain limit and the
 // operator's confirmation, kill -9 at every mutating call).

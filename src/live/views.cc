@@ -172,7 +172,7 @@ Daemon::Health Daemon::GetHealth() const {
     h.nodes_powered_down += s.avail == NodeAvail::kPoweredDown;
     h.nodes_booting += s.avail == NodeAvail::kPoweringUp;
   }
-  h.failed_resumes = m_failed_resumes_;
+  h.failed_resumes = power_.failed_resumes();
   h.energy = opts_.energy;
   h.events.assign(events_.recent().begin(), events_.recent().end());
   return h;
@@ -204,11 +204,24 @@ struct Metrics {
 
 }  // namespace
 
+// A queue entry's estimate (the scheduler's view) and its progress and input problem (the signals).
+void Daemon::FillSignals(const LiveJob& lj, QueueEntry* e) const {
+  if (sched_ && lj.slot != UINT32_MAX) {
+    const SchedJob& v = sched_->view(lj.slot);
+    e->estimate = v.estimate;
+    e->estimate_source = v.est_source;
+  }
+  const LiveSignals* signals = signals_.live();
+  if (!signals) return;
+  if (const ProgressView* p = signals->View(lj.id); p && lj.state() == JobState::kRunning) e->progress = *p;
+  e->input_error = signals->InputError(lj.id);
+}
+
 // The semantic signals' counters and, per running job with a reading, its progress
 // (labels: job id; one series per running job, gone when it ends).
 void Daemon::SignalsMetrics(std::string* out) const {
   Metrics x;
-  const LiveSignals::Stats& s = signals_->stats();
+  const LiveSignals::Stats& s = signals_.live()->stats();
   x.Counter("orrery_signals_scripts_read_total", "Batch scripts read for the advisor.", s.scripts_read);
   x.Counter("orrery_signals_script_errors_total", "Batch scripts that could not be read.", s.script_errors);
   x.Counter("orrery_signals_lookups_total", "scontrol show job calls for StdOut paths.", s.lookups);
@@ -236,7 +249,7 @@ void Daemon::SignalsMetrics(std::string* out) const {
   std::vector<std::pair<uint32_t, const ProgressView*>> views;
   for (const auto& [id, lj] : book_)
     if (lj->state() == JobState::kRunning)
-      if (const ProgressView* p = signals_->View(id)) views.emplace_back(id, p);
+      if (const ProgressView* p = signals_.live()->View(id)) views.emplace_back(id, p);
   std::sort(views.begin(), views.end());
   auto series = [&](const char* name, const char* help, auto value) {
     x.m += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
@@ -309,21 +322,21 @@ std::string Daemon::MetricsText() const {
   x.Gauge("orrery_nodes_booting", "Managed nodes powering up in Slurm.", static_cast<double>(booting));
   x.m += "# HELP orrery_power_decisions_total Node power decisions applied by this process, by source and kind.\n";
   x.m += "# TYPE orrery_power_decisions_total counter\n";
-  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-down\"}} {}\n", m_power_ces_down_);
-  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-up\"}} {}\n", m_power_ces_up_);
-  x.m += fmt::format("orrery_power_decisions_total{{source=\"demand\",kind=\"power-up\"}} {}\n", m_power_demand_up_);
-  x.Counter("orrery_power_refused_total", "Energy-policy power-downs dropped: the node had work.", m_power_refused_);
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-down\"}} {}\n", power_.ces_downs());
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"policy\",kind=\"power-up\"}} {}\n", power_.ces_ups());
+  x.m += fmt::format("orrery_power_decisions_total{{source=\"demand\",kind=\"power-up\"}} {}\n", power_.demand_ups());
+  x.Counter("orrery_power_refused_total", "Energy-policy power-downs dropped: the node had work.", power_.refused());
   x.Counter("orrery_failed_resumes_total", "Nodes seen going DOWN while powering up (missed ResumeTimeout).",
-            m_failed_resumes_);
+            power_.failed_resumes());
   x.Gauge("orrery_paused", "1 when decisions are paused by an operator.", paused_ ? 1 : 0);
-  if (signals_) SignalsMetrics(&x.m);
-  x.Counter("orrery_recoveries_total", "Failed or hung jobs diagnosed and acted on by this process.", m_recoveries_);
-  x.Counter("orrery_hangs_total", "Jobs found without progress for the configured time.", m_hangs_);
-  x.Counter("orrery_give_ups_total", "Failed jobs not retried (script errors, restart limit).", m_give_ups_);
-  x.Counter("orrery_drains_total", "Nodes drained by recovery in this process.", m_drains_);
-  x.Counter("orrery_undrains_total", "Drained nodes returned to service by an operator.", m_undrains_);
+  if (signals_.on()) SignalsMetrics(&x.m);
+  x.Counter("orrery_recoveries_total", "Failed or hung jobs diagnosed and acted on by this process.", recoverer_.recoveries());
+  x.Counter("orrery_hangs_total", "Jobs found without progress for the configured time.", recoverer_.hangs());
+  x.Counter("orrery_give_ups_total", "Failed jobs not retried (script errors, restart limit).", recoverer_.give_ups());
+  x.Counter("orrery_drains_total", "Nodes drained by recovery in this process.", recoverer_.drains());
+  x.Counter("orrery_undrains_total", "Drained nodes returned to service by an operator.", recoverer_.undrains());
   x.Gauge("orrery_drains_awaiting", "Drains over the hourly limit waiting for an operator.",
-          static_cast<double>(awaiting_.size()));
+          static_cast<double>(recoverer_.awaiting()));
   return x.m;
 }
 

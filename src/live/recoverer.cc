@@ -1,30 +1,24 @@
-// The daemon's recovery of failed and hung jobs (the rules: live/recovery.h). The reconciler
-// moves a job Slurm reports failed, or a running job without progress, to kRecovering
-// (job_state.h) and lists it; after Observe, RecoverStep diagnoses each from the tail of its
-// output, journals a failure record and its decisions (drain, recover = requeue held, or
-// give-up) before any reaches Slurm, tells the core (Fail with the diagnosed kind, restartable
-// when it is requeued) and applies them through the one apply path (applier.h), which checks
-// a decision met again after a crash against what Slurm shows: a node is never drained twice
-// and a planned requeue is never lost. Drains beyond the hourly limit are journaled as
-// awaiting an operator (ConfirmDrain / ReleaseDrain, the HTTP API).
+// The recoverer (recoverer.h): failed and hung jobs diagnosed from the tail of their output,
+// journaled with their decisions, applied through the one apply path; the drain limit and the
+// operators' confirmations.
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "live/daemon.h"
+#include "live/recoverer.h"
 #include "live/log_tail.h"
 
 namespace orrery::live {
 
 namespace {
 
-constexpr Duration kHour = 3600;
+constexpr Duration kDrainWindow = 3600;
 
 std::string RecoverKey(uint32_t job, uint32_t gen) { return fmt::format("recover/{}/{}", job, gen); }
 
 bool ShowsDrain(const SlurmNode& n) { return n.state_raw.find("drain") != std::string::npos; }
 
-std::string Join(const std::vector<std::string>& v, const char* sep) {
+std::string JoinWith(const std::vector<std::string>& v, const char* sep) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
   return s;
@@ -34,9 +28,9 @@ std::string Join(const std::vector<std::string>& v, const char* sep) {
 
 // ---------------------------------------------------------------- state after a restart
 
-Status Daemon::LoadRecovery(Time now) {
-  ORR_ASSIGN_OR_RETURN(recovery_, MakeRecovery(opts_.recovery.policy));
-  ORR_ASSIGN_OR_RETURN(auto drains, journal_->OfKind(DecisionKind::kDrain, now - kHour));
+Status Recoverer::Load(Time now) {
+  ORR_ASSIGN_OR_RETURN(policy_, MakeRecovery(opts_.policy));
+  ORR_ASSIGN_OR_RETURN(auto drains, journal_->OfKind(DecisionKind::kDrain, now - kDrainWindow));
   for (const JournalDecision& d : drains)
     if (d.state == DecisionState::kPlanned || d.state == DecisionState::kApplied) drain_times_.push_back(d.time);
   ORR_ASSIGN_OR_RETURN(auto awaiting, journal_->WithState(DecisionState::kAwaiting));
@@ -50,48 +44,44 @@ Status Daemon::LoadRecovery(Time now) {
 // it running): recovered when this generation ran under the daemon (its start decision is
 // journaled) and no recovery was decided for it yet; its recovery waits for the apply path
 // when one is planned; otherwise it stays listed as failed, out of the scheduler.
-Status Daemon::AdoptFailed(const SlurmJob& sj, Time now) {
-  auto g = ledger_.gens.find(sj.id);
-  const uint32_t gen = g == ledger_.gens.end() ? 0 : g->second;
+Status Recoverer::AdoptFailed(const SlurmJob& sj, Time now) {
+  auto g = ledger_->gens.find(sj.id);
+  const uint32_t gen = g == ledger_->gens.end() ? 0 : g->second;
   const std::string key = RecoverKey(sj.id, gen);
   Result<JournalDecision> known = journal_->Get(key);
   if (!known.ok() && known.error().code != ErrorCode::kNotFound) return known.error();
   const bool ran_here = known.ok() || journal_->Has(StartKey(sj.id, gen));
-  auto owned = std::make_unique<LiveJob>();
-  LiveJob& lj = *owned;
-  lj.id = sj.id;
-  FillJob(lj, sj);
+  LiveJob& lj = host_->AddRecord(sj);
   lj.gen = gen;
   lj.started = sj.start;
   for (const auto& n : sj.nodes) lj.nodes.push_back(NodeShare{n, static_cast<uint16_t>(sj.gpus_per_node)});
   if (!ran_here) {
-    book_.Enter(lj, JobState::kFailed, now);
+    book_->Enter(lj, JobState::kFailed, now);
     lj.reason = fmt::format("failed in Slurm ({}) outside Orrery's management: not recovered", sj.state_raw);
   } else if (!known.ok()) {
-    book_.Enter(lj, JobState::kRecovering, now);
-    recover_todo_.emplace_back(sj.id, TriggerOf(sj.failure));
-  } else if (ledger_.unapplied.count(key)) {
-    book_.Enter(lj, JobState::kRecovering, now);  // the apply path sends its requeue
+    book_->Enter(lj, JobState::kRecovering, now);
+    todo_.emplace_back(sj.id, TriggerOf(sj.failure));
+  } else if (ledger_->unapplied.count(key)) {
+    book_->Enter(lj, JobState::kRecovering, now);  // the apply path sends its requeue
     lj.reason = known->detail;
   } else {
-    book_.Enter(lj, JobState::kFailed, now);
+    book_->Enter(lj, JobState::kFailed, now);
     lj.reason = known->detail;
   }
   if (known.ok()) {  // the queue shows its failure again
     auto rec = journal_->FailureOf(sj.id, gen);
     if (rec.ok()) lj.failure = std::move(*rec);
   }
-  AddJob(std::move(owned));
-  return reconciler_.SettleUnapplied(sj, now);
+  return host_->SettleUnapplied(sj, now);
 }
 
 // ---------------------------------------------------------------- hangs
 
 // Watched jobs only: those that declare a heartbeat file (the restart contract) or report
 // progress to the core (the signals loop); the clock starts at the job's start.
-bool Daemon::Hung(const LiveJob& lj, Time now) const {
+bool Recoverer::Hung(const LiveJob& lj, Time now) const {
   if (lj.state() != JobState::kRunning || lj.started == kNoTime) return false;
-  const Duration after = lj.hang_after > 0 ? lj.hang_after : opts_.recovery.hang_after;
+  const Duration after = lj.hang_after > 0 ? lj.hang_after : opts_.hang_after;
   if (after <= 0) return false;
   bool watched = false;
   Time last = lj.started;
@@ -99,12 +89,10 @@ bool Daemon::Hung(const LiveJob& lj, Time now) const {
     watched = true;
     last = std::max(last, LastBeat(lj.heartbeat));
   }
-  if (sched_ && lj.slot != UINT32_MAX) {
-    const Time reported = sched_->view(lj.slot).progress.at;
-    if (reported != kNoTime) {
-      watched = true;
-      last = std::max(last, reported);
-    }
+  const Time reported = host_->ProgressAt(lj);
+  if (reported != kNoTime) {
+    watched = true;
+    last = std::max(last, reported);
   }
   return watched && now - last >= after;
 }
@@ -112,11 +100,11 @@ bool Daemon::Hung(const LiveJob& lj, Time now) const {
 // Every running job, whether or not this cycle's listing showed it (a delta listing shows
 // only jobs that changed), in id order.
 // O(watched jobs), not O(jobs): only a watched job can hang (Hung), and every job that
-// declares a heartbeat (FillJob) or had a progress report (SignalsStep) is in watched_.
-void Daemon::FindHangs(Time now) {
+// declares a heartbeat or had a progress report is in watched_ (Watch).
+void Recoverer::FindHangs(Time now) {
   std::vector<uint32_t> hung;
   for (auto it = watched_.begin(); it != watched_.end();) {
-    const LiveJob* lj = book_.Find(*it);
+    const LiveJob* lj = book_->Find(*it);
     if (!lj) {  // left the daemon
       it = watched_.erase(it);
       continue;
@@ -125,44 +113,44 @@ void Daemon::FindHangs(Time now) {
     ++it;
   }
   for (uint32_t id : hung) {  // ascending ids (watched_ is ordered)
-    LiveJob& lj = *book_.Find(id);
+    LiveJob& lj = *book_->Find(id);
     const Reading r = JobBook::Read(lj, Seen::kHung, false);
-    book_.Move(lj, r, now);
-    if (r.tr.action == Action::kRecover) recover_todo_.emplace_back(id, Trigger::kHang);
+    book_->Move(lj, r, now);
+    if (r.tr.action == Action::kRecover) todo_.emplace_back(id, Trigger::kHang);
   }
 }
 
 // ---------------------------------------------------------------- the step
 
-Status Daemon::RecoverStep(Time now, CycleStats* st) {
+Status Recoverer::Step(Time now, CycleStats* st) {
   FindHangs(now);
-  if (recover_todo_.empty()) return Status::Ok();
+  if (todo_.empty()) return Status::Ok();
   std::vector<std::pair<uint32_t, Trigger>> todo;
-  todo.swap(recover_todo_);
+  todo.swap(todo_);
   Status first = Status::Ok();
   for (const auto& [job, trigger] : todo) {
     Status s = RecoverOne(job, trigger, now, st);
     if (s.ok()) continue;
     // Nothing was planned (Slurm or the journal refused): tried again next cycle.
-    recover_todo_.emplace_back(job, trigger);
+    todo_.emplace_back(job, trigger);
     Note(now, "error", fmt::format("recovery of job {}: {} (retried next cycle)", job, s.error().message));
     if (first.ok()) first = s;
   }
-  Status sync = SyncNodes(now);  // drained nodes leave placement before the policy decides
+  Status sync = host_->SyncNodes(now);  // drained nodes leave placement before the policy decides
   return first.ok() ? sync : first;
 }
 
-Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st) {
-  LiveJob* found = book_.Find(job);
+Status Recoverer::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* st) {
+  LiveJob* found = book_->Find(job);
   if (!found || found->state() != JobState::kRecovering) return Status::Ok();
   LiveJob& lj = *found;
   // A generation whose recovery was decided already (a requeue Slurm took while the daemon
   // was away, seen as a held job): this failure is the next generation's.
-  if (!ledger_.unapplied.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen))) {
+  if (!ledger_->unapplied.count(RecoverKey(job, lj.gen)) && journal_->Has(RecoverKey(job, lj.gen))) {
     std::vector<NodeShare> ran_on = lj.nodes;  // NewGeneration forgets them
-    ORR_RETURN_IF_ERROR(reconciler_.NewGeneration(lj, now, "a recovery of this generation was decided before"));
+    ORR_RETURN_IF_ERROR(host_->NewGeneration(lj, now, "a recovery of this generation was decided before"));
     lj.nodes = std::move(ran_on);
-    book_.Move(lj, Step::kRecoverAgain, now);
+    book_->Move(lj, Step::kRecoverAgain, now);
   }
   std::string files;
   auto paths = slurm_->Files(job);
@@ -174,19 +162,19 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
   inc.trigger = trigger;
   for (const NodeShare& n : lj.nodes) inc.nodes.push_back(n.node);
   inc.restarts = restarts_[job];
-  const RecoveryVerdict v = Judge(recovery_, d, inc, opts_.recovery.max_restarts);
+  const RecoveryVerdict v = Judge(policy_, d, inc, opts_.max_restarts);
   FailureRecord rec{job,      lj.gen, now,      trigger, d.category, trigger == Trigger::kHang ? "hang" : d.subtype,
-                    v.suspect, v.step, v.reason, Join(d.evidence, "\n"), files};
+                    v.suspect, v.step, v.reason, JoinWith(d.evidence, "\n"), files};
   ORR_RETURN_IF_ERROR(journal_->RecordFailure(rec));
-  std::vector<JournalDecision> batch = RecoveryDecisions(lj, v, rec.subtype, now);
-  ORR_RETURN_IF_ERROR(applier_.PlanBatch(batch));
+  std::vector<JournalDecision> batch = Decisions(lj, v, rec.subtype, now);
+  ORR_RETURN_IF_ERROR(applier_->PlanBatch(batch));
   lj.failure = rec;
   lj.reason = v.reason;
   if (v.step != RecoveryStep::kGiveUp) ++restarts_[job];
-  ++m_recoveries_;
+  ++recoveries_;
   ++st->recoveries;
-  if (trigger == Trigger::kHang) ++m_hangs_;
-  if (v.step == RecoveryStep::kGiveUp) ++m_give_ups_;
+  if (trigger == Trigger::kHang) ++hangs_;
+  if (v.step == RecoveryStep::kGiveUp) ++give_ups_;
   Note(now, "recover", fmt::format("job {} {}: {}", job, TriggerName(trigger), v.reason));
   TellCore(lj, v, now);
   std::vector<JournalDecision> send;
@@ -194,24 +182,24 @@ Status Daemon::RecoverOne(uint32_t job, Trigger trigger, Time now, CycleStats* s
     if (x.state == DecisionState::kAwaiting) {
       Note(now, "drain", fmt::format("{}: over the limit of {} drains per hour; awaits an operator "
                                      "(POST /api/v1/drains/{}/confirm or /release)",
-                                     x.key, opts_.recovery.max_drains_per_hour, x.nodes[0].node));
+                                     x.key, opts_.max_drains_per_hour, x.nodes[0].node));
       awaiting_[x.key] = x;
       continue;
     }
     if (x.kind == DecisionKind::kDrain) drain_times_.push_back(now);
     send.push_back(std::move(x));
   }
-  return applier_.ApplyPath(std::move(send), /*planned=*/true, now, st);
+  return applier_->ApplyPath(std::move(send), /*planned=*/true, now, st);
 }
 
 // StdOut, then StdErr (once when they are the same file): the last log_tail_bytes of each.
-logs::Diagnosis Daemon::DiagnoseOutput(const JobFiles& paths, std::string* files, std::string* text_out,
-                                       Time now) {
+logs::Diagnosis Recoverer::DiagnoseOutput(const JobFiles& paths, std::string* files, std::string* text_out,
+                                          Time now) {
   std::string& text = *text_out;
   std::vector<std::string> read;
   for (const std::string* p : {&paths.stdout_path, &paths.stderr_path}) {
     if (p->empty() || std::find(read.begin(), read.end(), *p) != read.end()) continue;
-    auto tail = ReadLastLines(*p, opts_.recovery.log_tail_bytes);  // log_tail.h
+    auto tail = ReadLastLines(*p, opts_.log_tail_bytes);  // log_tail.h
     if (!tail.ok()) {
       Note(now, "error", "recovery: " + tail.error().message);
       continue;
@@ -220,29 +208,29 @@ logs::Diagnosis Daemon::DiagnoseOutput(const JobFiles& paths, std::string* files
     if (!text.empty() && text.back() != '\n') text += '\n';
     read.push_back(*p);
   }
-  *files = Join(read, ",");
+  *files = JoinWith(read, ",");
   return diagnoser_.Diagnose(text);
 }
 
-std::vector<JournalDecision> Daemon::RecoveryDecisions(const LiveJob& lj, const RecoveryVerdict& v,
-                                                       const std::string& subtype, Time now) {
+std::vector<JournalDecision> Recoverer::Decisions(const LiveJob& lj, const RecoveryVerdict& v,
+                                                 const std::string& subtype, Time now) {
   auto base = [&](DecisionKind kind, std::string key) {
     JournalDecision d;
     d.kind = kind;
     d.key = std::move(key);
-    d.cycle = cycle_;
+    d.cycle = host_->CycleNumber();
     d.time = now;
     d.job = lj.id;
     d.gen = lj.gen;
     return d;
   };
   std::vector<JournalDecision> out;
-  auto node = nodes_.find(v.suspect);
-  if (v.step == RecoveryStep::kDrainRequeue && node != nodes_.end()) {
+  const SlurmNode* node = host_->NodeOf(v.suspect);
+  if (v.step == RecoveryStep::kDrainRequeue && node != nullptr) {
     JournalDecision d = base(DecisionKind::kDrain, fmt::format("drain/{}/{}/{}", v.suspect, lj.id, lj.gen));
-    d.nodes = {NodeShare{v.suspect, node->second.gpus}};
+    d.nodes = {NodeShare{v.suspect, node->gpus}};
     d.detail = "orrery: " + subtype;  // Slurm's Reason= for the node
-    if (DrainsThisHour(now) >= static_cast<size_t>(opts_.recovery.max_drains_per_hour))
+    if (DrainsThisHour(now) >= static_cast<size_t>(opts_.max_drains_per_hour))
       d.state = DecisionState::kAwaiting;
     out.push_back(std::move(d));
   }
@@ -254,45 +242,25 @@ std::vector<JournalDecision> Daemon::RecoveryDecisions(const LiveJob& lj, const 
   return out;
 }
 
-// The core hears of the failure through its lifecycle verb, with the diagnosed kind. A job
-// given up leaves now. A job that is requeued keeps its GPUs in the snapshot until Slurm
-// lists it pending and held (a requeued running job is COMPLETING meanwhile, on its nodes):
-// then Fail(kind, restartable) puts it back in the policy's queue with its attained service,
-// attempts and failures (RequeuedAfterRecovery), so the policy never starts a job whose
-// requeue Slurm has not finished.
-void Daemon::TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now) {
+// The diagnosed kind is kept for the core's Fail. A job given up leaves the core now
+// (RecovererHost::GiveUpInCore); a job that is requeued keeps its place there until Slurm
+// lists it pending and held (ReconcilerHost::RequeuedAfterRecovery).
+void Recoverer::TellCore(LiveJob& lj, const RecoveryVerdict& v, Time now) {
   lj.fail_kind = v.kind;
   if (v.step != RecoveryStep::kGiveUp) return;
-  if (sched_ && lj.slot != UINT32_MAX) {
-    if (sched_->view(lj.slot).running) {
-      sched_->Fail(lj.slot, now, v.kind, /*restartable=*/false);
-      sched_->Release(lj.slot);
-      lj.slot = UINT32_MAX;
-    } else {
-      Withdraw(lj, now);
-    }
-  }
-  book_.Move(lj, Step::kGiveUp, now);
+  host_->GiveUpInCore(lj, v.kind, now);
+  book_->Move(lj, Step::kGiveUp, now);
 }
 
-// Slurm shows the recovery's requeue done (pending, held): the failed attempt ends in the
-// core, the job waits again.
-void Daemon::RequeuedAfterRecovery(LiveJob& lj, Time now) {
-  if (sched_ && lj.slot != UINT32_MAX && sched_->view(lj.slot).running)
-    sched_->Fail(lj.slot, now, lj.fail_kind, /*restartable=*/true);
-  lj.nodes.clear();
-  lj.started = kNoTime;
-}
-
-size_t Daemon::DrainsThisHour(Time now) {
-  while (!drain_times_.empty() && drain_times_.front() <= now - kHour) drain_times_.pop_front();
+size_t Recoverer::DrainsThisHour(Time now) {
+  while (!drain_times_.empty() && drain_times_.front() <= now - kDrainWindow) drain_times_.pop_front();
   return drain_times_.size();
 }
 
 // ---------------------------------------------------------------- the applier's side
 
 // Bookkeeping of a recovery decision Slurm took (the applier's host).
-void Daemon::RecoveryApplied(const JournalDecision& d, Time now, CycleStats* st) {
+void Recoverer::Applied(const JournalDecision& d, Time now, CycleStats* st) {
   switch (d.kind) {
     case DecisionKind::kDrain:
       DrainApplied(d, now, st);
@@ -312,24 +280,24 @@ void Daemon::RecoveryApplied(const JournalDecision& d, Time now, CycleStats* st)
   }
 }
 
-Verdict Daemon::CheckRecovery(const JournalDecision& d, std::string* why) const {
+Verdict Recoverer::Check(const JournalDecision& d, std::string* why) const {
   const std::string node = d.nodes.empty() ? "" : d.nodes[0].node;
-  auto obs = nodes_.find(node);
+  const SlurmNode* obs = host_->NodeOf(node);
   switch (d.kind) {
     case DecisionKind::kDrain:
-      if (obs != nodes_.end() && ShowsDrain(obs->second)) {  // never drained twice
-        *why = d.detail + "; confirmed: Slurm shows " + node + " " + obs->second.state_raw;
+      if (obs != nullptr && ShowsDrain(*obs)) {  // never drained twice
+        *why = d.detail + "; confirmed: Slurm shows " + node + " " + obs->state_raw;
         return Verdict::kInEffect;
       }
       return Verdict::kSend;
     case DecisionKind::kUndrain:
-      if (obs == nodes_.end() || !ShowsDrain(obs->second)) {
-        *why = "confirmed: Slurm shows " + node + (obs == nodes_.end() ? " gone" : " " + obs->second.state_raw);
+      if (obs == nullptr || !ShowsDrain(*obs)) {
+        *why = "confirmed: Slurm shows " + node + (obs == nullptr ? " gone" : " " + obs->state_raw);
         return Verdict::kInEffect;
       }
       return Verdict::kSend;
     case DecisionKind::kRecover: {
-      const LiveJob* found = book_.Find(d.job);
+      const LiveJob* found = book_->Find(d.job);
       if (!found) {
         *why = "Slurm no longer lists the job";
         return Verdict::kObsolete;
@@ -353,56 +321,46 @@ Verdict Daemon::CheckRecovery(const JournalDecision& d, std::string* why) const 
 
 // Slurm took the requeue: the next generation. The job stays kRecovering (and, in the core,
 // where it was) until a listing shows it pending and held (RequeuedAfterRecovery).
-void Daemon::RecoverApplied(const JournalDecision& d, Time now) {
-  LiveJob* found = book_.Find(d.job);
+void Recoverer::RecoverApplied(const JournalDecision& d, Time now) {
+  LiveJob* found = book_->Find(d.job);
   if (!found) return;
   LiveJob& lj = *found;
   if (lj.gen != d.gen || lj.state() != JobState::kRecovering) return;
   ++lj.gen;
-  ledger_.gens[lj.id] = lj.gen;
+  ledger_->gens[lj.id] = lj.gen;
   Status s = journal_->SetGen(lj.id, lj.gen);
   if (!s.ok()) Note(now, "error", s.error().message);
   Note(now, "requeue", fmt::format("job {} requeued by recovery (generation {})", lj.id, lj.gen));
 }
 
-void Daemon::DrainApplied(const JournalDecision& d, Time now, CycleStats* st) {
-  ++m_drains_;
+void Recoverer::DrainApplied(const JournalDecision& d, Time now, CycleStats* st) {
+  ++drains_;
   ++st->drains;
   const std::string& node = d.nodes.at(0).node;
-  auto it = nodes_.find(node);
-  if (it != nodes_.end() && it->second.avail == NodeAvail::kUp) {  // out of placement now, as Slurm has it
-    SlurmNode* n = MirrorLocally(node);
-    n->avail = NodeAvail::kDown;
-    n->state_raw = "draining";
-    nodes_dirty_ = true;
-  }
+  const SlurmNode* n = host_->NodeOf(node);
+  if (n != nullptr && n->avail == NodeAvail::kUp)  // out of placement now, as Slurm has it
+    host_->ShowLocally(node, NodeAvail::kDown, "draining");
   Note(now, "drain", fmt::format("{} drained ({}) for job {}", node, d.detail, d.job));
 }
 
-void Daemon::UndrainApplied(const JournalDecision& d, Time now) {
-  ++m_undrains_;
+void Recoverer::UndrainApplied(const JournalDecision& d, Time now) {
+  ++undrains_;
   const std::string& node = d.nodes.at(0).node;
-  auto it = nodes_.find(node);
-  if (it != nodes_.end() && ShowsDrain(it->second)) {  // back in placement now, as Slurm has it
-    SlurmNode* n = MirrorLocally(node);
-    n->avail = NodeAvail::kUp;
-    n->state_raw = "idle";
-    nodes_dirty_ = true;
-  }
+  const SlurmNode* n = host_->NodeOf(node);
+  if (n != nullptr && ShowsDrain(*n))  // back in placement now, as Slurm has it
+    host_->ShowLocally(node, NodeAvail::kUp, "idle");
   Note(now, "drain", node + " returned to service by an operator");
 }
 
 // ---------------------------------------------------------------- operators
 
-Status Daemon::ConfirmDrain(const std::string& node) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const Time now = clock_->Now();
+Status Recoverer::ConfirmDrain(const std::string& node, Time now) {
   for (auto it = awaiting_.begin(); it != awaiting_.end(); ++it) {
     if (it->second.nodes.at(0).node != node) continue;
     JournalDecision d = it->second;
     ORR_RETURN_IF_ERROR(journal_->Mark(d.key, DecisionState::kPlanned, now, d.detail));
     d.state = DecisionState::kPlanned;
-    ledger_.unapplied[d.key] = d;  // applied at the next cycle (RetryUnapplied)
+    ledger_->unapplied[d.key] = d;  // applied at the next cycle (RetryUnapplied)
     awaiting_.erase(it);
     drain_times_.push_back(now);
     Note(now, "operator", "drain of " + node + " confirmed (" + d.key + ")");
@@ -411,9 +369,7 @@ Status Daemon::ConfirmDrain(const std::string& node) {
   return MakeError("no drain of '" + node + "' awaits confirmation", kExitBadInput, ErrorCode::kNotFound);
 }
 
-Status Daemon::ReleaseDrain(const std::string& node) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const Time now = clock_->Now();
+Status Recoverer::ReleaseDrain(const std::string& node, Time now) {
   bool done = false;
   for (auto it = awaiting_.begin(); it != awaiting_.end();) {
     if (it->second.nodes.at(0).node != node) {
@@ -425,14 +381,14 @@ Status Daemon::ReleaseDrain(const std::string& node) {
     it = awaiting_.erase(it);
     done = true;
   }
-  auto obs = nodes_.find(node);
-  if (obs != nodes_.end() && ShowsDrain(obs->second)) {
+  const SlurmNode* obs = host_->NodeOf(node);
+  if (obs != nullptr && ShowsDrain(*obs)) {
     JournalDecision d;
     d.kind = DecisionKind::kUndrain;
     d.key = fmt::format("undrain/{}/{}", node, undrain_seq_ + 1);
-    d.cycle = cycle_;
+    d.cycle = host_->CycleNumber();
     d.time = now;
-    d.nodes = {NodeShare{node, obs->second.gpus}};
+    d.nodes = {NodeShare{node, obs->gpus}};
     d.detail = "operator";
     ORR_RETURN_IF_ERROR(journal_->Begin());
     Status s = journal_->Plan(&d);
@@ -443,7 +399,7 @@ Status Daemon::ReleaseDrain(const std::string& node) {
     }
     ORR_RETURN_IF_ERROR(journal_->Commit());
     ++undrain_seq_;
-    ledger_.unapplied[d.key] = d;  // applied at the next cycle
+    ledger_->unapplied[d.key] = d;  // applied at the next cycle
     Note(now, "operator", node + " returned to service (" + d.key + ")");
     done = true;
   }
@@ -451,17 +407,15 @@ Status Daemon::ReleaseDrain(const std::string& node) {
   return MakeError("'" + node + "' is neither drained nor awaiting a drain", kExitBadInput, ErrorCode::kNotFound);
 }
 
-std::vector<FailureRecord> Daemon::Failures(size_t n) const {
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<FailureRecord> Recoverer::Failures(size_t n) const {
   auto f = journal_->Failures(n);
   return f.ok() ? std::move(*f) : std::vector<FailureRecord>{};
 }
 
-std::vector<JournalDecision> Daemon::Drains() const {
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<JournalDecision> Recoverer::Drains(Time now) const {
   std::vector<JournalDecision> out;
   for (const auto& [key, d] : awaiting_) out.push_back(d);
-  auto recent = journal_->OfKind(DecisionKind::kDrain, clock_->Now() - 24 * kHour);
+  auto recent = journal_->OfKind(DecisionKind::kDrain, now - 24 * kDrainWindow);
   if (recent.ok())
     for (JournalDecision& d : *recent)
       if (d.state != DecisionState::kAwaiting) out.push_back(std::move(d));
