@@ -62,6 +62,11 @@ struct SlurmCore {
   std::vector<std::set<uint32_t>> running;   // by cluster VC
   std::vector<std::pair<int32_t, double>> ended_usage;  // charged at the next calculation
   Time last_calc = kNoTime, next_calc = kNoTime;
+  // The backfill scheduler's cadence, by cluster VC: it runs at most every bf_interval. next_bf
+  // is the earliest time of its next pass (kNoTime: the next cycle); bf_deferred marks a VC
+  // whose cycle left jobs for a pass that was not yet due, so that a wakeup runs it then.
+  std::vector<Time> next_bf;
+  std::vector<char> bf_deferred;
 
   SlurmCore(std::shared_ptr<const slurm::SlurmConf> c, std::shared_ptr<const slurm::Accounts> a)
       : conf(std::move(c)), acc(std::move(a)), limits(*conf, *acc) {}
@@ -77,6 +82,24 @@ struct SlurmCore {
   }
   double Charge(const SlotInfo& s, Time from, Time to) const {
     return std::max<Time>(0, to - from) * static_cast<double>(s.pj.cpus) * s.usage_factor;
+  }
+  // Whether the backfill pass of `vc` may run at `now`; when it may, its next one is a
+  // bf_interval later, else the VC waits for it (NextWakeup).
+  bool TakeBackfillTurn(VcId vc, Time now) {
+    if (next_bf.size() <= vc.v) next_bf.resize(vc.v + 1u, kNoTime), bf_deferred.resize(vc.v + 1u, 0);
+    if (next_bf[vc.v] != kNoTime && now < next_bf[vc.v]) {
+      bf_deferred[vc.v] = 1;
+      return false;
+    }
+    next_bf[vc.v] = now + conf->sched.bf_interval_s;
+    bf_deferred[vc.v] = 0;
+    return true;
+  }
+  Time NextDeferredBackfill() const {
+    Time t = kNoTime;
+    for (size_t v = 0; v < next_bf.size(); ++v)
+      if (bf_deferred[v] && (t == kNoTime || next_bf[v] < t)) t = next_bf[v];
+    return t;
   }
 };
 
@@ -165,9 +188,15 @@ class SlurmSort final : public QueueSortPlugin {
 class Profile {
  public:
   static constexpr Time kForever = INT64_MAX / 4;
-  void Reset(Time now, int64_t free) { steps_.assign(1, {now, free}); }
-  void Release(Time t, int64_t gpus) {
-    for (size_t i = Split(t); i < steps_.size(); ++i) steps_[i].second += gpus;
+  // The profile at `now`: `free` GPUs, and each running job's GPUs back at its release time
+  // (sorted here: O(R log R) for R running jobs).
+  void Reset(Time now, int64_t free, std::vector<std::pair<Time, int64_t>>* releases) {
+    std::sort(releases->begin(), releases->end());
+    steps_.assign(1, {now, free});
+    for (const auto& [t, gpus] : *releases) {
+      if (t <= steps_.back().first) steps_.back().second += gpus;
+      else steps_.emplace_back(t, steps_.back().second + gpus);
+    }
   }
   void Take(Time from, Time to, int64_t gpus) {
     const size_t b = Split(from);
@@ -175,12 +204,21 @@ class Profile {
     for (size_t i = b; i < e; ++i) steps_[i].second -= gpus;
   }
   // The earliest step start t <= latest with at least `need` free over [t, t + dur), or kNoTime.
+  // Only the start of a run of steps with `need` free can be it (a later start in the run
+  // meets the same short step), so one pass over the steps finds it.
   Time Earliest(int64_t need, Duration dur, Time latest) const {
-    for (size_t i = 0; i < steps_.size() && steps_[i].first <= latest; ++i) {
-      const Time end = dur >= kForever ? kForever : steps_[i].first + dur;
-      bool fits = true;
-      for (size_t j = i; j < steps_.size() && steps_[j].first < end && fits; ++j) fits = steps_[j].second >= need;
-      if (fits) return steps_[i].first;
+    size_t start = steps_.size();  // the current run's first step (none)
+    for (size_t j = 0; j < steps_.size(); ++j) {
+      if (steps_[j].second < need) {
+        start = steps_.size();
+        continue;
+      }
+      if (start == steps_.size()) {
+        if (steps_[j].first > latest) return kNoTime;
+        start = j;
+      }
+      const bool last = j + 1 == steps_.size();  // the last step lasts forever
+      if (last || (dur < kForever && steps_[j + 1].first - steps_[start].first >= dur)) return steps_[start].first;
     }
     return kNoTime;
   }
@@ -243,7 +281,10 @@ class SlurmSched final : public ReschedulePlugin {
   }
 
   void Advance(SchedulerHandle& h) override;
-  Time NextWakeup() const override { return c_->next_calc; }
+  Time NextWakeup() const override {
+    const Time bf = c_->NextDeferredBackfill();
+    return bf == kNoTime || (c_->next_calc != kNoTime && c_->next_calc < bf) ? c_->next_calc : bf;
+  }
   void JobStarted(SchedulerHandle& h, uint32_t slot) override {
     SlotInfo& s = c_->Info(h.job(slot));
     c_->pending.erase(slot);
@@ -291,6 +332,7 @@ class SlurmSched final : public ReschedulePlugin {
   std::shared_ptr<SlurmCore> c_;
   std::vector<uint32_t> order_, left_;
   Allocation alloc_;
+  std::vector<std::pair<Time, int64_t>> releases_;
   Profile profile_;
 };
 
@@ -300,6 +342,8 @@ class SlurmSched final : public ReschedulePlugin {
 void SlurmSched::Advance(SchedulerHandle& h) {
   SlurmCore& c = *c_;
   const Time now = h.now();
+  for (size_t v = 0; v < c.next_bf.size(); ++v)
+    if (c.bf_deferred[v] && now >= c.next_bf[v]) h.MarkDirty(VcId(static_cast<uint16_t>(v)));
   const int64_t period = c.conf->priority.calc_period_s;
   if (c.next_calc == kNoTime) {
     c.last_calc = now;
@@ -374,13 +418,14 @@ void SlurmSched::BackfillPass(SchedulerHandle& h, VcId vc) {
   const Time now = h.now();
   const int64_t res = std::max<int64_t>(1, sp.bf_resolution_s);
   auto round_up = [&](Duration d) { return (std::max<Duration>(d, 1) + res - 1) / res * res; };
-  profile_.Reset(now, static_cast<int64_t>(h.state().vc_free_gpus(vc)));
+  releases_.clear();
   for (uint32_t slot : c_->running[vc.v]) {
     const SchedJob& j = h.job(slot);
     const SlotInfo& s = c_->slots[slot];
     if (s.lj.time_limit_s == slurm::kUnlimited) continue;  // never freed, as far as limits tell
-    profile_.Release(now + round_up(j.started + s.lj.time_limit_s - now), j.job->gpus);
+    releases_.emplace_back(now + round_up(j.started + s.lj.time_limit_s - now), j.job->gpus);
   }
+  profile_.Reset(now, static_cast<int64_t>(h.state().vc_free_gpus(vc)), &releases_);
   const Time latest = now + sp.bf_window_s;
   std::unordered_map<uint32_t, int64_t> per_user;
   int64_t tested = 0;
@@ -420,7 +465,7 @@ ReschedulePlugin::Next SlurmSched::Run(SchedulerHandle& h, VcId vc, PluginStatus
   MainPass(h, vc, block);
   switch (c_->conf->scheduler) {
     case slurm::SchedulerType::kBackfill:
-      if (!left_.empty()) BackfillPass(h, vc);
+      if (!left_.empty() && c_->TakeBackfillTurn(vc, h.now())) BackfillPass(h, vc);
       break;
     case slurm::SchedulerType::kBuiltin:
       break;

@@ -156,6 +156,33 @@ TEST(SlurmPolicy, BackfillRespectsTheReservation) {
   }
 }
 
+// The backfill pass runs at most every bf_interval (30 s by default), as Slurm's backfill
+// thread does. One node: ann's job 0 (4 GPUs) runs; bob's job 1 (8 GPUs, t=3) blocks the main
+// pass, and the backfill pass of t=3 (the first) reserves the node for it at 1020. ann's job 2
+// (4 GPUs, 500 s, t=10) would fit now and ends before 1020, but the next pass is due at
+// 3 + 30 = 33: it starts then, at the wakeup the policy asks for. With bf_interval=1 the pass
+// of t=10 is due (3 + 1 <= 10) and starts it at once.
+TEST(SlurmPolicy, BackfillRunsEveryBfInterval) {
+  for (const std::string interval : {"", "\nSchedulerParameters=bf_interval=1"}) {
+    SlurmRig r(1, "backfill", interval);
+    r.Add(0, 0, 4, 1000);
+    r.Add(1, 1, 8, 1000);
+    r.Add(0, 2, 4, 500);
+    const uint32_t j0 = r.Submit(0, 0);
+    EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+    r.Submit(1, 3);
+    EXPECT_EQ(r.Cycle(3), "") << interval;
+    const uint32_t j2 = r.Submit(2, 10);
+    if (interval.empty()) {
+      EXPECT_EQ(r.Cycle(10), "");
+      EXPECT_EQ(r.s->NextDecisionTime(10), 33);  // before the priority recalculation at 300
+      EXPECT_EQ(r.Cycle(33), "S" + std::to_string(j2) + " ");
+    } else {
+      EXPECT_EQ(r.Cycle(10), "S" + std::to_string(j2) + " ");
+    }
+  }
+}
+
 // Admission: ann may have one job in the system (MaxSubmit 1); a time limit over the
 // partition's MaxTime of 1 hour would keep a job pending forever, so it is counted as not run.
 // bf_window: bob's job 1 (8 GPUs) can start at 1020 at the earliest. Within the default window
