@@ -112,4 +112,37 @@ TEST(RlSimulate, JobsFileGivesTheRunsRlReport) {
   }
 }
 
+// `orrery explain` on an RL job (the first of the jobs file: index 3, after the trace's three
+// jobs): its steps, the strategy's step against sync's and the breakdown. It runs alone on its
+// 8 GPUs, so its run is its 20 steps: end - start = 20 x the step time (rounded to the second).
+TEST(RlExplain, AnRlJobsStepsAndWhereTheirTimeGoes) {
+  const std::string fx = std::string(ORRERY_SOURCE_DIR) + "/tests/fixtures/rl_sim/";
+  const std::string base = "explain " + fx + "trace.csv 3 --cluster " + fx + "cluster.toml --rl-jobs " + fx + "rl_jobs.csv";
+  CmdOut o = RunOrrery(base + " --rl-strategy tlt --json");
+  ASSERT_EQ(o.status, 0) << o.text;
+  const nlohmann::json j = nlohmann::json::parse(o.text);
+  const nlohmann::json& rl = j["rl"];
+  EXPECT_EQ(rl["strategy"], "tlt");
+  EXPECT_EQ(rl["steps"], 20);
+  const double step = rl["step_time_s"].get<double>();
+  EXPECT_GT(rl["speedup_vs_sync"].get<double>(), 1.0);  // speculation shortens the rollout
+  EXPECT_NEAR(rl["speedup_vs_sync"].get<double>(), rl["sync_step_time_s"].get<double>() / step, 1e-3);
+  const nlohmann::json& b = rl["breakdown_s"];
+  EXPECT_NEAR(b["rollout"].get<double>() + b["reward"].get<double>() + b["train"].get<double>() +
+                  b["sync"].get<double>() + b["other"].get<double>(),
+              step, 0.01);  // the tail is part of the rollout
+  EXPECT_NEAR(j["end"].get<double>() - j["start"].get<double>(), 20 * step, 1.0);
+  EXPECT_NEAR(rl["gpu_hours"].get<double>(), 20 * step * 8 / 3600, 1e-3);
+
+  CmdOut text = RunOrrery(base + " --rl-strategy tlt");
+  ASSERT_EQ(text.status, 0) << text.text;
+  EXPECT_NE(text.text.find("RL job: 20 steps under tlt"), std::string::npos) << text.text;
+  CmdOut plain = RunOrrery("explain " + fx + "trace.csv 0 --cluster " + fx + "cluster.toml --json");
+  ASSERT_EQ(plain.status, 0) << plain.text;
+  EXPECT_FALSE(nlohmann::json::parse(plain.text).contains("rl"));  // not an RL job
+  CmdOut refused = RunOrrery("explain " + fx + "trace.csv 0 --cluster " + fx + "cluster.toml --rl-strategy tlt");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.text.find("--rl-strategy does not apply"), std::string::npos) << refused.text;
+}
+
 }  // namespace

@@ -9,10 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/sim_output.h"
 #include "base/json_text.h"
 #include "base/io.h"
 #include "base/parse.h"
 #include "cli/commands.h"
+#include "cli/simulate_rl.h"
 #include "config/cluster_config.h"
 #include "sched/framework/api/plugin.h"
 #include "sim/simulator.h"
@@ -34,6 +36,7 @@ struct Options {
   bool json = false;
   std::string out;  // the JSON to this file (atomic)
   bool full_run = false;
+  RlSimOptions rl;  // RL jobs added to the workload, as `orrery simulate` adds them
 };
 
 std::string Compact(double v) {
@@ -46,89 +49,181 @@ std::string Compact(double v) {
   return b;
 }
 
-int Run(const Options& o) {
+// What a run explains: the trace (with any RL jobs added), the cluster, the job's index.
+struct Inputs {
+  Trace trace;
+  Cluster cluster;
+  rl::RlExpansion rl;
+  int64_t idx = -1;
+};
+
+Result<Cluster> LoadCluster(const std::string& path) {
+  if (path.empty()) return DefaultCluster();
+  if (path.find(".csv") != std::string::npos) return LoadOpenbNodeList(path);
+  return LoadClusterConfig(path);
+}
+
+// The job: an index (job_id of jobs.csv, RL jobs after the trace's own) or, with --source-id,
+// the trace's own id.
+Result<int64_t> JobIndex(const Options& o, const Trace& trace) {
+  if (o.by_source_id) {
+    for (size_t i = 0; i < trace.source_ids.size(); ++i)
+      if (trace.source_ids[i] == o.job) return static_cast<int64_t>(i);
+    return MakeError("no job with source id \"" + o.job + "\" in " + o.trace, kExitBadInput);
+  }
+  int64_t idx = -1;
+  if (!ParseI64(o.job, &idx) || idx < 0 || static_cast<size_t>(idx) >= trace.jobs.size())
+    return MakeError("JOB: expected a job index in [0, " + std::to_string(trace.jobs.size()) + "), got \"" + o.job +
+                         "\" (use --source-id for the trace's own ids)",
+                     kExitBadInput);
+  return idx;
+}
+
+Result<Inputs> LoadInputs(const Options& o, const CLI::App& cmd) {
+  Inputs in;
+  ORR_ASSIGN_OR_RETURN(TraceFormat fmt, ParseTraceFormat(o.format));
+  ORR_ASSIGN_OR_RETURN(in.trace, LoadTrace(o.trace, fmt));
+  ORR_ASSIGN_OR_RETURN(in.cluster, LoadCluster(o.cluster));
+  ORR_ASSIGN_OR_RETURN(in.rl, AddRlSimJobs(o.rl, cmd, in.cluster, o.seed, &in.trace));
+  ORR_ASSIGN_OR_RETURN(in.idx, JobIndex(o, in.trace));
+  return in;
+}
+
+const rl::ExpandedRlJob* RlJobOf(const rl::RlExpansion& x, int64_t idx) {
+  for (const rl::ExpandedRlJob& j : x.jobs)
+    if (static_cast<int64_t>(j.job) == idx) return &j;
+  return nullptr;
+}
+
+double Round3(double v) { return std::round(v * 1000) / 1000; }
+
+// An RL job's steps (docs/formats/explain.md, "RL jobs"): the strategy's step against sync's,
+// where its time goes, and the rollout GPUs left idle by the long tail.
+nlohmann::ordered_json RlJson(const std::string& strategy, const rl::ExpandedRlJob& x) {
+  const rl::StepResult& s = x.cost->step;
+  nlohmann::ordered_json j;
+  j["strategy"] = strategy;
+  j["steps"] = x.steps;
+  j["step_time_s"] = Round3(s.step_time_s);
+  j["sync_step_time_s"] = Round3(x.cost->sync.step_time_s);
+  j["speedup_vs_sync"] = Round3(x.cost->sync.step_time_s / s.step_time_s);
+  j["breakdown_s"] = {{"rollout", Round3(s.rollout_s)}, {"tail", Round3(s.tail_s)}, {"reward", Round3(s.reward_s)},
+                      {"train", Round3(s.train_s)},     {"sync", Round3(s.sync_s)}, {"other", Round3(s.other_s)}};
+  j["idle_rollout_gpu_frac"] = Round3(s.idle_gpu_frac);
+  j["gpu_hours"] = Round3(static_cast<double>(x.steps) * s.step_time_s * x.gpus / 3600);
+  return j;
+}
+
+void PrintRl(const nlohmann::ordered_json& j) {
+  const auto& b = j["breakdown_s"];
+  std::printf("RL job: %u steps under %s, %.1f s each (sync %.1f s: %.2fx)\n", j["steps"].get<uint32_t>(),
+              j["strategy"].get<std::string>().c_str(), j["step_time_s"].get<double>(),
+              j["sync_step_time_s"].get<double>(), j["speedup_vs_sync"].get<double>());
+  std::printf("  a step: rollout %.1f s (the long tail %.1f s of it), reward and log-probs %.1f s, train %.1f s, "
+              "weight sync %.1f s, other %.1f s\n",
+              b["rollout"].get<double>(), b["tail"].get<double>(), b["reward"].get<double>(), b["train"].get<double>(),
+              b["sync"].get<double>(), b["other"].get<double>());
+  std::printf("  rollout GPUs idle %.1f %% of each step; %.2f GPU-hours in all\n",
+              100 * j["idle_rollout_gpu_frac"].get<double>(), j["gpu_hours"].get<double>());
+}
+
+nlohmann::ordered_json NoteJson(const ExplainNote& n) {
+  nlohmann::ordered_json e;
+  e["t"] = n.t;
+  e["plugin"] = n.plugin;
+  e["kind"] = n.kind;
+  e["text"] = n.text;
+  e["fields"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : n.fields) e["fields"][k] = v;
+  return e;
+}
+
+// What the run says of the job, for --json and --out.
+nlohmann::ordered_json ExplainJson(const Options& o, const Inputs& in, const SimResult& r,
+                                   const std::vector<ExplainNote>& notes) {
+  const size_t i = static_cast<size_t>(in.idx);
+  const Job& j = in.trace.jobs[i];
+  const JobOutcome& out = r.outcomes[i];
+  nlohmann::ordered_json doc;
+  doc["job_id"] = in.idx;
+  doc["source_id"] = i < in.trace.source_ids.size() ? in.trace.source_ids[i] : "";
+  doc["policy"] = o.policy;
+  doc["placer"] = o.placer;
+  doc["cluster"] = in.cluster.name;
+  doc["submit"] = j.submit;
+  doc["gpus"] = j.gpus;
+  doc["duration"] = j.duration;
+  doc["status"] = OutcomeStatusName(out.status);
+  if (out.status == OutcomeStatus::kFinished) {
+    doc["start"] = out.start;
+    doc["end"] = out.end;
+    doc["queue_delay"] = out.wait;
+    doc["jct"] = out.end - j.submit;
+    doc["preemptions"] = out.preemptions;
+  }
+  if (const rl::ExpandedRlJob* x = RlJobOf(in.rl, in.idx)) doc["rl"] = RlJson(in.rl.strategy, *x);
+  doc["notes"] = nlohmann::ordered_json::array();
+  for (const ExplainNote& n : notes) doc["notes"].push_back(NoteJson(n));
+  return doc;
+}
+
+void PrintNote(const ExplainNote& n) {
+  std::printf("  t=%-10lld %-10s %s\n", static_cast<long long>(n.t), n.plugin.c_str(), n.text.c_str());
+  if (n.kind == "estimate" && n.fields.size() > 2) {
+    // Contributions, largest magnitude first (log-seconds: each multiplies the estimate by e^v).
+    std::vector<std::pair<std::string, double>> terms(n.fields.begin() + 2, n.fields.end());
+    std::stable_sort(terms.begin(), terms.end(),
+                     [](const auto& a, const auto& b) { return std::abs(a.second) > std::abs(b.second); });
+    std::printf("  %-12s %-10s base %s\n", "", "", Compact(n.fields[1].second).c_str());
+    for (const auto& [k, v] : terms)
+      if (std::abs(v) >= 1e-4) std::printf("  %-12s %-10s %+8.4f (x%.3g)  %s\n", "", "", v, std::exp(v), k.c_str());
+  } else if (!n.fields.empty() && n.kind != "estimate") {
+    std::string f;
+    for (const auto& [k, v] : n.fields) f += (f.empty() ? "" : ", ") + k + "=" + Compact(v);
+    std::printf("  %-12s %-10s (%s)\n", "", "", f.c_str());
+  }
+}
+
+void PrintText(const Options& o, const Inputs& in, const SimResult& r, const std::vector<ExplainNote>& notes) {
+  const size_t i = static_cast<size_t>(in.idx);
+  const Job& j = in.trace.jobs[i];
+  const JobOutcome& out = r.outcomes[i];
+  const std::string sid = i < in.trace.source_ids.size() ? in.trace.source_ids[i] : "";
+  std::printf("job %lld%s: submit %lld, %u GPUs, %lld s of work, under %s on %s\n", static_cast<long long>(in.idx),
+              sid.empty() ? "" : (" (" + sid + ")").c_str(), static_cast<long long>(j.submit), j.gpus,
+              static_cast<long long>(j.duration), o.policy.c_str(), in.cluster.name.c_str());
+  if (const rl::ExpandedRlJob* x = RlJobOf(in.rl, in.idx)) PrintRl(RlJson(in.rl.strategy, *x));
+  for (const ExplainNote& n : notes) PrintNote(n);
+  if (out.status == OutcomeStatus::kFinished) {
+    std::printf("outcome: started %lld, ended %lld, queue delay %lld s, JCT %lld s, %u preemption(s)\n",
+                static_cast<long long>(out.start), static_cast<long long>(out.end), static_cast<long long>(out.wait),
+                static_cast<long long>(out.end - j.submit), out.preemptions);
+  } else {
+    std::printf("outcome: %s (%s)\n", std::string(OutcomeStatusName(out.status)).c_str(),
+                out.reject_reason < r.reasons.size() ? r.reasons[out.reject_reason].c_str() : "");
+  }
+}
+
+int Run(const Options& o, const CLI::App& cmd) {
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "orrery explain: %s\n", e.message.c_str());
     return e.exit_code;
   };
-  auto fmt = ParseTraceFormat(o.format);
-  if (!fmt.ok()) return fail(fmt.error());
-  auto trace = LoadTrace(o.trace, *fmt);
-  if (!trace.ok()) return fail(trace.error());
-  Result<Cluster> cluster = MakeError("no cluster");
-  if (o.cluster.empty()) {
-    cluster = DefaultCluster();
-  } else if (o.cluster.find(".csv") != std::string::npos) {
-    cluster = LoadOpenbNodeList(o.cluster);
-  } else {
-    cluster = LoadClusterConfig(o.cluster);
-  }
-  if (!cluster.ok()) return fail(cluster.error());
-
-  // The job: an index (job_id of jobs.csv) or, with --source-id, the trace's own id.
-  int64_t idx = -1;
-  if (o.by_source_id) {
-    for (size_t i = 0; i < trace->source_ids.size(); ++i)
-      if (trace->source_ids[i] == o.job) {
-        idx = static_cast<int64_t>(i);
-        break;
-      }
-    if (idx < 0) return fail(MakeError("no job with source id \"" + o.job + "\" in " + o.trace, kExitBadInput));
-  } else if (!ParseI64(o.job, &idx) || idx < 0 || static_cast<size_t>(idx) >= trace->jobs.size()) {
-    return fail(MakeError("JOB: expected a job index in [0, " + std::to_string(trace->jobs.size()) + "), got \"" + o.job +
-                              "\" (use --source-id for the trace's own ids)",
-                          kExitBadInput));
-  }
-
+  auto in = LoadInputs(o, cmd);
+  if (!in.ok()) return fail(in.error());
   std::vector<ExplainNote> notes;
   SimConfig cfg;
   cfg.policy = o.policy;
   cfg.placer = o.placer;
   cfg.seed = o.seed;
   cfg.sample_interval = 0;
-  cfg.watch_job = idx;
+  cfg.watch_job = in->idx;
   cfg.watch_notes = &notes;
   cfg.stop_after_watch = !o.full_run;
-  auto r = Simulate(*trace, *cluster, cfg);
+  auto r = Simulate(in->trace, in->cluster, cfg);
   if (!r.ok()) return fail(r.error().With("policy " + o.policy));
-
-  const Job& j = trace->jobs[static_cast<size_t>(idx)];
-  const JobOutcome& out = r->outcomes[static_cast<size_t>(idx)];
-  const std::string sid = static_cast<size_t>(idx) < trace->source_ids.size() ? trace->source_ids[idx] : "";
-  const char* status = out.status == OutcomeStatus::kFinished    ? "finished"
-                       : out.status == OutcomeStatus::kRejected  ? "rejected"
-                       : out.status == OutcomeStatus::kWithdrawn ? "withdrawn"
-                                                                 : "skipped";
   if (o.json || !o.out.empty()) {
-    nlohmann::ordered_json doc;
-    doc["job_id"] = idx;
-    doc["source_id"] = sid;
-    doc["policy"] = o.policy;
-    doc["placer"] = o.placer;
-    doc["cluster"] = cluster->name;
-    doc["submit"] = j.submit;
-    doc["gpus"] = j.gpus;
-    doc["duration"] = j.duration;
-    doc["status"] = status;
-    if (out.status == OutcomeStatus::kFinished) {
-      doc["start"] = out.start;
-      doc["end"] = out.end;
-      doc["queue_delay"] = out.wait;
-      doc["jct"] = out.end - j.submit;
-      doc["preemptions"] = out.preemptions;
-    }
-    doc["notes"] = nlohmann::ordered_json::array();
-    for (const ExplainNote& n : notes) {
-      nlohmann::ordered_json e;
-      e["t"] = n.t;
-      e["plugin"] = n.plugin;
-      e["kind"] = n.kind;
-      e["text"] = n.text;
-      e["fields"] = nlohmann::ordered_json::object();
-      for (const auto& [k, v] : n.fields) e["fields"][k] = v;
-      doc["notes"].push_back(std::move(e));
-    }
-    std::string text = DumpJson(doc, 2) + "\n";
+    const std::string text = DumpJson(ExplainJson(o, *in, *r, notes), 2) + "\n";
     if (!o.out.empty()) {
       Status w = WriteFileAtomic(o.out, text);
       if (!w.ok()) return fail(w.error());
@@ -136,32 +231,7 @@ int Run(const Options& o) {
     if (o.json) std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;
   }
-  std::printf("job %lld%s: submit %lld, %u GPUs, %lld s of work, under %s on %s\n", static_cast<long long>(idx),
-              sid.empty() ? "" : (" (" + sid + ")").c_str(), static_cast<long long>(j.submit), j.gpus,
-              static_cast<long long>(j.duration), o.policy.c_str(), cluster->name.c_str());
-  for (const ExplainNote& n : notes) {
-    std::printf("  t=%-10lld %-10s %s\n", static_cast<long long>(n.t), n.plugin.c_str(), n.text.c_str());
-    if (n.kind == "estimate" && n.fields.size() > 2) {
-      // Contributions, largest magnitude first (log-seconds: each multiplies the estimate by e^v).
-      std::vector<std::pair<std::string, double>> terms(n.fields.begin() + 2, n.fields.end());
-      std::stable_sort(terms.begin(), terms.end(),
-                       [](const auto& a, const auto& b) { return std::abs(a.second) > std::abs(b.second); });
-      std::printf("  %-12s %-10s base %s\n", "", "", Compact(n.fields[1].second).c_str());
-      for (const auto& [k, v] : terms)
-        if (std::abs(v) >= 1e-4) std::printf("  %-12s %-10s %+8.4f (x%.3g)  %s\n", "", "", v, std::exp(v), k.c_str());
-    } else if (!n.fields.empty() && n.kind != "estimate") {
-      std::string f;
-      for (const auto& [k, v] : n.fields) f += (f.empty() ? "" : ", ") + k + "=" + Compact(v);
-      std::printf("  %-12s %-10s (%s)\n", "", "", f.c_str());
-    }
-  }
-  if (out.status == OutcomeStatus::kFinished) {
-    std::printf("outcome: started %lld, ended %lld, queue delay %lld s, JCT %lld s, %u preemption(s)\n",
-                static_cast<long long>(out.start), static_cast<long long>(out.end), static_cast<long long>(out.wait),
-                static_cast<long long>(out.end - j.submit), out.preemptions);
-  } else {
-    std::printf("outcome: %s (%s)\n", status, out.reject_reason < r->reasons.size() ? r->reasons[out.reject_reason].c_str() : "");
-  }
+  PrintText(o, *in, *r, notes);
   return kExitOk;
 }
 
@@ -186,7 +256,8 @@ void RegisterExplain(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", opts->json, "Print JSON (docs/formats/explain.md) instead of text");
   cmd->add_option("--out", opts->out, "Write the JSON to FILE (atomically) instead of printing text");
   cmd->add_flag("--full-run", opts->full_run, "Simulate the whole trace (default: stop once the job is done)");
-  cmd->callback([opts, exit_code] { *exit_code = Run(*opts); });
+  AddRlSimFlags(cmd, &opts->rl);
+  cmd->callback([opts, exit_code, cmd] { *exit_code = Run(*opts, *cmd); });
 }
 
 }  // namespace orrery::cli
