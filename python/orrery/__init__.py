@@ -18,6 +18,21 @@ from ._orrery import Cluster, JobView, OrreryError, Trace, diagnose, plan, progr
 __all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Results", "Run", "Trace", "diagnose", "generate", "inspect", "load_trace",
            "plan", "progress", "simulate"]
 
+def _plan_search(model="gpt-neo-2.7b", pool="", global_batch=0, objective="throughput", max_cost=0.0,
+                 min_throughput=0.0, exhaustive=False):
+    """The best parallel plan for training ``model`` on a pool of GPUs described by Sailor's
+    published profiles, as ``orrery plan search --json`` gives it (docs/design/planner.md):
+    ``pool`` reads ``"sailor:A100-40=16,V100-16=32"`` (``TYPE=COUNT[@ZONE]``); ``objective`` is
+    ``"throughput"`` or ``"cost"``, with an optional budget (``max_cost``, $ per iteration) and
+    floor (``min_throughput``, iterations per second). Returns a dict: pp, dp, micro_batch,
+    num_micro, iter_s, iters_per_s, cost_per_iter, gpus_used, stages (gpu, zone, tp, layers,
+    peak_gib), evaluated, search_s. A bad pool or model raises OrreryError with the CLI's message."""
+    return json.loads(plan.search_json(model, pool, int(global_batch), objective, float(max_cost),
+                                       float(min_throughput), bool(exhaustive)))
+
+
+plan.search = _plan_search
+
 # The canonical trace's columns (docs/formats/trace.md); a DataFrame needs the first three.
 _REQUIRED = ("submit", "duration", "gpus")
 _COLUMNS = ("id", "source_id", "user", "vc", "name", "submit", "duration", "walltime", "start", "end", "gpus",

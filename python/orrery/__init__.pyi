@@ -101,6 +101,9 @@ class _Plan:
     @staticmethod
     def estimate(model: str, phase: str = "decode", batch: int = 1, context: float = 0.0, verify_tokens: int = 0,
                  tp: int = 1, gpu: str = "h200") -> dict: ...
+    @staticmethod
+    def search(model: str = "gpt-neo-2.7b", pool: str = "", global_batch: int = 0, objective: str = "throughput",
+               max_cost: float = 0.0, min_throughput: float = 0.0, exhaustive: bool = False) -> dict: ...
 
 plan: _Plan
 

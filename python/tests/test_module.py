@@ -136,6 +136,26 @@ class Plan(unittest.TestCase):
         with self.assertRaisesRegex(orrery.OrreryError, "nosuch"):
             orrery.plan.estimate("nosuch-7b")
 
+    def test_plan_search_equals_the_cli(self):
+        # Sailor's profiles under ../shared: the same best plan as `orrery plan search --json`,
+        # whatever the search's own wall time.
+        pool = "sailor:A100-40=16,V100-16=32"
+        r = run_cli("plan", "search", "--model", "opt-350m", "--pool", pool, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = json.loads(r.stdout)
+        mine = orrery.plan.search("opt-350m", pool)
+        for key in ("model", "global_batch", "pp", "dp", "micro_batch", "num_micro", "iter_s", "cost_per_iter",
+                    "gpus_used", "stages", "evaluated"):
+            self.assertEqual(mine[key], cli[key], key)
+        self.assertEqual(mine["model"], "opt-350m")
+        self.assertLessEqual(mine["gpus_used"], 48)
+        cheap = orrery.plan.search("opt-350m", pool, objective="cost")
+        self.assertLessEqual(cheap["cost_per_iter"], mine["cost_per_iter"])
+        with self.assertRaisesRegex(orrery.OrreryError, "TYPE=COUNT"):
+            orrery.plan.search("opt-350m", "sailor:A100-40")
+        with self.assertRaisesRegex(orrery.OrreryError, "--model"):
+            orrery.plan.search("nosuch-7b", pool)
+
 
 class Diagnose(unittest.TestCase):
     def test_log_text_equals_the_cli(self):

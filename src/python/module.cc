@@ -24,6 +24,8 @@
 #include "logs/diagnose.h"
 #include "logs/progress.h"
 #include "plan/infer.h"
+#include "plan/registry.h"
+#include "plan/sailor_search.h"
 #include "python/bridge.h"
 #include "run/run.h"
 #include "semantic/inspect.h"
@@ -308,6 +310,17 @@ py::dict EstimateInferStep(const std::string& model, const std::string& phase, u
   return d;
 }
 
+// orrery.plan.search: the best plan over a pool of GPUs described by Sailor's profiles, as
+// `orrery plan search --json` prints it; JSON text, parsed by the Python side.
+std::string SearchPlansJson(const std::string& model, const std::string& pool, int global_batch,
+                            const std::string& objective, double max_cost, double min_throughput, bool exhaustive) {
+  plan::SailorSearchArgs a;
+  a.model = model, a.pool = pool, a.global_batch = global_batch, a.objective = objective;
+  a.max_cost = max_cost, a.min_throughput = min_throughput, a.exhaustive = exhaustive;
+  const std::string dir = plan::DefaultProfilePaths().shared_dir + "/sailor-profiles";
+  return DumpJson(Take(plan::SearchSailorPool(a, dir)), -1);
+}
+
 // orrery.diagnose: a failed job's log text classified by the default rules, as
 // `orrery diagnose` does without an LLM backend.
 py::dict DiagnoseText(const std::string& text) {
@@ -402,5 +415,8 @@ PYBIND11_MODULE(_orrery, m) {
            py::arg("context") = 0.0, py::arg("verify_tokens") = 0, py::arg("tp") = 1, py::arg("gpu") = "h200",
            "One inference engine step of `model` (a preset such as qwen2.5-7b or a llama:... spec) on `gpu`: "
            "its time, the time's parts, the KV cache and weights per GPU and the largest batch that fits.");
+  plan.def("search_json", &SearchPlansJson, py::arg("model"), py::arg("pool"), py::arg("global_batch"),
+           py::arg("objective"), py::arg("max_cost"), py::arg("min_throughput"), py::arg("exhaustive"),
+           "The best plan as JSON text (orrery.plan.search parses it).");
   orrery::SetPythonPolicyFactory(&BuildPythonPolicy);
 }
