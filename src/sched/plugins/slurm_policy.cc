@@ -85,9 +85,12 @@ struct SlurmCore {
   }
   // Whether the backfill pass of `vc` may run at `now`; when it may, its next one is a
   // bf_interval later, else the VC waits for it (NextWakeup).
+  bool BackfillDue(VcId vc, Time now) const {
+    return next_bf.size() <= vc.v || next_bf[vc.v] == kNoTime || now >= next_bf[vc.v];
+  }
   bool TakeBackfillTurn(VcId vc, Time now) {
     if (next_bf.size() <= vc.v) next_bf.resize(vc.v + 1u, kNoTime), bf_deferred.resize(vc.v + 1u, 0);
-    if (next_bf[vc.v] != kNoTime && now < next_bf[vc.v]) {
+    if (!BackfillDue(vc, now)) {
       bf_deferred[vc.v] = 1;
       return false;
     }
@@ -454,9 +457,12 @@ void SlurmSched::BackfillPass(SchedulerHandle& h, VcId vc) {
 ReschedulePlugin::Next SlurmSched::Run(SchedulerHandle& h, VcId vc, PluginStatus* block) {
   if (c_->running.size() <= vc.v) c_->running.resize(vc.v + 1u);
   // The main pass tests default_queue_depth jobs (Slurm's event-triggered pass), the backfill
-  // pass bf_max_job_test of the rest: no more are read from the queue.
+  // pass bf_max_job_test of the rest: no more are read from the queue. When no backfill pass is
+  // due, one job past the depth is enough to tell whether one will be.
   const slurm::SchedulerParams& sp = c_->conf->sched;
-  const size_t cap = static_cast<size_t>(sp.default_queue_depth + sp.bf_max_job_test);
+  const bool backfill = c_->conf->scheduler == slurm::SchedulerType::kBackfill;
+  const size_t cap = static_cast<size_t>(sp.default_queue_depth) +
+                     (backfill && c_->BackfillDue(vc, h.now()) ? static_cast<size_t>(sp.bf_max_job_test) : 1u);
   order_.clear();
   h.ForEachPending(vc, [this, cap](const PendingEntry& e) -> int64_t {
     order_.push_back(e.slot);
