@@ -34,6 +34,26 @@ TEST(SlurmCli, TheExampleSiteRunsAndItsWarningsArePrinted) {
       << refused.text;
 }
 
+// --cluster site.conf: the cluster of the scale configuration's one partition (1,024 nodes of
+// 8 GPUs, a single pool) is the scale TOML's, so every figure of the run is the same; the
+// example site's overlapping partitions cannot be VCs and are refused at the second one.
+TEST(SlurmCli, AClusterFromTheSitesSlurmConf) {
+  const std::string scale_conf = kSrc + "/configs/slurm/scale-1024x8.conf";
+  const std::string policy = " --policy slurm:conf=" + scale_conf + " --no-output";
+  CmdOut from_conf = RunOrrery("simulate " + kSacct + " --cluster " + scale_conf + policy);
+  CmdOut from_toml = RunOrrery("simulate " + kSacct + " --cluster " + kSrc + "/configs/scale-1024x8.toml" + policy);
+  ASSERT_EQ(from_conf.status, 0) << from_conf.text;
+  ASSERT_EQ(from_toml.status, 0) << from_toml.text;
+  const auto table = [](const std::string& text) { return text.substr(0, text.find("simulation wall time")); };
+  EXPECT_EQ(table(from_conf.text), table(from_toml.text));
+  CmdOut overlap = RunOrrery("simulate " + kSacct + " --cluster " + kConf + " --no-output");
+  EXPECT_EQ(overlap.status, 2) << overlap.text;
+  EXPECT_NE(overlap.text.find("gpu-site.conf:31:1: partition 'interactive' names node gpu013, already in partition "
+                              "'batch' (line 30)"),
+            std::string::npos)
+      << overlap.text;
+}
+
 TEST(SlurmCli, MalformedFilesAreRefusedWhereTheyAreWrong) {
   const fs::path d = fs::temp_directory_path() / "orrery-slurm-cli";
   fs::create_directories(d);

@@ -9,6 +9,7 @@
 #include "analysis/report_html.h"
 #include "cli/commands.h"
 #include "config/cluster_config.h"
+#include "config/cluster_file.h"
 #include "trace/import.h"
 
 namespace orrery::cli {
@@ -33,9 +34,8 @@ int Run(const AnalyzeArgs& a) {
   if (!trace) return Fail("analyze", trace.error());
   CharacterizeOptions opt;
   if (!a.cluster.empty()) {
-    // A TOML cluster config, or an Alibaba openb node list (.csv).
-    auto cl = a.cluster.size() > 4 && a.cluster.substr(a.cluster.size() - 4) == ".csv" ? LoadOpenbNodeList(a.cluster)
-                                                                                      : LoadClusterConfig(a.cluster);
+    // A TOML cluster config, an Alibaba openb node list (.csv) or a slurm.conf.
+    auto cl = LoadClusterFile(a.cluster);
     if (!cl) return Fail("analyze", cl.error());
     for (const auto& vc : cl->vcs) opt.vc_gpus[vc.name] += vc.gpus;
   }
@@ -64,7 +64,7 @@ void RegisterAnalyze(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
   cmd->add_option("--out-dir,--out", args->out, "Output directory (default orrery-analysis)");
   cmd->add_option("--cluster", args->cluster,
-                  "Cluster config (TOML, or an openb node list .csv) giving VC sizes, for VC utilization");
+                  "Cluster config (TOML, an openb node list .csv or a slurm.conf) giving VC sizes, for VC utilization");
   cmd->add_flag("--skip-bad-rows", args->skip_bad_rows, "Skip malformed trace rows instead of failing");
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");
   cmd->callback([args, exit_code] { *exit_code = Run(*args); });

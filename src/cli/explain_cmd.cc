@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/simulate_rl.h"
 #include "config/cluster_config.h"
+#include "config/cluster_file.h"
 #include "sched/framework/api/plugin.h"
 #include "sim/simulator.h"
 #include "trace/import.h"
@@ -59,8 +60,7 @@ struct Inputs {
 
 Result<Cluster> LoadCluster(const std::string& path) {
   if (path.empty()) return DefaultCluster();
-  if (path.find(".csv") != std::string::npos) return LoadOpenbNodeList(path);
-  return LoadClusterConfig(path);
+  return LoadClusterFile(path);
 }
 
 // The job: an index (job_id of jobs.csv, RL jobs after the trace's own) or, with --source-id,
@@ -249,7 +249,7 @@ void RegisterExplain(CLI::App& app, int* exit_code) {
   cmd->add_option("job", opts->job, "Job index (job_id of jobs.csv), or the trace's own id with --source-id")->required();
   cmd->add_flag("--source-id", opts->by_source_id, "JOB is the trace's own job id (source_id of jobs.csv)");
   cmd->add_option("--format", opts->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
-  cmd->add_option("--cluster", opts->cluster, "Cluster config (TOML) or openb node list; default: embedded helios-venus");
+  cmd->add_option("--cluster", opts->cluster, "Cluster config (TOML), openb node list or slurm.conf; default: embedded helios-venus");
   cmd->add_option("--policy", opts->policy, "One policy spec, e.g. tiresias:preset=lucid or qssf:estimator=ga2m (default fifo)");
   cmd->add_option("--placer", opts->placer, "consolidate (default), first-fit, spread, random");
   cmd->add_option("--seed", opts->seed, "Seed (default 1)");

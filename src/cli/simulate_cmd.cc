@@ -27,6 +27,7 @@
 #include "cli/workload_flags.h"
 #include "cli/shape_study.h"
 #include "config/cluster_config.h"
+#include "config/cluster_file.h"
 #include "run/run.h"
 #include "config/infer_cluster.h"
 #include "sched/plugins/ces.h"
@@ -337,23 +338,15 @@ struct ClusterChoice {
   std::string note;  // printed when the cluster was inferred
 };
 
-bool IsCsvPath(const std::string& p) {
-  return p.size() > 4 && (p.substr(p.size() - 4) == ".csv" || p.find(".csv.gz") != std::string::npos);
-}
-
-// --cluster FILE (TOML or openb node list), auto (inferred from the workload), or nothing:
+// --cluster FILE (TOML, openb node list or slurm.conf), auto (inferred from the workload), or nothing:
 // a generated preset's own cluster (the embedded Venus for the default scenario), an SWF
 // log's header machine, else the embedded Venus cluster.
 Result<ClusterChoice> SelectCluster(const Options& o, const workload::WorkloadSpec* spec, TraceFormat fmt) {
   ClusterChoice c;
   const bool auto_cluster = o.cluster == "auto";
   if (!o.cluster.empty() && !auto_cluster) {
-    if (IsCsvPath(o.cluster)) {
-      ORR_ASSIGN_OR_RETURN(c.cluster, LoadOpenbNodeList(o.cluster));
-    } else {
-      ORR_ASSIGN_OR_RETURN(c.cluster, LoadClusterConfig(o.cluster));
-      c.toml = o.cluster;
-    }
+    ORR_ASSIGN_OR_RETURN(c.cluster, LoadClusterFile(o.cluster));
+    if (ClusterFileKindOf(o.cluster) == ClusterFileKind::kToml) c.toml = o.cluster;
     return c;
   }
   if (spec != nullptr && (auto_cluster || spec->name != workload::kDefaultPreset)) {
@@ -701,7 +694,7 @@ Status SetUpEnergy(const Options& o, const ClusterChoice& choice, Setup* s) {
   if (o.resume_failure < 0 || o.resume_failure > 0.9)
     return MakeError("--resume-failure: expected a probability in [0, 0.9], got " + std::to_string(o.resume_failure));
   std::vector<PowerModel>& node_power = s->node_power;
-  const bool embedded = choice.toml.empty() && choice.note.empty() && !IsCsvPath(o.cluster);
+  const bool embedded = o.cluster.empty() && choice.toml.empty() && choice.note.empty();
   if (embedded || !choice.toml.empty()) {
     auto cs = embedded ? ParseClusterSpecString(EmbeddedDefaultClusterToml(), "<embedded configs/helios-venus.toml>")
                        : LoadClusterSpec(choice.toml);
@@ -869,7 +862,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   cmd->add_option("trace", opts->trace, "Trace file (any supported format, .gz ok); omit to generate a workload");
   cmd->add_option("--format", opts->format, "Trace format: auto, canonical, helios, philly, openb, swf, sacct, acme");
   cmd->add_option("--cluster", opts->cluster,
-                  "Cluster config (TOML, see configs/), an openb node list CSV, or auto (inferred: a generated "
+                  "Cluster config (TOML, see configs/), an openb node list CSV, a slurm.conf (its partitions' nodes), or auto (inferred: a generated "
                   "preset's VCs, an SWF header's MaxProcs/MaxNodes). Default: auto for --generate and SWF logs, "
                   "else the embedded helios-venus");
   cmd->add_option("--policy", opts->policies,
