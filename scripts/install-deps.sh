@@ -18,6 +18,7 @@ TESTS=(
   chromium
   python3-torch
   python3-pybind11 pybind11-dev python3-pandas
+  python3-nbconvert python3-ipykernel python3-matplotlib jupyter-nbconvert
   universal-ctags
 )
 case $SET in
