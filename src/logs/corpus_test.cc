@@ -6,7 +6,7 @@
 // figures only, at the figure measured there less a margin of one record. The fitted part is
 // printed, not bounded. The fixtures are hand-written snippets of frameworks and failure
 // sources the corpora do not show; every one of them is read right, except the failure probes
-// of batches B (T079-T098), C (T099-T118) and D (T119-T138), each measured once after the
+// of batches B (T079-T098), C (T099-T118), D (T119-T138), E (T139-T158) and F (T159-T178), each measured once after the
 // rules it meets were written, and bounded like the held-out records.
 #include <gtest/gtest.h>
 
@@ -159,6 +159,13 @@ TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesA) {
 //   file system rule: category 16/20 (2 withheld: a SkyPilot spot preemption and a missing
 //   flash_attn; 2 confidently wrong: a Keras shape error read as a version mismatch and a step
 //   cancelled with no reason, labelled unknown, read as a SIGTERM), subtype 12/20, retry 18/20.
+// - E (T139-T158) and F (T159-T178), both written at the same time without reading the rules or
+//   the earlier probes. E, measured once: category 16/20 (4 confidently wrong: vLLM's KV cache
+//   sizing, a JAX cuDNN mismatch hidden behind a mesh error, a segfault behind Ray's list of
+//   possible causes, a disk quota its writer calls the user's), subtype 11/20, retry 17/20; the
+//   rules were then extended with E read (19/20 since). F, measured once after that: category
+//   17/20 (1 withheld, 2 confidently wrong), subtype 10/20, retry 17/20 (E's rule changes moved
+//   none of its figures).
 TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesMeasuredOnce) {
   struct Batch {
     const char* name;
@@ -168,6 +175,8 @@ TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesMeasuredOnce) {
       {"B", 79, 98, 6, 3, 16, 4},
       {"C", 99, 118, 17, 18, 16, 3},
       {"D", 119, 138, 15, 11, 17, 3},
+      {"E", 139, 158, 15, 10, 16, 5},
+      {"F", 159, 178, 16, 9, 16, 3},
   };
   for (const Batch& b : batches) {
     SCOPED_TRACE(std::string("batch ") + b.name);

@@ -70,6 +70,47 @@ TEST(DiagnoseTest, ChainedExceptionsFollowedBackToTheRoot) {
   EXPECT_EQ(last.evidence[0], "ValueError: could not build batch");
 }
 
+// Causes above their symptoms, one row per case (the default rules' priorities in comments).
+TEST(DiagnoseTest, CausesAboveTheirSymptoms) {
+  const struct {
+    std::vector<std::string> lines;
+    const char* rule;
+    bool retry;
+  } cases[] = {
+      // A short checkpoint write (storage_short_write 82) after Lustre evicted the client
+      // (storage_transient 83): transient, retried.
+      {{"RuntimeError: [enforce fail at inline_container.cc:603] . unexpected pos 2415919488 vs 2415919376",
+        "LustreError: 167-0: scratch-OST002a-osc: This client was evicted by scratch-OST002a; in progress operations "
+        "using this service will fail."},
+       "storage_transient", true},
+      // The same short write alone reads as a full file system: not retried.
+      {{"RuntimeError: [enforce fail at inline_container.cc:603] . unexpected pos 2415919488 vs 2415919376"},
+       "storage_short_write", false},
+      // Ray's list of possible causes names the OOM killer; the worker's own segfault is the cause.
+      {{"(RayTrainWorker pid=5) Fatal Python error: Segmentation fault",
+        "Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits. There are some potential root "
+        "causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage."},
+       "segfault", false},
+      // The container never started (container_start 86 > storage_full 84): another node passes.
+      {{"slurmstepd: error: pyxis:     Write failed because No space left on device",
+        "slurmstepd: error: pyxis: couldn't start container"},
+       "container_start", true},
+      // vLLM found no GPU memory left for the KV cache: a memory budget, as a CUDA OOM.
+      {{"ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+        "the engine."},
+       "cuda_oom", false},
+      // A cuDNN older than the one JAX was built against leaves one CPU device: the mesh error after it is a symptom.
+      {{"CUDA backend failed to initialize: Found cuDNN version 8904, but JAX was built against version 9100, which is newer.",
+        "ValueError: Number of devices 1 must equal the product of mesh_shape (4, 8)"},
+       "version_mismatch", false},
+  };
+  for (const auto& c : cases) {
+    Diagnosis d = DiagnoseLines(c.lines);
+    EXPECT_EQ(d.rule, c.rule) << c.lines.front();
+    EXPECT_EQ(d.retry, c.retry) << c.lines.front();
+  }
+}
+
 TEST(DiagnoseTest, TieBreakFirstAndLast) {
   RuleSet rs = DefaultRules();
   rs.tie_break = TieBreak::kLast;
