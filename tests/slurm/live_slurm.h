@@ -45,8 +45,10 @@ inline bool SlurmInstalled() {
 class SlurmCluster {
  public:
   explicit SlurmCluster(int nodes) {
-    // One local Slurm at a time (ctest -j2 may run two of these tests at once).
-    lock_fd_ = open("/tmp/orrery-slurm-tests.lock", O_RDWR | O_CREAT, 0644);
+    // One local Slurm at a time (ctest -j2 may run two of these tests at once). Close-on-exec:
+    // the harness's daemons must not inherit the lock, or a harness left running by a killed
+    // test would hold it for every later test.
+    lock_fd_ = open("/tmp/orrery-slurm-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock_fd_ >= 0) flock(lock_fd_, LOCK_EX);
     char tmpl[] = "/tmp/orrery-slurm-XXXXXX";
     dir_ = mkdtemp(tmpl);
