@@ -58,7 +58,7 @@ void RegisterSweep(CLI::App& app, int* exit_code) {
                   "complete cells are not run again)");
   cmd->add_option("--jobs,--threads", o->workers,
                   "Cells simulated at once (default 0 = one per available core); outputs are identical for every value")
-      ->check(CountInRange(0, 4096, "jobs"));
+      ->check(CountInRange(0, 4096, "cells at once"));
   auto* collect = cmd->add_subcommand("collect", "Merge a sweep's cells into one CSV table (mean and 95 % CI per metric)");
   SetExamples(collect, {"./build/orrery sweep collect tests/fixtures/sweep/done"});
   collect->add_option("dir", o->collect_dir, "The sweep's output folder")->required();

@@ -4,6 +4,7 @@
 
 #include "analysis/sim_output.h"
 #include "config/cluster_config.h"
+#include "config/infer_cluster.h"
 #include "run/run.h"
 #include "sweep/sweep.h"
 #include "trace/import.h"
@@ -16,7 +17,8 @@ namespace orrery::sweep {
 namespace {
 
 // The cell's workload and, when the cell names no cluster, the cluster `orrery simulate`
-// would choose without --cluster (a generated preset's own, else the embedded default).
+// would choose without --cluster (an SWF log's header machine, a generated preset's own,
+// else the embedded default).
 struct CellInput {
   Trace trace;
   Cluster cluster;
@@ -26,8 +28,13 @@ Result<CellInput> LoadCellInput(const SweepSpec& spec, const Cell& cell) {
   CellInput in;
   const SweepWorkload& w = spec.workload;
   std::optional<workload::WorkloadSpec> gen;
+  bool swf_machine = false;  // an SWF log without a named cluster runs on its header's machine
   if (!w.trace.empty()) {
-    ORR_ASSIGN_OR_RETURN(in.trace, LoadTrace(w.trace));
+    ORR_ASSIGN_OR_RETURN(TraceFormat fmt, DetectTraceFormat(w.trace));
+    swf_machine = fmt == TraceFormat::kSwf && cell.cluster.empty();
+    ImportOptions io;
+    io.swf_procs_as_gpus = swf_machine;
+    ORR_ASSIGN_OR_RETURN(in.trace, LoadTrace(w.trace, fmt, io));
   } else {
     ORR_ASSIGN_OR_RETURN(gen, workload::GetPreset(w.preset));
     if (w.jobs) gen->jobs = w.jobs;
@@ -38,6 +45,9 @@ Result<CellInput> LoadCellInput(const SweepSpec& spec, const Cell& cell) {
   }
   if (!cell.cluster.empty()) {
     ORR_ASSIGN_OR_RETURN(in.cluster, LoadClusterConfig(cell.cluster));
+  } else if (swf_machine) {
+    ORR_ASSIGN_OR_RETURN(SwfMachine m, ReadSwfMachine(w.trace));
+    ORR_ASSIGN_OR_RETURN(in.cluster, SwfCluster(m, w.trace));
   } else if (gen && gen->name != workload::kDefaultPreset) {
     in.cluster = workload::ClusterOf(*gen);
   } else {
