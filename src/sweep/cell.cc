@@ -19,13 +19,13 @@ namespace {
 // The cell's workload and, when the cell names no cluster, the cluster `orrery simulate`
 // would choose without --cluster (an SWF log's header machine, a generated preset's own,
 // else the embedded default).
-struct CellInput {
+struct SweepCellInput {
   Trace trace;
   Cluster cluster;
 };
 
-Result<CellInput> LoadCellInput(const SweepSpec& spec, const Cell& cell) {
-  CellInput in;
+Result<SweepCellInput> LoadSweepCellInput(const SweepSpec& spec, const Cell& cell) {
+  SweepCellInput in;
   const SweepWorkload& w = spec.workload;
   std::optional<workload::WorkloadSpec> gen;
   bool swf_machine = false;  // an SWF log without a named cluster runs on its header's machine
@@ -59,7 +59,7 @@ Result<CellInput> LoadCellInput(const SweepSpec& spec, const Cell& cell) {
 }  // namespace
 
 Result<nlohmann::ordered_json> SimulateCell(const SweepSpec& spec, const Cell& cell) {
-  ORR_ASSIGN_OR_RETURN(CellInput in, LoadCellInput(spec, cell));
+  ORR_ASSIGN_OR_RETURN(SweepCellInput in, LoadSweepCellInput(spec, cell));
   // `orrery simulate`'s configuration of a run with outputs (MakeSimConfig in simulate_cmd.cc).
   SimConfig cfg;
   cfg.policy = cell.policy;

@@ -36,7 +36,7 @@ constexpr double kT975[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 
                               2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
                               2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
 
-std::string CsvField(const std::string& s) {
+std::string SweepCsvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) {
@@ -46,7 +46,7 @@ std::string CsvField(const std::string& s) {
   return q + "\"";
 }
 
-std::string Fixed(double x) {
+std::string SweepFixed(double x) {
   char b[48];
   std::snprintf(b, sizeof b, "%.4f", x);
   return b;
@@ -58,7 +58,7 @@ struct SweepGroup {
 };
 
 // Adds one complete cell's metrics to its group; a cell without outputs adds nothing.
-Status AddCellMetrics(const std::string& dir, const nlohmann::json& c, std::vector<SweepGroup>* groups,
+Status SweepAddCellMetrics(const std::string& dir, const nlohmann::json& c, std::vector<SweepGroup>* groups,
                       std::map<std::string, size_t>* index) {
   return ReadJsonGuarded(dir + "/grid.json", [&]() -> Status {
     char load[32];
@@ -117,16 +117,16 @@ Result<std::string> CollectTable(const std::string& dir) {
     return MakeError(grid_path + ": expected a \"cells\" array, got none");
   std::vector<SweepGroup> groups;
   std::map<std::string, size_t> index;
-  for (const nlohmann::json& c : grid["cells"]) ORR_RETURN_IF_ERROR(AddCellMetrics(dir, c, &groups, &index));
+  for (const nlohmann::json& c : grid["cells"]) ORR_RETURN_IF_ERROR(SweepAddCellMetrics(dir, c, &groups, &index));
   std::string out = "policy,cluster,placer,load,seeds";
   for (const SweepMetric& m : kSweepMetrics) out += std::string(",") + m.column + "_mean," + m.column + "_ci95";
   out += '\n';
   for (const SweepGroup& g : groups) {
-    out += CsvField(g.policy) + ',' + CsvField(g.cluster) + ',' + CsvField(g.placer) + ',' + g.load + ',' +
+    out += SweepCsvField(g.policy) + ',' + SweepCsvField(g.cluster) + ',' + SweepCsvField(g.placer) + ',' + g.load + ',' +
            std::to_string(g.values[0].size());
     for (const std::vector<double>& v : g.values) {
       const MeanCi mc = MeanWithCi(v);
-      out += ',' + (mc.n ? Fixed(mc.mean) : std::string()) + ',' + (mc.n ? Fixed(mc.half) : std::string());
+      out += ',' + (mc.n ? SweepFixed(mc.mean) : std::string()) + ',' + (mc.n ? SweepFixed(mc.half) : std::string());
     }
     out += '\n';
   }

@@ -11,14 +11,14 @@ namespace orrery::sweep {
 
 namespace {
 
-std::string CellDir(const std::string& dir, const Cell& c) { return dir + "/cells/" + c.id; }
+std::string SweepCellDir(const std::string& dir, const Cell& c) { return dir + "/cells/" + c.id; }
 
-// Runs one cell until it succeeds or has had 1 + retries attempts; writes its summary.json
-// (temp name, then rename) or its error.txt.
-CellOutcome RunOneCell(const SweepSpec& spec, const std::string& dir, const Cell& cell, const CellRunner& runner) {
+}  // namespace
+
+CellOutcome RunCell(const SweepSpec& spec, const std::string& dir, const Cell& cell, const CellRunner& runner) {
   CellOutcome out{cell.id, CellOutcome::State::kSkipped, 0, ""};
   if (CellComplete(dir, cell)) return out;
-  const std::string cdir = CellDir(dir, cell);
+  const std::string cdir = SweepCellDir(dir, cell);
   std::error_code ec;
   std::filesystem::create_directories(cdir, ec);
   if (ec) {
@@ -44,12 +44,57 @@ CellOutcome RunOneCell(const SweepSpec& spec, const std::string& dir, const Cell
   return out;
 }
 
-nlohmann::ordered_json GridJson(const SweepSpec& spec, const std::vector<Cell>& cells, const SweepReport& rep) {
+namespace {
+
+nlohmann::ordered_json SweepWorkloadJson(const SweepSpec& spec) {
+  return spec.workload.trace.empty()
+             ? nlohmann::ordered_json{{"preset", spec.workload.preset}, {"jobs", spec.workload.jobs},
+                                      {"days", spec.workload.days}}
+             : nlohmann::ordered_json{{"trace", spec.workload.trace}};
+}
+
+}  // namespace
+
+Status WriteSpecJson(const SweepSpec& spec, const std::string& dir) {
+  nlohmann::ordered_json j;
+  j["workload"] = SweepWorkloadJson(spec);
+  j["policies"] = spec.policies;
+  j["seeds"] = spec.seeds;
+  j["clusters"] = spec.clusters;
+  j["loads"] = spec.loads;
+  j["placers"] = spec.placers;
+  j["retries"] = spec.retries;
+  return WriteFileAtomic(dir + "/sweep.json", DumpJson(j, 2) + "\n");
+}
+
+Result<SweepSpec> LoadSpecJson(const std::string& dir) {
+  const std::string path = dir + "/sweep.json";
+  ORR_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  ORR_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(text, path));
+  return ReadJsonGuarded(path, [&]() -> Result<SweepSpec> {
+    SweepSpec s;
+    const nlohmann::json& w = j.at("workload");
+    if (w.contains("trace")) {
+      s.workload.trace = w.at("trace").get<std::string>();
+    } else {
+      s.workload.preset = w.at("preset").get<std::string>();
+      s.workload.jobs = w.at("jobs").get<uint64_t>();
+      s.workload.days = w.at("days").get<double>();
+    }
+    s.policies = j.at("policies").get<std::vector<std::string>>();
+    s.seeds = j.at("seeds").get<std::vector<uint64_t>>();
+    s.clusters = j.at("clusters").get<std::vector<std::string>>();
+    s.loads = j.at("loads").get<std::vector<double>>();
+    s.placers = j.at("placers").get<std::vector<std::string>>();
+    s.retries = j.at("retries").get<uint32_t>();
+    return s;
+  });
+}
+
+Status WriteGridJson(const SweepSpec& spec, const std::string& dir, const std::vector<Cell>& cells,
+                     const std::vector<bool>& complete) {
   nlohmann::ordered_json g;
-  g["workload"] = spec.workload.trace.empty()
-                      ? nlohmann::ordered_json{{"preset", spec.workload.preset}, {"jobs", spec.workload.jobs},
-                                               {"days", spec.workload.days}}
-                      : nlohmann::ordered_json{{"trace", spec.workload.trace}};
+  g["workload"] = SweepWorkloadJson(spec);
   g["cells"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < cells.size(); ++i) {
     const Cell& c = cells[i];
@@ -59,15 +104,13 @@ nlohmann::ordered_json GridJson(const SweepSpec& spec, const std::vector<Cell>& 
                           {"placer", c.placer},
                           {"load", c.load},
                           {"seed", c.seed},
-                          {"complete", rep.cells[i].state != CellOutcome::State::kFailed}});
+                          {"complete", static_cast<bool>(complete[i])}});
   }
-  return g;
+  return WriteFileAtomic(dir + "/grid.json", DumpJson(g, 2) + "\n");
 }
 
-}  // namespace
-
 bool CellComplete(const std::string& dir, const Cell& cell) {
-  const std::string path = CellDir(dir, cell) + "/summary.json";
+  const std::string path = SweepCellDir(dir, cell) + "/summary.json";
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) return false;
   Result<nlohmann::ordered_json> j = ParseOrderedJson(*text, path);
@@ -81,11 +124,12 @@ Result<SweepReport> RunSweep(const SweepSpec& spec, const std::string& dir, unsi
   std::error_code ec;
   std::filesystem::create_directories(dir + "/cells", ec);
   if (ec) return MakeError(dir + "/cells: cannot create directory: " + ec.message(), kExitRuntime);
+  ORR_RETURN_IF_ERROR(WriteSpecJson(spec, dir));
   const std::vector<Cell> cells = ExpandGrid(spec);
   SweepReport rep;
   RunOrdered<CellOutcome>(
       cells.size(), workers ? workers : AvailableCpus(),
-      [&](size_t i) { return RunOneCell(spec, dir, cells[i], runner); },
+      [&](size_t i) { return RunCell(spec, dir, cells[i], runner); },
       [&](size_t, CellOutcome& o) {
         rep.skipped += o.state == CellOutcome::State::kSkipped;
         rep.ran += o.state == CellOutcome::State::kRan;
@@ -93,7 +137,9 @@ Result<SweepReport> RunSweep(const SweepSpec& spec, const std::string& dir, unsi
         rep.cells.push_back(std::move(o));
         return true;
       });
-  ORR_RETURN_IF_ERROR(WriteFileAtomic(dir + "/grid.json", DumpJson(GridJson(spec, cells, rep), 2) + "\n"));
+  std::vector<bool> complete;
+  for (const CellOutcome& o : rep.cells) complete.push_back(o.state != CellOutcome::State::kFailed);
+  ORR_RETURN_IF_ERROR(WriteGridJson(spec, dir, cells, complete));
   return rep;
 }
 

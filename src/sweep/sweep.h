@@ -80,6 +80,18 @@ struct SweepReport {
 Result<SweepReport> RunSweep(const SweepSpec& spec, const std::string& dir, unsigned workers,
                              const CellRunner& runner);
 
+// One cell: skipped when complete, else run up to 1 + spec.retries times (summary.json written
+// atomically, error.txt on failure). What RunSweep does per cell, and `sweep run-cell` per
+// Slurm array task.
+CellOutcome RunCell(const SweepSpec& spec, const std::string& dir, const Cell& cell, const CellRunner& runner);
+
+// DIR/sweep.json: the spec as read (paths resolved), for `sweep run-cell`; and back.
+Status WriteSpecJson(const SweepSpec& spec, const std::string& dir);
+Result<SweepSpec> LoadSpecJson(const std::string& dir);
+// DIR/grid.json: the cells in grid order, each `complete` as given.
+Status WriteGridJson(const SweepSpec& spec, const std::string& dir, const std::vector<Cell>& cells,
+                     const std::vector<bool>& complete);
+
 // A cell's outputs are complete: DIR/cells/<id>/summary.json parses and names the cell's key.
 bool CellComplete(const std::string& dir, const Cell& cell);
 
