@@ -1,6 +1,7 @@
 // `orrery sweep`: policy studies as grids (docs/design/sweep.md). `orrery sweep SPEC --out DIR`
-// runs every cell of the spec's grid that has no complete outputs yet; `orrery sweep collect
-// DIR` merges the cells into one CSV table (means across seeds with 95 % confidence intervals).
+// runs every cell of the spec's grid that has no complete outputs yet (with --slurm: submits them
+// as one job array whose tasks run `orrery sweep run-cell DIR INDEX`); `orrery sweep collect DIR`
+// merges the cells into one CSV table (means across seeds with 95 % confidence intervals).
 #include <unistd.h>
 
 #include <cstdio>
