@@ -27,10 +27,11 @@ declare -A ALLOWED=(
   [live]="semantic logs llm sched/framework sched/plugins slurm plan predict config model base"
   [run]="sim analysis sched/framework sched/plugins slurm predict plan trace config model base"
   [python]="run workload logs semantic llm analysis sim sched/framework sched/plugins slurm predict plan trace config model base"
-  [cli]="python run signals sim live analysis logs llm workload config trace sched/framework sched/plugins slurm predict plan rl semantic eval model base"
+  [sweep]="run workload sim analysis sched/framework sched/plugins slurm predict plan trace config model base"
+  [cli]="python sweep run signals sim live analysis logs llm workload config trace sched/framework sched/plugins slurm predict plan rl semantic eval model base"
 )
 # Longest prefixes first so sched/framework wins over a bare "sched".
-FOLDERS=(sched/framework sched/plugins base model trace config slurm workload predict semantic sim live analysis plan rl eval logs llm signals run python cli)
+FOLDERS=(sched/framework sched/plugins base model trace config slurm workload predict semantic sim live analysis plan rl eval logs llm signals run sweep python cli)
 
 folder_of() {  # path relative to src/ -> module folder, or empty
   local p=$1 f

@@ -153,6 +153,16 @@ TEST(EvalCliTest, SbatchArgumentsOfATrialArrayAndAMetricJob) {
             (std::vector<std::string>{"--parsable", "-J", "orrery", "-o", "/dev/null", "-D", "/tmp", "--cpus-per-task=1",
                                       "-p", "cpu", "--dependency=afterok:17_0:17_2", "--nodelist=node2",
                                       "--export=ALL,ORRERY_EVAL_METRIC=4", "/w/metric.sh"}));
+  // The incomplete cells of a sweep: those task indexes only, at most 2 at once.
+  orrery::live::BatchSpec sweep;
+  sweep.script = "/s/run-cell.sh";
+  sweep.array_tasks = {1, 4, 5};
+  sweep.array_throttle = 2;
+  EXPECT_EQ(orrery::live::SbatchArgs(sweep),
+            (std::vector<std::string>{"--parsable", "-J", "orrery", "-o", "/dev/null", "-D", "/tmp", "--cpus-per-task=1",
+                                      "--array=1,4,5%2", "--export=ALL", "/s/run-cell.sh"}));
+  arr.array_throttle = 1;  // a range with a throttle
+  EXPECT_EQ(orrery::live::SbatchArgs(arr)[10], "--array=0-2%1");
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ void RegisterProgress(CLI::App& app, int* exit_code);  // progress_cmd.cc (train
 void RegisterResilience(CLI::App& app, int* exit_code);  // resilience_cmd.cc (fault tolerance figures)
 void RegisterPlanShapeStudy(CLI::App& plan, int* exit_code);  // plan_shape_cmd.cc
 void RegisterRl(CLI::App& app, int* exit_code);        // rl_cmd.cc (RL post-training steps)
+void RegisterSweep(CLI::App& app, int* exit_code);     // sweep_cmd.cc (grids of simulations)
 
 // A command's failure: prints "orrery <command>: <message>" on stderr (`command` as the user
 // typed it, e.g. "plan shape-study") and returns the error's exit code.

@@ -11,7 +11,7 @@
 #endif
 
 int main(int argc, char** argv) {
-  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, replay, eval, plan, rl, inspect, diagnose, progress, resilience)"};
+  CLI::App app{"Orrery: scheduling for GPU datacenters (simulate, import, generate, predict, analyze, report, explain, serve, replay, eval, plan, rl, sweep, inspect, diagnose, progress, resilience)"};
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
   app.require_subcommand(1);
   orrery::cli::SetExamples(&app, {"./build/orrery simulate --no-output",
@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   orrery::cli::RegisterEval(app, &exit_code);
   orrery::cli::RegisterPlan(app, &exit_code);
   orrery::cli::RegisterRl(app, &exit_code);
+  orrery::cli::RegisterSweep(app, &exit_code);
   orrery::cli::RegisterInspect(app, &exit_code);
   orrery::cli::RegisterDiagnose(app, &exit_code);
   orrery::cli::RegisterProgress(app, &exit_code);

@@ -10,7 +10,10 @@ std::vector<std::string> SbatchArgs(const BatchSpec& s) {
   std::vector<std::string> a = {"--parsable", "-J", s.name, "-o", s.output, "-D", s.workdir,
                                 "--cpus-per-task=" + std::to_string(s.cpus)};
   if (!s.partition.empty()) a.insert(a.end(), {"-p", s.partition});
-  if (s.array_size > 0) a.push_back("--array=0-" + std::to_string(s.array_size - 1));
+  std::string array;
+  for (uint32_t t : s.array_tasks) array += (array.empty() ? "" : ",") + std::to_string(t);
+  if (array.empty() && s.array_size > 0) array = "0-" + std::to_string(s.array_size - 1);
+  if (!array.empty()) a.push_back("--array=" + array + (s.array_throttle ? "%" + std::to_string(s.array_throttle) : ""));
   if (!s.after_ok.empty()) {
     std::string dep = "--dependency=afterok";
     for (const std::string& id : s.after_ok) dep += ":" + id;
@@ -30,6 +33,11 @@ Result<uint32_t> SubmitBatch(ExecSlurmClient& slurm, const BatchSpec& s) {
   for (const std::string& e : s.env)
     if (e.find(',') != std::string::npos || e.find('=') == std::string::npos)
       return MakeError("sbatch --export: \"" + e + "\" is not KEY=VALUE without commas", kExitRuntime);
+  for (uint32_t t : s.array_tasks)
+    if (t >= kMaxArrayTasks)
+      return MakeError("sbatch --array: expected task indexes below " + std::to_string(kMaxArrayTasks) + ", got " +
+                           std::to_string(t),
+                       kExitRuntime);
   if (s.array_size > kMaxArrayTasks)
     return MakeError("sbatch --array: expected at most " + std::to_string(kMaxArrayTasks) + " tasks, got " +
                          std::to_string(s.array_size),

@@ -19,6 +19,8 @@ struct BatchSpec {
   std::string workdir = "/tmp";
   std::string output = "/dev/null";    // stdout/stderr file (sbatch -o; %A/%a patterns allowed)
   uint32_t array_size = 0;             // > 0: --array=0-(array_size-1)
+  std::vector<uint32_t> array_tasks;   // non-empty: --array=i,j,... instead (those task indexes only)
+  uint32_t array_throttle = 0;         // > 0: at most this many tasks of the array at once (--array=...%N)
   std::vector<std::string> after_ok;   // job ids ("123", "123_4"): --dependency=afterok:a:b
   std::string nodelist;                // --nodelist (empty: any node)
   uint32_t gpus_per_node = 0;          // --gres=gpu:N
