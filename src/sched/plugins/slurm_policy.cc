@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <set>
 #include <unordered_map>
@@ -39,6 +40,7 @@ struct SlotInfo {
   Reason reason = Reason::kNone;
   Reason invalid = Reason::kNone;  // InvalidAccount / InvalidQOS: refused at submission
   bool in_system = false;  // counted by the limits as submitted
+  Time release = kNoTime;  // while running with a time limit: start + limit (SlurmCore::releases)
 };
 
 // The state the sort and the reschedule plugin share. The configuration is immutable and
@@ -60,6 +62,9 @@ struct SlurmCore {
   std::vector<SlotInfo> slots;
   std::set<uint32_t> pending;
   std::vector<std::set<uint32_t>> running;   // by cluster VC
+  // By cluster VC: the GPUs that running jobs with a time limit free at start + limit, in time
+  // order (the backfill pass's profile reads them without sorting).
+  std::vector<std::map<Time, int64_t>> releases;
   std::vector<std::pair<int32_t, double>> ended_usage;  // charged at the next calculation
   Time last_calc = kNoTime, next_calc = kNoTime;
   // The backfill scheduler's cadence, by cluster VC: it runs at most every bf_interval. next_bf
@@ -191,15 +196,15 @@ class SlurmSort final : public QueueSortPlugin {
 class Profile {
  public:
   static constexpr Time kForever = INT64_MAX / 4;
-  // The profile at `now`: `free` GPUs, and each running job's GPUs back at its release time
-  // (sorted here: O(R log R) for R running jobs).
-  void Reset(Time now, int64_t free, std::vector<std::pair<Time, int64_t>>* releases) {
-    std::sort(releases->begin(), releases->end());
+  // The profile at `now`: `free` GPUs, and GPUs back at each release time (`releases` in
+  // time order).
+  void Reset(Time now, int64_t free, const std::vector<std::pair<Time, int64_t>>& releases) {
     steps_.assign(1, {now, free});
-    for (const auto& [t, gpus] : *releases) {
+    for (const auto& [t, gpus] : releases) {
       if (t <= steps_.back().first) steps_.back().second += gpus;
       else steps_.emplace_back(t, steps_.back().second + gpus);
     }
+    ++pass_;
   }
   void Take(Time from, Time to, int64_t gpus) {
     const size_t b = Split(from);
@@ -208,15 +213,20 @@ class Profile {
   }
   // The earliest step start t <= latest with at least `need` free over [t, t + dur), or kNoTime.
   // Only the start of a run of steps with `need` free can be it (a later start in the run
-  // meets the same short step), so one pass over the steps finds it.
-  Time Earliest(int64_t need, Duration dur, Time latest) const {
+  // meets the same short step), so one pass over the steps finds it; it stops at the first
+  // short step at or past `latest`, as every later run starts after it.
+  Time Earliest(int64_t need, Duration dur, Time latest) {
     size_t start = steps_.size();  // the current run's first step (none)
-    for (size_t j = 0; j < steps_.size(); ++j) {
+    bool first_run = true;
+    for (size_t j = FirstFitFrom(need); j < steps_.size(); ++j) {
       if (steps_[j].second < need) {
+        if (steps_[j].first >= latest) return kNoTime;  // any later run would start past latest
         start = steps_.size();
         continue;
       }
       if (start == steps_.size()) {
+        if (first_run) NoteFit(need, steps_[j].first);
+        first_run = false;
         if (steps_[j].first > latest) return kNoTime;
         start = j;
       }
@@ -236,7 +246,24 @@ class Profile {
     const auto at = steps_.insert(it, {t, free});  // begin() only after the insert reallocated
     return static_cast<size_t>(at - steps_.begin());
   }
+  // Take only lowers the steps, so within one pass the first step with `need` free never moves
+  // earlier: the search for the same need starts where the last one found it.
+  size_t FirstFitFrom(int64_t need) const {
+    if (need < 0 || static_cast<size_t>(need) >= first_fit_.size() || first_fit_[need].first != pass_) return 0;
+    const Time t = first_fit_[need].second;
+    return static_cast<size_t>(std::lower_bound(steps_.begin(), steps_.end(), t,
+                                                [](const std::pair<Time, int64_t>& s, Time v) { return s.first < v; }) -
+                               steps_.begin());
+  }
+  void NoteFit(int64_t need, Time t) {
+    if (need < 0 || need > kMaxCachedNeed) return;
+    if (static_cast<size_t>(need) >= first_fit_.size()) first_fit_.resize(static_cast<size_t>(need) + 1, {0, 0});
+    first_fit_[need] = {pass_, t};
+  }
+  static constexpr int64_t kMaxCachedNeed = 1 << 16;
   std::vector<std::pair<Time, int64_t>> steps_;
+  uint64_t pass_ = 0;
+  std::vector<std::pair<uint64_t, Time>> first_fit_;  // by need: (pass, first step with need free)
 };
 
 // Static strings for PluginStatus (never allocated per call): the reason's name after `prefix`.
@@ -295,6 +322,11 @@ class SlurmSched final : public ReschedulePlugin {
     c_->running[h.job(slot).vc.v].insert(slot);
     c_->limits.Start(s.lj);
     s.reason = Reason::kNone;
+    if (s.lj.time_limit_s != slurm::kUnlimited) {
+      if (c_->releases.size() <= h.job(slot).vc.v) c_->releases.resize(h.job(slot).vc.v + 1u);
+      s.release = h.job(slot).started + s.lj.time_limit_s;
+      c_->releases[h.job(slot).vc.v][s.release] += h.job(slot).job->gpus;
+    }
   }
   void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause, bool requeued) override {
     const SchedJob& j = h.job(slot);
@@ -304,6 +336,11 @@ class SlurmSched final : public ReschedulePlugin {
     if (s.pj.assoc >= 0) c_->ended_usage.emplace_back(s.pj.assoc, c_->Charge(s, from, h.now()));
     c_->limits.End(s.lj, true);
     s.in_system = false;
+    if (s.release != kNoTime) {
+      auto it = c_->releases[j.vc.v].find(s.release);
+      if ((it->second -= j.job->gpus) == 0) c_->releases[j.vc.v].erase(it);
+      s.release = kNoTime;
+    }
     if (requeued) {
       c_->limits.Submit(s.lj);
       s.in_system = true;
@@ -421,14 +458,12 @@ void SlurmSched::BackfillPass(SchedulerHandle& h, VcId vc) {
   const Time now = h.now();
   const int64_t res = std::max<int64_t>(1, sp.bf_resolution_s);
   auto round_up = [&](Duration d) { return (std::max<Duration>(d, 1) + res - 1) / res * res; };
+  // Rounding up keeps the time order; a job without a time limit is never freed, as far as
+  // limits tell.
   releases_.clear();
-  for (uint32_t slot : c_->running[vc.v]) {
-    const SchedJob& j = h.job(slot);
-    const SlotInfo& s = c_->slots[slot];
-    if (s.lj.time_limit_s == slurm::kUnlimited) continue;  // never freed, as far as limits tell
-    releases_.emplace_back(now + round_up(j.started + s.lj.time_limit_s - now), j.job->gpus);
-  }
-  profile_.Reset(now, static_cast<int64_t>(h.state().vc_free_gpus(vc)), &releases_);
+  if (vc.v < c_->releases.size())
+    for (const auto& [end, gpus] : c_->releases[vc.v]) releases_.emplace_back(now + round_up(end - now), gpus);
+  profile_.Reset(now, static_cast<int64_t>(h.state().vc_free_gpus(vc)), releases_);
   const Time latest = now + sp.bf_window_s;
   std::unordered_map<uint32_t, int64_t> per_user;
   int64_t tested = 0;

@@ -156,6 +156,34 @@ TEST(SlurmPolicy, BackfillRespectsTheReservation) {
   }
 }
 
+// Reservations by earlier jobs of the same size do not hide an earlier gap from a shorter
+// job. Three nodes; carl (no association: no limits) runs A (8 GPUs, limit 1000) and B (8,
+// 3000) from t=0. At t=3, times from now rounded up to bf_resolution 60: A frees 8 GPUs at
+// +1020 and B 8 more at +3000. bob's C (24 GPUs, 1000 s -> 1020) is reserved at +3000 until
+// +4020. carl's D (16 GPUs, 2500 -> 2520) does not fit the 16-GPU gap [+1020, +3000) (1980 s)
+// and is reserved at +4020; E (16 GPUs, 1000 -> 1020) fits that gap and is reserved there,
+// which leaves no GPU free at +1020. F (8 GPUs, 1500 s) fits the 8 free GPUs now but would
+// still hold them at +1020: with E it waits, without E it is backfilled now.
+TEST(SlurmPolicy, AnEarlierGapStaysOpenToAShorterJobOfTheSameSize) {
+  for (const bool with_e : {true, false}) {
+    SlurmRig r(3, "backfill");
+    r.Add(2, 0, 8, 1000);   // A
+    r.Add(2, 0, 8, 3000);   // B
+    r.Add(1, 3, 24, 1000);  // C
+    r.Add(2, 3, 16, 2500);  // D
+    r.Add(2, 3, 16, 1000);  // E
+    r.Add(2, 3, 8, 1500);   // F
+    r.Submit(0, 0);
+    r.Submit(1, 0);
+    r.Cycle(0);
+    EXPECT_EQ(r.out.size(), 2u);  // A and B start
+    for (uint32_t i = 2; i < 6; ++i)
+      if (with_e || i != 4) r.Submit(i, 3);
+    const std::string started = r.Cycle(3);
+    EXPECT_EQ(started.empty(), with_e) << "with E: " << with_e << ", started: " << started;
+  }
+}
+
 // The backfill pass runs at most every bf_interval (30 s by default), as Slurm's backfill
 // thread does. One node: ann's job 0 (4 GPUs) runs; bob's job 1 (8 GPUs, t=3) blocks the main
 // pass, and the backfill pass of t=3 (the first) reserves the node for it at 1020. ann's job 2
