@@ -65,13 +65,15 @@ TEST(SweepCli, CellsEqualSimulateAndTableHoldsTheirMeans) {
   }
   CmdOut t = RunOrrery("sweep collect " + dir);
   ASSERT_EQ(t.status, 0) << t.text;
-  // Columns: policy, cluster, placer, load, seeds, jct_mean_s_mean (5), jct_mean_s_ci95 (6).
-  EXPECT_EQ(Field(t.text, "fifo,", 4), "2");
-  EXPECT_EQ(Field(t.text, "fifo,", 5), Fixed(jct_sum[0] / 2));
-  EXPECT_EQ(Field(t.text, "sjf,", 5), Fixed(jct_sum[1] / 2));
-  EXPECT_NE(Field(t.text, "fifo,", 5), Field(t.text, "sjf,", 5));  // the fixture separates the policies
+  // Columns: policy, cluster, placer, load, workload, seeds, jct_mean_s_mean (6), jct_mean_s_ci95 (7).
+  EXPECT_EQ(Field(t.text, "fifo,", 5), "2");
+  EXPECT_EQ(Field(t.text, "fifo,", 6), Fixed(jct_sum[0] / 2));
+  EXPECT_EQ(Field(t.text, "sjf,", 6), Fixed(jct_sum[1] / 2));
+  EXPECT_NE(Field(t.text, "fifo,", 6), Field(t.text, "sjf,", 6));  // the fixture separates the policies
   // The seed changes nothing on a recorded trace with the consolidate placer: no spread.
-  EXPECT_EQ(Field(t.text, "fifo,", 6), "0.0000");
+  EXPECT_EQ(Field(t.text, "fifo,", 7), "0.0000");
+  // collect also writes the HTML report, by default into DIR/report.
+  EXPECT_NE(Slurp(dir + "/report/report.html").find("Collected table"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -115,7 +117,7 @@ TEST(SweepCli, ResumesAndTableIsTheSameForOneAndTwoWorkers) {
     tables[w - 1] = Slurp(dir + "/table.csv");
     if (w == 2) {
       // The seeds differ: a non-zero interval. A rerun runs nothing; one deleted cell runs again.
-      EXPECT_NE(Field(tables[1], "fifo,", 6), "0.0000") << tables[1];
+      EXPECT_NE(Field(tables[1], "fifo,", 7), "0.0000") << tables[1];
       o = RunOrrery("sweep " + spec_dir + "/grid.toml --out-dir " + dir);
       EXPECT_NE(o.text.find("sweep: 6 cells: 6 complete before, 0 ran, 0 failed"), std::string::npos) << o.text;
       const nlohmann::json grid = nlohmann::json::parse(Slurp(dir + "/grid.json"));
@@ -128,6 +130,41 @@ TEST(SweepCli, ResumesAndTableIsTheSameForOneAndTwoWorkers) {
   }
   EXPECT_EQ(tables[0], tables[1]);
   std::filesystem::remove_all(spec_dir);
+}
+
+// Workload axes: each value is its own cell, equal to `simulate --generate` with that flag, and
+// two values give two different summaries and two rows of the table.
+TEST(SweepCli, WorkloadAxesGiveOneCellPerValueAsSimulateGenerateDoes) {
+  const std::string dir = Tmp("axes");
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir + "/grid.toml");
+    f << "policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\n"
+         "[options]\njobs = [30, 60]\narrivals = [\"open-loop\"]\n";
+  }
+  CmdOut o = RunOrrery("sweep " + dir + "/grid.toml --out-dir " + dir + "/out --jobs 2");
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("sweep: 2 cells: 0 complete before, 2 ran, 0 failed"), std::string::npos) << o.text;
+  const nlohmann::json grid = nlohmann::json::parse(Slurp(dir + "/out/grid.json"));
+  ASSERT_EQ(grid["cells"].size(), 2u);
+  nlohmann::json runs[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string jobs = i == 0 ? "30" : "60";
+    EXPECT_EQ(grid["cells"][i]["workload"], "jobs=" + jobs + " arrivals=open-loop");
+    CmdOut s = RunOrrery("simulate --generate helios-venus --jobs " + jobs + " --arrivals open-loop --policy fifo -q " +
+                         "--out-dir " + dir + "/sim" + jobs);
+    ASSERT_EQ(s.status, 0) << s.text;
+    runs[i] = nlohmann::json::parse(
+        Slurp(dir + "/out/cells/" + grid["cells"][i]["id"].get<std::string>() + "/summary.json"))["run"];
+    EXPECT_EQ(runs[i], nlohmann::json::parse(Slurp(dir + "/sim" + jobs + "/summary.json"))["runs"][0]);
+  }
+  EXPECT_EQ(runs[0]["jobs"]["finished"], 30);
+  EXPECT_EQ(runs[1]["jobs"]["finished"], 60);
+  EXPECT_NE(runs[0]["jct_s"], runs[1]["jct_s"]);
+  const std::string table = RunOrrery("sweep collect " + dir + "/out").text;
+  EXPECT_NE(table.find("\nfifo,,consolidate,0,jobs=30 arrivals=open-loop,1,"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nfifo,,consolidate,0,jobs=60 arrivals=open-loop,1,"), std::string::npos) << table;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SweepCli, FailedCellIsReportedAndBadSpecLocated) {
@@ -150,7 +187,8 @@ TEST(SweepCli, FailedCellIsReportedAndBadSpecLocated) {
   o = RunOrrery("sweep " + spec_dir + "/typo.toml --out-dir " + spec_dir + "/out2");
   EXPECT_EQ(o.status, 2) << o.text;
   EXPECT_EQ(o.text, "orrery sweep: " + spec_dir +
-                        "/typo.toml:4:12: unknown key 'rl-share' in [options]: expected one of load, placer\n");
+                        "/typo.toml:4:12: unknown key 'rl-share' in [options]: expected one of load, placer, jobs, "
+                        "days, arrivals, batches, long_runs, long_run_sizes\n");
   std::filesystem::remove_all(spec_dir);
 }
 
