@@ -1,7 +1,8 @@
 // `orrery sweep`: policy studies as grids (docs/design/sweep.md). `orrery sweep SPEC --out DIR`
-// runs every cell of the spec's grid that has no complete outputs yet (with --slurm: submits them
-// as one job array whose tasks run `orrery sweep run-cell DIR INDEX`); `orrery sweep collect DIR`
-// merges the cells into one CSV table (means across seeds with 95 % confidence intervals).
+// runs every cell of the spec's grid that has no complete outputs yet (with --slurm: submits those
+// not already pending or running as one job array whose tasks run `orrery sweep run-cell DIR
+// INDEX`); `orrery sweep collect DIR` merges the cells into one CSV table (means across seeds with
+// 95 % confidence intervals) and an HTML report.
 #include <unistd.h>
 
 #include <cstdio>
@@ -218,15 +219,15 @@ void RegisterSweep(CLI::App& app, int* exit_code) {
                   "Cells simulated at once (default 0 = one per available core); outputs are identical for every value")
       ->check(CountInRange(0, 4096, "cells at once"));
   auto* collect = cmd->add_subcommand("collect", "Merge a sweep's cells into one CSV table (mean and 95 % CI per metric)");
-  SetExamples(collect, {"./build/orrery sweep collect tests/fixtures/sweep/done"});
+  SetExamples(collect, {"./build/orrery sweep collect tests/fixtures/sweep/done --report /tmp/orrery-example-sweep-report"});
   collect->add_option("dir", o->collect_dir, "The sweep's output folder")->required();
   collect->add_option("--out", o->collect_out, "CSV file to write (default: standard output)");
   collect->add_option("--report", o->collect_report,
                       "Folder of the HTML report (report.html, report.json, csv/; default: DIR/report)");
   collect->callback([o, exit_code] { *exit_code = RunSweepCollect(*o); });
   cmd->add_flag("--slurm", o->slurm,
-                "Submit the cells without complete outputs as one Slurm job array (--jobs: tasks at once) and "
-                "return; run again to submit what is still incomplete");
+                "Submit the cells that are neither complete nor pending or running in the queue as one Slurm "
+                "job array (--jobs: tasks at once) and return; run again to submit what is still missing");
   cmd->add_option("--partition", o->partition, "With --slurm: the partition (default: Slurm's)");
   cmd->add_option("--slurm-conf", o->slurm_conf, "With --slurm: slurm.conf to use (exported as SLURM_CONF)");
   o->cmd = cmd;

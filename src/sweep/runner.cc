@@ -103,7 +103,8 @@ Result<SweepSpec> LoadSpecJson(const std::string& dir) {
     s.clusters = j.at("clusters").get<std::vector<std::string>>();
     s.loads = j.at("loads").get<std::vector<double>>();
     s.placers = j.at("placers").get<std::vector<std::string>>();
-    const nlohmann::json& axes = j.at("workload_options");
+    // Absent in folders written before the workload options existed: none.
+    const nlohmann::json axes = j.contains("workload_options") ? j.at("workload_options") : nlohmann::json::object();
     size_t known = 0;
     for (const std::string& key : kWorkloadAxes)
       if (axes.contains(key)) {
