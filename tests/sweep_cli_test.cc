@@ -4,7 +4,10 @@
 // (docs/formats/sweep.md, docs/design/sweep.md).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -164,6 +167,34 @@ TEST(SweepCli, WorkloadAxesGiveOneCellPerValueAsSimulateGenerateDoes) {
   const std::string table = RunOrrery("sweep collect " + dir + "/out").text;
   EXPECT_NE(table.find("\nfifo,,consolidate,0,jobs=30 arrivals=open-loop,1,"), std::string::npos) << table;
   EXPECT_NE(table.find("\nfifo,,consolidate,0,jobs=60 arrivals=open-loop,1,"), std::string::npos) << table;
+  std::filesystem::remove_all(dir);
+}
+
+// A cell claimed by a live process (this test's) is left alone and counted busy; once the
+// claim names a process that has exited, the next run takes the cell over and runs it.
+TEST(SweepCli, CellClaimedByALiveProcessIsBusyAndADeadOnesClaimIsTakenOver) {
+  const std::string dir = Tmp("busy");
+  CmdOut o = RunOrrery("sweep " + kFixtures + "/tiny.toml --out-dir " + dir + " --jobs 1");
+  ASSERT_EQ(o.status, 0) << o.text;
+  const nlohmann::json grid = nlohmann::json::parse(Slurp(dir + "/grid.json"));
+  const std::string id = grid["cells"][1]["id"], cdir = dir + "/cells/" + id;
+  std::filesystem::remove(cdir + "/summary.json");
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  const std::string me = "pid:" + std::string(host) + ":" + std::to_string(getpid());
+  { std::ofstream(cdir + "/claim") << me << "\n"; }
+  o = RunOrrery("sweep " + kFixtures + "/tiny.toml --out-dir " + dir + " --jobs 1");
+  EXPECT_EQ(o.status, 1) << o.text;
+  EXPECT_NE(o.text.find("sweep: 4 cells: 3 complete before, 0 ran, 0 failed, 1 busy"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("busy: " + id + " claimed by " + me + "\n"), std::string::npos) << o.text;
+  EXPECT_FALSE(std::filesystem::exists(cdir + "/summary.json"));
+  // A pid above the kernel's limit (pid_max is at most 2^22) names no process.
+  { std::ofstream(cdir + "/claim") << "pid:" << host << ":99999999\n"; }
+  o = RunOrrery("sweep " + kFixtures + "/tiny.toml --out-dir " + dir + " --jobs 1");
+  EXPECT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("sweep: 4 cells: 3 complete before, 1 ran, 0 failed\n"), std::string::npos) << o.text;
+  EXPECT_TRUE(std::filesystem::exists(cdir + "/summary.json"));
+  EXPECT_FALSE(std::filesystem::exists(cdir + "/claim"));
   std::filesystem::remove_all(dir);
 }
 

@@ -125,25 +125,25 @@ int SubmitSweep(const SweepOptions& o, const sweep::SweepSpec& spec) {
   return kExitOk;
 }
 
-// The claim of `sweep run-cell`: "slurm:<job>_<task>" inside an array task; a Slurm holder is
-// alive while squeue lists its task pending or running (unknown to Slurm: gone; Slurm not
-// answering: alive, so the cell is left for a later submission rather than run twice).
-sweep::CellClaim SweepCellClaim(const SweepOptions& o) {
+// Whether a cell's claim holder still runs: a Slurm task while squeue lists it pending or
+// running (unknown to Slurm: gone; Slurm not answering or absent: running, so the cell is left
+// for later rather than run twice); a local process while it exists.
+bool SweepHolderAlive(const std::string& holder) {
+  if (holder.rfind("slurm:", 0) != 0) return sweep::LocalOwnerAlive(holder);
+  live::ExecSlurmClient slurm(live::ExecSlurmOptions{"", "", 10000});  // SLURM_CONF from the environment
+  Result<std::vector<live::ArrayTask>> t = live::ListArrayTasks(slurm, "", holder.substr(6));
+  if (!t.ok()) return live::ClassifySlurmReply(t.error().message) != ErrorCode::kNotFound;
+  for (const live::ArrayTask& a : *t)
+    if (!live::IsTerminal(a.state)) return true;
+  return false;
+}
+
+// The claim of a run: "slurm:<job>_<task>" inside an array task, else this process.
+sweep::CellClaim SweepCellClaim() {
   const char* job = std::getenv("SLURM_ARRAY_JOB_ID");
   const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
-  sweep::CellClaim c{sweep::LocalOwner(), sweep::LocalOwnerAlive};
-  if (job == nullptr || task == nullptr) return c;
-  c.owner = std::string("slurm:") + job + "_" + task;
-  const std::string conf = o.slurm_conf;
-  c.alive = [conf](const std::string& holder) {
-    if (holder.rfind("slurm:", 0) != 0) return sweep::LocalOwnerAlive(holder);
-    live::ExecSlurmClient slurm(live::ExecSlurmOptions{"", conf, 10000});
-    Result<std::vector<live::ArrayTask>> t = live::ListArrayTasks(slurm, "", holder.substr(6));
-    if (!t.ok()) return live::ClassifySlurmReply(t.error().message) != ErrorCode::kNotFound;
-    for (const live::ArrayTask& a : *t)
-      if (!live::IsTerminal(a.state)) return true;
-    return false;
-  };
+  sweep::CellClaim c{sweep::LocalOwner(), SweepHolderAlive};
+  if (job != nullptr && task != nullptr) c.owner = std::string("slurm:") + job + "_" + task;
   return c;
 }
 
@@ -155,7 +155,7 @@ int RunSweepCell(const SweepOptions& o) {
     return Fail("sweep run-cell", MakeError("INDEX: expected a cell index below " + std::to_string(cells.size()) +
                                              ", got " + std::to_string(o.cell_index)));
   const sweep::CellOutcome c =
-      sweep::RunCell(*spec, o.cell_dir, cells[o.cell_index], sweep::SimulateCell, SweepCellClaim(o));
+      sweep::RunCell(*spec, o.cell_dir, cells[o.cell_index], sweep::SimulateCell, SweepCellClaim());
   if (c.state == sweep::CellOutcome::State::kBusy) {
     std::printf("cell %zu %s: busy: claimed by %s, which still runs\n", o.cell_index, c.id.c_str(), c.holder.c_str());
     return kExitOk;
@@ -177,7 +177,7 @@ int RunSweepCommand(const SweepOptions& o) {
   Result<sweep::SweepSpec> spec = sweep::LoadSweepSpec(o.spec);
   if (!spec) return Fail("sweep", spec.error());
   if (o.slurm) return SubmitSweep(o, *spec);
-  Result<sweep::SweepReport> rep = sweep::RunSweep(*spec, o.out, o.workers, sweep::SimulateCell);
+  Result<sweep::SweepReport> rep = sweep::RunSweep(*spec, o.out, o.workers, sweep::SimulateCell, SweepCellClaim());
   if (!rep) return Fail("sweep", rep.error());
   std::printf("sweep: %zu cells: %zu complete before, %zu ran, %zu failed", rep->cells.size(), rep->skipped, rep->ran,
               rep->failed);

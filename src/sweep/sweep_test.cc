@@ -347,7 +347,7 @@ TEST(SweepClaim, LiveHolderKeepsTheCellDeadHolderIsTakenOver) {
   // This process is alive; a pid that exited is not; another host's cannot be checked.
   EXPECT_TRUE(LocalOwnerAlive(LocalOwner()));
   const std::string host = LocalOwner().substr(0, LocalOwner().rfind(':') + 1);
-  EXPECT_FALSE(LocalOwnerAlive(host + "999999999"));
+  EXPECT_FALSE(LocalOwnerAlive(host + "99999999"));  // above pid_max (at most 2^22)
   EXPECT_TRUE(LocalOwnerAlive("pid:some-other-host:1"));
   std::filesystem::remove_all(dir);
 }
