@@ -135,39 +135,52 @@ TEST(SweepCli, ResumesAndTableIsTheSameForOneAndTwoWorkers) {
   std::filesystem::remove_all(spec_dir);
 }
 
-// Workload axes: each value is its own cell, equal to `simulate --generate` with that flag, and
-// two values give two different summaries and two rows of the table.
-TEST(SweepCli, WorkloadAxesGiveOneCellPerValueAsSimulateGenerateDoes) {
-  const std::string dir = Tmp("axes");
-  std::filesystem::create_directories(dir);
-  {
-    std::ofstream f(dir + "/grid.toml");
-    f << "policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\n"
-         "[options]\njobs = [30, 60]\narrivals = [\"open-loop\"]\n";
+// Workload axes: for each, two values are two cells, each equal to `simulate --generate` with
+// that flag, with different summaries and two rows of the table.
+TEST(SweepCli, EachWorkloadAxisGivesOneCellPerValueAsSimulateGenerateDoes) {
+  struct Axis {
+    std::string key, a, b, flag, base;  // base: [generate] besides the preset
+  };
+  const Axis axes[] = {
+      {"jobs", "30", "60", "--jobs", ""},
+      {"days", "1", "2", "--days", ""},
+      {"arrivals", "\"open-loop\"", "\"closed-loop\"", "--arrivals", "jobs = 300\n"},
+      {"batches", "\"single\"", "\"sweeps\"", "--batches", "jobs = 300\n"},
+      {"long_runs", "\"weekly\"", "\"flat\"", "--long-runs", "jobs = 300\n"},
+      {"long_run_sizes", "\"class\"", "\"lone\"", "--long-run-sizes", "jobs = 300\n"},
+  };
+  for (const Axis& x : axes) {
+    SCOPED_TRACE(x.key);
+    const std::string dir = Tmp("axis-" + x.key);
+    std::filesystem::create_directories(dir);
+    {
+      std::ofstream f(dir + "/grid.toml");
+      f << "policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\n" << x.base << "[options]\n"
+        << x.key << " = [" << x.a << ", " << x.b << "]\n";
+    }
+    CmdOut o = RunOrrery("sweep " + dir + "/grid.toml --out-dir " + dir + "/out --jobs 2");
+    ASSERT_EQ(o.status, 0) << o.text;
+    EXPECT_NE(o.text.find("sweep: 2 cells: 0 complete before, 2 ran, 0 failed"), std::string::npos) << o.text;
+    const nlohmann::json grid = nlohmann::json::parse(Slurp(dir + "/out/grid.json"));
+    ASSERT_EQ(grid["cells"].size(), 2u);
+    nlohmann::json runs[2];
+    const std::string jobs = x.base.empty() ? "" : " --jobs 300";
+    for (int i = 0; i < 2; ++i) {
+      std::string v = i == 0 ? x.a : x.b;
+      if (v.front() == '"') v = v.substr(1, v.size() - 2);
+      EXPECT_EQ(grid["cells"][i]["workload"], x.key + "=" + v);
+      CmdOut sim = RunOrrery("simulate --generate helios-venus" + jobs + " " + x.flag + " " + v +
+                             " --policy fifo -q --out-dir " + dir + "/sim" + std::to_string(i));
+      ASSERT_EQ(sim.status, 0) << sim.text;
+      runs[i] = nlohmann::json::parse(
+          Slurp(dir + "/out/cells/" + grid["cells"][i]["id"].get<std::string>() + "/summary.json"))["run"];
+      EXPECT_EQ(runs[i], nlohmann::json::parse(Slurp(dir + "/sim" + std::to_string(i) + "/summary.json"))["runs"][0]);
+      const std::string table = RunOrrery("sweep collect " + dir + "/out").text;
+      EXPECT_NE(table.find("\nfifo,,consolidate,0," + x.key + "=" + v + ",1,"), std::string::npos) << table;
+    }
+    EXPECT_NE(runs[0]["jct_s"], runs[1]["jct_s"]);
+    std::filesystem::remove_all(dir);
   }
-  CmdOut o = RunOrrery("sweep " + dir + "/grid.toml --out-dir " + dir + "/out --jobs 2");
-  ASSERT_EQ(o.status, 0) << o.text;
-  EXPECT_NE(o.text.find("sweep: 2 cells: 0 complete before, 2 ran, 0 failed"), std::string::npos) << o.text;
-  const nlohmann::json grid = nlohmann::json::parse(Slurp(dir + "/out/grid.json"));
-  ASSERT_EQ(grid["cells"].size(), 2u);
-  nlohmann::json runs[2];
-  for (int i = 0; i < 2; ++i) {
-    const std::string jobs = i == 0 ? "30" : "60";
-    EXPECT_EQ(grid["cells"][i]["workload"], "jobs=" + jobs + " arrivals=open-loop");
-    CmdOut s = RunOrrery("simulate --generate helios-venus --jobs " + jobs + " --arrivals open-loop --policy fifo -q " +
-                         "--out-dir " + dir + "/sim" + jobs);
-    ASSERT_EQ(s.status, 0) << s.text;
-    runs[i] = nlohmann::json::parse(
-        Slurp(dir + "/out/cells/" + grid["cells"][i]["id"].get<std::string>() + "/summary.json"))["run"];
-    EXPECT_EQ(runs[i], nlohmann::json::parse(Slurp(dir + "/sim" + jobs + "/summary.json"))["runs"][0]);
-  }
-  EXPECT_EQ(runs[0]["jobs"]["finished"], 30);
-  EXPECT_EQ(runs[1]["jobs"]["finished"], 60);
-  EXPECT_NE(runs[0]["jct_s"], runs[1]["jct_s"]);
-  const std::string table = RunOrrery("sweep collect " + dir + "/out").text;
-  EXPECT_NE(table.find("\nfifo,,consolidate,0,jobs=30 arrivals=open-loop,1,"), std::string::npos) << table;
-  EXPECT_NE(table.find("\nfifo,,consolidate,0,jobs=60 arrivals=open-loop,1,"), std::string::npos) << table;
-  std::filesystem::remove_all(dir);
 }
 
 // A cell claimed by a live process (this test's) is left alone and counted busy; once the
