@@ -1,4 +1,5 @@
 // The sweep spec reader (docs/formats/sweep.md) and the grid's expansion into cells.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
@@ -28,6 +29,9 @@ Result<std::vector<T>> SweepList(const tu::Locator& loc, const tu::Value& tbl, c
   for (const tu::Value& e : v->as_array()) {
     std::optional<T> x = elem(e);
     if (!x) return loc.At(e, "'" + key + "': expected " + what + ", got " + tu::Got(e));
+    // A value listed twice would be one cell twice (the same id and folder).
+    if (std::find(out.begin(), out.end(), *x) != out.end())
+      return loc.At(e, "'" + key + "': expected distinct values, got " + tu::Got(e) + " twice");
     out.push_back(*x);
   }
   return out;
@@ -179,7 +183,7 @@ Status ApplyWorkloadAxis(const std::string& key, const std::string& value, workl
     ORR_ASSIGN_OR_RETURN(workload::LongRunSizes z, workload::ParseLongRunSizes(value));
     ORR_ASSIGN_OR_RETURN(*gen, workload::WithLongRunSizes(*gen, z));
   } else {
-    return MakeError("workload option '" + key + "': expected one of " + tu::JoinKeys(kWorkloadAxes) + ", got none");
+    return MakeError("workload option: expected one of " + tu::JoinKeys(kWorkloadAxes) + ", got '" + key + "'");
   }
   return Status::Ok();
 }

@@ -127,6 +127,8 @@ TEST(SweepGrid, WorkloadAxesMultiplyTheGridAndKeepOtherIds) {
   ASSERT_TRUE(ApplyWorkloadAxis("long_runs", "weekly", &*g).ok());
   EXPECT_EQ(g->long_runs, workload::LongRunArrivals::kWeekly);
   EXPECT_FALSE(ApplyWorkloadAxis("jobs", "0", &*g).ok());
+  EXPECT_EQ(ApplyWorkloadAxis("load", "2", &*g).error().message,
+            "workload option: expected one of jobs, days, arrivals, batches, long_runs, long_run_sizes, got 'load'");
 }
 
 TEST(SweepGrid, BadWorkloadAxesAreLocated) {
@@ -146,6 +148,10 @@ TEST(SweepGrid, BadWorkloadAxesAreLocated) {
        "spec.toml:5:11: 'batches': expected a non-empty array of model names (strings), got an empty array"},
       {"policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\njobs = 10\n[options]\njobs = [20]\n",
        "spec.toml:6:8: 'jobs' in [options]: expected jobs in one place, got [generate] jobs too"},
+      {gen + "[options]\njobs = [30, 60, 30]\n",
+       "spec.toml:5:17: 'jobs': expected distinct values, got 30 twice"},
+      {"trace = \"t.csv\"\npolicies = [\"fifo\", \"sjf\", \"fifo\"]\n",
+       "spec.toml:2:28: 'policies': expected distinct values, got a string \"fifo\" twice"},
       {"trace = \"t.csv\"\npolicies = [\"fifo\"]\n[options]\nlong_runs = [\"flat\"]\n",
        "spec.toml:4:13: 'long_runs' in [options]: expected no workload option for a trace file"},
   };
