@@ -4,7 +4,10 @@
 // (docs/formats/sweep.md, docs/design/sweep.md).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -65,13 +68,15 @@ TEST(SweepCli, CellsEqualSimulateAndTableHoldsTheirMeans) {
   }
   CmdOut t = RunOrrery("sweep collect " + dir);
   ASSERT_EQ(t.status, 0) << t.text;
-  // Columns: policy, cluster, placer, load, seeds, jct_mean_s_mean (5), jct_mean_s_ci95 (6).
-  EXPECT_EQ(Field(t.text, "fifo,", 4), "2");
-  EXPECT_EQ(Field(t.text, "fifo,", 5), Fixed(jct_sum[0] / 2));
-  EXPECT_EQ(Field(t.text, "sjf,", 5), Fixed(jct_sum[1] / 2));
-  EXPECT_NE(Field(t.text, "fifo,", 5), Field(t.text, "sjf,", 5));  // the fixture separates the policies
+  // Columns: policy, cluster, placer, load, workload, seeds, jct_mean_s_mean (6), jct_mean_s_ci95 (7).
+  EXPECT_EQ(Field(t.text, "fifo,", 5), "2");
+  EXPECT_EQ(Field(t.text, "fifo,", 6), Fixed(jct_sum[0] / 2));
+  EXPECT_EQ(Field(t.text, "sjf,", 6), Fixed(jct_sum[1] / 2));
+  EXPECT_NE(Field(t.text, "fifo,", 6), Field(t.text, "sjf,", 6));  // the fixture separates the policies
   // The seed changes nothing on a recorded trace with the consolidate placer: no spread.
-  EXPECT_EQ(Field(t.text, "fifo,", 6), "0.0000");
+  EXPECT_EQ(Field(t.text, "fifo,", 7), "0.0000");
+  // collect also writes the HTML report, by default into DIR/report.
+  EXPECT_NE(Slurp(dir + "/report/report.html").find("Collected table"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -115,7 +120,7 @@ TEST(SweepCli, ResumesAndTableIsTheSameForOneAndTwoWorkers) {
     tables[w - 1] = Slurp(dir + "/table.csv");
     if (w == 2) {
       // The seeds differ: a non-zero interval. A rerun runs nothing; one deleted cell runs again.
-      EXPECT_NE(Field(tables[1], "fifo,", 6), "0.0000") << tables[1];
+      EXPECT_NE(Field(tables[1], "fifo,", 7), "0.0000") << tables[1];
       o = RunOrrery("sweep " + spec_dir + "/grid.toml --out-dir " + dir);
       EXPECT_NE(o.text.find("sweep: 6 cells: 6 complete before, 0 ran, 0 failed"), std::string::npos) << o.text;
       const nlohmann::json grid = nlohmann::json::parse(Slurp(dir + "/grid.json"));
@@ -128,6 +133,82 @@ TEST(SweepCli, ResumesAndTableIsTheSameForOneAndTwoWorkers) {
   }
   EXPECT_EQ(tables[0], tables[1]);
   std::filesystem::remove_all(spec_dir);
+}
+
+// Workload axes: for each, two values are two cells, each equal to `simulate --generate` with
+// that flag, with different summaries and two rows of the table.
+TEST(SweepCli, EachWorkloadAxisGivesOneCellPerValueAsSimulateGenerateDoes) {
+  struct Axis {
+    std::string key, a, b, flag, base;  // base: [generate] besides the preset
+  };
+  const Axis axes[] = {
+      {"jobs", "30", "60", "--jobs", ""},
+      {"days", "1", "2", "--days", ""},
+      {"arrivals", "\"open-loop\"", "\"closed-loop\"", "--arrivals", "jobs = 300\n"},
+      {"batches", "\"single\"", "\"sweeps\"", "--batches", "jobs = 300\n"},
+      {"long_runs", "\"weekly\"", "\"flat\"", "--long-runs", "jobs = 300\n"},
+      {"long_run_sizes", "\"class\"", "\"lone\"", "--long-run-sizes", "jobs = 300\n"},
+  };
+  for (const Axis& x : axes) {
+    SCOPED_TRACE(x.key);
+    const std::string dir = Tmp("axis-" + x.key);
+    std::filesystem::create_directories(dir);
+    {
+      std::ofstream f(dir + "/grid.toml");
+      f << "policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\n" << x.base << "[options]\n"
+        << x.key << " = [" << x.a << ", " << x.b << "]\n";
+    }
+    CmdOut o = RunOrrery("sweep " + dir + "/grid.toml --out-dir " + dir + "/out --jobs 2");
+    ASSERT_EQ(o.status, 0) << o.text;
+    EXPECT_NE(o.text.find("sweep: 2 cells: 0 complete before, 2 ran, 0 failed"), std::string::npos) << o.text;
+    const nlohmann::json grid = nlohmann::json::parse(Slurp(dir + "/out/grid.json"));
+    ASSERT_EQ(grid["cells"].size(), 2u);
+    nlohmann::json runs[2];
+    const std::string jobs = x.base.empty() ? "" : " --jobs 300";
+    for (int i = 0; i < 2; ++i) {
+      std::string v = i == 0 ? x.a : x.b;
+      if (v.front() == '"') v = v.substr(1, v.size() - 2);
+      EXPECT_EQ(grid["cells"][i]["workload"], x.key + "=" + v);
+      CmdOut sim = RunOrrery("simulate --generate helios-venus" + jobs + " " + x.flag + " " + v +
+                             " --policy fifo -q --out-dir " + dir + "/sim" + std::to_string(i));
+      ASSERT_EQ(sim.status, 0) << sim.text;
+      runs[i] = nlohmann::json::parse(
+          Slurp(dir + "/out/cells/" + grid["cells"][i]["id"].get<std::string>() + "/summary.json"))["run"];
+      EXPECT_EQ(runs[i], nlohmann::json::parse(Slurp(dir + "/sim" + std::to_string(i) + "/summary.json"))["runs"][0]);
+      const std::string table = RunOrrery("sweep collect " + dir + "/out").text;
+      EXPECT_NE(table.find("\nfifo,,consolidate,0," + x.key + "=" + v + ",1,"), std::string::npos) << table;
+    }
+    EXPECT_NE(runs[0]["jct_s"], runs[1]["jct_s"]);
+    std::filesystem::remove_all(dir);
+  }
+}
+
+// A cell claimed by a live process (this test's) is left alone and counted busy; once the
+// claim names a process that has exited, the next run takes the cell over and runs it.
+TEST(SweepCli, CellClaimedByALiveProcessIsBusyAndADeadOnesClaimIsTakenOver) {
+  const std::string dir = Tmp("busy");
+  CmdOut o = RunOrrery("sweep " + kFixtures + "/tiny.toml --out-dir " + dir + " --jobs 1");
+  ASSERT_EQ(o.status, 0) << o.text;
+  const nlohmann::json grid = nlohmann::json::parse(Slurp(dir + "/grid.json"));
+  const std::string id = grid["cells"][1]["id"], cdir = dir + "/cells/" + id;
+  std::filesystem::remove(cdir + "/summary.json");
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  const std::string me = "pid:" + std::string(host) + ":" + std::to_string(getpid());
+  { std::ofstream(cdir + "/claim") << me << "\n"; }
+  o = RunOrrery("sweep " + kFixtures + "/tiny.toml --out-dir " + dir + " --jobs 1");
+  EXPECT_EQ(o.status, 1) << o.text;
+  EXPECT_NE(o.text.find("sweep: 4 cells: 3 complete before, 0 ran, 0 failed, 1 busy"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("busy: " + id + " claimed by " + me + "\n"), std::string::npos) << o.text;
+  EXPECT_FALSE(std::filesystem::exists(cdir + "/summary.json"));
+  // A pid above the kernel's limit (pid_max is at most 2^22) names no process.
+  { std::ofstream(cdir + "/claim") << "pid:" << host << ":99999999\n"; }
+  o = RunOrrery("sweep " + kFixtures + "/tiny.toml --out-dir " + dir + " --jobs 1");
+  EXPECT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("sweep: 4 cells: 3 complete before, 1 ran, 0 failed\n"), std::string::npos) << o.text;
+  EXPECT_TRUE(std::filesystem::exists(cdir + "/summary.json"));
+  EXPECT_FALSE(std::filesystem::exists(cdir + "/claim"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SweepCli, FailedCellIsReportedAndBadSpecLocated) {
@@ -150,7 +231,8 @@ TEST(SweepCli, FailedCellIsReportedAndBadSpecLocated) {
   o = RunOrrery("sweep " + spec_dir + "/typo.toml --out-dir " + spec_dir + "/out2");
   EXPECT_EQ(o.status, 2) << o.text;
   EXPECT_EQ(o.text, "orrery sweep: " + spec_dir +
-                        "/typo.toml:4:12: unknown key 'rl-share' in [options]: expected one of load, placer\n");
+                        "/typo.toml:4:12: unknown key 'rl-share' in [options]: expected one of load, placer, jobs, "
+                        "days, arrivals, batches, long_runs, long_run_sizes\n");
   std::filesystem::remove_all(spec_dir);
 }
 

@@ -60,4 +60,44 @@ Result<uint32_t> SubmitBatch(ExecSlurmClient& slurm, const BatchSpec& s) {
   return id;
 }
 
+const char* const kArrayTaskFormat = "%i\x1f%T\x1f%k";
+
+Result<std::vector<ArrayTask>> ParseArrayTasks(std::string_view text) {
+  std::vector<ArrayTask> out;
+  size_t lineno = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    const size_t a = line.find(kFieldSep), b = a == std::string_view::npos ? a : line.find(kFieldSep, a + 1);
+    const std::string_view id = line.substr(0, a);
+    const size_t us = id.find('_');
+    uint32_t job = 0, task = 0;
+    const auto num = [](std::string_view s, uint32_t* v) {
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+      return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+    };
+    if (b == std::string_view::npos || us == std::string_view::npos || !num(id.substr(0, us), &job) ||
+        !num(id.substr(us + 1), &task) || job == 0)
+      return MakeError("squeue output line " + std::to_string(lineno) +
+                           ": expected an array task \"JOB_TASK<sep>STATE<sep>COMMENT\", found \"" +
+                           std::string(line.substr(0, 120)) + "\"",
+                       kExitRuntime);
+    const std::string_view state = line.substr(a + 1, b - a - 1);
+    out.push_back(ArrayTask{job, task, ParseSlurmJobState(state), std::string(state), std::string(line.substr(b + 1))});
+  }
+  return out;
+}
+
+Result<std::vector<ArrayTask>> ListArrayTasks(ExecSlurmClient& slurm, const std::string& name, const std::string& job) {
+  std::vector<std::string> args = {"-h", "-r", "-t", "all", "-o", kArrayTaskFormat};
+  if (!name.empty()) args.insert(args.end(), {"-n", name});
+  if (!job.empty()) args.insert(args.end(), {"-j", job});
+  ORR_ASSIGN_OR_RETURN(std::string out, slurm.Run("squeue", args));
+  return ParseArrayTasks(out);
+}
+
 }  // namespace orrery::live

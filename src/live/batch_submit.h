@@ -40,4 +40,22 @@ std::vector<std::string> SbatchArgs(const BatchSpec& s);
 // Submits; returns the job id (of the array, for array jobs).
 Result<uint32_t> SubmitBatch(ExecSlurmClient& slurm, const BatchSpec& s);
 
+// One task of a job array as `squeue -r` lists it ("123_4").
+struct ArrayTask {
+  uint32_t job = 0;   // the array's job id
+  uint32_t task = 0;  // the task index
+  SlurmJobState state = SlurmJobState::kPending;
+  std::string state_raw;  // e.g. "PENDING", "RUNNING", "CANCELLED"
+  std::string comment;    // the array's --comment
+};
+// squeue -h -r -o with kArrayTaskFormat: job id, state, comment.
+extern const char* const kArrayTaskFormat;
+// One task per line ("123_4<sep>RUNNING<sep>comment"); a line that is not an array task
+// ("123", "123_[4-6]") is an error naming the line.
+Result<std::vector<ArrayTask>> ParseArrayTasks(std::string_view text);
+// The array tasks Slurm lists under job name `name` (squeue -h -r -n NAME), or of the one
+// job `job` ("123_4") when `name` is empty: every state squeue shows (pending, running, and
+// finished ones for MinJobAge).
+Result<std::vector<ArrayTask>> ListArrayTasks(ExecSlurmClient& slurm, const std::string& name, const std::string& job = "");
+
 }  // namespace orrery::live

@@ -74,6 +74,8 @@ SlurmJobState StateOf(std::string_view raw) {
 
 }  // namespace
 
+SlurmJobState ParseSlurmJobState(std::string_view raw) { return StateOf(raw); }
+
 std::string_view SlurmJobStateName(SlurmJobState s) {
   switch (s) {
     case SlurmJobState::kPending: return "pending";

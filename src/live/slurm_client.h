@@ -28,6 +28,8 @@ enum class SlurmJobState : uint8_t {
   kCancelled,   // CANCELLED, PREEMPTED, REVOKED
 };
 std::string_view SlurmJobStateName(SlurmJobState s);
+// A state name as squeue prints it (%T: "PENDING", "RUNNING", "CANCELLED", ...).
+SlurmJobState ParseSlurmJobState(std::string_view raw);
 bool IsTerminal(SlurmJobState s);
 // Why Slurm reports a job failed (SlurmJobState::kFailed), from its state name.
 enum class SlurmFailure : uint8_t {

@@ -40,6 +40,7 @@ Result<SweepCellInput> LoadSweepCellInput(const SweepSpec& spec, const Cell& cel
     if (w.jobs) gen->jobs = w.jobs;
     if (w.days > 0) gen->days = w.days;
     if (cell.load > 0) gen->load = cell.load;
+    for (const auto& [key, value] : cell.workload) ORR_RETURN_IF_ERROR(ApplyWorkloadAxis(key, value, &*gen));
     ORR_RETURN_IF_ERROR(workload::ValidateSpec(*gen));
     in.trace = workload::GenerateWorkload(*gen, cell.seed);
   }

@@ -15,15 +15,28 @@ std::string SweepCellDir(const std::string& dir, const Cell& c) { return dir + "
 
 }  // namespace
 
-CellOutcome RunCell(const SweepSpec& spec, const std::string& dir, const Cell& cell, const CellRunner& runner) {
-  CellOutcome out{cell.id, CellOutcome::State::kSkipped, 0, ""};
+CellOutcome RunCell(const SweepSpec& spec, const std::string& dir, const Cell& cell, const CellRunner& runner,
+                    const CellClaim& claim) {
+  CellOutcome out{cell.id, CellOutcome::State::kSkipped, 0, "", ""};
   if (CellComplete(dir, cell)) return out;
   const std::string cdir = SweepCellDir(dir, cell);
   std::error_code ec;
   std::filesystem::create_directories(cdir, ec);
-  if (ec) {
+  Result<std::string> holder = ec ? Result<std::string>(MakeError(cdir + ": cannot create directory: " + ec.message()))
+                                  : ClaimCell(cdir, claim);
+  if (!holder.ok()) {
     out.state = CellOutcome::State::kFailed;
-    out.error = cdir + ": cannot create directory: " + ec.message();
+    out.error = holder.error().message;
+    return out;
+  }
+  if (!holder->empty()) {
+    out.state = CellOutcome::State::kBusy;
+    out.holder = *holder;
+    return out;
+  }
+  // Claimed; a run that held the claim before may have completed the cell meanwhile.
+  if (CellComplete(dir, cell)) {
+    ReleaseCell(cdir, claim);
     return out;
   }
   while (out.attempts < 1 + spec.retries) {
@@ -34,6 +47,7 @@ CellOutcome RunCell(const SweepSpec& spec, const std::string& dir, const Cell& c
       out.state = CellOutcome::State::kRan;
       out.error.clear();
       std::filesystem::remove(cdir + "/error.txt", ec);
+      ReleaseCell(cdir, claim);
       return out;
     }
     out.error = written.error().message;
@@ -41,6 +55,7 @@ CellOutcome RunCell(const SweepSpec& spec, const std::string& dir, const Cell& c
   out.state = CellOutcome::State::kFailed;
   Status noted = WriteFileAtomic(cdir + "/error.txt", out.error + "\n");
   if (!noted.ok()) out.error += " (and " + noted.error().message + ")";
+  ReleaseCell(cdir, claim);
   return out;
 }
 
@@ -63,6 +78,8 @@ Status WriteSpecJson(const SweepSpec& spec, const std::string& dir) {
   j["clusters"] = spec.clusters;
   j["loads"] = spec.loads;
   j["placers"] = spec.placers;
+  j["workload_options"] = nlohmann::ordered_json::object();
+  for (const auto& [key, values] : spec.workload_axes) j["workload_options"][key] = values;
   j["retries"] = spec.retries;
   return WriteFileAtomic(dir + "/sweep.json", DumpJson(j, 2) + "\n");
 }
@@ -86,6 +103,17 @@ Result<SweepSpec> LoadSpecJson(const std::string& dir) {
     s.clusters = j.at("clusters").get<std::vector<std::string>>();
     s.loads = j.at("loads").get<std::vector<double>>();
     s.placers = j.at("placers").get<std::vector<std::string>>();
+    // Absent in folders written before the workload options existed: none.
+    const nlohmann::json axes = j.contains("workload_options") ? j.at("workload_options") : nlohmann::json::object();
+    size_t known = 0;
+    for (const std::string& key : kWorkloadAxes)
+      if (axes.contains(key)) {
+        s.workload_axes.emplace_back(key, axes.at(key).get<std::vector<std::string>>());
+        ++known;
+      }
+    if (known != axes.size())
+      return Result<SweepSpec>(MakeError(path + ": expected \"workload_options\" keys among jobs, days, arrivals, "
+                                         "batches, long_runs, long_run_sizes, got " + axes.dump()));
     s.retries = j.at("retries").get<uint32_t>();
     return s;
   });
@@ -103,6 +131,7 @@ Status WriteGridJson(const SweepSpec& spec, const std::string& dir, const std::v
                           {"cluster", c.cluster},
                           {"placer", c.placer},
                           {"load", c.load},
+                          {"workload", c.workload_text},
                           {"seed", c.seed},
                           {"complete", static_cast<bool>(complete[i])}});
   }
@@ -121,6 +150,11 @@ bool CellComplete(const std::string& dir, const Cell& cell) {
 
 Result<SweepReport> RunSweep(const SweepSpec& spec, const std::string& dir, unsigned workers,
                              const CellRunner& runner) {
+  return RunSweep(spec, dir, workers, runner, CellClaim{LocalOwner(), LocalOwnerAlive});
+}
+
+Result<SweepReport> RunSweep(const SweepSpec& spec, const std::string& dir, unsigned workers,
+                             const CellRunner& runner, const CellClaim& claim) {
   std::error_code ec;
   std::filesystem::create_directories(dir + "/cells", ec);
   if (ec) return MakeError(dir + "/cells: cannot create directory: " + ec.message(), kExitRuntime);
@@ -129,16 +163,18 @@ Result<SweepReport> RunSweep(const SweepSpec& spec, const std::string& dir, unsi
   SweepReport rep;
   RunOrdered<CellOutcome>(
       cells.size(), workers ? workers : AvailableCpus(),
-      [&](size_t i) { return RunCell(spec, dir, cells[i], runner); },
+      [&](size_t i) { return RunCell(spec, dir, cells[i], runner, claim); },
       [&](size_t, CellOutcome& o) {
         rep.skipped += o.state == CellOutcome::State::kSkipped;
         rep.ran += o.state == CellOutcome::State::kRan;
         rep.failed += o.state == CellOutcome::State::kFailed;
+        rep.busy += o.state == CellOutcome::State::kBusy;
         rep.cells.push_back(std::move(o));
         return true;
       });
   std::vector<bool> complete;
-  for (const CellOutcome& o : rep.cells) complete.push_back(o.state != CellOutcome::State::kFailed);
+  for (const CellOutcome& o : rep.cells)
+    complete.push_back(o.state == CellOutcome::State::kSkipped || o.state == CellOutcome::State::kRan);
   ORR_RETURN_IF_ERROR(WriteGridJson(spec, dir, cells, complete));
   return rep;
 }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "workload/spec.h"
 
 namespace orrery::sweep {
 
@@ -33,14 +34,26 @@ struct SweepSpec {
   std::vector<std::string> clusters;  // "" = the default cluster (as `orrery simulate` without --cluster)
   std::vector<double> loads;          // options.load ({0} = the preset's rate); generated workloads only
   std::vector<std::string> placers;   // options.placer ({"consolidate"})
+  // The generator's other knobs as grid axes, in kWorkloadAxes order, only those the spec
+  // lists: (key, values as canonical text), e.g. ("arrivals", {"open-loop", "closed-loop"}).
+  std::vector<std::pair<std::string, std::vector<std::string>>> workload_axes;
   uint32_t retries = 2;               // further attempts of a failed cell in one invocation
 };
+
+// The [options] keys that vary the generated workload beyond `load`, as `orrery simulate
+// --generate` takes them: jobs, days, arrivals, batches, long_runs, long_run_sizes.
+extern const std::vector<std::string> kWorkloadAxes;
+// Sets one workload axis's value (canonical text) on a preset; the error names the value.
+Status ApplyWorkloadAxis(const std::string& key, const std::string& value, workload::WorkloadSpec* gen);
 
 // One point of the grid.
 struct Cell {
   std::string policy, cluster, placer;
   uint64_t seed = 1;
   double load = 0;
+  // The workload axes' values of this cell, (key, value) in kWorkloadAxes order; "" when none.
+  std::vector<std::pair<std::string, std::string>> workload;
+  std::string workload_text;  // "key=value key=value" of `workload` (the table's column)
   std::string key;  // canonical text of the parameters (the id is derived from it)
   std::string id;   // "<readable slug>-<16 hex digits of FNV-1a 64 of key>"; also the folder name
   std::string group;  // key without the seed: the cells collect averages over
@@ -50,7 +63,8 @@ struct Cell {
 Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& file);
 Result<SweepSpec> LoadSweepSpec(const std::string& path);
 
-// The grid in a fixed order: clusters, then loads, placers, policies, seeds (seed fastest).
+// The grid in a fixed order: clusters, then loads, the workload axes (kWorkloadAxes order),
+// placers, policies, seeds (seed fastest).
 std::vector<Cell> ExpandGrid(const SweepSpec& spec);
 
 // What a cell's run hands back: summary.json's content (its "run" object holds the
@@ -61,16 +75,45 @@ using CellRunner = std::function<Result<nlohmann::ordered_json>(const SweepSpec&
 // `orrery simulate` writes it for that policy.
 Result<nlohmann::ordered_json> SimulateCell(const SweepSpec& spec, const Cell& cell);
 
+// Who runs a cell: DIR/cells/<id>/claim holds the owner's name while it runs ("slurm:<job>_<task>"
+// in an array task, else LocalOwner()); another run of the cell finds it and leaves the cell
+// alone while `alive(holder)` says the holder still runs, and takes it over once it does not
+// (a task killed mid-run leaves its claim behind). No `alive`: every holder counts as alive.
+struct CellClaim {
+  std::string owner;
+  std::function<bool(const std::string& holder)> alive;
+};
+// "pid:<host>:<pid>" of this process.
+std::string LocalOwner();
+// A "pid:<host>:<pid>" holder of this host is alive while that process exists; any other
+// holder (another host, a Slurm task) cannot be checked here and counts as alive.
+bool LocalOwnerAlive(const std::string& owner);
+// Takes the claim of the cell in `cell_dir`: "" when taken (also when `claim.owner` held it
+// already, or the holder is no longer alive), else the live holder. Under flock on
+// cell_dir/claim.lock; the claim file is written atomically.
+Result<std::string> ClaimCell(const std::string& cell_dir, const CellClaim& claim);
+// Removes the claim if `claim.owner` holds it.
+void ReleaseCell(const std::string& cell_dir, const CellClaim& claim);
+
+// `sweep --slurm`'s decision for one cell, from its outputs and the sweep's own tasks in the
+// queue: complete cells are never submitted, cells with a pending or running task are not
+// submitted again, every other cell (never run, failed, killed, cancelled) is.
+enum class QueueState : uint8_t { kAbsent, kPending, kRunning };
+enum class CellAction : uint8_t { kComplete, kQueued, kSubmit };
+CellAction PlanCell(bool complete, QueueState queued);
+
 struct CellOutcome {
   std::string id;
-  enum class State : uint8_t { kSkipped, kRan, kFailed } state = State::kSkipped;
+  // kBusy: another live run holds the cell's claim (`holder`); nothing was run.
+  enum class State : uint8_t { kSkipped, kRan, kFailed, kBusy } state = State::kSkipped;
   uint32_t attempts = 0;  // runs in this invocation
   std::string error;      // the last attempt's, when failed
+  std::string holder;     // the claim's live holder, when busy
 };
 
 struct SweepReport {
   std::vector<CellOutcome> cells;  // grid order, one per cell
-  size_t skipped = 0, ran = 0, failed = 0;
+  size_t skipped = 0, ran = 0, failed = 0, busy = 0;
 };
 
 // Runs every cell without complete outputs under `dir` on `workers` threads (0 = every
@@ -79,11 +122,15 @@ struct SweepReport {
 // cannot be written; failed cells are in the report.
 Result<SweepReport> RunSweep(const SweepSpec& spec, const std::string& dir, unsigned workers,
                              const CellRunner& runner);
+// The same under `claim` (default: LocalOwner(), LocalOwnerAlive).
+Result<SweepReport> RunSweep(const SweepSpec& spec, const std::string& dir, unsigned workers,
+                             const CellRunner& runner, const CellClaim& claim);
 
-// One cell: skipped when complete, else run up to 1 + spec.retries times (summary.json written
-// atomically, error.txt on failure). What RunSweep does per cell, and `sweep run-cell` per
-// Slurm array task.
-CellOutcome RunCell(const SweepSpec& spec, const std::string& dir, const Cell& cell, const CellRunner& runner);
+// One cell: skipped when complete, busy when a live run holds its claim, else claimed and run
+// up to 1 + spec.retries times (summary.json written atomically, error.txt on failure), the
+// claim released after. What RunSweep does per cell, and `sweep run-cell` per Slurm array task.
+CellOutcome RunCell(const SweepSpec& spec, const std::string& dir, const Cell& cell, const CellRunner& runner,
+                    const CellClaim& claim);
 
 // DIR/sweep.json: the spec as read (paths resolved), for `sweep run-cell`; and back.
 Status WriteSpecJson(const SweepSpec& spec, const std::string& dir);
@@ -107,5 +154,8 @@ double TQuantile975(size_t df);
 
 // The CSV table of DIR's completed cells (grid.json order), one row per group.
 Result<std::string> CollectTable(const std::string& dir);
+// The same groups as an HTML report (analysis/report_html.h) in `report_dir`: one chart per
+// metric (bars of the means, rules spanning the 95 % intervals) and the table.
+Status WriteCollectReport(const std::string& dir, const std::string& report_dir);
 
 }  // namespace orrery::sweep

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/io.h"
+#include "workload/spec.h"
 #include "sweep/sweep.h"
 
 namespace orrery::sweep {
@@ -76,13 +77,83 @@ TEST(SweepGrid, BadSpecsAreLocated) {
       {"trace = \"t.csv\"\npolicies = []\n", "spec.toml:2:12: 'policies': expected a non-empty array of policy specs (strings), got an empty array"},
       {"policies = [\"fifo\"]\n", "spec.toml:1:1: expected exactly one of 'trace' (a file) and [generate], got neither"},
       {"trace = \"t.csv\"\npolicies = [\"fifo\"]\n[options]\nrl_share = [0.1]\n",
-       "spec.toml:4:12: unknown key 'rl_share' in [options]: expected one of load, placer"},
+       "spec.toml:4:12: unknown key 'rl_share' in [options]: expected one of load, placer, jobs, days, arrivals, "
+       "batches, long_runs, long_run_sizes"},
       {"trace = \"t.csv\"\npolicies = [\"fifo\"]\n[options]\nload = [2]\n",
        "spec.toml:4:8: 'load' in [options]: expected no load for a trace file"},
       {"policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\nload = 3\n",
        "spec.toml:4:1: unknown key 'load' in [generate]: expected one of preset, jobs, days"},
       {"policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\n[options]\nload = [0]\n",
        "spec.toml:5:9: 'load': expected arrival-rate multipliers in (0, 1000], got 0"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    Result<SweepSpec> s = ParseSweepSpec(c.text, "spec.toml");
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().message.substr(0, c.expected.size()), c.expected) << s.error().message;
+  }
+}
+
+TEST(SweepGrid, WorkloadAxesMultiplyTheGridAndKeepOtherIds) {
+  // 2 job counts x 2 arrival models x 1 policy x 2 seeds = 8 cells; the axes sit between the
+  // load and the placer in the order, and in the key after the load.
+  const std::string base = "policies = [\"fifo\"]\nseeds = [1, 2]\n[generate]\npreset = \"helios-venus\"\n";
+  const SweepSpec s = Spec(base + "[options]\njobs = [50, 80]\narrivals = [\"open-loop\", \"closed-loop\"]\n");
+  ASSERT_EQ(s.workload_axes.size(), 2u);
+  EXPECT_EQ(s.workload_axes[0].first, "jobs");
+  EXPECT_EQ(s.workload_axes[1].second, (std::vector<std::string>{"open-loop", "closed-loop"}));
+  const std::vector<Cell> cells = ExpandGrid(s);
+  ASSERT_EQ(cells.size(), 8u);
+  EXPECT_EQ(cells[0].workload_text, "jobs=50 arrivals=open-loop");
+  EXPECT_EQ(cells[2].workload_text, "jobs=50 arrivals=closed-loop");
+  EXPECT_EQ(cells[4].workload_text, "jobs=80 arrivals=open-loop");
+  EXPECT_EQ(cells[5].key,
+            "policy=fifo\ncluster=\nplacer=consolidate\nload=0\njobs=80\narrivals=open-loop\nseed=2");
+  EXPECT_EQ(cells[5].group, "policy=fifo\ncluster=\nplacer=consolidate\nload=0\njobs=80\narrivals=open-loop");
+  // Without axes the key is the one it always was, so existing sweep folders keep their cells.
+  const std::vector<Cell> plain = ExpandGrid(Spec(base));
+  EXPECT_EQ(plain[0].key, "policy=fifo\ncluster=\nplacer=consolidate\nload=0\nseed=1");
+  EXPECT_EQ(plain[0].workload_text, "");
+  // The values reach the generator's spec as `simulate --generate` flags would set them.
+  Result<workload::WorkloadSpec> g = workload::GetPreset("helios-venus");
+  ASSERT_TRUE(g.ok());
+  for (const auto& [k, v] : cells[6].workload) ASSERT_TRUE(ApplyWorkloadAxis(k, v, &*g).ok()) << k;
+  EXPECT_EQ(g->jobs, 80u);
+  EXPECT_EQ(g->arrivals, workload::ArrivalModel::kClosedLoop);
+  ASSERT_TRUE(ApplyWorkloadAxis("days", "2.5", &*g).ok());
+  EXPECT_EQ(g->days, 2.5);
+  ASSERT_TRUE(ApplyWorkloadAxis("batches", "sweeps", &*g).ok());
+  EXPECT_EQ(g->batches, workload::BatchModel::kSweeps);
+  ASSERT_TRUE(ApplyWorkloadAxis("long_runs", "weekly", &*g).ok());
+  EXPECT_EQ(g->long_runs, workload::LongRunArrivals::kWeekly);
+  EXPECT_FALSE(ApplyWorkloadAxis("jobs", "0", &*g).ok());
+  EXPECT_EQ(ApplyWorkloadAxis("load", "2", &*g).error().message,
+            "workload option: expected one of jobs, days, arrivals, batches, long_runs, long_run_sizes, got 'load'");
+}
+
+TEST(SweepGrid, BadWorkloadAxesAreLocated) {
+  struct Case {
+    std::string text, expected;
+  };
+  const std::string gen = "policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\n";
+  const Case cases[] = {
+      {gen + "[options]\narrivals = [\"open-loop\", \"sometimes\"]\n",
+       "spec.toml:5:26: 'arrivals' in [options]: arrival model: expected open-loop, closed-loop or "
+       "closed-loop-nodes, got \"sometimes\""},
+      {gen + "[options]\njobs = [10, 0]\n",
+       "spec.toml:5:13: 'jobs': expected job counts from 1 to 100,000,000, got 0"},
+      {gen + "[options]\ndays = [\"two\"]\n",
+       "spec.toml:5:9: 'days': expected numbers of days in (0, 1000], got a string \"two\""},
+      {gen + "[options]\nbatches = []\n",
+       "spec.toml:5:11: 'batches': expected a non-empty array of model names (strings), got an empty array"},
+      {"policies = [\"fifo\"]\n[generate]\npreset = \"helios-venus\"\njobs = 10\n[options]\njobs = [20]\n",
+       "spec.toml:6:8: 'jobs' in [options]: expected jobs in one place, got [generate] jobs too"},
+      {gen + "[options]\njobs = [30, 60, 30]\n",
+       "spec.toml:5:17: 'jobs': expected distinct values, got 30 twice"},
+      {"trace = \"t.csv\"\npolicies = [\"fifo\", \"sjf\", \"fifo\"]\n",
+       "spec.toml:2:28: 'policies': expected distinct values, got a string \"fifo\" twice"},
+      {"trace = \"t.csv\"\npolicies = [\"fifo\"]\n[options]\nlong_runs = [\"flat\"]\n",
+       "spec.toml:4:13: 'long_runs' in [options]: expected no workload option for a trace file"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
@@ -227,17 +298,117 @@ TEST(SweepCollect, MeansAndIntervalsOverThreeSeedsSameForAnyWorkerCount) {
   // fifo: jct 10, 20, 30 → mean 20, s = 10, half = 4.303 · 10 / sqrt(3) = 24.843382; makespan
   // 100, 200, 300 → mean 200, half 4.303 · 100 / sqrt(3) = 248.43382; constant metrics have half-width 0.
   // sjf: jct 1010, 1020, 1030 → mean 1020, the same half-width. broken: no seed completed.
-  const std::string fifo = "fifo,,consolidate,0,3,20.0000,24.8434,5.0000,0.0000,1.0000,0.0000,2.0000,0.0000,"
+  const std::string fifo = "fifo,,consolidate,0,,3,20.0000,24.8434,5.0000,0.0000,1.0000,0.0000,2.0000,0.0000,"
                            "1.5000,0.0000,200.0000,248.4338,0.5000,0.0000,3.0000,0.0000,8.0000,0.0000,0.0000,0.0000\n";
   EXPECT_NE(tables[0].find(fifo), std::string::npos) << tables[0];
-  EXPECT_NE(tables[0].find("\nsjf,,consolidate,0,3,1020.0000,24.8434,"), std::string::npos) << tables[0];
-  EXPECT_NE(tables[0].find("\nbroken,,consolidate,0,0,,,"), std::string::npos) << tables[0];
+  EXPECT_NE(tables[0].find("\nsjf,,consolidate,0,,3,1020.0000,24.8434,"), std::string::npos) << tables[0];
+  EXPECT_NE(tables[0].find("\nbroken,,consolidate,0,,0,,,"), std::string::npos) << tables[0];
   EXPECT_EQ(tables[0].substr(0, tables[0].find('\n')),
-            "policy,cluster,placer,load,seeds,jct_mean_s_mean,jct_mean_s_ci95,jct_p95_s_mean,jct_p95_s_ci95,"
+            "policy,cluster,placer,load,workload,seeds,jct_mean_s_mean,jct_mean_s_ci95,jct_p95_s_mean,jct_p95_s_ci95,"
             "queue_delay_mean_s_mean,queue_delay_mean_s_ci95,queue_delay_p95_s_mean,queue_delay_p95_s_ci95,"
             "bounded_slowdown_mean_mean,bounded_slowdown_mean_ci95,makespan_s_mean,makespan_s_ci95,"
             "gpu_utilization_mean,gpu_utilization_ci95,gpu_hours_mean,gpu_hours_ci95,finished_jobs_mean,"
             "finished_jobs_ci95,preemptions_mean,preemptions_ci95");
+}
+
+TEST(SweepPlan, OneRowPerCaseOfOutputsAndQueue) {
+  // Complete cells never go out again; a pending or running task of the sweep keeps its cell
+  // from a second submission; everything else (never run, failed, killed, its task gone) does.
+  struct Row {
+    const char* name;
+    bool complete;
+    QueueState queue;
+    CellAction want;
+  };
+  const Row rows[] = {
+      {"done", true, QueueState::kAbsent, CellAction::kComplete},
+      {"done, its task still completing", true, QueueState::kRunning, CellAction::kComplete},
+      {"failed or killed, not in the queue", false, QueueState::kAbsent, CellAction::kSubmit},
+      {"pending in the queue", false, QueueState::kPending, CellAction::kQueued},
+      {"running", false, QueueState::kRunning, CellAction::kQueued},
+      {"absent: never run", false, QueueState::kAbsent, CellAction::kSubmit},
+  };
+  for (const Row& r : rows) EXPECT_EQ(PlanCell(r.complete, r.queue), r.want) << r.name;
+}
+
+TEST(SweepClaim, LiveHolderKeepsTheCellDeadHolderIsTakenOver) {
+  const std::string dir = TempDir("claim");
+  std::filesystem::create_directories(dir);
+  std::set<std::string> alive = {"slurm:7_1"};
+  const auto is_alive = [&alive](const std::string& h) { return alive.count(h) > 0; };
+  const CellClaim a{"slurm:7_1", is_alive}, b{"slurm:9_1", is_alive};
+  Result<std::string> r = ClaimCell(dir, a);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, "");
+  EXPECT_EQ(Text(dir + "/claim"), "slurm:7_1\n");
+  EXPECT_EQ(*ClaimCell(dir, b), "slurm:7_1");  // a still runs: b leaves the cell alone
+  EXPECT_EQ(*ClaimCell(dir, a), "");           // its own claim (a requeued task) is its own
+  alive.clear();                               // a was killed mid-run: its claim is stale
+  EXPECT_EQ(*ClaimCell(dir, b), "");
+  EXPECT_EQ(Text(dir + "/claim"), "slurm:9_1\n");
+  ReleaseCell(dir, a);  // not a's any more: stays
+  EXPECT_TRUE(std::filesystem::exists(dir + "/claim"));
+  ReleaseCell(dir, b);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/claim"));
+  // This process is alive; a pid that exited is not; another host's cannot be checked.
+  EXPECT_TRUE(LocalOwnerAlive(LocalOwner()));
+  const std::string host = LocalOwner().substr(0, LocalOwner().rfind(':') + 1);
+  EXPECT_FALSE(LocalOwnerAlive(host + "99999999"));  // above pid_max (at most 2^22)
+  EXPECT_TRUE(LocalOwnerAlive("pid:some-other-host:1"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SweepClaim, ClaimedCellIsNotRunTwiceAndAStaleClaimIsRunAndReleased) {
+  const SweepSpec spec = Spec("trace = \"t.csv\"\npolicies = [\"fifo\", \"sjf\"]\n");
+  const std::string dir = TempDir("claimed");
+  const std::vector<Cell> cells = ExpandGrid(spec);
+  const std::string c0 = dir + "/cells/" + cells[0].id;
+  std::filesystem::create_directories(c0);
+  ASSERT_TRUE(WriteFileAtomic(c0 + "/claim", "slurm:5_0\n").ok());
+  bool holder_alive = true;
+  const CellClaim me{"slurm:6_0", [&holder_alive](const std::string&) { return holder_alive; }};
+  FakeRunner f;
+  CellRunner run = [&f](const SweepSpec& s, const Cell& c) { return f(s, c); };
+  Result<SweepReport> r = RunSweep(spec, dir, 2, run, me);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->busy, 1u);
+  EXPECT_EQ(r->ran, 1u);
+  EXPECT_EQ(r->cells[0].state, CellOutcome::State::kBusy);
+  EXPECT_EQ(r->cells[0].holder, "slurm:5_0");
+  EXPECT_EQ(f.calls.count(cells[0].id), 0u);
+  EXPECT_FALSE(std::filesystem::exists(c0 + "/summary.json"));
+  EXPECT_NE(Text(dir + "/grid.json").find("\"complete\": false"), std::string::npos);
+  holder_alive = false;  // the holder was killed: the next run takes the cell over
+  r = RunSweep(spec, dir, 2, run, me);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->ran, 1u);
+  EXPECT_EQ(r->skipped, 1u);
+  EXPECT_EQ(f.calls[cells[0].id], 1);
+  EXPECT_TRUE(CellComplete(dir, cells[0]));
+  EXPECT_FALSE(std::filesystem::exists(c0 + "/claim"));  // released after the run
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SweepCollect, ReportHasOneChartPerMetricAndTheTable) {
+  const SweepSpec spec = Spec("trace = \"t.csv\"\npolicies = [\"fifo\", \"sjf\"]\nseeds = [1, 2, 3]\n");
+  const std::string dir = TempDir("report");
+  FakeRunner f;
+  ASSERT_TRUE(RunSweep(spec, dir, 2, [&f](const SweepSpec& s, const Cell& c) { return f(s, c); }).ok());
+  ASSERT_TRUE(WriteCollectReport(dir, dir + "/report").ok());
+  EXPECT_NE(Text(dir + "/report/report.html").find("<html"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(Text(dir + "/report/report.json"));
+  ASSERT_EQ(j["sections"].size(), 1u);
+  const nlohmann::json& sec = j["sections"][0];
+  ASSERT_EQ(sec["charts"].size(), 10u);
+  // jct_mean_s: fifo 10, 20, 30 → mean 20, interval 20 ± 24.843382.
+  const nlohmann::json& jct = sec["charts"][0];
+  EXPECT_EQ(jct["id"], "jct_mean_s");
+  ASSERT_EQ(jct["data"].size(), 2u);
+  EXPECT_EQ(jct["data"][0]["group"], "fifo");
+  EXPECT_DOUBLE_EQ(jct["data"][0]["mean"].get<double>(), 20);
+  EXPECT_NEAR(jct["data"][0]["hi"].get<double>(), 44.843382, 1e-5);
+  EXPECT_NEAR(jct["data"][1]["lo"].get<double>(), 1020 - 24.843382, 1e-5);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
