@@ -243,6 +243,7 @@ RunSummary Summarize(const RunData& run) {
       case OutcomeStatus::kUnfinished: ++s.unfinished; break;
       case OutcomeStatus::kFailed: ++s.failed; break;
       case OutcomeStatus::kWithdrawn: ++s.withdrawn; break;
+      case OutcomeStatus::kPreempted: ++s.preempted; s.preemptions += o.preemptions; break;
     }
   }
   Groups g;

@@ -35,6 +35,7 @@ struct RunSummary {
   std::string policy, placer;
   uint64_t jobs = 0, finished = 0, rejected = 0, skipped = 0, unfinished = 0, failed = 0;
   uint64_t withdrawn = 0;  // cancelled while pending (SimConfig::renege); their waits are in `wait`
+  uint64_t preempted = 0;  // ended by a preemption that cancels them (Slurm's PreemptMode=CANCEL)
   uint64_t preemptions = 0;
   Distribution jct, wait, slowdown;
   Time makespan = 0;

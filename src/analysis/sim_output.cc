@@ -27,6 +27,7 @@ const char* StatusName(OutcomeStatus s) {
     case OutcomeStatus::kSkipped: return "skipped";
     case OutcomeStatus::kFailed: return "failed";
     case OutcomeStatus::kWithdrawn: return "withdrawn";
+    case OutcomeStatus::kPreempted: return "preempted";
   }
   return "?";
 }
@@ -96,6 +97,14 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
       b.push_back(',');
       AppendInt(b, o.wait);
       b += ",,,";
+    } else if (o.status == OutcomeStatus::kPreempted) {  // ended by a preemption: no JCT, no slowdown
+      AppendInt(b, o.start);
+      b.push_back(',');
+      AppendInt(b, o.end);
+      b.push_back(',');
+      AppendInt(b, o.wait);
+      b += ",,,";
+      AppendInt(b, o.run);
     } else {
       b += ",,,,,";
     }
@@ -253,6 +262,7 @@ nlohmann::ordered_json SummaryToJson(const RunSummary& s) {
                {"unfinished", s.unfinished}};
   if (s.failed > 0) j["jobs"]["failed"] = s.failed;  // only runs with failures have the key
   if (s.withdrawn > 0) j["jobs"]["withdrawn"] = s.withdrawn;  // only runs with --renege
+  if (s.preempted > 0) j["jobs"]["preempted"] = s.preempted;  // only policies that cancel by preemption
   j["preemptions"] = s.preemptions;
   j["jct_s"] = DistJson(s.jct);
   j["queue_delay_s"] = DistJson(s.wait);
@@ -311,6 +321,10 @@ std::string FormatSummaryTable(const std::vector<RunSummary>& runs) {
   row("avg queue small (<=8 GPU)", [&](const RunSummary& r) { return Human(r.small.wait.mean); });
   row("avg queue large (>8 GPU)", [&](const RunSummary& r) { return Human(r.large.wait.mean); });
   row("preemptions", [&](const RunSummary& r) { return num(static_cast<double>(r.preemptions), "%.0f"); });
+  bool any_preempted = false;
+  for (const auto& r : runs) any_preempted |= r.preempted > 0;
+  if (any_preempted)
+    row("jobs cancelled by preemption", [&](const RunSummary& r) { return num(static_cast<double>(r.preempted), "%.0f"); });
   bool any_failures = false;
   for (const auto& r : runs) any_failures |= r.has_failures;
   if (any_failures) {

@@ -16,6 +16,8 @@ enum class OutcomeStatus : uint8_t {
   kSkipped,         // not simulated: the trace lacks its duration
   kFailed,          // its last attempt failed and was not restartable (attempts.csv says how)
   kWithdrawn,       // cancelled by its user while pending (SimConfig::renege): start = end = the cancel time, run 0
+  kPreempted,       // ended by a preemption that cancels it (Slurm's PreemptMode=CANCEL): end = the preemption,
+                    // run = the time it ran in all its attempts
 };
 
 // 48 bytes: the simulator keeps one per trace job. The submit time is the trace's

@@ -29,7 +29,7 @@ Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::str
   std::map<uint8_t, uint64_t> why;
   for (const JobOutcome& o : r.outcomes) {
     if (o.status == OutcomeStatus::kFinished || o.status == OutcomeStatus::kUnfinished ||
-        o.status == OutcomeStatus::kWithdrawn)
+        o.status == OutcomeStatus::kWithdrawn || o.status == OutcomeStatus::kPreempted)
       return Status::Ok();
     ++why[o.reject_reason];
   }

@@ -184,7 +184,7 @@ class SimRun {
   Duration DoneSeconds(uint32_t slot, uint32_t idx, Time t) const;
   bool HasPhases(uint32_t idx) const;
   void ApplyStart(uint32_t slot, Time t);
-  void ApplyPreempt(uint32_t slot, Time t);
+  void ApplyPreempt(uint32_t slot, Time t, bool cancel);
   // --- helpers
   bool AdmitStatic(const Job& j, JobOutcome& o);
   bool MapJob(const Job& j, JobOutcome& o, GpuTypeMask* types);
@@ -485,7 +485,7 @@ bool SimRun::EndInstant(Time t) {
   // completion pushed for the earlier start carries a stale generation and is skipped.
   for (const Decision& d : decisions_)
     std::visit(Overloaded{[&](const StartDecision& s) { ApplyStart(s.slot, t); },
-                          [&](const PreemptDecision& p) { ApplyPreempt(p.slot, t); }},
+                          [&](const PreemptDecision& p) { ApplyPreempt(p.slot, t, p.cancel); }},
                d);
   if (power_) power_->AfterCycle(t, sched_);
   if (cfg_.predictions && !predicted_ && t >= cfg_.predict_at) RecordPredictions(t);
@@ -807,8 +807,8 @@ void SimRun::ApplyStart(uint32_t slot, Time t) {
   if (power_) power_->OnStart(slot, sj, trace_.jobs[idx].submit, t);
 }
 
-// Preempted: its completion event is void; it waits again from now.
-void SimRun::ApplyPreempt(uint32_t slot, Time t) {
+// Preempted: its completion event is void; it waits again from now, or (cancel) it ends.
+void SimRun::ApplyPreempt(uint32_t slot, Time t, bool cancel) {
   const uint32_t idx = slot_job_[slot];
   JobOutcome& o = r_.outcomes[idx];
   ++slot_gen_[slot];
@@ -822,7 +822,19 @@ void SimRun::ApplyPreempt(uint32_t slot, Time t) {
   CancelLoad(slot, idx, t);
   pending_since_[slot] = t;
   CloseAttempt(slot, idx, t, EndCause::kPreempted);
-  if (power_) power_->OnStop(slot, sched_.view(slot), true, t);
+  if (power_) power_->OnStop(slot, sched_.view(slot), !cancel, t);
+  if (!cancel) return;
+  o.status = OutcomeStatus::kPreempted;
+  o.end = t;
+  if (watching_ && slot == watch_slot_) {
+    WatchNote(t, "preempted", "preempted and cancelled: waited " + std::to_string(o.wait) + " s, ran " +
+                                  std::to_string(o.run) + " s");
+    watch_slot_ = UINT32_MAX;
+    watch_done_ = true;
+  }
+  sched_.Release(slot);
+  r_.last_end = std::max(r_.last_end, t);
+  Done(idx);
 }
 
 // ---------------------------------------------------------------- helpers
@@ -1206,7 +1218,9 @@ Status CheckConservation(const Trace& trace, const SimResult& r) {
   for (size_t i = 0; i < r.outcomes.size(); ++i) {
     const JobOutcome& o = r.outcomes[i];
     const Job& j = trace.jobs[i];
-    if (o.status != OutcomeStatus::kFinished && o.status != OutcomeStatus::kFailed) continue;
+    if (o.status != OutcomeStatus::kFinished && o.status != OutcomeStatus::kFailed &&
+        o.status != OutcomeStatus::kPreempted)
+      continue;
     if (o.start == kNoTime || o.end == kNoTime || o.start < j.submit || o.end < o.start)
       return MakeError("conservation: job " + std::to_string(i) + " finished with inconsistent times", kExitRuntime);
     if (o.status == OutcomeStatus::kFinished && o.run < j.duration)

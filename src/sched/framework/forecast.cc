@@ -110,6 +110,7 @@ PredictionKind Scheduler::ClonePolicy(PolicyParts* out, std::unique_ptr<PlacePlu
   out->preempt_overhead = p.preempt_overhead;
   out->blocking = p.blocking;
   out->preemptive = p.preemptive;
+  out->cancels = p.cancels;
   out->colocation = p.colocation;
   out->profiler = p.profiler;
   return PredictionKind::kPredicted;  // estimator left out: the copy submits and learns nothing

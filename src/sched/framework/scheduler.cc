@@ -46,6 +46,9 @@ Status CheckLiveSupport(const PolicyParts& p) {
   if (p.estimator && p.estimator->is_oracle())
     return MakeError(who + "estimator '" + std::string(p.estimator->name()) +
                      "' reads true job durations (an oracle); choose another estimator=... for live mode");
+  if (p.cancels)
+    return MakeError(who + "a preemption that cancels jobs (Slurm's PreemptMode=CANCEL) ends them for good, "
+                           "which only `orrery simulate` does; use PreemptMode=REQUEUE live");
   if (p.profiler.enabled)
     return MakeError(who + "Lucid's profiler stage needs a staging partition only the simulator models; "
                      "add profiler=false to run it live");
@@ -677,6 +680,17 @@ void Scheduler::Adopt(uint32_t slot, Allocation alloc, Time started) {
 void Scheduler::Preempt(uint32_t slot) {
   ORR_CHECK(pool_[slot].partner == kNoSlot);  // sharing policies are not preemptive
   StopToQueue(slot, now_, EndCause::kPreempted, true);
+}
+
+void Scheduler::PreemptAndCancel(uint32_t slot) {
+  ORR_CHECK(policy_.cancels && pool_[slot].partner == kNoSlot);
+  DetachRunning(slot, EndCause::kPreempted, now_);
+  SchedJob& j = pool_[slot];
+  j.alloc.clear();
+  ++j.preemptions;
+  out_->push_back(PreemptDecision{slot, true});
+  if (policy_.reschedule) policy_.reschedule->JobStopped(*this, slot, EndCause::kPreempted, false);
+  if (watched(slot)) Note(slot, ExplainNote{now_, "scheduler", "preempted", "preempted and cancelled: it leaves", {}});
 }
 
 // A running job goes back to its queue: the attempt's service is kept (attained), the

@@ -336,6 +336,7 @@ class Scheduler final : private SchedulerHandle {
   void RunTick(Time t, std::vector<Decision>* out);  // a decision tick at t: every pending VC
   void EmitOrAdopt(uint32_t slot);
   void Preempt(uint32_t slot) override;
+  void PreemptAndCancel(uint32_t slot) override;
   DurationEstimator* estimator() override { return policy_.estimator.get(); }
   const std::vector<uint32_t>& fresh(VcId vc) override { return vcs_[vc.v].fresh; }
   uint64_t NodesIdleIfPreemptedAfter(VcId vc, Time t) override;

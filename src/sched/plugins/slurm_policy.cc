@@ -1,6 +1,7 @@
 #include "sched/plugins/slurm_policy.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -72,6 +73,18 @@ struct SlurmCore {
   // whose cycle left jobs for a pass that was not yet due, so that a wakeup runs it then.
   std::vector<Time> next_bf;
   std::vector<char> bf_deferred;
+  // The main scheduler's periodic pass over the whole queue, every sched_interval from the
+  // first cycle (0: never): next_full is the next one; full_at the time of a cycle that is one;
+  // full_deferred marks a VC whose last pass left jobs past default_queue_depth untested.
+  Time next_full = kNoTime, full_at = kNoTime;
+  std::vector<char> full_deferred;
+  // Preemption (PreemptType other than preempt/none): per QOS, the QOS it may preempt; per
+  // partition and per QOS the PreemptMode its jobs are preempted with (OFF: never).
+  std::vector<std::vector<char>> qos_preempts;
+  std::vector<slurm::PreemptMode> partition_mode, qos_mode;
+  // Per trace VC, its partition when the cluster is one pool whose partitions overlap (-1:
+  // none; the job takes the pool's partition).
+  std::vector<int32_t> trace_vc_partition;
 
   SlurmCore(std::shared_ptr<const slurm::SlurmConf> c, std::shared_ptr<const slurm::Accounts> a)
       : conf(std::move(c)), acc(std::move(a)), limits(*conf, *acc) {}
@@ -103,6 +116,15 @@ struct SlurmCore {
     bf_deferred[vc.v] = 0;
     return true;
   }
+  bool FullPassDeferred() const {
+    return std::any_of(full_deferred.begin(), full_deferred.end(), [](char d) { return d != 0; });
+  }
+  void DeferFullPass(VcId vc, bool deferred) {
+    if (full_deferred.size() <= vc.v) full_deferred.resize(vc.v + 1u, 0);
+    full_deferred[vc.v] = deferred ? 1 : 0;
+  }
+  // Whether running job `victim` may be preempted by pending job `by`, and how.
+  slurm::PreemptMode PreemptModeOf(const SlotInfo& by, const SlotInfo& victim) const;
   Time NextDeferredBackfill() const {
     Time t = kNoTime;
     for (size_t v = 0; v < next_bf.size(); ++v)
@@ -121,7 +143,9 @@ SlotInfo& SlurmCore::Info(const SchedJob& j) {
 SlotInfo SlurmCore::Build(const JobRequest& r, VcId vc, uint32_t seq) const {
   SlotInfo s;
   s.seq = seq;
-  const uint32_t part = vc.v < vc_partition.size() ? vc_partition[vc.v] : conf->default_partition;
+  uint32_t part = vc.v < vc_partition.size() ? vc_partition[vc.v] : conf->default_partition;
+  if (r.vc.valid() && r.vc.v < trace_vc_partition.size() && trace_vc_partition[r.vc.v] >= 0)
+    part = static_cast<uint32_t>(trace_vc_partition[r.vc.v]);
   s.pj.submit = s.pj.eligible = r.submit;
   s.pj.partition = s.lj.partition = part;
   s.pj.gpus = r.gpus;
@@ -165,6 +189,24 @@ void SlurmCore::ChargeTo(const JobRequest& r, uint32_t part, SlotInfo* s) const 
   auto q = qos_index.find(qname);
   if (q != qos_index.end()) s->pj.qos = q->second;
   else if (!a.qos.empty() && !acc->qos.empty() && s->invalid == Reason::kNone) s->invalid = Reason::kInvalidQOS;
+}
+
+// preempt/partition_prio: a job of a partition of higher PriorityTier preempts, with the
+// victim's partition's PreemptMode; preempt/qos: a job whose QOS lists the victim's QOS in
+// its Preempt list preempts, with the victim's QOS's PreemptMode. kOff: it may not.
+slurm::PreemptMode SlurmCore::PreemptModeOf(const SlotInfo& by, const SlotInfo& victim) const {
+  switch (conf->preempt_type) {
+    case slurm::PreemptType::kNone:
+      return slurm::PreemptMode::kOff;
+    case slurm::PreemptType::kPartitionPrio:
+      if (conf->partitions[by.pj.partition].priority_tier <= conf->partitions[victim.pj.partition].priority_tier)
+        return slurm::PreemptMode::kOff;
+      return partition_mode[victim.pj.partition];
+    case slurm::PreemptType::kQos:
+      if (by.pj.qos < 0 || victim.pj.qos < 0 || !qos_preempts[by.pj.qos][victim.pj.qos]) return slurm::PreemptMode::kOff;
+      return qos_mode[victim.pj.qos];
+  }
+  return slurm::PreemptMode::kOff;
 }
 
 class SlurmSort final : public QueueSortPlugin {
@@ -312,8 +354,10 @@ class SlurmSched final : public ReschedulePlugin {
 
   void Advance(SchedulerHandle& h) override;
   Time NextWakeup() const override {
-    const Time bf = c_->NextDeferredBackfill();
-    return bf == kNoTime || (c_->next_calc != kNoTime && c_->next_calc < bf) ? c_->next_calc : bf;
+    Time t = c_->next_calc;
+    for (const Time w : {c_->NextDeferredBackfill(), c_->FullPassDeferred() ? c_->next_full : kNoTime})
+      if (w != kNoTime && (t == kNoTime || w < t)) t = w;
+    return t;
   }
   void JobStarted(SchedulerHandle& h, uint32_t slot) override {
     SlotInfo& s = c_->Info(h.job(slot));
@@ -357,8 +401,11 @@ class SlurmSched final : public ReschedulePlugin {
   }
 
  private:
-  void MainPass(SchedulerHandle& h, VcId vc, PluginStatus* block);
+  bool MainPass(SchedulerHandle& h, VcId vc, bool full, PluginStatus* block);
   void BackfillPass(SchedulerHandle& h, VcId vc);
+  void TimeFullPass(Time now);
+  bool TryPreempt(SchedulerHandle& h, VcId vc, uint32_t slot);
+  bool VictimFits(const ClusterState& st, const Allocation& a) const;
   bool TryStart(SchedulerHandle& h, uint32_t slot) {
     if (!h.placer().Place(h.job(slot), h.state(), nullptr, &alloc_).ok()) {
       alloc_.clear();
@@ -372,6 +419,15 @@ class SlurmSched final : public ReschedulePlugin {
   std::shared_ptr<SlurmCore> c_;
   std::vector<uint32_t> order_, left_;
   Allocation alloc_;
+  struct Victim {
+    int64_t rank;  // the partition's PriorityTier or the QOS's priority (preempt_type)
+    uint32_t priority;
+    Time started;
+    uint32_t slot;
+    slurm::PreemptMode mode;
+  };
+  std::vector<Victim> victims_;
+  std::vector<size_t> taken_;
   std::vector<std::pair<Time, int64_t>> releases_;
   Profile profile_;
 };
@@ -384,6 +440,10 @@ void SlurmSched::Advance(SchedulerHandle& h) {
   const Time now = h.now();
   for (size_t v = 0; v < c.next_bf.size(); ++v)
     if (c.bf_deferred[v] && now >= c.next_bf[v]) h.MarkDirty(VcId(static_cast<uint16_t>(v)));
+  TimeFullPass(now);
+  if (c.full_at == now)
+    for (size_t v = 0; v < c.full_deferred.size(); ++v)
+      if (c.full_deferred[v]) h.MarkDirty(VcId(static_cast<uint16_t>(v)));
   const int64_t period = c.conf->priority.calc_period_s;
   if (c.next_calc == kNoTime) {
     c.last_calc = now;
@@ -420,17 +480,36 @@ void SlurmSched::Advance(SchedulerHandle& h) {
   }
 }
 
-// The main scheduler: in queue order, over the first default_queue_depth jobs, a job held by a
-// limit is passed; the first job that cannot start stops the partition (the jobs after it, and
-// those beyond the depth, wait with reason Priority).
-void SlurmSched::MainPass(SchedulerHandle& h, VcId vc, PluginStatus* block) {
+// The periodic main pass: the first cycle fixes the origin; a cycle at or after next_full is
+// one (full_at), and the next is the first multiple of sched_interval from the origin after it.
+void SlurmSched::TimeFullPass(Time now) {
+  SlurmCore& c = *c_;
+  const int64_t interval = c.conf->sched.sched_interval_s;
+  if (interval <= 0) return;  // sched_interval=0: no periodic pass
+  if (c.next_full == kNoTime) {
+    c.next_full = now + interval;
+    return;
+  }
+  if (now < c.next_full) return;
+  c.full_at = now;
+  c.next_full += ((now - c.next_full) / interval + 1) * interval;
+}
+
+// The main scheduler: in queue order, over the first default_queue_depth jobs (all of them in
+// a periodic pass), a job held by a limit is passed; a job that cannot start preempts where
+// the configuration lets it; the first job that still cannot start stops the partition (the
+// jobs after it, and those beyond the depth, wait with reason Priority). True when it stopped.
+bool SlurmSched::MainPass(SchedulerHandle& h, VcId vc, bool full, PluginStatus* block) {
   bool stopped = false;
   left_.clear();
-  const size_t depth = static_cast<size_t>(c_->conf->sched.default_queue_depth);
+  const size_t depth = full ? SIZE_MAX : static_cast<size_t>(c_->conf->sched.default_queue_depth);
+  const bool preempts = c_->conf->preempt_type != slurm::PreemptType::kNone;
+  c_->DeferFullPass(vc, false);
   for (size_t k = 0; k < order_.size(); ++k) {
     const uint32_t slot = order_[k];
     SlotInfo& s = c_->Info(h.job(slot));
     if (stopped || k >= depth) {
+      if (k == depth && !stopped) c_->DeferFullPass(vc, true);
       s.reason = Reason::kPriority;
       left_.push_back(slot);
       continue;
@@ -441,12 +520,94 @@ void SlurmSched::MainPass(SchedulerHandle& h, VcId vc, PluginStatus* block) {
       if (block->ok()) *block = PluginStatus::Unschedulable(ReasonText(limit));
       continue;
     }
-    if (TryStart(h, slot)) continue;
+    if (TryStart(h, slot) || (preempts && TryPreempt(h, vc, slot))) continue;
     s.reason = Reason::kResources;
     if (block->ok()) *block = PluginStatus::Unschedulable(ReasonText(Reason::kResources));
     stopped = true;
     left_.push_back(slot);
   }
+  return stopped;
+}
+
+// Preemption for pending job `slot`, which the free GPUs cannot hold: the running jobs of its
+// VC that it may preempt (SlurmCore::PreemptModeOf), lowest preemption rank first (the
+// partition's PriorityTier, or the QOS's priority), then lowest priority, then youngest
+// (latest start), are set aside one by one until the placer finds the job nodes; of those, the
+// ones the new allocation leaves room for keep running (the last set aside first), the others
+// are preempted (requeued or cancelled by their PreemptMode) and the job starts. Nothing
+// changes when setting aside every candidate is not enough.
+bool SlurmSched::TryPreempt(SchedulerHandle& h, VcId vc, uint32_t slot) {
+  SlurmCore& c = *c_;
+  const SlotInfo& by = c.Info(h.job(slot));
+  victims_.clear();
+  for (uint32_t r : c.running[vc.v]) {
+    const SchedJob& rj = h.job(r);
+    const SlotInfo& v = c.slots[r];
+    const slurm::PreemptMode mode = c.PreemptModeOf(by, v);
+    if (mode == slurm::PreemptMode::kOff || rj.partner != kNoSlot) continue;
+    const int64_t rank = c.conf->preempt_type == slurm::PreemptType::kQos
+                             ? static_cast<int64_t>(c.acc->qos[v.pj.qos].priority)
+                             : static_cast<int64_t>(c.conf->partitions[v.pj.partition].priority_tier);
+    victims_.push_back({rank, v.priority, rj.started, r, mode});
+  }
+  if (victims_.empty()) return false;
+  std::sort(victims_.begin(), victims_.end(), [](const Victim& a, const Victim& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.started != b.started) return a.started > b.started;
+    return a.slot < b.slot;
+  });
+  ClusterState& st = h.state();
+  size_t aside = 0;
+  bool placed = false;
+  while (aside < victims_.size() && !placed) {
+    st.Release(h.job(victims_[aside++].slot).alloc);
+    placed = h.placer().Place(h.job(slot), st, nullptr, &alloc_).ok();
+    if (!placed) alloc_.clear();
+  }
+  if (!placed) {
+    for (size_t i = aside; i-- > 0;) st.Apply(h.job(victims_[i].slot).alloc);
+    return false;
+  }
+  // The state becomes the original less the victims plus the job's allocation; the handle's
+  // Preempt and Start release and apply those themselves, so they are undone first.
+  st.Apply(alloc_);
+  taken_.clear();
+  for (size_t i = aside; i-- > 0;) {
+    const Allocation& a = h.job(victims_[i].slot).alloc;
+    if (VictimFits(st, a)) st.Apply(a);
+    else taken_.push_back(i);
+  }
+  st.Release(alloc_);
+  for (size_t i : taken_) st.Apply(h.job(victims_[i].slot).alloc);
+  for (auto it = taken_.rbegin(); it != taken_.rend(); ++it) {
+    const Victim& v = victims_[*it];
+    const bool cancel = v.mode == slurm::PreemptMode::kCancel;
+    if (h.watched(v.slot))
+      h.Note(v.slot, {h.now(), "slurm", "preempt",
+                      "preempted (PreemptMode=" + std::string(slurm::Name(v.mode)) + ") by job " +
+                          std::to_string(h.job(slot).job->id.value()) + ", priority " + std::to_string(by.priority),
+                      {{"priority", static_cast<double>(c.slots[v.slot].priority)}}});
+    if (cancel) h.PreemptAndCancel(v.slot);
+    else h.Preempt(v.slot);
+  }
+  h.Start(slot, std::move(alloc_));
+  alloc_.clear();
+  return true;
+}
+
+// Whether allocation `a` (a victim's) still fits the state beside the preemptor's allocation.
+bool SlurmSched::VictimFits(const ClusterState& st, const Allocation& a) const {
+  for (const Slot& s : a) {
+    if (st.tracks_gpus()) {
+      for (uint32_t m = s.gpu_mask; m; m &= m - 1)
+        if (st.gpu_free_milli(s.node, std::countr_zero(m)) < s.milli) return false;
+    } else if (st.free_gpus(s.node) < s.gpus) {
+      return false;
+    }
+    if (!st.CpuMemFits(s.node, s.cpu_milli, s.mem_mib)) return false;
+  }
+  return true;
 }
 
 // The backfill scheduler: at most bf_max_job_test of the jobs the main pass left (at most
@@ -494,16 +655,22 @@ ReschedulePlugin::Next SlurmSched::Run(SchedulerHandle& h, VcId vc, PluginStatus
   // The main pass tests default_queue_depth jobs (Slurm's event-triggered pass), the backfill
   // pass bf_max_job_test of the rest: no more are read from the queue. When no backfill pass is
   // due, one job past the depth is enough to tell whether one will be.
+  // A periodic pass reads the queue in growing prefixes until the pass stops with enough jobs
+  // left for the backfill pass (or the queue ends): a job that started is out of the queue and
+  // one held by a limit is held again, so the pass over a longer prefix decides the same.
   const slurm::SchedulerParams& sp = c_->conf->sched;
   const bool backfill = c_->conf->scheduler == slurm::SchedulerType::kBackfill;
-  const size_t cap = static_cast<size_t>(sp.default_queue_depth) +
-                     (backfill && c_->BackfillDue(vc, h.now()) ? static_cast<size_t>(sp.bf_max_job_test) : 1u);
-  order_.clear();
-  h.ForEachPending(vc, [this, cap](const PendingEntry& e) -> int64_t {
-    order_.push_back(e.slot);
-    return order_.size() >= cap ? -1 : INT64_MAX;
-  });
-  MainPass(h, vc, block);
+  const size_t tail = backfill && c_->BackfillDue(vc, h.now()) ? static_cast<size_t>(sp.bf_max_job_test) : 1u;
+  const bool full = c_->full_at == h.now();
+  for (size_t cap = static_cast<size_t>(sp.default_queue_depth) + tail;; cap *= 2) {
+    order_.clear();
+    h.ForEachPending(vc, [this, cap](const PendingEntry& e) -> int64_t {
+      order_.push_back(e.slot);
+      return order_.size() >= cap ? -1 : INT64_MAX;
+    });
+    const bool stopped = MainPass(h, vc, full, block);
+    if (!full || order_.size() < cap || (stopped && left_.size() >= tail)) break;
+  }
   switch (c_->conf->scheduler) {
     case slurm::SchedulerType::kBackfill:
       if (!left_.empty() && c_->TakeBackfillTurn(vc, h.now())) BackfillPass(h, vc);
@@ -516,28 +683,100 @@ ReschedulePlugin::Next SlurmSched::Run(SchedulerHandle& h, VcId vc, PluginStatus
 
 std::string At(const std::string& path, uint64_t line) { return path + ":" + std::to_string(line) + ":1: "; }
 
-// What the files set that the simulator cannot do yet: refused where it is written.
+// What the files set that the simulator cannot do yet: refused where it is written. With
+// preemption on, every PreemptMode that applies must be CANCEL or REQUEUE: SUSPEND needs gang
+// scheduling (GANG and WITHIN are refused by the reader), OFF for the cluster is Slurm's own
+// error (it goes with preempt/none only).
 Status CheckSimulated(const slurm::SlurmConf& conf, const std::string& path) {
+  if (conf.partitions.empty()) return MakeError(path + ": expected at least one PartitionName line, got none");
+  auto mode_error = [&](uint64_t line, slurm::PreemptMode m, const std::string& what) {
+    return MakeError(At(path, line) + what + ": expected PreemptMode CANCEL or REQUEUE, found " + std::string(slurm::Name(m)) +
+                     (m == slurm::PreemptMode::kSuspend ? " (suspension needs gang scheduling: not simulated)"
+                                                        : " (OFF goes with PreemptType=preempt/none only)"));
+  };
+  auto line_of = [&](const char* key) {
+    auto it = conf.key_lines.find(key);
+    return it == conf.key_lines.end() ? uint64_t{1} : it->second;
+  };
   switch (conf.preempt_type) {
     case slurm::PreemptType::kNone:
-      break;
+      return Status::Ok();
     case slurm::PreemptType::kPartitionPrio:
-    case slurm::PreemptType::kQos: {
-      auto it = conf.key_lines.find("preempttype");
-      return MakeError(At(path, it == conf.key_lines.end() ? 1 : it->second) +
-                       "key 'PreemptType': expected preempt/none (preemption is not simulated yet)");
-    }
+      for (const slurm::PartitionDef& p : conf.partitions)
+        if (p.preempt_mode == slurm::PreemptMode::kSuspend)
+          return mode_error(p.line, *p.preempt_mode, "partition " + p.name);
+      break;
+    case slurm::PreemptType::kQos:
+      break;
   }
-  if (conf.partitions.empty()) return MakeError(path + ": expected at least one PartitionName line, got none");
+  switch (conf.preempt_mode) {
+    case slurm::PreemptMode::kCancel:
+    case slurm::PreemptMode::kRequeue:
+      return Status::Ok();
+    case slurm::PreemptMode::kOff:
+    case slurm::PreemptMode::kSuspend:
+      break;
+  }
+  const bool written = conf.key_lines.count("preemptmode") != 0;
+  return mode_error(line_of(written ? "preemptmode" : "preempttype"), conf.preempt_mode,
+                    written ? "key 'PreemptMode'" : "key 'PreemptType' (PreemptMode unset)");
+}
+
+// A QOS's PreemptMode matters under preempt/qos only; Slurm reads a Preempt list under
+// preempt/qos only, so elsewhere it is a note.
+Status CheckSimulated(const slurm::Accounts& acc, const slurm::SlurmConf& conf, const std::string& path,
+                      std::vector<std::string>* notes) {
+  const bool qos_preemption = conf.preempt_type == slurm::PreemptType::kQos;
+  for (const slurm::Qos& q : acc.qos) {
+    if (qos_preemption && q.preempt_mode == slurm::PreemptMode::kSuspend)
+      return MakeError(At(path, q.line) + "QOS " + q.name +
+                       ": expected PreemptMode CANCEL or REQUEUE, found SUSPEND (suspension needs gang scheduling: not "
+                       "simulated)");
+    if (!qos_preemption && !q.preempt.empty())
+      notes->push_back(At(path, q.line) + "QOS " + q.name +
+                       ": Preempt list has no effect without PreemptType=preempt/qos; ignored");
+  }
   return Status::Ok();
 }
 
-Status CheckSimulated(const slurm::Accounts& acc, const std::string& path) {
-  for (const slurm::Qos& q : acc.qos) {
-    if (!q.preempt.empty())
-      return MakeError(At(path, q.line) + "QOS " + q.name + ": expected no Preempt list (preemption is not simulated yet)");
+// The preemption tables of the core: per QOS the QOS it may preempt, per partition and QOS the
+// PreemptMode (their own, else the cluster's). Whether any job can be cancelled by one.
+bool PreemptionTables(SlurmCore& c) {
+  const slurm::PreemptMode cluster = c.conf->preempt_mode;
+  bool cancels = false;
+  for (const slurm::PartitionDef& p : c.conf->partitions) c.partition_mode.push_back(p.preempt_mode.value_or(cluster));
+  c.qos_preempts.assign(c.acc->qos.size(), std::vector<char>(c.acc->qos.size(), 0));
+  for (size_t q = 0; q < c.acc->qos.size(); ++q) {
+    const slurm::Qos& qos = c.acc->qos[q];
+    c.qos_mode.push_back(qos.preempt_mode.value_or(cluster));
+    for (const std::string& name : qos.preempt)
+      if (auto it = c.qos_index.find(name); it != c.qos_index.end()) c.qos_preempts[q][static_cast<size_t>(it->second)] = 1;
   }
-  return Status::Ok();
+  switch (c.conf->preempt_type) {
+    case slurm::PreemptType::kNone:
+      return false;
+    case slurm::PreemptType::kPartitionPrio:
+      for (slurm::PreemptMode m : c.partition_mode) cancels |= m == slurm::PreemptMode::kCancel;
+      return cancels;
+    case slurm::PreemptType::kQos:
+      for (size_t q = 0; q < c.qos_mode.size(); ++q) {
+        bool preemptable = false;  // some QOS lists it
+        for (const std::vector<char>& row : c.qos_preempts) preemptable |= row[q] != 0;
+        cancels |= preemptable && c.qos_mode[q] == slurm::PreemptMode::kCancel;
+      }
+      return cancels;
+  }
+  return false;
+}
+
+// In a cluster of one pool, the partitions overlap on its nodes: a job whose trace VC names a
+// partition is in that partition.
+void OverlappingPartitions(SlurmCore& c, const Cluster* cluster) {
+  if (cluster == nullptr || !(cluster->single_pool || cluster->vcs.size() == 1)) return;
+  c.trace_vc_partition.assign(c.trace->vcs.size(), -1);
+  for (uint32_t v = 0; v < c.trace->vcs.size(); ++v)
+    for (uint32_t p = 0; p < c.conf->partitions.size(); ++p)
+      if (c.conf->partitions[p].name == c.trace->vcs.Get(v)) c.trace_vc_partition[v] = static_cast<int32_t>(p);
 }
 
 // Per partition: CPUs per GPU and GPUs per node of its first GPU node (a job's CPUs and nodes
@@ -570,12 +809,12 @@ Status BuildSlurmPolicy(const SpecArgs& args, const Trace* trace, const Cluster*
   ORR_RETURN_IF_ERROR(CheckSimulated(conf, conf_path));
   slurm::Accounts acc;
   const std::string acc_path = args.Text("accounts");
+  parts->notes = conf.warnings;
   if (!acc_path.empty()) {
     ORR_ASSIGN_OR_RETURN(acc, slurm::ReadSacctmgr(acc_path));
-    ORR_RETURN_IF_ERROR(CheckSimulated(acc, acc_path));
+    parts->notes.insert(parts->notes.end(), acc.warnings.begin(), acc.warnings.end());
+    ORR_RETURN_IF_ERROR(CheckSimulated(acc, conf, acc_path, &parts->notes));
   }
-  parts->notes = conf.warnings;
-  parts->notes.insert(parts->notes.end(), acc.warnings.begin(), acc.warnings.end());
   auto core = std::make_shared<SlurmCore>(std::make_shared<const slurm::SlurmConf>(std::move(conf)),
                                           std::make_shared<const slurm::Accounts>(std::move(acc)));
   core->model = std::make_shared<const slurm::PriorityModel>(*core->conf, *core->acc, nullptr);
@@ -607,6 +846,9 @@ Status BuildSlurmPolicy(const SpecArgs& args, const Trace* trace, const Cluster*
     auto it = first_assoc.find(trace->users.Get(u));
     if (it != first_assoc.end()) core->user_assoc.emplace(u, it->second);
   }
+  OverlappingPartitions(*core, cluster);
+  parts->cancels = PreemptionTables(*core);
+  parts->preemptive = core->conf->preempt_type != slurm::PreemptType::kNone;
   parts->admit = std::make_unique<SlurmAdmit>(core);
   parts->sort = std::make_unique<SlurmSort>(core);
   parts->reschedule = std::make_unique<SlurmSched>(core);

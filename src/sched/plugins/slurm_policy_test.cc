@@ -47,16 +47,22 @@ struct SlurmRig {
   std::vector<Decision> out;
 
   SlurmRig(int nodes, const std::string& scheduler, const std::string& partition_extra = "",
-           const std::string& accounts = kAccounts) {
+           const std::string& accounts = kAccounts)
+      : SlurmRig(nodes,
+                 "PriorityType=priority/multifactor\nPriorityWeightQOS=1000\nSchedulerType=sched/" + scheduler +
+                     "\nNodeName=n[1-" + std::to_string(nodes) +
+                     "] CPUs=64 Gres=gpu:8\nPartitionName=batch Nodes=ALL Default=YES " + partition_extra + "\n",
+                 accounts, WholeConf{}) {}
+  // A whole slurm.conf. The cluster is one pool (VC "batch"): partitions overlap on its nodes.
+  struct WholeConf {};
+  SlurmRig(int nodes, const std::string& conf_text, const std::string& accounts, WholeConf) {
     testing::AddVc(&cluster, "batch", nodes, 8);
     trace.users.Intern("ann");
     trace.users.Intern("bob");
     trace.users.Intern("carl");  // no association: no limits, priority 1
-    const std::string conf = WriteFile(
-        "slurm-" + scheduler + ".conf",
-        "PriorityType=priority/multifactor\nPriorityWeightQOS=1000\nSchedulerType=sched/" + scheduler +
-            "\nNodeName=n[1-" + std::to_string(nodes) + "] CPUs=64 Gres=gpu:8\nPartitionName=batch Nodes=ALL Default=YES " +
-            partition_extra + "\n");
+    trace.vcs.Intern("low");
+    trace.vcs.Intern("high");
+    const std::string conf = WriteFile("slurm-rig.conf", conf_text);
     const std::string acc = WriteFile("slurm-accounts.txt", accounts);
     PolicyEnv env{&trace, &cluster, nullptr, {}};
     auto parts = MakePolicyFor("slurm:conf=" + conf + ",accounts=" + acc, 1, &env);
@@ -87,8 +93,10 @@ struct SlurmRig {
     out.clear();
     s->RunCycle(t, &out);
     std::string d;
-    for (const Decision& x : out)
+    for (const Decision& x : out) {
       if (const auto* st = std::get_if<StartDecision>(&x)) d += "S" + std::to_string(st->slot) + " ";
+      if (const auto* p = std::get_if<PreemptDecision>(&x)) d += (p->cancel ? "C" : "P") + std::to_string(p->slot) + " ";
+    }
     return d;
   }
 };
@@ -336,6 +344,114 @@ TEST(SlurmPolicy, FairShareFollowsTheUsageRunningJobsCharge) {
   EXPECT_EQ(r.Cycle(600), "S" + std::to_string(j2) + " ");
 }
 
+// The periodic main pass: every sched_interval (60 s by default) from the first cycle the main
+// pass tests the whole queue. Two nodes, default_queue_depth=1, no backfill. ann's job 0 runs;
+// her job 1 is held by QOSMaxGRESPerUser and is the one job the event-triggered passes test,
+// so carl's job 2 (t=2), which fits the free node, waits: at t=30 (carl's job 3 arrives, an
+// event) it still waits; the policy asks for a wakeup at the next periodic pass, 0 + 60 = 60
+// (0 + 100 = 100 with sched_interval=100), and job 2 starts there, not before. With
+// sched_interval=0 there is no periodic pass: the next wakeup is the priority recalculation at
+// 300 (PriorityCalcPeriod), whose pass is depth-limited too.
+TEST(SlurmPolicy, ThePeriodicMainPassTestsTheWholeQueue) {
+  for (const auto& [interval, at] : std::vector<std::pair<std::string, Time>>{{"", 60}, {",sched_interval=100", 100},
+                                                                             {",sched_interval=0", kNoTime}}) {
+    SlurmRig r(2, "builtin", "\nSchedulerParameters=default_queue_depth=1" + interval);
+    r.Add(0, 0, 8, 1000);
+    r.Add(0, 1, 8, 1000);
+    r.Add(2, 2, 8, 1000);
+    r.Add(2, 30, 8, 1000);
+    const uint32_t j0 = r.Submit(0, 0);
+    EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+    r.Submit(1, 1);
+    EXPECT_EQ(r.Cycle(1), "");
+    const uint32_t j2 = r.Submit(2, 2);
+    EXPECT_EQ(r.Cycle(2), "") << interval;
+    r.Submit(3, 30);
+    EXPECT_EQ(r.Cycle(30), "") << interval;
+    if (at == kNoTime) {
+      EXPECT_EQ(r.s->NextDecisionTime(30), 300);
+      EXPECT_EQ(r.Cycle(300), "");
+      continue;
+    }
+    EXPECT_EQ(r.s->NextDecisionTime(30), at) << interval;
+    EXPECT_EQ(r.Cycle(at - 1), "") << interval;
+    EXPECT_EQ(r.Cycle(at), "S" + std::to_string(j2) + " ") << interval;
+  }
+}
+
+// preempt/partition_prio with PreemptMode=REQUEUE. One pool of two nodes (8 GPUs each) shared
+// by partitions low (PriorityTier 1, the default) and high (PriorityTier 2); carl's jobs
+// (priority 1 each). Jobs 0 (t=0) and 1 (t=10) of low take a node each. Job 2 of high (t=20,
+// 8 GPUs) fits no free GPU: both low jobs may be preempted (tier 1 < 2), equal priority, so
+// the youngest goes first: job 1 (started 10) is requeued and job 2 starts on its node. Job 1
+// waits (reason Resources): its tier does not exceed job 0's, so it preempts nothing at t=21,
+// and it keeps its submission time (age). When job 0 ends at 100, job 1 starts again.
+TEST(SlurmPolicy, PartitionPriorityTierPreemptsAndRequeues) {
+  SlurmRig r(2,
+             "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\nSchedulerType=sched/builtin\n"
+             "NodeName=n[1-2] CPUs=64 Gres=gpu:8\nPartitionName=low Nodes=ALL Default=YES PriorityTier=1\n"
+             "PartitionName=high Nodes=ALL PriorityTier=2\n",
+             kAccounts, SlurmRig::WholeConf{});
+  r.Add(2, 0, 8, 1000);
+  r.Add(2, 10, 8, 1000);
+  r.Add(2, 20, 8, 1000);
+  for (uint32_t i = 0; i < 3; ++i) r.trace.jobs[i].vc = VcId(i < 2 ? 0 : 1);  // low, low, high
+  const uint32_t j0 = r.Submit(0, 0);
+  EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+  const uint32_t j1 = r.Submit(1, 10);
+  EXPECT_EQ(r.Cycle(10), "S" + std::to_string(j1) + " ");
+  const uint32_t j2 = r.Submit(2, 20);
+  EXPECT_EQ(r.Cycle(20), "P" + std::to_string(j1) + " S" + std::to_string(j2) + " ");
+  EXPECT_EQ(r.s->view(j1).preemptions, 1u);
+  EXPECT_EQ(r.Cycle(21), "");
+  std::vector<ExplainNote> notes;
+  r.s->policy().reschedule->Describe(r.s->view(j1), 21, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].text, "pending, reason Resources, priority 1");
+  r.s->Finish(j0, 100);
+  EXPECT_EQ(r.Cycle(100), "S" + std::to_string(j1) + " ");
+}
+
+// preempt/qos: high lists normal in its Preempt list, normal's PreemptMode is CANCEL (the
+// cluster's REQUEUE is overridden). Two nodes. ann (QOS normal) runs job 0 (8 GPUs, t=0) on
+// n1 and job 1 (4 GPUs, t=5) on n2; carl's job 3 (no association, no QOS: never a victim)
+// holds n2's other 4 GPUs. bob's job 2 (QOS high, 8 GPUs, t=10) fits no free GPU. Candidates,
+// lowest QOS priority (0 both), then priority (1 both), then youngest: job 1, then job 0.
+// Without job 1, n2 has 4 free GPUs: not enough; without job 0 too, n1 has 8: placed there.
+// Job 1 fits beside the new allocation and keeps running; job 0 is cancelled. With bob's job
+// in QOS normal (the trace's QOS), whose Preempt list is empty, nothing is preempted.
+TEST(SlurmPolicy, QosPreemptsAndCancelsOnlyWhatItNeeds) {
+  const std::string accounts =
+      "Account|User|Share|QOS|Def QOS\nroot||1|normal,high|normal\n a||1|normal|normal\n  a|ann|1|normal|normal\n"
+      " b||1|normal,high|high\n  b|bob|1|normal,high|high\n\n"
+      "Name|Priority|Preempt|PreemptMode\nnormal|0||cancel\nhigh|100|normal|\n";
+  for (const std::string qos : {"high", "normal"}) {
+    SlurmRig r(2,
+               "PriorityType=priority/multifactor\nPriorityWeightQOS=1000\nPreemptType=preempt/qos\n"
+               "PreemptMode=REQUEUE\nSchedulerType=sched/builtin\nNodeName=n[1-2] CPUs=64 Gres=gpu:8\n"
+               "PartitionName=batch Nodes=ALL Default=YES\n",
+               accounts, SlurmRig::WholeConf{});
+    r.Add(0, 0, 8, 1000);
+    r.Add(0, 5, 4, 1000);
+    r.Add(1, 10, 8, 1000);
+    r.Add(2, 5, 4, 1000);
+    r.trace.accounting = {JobAccount{}, JobAccount{}, JobAccount{"b", qos, 0}, JobAccount{}};
+    const uint32_t j0 = r.Submit(0, 0);
+    EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+    const uint32_t j1 = r.Submit(1, 5);
+    const uint32_t j3 = r.Submit(3, 5);
+    EXPECT_EQ(r.Cycle(5), "S" + std::to_string(j1) + " S" + std::to_string(j3) + " ");
+    const uint32_t j2 = r.Submit(2, 10);
+    if (qos == "high") {
+      EXPECT_EQ(r.Cycle(10), "C" + std::to_string(j0) + " S" + std::to_string(j2) + " ");
+      EXPECT_TRUE(r.s->view(j1).running);
+      EXPECT_EQ(r.s->view(j0).preemptions, 1u);
+    } else {
+      EXPECT_EQ(r.Cycle(10), "");
+    }
+  }
+}
+
 TEST(SlurmPolicy, WarningsOfTheFilesBecomeNotes) {
   Cluster cluster;
   testing::AddVc(&cluster, "batch", 1, 8);
@@ -347,17 +463,40 @@ TEST(SlurmPolicy, WarningsOfTheFilesBecomeNotes) {
   EXPECT_EQ(p->notes, std::vector<std::string>{conf + ":1:1: key 'ClusterName' is not modelled; ignored"});
 }
 
+// Preemption modes the simulator cannot reproduce are errors at their line: SUSPEND (it needs
+// gang scheduling) for the cluster, a partition or a QOS, GANG (refused by the reader), and
+// PreemptType without a PreemptMode (OFF, which Slurm allows with preempt/none only).
 TEST(SlurmPolicy, RefusesWhatItCannotSimulate) {
   Cluster cluster;
   testing::AddVc(&cluster, "batch", 1, 8);
   Trace trace;
   PolicyEnv env{&trace, &cluster, nullptr, {}};
-  const std::string conf = WriteFile("preempt.conf", "NodeName=n1 Gres=gpu:8\nPartitionName=batch Nodes=n1\n"
-                                                     "PreemptType=preempt/qos\n");
-  auto p = MakePolicyFor("slurm:conf=" + conf, 1, &env);
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.error().message,
-            conf + ":3:1: key 'PreemptType': expected preempt/none (preemption is not simulated yet)");
+  const std::string nodes = "NodeName=n1 Gres=gpu:8\nPartitionName=batch Nodes=n1\n";
+  const std::string suspend = WriteFile("suspend.conf", nodes + "PreemptType=preempt/qos\nPreemptMode=SUSPEND\n");
+  const std::string gang = WriteFile("gang.conf", nodes + "PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG\n");
+  const std::string off = WriteFile("off.conf", nodes + "PreemptType=preempt/partition_prio\n");
+  const std::string part = WriteFile("part.conf", "NodeName=n1 Gres=gpu:8\nPreemptType=preempt/partition_prio\n"
+                                                  "PreemptMode=REQUEUE\nPartitionName=batch Nodes=n1 PreemptMode=SUSPEND\n");
+  const std::string qos_ok = WriteFile("qos.conf", nodes + "PreemptType=preempt/qos\nPreemptMode=CANCEL\n");
+  const std::string acc = WriteFile("suspend-qos.txt", "Name|Priority|Preempt|PreemptMode\nlow|0||\nhigh|1|low|suspend\n");
+  auto message = [&](const std::string& spec) {
+    auto p = MakePolicyFor(spec, 1, &env);
+    return p.ok() ? std::string("ok") : p.error().message;
+  };
+  EXPECT_EQ(message("slurm:conf=" + suspend),
+            suspend + ":4:1: key 'PreemptMode': expected PreemptMode CANCEL or REQUEUE, found SUSPEND (suspension needs "
+                      "gang scheduling: not simulated)");
+  EXPECT_NE(message("slurm:conf=" + gang).find(gang + ":4:"), std::string::npos);
+  EXPECT_NE(message("slurm:conf=" + gang).find("GANG time slicing is not modelled"), std::string::npos);
+  EXPECT_EQ(message("slurm:conf=" + off),
+            off + ":3:1: key 'PreemptType' (PreemptMode unset): expected PreemptMode CANCEL or REQUEUE, found OFF (OFF "
+                  "goes with PreemptType=preempt/none only)");
+  EXPECT_EQ(message("slurm:conf=" + part),
+            part + ":4:1: partition batch: expected PreemptMode CANCEL or REQUEUE, found SUSPEND (suspension needs gang "
+                   "scheduling: not simulated)");
+  EXPECT_EQ(message("slurm:conf=" + qos_ok + ",accounts=" + acc),
+            acc + ":3:1: QOS high: expected PreemptMode CANCEL or REQUEUE, found SUSPEND (suspension needs gang "
+                  "scheduling: not simulated)");
   auto none = MakePolicyFor("slurm", 1, &env);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().message.find("expected the path of a slurm.conf"), std::string::npos);

@@ -14,8 +14,10 @@ struct StartDecision {
   uint32_t slot;
 };
 // Stop running job `slot` and requeue it (its resources are free in the scheduler's state).
+// With `cancel` (SchedulerHandle::PreemptAndCancel) it is not requeued: it leaves the system.
 struct PreemptDecision {
   uint32_t slot;
+  bool cancel = false;
 };
 
 using Decision = std::variant<StartDecision, PreemptDecision>;

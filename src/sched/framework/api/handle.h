@@ -61,6 +61,10 @@ class SchedulerHandle {
   // read the job (a walk may pass thousands of them).
   virtual void ForEachPendingOfSize(VcId vc, uint32_t gpus, const std::function<bool(const PendingEntry&)>& fn) = 0;
   virtual void Preempt(uint32_t slot) = 0;
+  // Stops running `slot` for good (a preemption that cancels it, Slurm's PreemptMode=CANCEL):
+  // it is not requeued; the driver ends it as preempted (OutcomeStatus::kPreempted). Only for
+  // policies with PolicyParts::cancels set (simulator only).
+  virtual void PreemptAndCancel(uint32_t slot) = 0;
   virtual DurationEstimator* estimator() = 0;
   // Nodes of `vc` that are idle now or would be if every running job ending after `t`
   // were preempted (O(log n); maintained only for preemptive policies).

@@ -48,6 +48,9 @@ struct PolicyParts {
   std::unique_ptr<DurationEstimator> estimator;  // may be null
   bool blocking = true;                    // stop at the first job that cannot be placed
   bool preemptive = false;
+  // Whether the policy may end jobs by a preemption that cancels them
+  // (SchedulerHandle::PreemptAndCancel; Slurm's PreemptMode=CANCEL): simulator only.
+  bool cancels = false;
   std::unique_ptr<SharePlugin> share;      // GPU sharing (may be null; never with preemptive)
   // Interference data for sharing policies: the driver reads the true co-located speeds here.
   std::shared_ptr<const ColocationContext> colocation;
