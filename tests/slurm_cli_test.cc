@@ -77,4 +77,51 @@ TEST(SlurmCli, MalformedFilesAreRefusedWhereTheyAreWrong) {
   }
 }
 
+// Preemption end to end, on two nodes of one pool shared by partitions low (PriorityTier 1)
+// and high (2), each job 8 GPUs on a node of its own: jobs 1 (t=0, 3600 s) and 2 (t=10,
+// 3600 s) of low run; job 3 of high (t=600, 600 s) preempts the younger, job 2, at 600.
+// REQUEUE: job 2 ran 590 s, waits until job 3 ends at 1200 and runs its 3010 s left plus the
+// restart overhead of 30 s (8 GPUs): it ends at 1200 + 3040 = 4240, JCT 4230, run 3630, queue
+// delay 600. CANCEL: job 2 ends at 600 with status preempted (run 590, no JCT), and explain
+// says so.
+TEST(SlurmCli, PreemptionRequeuesOrCancelsAndTheRunConserves) {
+  const fs::path d = fs::temp_directory_path() / "orrery-slurm-cli-preempt";
+  fs::create_directories(d);
+  const std::string sacct = (d / "sacct.txt").string(), cluster = (d / "two.toml").string();
+  std::ofstream(cluster) << "name = \"two\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"batch\"\nnodes = 2\n";
+  const std::string tres = "|cpu=8,gres/gpu=8,node=1|cpu=8,gres/gpu=8,node=1|1|8|1G\n";
+  std::ofstream(sacct) << "JobID|JobName|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|State|AllocTRES|"
+                          "ReqTRES|NNodes|NCPUS|ReqMem\n"
+                       << "1|a|alice|p|low|2024-01-02T00:00:00|2024-01-02T00:00:00|2024-01-02T01:00:00|01:00:00|02:00:00|"
+                          "COMPLETED" << tres
+                       << "2|b|alice|p|low|2024-01-02T00:00:10|2024-01-02T00:00:10|2024-01-02T01:00:10|01:00:00|02:00:00|"
+                          "COMPLETED" << tres
+                       << "3|c|bob|p|high|2024-01-02T00:10:00|2024-01-02T00:10:00|2024-01-02T00:20:00|00:10:00|01:00:00|"
+                          "COMPLETED" << tres;
+  for (const std::string mode : {"REQUEUE", "CANCEL"}) {
+    const std::string conf = (d / (mode + ".conf")).string();
+    std::ofstream(conf) << "PreemptType=preempt/partition_prio\nPreemptMode=" << mode
+                        << "\nNodeName=n[1-2] CPUs=64 Gres=gpu:8\n"
+                           "PartitionName=low Nodes=ALL Default=YES PriorityTier=1\nPartitionName=high Nodes=ALL "
+                           "PriorityTier=2\n";
+    const fs::path out = d / ("out-" + mode);
+    const std::string args = sacct + " --cluster " + cluster + " --policy slurm:conf=" + conf;
+    CmdOut o = RunOrrery("simulate " + args + " --out-dir " + out.string() + " --force");
+    ASSERT_EQ(o.status, 0) << o.text;  // the conservation check passed
+    std::string jobs;  // the one policy's folder
+    for (const fs::directory_entry& e : fs::directory_iterator(out))
+      if (e.is_directory()) jobs = orrery::cli_testing::Slurp(e.path() / "jobs.csv");
+    const std::string job2 = mode == "REQUEUE" ? "1,2,batch,8,1000,10,10,4240,600,4230,1.1653,3630,1,finished,\n"
+                                               : "1,2,batch,8,1000,10,10,600,0,,,590,1,preempted,\n";
+    EXPECT_NE(jobs.find(job2), std::string::npos) << mode << "\n" << jobs;
+    EXPECT_NE(jobs.find("2,3,batch,8,1000,600,600,1200,0,600,1.0000,600,0,finished,\n"), std::string::npos) << jobs;
+    CmdOut e = RunOrrery("explain " + args + " 1");
+    EXPECT_NE(e.text.find("preempted (PreemptMode=" + mode + ") by job 2, priority 1"), std::string::npos) << e.text;
+    if (mode == "CANCEL")
+      EXPECT_NE(e.text.find("outcome: started 10, preempted and cancelled at 600, queue delay 0 s, ran 590 s"),
+                std::string::npos)
+          << e.text;
+  }
+}
+
 }  // namespace

@@ -160,6 +160,12 @@ nlohmann::ordered_json ExplainJson(const Options& o, const Inputs& in, const Sim
     doc["queue_delay"] = out.wait;
     doc["jct"] = out.end - j.submit;
     doc["preemptions"] = out.preemptions;
+  } else if (out.status == OutcomeStatus::kPreempted) {  // ended by a preemption that cancels it
+    doc["start"] = out.start;
+    doc["end"] = out.end;
+    doc["queue_delay"] = out.wait;
+    doc["run"] = out.run;
+    doc["preemptions"] = out.preemptions;
   }
   if (const rl::ExpandedRlJob* x = RlJobOf(in.rl, in.idx)) doc["rl"] = RlJson(in.rl.strategy, *x);
   doc["notes"] = nlohmann::ordered_json::array();
@@ -198,6 +204,10 @@ void PrintText(const Options& o, const Inputs& in, const SimResult& r, const std
     std::printf("outcome: started %lld, ended %lld, queue delay %lld s, JCT %lld s, %u preemption(s)\n",
                 static_cast<long long>(out.start), static_cast<long long>(out.end), static_cast<long long>(out.wait),
                 static_cast<long long>(out.end - j.submit), out.preemptions);
+  } else if (out.status == OutcomeStatus::kPreempted) {
+    std::printf("outcome: started %lld, preempted and cancelled at %lld, queue delay %lld s, ran %lld s\n",
+                static_cast<long long>(out.start), static_cast<long long>(out.end), static_cast<long long>(out.wait),
+                static_cast<long long>(out.run));
   } else {
     std::printf("outcome: %s (%s)\n", std::string(OutcomeStatusName(out.status)).c_str(),
                 out.reject_reason < r.reasons.size() ? r.reasons[out.reject_reason].c_str() : "");

@@ -1068,8 +1068,12 @@ void SimRun::WatchNote(Time t, const char* kind, std::string text) {
 // Explain: the watched job's state after a cycle (decisions about it, why it still waits).
 void SimRun::WatchAfterCycle(Time t, const std::vector<Decision>& decisions) {
   const SchedJob& w = sched_.view(watch_slot_);
-  bool touched = false;
-  for (const Decision& d : decisions) touched |= SlotOf(d) == watch_slot_;
+  bool touched = false, cancelled = false;
+  for (const Decision& d : decisions) {
+    touched |= SlotOf(d) == watch_slot_;
+    if (const auto* p = std::get_if<PreemptDecision>(&d)) cancelled |= p->cancel && p->slot == watch_slot_;
+  }
+  if (cancelled) return;  // it leaves (ApplyPreempt notes its end)
   if (touched) sched_.Describe(watch_slot_, t, cfg_.watch_notes);
   if (w.running) {
     last_block_text_.clear();

@@ -213,7 +213,8 @@ class SlurmSort final : public QueueSortPlugin {
  public:
   explicit SlurmSort(std::shared_ptr<SlurmCore> c) : c_(std::move(c)) {}
   std::string_view name() const override { return "slurm-priority"; }
-  // PriorityTier, then priority (both highest first), then submission; ties by trace order.
+  // PriorityTier, then priority (both highest first), then submission (a preemption's requeue
+  // resets it); ties by trace order.
   SortKey Key(const SchedJob& j, Time now) override {
     SlotInfo& s = c_->Info(j);
     if (!s.in_system) {
@@ -223,7 +224,7 @@ class SlurmSort final : public QueueSortPlugin {
     c_->pending.insert(j.slot);
     const uint32_t tier = c_->conf->partitions.empty() ? 0 : c_->conf->partitions[s.pj.partition].priority_tier;
     const int64_t rank = (static_cast<int64_t>(tier) << 32) | c_->PriorityOf(s, now);
-    return {-rank, j.job->submit};
+    return {-rank, s.pj.submit};
   }
   std::unique_ptr<QueueSortPlugin> Clone(PluginCopies& copies) const override {
     return std::make_unique<SlurmSort>(copies.Of(c_));
@@ -372,7 +373,7 @@ class SlurmSched final : public ReschedulePlugin {
       c_->releases[h.job(slot).vc.v][s.release] += h.job(slot).job->gpus;
     }
   }
-  void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause, bool requeued) override {
+  void JobStopped(SchedulerHandle& h, uint32_t slot, EndCause cause, bool requeued) override {
     const SchedJob& j = h.job(slot);
     SlotInfo& s = c_->Info(j);
     c_->running[j.vc.v].erase(slot);
@@ -389,6 +390,9 @@ class SlurmSched final : public ReschedulePlugin {
       c_->limits.Submit(s.lj);
       s.in_system = true;
     }
+    // Slurm resets a requeued job's submit time: its age restarts and it goes after the jobs of
+    // its priority submitted before.
+    if (requeued && cause == EndCause::kPreempted) s.pj.submit = s.pj.eligible = h.now();
   }
   Next Run(SchedulerHandle& h, VcId vc, PluginStatus* block) override;
   void Describe(const SchedJob& j, Time now, std::vector<ExplainNote>* out) const override {

@@ -380,12 +380,14 @@ TEST(SlurmPolicy, ThePeriodicMainPassTestsTheWholeQueue) {
 }
 
 // preempt/partition_prio with PreemptMode=REQUEUE. One pool of two nodes (8 GPUs each) shared
-// by partitions low (PriorityTier 1, the default) and high (PriorityTier 2); carl's jobs
-// (priority 1 each). Jobs 0 (t=0) and 1 (t=10) of low take a node each. Job 2 of high (t=20,
-// 8 GPUs) fits no free GPU: both low jobs may be preempted (tier 1 < 2), equal priority, so
-// the youngest goes first: job 1 (started 10) is requeued and job 2 starts on its node. Job 1
-// waits (reason Resources): its tier does not exceed job 0's, so it preempts nothing at t=21,
-// and it keeps its submission time (age). When job 0 ends at 100, job 1 starts again.
+// by partitions low (PriorityTier 1, the default) and high (PriorityTier 2); carl's jobs, all
+// of priority 1 (priority/basic), 8 GPUs each. Jobs 0 (t=0) and 1 (t=10) of low take a node
+// each; job 3 of low (t=15) waits. Job 2 of high (t=20) fits no free GPU: both running low
+// jobs may be preempted (tier 1 < 2), at equal priority, so the youngest goes first: job 1
+// (started 10) is requeued and job 2 starts on its node. Job 1 waits: its tier does not exceed
+// job 0's, so it preempts nothing at t=21. Its requeue reset its submission time to 20, so job
+// 3 (submitted 15) is ahead of it: when job 0 ends at 100, job 3 starts (job 1 would, by its
+// trace submission 10, had the requeue kept it); when job 3 ends at 200, job 1 starts.
 TEST(SlurmPolicy, PartitionPriorityTierPreemptsAndRequeues) {
   SlurmRig r(2,
              "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\nSchedulerType=sched/builtin\n"
@@ -395,11 +397,14 @@ TEST(SlurmPolicy, PartitionPriorityTierPreemptsAndRequeues) {
   r.Add(2, 0, 8, 1000);
   r.Add(2, 10, 8, 1000);
   r.Add(2, 20, 8, 1000);
-  for (uint32_t i = 0; i < 3; ++i) r.trace.jobs[i].vc = VcId(i < 2 ? 0 : 1);  // low, low, high
+  r.Add(2, 15, 8, 1000);
+  for (uint32_t i = 0; i < 4; ++i) r.trace.jobs[i].vc = VcId(i == 2 ? 1 : 0);  // low, low, high, low
   const uint32_t j0 = r.Submit(0, 0);
   EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
   const uint32_t j1 = r.Submit(1, 10);
   EXPECT_EQ(r.Cycle(10), "S" + std::to_string(j1) + " ");
+  const uint32_t j3 = r.Submit(3, 15);
+  EXPECT_EQ(r.Cycle(15), "");
   const uint32_t j2 = r.Submit(2, 20);
   EXPECT_EQ(r.Cycle(20), "P" + std::to_string(j1) + " S" + std::to_string(j2) + " ");
   EXPECT_EQ(r.s->view(j1).preemptions, 1u);
@@ -407,9 +412,11 @@ TEST(SlurmPolicy, PartitionPriorityTierPreemptsAndRequeues) {
   std::vector<ExplainNote> notes;
   r.s->policy().reschedule->Describe(r.s->view(j1), 21, &notes);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0].text, "pending, reason Resources, priority 1");
+  EXPECT_EQ(notes[0].text, "pending, reason Priority, priority 1");
   r.s->Finish(j0, 100);
-  EXPECT_EQ(r.Cycle(100), "S" + std::to_string(j1) + " ");
+  EXPECT_EQ(r.Cycle(100), "S" + std::to_string(j3) + " ");
+  r.s->Finish(j3, 200);
+  EXPECT_EQ(r.Cycle(200), "S" + std::to_string(j1) + " ");
 }
 
 // preempt/qos: high lists normal in its Preempt list, normal's PreemptMode is CANCEL (the
