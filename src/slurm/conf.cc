@@ -383,6 +383,12 @@ Status ConfReader::TopLevel(const Token& t) {
     ORR_ASSIGN_OR_RETURN(conf_.preempt_mode, Mode(t));
     return Status::Ok();
   }
+  if (k == "preemptexempttime") {  // -1 disables it, as 0 does
+    conf_.preempt_exempt_s = 0;
+    if (t.value == "-1") return Status::Ok();
+    ORR_ASSIGN_OR_RETURN(conf_.preempt_exempt_s, Duration(t, false));
+    return Status::Ok();
+  }
   Warn(t.kpos, "key:" + k, "key '" + t.key + "' is not modelled; ignored");
   return Status::Ok();
 }

@@ -82,6 +82,7 @@ struct SlurmConf {
   SchedulerParams sched;
   PreemptType preempt_type = PreemptType::kNone;
   PreemptMode preempt_mode = PreemptMode::kOff;
+  int64_t preempt_exempt_s = 0;  // PreemptExemptTime: a job runs this long before it may be preempted
   std::vector<NodeDef> nodes;
   std::vector<PartitionDef> partitions;
   // The partition of a job that names none: the one with Default=YES, else the first.

@@ -534,7 +534,7 @@ bool SlurmSched::MainPass(SchedulerHandle& h, VcId vc, bool full, PluginStatus* 
 }
 
 // Preemption for pending job `slot`, which the free GPUs cannot hold: the running jobs of its
-// VC that it may preempt (SlurmCore::PreemptModeOf), lowest preemption rank first (the
+// VC that it may preempt (SlurmCore::PreemptModeOf) and that have run PreemptExemptTime, lowest preemption rank first (the
 // partition's PriorityTier, or the QOS's priority), then lowest priority, then youngest
 // (latest start), are set aside one by one until the placer finds the job nodes; of those, the
 // ones the new allocation leaves room for keep running (the last set aside first), the others
@@ -549,6 +549,7 @@ bool SlurmSched::TryPreempt(SchedulerHandle& h, VcId vc, uint32_t slot) {
     const SlotInfo& v = c.slots[r];
     const slurm::PreemptMode mode = c.PreemptModeOf(by, v);
     if (mode == slurm::PreemptMode::kOff || rj.partner != kNoSlot) continue;
+    if (h.now() - rj.started < c.conf->preempt_exempt_s) continue;  // PreemptExemptTime
     const int64_t rank = c.conf->preempt_type == slurm::PreemptType::kQos
                              ? static_cast<int64_t>(c.acc->qos[v.pj.qos].priority)
                              : static_cast<int64_t>(c.conf->partitions[v.pj.partition].priority_tier);

@@ -419,6 +419,34 @@ TEST(SlurmPolicy, PartitionPriorityTierPreemptsAndRequeues) {
   EXPECT_EQ(r.Cycle(200), "S" + std::to_string(j1) + " ");
 }
 
+// PreemptExemptTime: a job runs that long before it may be preempted. As above, jobs 0 (started
+// 0) and 1 (started 10) of low run when job 2 of high arrives at t=20. With
+// PreemptExemptTime=0:15 (15 s) job 1 has run 10 s and is exempt, job 0 has run 20 s: job 0
+// is preempted. With 0:25 both are exempt and job 2 waits; -1 disables it (job 1, the
+// youngest, goes).
+TEST(SlurmPolicy, PreemptExemptTimeProtectsYoungJobs) {
+  for (const std::string exempt : {"0:15", "0:25", "-1"}) {
+    SlurmRig r(2,
+               "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\nPreemptExemptTime=" + exempt +
+                   "\nSchedulerType=sched/builtin\nNodeName=n[1-2] CPUs=64 Gres=gpu:8\n"
+                   "PartitionName=low Nodes=ALL Default=YES PriorityTier=1\nPartitionName=high Nodes=ALL PriorityTier=2\n",
+               kAccounts, SlurmRig::WholeConf{});
+    r.Add(2, 0, 8, 1000);
+    r.Add(2, 10, 8, 1000);
+    r.Add(2, 20, 8, 1000);
+    r.trace.jobs[2].vc = VcId(1);  // high
+    const uint32_t j0 = r.Submit(0, 0);
+    EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+    const uint32_t j1 = r.Submit(1, 10);
+    EXPECT_EQ(r.Cycle(10), "S" + std::to_string(j1) + " ");
+    const uint32_t j2 = r.Submit(2, 20);
+    const std::string expected = exempt == "0:15"   ? "P" + std::to_string(j0) + " S" + std::to_string(j2) + " "
+                                 : exempt == "0:25" ? ""
+                                                    : "P" + std::to_string(j1) + " S" + std::to_string(j2) + " ";
+    EXPECT_EQ(r.Cycle(20), expected) << exempt;
+  }
+}
+
 // preempt/qos: high lists normal in its Preempt list, normal's PreemptMode is CANCEL (the
 // cluster's REQUEUE is overridden). Two nodes. ann (QOS normal) runs job 0 (8 GPUs, t=0) on
 // n1 and job 1 (4 GPUs, t=5) on n2; carl's job 3 (no association, no QOS: never a victim)
