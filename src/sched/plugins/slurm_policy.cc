@@ -432,6 +432,7 @@ class SlurmSched final : public ReschedulePlugin {
   };
   std::vector<Victim> victims_;
   std::vector<size_t> taken_;
+  std::vector<char> stopped_parts_;  // by partition, during a main pass
   std::vector<std::pair<Time, int64_t>> releases_;
   Profile profile_;
 };
@@ -502,9 +503,13 @@ void SlurmSched::TimeFullPass(Time now) {
 // The main scheduler: in queue order, over the first default_queue_depth jobs (all of them in
 // a periodic pass), a job held by a limit is passed; a job that cannot start preempts where
 // the configuration lets it; the first job that still cannot start stops the partition (the
-// jobs after it, and those beyond the depth, wait with reason Priority). True when it stopped.
+// jobs of the partition after it, and those beyond the depth, wait with reason Priority; in a
+// pool that partitions share, the other partitions' jobs go on). True when every partition of
+// the VC stopped.
 bool SlurmSched::MainPass(SchedulerHandle& h, VcId vc, bool full, PluginStatus* block) {
-  bool stopped = false;
+  stopped_parts_.assign(c_->conf->partitions.size(), 0);
+  size_t stopped = 0;
+  const size_t parts = c_->trace_vc_partition.empty() ? 1 : c_->conf->partitions.size();
   left_.clear();
   const size_t depth = full ? SIZE_MAX : static_cast<size_t>(c_->conf->sched.default_queue_depth);
   const bool preempts = c_->conf->preempt_type != slurm::PreemptType::kNone;
@@ -512,8 +517,8 @@ bool SlurmSched::MainPass(SchedulerHandle& h, VcId vc, bool full, PluginStatus* 
   for (size_t k = 0; k < order_.size(); ++k) {
     const uint32_t slot = order_[k];
     SlotInfo& s = c_->Info(h.job(slot));
-    if (stopped || k >= depth) {
-      if (k == depth && !stopped) c_->DeferFullPass(vc, true);
+    if (stopped_parts_[s.pj.partition] || k >= depth) {
+      if (k == depth && stopped < parts) c_->DeferFullPass(vc, true);
       s.reason = Reason::kPriority;
       left_.push_back(slot);
       continue;
@@ -527,16 +532,17 @@ bool SlurmSched::MainPass(SchedulerHandle& h, VcId vc, bool full, PluginStatus* 
     if (TryStart(h, slot) || (preempts && TryPreempt(h, vc, slot))) continue;
     s.reason = Reason::kResources;
     if (block->ok()) *block = PluginStatus::Unschedulable(ReasonText(Reason::kResources));
-    stopped = true;
+    stopped_parts_[s.pj.partition] = 1;
+    ++stopped;
     left_.push_back(slot);
   }
-  return stopped;
+  return stopped >= parts;
 }
 
 // Preemption for pending job `slot`, which the free GPUs cannot hold: the running jobs of its
-// VC that it may preempt (SlurmCore::PreemptModeOf) and that have run PreemptExemptTime, lowest preemption rank first (the
-// partition's PriorityTier, or the QOS's priority), then lowest priority, then youngest
-// (latest start), are set aside one by one until the placer finds the job nodes; of those, the
+// VC that it may preempt (SlurmCore::PreemptModeOf) and that have run PreemptExemptTime,
+// lowest preemption rank first (the partition's PriorityTier, or the QOS's priority), then
+// lowest priority, then youngest (latest start), are set aside one by one until the placer finds the job nodes; of those, the
 // ones the new allocation leaves room for keep running (the last set aside first), the others
 // are preempted (requeued or cancelled by their PreemptMode) and the job starts. Nothing
 // changes when setting aside every candidate is not enough.

@@ -419,6 +419,30 @@ TEST(SlurmPolicy, PartitionPriorityTierPreemptsAndRequeues) {
   EXPECT_EQ(r.Cycle(200), "S" + std::to_string(j1) + " ");
 }
 
+// A job that cannot start stops its own partition only. One pool of two nodes shared by
+// partitions low (PriorityTier 1) and high (2), no preemption. Job 0 of low holds n1; job 1
+// of high (16 GPUs, t=5) comes first in the queue (tier 2) and cannot start: high stops. Job 2
+// of low (8 GPUs, t=6) is in another partition and starts on n2 in the same pass.
+TEST(SlurmPolicy, AJobThatCannotStartStopsOnlyItsPartition) {
+  SlurmRig r(2,
+             "SchedulerType=sched/builtin\nNodeName=n[1-2] CPUs=64 Gres=gpu:8\n"
+             "PartitionName=low Nodes=ALL Default=YES PriorityTier=1\nPartitionName=high Nodes=ALL PriorityTier=2\n",
+             kAccounts, SlurmRig::WholeConf{});
+  r.Add(2, 0, 8, 1000);
+  r.Add(2, 5, 16, 1000);
+  r.Add(2, 6, 8, 1000);
+  r.trace.jobs[1].vc = VcId(1);  // high; the others low
+  const uint32_t j0 = r.Submit(0, 0);
+  EXPECT_EQ(r.Cycle(0), "S" + std::to_string(j0) + " ");
+  const uint32_t j1 = r.Submit(1, 5);
+  const uint32_t j2 = r.Submit(2, 6);
+  EXPECT_EQ(r.Cycle(6), "S" + std::to_string(j2) + " ");
+  std::vector<ExplainNote> notes;
+  r.s->policy().reschedule->Describe(r.s->view(j1), 6, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].text, "pending, reason Resources, priority 1");
+}
+
 // PreemptExemptTime: a job runs that long before it may be preempted. As above, jobs 0 (started
 // 0) and 1 (started 10) of low run when job 2 of high arrives at t=20. With
 // PreemptExemptTime=0:15 (15 s) job 1 has run 10 s and is exempt, job 0 has run 20 s: job 0
