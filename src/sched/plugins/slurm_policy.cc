@@ -427,6 +427,7 @@ class SlurmSched final : public ReschedulePlugin {
     int64_t rank;  // the partition's PriorityTier or the QOS's priority (preempt_type)
     uint32_t priority;
     Time started;
+    uint32_t id;  // the job's trace id (ties)
     uint32_t slot;
     slurm::PreemptMode mode;
   };
@@ -542,7 +543,7 @@ bool SlurmSched::MainPass(SchedulerHandle& h, VcId vc, bool full, PluginStatus* 
 // Preemption for pending job `slot`, which the free GPUs cannot hold: the running jobs of its
 // VC that it may preempt (SlurmCore::PreemptModeOf) and that have run PreemptExemptTime,
 // lowest preemption rank first (the partition's PriorityTier, or the QOS's priority), then
-// lowest priority, then youngest (latest start), are set aside one by one until the placer finds the job nodes; of those, the
+// lowest priority, then youngest (latest start), then job id, are set aside one by one until the placer finds the job nodes; of those, the
 // ones the new allocation leaves room for keep running (the last set aside first), the others
 // are preempted (requeued or cancelled by their PreemptMode) and the job starts. Nothing
 // changes when setting aside every candidate is not enough.
@@ -559,14 +560,14 @@ bool SlurmSched::TryPreempt(SchedulerHandle& h, VcId vc, uint32_t slot) {
     const int64_t rank = c.conf->preempt_type == slurm::PreemptType::kQos
                              ? static_cast<int64_t>(c.acc->qos[v.pj.qos].priority)
                              : static_cast<int64_t>(c.conf->partitions[v.pj.partition].priority_tier);
-    victims_.push_back({rank, v.priority, rj.started, r, mode});
+    victims_.push_back({rank, v.priority, rj.started, rj.job->id.value(), r, mode});
   }
   if (victims_.empty()) return false;
   std::sort(victims_.begin(), victims_.end(), [](const Victim& a, const Victim& b) {
     if (a.rank != b.rank) return a.rank < b.rank;
     if (a.priority != b.priority) return a.priority < b.priority;
     if (a.started != b.started) return a.started > b.started;
-    return a.slot < b.slot;
+    return a.id < b.id;
   });
   ClusterState& st = h.state();
   size_t aside = 0;
