@@ -1,5 +1,8 @@
-"""Python versions of built-in queue orders, for the module's tests and the CLI's
+"""Python versions of built-in policies, for the module's tests and the CLI's
 `--policy py:reference_policies.<Class>`."""
+import bisect
+import math
+
 import orrery
 
 
@@ -29,6 +32,90 @@ class TwoQueueLas(orrery.Policy):
 
     def priority(self, job, now):
         return (0 if job.attained < self.threshold else 1, job.submit)
+
+
+class Las(orrery.Policy):
+    """Tiresias' discretized least attained service (2D-LAS) as a cycle: queues split by
+    attained GPU-seconds at `thresholds`, FIFO within a queue; each decision walks running and
+    pending jobs together in (queue, submit, id) order and keeps or starts each job whose GPUs
+    fit what is left of the virtual cluster, preempting the running jobs that do not; a job
+    restarted after a preemption keeps its GPUs for `protect` x its restart overhead. The
+    defaults are `tiresias:preset=lucid` (one threshold of 18,000 GPU-s, decisions every 60 s);
+    ThreeQueueLas is the default `tiresias`."""
+
+    thresholds = (18000,)
+    interval = 60
+    protect = 2
+    restart_overhead = "lucid"
+    blocking = False
+
+    def queue(self, service):
+        return bisect.bisect_right(self.thresholds, service)
+
+    def priority(self, job, now):
+        return (self.queue(job.attained), job.submit)
+
+    def protection(self, job):
+        if job.preemptions == 0 or self.protect <= 0:
+            return 0
+        return math.ceil(self.protect * (40 if job.gpus <= 8 else 60))
+
+    def cycle(self, view):
+        now, budget = view.now, view.total_gpus
+        running = []
+        for job in view.running:
+            if now - job.started < self.protection(job):
+                budget -= job.gpus  # protected: keeps its GPUs whatever its queue
+            else:
+                service = job.attained + (now - job.started) * job.gpus
+                running.append(((self.queue(service), job.submit, job.id), job))
+        running.sort(key=lambda e: e[0])
+        preempt, start, r = [], [], 0
+        for job in view.pending:
+            key = (self.queue(job.attained), job.submit, job.id)
+            while r < len(running) and running[r][0] < key:
+                budget = self.keep(running[r][1], budget, preempt)
+                r += 1
+            if job.gpus <= budget:
+                budget -= job.gpus
+                start.append(job)
+            if budget <= 0:
+                break
+        for _, job in running[r:]:
+            budget = self.keep(job, budget, preempt)
+        if not self.interval:
+            self.wake_at_changes(view, start)
+        return [orrery.Preempt(j) for j in preempt] + [orrery.Start(j) for j in start]
+
+    @staticmethod
+    def keep(job, budget, preempt):
+        if job.gpus <= budget:
+            return budget - job.gpus
+        preempt.append(job)
+        return budget
+
+    def wake_at_changes(self, view, started):
+        """Decisions at events only: ask for one where a running job's order changes (it
+        crosses a threshold) or its restart protection ends."""
+        now = view.now
+        for job in list(view.running) + started:
+            if job.gpus == 0:
+                continue
+            begun = job.started if job.running else now
+            service = job.attained + (now - begun) * job.gpus
+            for t in self.thresholds:
+                if t > service:
+                    view.wake(now + -(-(t - service) // job.gpus))
+            end = begun + self.protection(job)
+            if end > now:
+                view.wake(end)
+
+
+class ThreeQueueLas(Las):
+    """The default `tiresias`: thresholds 3,250 and 7,200 GPU-s, decisions at events."""
+
+    thresholds = (3250, 7200)
+    interval = 0
 
 
 class Raises(orrery.Policy):
