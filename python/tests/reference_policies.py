@@ -153,3 +153,75 @@ class Keeper(orrery.Policy):
         self.seen.append((job.id, job.user, job.vc, job.walltime, job.estimate, job.attained, job.attempts))
         self.kept = job
         return job.submit
+
+
+class SmallLas(Las):
+    """Las with a threshold of 100 GPU-s, decisions at events and no restart protection: on
+    one 4-GPU node a 4-GPU job crosses it after 25 s and gives way to a waiting smaller job."""
+
+    thresholds = (100,)
+    interval = 0
+    protect = 0
+
+
+class AtMostTwoGpus(orrery.Policy):
+    """Admits jobs of up to two GPUs; refuses larger ones with a reason."""
+
+    def admit(self, job, cluster):
+        self.seen = (cluster.vc, cluster.vc_gpus, cluster.gpus)
+        return True if job.gpus <= 2 else f"{job.gpus} GPUs: at most 2 here"
+
+
+class LastNode(orrery.Policy):
+    """Places each job on the highest-numbered node with room for it."""
+
+    def place(self, job, free_nodes):
+        fits = [n for n, free in free_nodes.items() if free >= job.gpus]
+        return {max(fits): job.gpus} if fits else None
+
+
+class BadCycle(orrery.Policy):
+    """A cycle that returns what `mistake` says on its first call with a job pending."""
+
+    blocking = False
+
+    def __init__(self, mistake):
+        self.mistake = mistake
+        self.kept = None
+
+    def cycle(self, view):
+        m, pending, running = self.mistake, list(view.pending), list(view.running)
+        if m == "raise":
+            return [1 / 0]
+        if m == "twice":
+            return [orrery.Start(pending[0]), orrery.Start(pending[0])]
+        if m == "no-fit":
+            return [orrery.Start(j) for j in pending]
+        if m == "preempt-pending":
+            return [orrery.Preempt(pending[0])]
+        if m == "start-running":
+            return [orrery.Start(running[0])] if running else [orrery.Start(pending[0])]
+        if m == "unknown":
+            return [orrery.Start(99)]
+        if m == "not-a-list":
+            return "start everything"
+        if m == "not-a-decision":
+            return [("start", pending[0])]
+        if m == "stale-view":
+            if self.kept is None:
+                self.kept = pending[0]
+                return []
+            return [orrery.Start(self.kept)]
+        free, starts = view.free_gpus, []  # no mistake: whatever fits, in queue order
+        for job in pending:
+            if job.gpus <= free:
+                free -= job.gpus
+                starts.append(orrery.Start(job.id))
+        return starts
+
+
+class StartTwice(BadCycle):
+    """The CLI's bad decision: starts the first pending job twice."""
+
+    def __init__(self):
+        super().__init__("twice")
