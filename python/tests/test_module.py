@@ -146,6 +146,18 @@ class Quickstart(unittest.TestCase):
         self.assertLess(waits[2], waits[0])
 
 
+    def test_docs_cycle_example_runs(self):
+        with open(os.path.join(SOURCE, "docs/python.md")) as f:
+            doc = f.read()
+        section = doc.split("### Admission, placement and whole decisions", 1)[1]
+        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The numbers the text after the example gives.
+        self.assertEqual(r.stdout.splitlines(), ["fifo 6992.9 0", "py:Backfill 5530.6 75"])
+        self.assertIn("It prints `fifo 6992.9 0` and `py:Backfill 5530.6 75`", section)
+
+
 class Plan(unittest.TestCase):
     def test_inference_step_equals_the_cli(self):
         r = run_cli("plan", "estimate", "--phase", "decode", "--model", "qwen2.5-32b", "--batch", "64", "--context",

@@ -19,6 +19,21 @@ namespace orrery::python::bridge {
 
 namespace {
 
+// Whether node n (VC-local index `local`) is offered to placement: not drained, powered, not
+// blocked (reserved).
+bool Offered(const ClusterState& st, NodeId n, size_t local, const NodeMask* blocked) {
+  return !st.drained(n) && st.powered(n) && !(blocked && blocked->Test(local));
+}
+
+// {node id: wholly free GPUs} of the offered nodes of `vc` that have any.
+py::dict FreeNodes(const ClusterState& st, VcId vc, const NodeMask* blocked) {
+  py::dict free;
+  const std::vector<NodeId>& nodes = st.vc_nodes(vc);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (Offered(st, nodes[i], i, blocked) && st.free_gpus(nodes[i]) > 0) free[py::int_(nodes[i].v)] = st.free_gpus(nodes[i]);
+  return free;
+}
+
 // ---------------------------------------------------------------- cycle(view)
 
 // One cycle of one VC: what its view shows and the job views handed out, which the end of
@@ -159,6 +174,9 @@ class PythonCycle final : public ReschedulePlugin {
       ok = Parse(h, vc, *d, r, out);
     } catch (py::error_already_set& e) {
       s_->Fail(Where(h, vc) + " raised " + DescribeError(e));
+      ok = false;
+    } catch (py::cast_error& e) {  // e.g. a job id too large for an integer
+      s_->Fail(Where(h, vc) + ": " + e.what());
       ok = false;
     }
     for (Time t : d->wakes) wakes_.insert({t, vc});
@@ -362,11 +380,7 @@ class PythonPlace final : public PlacePlugin {
     py::object job = py::cast(ViewOf(j, kNoSlot, s_->trace));
     PluginStatus result = PluginStatus::Unschedulable(kPlaceNone);
     try {
-      py::dict free;
-      const std::vector<NodeId>& nodes = st.vc_nodes(j.vc);
-      for (size_t i = 0; i < nodes.size(); ++i)
-        if (Offered(st, nodes[i], i, blocked) && st.free_gpus(nodes[i]) > 0) free[py::int_(nodes[i].v)] = st.free_gpus(nodes[i]);
-      py::object r = s_->place(job, free);
+      py::object r = s_->place(job, FreeNodes(st, j.vc, blocked));
       if (!r.is_none()) {
         const std::string why = Fill(j, st, blocked, r, out);
         if (why.empty()) result = PluginStatus::Ok();
@@ -383,9 +397,6 @@ class PythonPlace final : public PlacePlugin {
   }
 
  private:
-  static bool Offered(const ClusterState& st, NodeId n, size_t local, const NodeMask* blocked) {
-    return !st.drained(n) && st.powered(n) && !(blocked && blocked->Test(local));
-  }
   // The allocation of place()'s answer ({node: GPUs} or (node, GPUs) pairs), or why it is not one.
   std::string Fill(const SchedJob& j, const ClusterState& st, const NodeMask* blocked, const py::object& r,
                    Allocation* out) {
@@ -414,7 +425,8 @@ class PythonPlace final : public PlacePlugin {
       const uint32_t mem = static_cast<uint32_t>(static_cast<uint64_t>(req.mem_mib) * gpus / req.gpus);
       if (st.models_cpu_mem() && !st.CpuMemFits(n, cpu, mem))
         return "node " + std::to_string(node) + " lacks the CPU or memory for its share";
-      out->push_back(Slot{n, static_cast<uint16_t>(gpus), 1000, PickWholeGpus(st, n, static_cast<uint16_t>(gpus)), cpu, mem});
+      const auto count = static_cast<uint16_t>(gpus);
+      out->push_back(Slot{n, count, 1000, PickWholeGpus(st, n, count), cpu, mem});
     }
     if (total != req.gpus)
       return std::to_string(total) + " GPUs in all, the job asks for " + std::to_string(req.gpus);
@@ -445,13 +457,6 @@ struct CycleJobsIter {
   size_t i = 0;
 };
 
-py::object FreeNodes(const ClusterState& st, VcId vc) {
-  py::dict free;
-  for (NodeId n : st.vc_nodes(vc))
-    if (!st.drained(n) && st.powered(n) && st.free_gpus(n) > 0) free[py::int_(n.v)] = st.free_gpus(n);
-  return free;
-}
-
 }  // namespace
 
 void BindPolicyViews(py::module_& m) {
@@ -466,24 +471,30 @@ void BindPolicyViews(py::module_& m) {
       })
       .def("__iter__", [](const CycleJobs& l) { return CycleJobsIter{l, 0}; });
   py::class_<CycleJobsIter>(m, "CycleJobsIterator", py::module_local())
-      .def("__iter__", [](CycleJobsIter& it) -> CycleJobsIter& { return it; }, py::return_value_policy::reference_internal)
+      .def("__iter__", [](CycleJobsIter& it) -> CycleJobsIter& { return it; },
+           py::return_value_policy::reference_internal)
       .def("__next__", [](CycleJobsIter& it) {
         if (it.i >= it.jobs.size()) throw py::stop_iteration();
         return it.jobs.d->View(it.jobs.of_running, it.i++);
       });
   py::class_<CycleView>(m, "CycleView", py::module_local(),
-                        "One virtual cluster at one decision, as a live scheduler knows it (valid during the cycle call).")
-      .def_property_readonly("now", [](const CycleView& v) { return v.d->Check(), v.d->now; }, "time of the decision (s)")
+                        "One virtual cluster at one decision, as a live scheduler knows it "
+                        "(valid during the cycle call).")
+      .def_property_readonly("now", [](const CycleView& v) { return v.d->Check(), v.d->now; },
+                             "time of the decision (s)")
       .def_property_readonly("vc", [](const CycleView& v) -> py::object {
         v.d->Check();
         const Cluster* c = v.d->s->cluster;
         return c && v.d->vc.v < c->vcs.size() ? py::object(py::str(c->vcs[v.d->vc.v].name)) : py::object(py::none()); },
         "the virtual cluster's name")
-      .def_property_readonly("total_gpus", [](const CycleView& v) { return v.d->Check(), v.d->h->state().vc_total_gpus(v.d->vc); },
+      .def_property_readonly("total_gpus",
+                             [](const CycleView& v) { return v.d->Check(), v.d->h->state().vc_total_gpus(v.d->vc); },
                              "GPUs of the virtual cluster")
-      .def_property_readonly("free_gpus", [](const CycleView& v) { return v.d->Check(), v.d->h->state().vc_free_gpus(v.d->vc); },
+      .def_property_readonly("free_gpus",
+                             [](const CycleView& v) { return v.d->Check(), v.d->h->state().vc_free_gpus(v.d->vc); },
                              "wholly free GPUs of the virtual cluster now")
-      .def_property_readonly("free_nodes", [](const CycleView& v) { return v.d->Check(), FreeNodes(v.d->h->state(), v.d->vc); },
+      .def_property_readonly("free_nodes",
+                             [](const CycleView& v) { return v.d->Check(), FreeNodes(v.d->h->state(), v.d->vc, nullptr); },
                              "{node id: wholly free GPUs} of the virtual cluster's nodes with any")
       .def_property_readonly("pending", [](const CycleView& v) { return v.d->Check(), CycleJobs{v.d, false}; },
                              "pending jobs in queue order (priority, then submission)")
@@ -491,7 +502,8 @@ void BindPolicyViews(py::module_& m) {
                              "running jobs by start time")
       .def("wake", [](const CycleView& v, int64_t t) {
         v.d->Check();
-        if (t <= v.d->now) throw py::value_error("wake(" + std::to_string(t) + "): not after now (" + std::to_string(v.d->now) + ")");
+        if (t <= v.d->now)
+          throw py::value_error("wake(" + std::to_string(t) + "): not after now (" + std::to_string(v.d->now) + ")");
         v.d->wakes.push_back(t);
       }, py::arg("t"), "asks for another cycle of this virtual cluster at time t (s), even if nothing happens by then")
       .def("__repr__", [](const CycleView& v) {
