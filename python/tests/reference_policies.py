@@ -95,20 +95,18 @@ class Las(orrery.Policy):
         return budget
 
     def wake_at_changes(self, view, started):
-        """Decisions at events only: ask for one where a running job's order changes (it
-        crosses a threshold) or its restart protection ends."""
+        """Decisions at events only: ask for one where a job started now will change its order
+        (cross a threshold, if it runs that long) or end its restart protection. Every run
+        begins with a start of this cycle, so these cover every running job."""
         now = view.now
-        for job in list(view.running) + started:
+        for job in started:
             if job.gpus == 0:
                 continue
-            begun = job.started if job.running else now
-            service = job.attained + (now - begun) * job.gpus
             for t in self.thresholds:
-                if t > service:
-                    view.wake(now + -(-(t - service) // job.gpus))
-            end = begun + self.protection(job)
-            if end > now:
-                view.wake(end)
+                if t > job.attained:
+                    view.wake(now + -(-(t - job.attained) // job.gpus))
+            if self.protection(job):
+                view.wake(now + self.protection(job))
 
 
 class ThreeQueueLas(Las):
