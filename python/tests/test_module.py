@@ -111,6 +111,18 @@ class PhillyPartA(unittest.TestCase):
                 open(os.path.join(out, "py_reference_policiesSjf", "jobs.csv"), "rb") as b:
             self.assertEqual(a.read(), b.read())
 
+    def test_cli_runs_a_python_cycle(self):
+        out = os.path.join(self.tmp.name, "cli-las")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                                           os.environ.get("PYTHONPATH", "")]))
+        r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy",
+                    "tiresias:preset=lucid,py:reference_policies.Las", "-q", "--out-dir", out, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("jobs.csv", "attempts.csv"):
+            with open(os.path.join(out, "tiresias_preset_lucid", name), "rb") as a, \
+                    open(os.path.join(out, "py_reference_policiesLas", name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+
     def test_cli_reports_a_bad_decision(self):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
                                                            os.environ.get("PYTHONPATH", "")]))
