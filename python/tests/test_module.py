@@ -339,6 +339,42 @@ class BadInput(unittest.TestCase):
         self.assertEqual(list(orrery.simulate(self.frame, self.cluster, rp.BadCycle("none")).jobs["start"]),
                          [0, 100, 100])
 
+    def test_bad_admit_and_place_are_errors(self):
+        class AdmitRaises(orrery.Policy):
+            def admit(self, job, cluster):
+                return {}[job.id + 7]
+
+        class AdmitsMaybe(orrery.Policy):
+            def admit(self, job, cluster):
+                return 3
+
+        class PlaceOn(orrery.Policy):
+            def __init__(self, answer):
+                self.answer = answer
+
+            def place(self, job, free_nodes):
+                return self.answer
+
+        with self.assertRaisesRegex(orrery.OrreryError, r"^policy py:AdmitRaises: admit\(job 0\) raised KeyError: 7 "
+                                                        r"\(at .*test_module.py:\d+ in admit\)$"):
+            orrery.simulate(self.frame, self.cluster, AdmitRaises())
+        with self.assertRaisesRegex(orrery.OrreryError, r"^policy py:AdmitsMaybe: admit\(job 0\) returned 3: expected "
+                                                        r"True or None \(admit\), False or a reason string \(refuse\)$"):
+            orrery.simulate(self.frame, self.cluster, AdmitsMaybe())
+        for answer, why in (({5: 4}, "node 5 is not in the job's VC"), ({0: 2}, "2 GPUs in all, the job asks for 4"),
+                            ({0: 8}, "8 GPUs on node 0, which has 4 free"), ("node 0", "expected")):
+            with self.subTest(answer=answer):
+                with self.assertRaisesRegex(orrery.OrreryError, r"^policy py:PlaceOn: place\(job 0\)"):
+                    try:
+                        orrery.simulate(self.frame, self.cluster, PlaceOn(answer))
+                    except orrery.OrreryError as e:
+                        self.assertIn(why, str(e))
+                        raise
+        # A right answer places: job 0 on node 0, then jobs 1 and 2 there at 100.
+        ok = PlaceOn({0: 4})
+        ok.place = lambda job, free: {0: job.gpus} if free.get(0, 0) >= job.gpus else None
+        self.assertEqual(list(orrery.simulate(self.frame, self.cluster, ok).jobs["start"]), [0, 100, 100])
+
     def test_job_view_shows_the_request_and_expires(self):
         keeper = rp.Keeper()
         orrery.simulate(self.frame.assign(walltime=[200, None, 30]), self.cluster, keeper)

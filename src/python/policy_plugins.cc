@@ -175,8 +175,8 @@ class PythonCycle final : public ReschedulePlugin {
     } catch (py::error_already_set& e) {
       s_->Fail(Where(h, vc) + " raised " + DescribeError(e));
       ok = false;
-    } catch (py::cast_error& e) {  // e.g. a job id too large for an integer
-      s_->Fail(Where(h, vc) + ": " + e.what());
+    } catch (py::cast_error&) {
+      s_->Fail(Where(h, vc) + " returned a job id out of range");
       ok = false;
     }
     for (Time t : d->wakes) wakes_.insert({t, vc});
@@ -388,8 +388,8 @@ class PythonPlace final : public PlacePlugin {
       }
     } catch (py::error_already_set& e) {
       s_->Fail(at + " raised " + DescribeError(e));
-    } catch (py::cast_error& e) {
-      s_->Fail(at + ": " + e.what());
+    } catch (py::cast_error&) {
+      s_->Fail(at + " returned a number out of range (node ids and GPU counts are whole numbers)");
     }
     job.cast<JobView*>()->job = nullptr;
     if (!result.ok()) out->clear();
@@ -405,9 +405,12 @@ class PythonPlace final : public PlacePlugin {
     const std::vector<NodeId>& nodes = st.vc_nodes(j.vc);
     uint64_t total = 0;
     out->clear();
+    const char* const expected = "expected {node: GPUs} or a list of (node, GPUs) pairs of whole numbers";
+    if (!PySequence_Check(items.ptr()) && !py::isinstance<py::iterable>(items)) return expected;
     for (py::handle item : items) {
+      if (!PySequence_Check(item.ptr()) || PyUnicode_Check(item.ptr()) || PySequence_Size(item.ptr()) != 2) return expected;
       py::tuple pair = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
-      if (pair.size() != 2) return "expected {node: GPUs} or a list of (node, GPUs) pairs";
+      if (!PyLong_Check(pair[0].ptr()) || !PyLong_Check(pair[1].ptr())) return expected;
       const int64_t node = pair[0].cast<int64_t>(), gpus = pair[1].cast<int64_t>();
       const auto it = std::find_if(nodes.begin(), nodes.end(), [&](NodeId n) { return n.v == node; });
       if (it == nodes.end()) return "node " + std::to_string(node) + " is not in the job's VC";
