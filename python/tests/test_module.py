@@ -24,6 +24,12 @@ def run_cli(*args, env=None):
     return subprocess.run([BINARY, *args], capture_output=True, text=True, env=env)
 
 
+def env_with_reference_policies():
+    """The environment with this folder on PYTHONPATH, so that `py:reference_policies.X` imports."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                                        os.environ.get("PYTHONPATH", "")]))
+
+
 @unittest.skipUnless(os.path.exists(PHILLY), "../shared traces absent")
 class PhillyPartA(unittest.TestCase):
     """Python orders give job for job the built-in policies' results on Philly part A."""
@@ -102,8 +108,7 @@ class PhillyPartA(unittest.TestCase):
 
     def test_cli_runs_a_python_policy(self):
         out = os.path.join(self.tmp.name, "cli-py")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                                           os.environ.get("PYTHONPATH", "")]))
+        env = env_with_reference_policies()
         r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "sjf,py:reference_policies.Sjf",
                     "-q", "--out-dir", out, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -113,8 +118,7 @@ class PhillyPartA(unittest.TestCase):
 
     def test_cli_runs_a_python_cycle(self):
         out = os.path.join(self.tmp.name, "cli-las")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                                           os.environ.get("PYTHONPATH", "")]))
+        env = env_with_reference_policies()
         r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy",
                     "tiresias:preset=lucid,py:reference_policies.Las", "-q", "--out-dir", out, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -124,8 +128,7 @@ class PhillyPartA(unittest.TestCase):
                 self.assertEqual(a.read(), b.read(), name)
 
     def test_cli_reports_a_bad_decision(self):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                                           os.environ.get("PYTHONPATH", "")]))
+        env = env_with_reference_policies()
         r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "py:reference_policies.StartTwice",
                     "--no-output", "-q", env=env)
         self.assertEqual(r.returncode, 2, r.stderr)
@@ -134,8 +137,7 @@ class PhillyPartA(unittest.TestCase):
         self.assertIn("reference_policies.py:", r.stderr)
 
     def test_cli_reports_a_raising_policy(self):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                                           os.environ.get("PYTHONPATH", "")]))
+        env = env_with_reference_policies()
         r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "fifo,py:reference_policies.Raises",
                     "--no-output", "-q", env=env)
         self.assertEqual(r.returncode, 2, r.stderr)
