@@ -9,7 +9,7 @@
 #include "live/daemon.h"
 #include "live/slurm_cluster.h"
 #include "live/live_policy.h"
-#include "sched/framework/signal_report.h"
+#include "sched/framework/internal/signal_report.h"
 #include "sched/plugins/placers.h"
 
 namespace orrery::live {

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <queue>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "base/rng.h"
 #include "sim/cordon.h"
 #include "sim/sim_queue.h"
