@@ -324,3 +324,204 @@ TEST(DiagnoseTest, BenignTransportLinesDoNotOutrankTheError) {
 
 }  // namespace
 }  // namespace orrery::logs
+
+namespace orrery::logs {
+namespace {
+
+// The wordings of more schedulers, orchestrators, clouds, accelerator runtimes, collective
+// libraries, frameworks, storage services and environments (the rules of the section "more
+// schedulers, runtimes and libraries" and the words added to the older rules). Excerpts written
+// for this test in the style each program prints; one row per wording, by category and subtype.
+struct WordingCase {
+  std::vector<std::string> lines;
+  Category category;
+  const char* subtype;
+  bool retry;
+};
+
+TEST(DiagnoseTest, WordingsOfMoreSoftware) {
+  const WordingCase cases[] = {
+      // infrastructure / accelerator_fault
+      {{"jax.errors.JaxRuntimeError: DATA_LOSS: Core halted unexpectedly: INTERNAL: Accelerator device halted prematurely"}, Category::kInfrastructure, "accelerator_fault", true},
+      {{"google.api_core.exceptions.FailedPrecondition: 400 The TPU node is being repaired"}, Category::kInfrastructure, "accelerator_fault", true},
+      // infrastructure / container_runtime
+      {{"  Warning  Failed     40s   kubelet  Failed to pull image \"nvcr.io/nvidia/pytorch:24.05-py3\": rpc error: code = Unknown desc = failed to pull and unpack image: received unexpected HTTP status: 503 Service Unavailable", "  Normal   BackOff    3s    kubelet  Back-off pulling image \"nvcr.io/nvidia/pytorch:24.05-py3\""}, Category::kInfrastructure, "container_runtime", true},
+      // infrastructure / gpu_ecc
+      {{"RuntimeError: CUDA error: uncorrectable ECC error encountered"}, Category::kInfrastructure, "gpu_ecc", true},
+      {{"Error: DCGM_FR_VOLATILE_DBE_DETECTED: Detected 2 volatile double-bit ECC error(s) in GPU 3."}, Category::kInfrastructure, "gpu_ecc", true},
+      // infrastructure / gpu_unavailable
+      {{"RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable"}, Category::kInfrastructure, "gpu_unavailable", true},
+      {{"RuntimeError: CUDA error: MPS client failed to connect to the MPS control daemon or the MPS server"}, Category::kInfrastructure, "gpu_unavailable", true},
+      {{"RuntimeError: CUDA error: system not yet initialized", "nv-fabricmanager.service: Failed with result 'exit-code'."}, Category::kInfrastructure, "gpu_unavailable", true},
+      {{"No devices were found"}, Category::kInfrastructure, "gpu_unavailable", true},
+      {{"RuntimeError: synStatus=26 [Device not found] Device acquire failed."}, Category::kInfrastructure, "gpu_unavailable", true},
+      {{"RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!"}, Category::kInfrastructure, "gpu_unavailable", true},
+      // infrastructure / gpu_xid
+      {{"[ERROR] DCGM_FR_THERMAL_VIOLATIONS: There were thermal violations totaling 14.2 seconds for GPU 2"}, Category::kInfrastructure, "gpu_xid", true},
+      {{"HW Exception by GPU node-2 (Agent handle: 0x5581a7e0) reason :GPU Hang"}, Category::kInfrastructure, "gpu_xid", true},
+      {{"WARNING: infoROM is corrupted at gpu 0000:3B:00.0"}, Category::kInfrastructure, "gpu_xid", true},
+      // infrastructure / hang
+      {{"[HOROVOD] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds."}, Category::kInfrastructure, "hang", true},
+      {{"kernel: INFO: task python:8812 blocked for more than 120 seconds."}, Category::kInfrastructure, "hang", true},
+      // infrastructure / host_oom_kill
+      {{"       JobID    JobName      State ExitCode", "------------ ---------- ---------- --------", "      551201   pretrain OUT_OF_ME+    0:125"}, Category::kInfrastructure, "host_oom_kill", false},
+      {{"slurmstepd: error: Step 4411.0 exceeded virtual memory limit (81234560 > 67108864), being killed"}, Category::kInfrastructure, "host_oom_kill", false},
+      {{"TERM_SWAP: job killed after reaching LSF swap usage limit.", "Exited with signal termination: Killed."}, Category::kInfrastructure, "host_oom_kill", false},
+      {{"    Last State:     Terminated", "      Reason:       OOMKilled", "      Exit Code:    137"}, Category::kInfrastructure, "host_oom_kill", false},
+      {{"ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "Memory on the node (IP: 10.2.3.4, ID: 7f1c) where the task (actor ID: 2c9a, name=RolloutWorker.__init__, pid=4411) was running was 58.91GB / 61.98GB (0.950428), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: 9ab1) because it was the most recently scheduled task"}, Category::kInfrastructure, "host_oom_kill", false},
+      {{"Container killed by YARN for exceeding memory limits. 34.1 GB of 34 GB physical memory used. Consider boosting spark.yarn.executor.memoryOverhead."}, Category::kInfrastructure, "host_oom_kill", false},
+      {{"Exception: Out of memory: The CPU RAM used by the process exceeded the limit of 512 GiB"}, Category::kInfrastructure, "host_oom_kill", false},
+      {{"Hold reason: Error from slot1_3@gpu-12.cluster: Job has gone over cgroup memory limit of 16384 megabytes. Last measured usage: 16402 megabytes."}, Category::kInfrastructure, "host_oom_kill", false},
+      // infrastructure / nccl_system_error
+      {{"torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer"}, Category::kInfrastructure, "nccl_system_error", true},
+      {{"RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by remote peer [10.1.0.7]:41233"}, Category::kInfrastructure, "nccl_system_error", true},
+      {{"[E ProcessGroupGloo.cpp:138] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"}, Category::kInfrastructure, "nccl_system_error", true},
+      {{"E0601 12:00:00.000 torch/csrc/distributed/c10d/TCPStore.cpp:1001] [c10d] The TCP store's server has stopped accepting requests; all clients are disconnected."}, Category::kInfrastructure, "nccl_system_error", true},
+      // infrastructure / nccl_timeout
+      {{"[W reducer.cpp:1389] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward pass.", "[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600041 milliseconds before timing out."}, Category::kInfrastructure, "nccl_timeout", true},
+      {{"RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms"}, Category::kInfrastructure, "nccl_timeout", true},
+      // infrastructure / network
+      {{"huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: https://huggingface.co/api/datasets/allenai/c4/paths-info/main"}, Category::kInfrastructure, "network", true},
+      {{"requests.exceptions.ConnectionError: ('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"}, Category::kInfrastructure, "network", true},
+      {{"error: RPC failed; curl 56 GnuTLS recv error (-9): Error decoding the received TLS packet.", "fatal: the remote end hung up unexpectedly"}, Category::kInfrastructure, "network", true},
+      {{"Exception: The server returned a 500 error for POST https://api.wandb.ai/graphql"}, Category::kInfrastructure, "network", true},
+      {{"mlflow.exceptions.MlflowException: API request to endpoint /api/2.0/mlflow/runs/log-batch failed with error code 503 != 200"}, Category::kInfrastructure, "network", true},
+      // infrastructure / network_ib
+      {{"gpu-r3n2:88231:88410 [5] NCCL WARN NET/IB : ibv_reg_mr failed: Cannot allocate memory"}, Category::kInfrastructure, "network_ib", true},
+      {{"[1710334411.221] [gpu-r3n2:8823:0] ib_mlx5_log.c:177 UCX ERROR Remote access error on mlx5_2:1/IB (synd 0x13 vend 0x88 hw_synd 0/0)"}, Category::kInfrastructure, "network_ib", true},
+      {{"mlx5: gpu-b03: got completion with error:", "00000000 00000000 00000000 00000000", "WR_FLUSH_ERR"}, Category::kInfrastructure, "network_ib", true},
+      {{"[2025-02-02 11:22:33] [ERROR] ib0: transmit timeout: latency 32000 msecs"}, Category::kInfrastructure, "network_ib", true},
+      // infrastructure / no_capacity
+      {{"  Warning  FailedScheduling  2m  default-scheduler  0/12 nodes are available: 4 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node affinity/selector."}, Category::kInfrastructure, "no_capacity", true},
+      {{"sky.exceptions.ResourcesUnavailableError: Failed to acquire resources in all zones in us-east-1 for {AWS(p4d.24xlarge)}.", "InsufficientInstanceCapacity: We currently do not have sufficient p4d.24xlarge capacity in the Availability Zone you requested"}, Category::kInfrastructure, "no_capacity", true},
+      {{"UnexpectedStatusException: Error for Training job llm-ft-2025-04-01: Failed. Reason: CapacityError: Unable to provision requested ML compute capacity. Please retry using a different ML instance type."}, Category::kInfrastructure, "no_capacity", true},
+      // infrastructure / node_failure
+      {{"srun: error: Task launch for StepId=7781.0 failed on node hgx-a12: Prolog failure", "srun: error: Application launch failed: Prolog failure"}, Category::kInfrastructure, "node_failure", true},
+      {{"024 (1234.000.000) 2025-03-02 11:05:59 Job reconnection failed", "    Job disconnected too long: JobLeaseDuration (2400 seconds) expired"}, Category::kInfrastructure, "node_failure", true},
+      {{"Warning  NodeNotReady  3m  node-controller  Node is not ready", "Taints: node.kubernetes.io/unreachable:NoExecute"}, Category::kInfrastructure, "node_failure", true},
+      {{"ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.", "\tclass_name: TrainWorker", "The actor died because its node has died. Node Id: 5d2c9f"}, Category::kInfrastructure, "node_failure", true},
+      {{"[2025-06-01 12:00:01] kernel: mce: [Hardware Error]: Machine check events logged", "[2025-06-01 12:00:01] kernel: EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0"}, Category::kInfrastructure, "node_failure", true},
+      // infrastructure / nvlink_error
+      {{"RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution"}, Category::kInfrastructure, "nvlink_error", true},
+      {{"Health check failed: DCGM_FR_NVLINK_DOWN: GPU 5's NvLink link 11 is currently down"}, Category::kInfrastructure, "nvlink_error", true},
+      // infrastructure / preempted
+      {{"slurmstepd: error: *** JOB 918273 ON gpu-b07 CANCELLED AT 2025-02-11T03:12:44 DUE TO PREEMPTION ***"}, Category::kInfrastructure, "preempted", true},
+      {{"   JobId=551203 JobName=sft", "   JobState=PREEMPTED Reason=Preempted Dependency=(null)"}, Category::kInfrastructure, "preempted", true},
+      {{"005 (1234.000.000) 2025-03-02 11:04:59 Job was evicted.", "\t(0) CPU times"}, Category::kInfrastructure, "preempted", true},
+      {{"[spot-watcher] 2025-04-01T10:11:12Z instance-action: {\"action\": \"terminate\", \"time\": \"2025-04-01T10:13:12Z\"}", "torchrun: received SIGTERM, shutting down workers"}, Category::kInfrastructure, "preempted", true},
+      {{"I0402 09:00:01 maintenance.py:41] GCE host maintenance event scheduled for this VM: TERMINATE_ON_HOST_MAINTENANCE"}, Category::kInfrastructure, "preempted", true},
+      {{"Error: The job was terminated because the spot instance was reclaimed by Azure."}, Category::kInfrastructure, "preempted", true},
+      // infrastructure / scheduler_error
+      {{"srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)"}, Category::kInfrastructure, "scheduler_error", true},
+      // infrastructure / shared_memory
+      {{"ray.exceptions.ObjectStoreFullError: Failed to put object 00ffffff in object store because it is full. Object size is 4294967296 bytes."}, Category::kInfrastructure, "shared_memory", false},
+      {{"RuntimeError: unable to write to file </torch_9981_3021_0>: No space left on device (28)"}, Category::kInfrastructure, "shared_memory", false},
+      // infrastructure / sigkill
+      {{"===================================================================================", "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 3 PID 88123 RUNNING AT cn041", "=   KILLED BY SIGNAL: 9 (Killed)"}, Category::kInfrastructure, "sigkill", false},
+      // infrastructure / storage_io
+      {{"Status:       Failed", "Reason:       Evicted", "Message:      Pod was rejected: The node had condition: [DiskPressure]."}, Category::kInfrastructure, "storage_io", false},
+      {{"OSError: [Errno 116] Stale file handle: '/mnt/nfs/ckpt/step_2000/model.pt'"}, Category::kInfrastructure, "storage_io", true},
+      {{"[Tue Mar  4 02:11:12 2025] nfs: server fs01 not responding, still trying"}, Category::kInfrastructure, "storage_io", true},
+      {{"botocore.exceptions.ClientError: An error occurred (ThrottlingException) when calling the GetObject operation (reached max retries: 4): Rate exceeded"}, Category::kInfrastructure, "storage_io", true},
+      {{"azure.core.exceptions.HttpResponseError: Operation could not be completed within the specified time. ErrorCode:OperationTimedOut"}, Category::kInfrastructure, "storage_io", true},
+      {{"OSError: [Errno 28] No space left on device"}, Category::kInfrastructure, "storage_io", false},
+      {{"ray.exceptions.OutOfDiskError: Local disk is full", "The object cannot be created because the local object store is full and the local disk's utilization is over capacity (95% by default)."}, Category::kInfrastructure, "storage_io", false},
+      // infrastructure / time_limit
+      {{"   JobId=551202 JobName=sft", "   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)"}, Category::kInfrastructure, "time_limit", false},
+      {{"=>> PBS: job killed: cput 172801 exceeded limit 172800"}, Category::kInfrastructure, "time_limit", false},
+      {{"TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.", "Exited with exit code 152."}, Category::kInfrastructure, "time_limit", false},
+      {{"  Type     Reason            Age   From            Message", "  Warning  DeadlineExceeded  1s    job-controller  Job was active longer than specified deadline"}, Category::kInfrastructure, "time_limit", false},
+      // framework / compile_error
+      {{"/usr/bin/ld: cannot find -lcuda: No such file or directory", "collect2: error: ld returned 1 exit status", "torch._inductor.exc.InductorError: CalledProcessError: Command '['/usr/bin/gcc', '/tmp/x.c']' returned non-zero exit status 1."}, Category::kFramework, "compile_error", false},
+      {{"deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)"}, Category::kFramework, "compile_error", false},
+      {{"RuntimeError: Ninja is required to load C++ extensions"}, Category::kFramework, "compile_error", false},
+      // framework / cuda_error
+      {{"RuntimeError: CUDA error: operation not permitted when stream is capturing", "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."}, Category::kFramework, "cuda_error", false},
+      {{"RuntimeError: CUDA error: too many resources requested for launch", "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."}, Category::kFramework, "cuda_error", false},
+      {{"RuntimeError: CUDA driver error: device not ready"}, Category::kFramework, "cuda_error", false},
+      {{"ERROR: torch_npu: RuntimeError: ACL stream synchronize failed, error code:507018"}, Category::kFramework, "cuda_error", false},
+      // framework / cuda_oom
+      {{"RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."}, Category::kFramework, "cuda_oom", false},
+      {{"tensorflow.python.framework.errors_impl.ResourceExhaustedError: {{function_node __wrapped__MatMul_device_/job:localhost/replica:0/task:0/device:GPU:0}} failed to allocate memory [Op:MatMul]"}, Category::kFramework, "cuda_oom", false},
+      {{"tensorflow.python.framework.errors_impl.InternalError: Failed copying input tensor from /job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:GPU:0 in order to run _EagerConst: Dst tensor is not initialized."}, Category::kFramework, "cuda_oom", false},
+      {{"colossalai.zero.gemini: RuntimeError: Not enough space on device cuda:0 to allocate chunk"}, Category::kFramework, "cuda_oom", false},
+      // framework / fsdp_assertion
+      {{"  File \"/opt/conda/lib/python3.11/site-packages/torch/distributed/tensor/_dispatch.py\", line 455, in _try_replicate_spec_for_scalar_tensor", "    raise RuntimeError(", "RuntimeError: aten.mul.Tensor: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor before calling distributed operators!"}, Category::kFramework, "fsdp_assertion", false},
+      {{"RuntimeError: FSDP does not support ignored parameters with NO_SHARD"}, Category::kFramework, "fsdp_assertion", false},
+      // framework / illegal_memory_access
+      {{"RuntimeError: CUDA error: misaligned address"}, Category::kFramework, "illegal_memory_access", false},
+      {{"RuntimeError: CUDA error: an illegal instruction was encountered"}, Category::kFramework, "illegal_memory_access", false},
+      {{"Memory access fault by GPU node-4 (Agent handle: 0x55d1c2) on address 0x7f1d00000000. Reason: Page not present or supervisor privilege."}, Category::kFramework, "illegal_memory_access", false},
+      // framework / loss_nan
+      {{"[step 4100] loss is inf, stopping training"}, Category::kFramework, "loss_nan", false},
+      {{"NaN encountered in loss at step 3412; aborting."}, Category::kFramework, "loss_nan", false},
+      // framework / version_mismatch
+      {{"Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'", "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer version, or use an earlier cuda container: unknown"}, Category::kFramework, "version_mismatch", false},
+      {{"RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver"}, Category::kFramework, "version_mismatch", false},
+      {{"rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1100", "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"}, Category::kFramework, "version_mismatch", false},
+      {{"ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by /opt/venv/lib/python3.11/site-packages/scipy/linalg/_matfuncs_expm.cpython-311-x86_64-linux-gnu.so)"}, Category::kFramework, "version_mismatch", false},
+      {{"AttributeError: module 'numpy' has no attribute 'float'.", "`np.float` was a deprecated alias for the builtin `float`."}, Category::kFramework, "version_mismatch", false},
+      {{"TypeError: 'type' object is not subscriptable"}, Category::kFramework, "version_mismatch", false},
+      {{"bitsandbytes/cextension.py:34: UserWarning: The installed version of bitsandbytes was compiled without GPU support.", "AttributeError: 'NoneType' object has no attribute 'cadam32bit_grad_fp32'"}, Category::kFramework, "version_mismatch", false},
+      {{"RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.", "(Could this error message be improved? If so, please report an enhancement request to PyTorch.)"}, Category::kFramework, "version_mismatch", false},
+      {{"RuntimeError: Triton Error [CUDA]: device kernel image is invalid"}, Category::kFramework, "version_mismatch", false},
+      {{"W0312 11:00:00 xla_bridge.py:863] An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.", "ValueError: Number of devices 1 must be >= the product of mesh_shape (8, 1)"}, Category::kFramework, "version_mismatch", false},
+      {{"RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1."}, Category::kFramework, "version_mismatch", false},
+      {{"E  Unable to find a GPU with compute capability >= 8.0 for bf16; found 7.0"}, Category::kFramework, "version_mismatch", false},
+      {{"ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0."}, Category::kFramework, "version_mismatch", false},
+      {{"RuntimeError: Distributed package doesn't have NCCL built in"}, Category::kFramework, "version_mismatch", false},
+      // script / bad_arguments
+      {{"srun: error: Unable to allocate resources: Invalid account or account/partition combination specified"}, Category::kScript, "bad_arguments", false},
+      {{"sbatch: error: Batch job submission failed: Requested node configuration is not available"}, Category::kScript, "bad_arguments", false},
+      {{"  Warning  Failed     12s   kubelet  Failed to pull image \"registry.local/team/trainer:v3\": rpc error: code = NotFound desc = failed to pull and unpack image: manifest unknown"}, Category::kScript, "bad_arguments", false},
+      {{"RuntimeError: CUDA error: invalid device ordinal", "CUDA kernel errors might be asynchronously reported at some other API call"}, Category::kScript, "bad_arguments", false},
+      {{"AssertionError: number of attention heads (40) must be divisible by tensor model parallel size (16)"}, Category::kScript, "bad_arguments", false},
+      {{"ValueError: global batch size (1000) is not divisible by micro batch size (3) times data parallel size (8)"}, Category::kScript, "bad_arguments", false},
+      {{"ValueError: The model's max seq len (65536) is larger than the maximum number of tokens that can be stored in KV cache (31000). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."}, Category::kScript, "bad_arguments", false},
+      {{"qsub: Job exceeds queue resource limits MSG=cannot satisfy queue max walltime requirement"}, Category::kScript, "bad_arguments", false},
+      {{"yaml.scanner.ScannerError: mapping values are not allowed here", "  in \"configs/sft.yaml\", line 12, column 14"}, Category::kScript, "bad_arguments", false},
+      // script / corrupt_checkpoint
+      {{"RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"}, Category::kScript, "corrupt_checkpoint", false},
+      {{"safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge"}, Category::kScript, "corrupt_checkpoint", false},
+      // script / file_not_found
+      {{"huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. (Request ID: Root=1-66f)", "Repository Not Found for url: https://huggingface.co/api/models/acme/llama-7b-sft."}, Category::kScript, "file_not_found", false},
+      {{"botocore.exceptions.ClientError: An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does not exist."}, Category::kScript, "file_not_found", false},
+      // script / module_not_found
+      {{"ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the package flash_attn seems to be not installed. Please refer to the documentation"}, Category::kScript, "module_not_found", false},
+      {{"ImportError: Using the `Trainer` with `PyTorch` requires `accelerate>=0.26.0`: Please run `pip install transformers[torch]` or `pip install 'accelerate>=0.26.0'`"}, Category::kScript, "module_not_found", false},
+      {{"ERROR: Could not find a version that satisfies the requirement torch==2.5.1+cu124 (from versions: none)", "ERROR: No matching distribution found for torch==2.5.1+cu124"}, Category::kScript, "module_not_found", false},
+      {{"/var/spool/slurmd/job55/slurm_script: line 14: torchrun: command not found"}, Category::kScript, "module_not_found", false},
+      // script / permission_denied
+      {{"botocore.exceptions.ClientError: An error occurred (ExpiredToken) when calling the PutObject operation: The provided token has expired."}, Category::kScript, "permission_denied", false},
+      {{"google.auth.exceptions.RefreshError: ('invalid_grant: Token has been expired or revoked.', {'error': 'invalid_grant'})"}, Category::kScript, "permission_denied", false},
+      // script / shape_mismatch
+      {{"ValueError: Input 0 of layer \"dense_1\" is incompatible with the layer: expected axis -1 of input shape to have value 512, but received input with shape (None, 256)"}, Category::kScript, "shape_mismatch", false},
+      // script / user_code_exception
+      {{"RuntimeError: Found dtype Long but expected Float"}, Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: result type Float can't be cast to the desired output type Long"}, Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following reasons: 1) Use of a module parameter outside the `forward` function."}, Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM:", "\tMissing key(s) in state_dict: \"model.layers.0.self_attn.q_proj.weight\"."}, Category::kScript, "user_code_exception", false},
+      {{"INFO 04-02 10:11:12 scheduler.py:1560] Sequence group 77 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space.", "KeyError: 'prompt_token_ids'"}, Category::kScript, "user_code_exception", false},
+      {{"2025-01-01 10:00:00.123 W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory", "KeyError: 'image/encoded'"}, Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: FlashAttention only support fp16 and bf16 data type"}, Category::kScript, "user_code_exception", false},
+      {{"WARNING: Could not find any nv_peer_mem or nvidia_peermem module", "NCCL WARN NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'", "ValueError: too many values to unpack (expected 2)"}, Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: Attempting to deserialize object on CUDA device 3 but torch.cuda.device_count() is 1. Please use torch.load with map_location to map your storages to an existing device."}, Category::kScript, "user_code_exception", false},
+      {{"pyarrow.lib.ArrowInvalid: Parquet magic bytes not found in footer. Either the file is corrupted or this is not a parquet file."}, Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: Tensor on device cuda:0 is not on the expected device meta!"}, Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'"}, Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method"}, Category::kScript, "user_code_exception", false},
+      // unknown / unknown
+      {{"(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.", "Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors."}, Category::kUnknown, "unknown", false},
+      {{"--------------------------------------------------------------------------", "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD", "with errorcode 1."}, Category::kUnknown, "unknown", false},
+      {{"deepspeed.launcher.launch: [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] exits with return code = 1"}, Category::kUnknown, "unknown", false},
+  };
+  for (const WordingCase& c : cases) {
+    Diagnosis d = DiagnoseLines(c.lines);
+    EXPECT_EQ(d.category, c.category) << c.lines.back();
+    EXPECT_EQ(d.subtype, c.subtype) << c.lines.back();
+    EXPECT_EQ(d.retry, c.retry) << c.lines.back();
+  }
+}
+
+}  // namespace
+}  // namespace orrery::logs
