@@ -395,6 +395,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kInfrastructure, "hang", true},
       {{"[watchdog] training stalled: no step completed in 1800 s, killing job"},
        Category::kInfrastructure, "hang", true},
+      {{"pytorch_lightning.utilities.exceptions.DeadlockDetectedException: DeadLock detected from rank: 3"},
+       Category::kInfrastructure, "hang", true},
       // infrastructure / host_oom_kill
       {{"       JobID    JobName      State ExitCode",
         "------------ ---------- ---------- --------",
@@ -438,6 +440,10 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kInfrastructure, "nccl_system_error", true},
       {{"RuntimeError: torch.distributed: Port 29500 is already in use; set MASTER_PORT to a free port"},
        Category::kInfrastructure, "nccl_system_error", true},
+      {{"RuntimeError: [c10d] TCP client failed to connect/validate to host 10.0.0.1:29500 - retries: 0 - error: Connection refused"},
+       Category::kInfrastructure, "nccl_system_error", true},
+      {{"torch.distributed.elastic.rendezvous.api.RendezvousClosedError"},
+       Category::kInfrastructure, "nccl_system_error", true},
       // infrastructure / nccl_timeout
       {{"[W reducer.cpp:1389] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward pass.",
         "[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600041 milliseconds before timing out."},
@@ -473,6 +479,9 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kInfrastructure, "network_ib", true},
       {{"[2025-02-02 11:22:33] [ERROR] ib0: transmit timeout: latency 32000 msecs"},
        Category::kInfrastructure, "network_ib", true},
+      {{"RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+        "NCCL WARN Call to ibv_create_qp failed with error Cannot allocate memory"},
+       Category::kInfrastructure, "network_ib", true},
       // infrastructure / no_capacity
       {{"  Warning  FailedScheduling  2m  default-scheduler  0/12 nodes are available: 4 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node affinity/selector."},
        Category::kInfrastructure, "no_capacity", true},
@@ -480,6 +489,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
         "InsufficientInstanceCapacity: We currently do not have sufficient p4d.24xlarge capacity in the Availability Zone you requested"},
        Category::kInfrastructure, "no_capacity", true},
       {{"UnexpectedStatusException: Error for Training job llm-ft-2025-04-01: Failed. Reason: CapacityError: Unable to provision requested ML compute capacity. Please retry using a different ML instance type."},
+       Category::kInfrastructure, "no_capacity", true},
+      {{"sky.exceptions.ManagedJobReachedMaxRetriesError: Resources unavailable: failed to launch the spot cluster after 3 retries"},
        Category::kInfrastructure, "no_capacity", true},
       // infrastructure / node_failure
       {{"srun: error: Task launch for StepId=7781.0 failed on node hgx-a12: Prolog failure",
@@ -503,6 +514,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"[scheduler] job 8812 terminated: node gpu-114 drained by admin (reason: bad GPU)"},
        Category::kInfrastructure, "node_failure", true},
       {{"[orchestrator] worker-3 heartbeat timeout after 300s; marking worker lost and failing the job"},
+       Category::kInfrastructure, "node_failure", true},
+      {{"ray.exceptions.NodeDiedError: Task failed because the node it was running on is dead or unavailable."},
        Category::kInfrastructure, "node_failure", true},
       // infrastructure / nvlink_error
       {{"RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution"},
@@ -532,6 +545,10 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"ERROR: Worker node pool was scaled down while the job was running; pods were deleted"},
        Category::kInfrastructure, "preempted", true},
       {{"Killed by signal 15 (SIGTERM) at 02:00 maintenance window"},
+       Category::kInfrastructure, "preempted", true},
+      {{"(autoscaler) Node ip-10-0-1-5 terminated: spot instance interrupted"},
+       Category::kInfrastructure, "preempted", true},
+      {{"qdel: Job has been deleted by the system administrator (node maintenance)"},
        Category::kInfrastructure, "preempted", true},
       // infrastructure / scheduler_error
       {{"srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)"},
@@ -565,6 +582,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"ray.exceptions.OutOfDiskError: Local disk is full",
         "The object cannot be created because the local object store is full and the local disk's utilization is over capacity (95% by default)."},
        Category::kInfrastructure, "storage_io", false},
+      {{"azure.storage.blob: ResourceExistsError / ServerBusy: The server is currently unable to receive requests. Please retry your request."},
+       Category::kInfrastructure, "storage_io", true},
       // infrastructure / time_limit
       {{"   JobId=551202 JobName=sft",
         "   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)"},
@@ -612,6 +631,10 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kFramework, "cuda_oom", false},
       {{"colossalai.zero.gemini: RuntimeError: Not enough space on device cuda:0 to allocate chunk"},
        Category::kFramework, "cuda_oom", false},
+      {{"ValueError: Could not allocate KV cache: 0 blocks available on GPU. Reduce max_num_seqs or increase gpu_memory_utilization."},
+       Category::kFramework, "cuda_oom", false},
+      {{"jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to allocate 8589934592 bytes for new constant"},
+       Category::kFramework, "cuda_oom", false},
       // framework / fsdp_assertion
       {{"  File \"/opt/conda/lib/python3.11/site-packages/torch/distributed/tensor/_dispatch.py\", line 455, in _try_replicate_spec_for_scalar_tensor",
         "    raise RuntimeError(",
@@ -636,6 +659,10 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"ValueError: Expected parameter loc (Tensor of shape (32, 8)) of distribution Normal(loc: torch.Size([32, 8]), scale: torch.Size([32, 8])) to satisfy the constraint Real(), but found invalid values:",
         "tensor([[nan, nan, nan]])"},
        Category::kFramework, "loss_nan", false},
+      // framework / loss_scale_underflow
+      {{"[fp16] overflow detected, loss scale reduced to 1.0e-04 (min)",
+        "ERROR: loss scale reached its minimum, aborting"},
+       Category::kFramework, "loss_scale_underflow", false},
       // framework / version_mismatch
       {{"Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
         "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer version, or use an earlier cuda container: unknown"},
@@ -708,16 +735,24 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kScript, "bad_arguments", false},
       {{"jax._src.traceback_util.UnfilteredStackTrace: ValueError: One of pjit outputs with pytree key path result was given the sharding of NamedSharding(mesh=Mesh('data': 4), spec=PartitionSpec('data',)), which implies that the global size of its dimension 0 should be divisible by 4, but it is equal to 6"},
        Category::kScript, "bad_arguments", false},
+      {{"lightning.fabric.utilities.exceptions.MisconfigurationException: `Trainer(strategy='fsdp')` is not compatible with an interactive environment."},
+       Category::kScript, "bad_arguments", false},
+      {{"megatron.core: RuntimeError: Number of layers (30) should be divisible by pipeline parallel size (4)"},
+       Category::kScript, "bad_arguments", false},
       // script / corrupt_checkpoint
       {{"RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"},
        Category::kScript, "corrupt_checkpoint", false},
       {{"safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge"},
+       Category::kScript, "corrupt_checkpoint", false},
+      {{"RuntimeError: Internal: src/sentencepiece_processor.cc(1102) [model_proto->ParseFromArray(serialized.data(), serialized.size())]"},
        Category::kScript, "corrupt_checkpoint", false},
       // script / file_not_found
       {{"huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. (Request ID: Root=1-66f)",
         "Repository Not Found for url: https://huggingface.co/api/models/acme/llama-7b-sft."},
        Category::kScript, "file_not_found", false},
       {{"botocore.exceptions.ClientError: An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does not exist."},
+       Category::kScript, "file_not_found", false},
+      {{"datasets.exceptions.DatasetNotFoundError: Dataset 'acme/private-sft' doesn't exist on the Hub or cannot be accessed."},
        Category::kScript, "file_not_found", false},
       // script / module_not_found
       {{"ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the package flash_attn seems to be not installed. Please refer to the documentation"},
@@ -738,6 +773,11 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"ValueError: Input 0 of layer \"dense_1\" is incompatible with the layer: expected axis -1 of input shape to have value 512, but received input with shape (None, 256)"},
        Category::kScript, "shape_mismatch", false},
       {{"RuntimeError: The expanded size of the tensor (512) must match the existing size (1024) at non-singleton dimension 1.  Target sizes: [8, 512].  Tensor sizes: [8, 1024]"},
+       Category::kScript, "shape_mismatch", false},
+      {{"flax.errors.ScopeParamShapeError: Initializer expected to generate shape (512, 1024) but got shape (512, 512) instead for parameter \"kernel\" in \"/Dense_0\"."},
+       Category::kScript, "shape_mismatch", false},
+      {{"torch._dynamo.exc.TorchRuntimeError: Failed running call_function <built-in function mul>(*(FakeTensor(..., size=(2, 3)), FakeTensor(..., size=(4,))), **{}):",
+        "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"},
        Category::kScript, "shape_mismatch", false},
       // script / user_code_exception
       {{"RuntimeError: Found dtype Long but expected Float"},
@@ -770,6 +810,11 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'"},
        Category::kScript, "user_code_exception", false},
       {{"RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method"},
+       Category::kScript, "user_code_exception", false},
+      {{"datasets.builder.DatasetGenerationCastError: An error occurred while generating the dataset",
+        "All the data files must have the same columns, but at some point there are 1 new columns ({'meta'})"},
+       Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'grad_y'"},
        Category::kScript, "user_code_exception", false},
       // unknown / unknown
       {{"(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.",
