@@ -375,6 +375,12 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kInfrastructure, "gpu_unavailable", true},
       {{"unsloth: NotImplementedError: Unsloth: No NVIDIA GPU found? Unsloth currently only supports GPUs!"},
        Category::kInfrastructure, "gpu_unavailable", true},
+      {{"NVIDIA GPU Operator: driver daemonset not ready on node gpu-pool-3: nvidia-driver-daemonset CrashLoopBackOff"},
+       Category::kInfrastructure, "gpu_unavailable", true},
+      {{"hipErrorNoDevice: no ROCm-capable device is detected"},
+       Category::kInfrastructure, "gpu_unavailable", true},
+      {{"RuntimeError: Failed to initialize torch_xla: TPU not found"},
+       Category::kInfrastructure, "gpu_unavailable", true},
       // infrastructure / gpu_xid
       {{"[ERROR] DCGM_FR_THERMAL_VIOLATIONS: There were thermal violations totaling 14.2 seconds for GPU 2"},
        Category::kInfrastructure, "gpu_xid", true},
@@ -422,6 +428,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kInfrastructure, "host_oom_kill", false},
       {{"Process 4411 was killed by the kernel: out of memory (RSS 250 GiB)"},
        Category::kInfrastructure, "host_oom_kill", false},
+      {{"AWS Batch: Essential container in task exited - OutOfMemoryError: Container killed due to memory usage"},
+       Category::kInfrastructure, "host_oom_kill", false},
       // infrastructure / nccl_system_error
       {{"torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer"},
        Category::kInfrastructure, "nccl_system_error", true},
@@ -443,6 +451,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"RuntimeError: [c10d] TCP client failed to connect/validate to host 10.0.0.1:29500 - retries: 0 - error: Connection refused"},
        Category::kInfrastructure, "nccl_system_error", true},
       {{"torch.distributed.elastic.rendezvous.api.RendezvousClosedError"},
+       Category::kInfrastructure, "nccl_system_error", true},
+      {{"FATAL: Could not find a free port on the node for the rendezvous"},
        Category::kInfrastructure, "nccl_system_error", true},
       // infrastructure / nccl_timeout
       {{"[W reducer.cpp:1389] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward pass.",
@@ -482,6 +492,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
         "NCCL WARN Call to ibv_create_qp failed with error Cannot allocate memory"},
        Category::kInfrastructure, "network_ib", true},
+      {{"oneCCL: ATL OFI error: fi_cq_readerr: err: Input/output error (5)"},
+       Category::kInfrastructure, "network_ib", true},
       // infrastructure / no_capacity
       {{"  Warning  FailedScheduling  2m  default-scheduler  0/12 nodes are available: 4 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node affinity/selector."},
        Category::kInfrastructure, "no_capacity", true},
@@ -491,6 +503,10 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"UnexpectedStatusException: Error for Training job llm-ft-2025-04-01: Failed. Reason: CapacityError: Unable to provision requested ML compute capacity. Please retry using a different ML instance type."},
        Category::kInfrastructure, "no_capacity", true},
       {{"sky.exceptions.ManagedJobReachedMaxRetriesError: Resources unavailable: failed to launch the spot cluster after 3 retries"},
+       Category::kInfrastructure, "no_capacity", true},
+      {{"volcano: podgroup train-pg is unschedulable: 3/4 tasks in gang unschedulable: 0/16 nodes are unavailable: 16 Insufficient nvidia.com/gpu"},
+       Category::kInfrastructure, "no_capacity", true},
+      {{"Insufficient nvidia.com/gpu"},
        Category::kInfrastructure, "no_capacity", true},
       // infrastructure / node_failure
       {{"srun: error: Task launch for StepId=7781.0 failed on node hgx-a12: Prolog failure",
@@ -516,6 +532,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"[orchestrator] worker-3 heartbeat timeout after 300s; marking worker lost and failing the job"},
        Category::kInfrastructure, "node_failure", true},
       {{"ray.exceptions.NodeDiedError: Task failed because the node it was running on is dead or unavailable."},
+       Category::kInfrastructure, "node_failure", true},
+      {{"AWS Batch: Host EC2 (instance i-0abc) terminated."},
        Category::kInfrastructure, "node_failure", true},
       // infrastructure / nvlink_error
       {{"RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution"},
@@ -602,6 +620,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kInfrastructure, "time_limit", false},
       {{"[modal] Function timed out after 86400 seconds"},
        Category::kInfrastructure, "time_limit", false},
+      {{"flux-job: job f3Cd exception: type=timeout note=resource allocation expired"},
+       Category::kInfrastructure, "time_limit", false},
       // framework / compile_error
       {{"/usr/bin/ld: cannot find -lcuda: No such file or directory",
         "collect2: error: ld returned 1 exit status",
@@ -622,6 +642,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kFramework, "cuda_error", false},
       {{"ERROR: torch_npu: RuntimeError: ACL stream synchronize failed, error code:507018"},
        Category::kFramework, "cuda_error", false},
+      {{"[ERROR] ACL error: 507015, aclnnMatmul failed"},
+       Category::kFramework, "cuda_error", false},
       // framework / cuda_oom
       {{"RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."},
        Category::kFramework, "cuda_oom", false},
@@ -634,6 +656,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"ValueError: Could not allocate KV cache: 0 blocks available on GPU. Reduce max_num_seqs or increase gpu_memory_utilization."},
        Category::kFramework, "cuda_oom", false},
       {{"jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to allocate 8589934592 bytes for new constant"},
+       Category::kFramework, "cuda_oom", false},
+      {{"xpu: RuntimeError: UR error: UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"},
        Category::kFramework, "cuda_oom", false},
       // framework / fsdp_assertion
       {{"  File \"/opt/conda/lib/python3.11/site-packages/torch/distributed/tensor/_dispatch.py\", line 455, in _try_replicate_spec_for_scalar_tensor",
@@ -739,6 +763,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kScript, "bad_arguments", false},
       {{"megatron.core: RuntimeError: Number of layers (30) should be divisible by pipeline parallel size (4)"},
        Category::kScript, "bad_arguments", false},
+      {{"ERROR: Job terminated with reason 'ResourceQuotaExceeded': exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=16, used: 48, limited: 56"},
+       Category::kScript, "bad_arguments", false},
       // script / corrupt_checkpoint
       {{"RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"},
        Category::kScript, "corrupt_checkpoint", false},
@@ -764,6 +790,11 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kScript, "module_not_found", false},
       {{"/var/spool/slurmd/job55/slurm_script: line 14: torchrun: command not found"},
        Category::kScript, "module_not_found", false},
+      // script / nccl_invalid_usage
+      {{"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument (run with NCCL_DEBUG=WARN for details)",
+        "Last error:",
+        "Invalid config blocking attribute value -2147483648"},
+       Category::kScript, "nccl_invalid_usage", false},
       // script / permission_denied
       {{"botocore.exceptions.ClientError: An error occurred (ExpiredToken) when calling the PutObject operation: The provided token has expired."},
        Category::kScript, "permission_denied", false},
@@ -815,6 +846,10 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
         "All the data files must have the same columns, but at some point there are 1 new columns ({'meta'})"},
        Category::kScript, "user_code_exception", false},
       {{"RuntimeError: Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'grad_y'"},
+       Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."},
+       Category::kScript, "user_code_exception", false},
+      {{"RuntimeError: It looks like your LightningModule has parameters that were not used in producing the loss returned by training_step."},
        Category::kScript, "user_code_exception", false},
       // unknown / unknown
       {{"(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.",
