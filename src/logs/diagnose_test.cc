@@ -383,6 +383,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kInfrastructure, "gpu_unavailable", true},
       {{"RuntimeError: Failed to initialize torch_xla: TPU not found"},
        Category::kInfrastructure, "gpu_unavailable", true},
+      {{"jax._src.xla_bridge: RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices."},
+       Category::kInfrastructure, "gpu_unavailable", true},
       // infrastructure / gpu_xid
       {{"[ERROR] DCGM_FR_THERMAL_VIOLATIONS: There were thermal violations totaling 14.2 seconds for GPU 2"},
        Category::kInfrastructure, "gpu_xid", true},
@@ -465,6 +467,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"torch.distributed.elastic.rendezvous.api.RendezvousClosedError"},
        Category::kInfrastructure, "nccl_system_error", true},
       {{"FATAL: Could not find a free port on the node for the rendezvous"},
+       Category::kInfrastructure, "nccl_system_error", true},
+      {{"deepspeed: RuntimeError: The server socket has failed to listen on any local network address."},
        Category::kInfrastructure, "nccl_system_error", true},
       // infrastructure / nccl_timeout
       {{"[W reducer.cpp:1389] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward pass.",
@@ -676,6 +680,8 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kFramework, "compile_error", false},
       {{"RuntimeError: Ninja is required to load C++ extensions"},
        Category::kFramework, "compile_error", false},
+      {{"[rank3]: RuntimeError: Detected that you are using FX to symbolically trace a dynamo-optimized function."},
+       Category::kFramework, "compile_error", false},
       // framework / cuda_error
       {{"RuntimeError: CUDA error: operation not permitted when stream is capturing",
         "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."},
@@ -706,12 +712,19 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
        Category::kFramework, "cuda_oom", false},
       {{"ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized model."},
        Category::kFramework, "cuda_oom", false},
+      // framework / deepspeed_assertion
+      {{"AssertionError: Parameter with ds_id 1043 has status NOT_AVAILABLE, expected AVAILABLE"},
+       Category::kFramework, "deepspeed_assertion", false},
       // framework / fsdp_assertion
       {{"  File \"/opt/conda/lib/python3.11/site-packages/torch/distributed/tensor/_dispatch.py\", line 455, in _try_replicate_spec_for_scalar_tensor",
         "    raise RuntimeError(",
         "RuntimeError: aten.mul.Tensor: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor before calling distributed operators!"},
        Category::kFramework, "fsdp_assertion", false},
       {{"RuntimeError: FSDP does not support ignored parameters with NO_SHARD"},
+       Category::kFramework, "fsdp_assertion", false},
+      {{"torch.distributed.fsdp: RuntimeError: FSDP parameters should be materialized from meta device before training, but the following were still on meta device: ['lm_head.weight']"},
+       Category::kFramework, "fsdp_assertion", false},
+      {{"RuntimeError: Tensors of type DTensor are not supported in this operation: aten.nonzero.default"},
        Category::kFramework, "fsdp_assertion", false},
       // framework / illegal_memory_access
       {{"RuntimeError: CUDA error: misaligned address"},
@@ -733,6 +746,12 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       // framework / loss_scale_underflow
       {{"[fp16] overflow detected, loss scale reduced to 1.0e-04 (min)",
         "ERROR: loss scale reached its minimum, aborting"},
+       Category::kFramework, "loss_scale_underflow", false},
+      {{"WARNING: overflow in gradients; skipping step (scale=1.0)",
+        "WARNING: overflow in gradients; skipping step (scale=0.5)",
+        "WARNING: overflow in gradients; skipping step (scale=0.25)",
+        "WARNING: overflow in gradients; skipping step (scale=0.125)",
+        "ERROR: loss scale underflow"},
        Category::kFramework, "loss_scale_underflow", false},
       // framework / version_mismatch
       {{"Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
@@ -776,6 +795,12 @@ TEST(DiagnoseTest, WordingsOfMoreSoftware) {
       {{"tensorrt_llm: [TensorRT-LLM][ERROR] Assertion failed: Engine was built for SM 90 but the current device is SM 80"},
        Category::kFramework, "version_mismatch", false},
       {{"apex: RuntimeError: apex.optimizers.FusedAdam requires cuda extensions"},
+       Category::kFramework, "version_mismatch", false},
+      {{"RuntimeError: cutlassF: no kernel found to launch!"},
+       Category::kFramework, "version_mismatch", false},
+      {{"RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800"},
+       Category::kFramework, "version_mismatch", false},
+      {{"RuntimeError: Exception: DeepSpeed Op Builder: Installed CUDA version 12.4 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda version."},
        Category::kFramework, "version_mismatch", false},
       // script / bad_arguments
       {{"srun: error: Unable to allocate resources: Invalid account or account/partition combination specified"},
