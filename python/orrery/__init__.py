@@ -15,8 +15,8 @@ import pandas as pd
 from . import _orrery
 from ._orrery import Cluster, JobView, OrreryError, Trace, diagnose, plan, progress
 
-__all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Results", "Run", "Trace", "diagnose", "generate", "inspect", "load_trace",
-           "plan", "progress", "simulate"]
+__all__ = ["Cluster", "JobView", "OrreryError", "Policy", "Preempt", "Results", "Run", "Start", "Trace", "diagnose", "generate",
+           "inspect", "load_trace", "plan", "progress", "simulate"]
 
 def _plan_search(model="gpt-neo-2.7b", pool="", global_batch=0, objective="throughput", max_cost=0.0,
                  min_throughput=0.0, exhaustive=False):
@@ -43,7 +43,8 @@ _DEFAULTS = {"gpu_milli": 1000, "nodes": 0, "cpu_milli": 0, "mem_mib": 0, "state
 
 
 class Policy:
-    """A scheduling policy written in Python: the order of each virtual cluster's queue.
+    """A scheduling policy written in Python: the order of each virtual cluster's queue and,
+    optionally, admission, placement and whole decisions.
 
     Override ``priority(job, now)``: it is called once each time a job enters the queue (at
     submit, and again after a preemption or a requeue) and returns a number, or a pair of
@@ -51,21 +52,71 @@ class Policy:
     submission order, as in the built-in policies. ``job`` is a :class:`JobView`: what a live
     scheduler knows of the job, never its true duration.
 
+    Optional methods (a policy that does not define one costs nothing for it):
+      ``admit(job, cluster)``: at submission; True or None admits, False or a reason string
+      refuses the job for good (it is reported rejected). ``cluster`` is a ClusterView of the
+      job's virtual cluster (``vc``, ``vc_gpus``, ``vc_free_gpus``, ``vc_nodes``,
+      ``max_node_gpus``, ``gpus``).
+      ``place(job, free_nodes)``: where a whole-GPU job runs. ``free_nodes`` is
+      ``{node id: free GPUs}`` of its virtual cluster; return ``{node id: GPUs}`` summing to
+      ``job.gpus``, or None when it should wait. Fractional and CPU-only jobs go to the run's
+      placer.
+      ``cycle(view)``: the decisions of one virtual cluster at one decision time, in place of
+      the queue walk: a list of :class:`Start` and :class:`Preempt`, applied in order. ``view``
+      (a CycleView) shows ``now``, ``vc``, ``total_gpus``, ``free_gpus``, ``free_nodes``,
+      ``pending`` (queue order), ``running`` (by start time) and ``wake(t)``, which asks for
+      another cycle at time t. A start needs the job's GPUs free (after the preemptions before
+      it); when the placer finds no nodes for it all the same (fragmentation) the job stays
+      pending. Starting a running job, preempting a pending one, naming a job twice or a job
+      that is neither pending nor running in the virtual cluster ends the run with an
+      OrreryError, as an exception does.
+
     Class attributes:
       ``estimator``: a duration estimator spec ("walltime", "oracle", "user-stats", ...;
       docs/policies.md) whose estimate ``job.estimate`` shows; "" (default) for none.
       ``blocking``: True (default) stops each queue walk at the first job that does not fit
       (head-of-line blocking, like fifo and sjf); False lets later jobs start around it.
+      ``interval``: seconds between decisions (0, the default: at every arrival and completion).
+      ``restart_overhead``: what a preemption costs the preempted job, "helios" (default: 7 s
+      for 1 GPU, 30 s up to 8, 60 s above) or "lucid" (40 s up to 8 GPUs, 60 s above).
       ``name``: the policy's name in the results (default: the class name).
     """
 
     estimator = ""
     blocking = True
+    interval = 0
+    restart_overhead = "helios"
     name = None
 
     def priority(self, job, now):
         """Queue order of ``job`` at time ``now`` (s): smaller first. Default: submit time."""
         return job.submit
+
+
+class Start:
+    """A decision of ``Policy.cycle``: start pending ``job`` (a JobView of the cycle's view, or a
+    job id) on the GPUs the placer (or the policy's ``place``) chooses."""
+
+    __slots__ = ("job",)
+
+    def __init__(self, job):
+        self.job = job
+
+    def __repr__(self):
+        return f"Start({self.job!r})"
+
+
+class Preempt:
+    """A decision of ``Policy.cycle``: stop running ``job`` (a JobView or a job id) and queue it
+    again; it keeps the service it received and pays the policy's restart overhead."""
+
+    __slots__ = ("job",)
+
+    def __init__(self, job):
+        self.job = job
+
+    def __repr__(self):
+        return f"Preempt({self.job!r})"
 
 
 def _int_column(df, col, n):

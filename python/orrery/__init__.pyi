@@ -1,13 +1,13 @@
 # Type stub of the orrery Python module (docs/python.md).
 import os
-from typing import Iterator, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
 class OrreryError(ValueError): ...
 
 class JobView:
-    """A pending job as a live scheduler knows it (valid during the call it is passed to)."""
+    """A job as a live scheduler knows it (valid during the call it is passed to)."""
     @property
     def id(self) -> int: ...
     @property
@@ -36,6 +36,65 @@ class JobView:
     def preemptions(self) -> int: ...
     @property
     def failures(self) -> int: ...
+    @property
+    def running(self) -> bool: ...
+    @property
+    def started(self) -> Optional[int]:
+        """Start of the current run (s) of a running job, else None."""
+        ...
+
+class CycleJobs(Sequence[JobView]):
+    """A cycle's pending jobs (queue order) or running jobs (by start time)."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> JobView: ...  # type: ignore[override]
+    def __iter__(self) -> Iterator[JobView]: ...
+
+class CycleView:
+    """One virtual cluster at one decision (valid during the cycle call)."""
+    @property
+    def now(self) -> int: ...
+    @property
+    def vc(self) -> Optional[str]: ...
+    @property
+    def total_gpus(self) -> int: ...
+    @property
+    def free_gpus(self) -> int: ...
+    @property
+    def free_nodes(self) -> Dict[int, int]:
+        """{node id: wholly free GPUs} of the virtual cluster's nodes that have any."""
+        ...
+    @property
+    def pending(self) -> CycleJobs: ...
+    @property
+    def running(self) -> CycleJobs: ...
+    def wake(self, t: int) -> None:
+        """Asks for another cycle of this virtual cluster at time t (> now)."""
+        ...
+
+class ClusterView:
+    """The cluster as admit() sees it (valid during the call)."""
+    @property
+    def vc(self) -> Optional[str]: ...
+    @property
+    def vc_gpus(self) -> int: ...
+    @property
+    def vc_free_gpus(self) -> int: ...
+    @property
+    def vc_nodes(self) -> int: ...
+    @property
+    def max_node_gpus(self) -> int: ...
+    @property
+    def gpus(self) -> int: ...
+
+class Start:
+    """Start pending ``job`` (a JobView of the cycle or a job id)."""
+    job: Union[JobView, int]
+    def __init__(self, job: Union[JobView, int]) -> None: ...
+
+class Preempt:
+    """Preempt running ``job`` (a JobView of the cycle or a job id); it waits again."""
+    job: Union[JobView, int]
+    def __init__(self, job: Union[JobView, int]) -> None: ...
 
 class Trace:
     def __len__(self) -> int: ...
@@ -63,8 +122,14 @@ Priority = Union[int, float, Tuple[Union[int, float], Union[int, float]]]
 class Policy:
     estimator: str
     blocking: bool
+    interval: int
+    restart_overhead: str  # "helios" or "lucid"
     name: Optional[str]
     def priority(self, job: JobView, now: int) -> Priority: ...
+    # Optional: the base class does not define these; a subclass that does gets them called.
+    def admit(self, job: JobView, cluster: ClusterView) -> Union[bool, str, None]: ...
+    def place(self, job: JobView, free_nodes: Dict[int, int]) -> Optional[Union[Mapping[int, int], Sequence[Tuple[int, int]]]]: ...
+    def cycle(self, view: CycleView) -> Optional[List[Union[Start, Preempt]]]: ...
 
 class Run:
     policy: str

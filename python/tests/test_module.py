@@ -24,6 +24,12 @@ def run_cli(*args, env=None):
     return subprocess.run([BINARY, *args], capture_output=True, text=True, env=env)
 
 
+def env_with_reference_policies():
+    """The environment with this folder on PYTHONPATH, so that `py:reference_policies.X` imports."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                                        os.environ.get("PYTHONPATH", "")]))
+
+
 @unittest.skipUnless(os.path.exists(PHILLY), "../shared traces absent")
 class PhillyPartA(unittest.TestCase):
     """Python orders give job for job the built-in policies' results on Philly part A."""
@@ -70,6 +76,20 @@ class PhillyPartA(unittest.TestCase):
         runs = orrery.simulate(self.trace, self.cluster, ["fifo", rp.TwoQueueLas()], threads=2)
         self.assertSameRuns(runs[0], runs[1])
 
+    def test_las_cycle_matches_tiresias(self):
+        # Python cycles that walk running and pending jobs together and preempt give the
+        # built-in tiresias job for job: Lucid's two-queue setting (decisions every 60 s) and
+        # the default three queues (decisions at events, wake-ups at threshold crossings).
+        runs = orrery.simulate(self.trace, self.cluster, ["tiresias:preset=lucid", rp.Las(), "tiresias",
+                                                          rp.ThreeQueueLas()], threads=2)
+        self.assertEqual([r.policy for r in runs], ["tiresias:preset=lucid", "py:Las", "tiresias", "py:ThreeQueueLas"])
+        self.assertSameRuns(runs[0], runs[1])
+        self.assertSameRuns(runs[2], runs[3])
+        # Both preempt, and differently: the comparisons can tell the settings apart.
+        self.assertEqual(int(runs[1].jobs["preemptions"].sum()), 178)
+        self.assertEqual(int(runs[3].jobs["preemptions"].sum()), 959)
+        self.assertFalse(runs[1].jobs["end"].equals(runs[3].jobs["end"]))
+
     def test_frames_equal_the_cli_outputs(self):
         out = os.path.join(self.tmp.name, "cli")
         r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "sjf", "-q", "--out-dir", out)
@@ -88,8 +108,7 @@ class PhillyPartA(unittest.TestCase):
 
     def test_cli_runs_a_python_policy(self):
         out = os.path.join(self.tmp.name, "cli-py")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                                           os.environ.get("PYTHONPATH", "")]))
+        env = env_with_reference_policies()
         r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "sjf,py:reference_policies.Sjf",
                     "-q", "--out-dir", out, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -97,9 +116,28 @@ class PhillyPartA(unittest.TestCase):
                 open(os.path.join(out, "py_reference_policiesSjf", "jobs.csv"), "rb") as b:
             self.assertEqual(a.read(), b.read())
 
+    def test_cli_runs_a_python_cycle(self):
+        out = os.path.join(self.tmp.name, "cli-las")
+        env = env_with_reference_policies()
+        r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy",
+                    "tiresias:preset=lucid,py:reference_policies.Las", "-q", "--out-dir", out, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("jobs.csv", "attempts.csv"):
+            with open(os.path.join(out, "tiresias_preset_lucid", name), "rb") as a, \
+                    open(os.path.join(out, "py_reference_policiesLas", name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+
+    def test_cli_reports_a_bad_decision(self):
+        env = env_with_reference_policies()
+        r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "py:reference_policies.StartTwice",
+                    "--no-output", "-q", env=env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("policy py:reference_policies.StartTwice: cycle(VC ", r.stderr)
+        self.assertIn(": decision 1, Start(job 0): the job was already decided on in this cycle", r.stderr)
+        self.assertIn("reference_policies.py:", r.stderr)
+
     def test_cli_reports_a_raising_policy(self):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                                           os.environ.get("PYTHONPATH", "")]))
+        env = env_with_reference_policies()
         r = run_cli("simulate", self.canonical, "--cluster", PHILLY_TOML, "--policy", "fifo,py:reference_policies.Raises",
                     "--no-output", "-q", env=env)
         self.assertEqual(r.returncode, 2, r.stderr)
@@ -120,6 +158,18 @@ class Quickstart(unittest.TestCase):
         waits = [float(line.split()[1]) for line in lines[:3]]
         self.assertLess(waits[1], waits[0])
         self.assertLess(waits[2], waits[0])
+
+
+    def test_docs_cycle_example_runs(self):
+        with open(os.path.join(SOURCE, "docs/python.md")) as f:
+            doc = f.read()
+        section = doc.split("### Admission, placement and whole decisions", 1)[1]
+        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The numbers the text after the example gives.
+        self.assertEqual(r.stdout.splitlines(), ["fifo 6992.9 0", "py:Backfill 5530.6 75"])
+        self.assertIn("It prints `fifo 6992.9 0` and `py:Backfill 5530.6 75`", section)
 
 
 class Plan(unittest.TestCase):
@@ -236,6 +286,96 @@ class BadInput(unittest.TestCase):
     def test_policy_that_returns_no_number(self):
         with self.assertRaisesRegex(orrery.OrreryError, r"returned 'soon': expected a number"):
             orrery.simulate(self.frame, self.cluster, rp.NotANumber())
+
+    def test_cycle_preempts_at_a_threshold(self):
+        # Job 0 (4 GPUs) runs from 0 and reaches 100 GPU-s at t=25: job 1 (2 GPUs, waiting in
+        # the first queue since 10) preempts it and runs 25-75, with job 2 (2 GPUs) beside it
+        # 25-35; job 0 restarts at 75 with its 75 s left plus Lucid's 40 s restart: ends at 190.
+        runs = orrery.simulate(self.frame, self.cluster, [rp.SmallLas(), "tiresias:thresholds=100,protect=0"])
+        jobs = runs[0].jobs
+        self.assertEqual(list(jobs["start"]), [0, 25, 25])
+        self.assertEqual(list(jobs["end"]), [190, 75, 35])
+        self.assertEqual(list(jobs["preemptions"]), [1, 0, 0])
+        pd.testing.assert_frame_equal(jobs, runs[1].jobs)
+
+    def test_admit_refuses_with_a_reason(self):
+        policy = rp.AtMostTwoGpus()
+        jobs = orrery.simulate(self.frame, self.cluster, policy).jobs
+        self.assertEqual(list(jobs["status"]), ["rejected", "finished", "finished"])
+        self.assertEqual(jobs["reason"][0], "refused by the policy: 4 GPUs: at most 2 here")
+        self.assertEqual(list(jobs["start"][1:]), [10, 20])
+        self.assertEqual(policy.seen, ("a", 4, 4))
+
+    def test_place_chooses_the_nodes(self):
+        nodes = pd.DataFrame({"vc": ["a"], "gpus": [4], "count": [2]})
+        cluster = orrery.Cluster.from_frame(nodes, name="two")
+        frame = self.frame.assign(gpus=[2, 2, 1])
+        built_in = orrery.simulate(frame, cluster, "fifo").attempts.sort_values("job_id")
+        mine = orrery.simulate(frame, cluster, rp.LastNode()).attempts.sort_values("job_id")
+        # consolidate fills node 0 first; LastNode takes the last node while it has room.
+        self.assertEqual(list(built_in["nodes"]), ["a-0", "a-0", "a-1"])
+        self.assertEqual(list(mine["nodes"]), ["a-1", "a-1", "a-0"])
+        self.assertEqual(list(mine["start"]), [0, 10, 20])
+
+    def test_bad_decisions_are_errors(self):
+        where = r"^policy py:BadCycle: cycle\(VC a, t=(\d+)\) \(cycle defined at .*reference_policies.py:\d+\)"
+        cases = {
+            "raise": (0, r" raised ZeroDivisionError: division by zero \(at .*reference_policies.py:\d+ in cycle\)$"),
+            "twice": (0, r": decision 1, Start\(job 0\): the job was already decided on in this cycle"),
+            "no-fit": (10, r": decision 0, Start\(job 1\): the job needs 2 GPUs and VC a has 0 free$"),
+            "preempt-pending": (0, r": decision 0, Preempt\(job 0\): the job is pending$"),
+            "start-running": (10, r": decision 0, Start\(job 0\): the job is running$"),
+            "unknown": (0, r": decision 0, Start\(job 99\): no such job is pending or running in VC a$"),
+            "not-a-list": (0, r" returned 'start everything': expected a list of orrery.Start\(job\) and "
+                              r"orrery.Preempt\(job\)$"),
+            "not-a-decision": (0, r": decision 0 is \('start', JobView\(id=0, submit=0, gpus=4\)\): expected "
+                                  r"orrery.Start\(job\) or orrery.Preempt\(job\)$"),
+            "stale-view": (10, r": decision 0, Start\(a job view that is not one of this cycle's\): expected a job "
+                               r"view of this cycle or a job id$"),
+        }
+        for mistake, (t, message) in cases.items():
+            with self.subTest(mistake=mistake):
+                with self.assertRaisesRegex(orrery.OrreryError, where.replace(r"(\d+)", str(t)) + message):
+                    orrery.simulate(self.frame, self.cluster, rp.BadCycle(mistake))
+        # The same policy without the mistake runs: the three jobs start in submit order.
+        self.assertEqual(list(orrery.simulate(self.frame, self.cluster, rp.BadCycle("none")).jobs["start"]),
+                         [0, 100, 100])
+
+    def test_bad_admit_and_place_are_errors(self):
+        class AdmitRaises(orrery.Policy):
+            def admit(self, job, cluster):
+                return {}[job.id + 7]
+
+        class AdmitsMaybe(orrery.Policy):
+            def admit(self, job, cluster):
+                return 3
+
+        class PlaceOn(orrery.Policy):
+            def __init__(self, answer):
+                self.answer = answer
+
+            def place(self, job, free_nodes):
+                return self.answer
+
+        with self.assertRaisesRegex(orrery.OrreryError, r"^policy py:AdmitRaises: admit\(job 0\) raised KeyError: 7 "
+                                                        r"\(at .*test_module.py:\d+ in admit\)$"):
+            orrery.simulate(self.frame, self.cluster, AdmitRaises())
+        with self.assertRaisesRegex(orrery.OrreryError, r"^policy py:AdmitsMaybe: admit\(job 0\) returned 3: expected "
+                                                        r"True or None \(admit\), False or a reason string \(refuse\)$"):
+            orrery.simulate(self.frame, self.cluster, AdmitsMaybe())
+        for answer, why in (({5: 4}, "node 5 is not in the job's VC"), ({0: 2}, "2 GPUs in all, the job asks for 4"),
+                            ({0: 8}, "8 GPUs on node 0, which has 4 free"), ("node 0", "expected")):
+            with self.subTest(answer=answer):
+                with self.assertRaisesRegex(orrery.OrreryError, r"^policy py:PlaceOn: place\(job 0\)"):
+                    try:
+                        orrery.simulate(self.frame, self.cluster, PlaceOn(answer))
+                    except orrery.OrreryError as e:
+                        self.assertIn(why, str(e))
+                        raise
+        # A right answer places: job 0 on node 0, then jobs 1 and 2 there at 100.
+        ok = PlaceOn({0: 4})
+        ok.place = lambda job, free: {0: job.gpus} if free.get(0, 0) >= job.gpus else None
+        self.assertEqual(list(orrery.simulate(self.frame, self.cluster, ok).jobs["start"]), [0, 100, 100])
 
     def test_job_view_shows_the_request_and_expires(self):
         keeper = rp.Keeper()

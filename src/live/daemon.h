@@ -56,7 +56,7 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "sched/framework/power.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "semantic/semantic_estimator.h"
 #include "sched/plugins/planner_shape.h"
 

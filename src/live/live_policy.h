@@ -11,7 +11,7 @@
 
 #include "base/result.h"
 #include "model/cluster.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "sched/plugins/planner_shape.h"
 #include "semantic/semantic_estimator.h"
 

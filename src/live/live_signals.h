@@ -32,7 +32,7 @@
 #include "llm/async.h"
 #include "logs/llm.h"
 #include "logs/progress.h"
-#include "sched/framework/signal_report.h"
+#include "sched/framework/internal/signal_report.h"
 #include "semantic/inspect.h"
 #include "semantic/llm_schema.h"
 

@@ -9,7 +9,7 @@
 #include "live/daemon.h"
 #include "live/slurm_cluster.h"
 #include "live/live_policy.h"
-#include "sched/framework/signal_report.h"
+#include "sched/framework/internal/signal_report.h"
 #include "sched/plugins/placers.h"
 
 namespace orrery::live {
@@ -159,7 +159,8 @@ Status Daemon::Rebuild(Time now) {
   SetGpuType(cluster.get(), opts_.gpu_type);
   const LiveShape shape{cluster.get(), [this](const JobRequest& job) { return ShapeInfoOf(job); }};
   ORR_ASSIGN_OR_RETURN(PolicyParts policy, MakeLivePolicy(opts_.policy, opts_.seed, signals_.LaunchSchemas(), shape));
-  ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(opts_.placer, opts_.seed));
+  ORR_ASSIGN_OR_RETURN(std::unique_ptr<PlacePlugin> placer, MakePlacer(opts_.placer, opts_.seed));
+  if (policy.placer) placer = policy.placer(std::move(placer));  // the policy's own place()
   // The policy's estimator when it is the advisor's (owned by the scheduler below).
   signals_.SetAdvisor(dynamic_cast<semantic::SemanticEstimator*>(policy.estimator.get()));
   sched_.reset();

@@ -6,27 +6,42 @@
 #include <utility>
 
 #include "predict/estimator.h"
+#include "python/bridge_parts.h"
+#include "sched/plugins/tiresias.h"
 
 namespace py = pybind11;
 
 namespace orrery::python {
 
+using bridge::CallGil;
+using bridge::JobView;
+using bridge::PolicyState;
+
+namespace bridge {
+
+JobView ViewOf(const SchedJob& j, uint32_t slot, const Trace* trace) {
+  JobView v{j.job, trace, j.estimate, j.attained, j.enqueued, kNoTime, slot, j.attempts, j.preemptions, j.failures,
+            j.running};
+  if (j.running) v.started = j.started;
+  return v;
+}
+
+PolicyState::~PolicyState() {
+  py::gil_scoped_acquire gil;
+  if (slot) *slot = JobView{};  // a view kept past the run refuses to be read
+  priority = admit = place = cycle = py::object();
+  start_type = preempt_type = py::object();
+  view = py::object();
+}
+
+std::string DescribeError(py::error_already_set& e) { return DescribePythonError(e); }
+
+}  // namespace bridge
+
 namespace {
 
-// What a Python policy sees of a job: the request and the scheduler's belief, never the
-// truth. Valid during the call it is passed to (it reads the trace's names lazily); after
-// the run it refuses to be read.
-struct JobView {
-  const JobRequest* job = nullptr;
-  const Trace* trace = nullptr;
-  Duration estimate = -1;
-  Duration attained = 0;
-  Time enqueued = 0;
-  uint32_t attempts = 0, preemptions = 0, failures = 0;
-};
-
 const JobRequest& Req(const JobView& v) {
-  if (!v.job) throw py::value_error("this job view is no longer valid: a view is valid during its priority call only");
+  if (!v.job) throw py::value_error("this job view is no longer valid: a view is valid during the call it is passed to");
   return *v.job;
 }
 
@@ -34,39 +49,6 @@ py::object Name(const StringPool& pool, uint32_t id, bool valid) {
   if (!valid || id >= pool.size()) return py::none();
   return py::str(pool.Get(id));
 }
-
-// The one Python policy of a run: its bound `priority`, the one JobView object every call
-// is handed (refilled before each call; a view is valid during its call only) and the first
-// failure. The GIL is taken to drop the Python references (the run itself holds no GIL).
-struct PolicyState {
-  std::string spec;
-  py::object priority;
-  py::object view;
-  JobView* slot = nullptr;
-  const Trace* trace = nullptr;
-  Status fault = Status::Ok();
-  ~PolicyState() {
-    py::gil_scoped_acquire gil;
-    if (slot) *slot = JobView{};  // a view kept past the run refuses to be read
-    priority = py::object();
-    view = py::object();
-  }
-  void Fail(std::string why) {
-    if (fault.ok()) fault = MakeError(std::move(why));
-  }
-};
-
-// Holds the GIL for one call into Python (PyGILState: cheap when uncontended).
-class CallGil {
- public:
-  CallGil() : state_(PyGILState_Ensure()) {}
-  ~CallGil() { PyGILState_Release(state_); }
-  CallGil(const CallGil&) = delete;
-  CallGil& operator=(const CallGil&) = delete;
-
- private:
-  PyGILState_STATE state_;
-};
 
 // A double as an int64 of the same order (negative numbers flipped; -0 as 0).
 int64_t OrderedBits(double d) {
@@ -110,7 +92,7 @@ class PythonSort final : public QueueSortPlugin {
         s_->view = py::cast(JobView{});
         s_->slot = s_->view.cast<JobView*>();
       }
-      *s_->slot = JobView{j.job, s_->trace, j.estimate, j.attained, j.enqueued, j.attempts, j.preemptions, j.failures};
+      *s_->slot = bridge::ViewOf(j, kNoSlot, s_->trace);
       py::object t = py::reinterpret_steal<py::object>(PyLong_FromLongLong(now));
       PyObject* args[2] = {s_->view.ptr(), t.ptr()};
       py::object r = py::reinterpret_steal<py::object>(PyObject_Vectorcall(s_->priority.ptr(), args, 2, nullptr));
@@ -143,30 +125,89 @@ std::string DescribePythonError(py::error_already_set& e) {
   return out;
 }
 
+namespace {
+
+// The bound method `name` of `policy` when it is callable, else a null object.
+py::object Method(const py::object& policy, const char* name) {
+  if (!py::hasattr(policy, name)) return py::object();
+  py::object m = policy.attr(name);
+  return PyCallable_Check(m.ptr()) ? m : py::object();
+}
+
+// "file:line" of a method's definition ("" when it has no code object, e.g. a builtin).
+std::string DefinedAt(const py::object& method) {
+  py::object fn = py::getattr(method, "__func__", method);
+  if (!py::hasattr(fn, "__code__")) return "";
+  py::object code = fn.attr("__code__");
+  return py::str(code.attr("co_filename")).cast<std::string>() + ":" +
+         py::str(code.attr("co_firstlineno")).cast<std::string>();
+}
+
+// The class attributes besides the order: estimator, blocking, interval, restart_overhead.
+Status ReadSettings(const py::object& policy, uint64_t seed, const Trace* trace, PolicyParts* parts) {
+  const std::string est = py::hasattr(policy, "estimator") && !policy.attr("estimator").is_none()
+                              ? py::str(policy.attr("estimator")).cast<std::string>()
+                              : std::string();
+  if (!est.empty()) {
+    auto e = MakeEstimator(est, seed, trace);
+    if (!e.ok()) return e.error().With("estimator");
+    parts->estimator = std::move(*e);
+  }
+  if (py::hasattr(policy, "blocking")) parts->blocking = policy.attr("blocking").cast<bool>();
+  if (py::hasattr(policy, "interval") && !policy.attr("interval").is_none()) {
+    const int64_t interval = policy.attr("interval").cast<int64_t>();
+    if (interval < 0 || interval > 86400)
+      return MakeError("interval = " + std::to_string(interval) + ": expected seconds in [0, 86400] (0 = at events)");
+    parts->tick = interval;
+  }
+  if (py::hasattr(policy, "restart_overhead") && !policy.attr("restart_overhead").is_none()) {
+    const std::string o = py::str(policy.attr("restart_overhead")).cast<std::string>();
+    if (o == "lucid")
+      parts->preempt_overhead = &LucidPreemptionOverhead;
+    else if (o != "helios")
+      return MakeError("restart_overhead = '" + o + "': expected 'helios' (7 s for 1 GPU, 30 s for up to 8, 60 s "
+                       "above) or 'lucid' (40 s for up to 8 GPUs, 60 s above)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<PolicyParts> PolicyFromObject(py::object policy, const std::string& spec, uint64_t seed, PolicyEnv* env) {
   auto state = std::make_shared<PolicyState>();
   state->spec = spec;
   state->trace = env ? env->trace : nullptr;
+  state->cluster = env ? env->cluster : nullptr;
   PolicyParts parts;
   try {
-    if (!py::hasattr(policy, "priority") || !PyCallable_Check(policy.attr("priority").ptr()))
-      return MakeError(std::string(py::repr(policy)) + " has no method priority(job, now)");
-    state->priority = policy.attr("priority");
-    const std::string est = py::hasattr(policy, "estimator") && !policy.attr("estimator").is_none()
-                                ? py::str(policy.attr("estimator")).cast<std::string>()
-                                : std::string();
-    if (!est.empty()) {
-      auto e = MakeEstimator(est, seed, state->trace);
-      if (!e.ok()) return e.error().With("estimator");
-      parts.estimator = std::move(*e);
+    state->priority = Method(policy, "priority");
+    if (!state->priority) return MakeError(std::string(py::repr(policy)) + " has no method priority(job, now)");
+    ORR_RETURN_IF_ERROR(ReadSettings(policy, seed, state->trace, &parts));
+    // Only the methods the policy defines become plugins: a priority-only policy costs what it did.
+    state->admit = Method(policy, "admit");
+    state->place = Method(policy, "place");
+    state->cycle = Method(policy, "cycle");
+    if (state->cycle) {
+      py::module_ orrery = py::module_::import("orrery");
+      state->start_type = orrery.attr("Start");
+      state->preempt_type = orrery.attr("Preempt");
+      state->cycle_at = DefinedAt(state->cycle);
     }
-    if (py::hasattr(policy, "blocking")) parts.blocking = policy.attr("blocking").cast<bool>();
   } catch (py::error_already_set& e) {
     return MakeError(DescribePythonError(e));
   } catch (py::cast_error& e) {
     return MakeError(e.what());
   }
   parts.sort = std::make_unique<PythonSort>(state);
+  if (state->admit) parts.admit = bridge::MakeAdmitPlugin(state);
+  if (state->place)
+    parts.placer = [state](std::unique_ptr<PlacePlugin> run_placer) {
+      return bridge::MakePlacePlugin(state, std::move(run_placer));
+    };
+  if (state->cycle) {
+    parts.reschedule = bridge::MakeCyclePlugin(state);
+    parts.blocking = false;
+  }
   parts.fault = [state] { return state->fault; };
   return parts;
 }
@@ -195,7 +236,7 @@ Result<PolicyParts> PolicyFromSpec(const std::string& spec, uint64_t seed, Polic
 
 void BindViews(py::module_& m) {
   py::class_<JobView>(m, "JobView", py::module_local(),
-                      "A pending job as a live scheduler knows it (valid during the call it is passed to).")
+                      "A job as a live scheduler knows it (valid during the call it is passed to).")
       .def_property_readonly("id", [](const JobView& v) { return Req(v).id.v; }, "trace index (jobs.csv job_id)")
       .def_property_readonly("submit", [](const JobView& v) { return Req(v).submit; }, "submit time (s)")
       .def_property_readonly("gpus", [](const JobView& v) { return Req(v).gpus; }, "GPUs requested")
@@ -219,11 +260,18 @@ void BindViews(py::module_& m) {
       .def_property_readonly("attempts", [](const JobView& v) { return Req(v), v.attempts; }, "runs started so far")
       .def_property_readonly("preemptions", [](const JobView& v) { return Req(v), v.preemptions; }, "times preempted")
       .def_property_readonly("failures", [](const JobView& v) { return Req(v), v.failures; }, "attempts that failed")
+      .def_property_readonly("running", [](const JobView& v) { return Req(v), v.running; },
+                             "whether it runs now (a cycle's running jobs)")
+      .def_property_readonly("started", [](const JobView& v) -> py::object {
+        Req(v);
+        return v.running ? py::object(py::int_(v.started)) : py::object(py::none()); },
+        "start of the current run (s) of a running job, else None")
       .def("__repr__", [](const JobView& v) {
         if (!v.job) return std::string("JobView(no longer valid)");
         return "JobView(id=" + std::to_string(Req(v).id.v) + ", submit=" + std::to_string(Req(v).submit) +
                ", gpus=" + std::to_string(Req(v).gpus) + ")";
       });
+  bridge::BindPolicyViews(m);
 }
 
 }  // namespace orrery::python

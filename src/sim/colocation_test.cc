@@ -8,7 +8,7 @@
 
 #include "base/rng.h"
 #include "predict/xgb.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "sched/framework/test_util.h"
 #include "sched/plugins/lucid.h"
 #include "sched/plugins/placers.h"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "sim/sim_queue.h"
 
 namespace orrery {

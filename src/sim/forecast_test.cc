@@ -10,7 +10,7 @@
 #include <random>
 #include <string_view>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "sched/framework/test_util.h"
 #include "sched/plugins/policies.h"
 #include "sim/simulator.h"

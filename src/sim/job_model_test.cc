@@ -2,7 +2,7 @@
 // truth (SimTruth) by hand arithmetic, then whole runs with attempts recorded.
 #include <gtest/gtest.h>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "sched/framework/test_util.h"
 #include "sim/simulator.h"
 #include "sim/truth.h"

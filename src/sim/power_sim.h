@@ -14,7 +14,7 @@
 #include "config/cluster_config.h"
 #include "model/energy.h"
 #include "sched/framework/power.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 
 namespace orrery {
 

@@ -1,7 +1,7 @@
 // Energy saving in the simulator: hand-computed power states, energy and wake-up delays.
 #include <gtest/gtest.h>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "sched/framework/test_util.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"

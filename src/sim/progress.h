@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "predict/interference.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 
 namespace orrery {
 

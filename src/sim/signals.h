@@ -10,7 +10,7 @@
 
 #include "base/time.h"
 #include "model/job.h"
-#include "sched/framework/signal_report.h"  // SignalReading
+#include "sched/framework/internal/signal_report.h"  // SignalReading
 
 namespace orrery {
 

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <queue>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "base/rng.h"
 #include "sim/cordon.h"
 #include "sim/sim_queue.h"
@@ -1178,7 +1178,8 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
 
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& cfg, PolicyParts policy) {
   if (cluster.vcs.empty()) return MakeError("cluster '" + cluster.name + "' has no nodes");
-  ORR_ASSIGN_OR_RETURN(auto placer, MakePlacer(cfg.placer, cfg.seed));
+  ORR_ASSIGN_OR_RETURN(std::unique_ptr<PlacePlugin> placer, MakePlacer(cfg.placer, cfg.seed));
+  if (policy.placer) placer = policy.placer(std::move(placer));  // the policy's own place()
   ORR_RETURN_IF_ERROR(CheckConfig(trace, cfg, policy));
   std::unique_ptr<PowerPlugin> power_plugin;
   if (!cfg.energy.empty()) {

@@ -23,7 +23,7 @@
 namespace orrery {
 
 struct ExplainNote;  // sched/framework/api/plugin.h
-enum class PredictionKind : uint8_t;  // sched/framework/scheduler.h
+enum class PredictionKind : uint8_t;  // sched/framework/internal/scheduler.h
 
 // A predicted start made during a run (SimConfig::predict_at): trace job `job`, pending at
 // `made_at`, predicted to start at `at` (Scheduler::Forecast; kNoTime unless kind says so).

@@ -154,6 +154,22 @@ TEST(TiresiasGolden, RestartProtectionEndsWithAWakeUp) {
   EXPECT_EQ(r.preemptions, (std::vector<uint16_t>{2, 2}));
 }
 
+TEST(TiresiasGolden, ProtectedJobsCountOnceWhenNothingCanBePreempted) {
+  // Threshold 100 GPU-s, event-driven, protect=2 (80 s).
+  //   7: J0 (1 GPU, 200 s) starts. 30: J1 (2 GPUs, 100 s) starts. 40: J2 (2 GPUs, 200 s) waits
+  //      in Q0 (1 GPU free).
+  //  80: J1 reaches 100 GPU-s → Q1: J0 (Q0) kept, J2 (Q0) admitted, J1 preempted (50 s left).
+  // 130: J2 reaches 100 GPU-s → Q1 behind J0 (submitted 7) and J1 (30): J1 restarts (50 + 40 s,
+  //      ends 220, protected until 210), J2 preempted (150 s left).
+  // 207: J0 ends. J2 (Q1, submitted 40) follows the only running job J1 (Q1, 30): nothing can
+  //      be preempted, and J2 takes the 2 free GPUs: 150 + 40 s, ends 397. (The protected J1's
+  //      GPUs are taken off the free count once: counting them twice held J2 until 210.)
+  Trace t = MakeTrace({{7, 200, 1}, {30, 100, 2}, {40, 200, 2}});
+  TRun r = Sim(OneByFour(), t, "tiresias:thresholds=100");
+  EXPECT_EQ(r.se, (SE{{7, 207}, {30, 220}, {80, 397}}));
+  EXPECT_EQ(r.preemptions, (std::vector<uint16_t>{0, 1, 1}));
+}
+
 // Restart protections of both lengths at once (protect=2: 80 s for <= 8 GPUs, 120 s above;
 // the plugin keeps one end-ordered list per length): on two 8-GPU nodes with a demotion
 // threshold small enough to preempt constantly, no restarted attempt is preempted before its

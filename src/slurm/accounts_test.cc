@@ -159,5 +159,19 @@ TEST(Sacctmgr, ShippedExampleReads) {
   EXPECT_TRUE(a->warnings.empty());
 }
 
+// The scale cluster's accounts: root, 8 accounts and 2,000 users, user k under account k mod 8.
+TEST(Sacctmgr, ScaleAccountsRead) {
+  auto a = ReadSacctmgr(std::string(ORRERY_SOURCE_DIR) + "/configs/slurm/scale-1024x8-accounts.txt");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_EQ(a->assocs.size(), 1u + 8u + 2000u);
+  EXPECT_EQ(a->assocs[1].account, "llm");
+  EXPECT_EQ(a->assocs[1].shares, 30u);
+  EXPECT_EQ(a->assocs[2].user, "user000");
+  EXPECT_EQ(a->assocs[2].parent, "llm");
+  ASSERT_EQ(a->qos.size(), 2u);
+  EXPECT_EQ(a->qos[1].max_jobs_pu, 8);
+  EXPECT_TRUE(a->warnings.empty());
+}
+
 }  // namespace
 }  // namespace orrery::slurm

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "sched/framework/test_util.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"

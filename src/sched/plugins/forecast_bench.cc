@@ -7,7 +7,7 @@
 #include <deque>
 
 #include "base/rng.h"
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 #include "sched/framework/test_util.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/policies.h"

@@ -2,7 +2,7 @@
 // driven the way a driver drives it (Submit, RunCycle, Finish / Fail / Requeue / Withdraw /
 // ReportProgress / UpdateEstimate, AddNode), with readable job builders. No truth is
 // attached (a live scheduler's view), except where an oracle policy is tested.
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 
 #include <deque>
 #include <set>

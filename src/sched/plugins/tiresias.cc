@@ -250,8 +250,9 @@ class TiresiasResched final : public ReschedulePlugin {
       Apply(h, block);
       return Next::kStop;
     }
-    // Restarted jobs inside their protection keep their GPUs whatever their priority.
-    budget -= v.protected_milli;
+    // Restarted jobs inside their protection keep their GPUs whatever their priority (without
+    // preemption the budget is the free count, which already lacks them).
+    if (walk_running) budget -= v.protected_milli;
     RunningOrder::Cursor it = v.running.begin();
     int64_t unvisited = v.used_milli - v.protected_milli;  // Σ unprotected demand from `it` on
     auto consume_running = [&](const RunEntry* bound) {

@@ -34,6 +34,9 @@ struct PolicyParts {
   // start's dry run, which submits nothing.
   std::unique_ptr<AdmitPlugin> admit;
   std::unique_ptr<QueueSortPlugin> sort;
+  // May be empty. The policy's own placement (a Python policy's place()): given the run's
+  // placer, which it may defer to (e.g. for fractional jobs), the placer the run uses instead.
+  std::function<std::unique_ptr<PlacePlugin>(std::unique_ptr<PlacePlugin> run_placer)> placer;
   std::unique_ptr<PostFilterPlugin> post;  // may be null
   std::unique_ptr<ReschedulePlugin> reschedule;  // may be null
   // Periodic decisions: > 0 = the driver runs cycles only every `tick` seconds (at

@@ -1,4 +1,4 @@
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <queue>
 #include <string>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 
 namespace orrery {
 

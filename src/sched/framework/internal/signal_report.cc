@@ -1,8 +1,8 @@
-#include "sched/framework/signal_report.h"
+#include "sched/framework/internal/signal_report.h"
 
 #include <cmath>
 
-#include "sched/framework/scheduler.h"
+#include "sched/framework/internal/scheduler.h"
 
 namespace orrery {
 
