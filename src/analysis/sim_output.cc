@@ -90,21 +90,16 @@ Status WriteJobsCsv(const std::string& path, const Trace& trace, const std::vect
                   4);
       b.push_back(',');
       AppendInt(b, o.run);
-    } else if (o.status == OutcomeStatus::kWithdrawn) {  // cancelled while pending: start = end = the cancel
+    } else if (o.status == OutcomeStatus::kWithdrawn || o.status == OutcomeStatus::kPreempted) {
+      // Cancelled while pending (start = end = the cancel; no run) or ended by a preemption
+      // (the time it ran): no JCT, no slowdown.
       AppendInt(b, o.start);
       b.push_back(',');
       AppendInt(b, o.end);
       b.push_back(',');
       AppendInt(b, o.wait);
       b += ",,,";
-    } else if (o.status == OutcomeStatus::kPreempted) {  // ended by a preemption: no JCT, no slowdown
-      AppendInt(b, o.start);
-      b.push_back(',');
-      AppendInt(b, o.end);
-      b.push_back(',');
-      AppendInt(b, o.wait);
-      b += ",,,";
-      AppendInt(b, o.run);
+      if (o.status == OutcomeStatus::kPreempted) AppendInt(b, o.run);
     } else {
       b += ",,,,,";
     }
