@@ -39,16 +39,6 @@ constexpr double kT975[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 
                               2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
                               2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
 
-std::string SweepCsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
 std::string SweepFixed(double x) {
   char b[48];
   std::snprintf(b, sizeof b, "%.4f", x);
@@ -178,8 +168,8 @@ Result<std::string> CollectTable(const std::string& dir) {
   for (const SweepMetric& m : kSweepMetrics) out += std::string(",") + m.column + "_mean," + m.column + "_ci95";
   out += '\n';
   for (const SweepGroup& g : groups) {
-    out += SweepCsvField(g.policy) + ',' + SweepCsvField(g.cluster) + ',' + SweepCsvField(g.placer) + ',' + g.load + ',' +
-           SweepCsvField(g.workload) + ',' + std::to_string(g.values[0].size());
+    out += report::CsvEscape(g.policy) + ',' + report::CsvEscape(g.cluster) + ',' + report::CsvEscape(g.placer) + ',' + g.load + ',' +
+           report::CsvEscape(g.workload) + ',' + std::to_string(g.values[0].size());
     for (const std::vector<double>& v : g.values) {
       const MeanCi mc = MeanWithCi(v);
       out += ',' + (mc.n ? SweepFixed(mc.mean) : std::string()) + ',' + (mc.n ? SweepFixed(mc.half) : std::string());
