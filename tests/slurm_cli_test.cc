@@ -3,9 +3,12 @@
 // file:line:col.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_testing.h"
 
@@ -122,6 +125,84 @@ TEST(SlurmCli, PreemptionRequeuesOrCancelsAndTheRunConserves) {
                 std::string::npos)
           << e.text;
   }
+}
+
+// Fair share, per account, end to end (sacct text -> simulate -> summary.json -> report): one node
+// of 8 GPUs; account heavy (alice) submits three 1-hour 8-GPU jobs at 0, 1 and 2 s, account light
+// (bob) one at 10 s; equal shares. At 3600 job 0 ends and heavy has used 8 GPU-hours, light none:
+//   fair share on  (weight 10000): light's factor is the higher, so light starts at 3600, then
+//                  heavy's at 7200 and 10800. Waits: heavy 0, 7199, 10798 (mean 5999); light 3590.
+//   fair share off (weight 0): age alone, oldest first: heavy's at 3600 and 7200, light at 10800.
+//                  Waits: heavy 0, 3599, 7198 (mean 3599); light 10790.
+TEST(SlurmCli, FairShareMovesWaitsBetweenAccountsAndTheReportShowsThem) {
+  const fs::path d = fs::temp_directory_path() / "orrery-slurm-cli-fairshare";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  const std::string sacct = (d / "sacct.txt").string(), accounts = (d / "accounts.txt").string();
+  std::ofstream(sacct) << "JobID|JobName|User|Account|Partition|Submit|Elapsed|Timelimit|State|ReqTRES|NNodes|QOS\n"
+                          "1|a|alice|heavy|batch|2024-01-02T00:00:00|01:00:00|02:00:00|COMPLETED|gres/gpu=8,node=1|1|normal\n"
+                          "2|b|alice|heavy|batch|2024-01-02T00:00:01|01:00:00|02:00:00|COMPLETED|gres/gpu=8,node=1|1|normal\n"
+                          "3|c|alice|heavy|batch|2024-01-02T00:00:02|01:00:00|02:00:00|COMPLETED|gres/gpu=8,node=1|1|normal\n"
+                          "4|d|bob|light|batch|2024-01-02T00:00:10|01:00:00|02:00:00|COMPLETED|gres/gpu=8,node=1|1|normal\n";
+  std::ofstream(accounts) << "Cluster|Account|User|Partition|Share|GrpTRES|MaxJobs|MaxTRES|QOS|Def QOS\n"
+                             "c|root|||1||||normal|normal\nc| heavy|||1||||normal|normal\n"
+                             "c|  heavy|alice||1||||normal|normal\nc| light|||1||||normal|normal\n"
+                             "c|  light|bob||1||||normal|normal\n\n"
+                             "Name|Priority|PreemptMode|UsageFactor|GrpTRES|MaxTRES|MaxWall|MaxTRESPU|MaxJobsPU\n"
+                             "normal|0|cluster|1.000000|||||\n";
+  std::string specs;
+  for (const std::string fs_weight : {"10000", "0"}) {
+    const std::string conf = (d / ("fs" + fs_weight + ".conf")).string();
+    std::ofstream(conf) << "PriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityWeightFairshare="
+                        << fs_weight
+                        << "\nPriorityMaxAge=7-0\nPriorityDecayHalfLife=7-0\nPriorityCalcPeriod=5\n"
+                           "NodeName=n1 CPUs=64 Gres=gpu:8\nPartitionName=batch Nodes=ALL Default=YES\n";
+    specs += (specs.empty() ? "" : ",") + std::string("slurm:conf=") + conf + ",accounts=" + accounts;
+  }
+  const fs::path out = d / "runs";
+  CmdOut o = RunOrrery("simulate " + sacct + " --cluster " + (d / "fs0.conf").string() + " --policy " + specs +
+                       " --out-dir " + out.string() + " --force");
+  ASSERT_EQ(o.status, 0) << o.text;
+  const nlohmann::json s = nlohmann::json::parse(orrery::cli_testing::Slurp(out / "summary.json"));
+  ASSERT_EQ(s["runs"].size(), 2u);
+  const double want[2][2] = {{5999, 3590}, {3599, 10790}};  // [fair share on, off][heavy, light]
+  for (size_t r = 0; r < 2; ++r) {
+    const nlohmann::json& g = s["runs"][r]["per_account"];
+    ASSERT_EQ(g.size(), 2u) << s["runs"][r].dump();
+    EXPECT_EQ(g[0]["name"], "heavy");
+    EXPECT_EQ(g[1]["name"], "light");
+    EXPECT_EQ(g[0]["jobs"], 3);
+    EXPECT_DOUBLE_EQ(g[0]["queue_delay_s"]["mean"].get<double>(), want[r][0]) << r;
+    EXPECT_DOUBLE_EQ(g[1]["queue_delay_s"]["mean"].get<double>(), want[r][1]) << r;
+    EXPECT_DOUBLE_EQ(g[1]["gpu_hours"].get<double>(), 8.0);
+  }
+  CmdOut rep = RunOrrery("report " + out.string() + " --out-dir " + (d / "report").string());
+  ASSERT_EQ(rep.status, 0) << rep.text;
+  const std::string html = orrery::cli_testing::Slurp(d / "report" / "report.html");
+  EXPECT_NE(html.find("Per account"), std::string::npos);
+  EXPECT_NE(html.find("account_queue"), std::string::npos);
+}
+
+// The example of docs/slurm-whatif.md, run as the doc runs it: its per-account figures are the
+// doc's table (average queueing with fair share on and off, hours to two decimals).
+TEST(SlurmCli, TheFairShareWhatIfExampleGivesTheDocumentedFigures) {
+  const fs::path d = orrery::cli_testing::FreshTempDir("slurm-whatif");
+  CmdOut o = orrery::cli_testing::RunShell("ORRERY=" + std::string(ORRERY_BINARY) + " " + kSrc +
+                                           "/examples/slurm-whatif/run.sh " + d.string());
+  ASSERT_EQ(o.status, 0) << o.text;
+  const nlohmann::json s = nlohmann::json::parse(orrery::cli_testing::Slurp(d / "runs" / "summary.json"));
+  ASSERT_EQ(s["runs"].size(), 2u);
+  auto wait_h = [&](size_t run, const std::string& account) {
+    for (const nlohmann::json& g : s["runs"][run]["per_account"])
+      if (g["name"] == account) return std::round(g["queue_delay_s"]["mean"].get<double>() / 36) / 100;
+    return -1.0;
+  };
+  EXPECT_EQ(s["runs"][0]["per_account"].size(), 15u);
+  EXPECT_DOUBLE_EQ(wait_h(0, "vcJsw"), 30.38);
+  EXPECT_DOUBLE_EQ(wait_h(1, "vcJsw"), 26.25);
+  EXPECT_DOUBLE_EQ(wait_h(0, "vcgkz"), 0.03);
+  EXPECT_DOUBLE_EQ(wait_h(1, "vcgkz"), 0.31);
+  EXPECT_NE(orrery::cli_testing::Slurp(d / "report" / "report.html").find("Per account"), std::string::npos);
 }
 
 }  // namespace

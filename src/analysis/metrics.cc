@@ -220,6 +220,41 @@ std::vector<GroupStats> GroupStatistics(const std::vector<JobOutcome>& outcomes,
   return out;
 }
 
+// The per-account groups (RunSummary::per_account), one per account of the trace in the order of
+// its first job: finished jobs and GPU-hours, and JCT, wait (withdrawn jobs too, as for every
+// group) and slowdown, each sorted per account.
+std::vector<GroupStats> AccountGroups(const std::vector<JobOutcome>& outcomes, const std::vector<JobAccount>& acc) {
+  std::map<std::string, size_t> index;
+  std::vector<GroupStats> out;
+  std::vector<std::vector<double>> jct, wait, slowdown;
+  std::vector<double> gpu_seconds;
+  for (size_t i = 0; i < outcomes.size() && i < acc.size(); ++i) {
+    const JobOutcome& o = outcomes[i];
+    const std::string& name = acc[i].account.empty() ? std::string("(none)") : acc[i].account;
+    auto [it, fresh] = index.emplace(name, out.size());
+    if (fresh) {
+      out.emplace_back().name = name;
+      jct.emplace_back(), wait.emplace_back(), slowdown.emplace_back(), gpu_seconds.push_back(0);
+    }
+    const bool finished = o.status == OutcomeStatus::kFinished;
+    if (!finished && o.status != OutcomeStatus::kWithdrawn) continue;
+    const size_t g = it->second;
+    wait[g].push_back(static_cast<double>(o.wait));
+    if (!finished) continue;
+    ++out[g].jobs;
+    gpu_seconds[g] += static_cast<double>(o.run) * o.gpus * o.gpu_milli / 1000.0;
+    jct[g].push_back(static_cast<double>(o.jct()));
+    slowdown[g].push_back(Slowdown::Value(Slowdown::KeyOf(o)));
+  }
+  for (size_t g = 0; g < out.size(); ++g) {
+    out[g].jct = Describe(jct[g]);
+    out[g].wait = Describe(wait[g]);
+    out[g].slowdown = Describe(slowdown[g]);
+    out[g].gpu_hours = gpu_seconds[g] / 3600.0;
+  }
+  return out;
+}
+
 }  // namespace
 
 RunSummary Summarize(const RunData& run) {
@@ -261,6 +296,7 @@ RunSummary Summarize(const RunData& run) {
   s.small = std::move(groups[Groups::kSmall]);
   s.large = std::move(groups[Groups::kLarge]);
   s.per_vc.assign(std::make_move_iterator(groups.begin() + Groups::kFirstVc), std::make_move_iterator(groups.end()));
+  if (run.accounting && !run.accounting->empty()) s.per_account = AccountGroups(outs, *run.accounting);
   s.makespan = std::max<Time>(0, run.last_end - run.first_submit);
   if (s.makespan > 0 && run.total_gpus > 0)
     s.gpu_utilization = run.gpu_seconds_busy / (static_cast<double>(run.total_gpus) * static_cast<double>(s.makespan));

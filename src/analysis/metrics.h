@@ -44,6 +44,10 @@ struct RunSummary {
   uint64_t total_gpus = 0;
   GroupStats small, large;      // ≤ 8 GPUs, > 8 GPUs
   std::vector<GroupStats> per_vc;
+  // Per Slurm account, for traces that record accounts (Trace::accounting), in the order of the
+  // accounts' first jobs in the trace (an account none of whose jobs finished has jobs = 0); jobs
+  // with no recorded account form the group "(none)". Empty otherwise.
+  std::vector<GroupStats> per_account;
   std::vector<std::pair<std::string, uint64_t>> not_run_reasons;  // reason -> jobs
   bool oracle = false;
   bool has_energy = false;      // energy-saving run (docs/energy.md)
@@ -75,6 +79,8 @@ struct RunData {
   double gpu_seconds_busy = 0;
   bool oracle = false;
   const EnergyStats* energy = nullptr;  // energy-saving runs only
+  // Per trace job (the outcomes' order), its account; null or empty: no per-account groups.
+  const std::vector<JobAccount>* accounting = nullptr;
 };
 
 RunSummary Summarize(const RunData& run);

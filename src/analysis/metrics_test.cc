@@ -139,5 +139,56 @@ TEST(SummarizeTest, AVcHoldingEveryJobEqualsAll) {
   EXPECT_EQ(s.per_vc[0].wait.p99, s.wait.p99);
 }
 
+
+// Per-account groups, one per account of the trace in the order of its first job; jobs without
+// an account form "(none)"; waits count withdrawn jobs, JCT and GPU-hours finished ones.
+//   job  account  status     wait  run   gpus
+//   0    b        finished    10   3600   2
+//   1    a        finished    20   1800   4
+//   2    b        withdrawn   30      0   1
+//   3    (none)   finished    40    600   1
+//   4    a        rejected     0      0   8
+//   5    c        rejected     0      0   8     (c: jobs 0, every figure 0)
+// b: jobs 1, JCT 3610, waits {10, 30} → mean 20, max 30, GPU-h 2 × 3600 / 3600 = 2.
+// a: jobs 1, JCT 1820, wait 20, GPU-h 4 × 1800 / 3600 = 2.
+TEST(SummarizeTest, PerAccountGroupsInTheOrderOfTheirFirstJobs) {
+  const std::vector<std::string> accounts = {"b", "a", "b", "", "a", "c"};
+  const OutcomeStatus st[] = {OutcomeStatus::kFinished, OutcomeStatus::kFinished, OutcomeStatus::kWithdrawn,
+                              OutcomeStatus::kFinished, OutcomeStatus::kRejected, OutcomeStatus::kRejected};
+  const Duration wait[] = {10, 20, 30, 40, 0, 0}, run[] = {3600, 1800, 0, 600, 0, 0};
+  const uint32_t gpus[] = {2, 4, 1, 1, 8, 8};
+  std::vector<JobOutcome> outs(6);
+  std::vector<JobAccount> acc(6);
+  for (size_t i = 0; i < 6; ++i) {
+    outs[i].job = JobId{static_cast<uint32_t>(i)};
+    outs[i].status = st[i];
+    outs[i].wait = wait[i];
+    outs[i].run = run[i];
+    outs[i].gpus = gpus[i];
+    acc[i].account = accounts[i];
+  }
+  RunData rd;
+  rd.outcomes = &outs;
+  rd.accounting = &acc;
+  const RunSummary s = Summarize(rd);
+  ASSERT_EQ(s.per_account.size(), 4u);
+  EXPECT_EQ(s.per_account[0].name, "b");
+  EXPECT_EQ(s.per_account[1].name, "a");
+  EXPECT_EQ(s.per_account[2].name, "(none)");
+  EXPECT_EQ(s.per_account[3].name, "c");
+  EXPECT_EQ(s.per_account[0].jobs, 1u);
+  EXPECT_EQ(s.per_account[0].jct.mean, 3610);
+  EXPECT_EQ(s.per_account[0].wait.mean, 20);
+  EXPECT_EQ(s.per_account[0].wait.max, 30);
+  EXPECT_EQ(s.per_account[0].gpu_hours, 2);
+  EXPECT_EQ(s.per_account[1].jct.mean, 1820);
+  EXPECT_EQ(s.per_account[1].gpu_hours, 2);
+  EXPECT_EQ(s.per_account[2].wait.mean, 40);
+  EXPECT_EQ(s.per_account[3].jobs, 0u);
+  EXPECT_EQ(s.per_account[3].jct.max, 0);
+  rd.accounting = nullptr;  // a trace without accounts: no groups
+  EXPECT_TRUE(Summarize(rd).per_account.empty());
+}
+
 }  // namespace
 }  // namespace orrery

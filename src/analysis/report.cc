@@ -538,25 +538,38 @@ report::Section TimeSeriesSection(const std::vector<LoadedRun>& runs, const std:
   return s;
 }
 
-// The summary.json per_vc group of `vc` in a run, or null.
-const json* FindVc(const LoadedRun& r, const std::string& vc) {
-  if (!r.summary.contains("per_vc")) return nullptr;
-  for (const auto& g : r.summary["per_vc"])
-    if (g.value("name", "") == vc) return &g;
+// A per-group breakdown of summary.json: per_vc (one group per virtual cluster) or per_account
+// (one per Slurm account, traces that record accounts).
+struct GroupKind {
+  const char* key;        // summary.json array
+  const char* id;         // chart and table ids
+  const char* singular;   // "VC", "account"
+  const char* axis;       // the chart's x-axis title
+  const char* title;      // the section's title
+};
+constexpr GroupKind kVcGroups{"per_vc", "vc", "VC", "virtual cluster", "Per virtual cluster"};
+constexpr GroupKind kAccountGroups{"per_account", "account", "account", "Slurm account", "Per account"};
+
+// The summary.json group named `name` of kind `k` in a run, or null.
+const json* FindGroup(const LoadedRun& r, const GroupKind& k, const std::string& name) {
+  if (!r.summary.contains(k.key)) return nullptr;
+  for (const auto& g : r.summary[k.key])
+    if (g.value("name", "") == name) return &g;
   return nullptr;
 }
 
-// Per-VC table: for each VC (in first-seen order), its job count and each run's average JCT and
-// average queueing delay; each metric in one unit for all runs (named in the column headers).
-report::Table PerVcTable(const std::vector<LoadedRun>& runs, const std::vector<std::string>& vcs) {
-  report::Table t{"per_vc", "Per-VC average JCT and average queueing delay (finished jobs)", {"VC", "jobs"}, {}};
+// Per-group table: for each group (in first-seen order), its job count and each run's average JCT
+// and average queueing delay; each metric in one unit for all runs (named in the column headers).
+report::Table PerGroupTable(const std::vector<LoadedRun>& runs, const GroupKind& k, const std::vector<std::string>& names) {
+  report::Table t{std::string(k.key), std::string("Per-") + k.singular + " average JCT and average queueing delay (finished jobs)",
+                  {k.singular, "jobs"}, {}};
   const std::pair<const char*, const char*> metrics[] = {{"jct_s", "avg JCT"}, {"queue_delay_s", "avg queueing"}};
   report::TimeUnit units[2];
   for (size_t m = 0; m < 2; ++m) {
     std::vector<double> v;
     for (const auto& r : runs)
-      for (const auto& vc : vcs)
-        if (const json* g = FindVc(r, vc)) v.push_back(DistStat(*g, metrics[m].first, "mean"));
+      for (const auto& name : names)
+        if (const json* g = FindGroup(r, k, name)) v.push_back(DistStat(*g, metrics[m].first, "mean"));
     units[m] = report::PickTimeUnit(v);
   }
   std::vector<std::vector<std::string>> cols;  // per run and metric: a column of cells
@@ -566,51 +579,66 @@ report::Table PerVcTable(const std::vector<LoadedRun>& runs, const std::vector<s
       const report::TimeUnit unit = units[m];
       t.header.push_back(r.label + ": " + what + " (" + unit.name + ")");
       std::vector<std::string> col;
-      for (const auto& vc : vcs) {
-        const json* g = FindVc(r, vc);
+      for (const auto& name : names) {
+        const json* g = FindGroup(r, k, name);
         col.push_back(g ? report::FormatIn(DistStat(*g, key, "mean"), unit) : "—");
       }
       cols.push_back(col);
     }
-  for (size_t i = 0; i < vcs.size(); ++i) {
-    std::vector<std::string> row{vcs[i], ""};
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::vector<std::string> row{names[i], ""};
     for (const auto& r : runs)
-      if (const json* g = FindVc(r, vcs[i])) row[1] = std::to_string(g->value("jobs", 0ull));
+      if (const json* g = FindGroup(r, k, names[i])) row[1] = std::to_string(g->value("jobs", 0ull));
     for (const auto& col : cols) row.push_back(col[i]);
     t.rows.push_back(row);
   }
   return t;
 }
 
-report::Section PerVcSection(const std::vector<LoadedRun>& runs, const std::vector<std::string>& domain) {
+// The groups' names in first-seen order over the runs, and the chart's rows.
+std::vector<std::string> GroupRows(const std::vector<LoadedRun>& runs, const GroupKind& k, json* data) {
+  std::vector<std::string> names;
+  for (const auto& r : runs)
+    if (r.summary.contains(k.key))
+      for (const auto& g : r.summary[k.key]) {
+        const std::string name = g.value("name", "");
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+        data->push_back(json{{"group", name}, {"policy", r.label}, {"avg_queue_h", DistStat(g, "queue_delay_s", "mean") / 3600.0},
+                             {"avg_jct_h", DistStat(g, "jct_s", "mean") / 3600.0}, {"jobs", g.value("jobs", 0ull)},
+                             {"gpu_hours", g.value("gpu_hours", 0.0)}});
+      }
+  return names;
+}
+
+report::Section PerGroupSection(const std::vector<LoadedRun>& runs, const std::vector<std::string>& domain, const GroupKind& k) {
   const json order = domain;
   report::Section s;
-  s.title = "Per virtual cluster";
+  s.title = k.title;
   report::Chart c;
-  c.id = "vc_queue";
-  c.title = "Average queueing delay per VC";
-  std::vector<std::string> vcs;
-  for (const auto& r : runs)
-    if (r.summary.contains("per_vc"))
-      for (const auto& g : r.summary["per_vc"]) {
-        const std::string name = g.value("name", "");
-        if (std::find(vcs.begin(), vcs.end(), name) == vcs.end()) vcs.push_back(name);
-        c.data.push_back(json{{"vc", name}, {"policy", r.label}, {"avg_queue_h", DistStat(g, "queue_delay_s", "mean") / 3600.0},
-                              {"avg_jct_h", DistStat(g, "jct_s", "mean") / 3600.0}, {"jobs", g.value("jobs", 0ull)}});
-      }
+  c.id = std::string(k.id) + "_queue";
+  c.title = std::string("Average queueing delay per ") + k.singular;
+  c.data = json::array();
+  const std::vector<std::string> names = GroupRows(runs, k, &c.data);
   c.spec = {{"mark", {{"type", "bar"}}},
-            {"width", std::max<int>(520, static_cast<int>(vcs.size() * runs.size() * 9))},
+            {"width", std::max<int>(520, static_cast<int>(names.size() * runs.size() * 9))},
             {"encoding",
-             {{"x", {{"field", "vc"}, {"type", "nominal"}, {"title", "virtual cluster"}, {"sort", vcs}}},
+             {{"x", {{"field", "group"}, {"type", "nominal"}, {"title", k.axis}, {"sort", names}}},
               {"xOffset", {{"field", "policy"}, {"sort", order}}},
               {"y", {{"field", "avg_queue_h"}, {"type", "quantitative"}, {"title", "average queueing delay (h)"}}},
               {"color", report::SeriesColorEncoding(domain, c.data, "policy", "policy")},
-              {"tooltip", json::array({json{{"field", "vc"}}, json{{"field", "policy"}},
+              {"tooltip", json::array({json{{"field", "group"}, {"title", k.singular}}, json{{"field", "policy"}},
                                        json{{"field", "avg_queue_h"}, {"format", ",.2f"}},
-                                       json{{"field", "avg_jct_h"}, {"format", ",.2f"}}, json{{"field", "jobs"}}})}}}};
+                                       json{{"field", "avg_jct_h"}, {"format", ",.2f"}}, json{{"field", "jobs"}},
+                                       json{{"field", "gpu_hours"}, {"format", ",.1f"}}})}}}};
   s.charts.push_back(c);
-  s.tables.push_back(PerVcTable(runs, vcs));
+  s.tables.push_back(PerGroupTable(runs, k, names));
   return s;
+}
+
+bool AnyRunHas(const std::vector<LoadedRun>& runs, const char* key) {
+  for (const auto& r : runs)
+    if (r.summary.contains(key)) return true;
+  return false;
 }
 
 }  // namespace
@@ -626,7 +654,8 @@ report::Page RunReportPage(const std::vector<LoadedRun>& runs, const RunReportOp
   page.sections.push_back(TimeSeriesSection(runs, page.series, opt));
   AddFailuresSection(runs, &page);
   AddRlSection(runs, &page);
-  page.sections.push_back(PerVcSection(runs, page.series));
+  page.sections.push_back(PerGroupSection(runs, page.series, kVcGroups));
+  if (AnyRunHas(runs, kAccountGroups.key)) page.sections.push_back(PerGroupSection(runs, page.series, kAccountGroups));
   return page;
 }
 

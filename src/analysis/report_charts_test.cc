@@ -192,6 +192,30 @@ TEST(ReportCharts, RunTablesKeepOneUnitPerRowOrColumn) {
   EXPECT_EQ(f->rows[f->rows.size() - 2], (std::vector<std::string>{"mean time to recover (s)", "90.0"}));
 }
 
+// Runs of a trace with accounts get a per-account section after the per-VC one; a run without
+// the key shows "—" in its columns. Runs without accounts have no such section (above).
+TEST(ReportCharts, PerAccountSectionOnlyWhenARunHasAccounts) {
+  LoadedRun a = MakeRun("fifo", 7200, false), b = MakeRun("slurm", 3600, false);
+  a.summary["per_account"] = json::array({json{{"name", "proj1"}, {"jobs", 3}, {"jct_s", {{"mean", 7200.0}}},
+                                               {"queue_delay_s", {{"mean", 600.0}}}, {"gpu_hours", 12.5}},
+                                          json{{"name", "proj2"}, {"jobs", 1}, {"jct_s", {{"mean", 3600.0}}},
+                                               {"queue_delay_s", {{"mean", 1200.0}}}, {"gpu_hours", 1.0}}});
+  const report::Page page = RunReportPage({a, b});
+  EXPECT_EQ(page.sections.back().title, "Per account");
+  const report::Table* t = FindTable(page, "per_account");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->header, (std::vector<std::string>{"account", "jobs", "fifo: avg JCT (h)", "fifo: avg queueing (min)",
+                                                 "slurm: avg JCT (h)", "slurm: avg queueing (min)"}));
+  // 7200 s = 2.00 h, 600 s = 10.0 min; slurm has no per_account: "—".
+  EXPECT_EQ(t->rows[0], (std::vector<std::string>{"proj1", "3", "2.00", "10.0", "—", "—"}));
+  EXPECT_EQ(t->rows[1], (std::vector<std::string>{"proj2", "1", "1.00", "20.0", "—", "—"}));
+  const report::Chart* c = FindChart(page, "account_queue");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->data.size(), 2u);
+  EXPECT_EQ(c->data[0]["gpu_hours"], 12.5);
+  EXPECT_EQ(FindTable(RunReportPage({b}), "per_account"), nullptr);
+}
+
 TEST(ReportCharts, TailQuantilesByNearestRank) {
   std::vector<double> v;
   for (int i = 1; i <= 1000; ++i) v.push_back(i);

@@ -271,6 +271,11 @@ nlohmann::ordered_json SummaryToJson(const RunSummary& s) {
   nlohmann::ordered_json vcs = nlohmann::ordered_json::array();
   for (const auto& g : s.per_vc) vcs.push_back(GroupJson(g));
   j["per_vc"] = vcs;
+  if (!s.per_account.empty()) {  // only traces that record accounts have the key
+    nlohmann::ordered_json accounts = nlohmann::ordered_json::array();
+    for (const auto& g : s.per_account) accounts.push_back(GroupJson(g));
+    j["per_account"] = accounts;
+  }
   nlohmann::ordered_json reasons = nlohmann::ordered_json::object();
   for (const auto& [why, n] : s.not_run_reasons) reasons[why] = n;
   j["not_run_reasons"] = reasons;

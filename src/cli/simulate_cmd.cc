@@ -461,7 +461,7 @@ Status WriteRunFiles(const std::string& dir, const Trace& trace, const Cluster& 
 // The summary, summary.json entry and notes of one finished run.
 void SummariseRun(const Trace& trace, const SimConfig& cfg, const SimResult& r, PolicyRun* out) {
   const std::string& p = cfg.policy;
-  out->summary = SummaryOf(r);
+  out->summary = SummaryOf(r, trace);
   out->json = SummaryToJson(out->summary);
   AddSharingJson(trace, r, &out->json);
   if (!r.workload_assignment.empty()) out->notes.push_back(p + ": job attributes for packing: " + r.workload_assignment);

@@ -232,7 +232,7 @@ py::list SimulateSpecs(const PyTrace& trace, const PyCluster& cluster, const std
     const SimResult& r = *out.result;
     py::dict run;
     run["policy"] = r.policy;
-    run["summary"] = DumpJson(SummaryToJson(SummaryOf(r)), -1);
+    run["summary"] = DumpJson(SummaryToJson(SummaryOf(r, *trace.t)), -1);
     run["jobs"] = JobsColumns(*trace.t, r);
     run["attempts"] = AttemptsColumns(*trace.t, *cluster.c, r.attempts);
     run["timeseries"] = TimeseriesColumns(r);

@@ -15,10 +15,10 @@ Result<SimResult> SimulateChecked(const Trace& trace, const Cluster& cluster, co
   return r;
 }
 
-RunSummary SummaryOf(const SimResult& r) {
+RunSummary SummaryOf(const SimResult& r, const Trace& trace) {
   RunData rd{r.policy, r.placer, &r.outcomes, &r.vc_names, &r.reasons, r.total_gpus,
              r.first_submit, r.last_end, r.gpu_seconds_busy, r.oracle,
-             r.has_energy ? &r.energy : nullptr};
+             r.has_energy ? &r.energy : nullptr, trace.has_accounting() ? &trace.accounting : nullptr};
   return Summarize(rd);
 }
 

@@ -19,8 +19,9 @@ namespace orrery {
 Result<SimResult> SimulateChecked(const Trace& trace, const Cluster& cluster, const SimConfig& cfg,
                                   bool helios_compat = false);
 
-// The run's RunSummary (metrics.h) from its result.
-RunSummary SummaryOf(const SimResult& r);
+// The run's RunSummary (metrics.h) from its result; per-account groups when `trace` records
+// accounts.
+RunSummary SummaryOf(const SimResult& r, const Trace& trace);
 
 // Every job was rejected: the error that says so (the same for every policy), else Ok.
 Status CheckSomethingRuns(const Trace& trace, const SimResult& r, const std::string& cluster);

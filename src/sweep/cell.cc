@@ -75,7 +75,7 @@ Result<nlohmann::ordered_json> SimulateCell(const SweepSpec& spec, const Cell& c
                  {"placer", cell.placer}, {"load", cell.load},     {"seed", cell.seed}};
   out["cluster"] = in.cluster.name;
   out["jobs"] = in.trace.jobs.size();
-  out["run"] = SummaryToJson(SummaryOf(r));
+  out["run"] = SummaryToJson(SummaryOf(r, in.trace));
   return out;
 }
 
