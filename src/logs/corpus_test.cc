@@ -218,5 +218,21 @@ TEST(CorpusTest, DiagnosisOnSyntheticFailureProbesMeasuredOnce) {
   }
 }
 
+// Batch H (T199-T218): written blind and measured once with the rules before it (category 19/20:
+// 1 withheld, 0 confidently wrong; retry 17/20; subtype 10/20 on its writer's subtypes), then the
+// rules were changed from its misses (a PCIe AER rule, a node-local full disk, CUDA refusing an
+// NCCL call, a code generator's abort, a compiler that does not know the GPU, suspects). Fitted
+// since: the floors are the counts measured after the changes, on the fixture copy whose seven
+// subtypes the project does not use are mapped to its nearest (its note says which).
+TEST(CorpusTest, DiagnosisOnSyntheticFailureBatchH) {
+  DiagnoseScores s = SyntheticFailures(199, 218);
+  EXPECT_EQ(s.category.total, 20u);
+  EXPECT_EQ(s.category.right, 20u);
+  EXPECT_GE(s.subtype.right, 19u);  // T206: a container hook's NVML driver mismatch read as gpu_unavailable
+  EXPECT_EQ(RetryRight(s), 20u);
+  EXPECT_EQ(s.confident_wrong, 0u);
+  EXPECT_GE(s.suspect.right, 17u);
+}
+
 }  // namespace
 }  // namespace orrery::logs

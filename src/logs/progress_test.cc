@@ -160,14 +160,18 @@ TEST(ProgressTest, OracleAskedOncePerUnknownTemplate) {
   EXPECT_NEAR(*t.latest().loss, 2.5, 1e-9);
 }
 
-TEST(ProgressTest, TotalFromAnEarlierLineAndNamedStepBesideBar) {
+TEST(ProgressTest, BannerTotalOnlyForTheEtaAndNamedStepBesideBar) {
   // verl: the bar counts batches of the epoch (9/62); the logger prints the global step 10.
+  // The banner's total is not on the step's line or next to it: not the reading's total (the
+  // corpus schema's rule), but the ETA's.
   Reading r = Track(
       "Number of steps/epoch 62, number of epochs 6, total number of steps 372\n"
       "Epoch 1/6:  15%|#         | 9/62 [01:06<06:18,  7.13s/it]step:10 - train/loss:0.89 - train/lr(1e-3):0.0027\n");
   EXPECT_EQ(FrameworkName(r.framework), "verl");
   EXPECT_EQ(r.step, 10);
-  EXPECT_EQ(r.total_steps, 372);
+  EXPECT_FALSE(r.total_steps.has_value());
+  ASSERT_TRUE(r.eta_s.has_value());
+  EXPECT_NEAR(*r.eta_s, (372 - 10) * 7.13, 1e-6);
   EXPECT_DOUBLE_EQ(*r.epoch, 1);
   EXPECT_DOUBLE_EQ(*r.loss, 0.89);
   EXPECT_DOUBLE_EQ(*r.seconds_per_step, 7.13);
