@@ -117,8 +117,8 @@ TEST(CorpusTest, TrackerOnSyntheticProgressFixtures) {
 // Batch H (S042-S061): frameworks no rule covers, written blind and measured once (value
 // fields 80/100), then the readers were changed from its misses. Fitted since: the floors are
 // the counts measured after the changes (99/100: S060's epoch is printed only on a header line
-// its writer does not count), every reader right; framework names of frameworks without a rule
-// are not bounded beyond the measured 17/20.
+// its writer does not count), every reader right; framework 18/20 (S042's bar of a DeepSpeed-based
+// trainer after DeepSpeed's own lines reads as deepspeed, S047's "Epoch 0:" bar as Lightning).
 TEST(CorpusTest, TrackerOnSyntheticProgressBatchH) {
   auto s = EvaluateProgress(Fixture("progress-synthetic.jsonl"), RecordFilter{ProgressIds(42, 61), {}});
   ASSERT_TRUE(s.ok()) << s.error().message;
@@ -127,7 +127,7 @@ TEST(CorpusTest, TrackerOnSyntheticProgressBatchH) {
   EXPECT_EQ(v.total, 100u);  // 20 records x 5 fields
   EXPECT_GE(v.right, 99u);
   EXPECT_EQ(s->fields["reader"].right, 20u);
-  EXPECT_GE(s->fields["framework"].right, 17u);
+  EXPECT_GE(s->fields["framework"].right, 18u);
 }
 
 // Ids T<from>..T<to> of the synthetic failure fixtures.

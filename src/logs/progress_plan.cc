@@ -175,7 +175,9 @@ Framework DetectFramework(std::string_view s) {
       (StartsWith(s, "steps: ") && Has(s, "iter time (s): ")))  // the pipeline engine's own line
     return Framework::kDeepSpeed;
   if (Has(s, "iter ") && Has(s, ": loss ")) return Framework::kNanoGpt;  // "iter 12: loss 3.1, time 560.1ms"
-  if (Has(s, "{'loss'") || Has(s, "'epoch':") || Has(s, "'learning_rate'") || Has(s, "{\"loss\"")) return Framework::kHfTrainer;
+  // The Trainer's log dicts always carry its 'epoch'; a loop's own dict of 'learning_rate' and
+  // 'loss' (EasyLM's pprint) does not.
+  if (Has(s, "{'loss'") || Has(s, "'epoch':") || Has(s, "{\"loss\"")) return Framework::kHfTrainer;
   if (Has(s, "v_num") || (Has(s, "Epoch ") && Has(s, "%||"))) return Framework::kLightning;
   if (Has(s, " - mmengine - ") || Has(s, "Epoch(train)") || Has(s, "Iter(train)") || Has(s, " - mmdet - ") ||
       Has(s, " - mmseg - ") || (Has(s, "Epoch [") && Has(s, "][") && Has(s, "data_time")))
