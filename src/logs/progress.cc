@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include "base/parse.h"
 
@@ -112,6 +113,14 @@ void ProgressTracker::OnLine(std::string_view raw, Time now) {
   {
     std::string_view t = raw;
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    // A dict's next line starts with a key, a value or a closing brace; anything else (an
+    // unbalanced brace inside a string, a record cut short) ends the record as it is.
+    if (!record_.empty() && !(t.empty() || std::strchr("'\"}]{[-0123456789", t.front()) != nullptr)) {
+      std::string joined = std::move(record_);
+      record_.clear();
+      record_depth_ = 0;
+      OnTextLine(joined, now);
+    }
     if (!record_.empty()) {
       record_ += ' ';
       record_.append(t.data(), t.size());

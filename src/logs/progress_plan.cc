@@ -303,14 +303,17 @@ struct Learner {
     // the upper end of a range of batches. Not after '/' ("12/70epoch" counts epochs).
     if (LossRank(key) < 0 && StepRank(key) < 0 && !IsEpochKey(key) && (p.offset == 0 || s[p.offset - 1] != '/')) {
       const bool range_end = !p.text.empty() && p.text[0] == '-' && p.offset > 0 && s[p.offset - 1] >= '0' && s[p.offset - 1] <= '9';
-      const bool glued_next = !suffix.empty() && IsAlphaC(suffix[0]);
-      if (glued_next && StartsWith(suffix, "epoch")) {
+      // Singular only: "12epoch" is a position, "5epochs" or "100steps" a count.
+      auto word = [&](std::string_view w) {
+        return StartsWith(suffix, w) && (suffix.size() == w.size() || (suffix[w.size()] != 's' && suffix[w.size()] != 'e'));
+      };
+      const bool glued_next = !suffix.empty() && IsAlphaC(suffix[0]) && !Has(key, "warmup") && !Has(key, "total") &&
+                              !Has(key, "max");
+      if (glued_next && word("epoch")) {
         Add(Field::kEpoch, k);
         return;
       }
-      if (glued_next && (StartsWith(suffix, "batch") || StartsWith(suffix, "iter") || StartsWith(suffix, "step"))) {
-        const bool range_start = StartsWith(suffix, "-");  // never true here; kept for clarity
-        (void)range_start;
+      if (glued_next && (word("batch") || word("iter") || word("step"))) {
         Add(Field::kStep, k, range_end ? -1 : 1, false, 2);
         if (2 < step_rank || step_param < 0) step_rank = 2, step_param = static_cast<int>(k);
         return;
@@ -407,6 +410,7 @@ struct Learner {
       if (Claimed(k) || a.offset == 0 || s[a.offset - 1] != '[') continue;
       size_t end = a.offset + a.text.size();
       if (end >= s.size() || s[end] != ']' || a.text.find_first_not_of("0123456789") != std::string_view::npos) continue;
+      if (a.text == "0") continue;  // "[0] loss=...": more often the printing rank than step 0
       Add(Field::kBarStep, k);
       return true;
     }
