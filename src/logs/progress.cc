@@ -348,7 +348,8 @@ void ProgressTracker::ObserveLoss(double loss) {
 Reading ProgressTracker::latest() const {
   Reading r = cur_;
   r.smoothed_step_s = printed_ema_ ? printed_ema_ : derived_ema_;
-  std::optional<int64_t> total = r.total_steps ? r.total_steps : planned_total_;
+  r.planned_total = r.total_steps ? r.total_steps : planned_total_;
+  std::optional<int64_t> total = r.planned_total;
   if (r.smoothed_step_s && r.step && total && *total >= *r.step)
     r.eta_s = static_cast<double>(*total - *r.step) * *r.smoothed_step_s;
   return r;

@@ -110,7 +110,8 @@ std::string ReaderName(const Plan& plan);
 struct Reading {
   Framework framework = Framework::kUnknown;
   std::string reader;  // ReaderName of the last progress line's plan
-  std::optional<int64_t> step, total_steps;
+  std::optional<int64_t> step, total_steps;  // total_steps: from the step's line or an adjacent one
+  std::optional<int64_t> planned_total;      // the last total printed anywhere (a run banner's): the ETA's
   std::optional<double> epoch, loss;
   std::optional<double> seconds_per_step;  // as printed (or following from one line alone)
   std::optional<double> smoothed_step_s;   // EMA of printed times, else of time between steps
