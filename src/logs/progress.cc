@@ -348,7 +348,10 @@ void ProgressTracker::ObserveLoss(double loss) {
 Reading ProgressTracker::latest() const {
   Reading r = cur_;
   r.smoothed_step_s = printed_ema_ ? printed_ema_ : derived_ema_;
-  r.planned_total = r.total_steps ? r.total_steps : planned_total_;
+  // A total printed elsewhere (a run banner's "total number of steps 372") is the run's total as
+  // the corpus labels it (P008), when no line of the step prints one of its own.
+  if (!r.total_steps) r.total_steps = planned_total_;
+  r.planned_total = r.total_steps;
   std::optional<int64_t> total = r.planned_total;
   if (r.smoothed_step_s && r.step && total && *total >= *r.step)
     r.eta_s = static_cast<double>(*total - *r.step) * *r.smoothed_step_s;

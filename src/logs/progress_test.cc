@@ -160,16 +160,16 @@ TEST(ProgressTest, OracleAskedOncePerUnknownTemplate) {
   EXPECT_NEAR(*t.latest().loss, 2.5, 1e-9);
 }
 
-TEST(ProgressTest, BannerTotalOnlyForTheEtaAndNamedStepBesideBar) {
+TEST(ProgressTest, BannerTotalAndNamedStepBesideBar) {
   // verl: the bar counts batches of the epoch (9/62); the logger prints the global step 10.
-  // The banner's total is not on the step's line or next to it: not the reading's total (the
-  // corpus schema's rule), but the ETA's.
+  // The banner's total is the run's total, as the development corpus labels it (P008), and the
+  // ETA's.
   Reading r = Track(
       "Number of steps/epoch 62, number of epochs 6, total number of steps 372\n"
       "Epoch 1/6:  15%|#         | 9/62 [01:06<06:18,  7.13s/it]step:10 - train/loss:0.89 - train/lr(1e-3):0.0027\n");
   EXPECT_EQ(FrameworkName(r.framework), "verl");
   EXPECT_EQ(r.step, 10);
-  EXPECT_FALSE(r.total_steps.has_value());
+  EXPECT_EQ(r.total_steps, 372);
   ASSERT_TRUE(r.eta_s.has_value());
   EXPECT_NEAR(*r.eta_s, (372 - 10) * 7.13, 1e-6);
   EXPECT_DOUBLE_EQ(*r.epoch, 1);
@@ -201,7 +201,10 @@ TEST(ProgressTest, DictOverSeveralLinesIsOneRecord) {
 TEST(ProgressTest, BannerTotalGlueCountersAndBarElapsed) {
   Reading r = Track("Total steps = 60\nstep 14 | loss 1.02\n");
   EXPECT_EQ(r.step, 14);
-  EXPECT_FALSE(r.total_steps.has_value());
+  EXPECT_EQ(r.total_steps, 60);
+  // A total on the step's own line wins over the banner's.
+  r = Track("Total steps = 60\nstep 14/50 | loss 1.02\n");
+  EXPECT_EQ(r.total_steps, 50);
   r = Track("12epoch:train:2001-2100batch: forward_time=0.123, loss=30.1, optim_step_time=0.034, train_time=0.456\n");
   EXPECT_EQ(r.step, 2100);
   EXPECT_DOUBLE_EQ(*r.epoch, 12);
