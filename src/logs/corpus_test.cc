@@ -130,6 +130,18 @@ TEST(CorpusTest, TrackerOnSyntheticProgressBatchH) {
   EXPECT_GE(s->fields["framework"].right, 18u);
 }
 
+// Batch I (S062-S081): frameworks no rule covers, written blind and measured once with the readers
+// after batch H's changes; not changed for it since, so these are held-out counts: value fields
+// 80/100 (step 16, total 18, epoch 16, loss 14, s/step 16). Floors at the measured counts.
+TEST(CorpusTest, TrackerOnSyntheticProgressBatchIMeasuredOnce) {
+  auto s = EvaluateProgress(Fixture("progress-synthetic.jsonl"), RecordFilter{ProgressIds(62, 81), {}});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  std::fputs(FormatProgressScores(*s, false).c_str(), stdout);
+  Tally v = ValueFields(*s);
+  EXPECT_EQ(v.total, 100u);  // 20 records x 5 fields
+  EXPECT_GE(v.right, 80u);
+}
+
 // Ids T<from>..T<to> of the synthetic failure fixtures.
 std::vector<std::string> FixtureIds(int from, int to) {
   std::vector<std::string> ids;
@@ -232,6 +244,20 @@ TEST(CorpusTest, DiagnosisOnSyntheticFailureBatchH) {
   EXPECT_EQ(RetryRight(s), 20u);
   EXPECT_EQ(s.confident_wrong, 0u);
   EXPECT_GE(s.suspect.right, 17u);
+}
+
+// Batch I (T219-T238): written blind and measured once with the rules after batch H's changes; not
+// changed for it since (held-out counts): category 18/20 (T232 withheld, T233 a TensorFlow OOM
+// from the user's batch size read as framework), retry 20/20, subtype 12/20 on its writer's
+// subtype names, suspect 15/20. Floors at the measured counts.
+TEST(CorpusTest, DiagnosisOnSyntheticFailureBatchIMeasuredOnce) {
+  DiagnoseScores s = SyntheticFailures(219, 238);
+  EXPECT_EQ(s.category.total, 20u);
+  EXPECT_GE(s.category.right, 18u);
+  EXPECT_EQ(RetryRight(s), 20u);
+  EXPECT_LE(s.confident_wrong, 1u);
+  EXPECT_GE(s.subtype.right, 12u);
+  EXPECT_GE(s.suspect.right, 15u);
 }
 
 }  // namespace
