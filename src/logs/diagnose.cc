@@ -214,11 +214,36 @@ Diagnosis Diagnoser::Explain(const CompressedLog& log, const std::vector<Match>&
     if (t.size() > 400) t = t.substr(0, 400) + "...";
     d.evidence.push_back(std::move(t));
   }
+  // A line that names a place only as a bystander is a weak suspect, kept only when no other
+  // line names one: Slurm's "*** JOB n ON host CANCELLED" names the batch host, and an IB
+  // completion flushed with status 5 (the queue pair was already in error) is the far side of a
+  // link that failed elsewhere.
+  std::vector<std::string> bystanders;
+  auto same = [](std::string a, std::string b) {
+    for (std::string* x : {&a, &b}) {
+      if (x->rfind("PCI:", 0) == 0) x->erase(0, 4);
+      if (x->size() == 12 && (*x)[10] == '.') x->resize(10);
+    }
+    return a == b;
+  };
   for (size_t l : lines) {
-    std::string s = ExtractSuspect(r.suspect, log.lines[l].text);
-    if (!s.empty() && std::find(suspects.begin(), suspects.end(), s) == suspects.end() && suspects.size() < 4)
-      suspects.push_back(s);
+    const std::string& text = log.lines[l].text;
+    const bool bystander = (text.find(" CANCELLED") != std::string::npos && text.find("*** ") != std::string::npos) ||
+                           text.find("with status=5 ") != std::string::npos;
+    std::string all = ExtractSuspect(r.suspect, text);
+    size_t from = 0;
+    while (from < all.size()) {
+      size_t comma = all.find(',', from);
+      if (comma == std::string::npos) comma = all.size();
+      std::string s = all.substr(from, comma - from);
+      from = comma + 1;
+      std::vector<std::string>& into = bystander ? bystanders : suspects;
+      if (!s.empty() && std::none_of(into.begin(), into.end(), [&](const std::string& x) { return same(x, s); }) &&
+          into.size() < 4)
+        into.push_back(s);
+    }
   }
+  if (suspects.empty()) suspects = bystanders;
   for (size_t i = 0; i < suspects.size(); ++i) d.suspect_node += (i ? "," : "") + suspects[i];
   return d;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include "base/parse.h"
 
@@ -98,13 +99,64 @@ void ProgressTracker::Finish(Time now) {
   split_.Finish([&](std::string_view line) { OnLine(line, now); });
 }
 
+// Brace depth change of a line (quotes not tracked: keys and values of printed dicts rarely hold braces).
+static int BraceDelta(std::string_view s) {
+  int d = 0;
+  for (char c : s) d += c == '{' ? 1 : c == '}' ? -1 : 0;
+  return d;
+}
+
 void ProgressTracker::OnLine(std::string_view raw, Time now) {
   ++lines_;
+  // A dict printed over several lines (pprint.pformat, json.dumps(indent=2)) is one record:
+  // its lines are joined and read as one line when its braces close.
+  {
+    std::string_view t = raw;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    // A dict's next line starts with a key, a value or a closing brace; anything else (an
+    // unbalanced brace inside a string, a record cut short) ends the record as it is.
+    if (!record_.empty() && !(t.empty() || std::strchr("'\"}]{[-0123456789", t.front()) != nullptr)) {
+      std::string joined = std::move(record_);
+      record_.clear();
+      record_depth_ = 0;
+      OnTextLine(joined, now);
+    }
+    if (!record_.empty()) {
+      record_ += ' ';
+      record_.append(t.data(), t.size());
+      record_depth_ += BraceDelta(t);
+      ++record_lines_;
+      if (record_depth_ <= 0 || record_lines_ > 64 || record_.size() > 16384) {
+        std::string joined = std::move(record_);
+        record_.clear();
+        record_depth_ = 0;
+        OnTextLine(joined, now);
+      }
+      return;
+    }
+    if (!t.empty() && t.front() == '{' && BraceDelta(t) > 0) {
+      record_.assign(t.data(), t.size());
+      record_depth_ = BraceDelta(t);
+      record_lines_ = 1;
+      return;
+    }
+  }
+  OnTextLine(raw, now);
+}
+
+void ProgressTracker::OnTextLine(std::string_view raw, Time now) {
   if (!HasDigit(raw)) {  // every progress line has a number; banners ("[axolotl] ...") may name the framework
     if (hint_ == Framework::kUnknown && lines_ <= kHintLines) hint_ = HintOf(raw);
+    std::string_view l = CleanLine(raw, &scratch_);
+    if (std::vector<std::string> h = TableHeader(l); !h.empty()) {
+      table_ = std::move(h);
+      table_line_ = lines_;
+    }
     return;
   }
   std::string_view line = CleanLine(raw, &scratch_);
+  Values row;
+  const bool is_row = TableRow(line, &row);
   Mask(line, &masked_);
   DrainMatch m = drain_.Add(masked_);
   if (m.created) {
@@ -113,7 +165,38 @@ void ProgressTracker::OnLine(std::string_view raw, Time now) {
   }
   const Plan* plan = PlanFor(m.cluster, m.created);
   if (plan == nullptr) return;
-  Apply(*plan, masked_, now);
+  Apply(*plan, masked_, now, is_row ? &row : nullptr);
+}
+
+// A row under a table header: as many cells (or more: a bar may follow the row), the first a
+// number ("14<TAB>1.021900", "2  0.318705  0.233912  0.071719  00:50", YOLO's "13/100  3.39G ...").
+bool ProgressTracker::TableRow(std::string_view line, Values* v) {
+  if (table_.empty()) return false;
+  if (lines_ > table_line_ + 1) {  // a table's rows follow its header without a gap
+    table_.clear();
+    return false;
+  }
+  std::vector<std::string_view> cells = TableCells(line);
+  if (cells.size() < table_.size() || cells.empty() || !(cells[0][0] >= '0' && cells[0][0] <= '9')) {
+    table_.clear();
+    return false;
+  }
+  bool any = false;
+  for (size_t i = 0; i < table_.size(); ++i) {
+    int col = TableColumn(table_[i]);
+    if (col < 0) continue;
+    std::string_view c = cells[i];
+    if (size_t sl = c.find('/'); sl != std::string_view::npos && col != 2) c = c.substr(0, sl);  // "13/100": the 13th
+    std::optional<double> x = ParseNumber(c);
+    if (!x) continue;
+    any = true;
+    if (col == 0) v->step = *x, v->step_rank = 1;
+    if (col == 1) v->epoch = *x;
+    if (col == 2) v->loss = *x, v->loss_rank = 1;
+  }
+  if (any) table_line_ = lines_;
+  else table_.clear();
+  return any;
 }
 
 const Plan* ProgressTracker::PlanFor(uint32_t cluster, bool created) {
@@ -135,9 +218,11 @@ const Plan* ProgressTracker::PlanFor(uint32_t cluster, bool created) {
   return p.get();
 }
 
-void ProgressTracker::Apply(const Plan& plan, const MaskedLine& line, Time now) {
-  if (!plan.progress()) return;
+void ProgressTracker::Apply(const Plan& plan, const MaskedLine& line, Time now, const Values* table) {
+  if (!plan.progress() && (table == nullptr || plan.eval)) return;
   Values v;
+  if (table != nullptr) v = *table;
+  bool seconds_set = false;
   for (const FieldRef& r : plan.refs) {
     std::optional<double> x = ParseNumber(line.params[r.param].text);
     if (!x) continue;
@@ -158,14 +243,22 @@ void ProgressTracker::Apply(const Plan& plan, const MaskedLine& line, Time now) 
       case Field::kLoss:
         if (r.rank < v.loss_rank) v.loss = val, v.loss_rank = r.rank;
         break;
-      case Field::kSeconds: v.seconds = val; break;
+      case Field::kSeconds:
+        // Several durations of one step on a line: the step holds its parts, so the largest.
+        if (!seconds_set || val > *v.seconds) v.seconds = val;
+        seconds_set = true;
+        break;
       case Field::kBarStep: v.bar_step = val; break;
       case Field::kBarTotal: v.bar_total = val; break;
       case Field::kBarSeconds: v.bar_seconds = val; break;
     }
   }
+  if (plan.elapsed_rate && !v.seconds && !v.bar_seconds && v.bar_step && *v.bar_step > 0) {
+    if (std::optional<double> e = ElapsedBefore(line.source); e && *e > 0) v.bar_seconds = *e / *v.bar_step;
+  }
   ++progress_lines_;
   Update(v, plan, now, LineTimestamp(line.source));
+  if (!plan.progress()) cur_.reader = "generic:" + std::string(GenericReaderName(GenericReader::kTable));
 }
 
 void ProgressTracker::Update(const Values& v, const Plan& plan, Time now, std::optional<Time> stamp) {
@@ -181,17 +274,25 @@ void ProgressTracker::Update(const Values& v, const Plan& plan, Time now, std::o
   std::optional<int64_t> istep;
   if (step && std::isfinite(*step) && std::fabs(*step) < 9e15) istep = static_cast<int64_t>(std::llround(*step));
   bool new_step = istep && istep != cur_.step;
+  // A line without a step of its own adds its total to the reading only right after the
+  // reading's own lines (HF Trainer's bar, then its dict): a run banner printed earlier is not
+  // the reading's (its total stays the ETA's plan). The epoch of a header ("Epoch 3/10")
+  // carries over to the steps printed under it.
+  const bool adjacent = new_step || !cur_.step || lines_ <= reading_line_ + 1 || (istep && istep == cur_.step);
   if (new_step) {
-    // A new step starts a new reading; the total and the framework carry over.
+    // A new step starts a new reading; the framework and the epoch carry over.
     Reading next;
-    next.total_steps = cur_.total_steps;
     next.framework = cur_.framework;
     next.epoch = cur_.epoch;
     cur_ = next;
     cur_.step = istep;
   }
-  if (total && std::isfinite(*total) && *total > 0 && *total < 9e15) cur_.total_steps = static_cast<int64_t>(std::llround(*total));
+  if (total && std::isfinite(*total) && *total > 0 && *total < 9e15) {
+    planned_total_ = static_cast<int64_t>(std::llround(*total));
+    if (adjacent) cur_.total_steps = planned_total_;
+  }
   if (v.epoch) cur_.epoch = v.epoch;
+  reading_line_ = lines_;
   if (v.loss) {
     cur_.loss = v.loss;
     ObserveLoss(*v.loss);
@@ -247,8 +348,13 @@ void ProgressTracker::ObserveLoss(double loss) {
 Reading ProgressTracker::latest() const {
   Reading r = cur_;
   r.smoothed_step_s = printed_ema_ ? printed_ema_ : derived_ema_;
-  if (r.smoothed_step_s && r.step && r.total_steps && *r.total_steps >= *r.step)
-    r.eta_s = static_cast<double>(*r.total_steps - *r.step) * *r.smoothed_step_s;
+  // A total printed elsewhere (a run banner's "total number of steps 372") is the run's total as
+  // the corpus labels it (P008), when no line of the step prints one of its own.
+  if (!r.total_steps) r.total_steps = planned_total_;
+  r.planned_total = r.total_steps;
+  std::optional<int64_t> total = r.planned_total;
+  if (r.smoothed_step_s && r.step && total && *total >= *r.step)
+    r.eta_s = static_cast<double>(*total - *r.step) * *r.smoothed_step_s;
   return r;
 }
 

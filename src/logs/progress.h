@@ -47,7 +47,7 @@ std::string_view FrameworkName(Framework f);  // the corpus names: "megatron-lm"
 // Which generic reader found a line's values when no framework rule recognised the line
 // (progress_plan.cc): a tqdm bar's counter, a rich bar's counter, a bracketed or leading
 // `N/M` counter, a JSON object's keys, or `key=value` / `key: value` words.
-enum class GenericReader { kKeyValue, kJson, kTqdm, kRich, kCounter };
+enum class GenericReader { kKeyValue, kJson, kTqdm, kRich, kCounter, kTable };
 std::string_view GenericReaderName(GenericReader g);  // "tqdm", "rich", "counter", "json", "keyvalue"
 
 // What one number on a progress line means.
@@ -70,11 +70,21 @@ struct Plan {
   GenericReader generic = GenericReader::kKeyValue;  // the reader when no framework rule did
   bool eval = false;       // an evaluation/validation line: never the training progress
   bool from_oracle = false;
+  bool elapsed_rate = false;  // a bar without a rate: seconds per step = its elapsed time / its count
   bool progress() const { return !eval && !refs.empty(); }
 };
 
 // Learns the plan of a line from its words (progress_plan.cc).
 Plan LearnPlan(const MaskedLine& line);
+// A tqdm bar's elapsed time ("[00:41<00:10]" -> 41), if the line shows one.
+std::optional<double> ElapsedBefore(std::string_view line);
+// Column names of a table header ("Step<TAB>Training Loss", "epoch  train_loss  valid_loss"):
+// cells split at tabs or runs of two spaces; empty unless one names a step, epoch or loss.
+std::vector<std::string> TableHeader(std::string_view line);
+// The meaning of a table column: 0 step, 1 epoch, 2 loss; -1 none.
+int TableColumn(std::string_view name);
+// Cells of a line split like a header's.
+std::vector<std::string_view> TableCells(std::string_view line);
 
 // Optional helper for formats the built-in plan learner does not understand (the LLM
 // backend implements it). Returns a plan, or nullopt to leave the template unparsed.
@@ -100,7 +110,8 @@ std::string ReaderName(const Plan& plan);
 struct Reading {
   Framework framework = Framework::kUnknown;
   std::string reader;  // ReaderName of the last progress line's plan
-  std::optional<int64_t> step, total_steps;
+  std::optional<int64_t> step, total_steps;  // total_steps: from the step's line or an adjacent one
+  std::optional<int64_t> planned_total;      // the last total printed anywhere (a run banner's): the ETA's
   std::optional<double> epoch, loss;
   std::optional<double> seconds_per_step;  // as printed (or following from one line alone)
   std::optional<double> smoothed_step_s;   // EMA of printed times, else of time between steps
@@ -138,8 +149,10 @@ class ProgressTracker {
  private:
   struct Values;
   void OnLine(std::string_view raw, Time now);
+  void OnTextLine(std::string_view line, Time now);
+  bool TableRow(std::string_view line, Values* v);
   const Plan* PlanFor(uint32_t cluster, bool created);
-  void Apply(const Plan& plan, const MaskedLine& line, Time now);
+  void Apply(const Plan& plan, const MaskedLine& line, Time now, const Values* table);
   void Update(const Values& v, const Plan& plan, Time now, std::optional<Time> stamp);
   void ObserveLoss(double loss);
   void ObserveStepTime(const Values& v, Time now, std::optional<Time> stamp);
@@ -161,6 +174,13 @@ class ProgressTracker {
   size_t loss_n_ = 0;
   std::vector<Anomaly> anomalies_;
   uint64_t lines_ = 0, progress_lines_ = 0, plans_learned_ = 0;
+  uint64_t reading_line_ = 0;                 // the last line that gave the current reading a value
+  std::optional<int64_t> planned_total_;      // the last total printed anywhere (for the ETA)
+  std::string record_;                        // a dict printed over several lines, so far
+  int record_depth_ = 0;
+  size_t record_lines_ = 0;
+  std::vector<std::string> table_;            // the column names of the table being printed
+  uint64_t table_line_ = 0;                   // its header's or last row's line
 };
 
 // A leading "YYYY-MM-DD HH:MM:SS" in the first 64 bytes of a line (log timestamps).

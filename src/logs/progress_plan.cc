@@ -66,6 +66,11 @@ int LossRank(std::string_view k) {
   for (std::string_view t : {"reduced_train_loss", "lm loss", "train/loss", "train_loss", "training_loss", "train loss",
                              "loss/train", "train/lm_loss"})
     if (Has(k, t)) return 0;
+  // A loss named for the current batch or step beside a plain "loss": the plain one is then the
+  // running average (AllenNLP's "batch_loss" and "loss", Ignite's "batch loss").
+  for (std::string_view t : {"batch_loss", "batch loss", "step_loss", "step loss", "cur_loss", "current_loss", "curr_loss",
+                             "iter_loss", "loss_batch"})
+    if (last == t || Has(k, t)) return 0;
   if (last == "loss") return 1;
   for (std::string_view x : {"nll", "aux", "z_loss", "kl", "moe", "balanc", "entropy", "vf_"})
     if (Has(last, x)) return -1;
@@ -96,12 +101,25 @@ bool IsTotalKey(std::string_view k) {
 }
 
 bool IsEpochKey(std::string_view k) {
+  // "epoch", "train epoch", and a bar's description "Train step of epoch".
+  if (EndsWith(k, " of epoch") && Words(k) <= 5 && !Has(k, "number") && !Has(k, "num")) return true;
   return Words(k) <= 2 && LastSegment(k) == "epoch" && !Has(k, "step") && !Has(k, "number") && !Has(k, "num");
 }
 
 // Seconds per step from a key (and the unit after the number): scale, or 0 if none.
+// A part of a step timed on its own (ESPnet's "forward_time", "optim_step_time", MMEngine's
+// "data_time"): never the step's time.
+bool IsPhaseTimeKey(std::string_view k) {
+  std::string_view last = LastSegment(k);
+  for (std::string_view p : {"forward", "backward", "optim", "data", "load", "fetch", "comm", "wait", "sync", "fwd", "bwd",
+                             "h2d", "d2h", "ckpt", "save", "eval", "val", "elapsed", "total", "eta", "remaining"})
+    if (StartsWith(last, p)) return true;
+  return false;
+}
+
 double SecondsScale(std::string_view k, std::string_view suffix, bool* invert) {
   *invert = false;
+  if (IsPhaseTimeKey(k) && !Has(k, "per_") && !Has(k, "per ")) return 0;
   bool ms_key = Has(k, "(ms)") || Has(k, "_ms") || Has(k, " ms") || Has(k, "in ms");
   // The unit may follow after one space: "iter time: 512.00 ms", "batch_cost: 0.51 s".
   std::string_view u = StartsWith(suffix, " ") ? suffix.substr(1) : suffix;
@@ -157,7 +175,9 @@ Framework DetectFramework(std::string_view s) {
       (StartsWith(s, "steps: ") && Has(s, "iter time (s): ")))  // the pipeline engine's own line
     return Framework::kDeepSpeed;
   if (Has(s, "iter ") && Has(s, ": loss ")) return Framework::kNanoGpt;  // "iter 12: loss 3.1, time 560.1ms"
-  if (Has(s, "{'loss'") || Has(s, "'epoch':") || Has(s, "'learning_rate'") || Has(s, "{\"loss\"")) return Framework::kHfTrainer;
+  // The Trainer's log dicts always carry its 'epoch'; a loop's own dict of 'learning_rate' and
+  // 'loss' (EasyLM's pprint) does not.
+  if (Has(s, "{'loss'") || Has(s, "'epoch':") || Has(s, "{\"loss\"")) return Framework::kHfTrainer;
   if (Has(s, "v_num") || (Has(s, "Epoch ") && Has(s, "%||"))) return Framework::kLightning;
   if (Has(s, " - mmengine - ") || Has(s, "Epoch(train)") || Has(s, "Iter(train)") || Has(s, " - mmdet - ") ||
       Has(s, " - mmseg - ") || (Has(s, "Epoch [") && Has(s, "][") && Has(s, "data_time")))
@@ -185,9 +205,11 @@ bool IsAuxiliaryBar(std::string_view s) {
   std::string_view desc = s.substr(0, bar);
   for (std::string_view w : {"Loading", "Downloading", "Download", "Map", "Tokeniz", "Generating", "Filter", "Saving",
                              "Fetching", "Resolving", "Processing", "Preprocessing", "Uploading", "Extracting",
-                             "Converting", "Packing", "Shuffling", "Writing"})
+                             "Converting", "Packing", "Shuffling", "Writing", "Processed", "prompts", "Rollout",
+                             "Sampling", "Encoding", "Embedding", "Indexing", "Caching"})
     if (Has(desc, w)) return true;
-  for (std::string_view u : {"examples/s", "ba/s", "B/s]", "B/s,", "files/s", "shards/s", "docs/s"})
+  for (std::string_view u : {"examples/s", "ba/s", "B/s]", "B/s,", "files/s", "shards/s", "docs/s", "toks/s", "tokens/s",
+                             "tok/s", "prompts/s", "req/s", "seqs/s"})
     if (Has(s.substr(bar), u)) return true;
   return false;
 }
@@ -200,6 +222,41 @@ bool SlashJoined(std::string_view s, const MaskedParam& a, const MaskedParam& b)
   return std::count(gap.begin(), gap.end(), '/') == 1 &&
          std::all_of(gap.begin(), gap.end(), [](char c) { return c == '/' || c == ' '; });
 }
+
+}  // namespace
+
+// A tqdm bar's "[elapsed<remaining" ("[00:41<00:10]", "[1:02:05<7:36:07"): elapsed seconds.
+std::optional<double> ElapsedBefore(std::string_view s) {
+  size_t lt = s.rfind('<');
+  while (lt != std::string_view::npos) {
+    size_t b = lt;
+    while (b > 0 && ((s[b - 1] >= '0' && s[b - 1] <= '9') || s[b - 1] == ':')) --b;
+    if (b > 0 && s[b - 1] == '[' && b < lt) {
+      std::string_view t = s.substr(b, lt - b);
+      double total = 0;
+      int parts = 0;
+      size_t i = 0;
+      bool ok = true;
+      while (i <= t.size()) {
+        size_t j = t.find(':', i);
+        if (j == std::string_view::npos) j = t.size();
+        std::string_view f = t.substr(i, j - i);
+        if (f.empty() || f.size() > 2 + (parts == 0 ? 4 : 0)) { ok = false; break; }
+        int v = 0;
+        for (char c : f) v = v * 10 + (c - '0');
+        total = total * 60 + v;
+        ++parts;
+        i = j + 1;
+      }
+      if (ok && parts >= 2 && parts <= 3) return total;
+    }
+    if (lt == 0) break;
+    lt = s.rfind('<', lt - 1);
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 struct Learner {
   const MaskedLine& line;
@@ -230,6 +287,38 @@ struct Learner {
     if (IsEvalKey(key)) *any_eval = true;
     if (!key.empty()) keyed.push_back(k);
     bool invert = false;
+    // "'global_step/max_steps': '30/250'": a step key and a total key over an N/M value.
+    if (size_t slash = key.rfind('/'); slash != std::string::npos && k + 1 < line.params.size() &&
+                                       SlashJoined(s, p, line.params[k + 1])) {
+      std::string_view a = std::string_view(key).substr(0, slash), b = std::string_view(key).substr(slash + 1);
+      if (int sr = StepRank(a); sr >= 0 && IsTotalKey(b)) {
+        Add(Field::kStep, k, 1, false, sr);
+        if (sr < step_rank || step_param < 0) step_rank = sr, step_param = static_cast<int>(k);
+        Add(Field::kTotal, k + 1, 1, false, sr);
+        keyed.push_back(k + 1);
+        return;
+      }
+    }
+    // A counter word glued after the number: "12epoch", "2001-2100batch" (ESPnet): the epoch, or
+    // the upper end of a range of batches. Not after '/' ("12/70epoch" counts epochs).
+    if (LossRank(key) < 0 && StepRank(key) < 0 && !IsEpochKey(key) && (p.offset == 0 || s[p.offset - 1] != '/')) {
+      const bool range_end = !p.text.empty() && p.text[0] == '-' && p.offset > 0 && s[p.offset - 1] >= '0' && s[p.offset - 1] <= '9';
+      // Singular only: "12epoch" is a position, "5epochs" or "100steps" a count.
+      auto word = [&](std::string_view w) {
+        return StartsWith(suffix, w) && (suffix.size() == w.size() || (suffix[w.size()] != 's' && suffix[w.size()] != 'e'));
+      };
+      const bool glued_next = !suffix.empty() && IsAlphaC(suffix[0]) && !Has(key, "warmup") && !Has(key, "total") &&
+                              !Has(key, "max");
+      if (glued_next && word("epoch")) {
+        Add(Field::kEpoch, k);
+        return;
+      }
+      if (glued_next && (word("batch") || word("iter") || word("step"))) {
+        Add(Field::kStep, k, range_end ? -1 : 1, false, 2);
+        if (2 < step_rank || step_param < 0) step_rank = 2, step_param = static_cast<int>(k);
+        return;
+      }
+    }
     if (int r = LossRank(key); r >= 0) {
       *any_train_loss = true;
       Add(Field::kLoss, k, 1, false, r);
@@ -289,6 +378,45 @@ struct Learner {
     return false;
   }
 
+  // A line that times a step's phases ("forward_time=0.12, backward_time=0.10, ...,
+  // train_time=0.45", ESPnet): its "train_time" is the whole step's.
+  void PhaseBreakdown() {
+    std::string_view s = line.source;
+    bool phases = false;
+    int train = -1;
+    for (size_t k = 0; k < line.params.size(); ++k) {
+      std::string key = KeyBefore(s, line.params[k].offset);
+      if (EndsWith(key, "_time") && IsPhaseTimeKey(key)) phases = true;
+      if (key == "train_time" || key == "batch_time" || key == "train_step_time") train = static_cast<int>(k);
+    }
+    if (phases && train >= 0 && std::none_of(plan.refs.begin(), plan.refs.end(), [&](const FieldRef& r) {
+          return r.param == static_cast<uint32_t>(train);
+        }))
+      Add(Field::kSeconds, static_cast<size_t>(train));
+  }
+
+  // "[1200] steps_per_second=4.2, train_loss=2.1" (clu's LoggingWriter): a lone integer in
+  // brackets before a line's metrics is their step.
+  bool BracketStep() {
+    std::string_view s = line.source;
+    bool metrics = std::any_of(plan.refs.begin(), plan.refs.end(), [](const FieldRef& r) {
+      return r.field == Field::kLoss || r.field == Field::kSeconds;
+    });
+    if (!metrics) return false;
+    for (const FieldRef& r : plan.refs)
+      if (r.field == Field::kStep || r.field == Field::kBarStep) return false;
+    for (size_t k = 0; k < line.params.size(); ++k) {
+      const MaskedParam& a = line.params[k];
+      if (Claimed(k) || a.offset == 0 || s[a.offset - 1] != '[') continue;
+      size_t end = a.offset + a.text.size();
+      if (end >= s.size() || s[end] != ']' || a.text.find_first_not_of("0123456789") != std::string_view::npos) continue;
+      if (a.text == "0") continue;  // "[0] loss=...": more often the printing rank than step 0
+      Add(Field::kBarStep, k);
+      return true;
+    }
+    return false;
+  }
+
   // A counter without a key: "[ 50/500]", "[ 100/1251 (  8%)]" (MMEngine, mmcv, timm) or a
   // line that starts "120/500 [" (Keras). A date ("2026/12/07") has neither shape.
   bool Counter() {
@@ -303,6 +431,12 @@ struct Learner {
       while (after < s.size() && s[after] == ' ') ++after;
       char next = after < s.size() ? s[after] : '\0';
       bool bracketed = before > 0 && s[before - 1] == '[' && (next == ']' || next == '(');
+      // "1.2% (1200/100000)": a share of the run, then its counter in parentheses.
+      if (!bracketed && before > 1 && s[before - 1] == '(' && next == ')') {
+        size_t q = before - 1;
+        while (q > 0 && s[q - 1] == ' ') --q;
+        bracketed = q > 0 && s[q - 1] == '%';
+      }
       bool leading = before == 0 && (next == '[' || next == '-');  // Keras "120/500 [===" and "100/100 - 12s"
       if (!bracketed && !leading) continue;
       Add(Field::kBarStep, k);
@@ -353,6 +487,16 @@ Plan LearnPlan(const MaskedLine& line) {
   if (l.plan.framework == Framework::kTimm) l.TimmEpoch();
   bool counter = !bar && !rich && l.Counter();
   l.DeepSpeedTimer();
+  l.PhaseBreakdown();
+  if (!bar && !rich && !counter) counter = l.BracketStep();
+  // A bar that prints no rate ("[312/391]  80%|███ , batch loss=0.612 [00:41<00:10]", Ignite):
+  // its elapsed time over its count is the time per step.
+  if (bar || counter) {
+    bool timed = std::any_of(l.plan.refs.begin(), l.plan.refs.end(), [](const FieldRef& r) {
+      return r.field == Field::kSeconds || r.field == Field::kBarSeconds;
+    });
+    l.plan.elapsed_rate = !timed && ElapsedBefore(line.source).has_value();
+  }
   size_t lead = line.source.find_first_not_of(' ');
   bool json_line = lead != std::string_view::npos && line.source[lead] == '{';
   l.plan.generic = json_line ? GenericReader::kJson
@@ -362,6 +506,47 @@ Plan LearnPlan(const MaskedLine& line) {
                              : GenericReader::kKeyValue;
   l.plan.eval = IsEvalLine(line.source) || IsAuxiliaryBar(line.source) || (any_eval && !any_train_loss);
   return l.plan;
+}
+
+std::vector<std::string_view> TableCells(std::string_view line) {
+  std::vector<std::string_view> cells;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i == line.size()) break;
+    size_t j = i;
+    // A cell ends at a tab or at two spaces; one space stays inside ("Training Loss").
+    while (j < line.size() && line[j] != '\t' && !(line[j] == ' ' && j + 1 < line.size() && line[j + 1] == ' ') &&
+           !(line[j] == ' ' && j + 1 == line.size()))
+      ++j;
+    cells.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  return cells;
+}
+
+int TableColumn(std::string_view name) {
+  std::string k;
+  for (char c : name) k.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  if (IsEpochKey(k)) return 1;
+  // Only a main loss: a table of several "*_loss" columns (box, cls, dfl) has no single one.
+  if (int r = LossRank(k); r >= 0 && r <= 1) return 2;
+  if (StepRank(k) >= 0 && StepRank(k) <= 1) return 0;
+  return -1;
+}
+
+std::vector<std::string> TableHeader(std::string_view line) {
+  std::vector<std::string_view> cells = TableCells(line);
+  std::vector<std::string> out;
+  if (cells.size() < 2 || cells.size() > 24) return out;
+  bool named = false;
+  for (std::string_view c : cells) {
+    if (c.size() > 32 || !IsAlphaC(c[0])) return {};
+    named = named || TableColumn(c) >= 0;
+  }
+  if (!named) return out;
+  for (std::string_view c : cells) out.emplace_back(c);
+  return out;
 }
 
 std::string_view FrameworkName(Framework f) {
@@ -392,6 +577,7 @@ std::string_view GenericReaderName(GenericReader g) {
     case GenericReader::kTqdm: return "tqdm";
     case GenericReader::kRich: return "rich";
     case GenericReader::kCounter: return "counter";
+    case GenericReader::kTable: return "table";
   }
   return "";
 }

@@ -160,17 +160,65 @@ TEST(ProgressTest, OracleAskedOncePerUnknownTemplate) {
   EXPECT_NEAR(*t.latest().loss, 2.5, 1e-9);
 }
 
-TEST(ProgressTest, TotalFromAnEarlierLineAndNamedStepBesideBar) {
+TEST(ProgressTest, BannerTotalAndNamedStepBesideBar) {
   // verl: the bar counts batches of the epoch (9/62); the logger prints the global step 10.
+  // The banner's total is the run's total, as the development corpus labels it (P008), and the
+  // ETA's.
   Reading r = Track(
       "Number of steps/epoch 62, number of epochs 6, total number of steps 372\n"
       "Epoch 1/6:  15%|#         | 9/62 [01:06<06:18,  7.13s/it]step:10 - train/loss:0.89 - train/lr(1e-3):0.0027\n");
   EXPECT_EQ(FrameworkName(r.framework), "verl");
   EXPECT_EQ(r.step, 10);
   EXPECT_EQ(r.total_steps, 372);
+  ASSERT_TRUE(r.eta_s.has_value());
+  EXPECT_NEAR(*r.eta_s, (372 - 10) * 7.13, 1e-6);
   EXPECT_DOUBLE_EQ(*r.epoch, 1);
   EXPECT_DOUBLE_EQ(*r.loss, 0.89);
   EXPECT_DOUBLE_EQ(*r.seconds_per_step, 7.13);
+}
+
+TEST(ProgressTest, TableRowsUnderAHeader) {
+  Reading r = Track("Step\tTraining Loss\n1\t1.815700\n2\t1.759400\n");
+  EXPECT_EQ(r.step, 2);
+  EXPECT_DOUBLE_EQ(*r.loss, 1.7594);
+  EXPECT_EQ(r.reader, "generic:table");
+  // Several "*_loss" parts: no single loss; "13/100" is the 13th epoch.
+  r = Track("  Epoch  GPU_mem  box_loss  cls_loss  Size\n  13/100  3.39G  1.121  0.8750  640:  33%|###  | 155/469 [00:37<01:15,  4.16it/s]\n");
+  EXPECT_DOUBLE_EQ(*r.epoch, 13);
+  EXPECT_FALSE(r.loss.has_value());
+  EXPECT_EQ(r.step, 155);
+}
+
+TEST(ProgressTest, DictOverSeveralLinesIsOneRecord) {
+  Reading r = Track("{'accuracy': 0.48,\n 'loss': 2.4123,\n 'step': 4000}\n");
+  EXPECT_EQ(r.step, 4000);
+  EXPECT_DOUBLE_EQ(*r.loss, 2.4123);
+  // An unbalanced brace inside a string does not swallow the progress lines after it.
+  r = Track("{'prompt': 'a { b',\nstep 10 | loss 2.5\nstep 11 | loss 2.4\n");
+  EXPECT_EQ(r.step, 11);
+}
+
+TEST(ProgressTest, BannerTotalGlueCountersAndBarElapsed) {
+  Reading r = Track("Total steps = 60\nstep 14 | loss 1.02\n");
+  EXPECT_EQ(r.step, 14);
+  EXPECT_EQ(r.total_steps, 60);
+  // A total on the step's own line wins over the banner's.
+  r = Track("Total steps = 60\nstep 14/50 | loss 1.02\n");
+  EXPECT_EQ(r.total_steps, 50);
+  r = Track("12epoch:train:2001-2100batch: forward_time=0.123, loss=30.1, optim_step_time=0.034, train_time=0.456\n");
+  EXPECT_EQ(r.step, 2100);
+  EXPECT_DOUBLE_EQ(*r.epoch, 12);
+  EXPECT_DOUBLE_EQ(*r.seconds_per_step, 0.456);
+  r = Track("Epoch [3/24]: [312/391]  80%|########  , batch loss=0.612 [00:41<00:10]\n");
+  EXPECT_EQ(r.step, 312);
+  EXPECT_NEAR(*r.seconds_per_step, 41.0 / 312, 1e-9);
+  r = Track("accuracy: 0.81, batch_loss: 0.4123, loss: 0.4876 ||:  45%|####5     | 450/1000 [01:23<01:40,  5.41it/s]\n");
+  EXPECT_DOUBLE_EQ(*r.loss, 0.4123);
+  r = Track("{'loss': 1.23, 'epoch': 0.12, 'global_step/max_steps': '30/250'}\n");
+  EXPECT_EQ(r.step, 30);
+  EXPECT_EQ(r.total_steps, 250);
+  r = Track("Processed prompts: 100%|##########| 64/64 [00:07<00:00,  8.61it/s, est. speed input: 1203.44 toks/s]\n");
+  EXPECT_FALSE(r.step.has_value());
 }
 
 TEST(ProgressTest, BinaryAndHugeInputNeverCrash) {

@@ -1,5 +1,7 @@
 #include "logs/rules.h"
 
+#include <cctype>
+
 #include <algorithm>
 
 #include <toml.hpp>
@@ -32,6 +34,7 @@ std::optional<SuspectKind> ParseSuspectKind(std::string_view s) {
   if (s == "pci") return SuspectKind::kPci;
   if (s == "nccl_host") return SuspectKind::kNcclHost;
   if (s == "slurm_node") return SuspectKind::kSlurmNode;
+  if (s == "storage_server") return SuspectKind::kStorageServer;
   return std::nullopt;
 }
 
@@ -41,6 +44,7 @@ std::string_view SuspectKindName(SuspectKind k) {
     case SuspectKind::kPci: return "pci";
     case SuspectKind::kNcclHost: return "nccl_host";
     case SuspectKind::kSlurmNode: return "slurm_node";
+    case SuspectKind::kStorageServer: return "storage_server";
   }
   return "none";
 }
@@ -347,15 +351,66 @@ bool IsHostChar(char ch) {
          ch == '_';
 }
 
+bool IsPciAt(std::string_view r) {  // dddd:bb:dd
+  bool ok = r.size() >= 10 && r[4] == ':' && r[7] == ':';
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) ok = ok && i < r.size() && IsHexChar(r[i]);
+  return ok && (r.size() == 10 || !IsHexChar(r[10]));
+}
+
+// "gpu-n08: ..." (pdsh, the deepspeed launcher, mpirun --tag-output style): the host that
+// printed the line. A name of lowercase letters, digits, '-' and '.', with a letter and a digit.
+std::string HostPrefix(std::string_view line) {
+  size_t i = 0;
+  bool letter = false, digit = false;
+  while (i < line.size() && (std::islower(static_cast<unsigned char>(line[i])) || std::isdigit(static_cast<unsigned char>(line[i])) ||
+                             line[i] == '-' || line[i] == '.')) {
+    letter = letter || std::islower(static_cast<unsigned char>(line[i]));
+    digit = digit || std::isdigit(static_cast<unsigned char>(line[i]));
+    ++i;
+  }
+  if (i < 2 || !letter || !digit || line.substr(i, 2) != ": ") return "";
+  return std::string(line.substr(0, i));
+}
+
 std::string Pci(std::string_view line) {
   size_t p = line.find("PCI:");
   while (p != std::string_view::npos) {
     std::string_view r = line.substr(p + 4);
-    // dddd:bb:dd
-    bool ok = r.size() >= 10 && r[4] == ':' && r[7] == ':';
-    for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) ok = ok && i < r.size() && IsHexChar(r[i]);
-    if (ok) return "PCI:" + std::string(r.substr(0, 10));
+    if (IsPciAt(r)) return "PCI:" + std::string(r.substr(0, 10));
     p = line.find("PCI:", p + 4);
+  }
+  // The kernel's PCIe error reports name the device bare ("nvidia 0000:41:00.0: AER: ...",
+  // "AER: ... error received: 0000:41:00.0"); a PCIe port ("pcieport 0000:40:01.1") is the bridge
+  // that reports it, not the device. (NVRM's own lines are read by their "PCI:" form only.)
+  if (line.find("AER") == std::string_view::npos) return "";
+  for (size_t i = 0; i + 10 <= line.size(); ++i) {
+    if (!IsPciAt(line.substr(i)) || (i > 0 && (IsHexChar(line[i - 1]) || line[i - 1] == ':'))) continue;
+    std::string_view before = line.substr(0, i);
+    while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+    if (before.size() >= 8 && before.substr(before.size() - 8) == "pcieport") continue;
+    size_t end = i + 10;
+    if (end + 1 < line.size() && line[end] == '.' && std::isdigit(static_cast<unsigned char>(line[end + 1]))) end += 2;
+    std::string id(line.substr(i, end - i));
+    std::string host = HostPrefix(line);
+    return host.empty() ? id : host + "," + id;
+  }
+  return "";
+}
+
+// The server of a network file system that stopped answering: Lustre's "(at 10.20.0.12@o2ib)"
+// or "Connection restored to 10.20.0.12@o2ib", NFS's "nfs: server fs01 not responding".
+std::string StorageServer(std::string_view line) {
+  for (std::string_view lnet : {"@o2ib", "@tcp"}) {
+    size_t p = line.find(lnet);
+    if (p == std::string_view::npos) continue;
+    size_t b = p;
+    while (b > 0 && (std::isdigit(static_cast<unsigned char>(line[b - 1])) || line[b - 1] == '.')) --b;
+    if (b < p) return std::string(line.substr(b, p - b));
+  }
+  if (size_t p = line.find("nfs: server "); p != std::string_view::npos) {
+    size_t b = p + 12, e = b;
+    while (e < line.size() && IsHostChar(line[e])) ++e;
+    if (e > b) return std::string(line.substr(b, e - b));
   }
   return "";
 }
@@ -411,6 +466,7 @@ std::string ExtractSuspect(SuspectKind kind, std::string_view line) {
     case SuspectKind::kPci: return Pci(line);
     case SuspectKind::kNcclHost: return NcclHost(line);
     case SuspectKind::kSlurmNode: return SlurmNode(line);
+    case SuspectKind::kStorageServer: return StorageServer(line);
   }
   return "";
 }

@@ -26,6 +26,7 @@ enum class SuspectKind {
   kPci,        // "PCI:0000:9b:00" (NVRM Xid lines)
   kNcclHost,   // "host:pid:tid [dev] NCCL ..." NCCL debug prefix
   kSlurmNode,  // "*** JOB 7 ON node12 CANCELLED", "Node failure on node12", "srun: error: node12: task"
+  kStorageServer,  // "(at 10.20.0.12@o2ib)" (Lustre), "nfs: server fs01 not responding"
 };
 std::optional<SuspectKind> ParseSuspectKind(std::string_view s);
 std::string_view SuspectKindName(SuspectKind k);

@@ -92,6 +92,15 @@ TEST(PythonExceptionTest, Lines) {
 TEST(SuspectTest, Extractors) {
   EXPECT_EQ(ExtractSuspect(SuspectKind::kPci, "NVRM: Xid (PCI:0000:9b:00): 119, pid=1"), "PCI:0000:9b:00");
   EXPECT_EQ(ExtractSuspect(SuspectKind::kPci, "NVRM: GPU 0000:91:00.0: GPU has fallen off the bus."), "");
+  EXPECT_EQ(ExtractSuspect(SuspectKind::kPci, "gpu-n08: [Tue Jul  2 19:44:29 2024] pcieport 0000:40:01.1: AER: Uncorrected (Fatal) "
+                                              "error received: 0000:41:00.0"),
+            "gpu-n08,0000:41:00.0");
+  EXPECT_EQ(ExtractSuspect(SuspectKind::kPci, "nvidia 0000:41:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal)"),
+            "0000:41:00.0");
+  EXPECT_EQ(ExtractSuspect(SuspectKind::kStorageServer,
+                           "Lustre: scratch-OST0012-osc-ffff: Connection to scratch-OST0012 (at 10.20.0.12@o2ib) was lost"),
+            "10.20.0.12");
+  EXPECT_EQ(ExtractSuspect(SuspectKind::kStorageServer, "nfs: server fs01 not responding, still trying"), "fs01");
   EXPECT_EQ(ExtractSuspect(SuspectKind::kNcclHost, "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB"),
             "kp-ddp-worker-0");
   EXPECT_EQ(ExtractSuspect(SuspectKind::kNcclHost, "[rank0]: NCCL WARN"), "");

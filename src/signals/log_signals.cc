@@ -131,7 +131,7 @@ SignalReading LogSignals::Read(uint32_t job, Time now, Duration done_s) {
   const logs::Reading r = run.tracker.latest();
   SignalReading out;
   if (r.step) out.step = *r.step;
-  if (r.total_steps) out.total = *r.total_steps;
+  if (r.planned_total) out.total = *r.planned_total;  // a run banner's total counts here too
   if (r.eta_s) out.eta_s = *r.eta_s;
   return out;
 }
