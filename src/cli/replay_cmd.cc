@@ -112,6 +112,7 @@ struct Options {
   int64_t max_wall = 0;
   int timeout_ms = 10000;
   bool skip_bad_rows = false;
+  bool swf_procs_as_gpus = false;
   bool dry_run = false;       // select, scale and predict only; nothing is submitted
   bool warmup = true;         // one short job through Slurm before t0 (see RunWarmup)
   bool native = false;        // Slurm schedules by itself; the policy is `slurm` (predicts it)
@@ -186,6 +187,7 @@ Result<Trace> LoadReplayTrace(const Options& o) {
   ORR_ASSIGN_OR_RETURN(TraceFormat fmt, ParseTraceFormat(o.format));
   ImportOptions io;
   io.skip_bad_rows = o.skip_bad_rows;
+  io.swf_procs_as_gpus = o.swf_procs_as_gpus;
   return LoadTrace(o.trace, fmt, io, nullptr);
 }
 
@@ -871,6 +873,7 @@ void RegisterReplay(CLI::App& app, int* exit_code) {
   cmd->add_option("--nodes", o->dry_nodes, "with --dry-run: assume N nodes instead of asking sinfo");
   cmd->add_option("--node-gpus", o->dry_node_gpus, "with --dry-run --nodes: GPUs per node");
   cmd->add_flag("--skip-bad-rows", o->skip_bad_rows, "skip malformed trace rows");
+  cmd->add_flag("--swf-procs-as-gpus", o->swf_procs_as_gpus, "SWF: count processors as GPUs (as `orrery simulate`)");
   auto* native = cmd->add_flag("--native", o->native,
                                "Slurm schedules by itself (jobs unheld, under the users of the policy's accounts "
                                "file); the prediction is --policy slurm:conf=FILE (the slurm.conf Slurm runs with)");

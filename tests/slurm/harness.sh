@@ -118,6 +118,8 @@ dbd() { sacctmgr -i "$@" >>"$dir/log/sacctmgr.log" 2>&1 || { log "sacctmgr $* fa
 load_accounts() {
   local file=$1 kind u
   [[ -n $file ]] || return 0
+  # Its users' jobs run from DIR/spool (a mkdtemp DIR is 0700).
+  chmod 755 "$dir" "$dir/spool"
   for _ in $(seq 100); do sacctmgr -n -P show tres 2>/dev/null | grep -q '^gres|gpu|' && break; sleep 0.1; done
   local cmds
   cmds=$(awk -f "$(dirname "${BASH_SOURCE[0]}")/sacctmgr-load.awk" "$file") || exit 2
