@@ -102,8 +102,8 @@ std::vector<uint32_t> AssignUsers(const Segment& s, size_t n) {
   std::vector<uint32_t> out;
   out.reserve(s.jobs.size());
   for (const ReplayJob& r : s.jobs) {
-    auto [it, fresh] = slot.emplace(r.user, static_cast<uint32_t>(slot.size() % n));
-    out.push_back(it->second);
+    const uint32_t next = static_cast<uint32_t>(slot.size() % n);
+    out.push_back(slot.emplace(r.user, next).first->second);
   }
   return out;
 }

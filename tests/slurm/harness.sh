@@ -7,7 +7,7 @@
 #   harness.sh stop-node|start-node DIR nodeK
 #   harness.sh env DIR                    prints `export SLURM_CONF=...`
 #
-# Accounting (opt-in: MariaDB and slurmdbd add about 10 s to a start): with
+# Accounting (opt-in: MariaDB and slurmdbd take a start from about 3 s to 10-30 s): with
 # ORRERY_SLURM_DBD=1, or ORRERY_SLURM_ACCOUNTS=FILE, `start` also runs a MariaDB server
 # (mariadb-install-db'd datadir, socket and a random 127.0.0.1 port in DIR/db, no system
 # service) and slurmdbd (DIR/etc/slurmdbd.conf, accounting_storage/mysql), points slurm.conf at
