@@ -15,7 +15,8 @@
 # listing as `--policy slurm:accounts=FILE` reads it (docs/formats/sacctmgr.md), is loaded with
 # sacctmgr -i (sacctmgr-load.awk): its QOS, accounts and user associations, so that fair share,
 # associations and QOS limits are Slurm's own. Its users that have no Unix account get one
-# (useradd --system, no home); `stop` deletes those again (DIR/etc/created-users).
+# (useradd --system, no home); `stop` deletes those again (DIR/etc/created-users), so two
+# harnesses loading the same user names must not overlap (the tests hold a lock).
 # ORRERY_SLURM_SCHED_CONF=FILE: the scheduling configuration of slurm.conf is FILE's, entirely:
 # its Priority*, Scheduler*, Preempt* and Fairshare* lines replace the harness's own
 # SchedulerType/SchedulerParameters (a FILE without them is Slurm's defaults); its nodes and
