@@ -81,7 +81,8 @@ TEST(ReplayNativeCli, RefusesAPolicyOtherThanSlurm) {
 // 30 jobs over 10 s (3 users, 1-8 GPUs, 3-10 s) on 2 nodes × 8 GPUs at speedup 1 (about 75 s
 // of Slurm). Bounds from the measured run (docs/validation/slurm-native.md): start order tau
 // 1.000, completion order tau 0.977, avg JCT +18.6 % (each start that waits for a completion
-// is about 1 s later in Slurm than predicted, and these jobs last 3-10 s).
+// is about 1 s later in Slurm than predicted, and these jobs last 3-10 s; +23.2 % with two
+// other replays running beside it, hence the bound of +40 % for loaded CI machines).
 TEST(SlurmNativeSlow, FairShareAndQosLimitReplayMatchesSlurmModel) {
   REQUIRE_SLURM();
   if (!AccountingInstalled()) GTEST_SKIP() << "slurmdbd or mariadb-server not installed (scripts/install-deps.sh)";
@@ -111,7 +112,7 @@ TEST(SlurmNativeSlow, FairShareAndQosLimitReplayMatchesSlurmModel) {
   EXPECT_GE(stau, 0.95) << testing::LogTail(log);
   EXPECT_GE(tau, 0.90) << testing::LogTail(log);
   EXPECT_GE(err, -0.02) << testing::LogTail(log);
-  EXPECT_LE(err, 0.35) << testing::LogTail(log);
+  EXPECT_LE(err, 0.40) << testing::LogTail(log);
   std::printf("[ native ] avg JCT error %+.1f %%, completion tau %.3f, start tau %.3f, mean |start error| %.2f s\n",
               100 * err, tau, stau, s["mean_abs_start_error_s"].get<double>());
 }

@@ -845,7 +845,10 @@ void RegisterReplay(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "replay", "Replay a trace segment on a live Slurm partition as scaled sleep jobs and compare with the simulator");
   SetExamples(cmd, {"./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --speedup 10 --policy qssf:estimator=walltime "
-                    "--partition gpu --dry-run --nodes 2 --node-gpus 8"},
+                    "--partition gpu --dry-run --nodes 2 --node-gpus 8",
+                    "./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --native --speedup 10 --policy "
+                    "slurm:conf=configs/slurm/gpu-site.conf,accounts=configs/slurm/gpu-site-accounts.txt --partition batch "
+                    "--dry-run --nodes 2 --node-gpus 8"},
               {"./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --speedup 10 --policy qssf:estimator=walltime "
                "--partition gpu --out /tmp/orrery-example-replay"});
   auto o = std::make_shared<Options>();
