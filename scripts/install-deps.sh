@@ -15,6 +15,7 @@ TESTS=(
   clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   slurmctld slurmd slurm-client munge
+  slurmdbd slurm-wlm-mysql-plugin mariadb-server
   chromium
   python3-torch
   python3-pybind11 pybind11-dev python3-pandas

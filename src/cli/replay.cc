@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <set>
 
 namespace orrery::cli::replay {
 
@@ -36,6 +38,7 @@ Result<Segment> SelectSegment(const Trace& trace, const SegmentOptions& o) {
     ReplayJob r;
     r.index = order[k];
     if (order[k] < trace.source_ids.size()) r.source_id = trace.source_ids[order[k]];
+    if (j.user.valid() && j.user.value() < trace.users.size()) r.user = trace.users.Get(j.user.value());
     r.trace_gpus = j.gpus;
     r.trace_duration = j.duration;
     uint64_t g = j.gpus;
@@ -81,6 +84,55 @@ Trace SegmentTrace(const Segment& s) {
   return t;
 }
 
+std::vector<NativeUser> NativeUsers(const slurm::Accounts& accounts) {
+  std::vector<NativeUser> out;
+  std::set<std::string> seen;
+  const slurm::Assoc* root = nullptr;
+  for (const slurm::Assoc& a : accounts.assocs) {
+    if (a.user.empty() || !seen.insert(a.user).second) continue;
+    if (a.user == "root") root = &a;
+    else out.push_back(NativeUser{a.user, a.account});
+  }
+  if (out.empty() && root) out.push_back(NativeUser{root->user, root->account});
+  return out;
+}
+
+std::vector<uint32_t> AssignUsers(const Segment& s, size_t n) {
+  std::map<std::string, uint32_t> slot;
+  std::vector<uint32_t> out;
+  out.reserve(s.jobs.size());
+  for (const ReplayJob& r : s.jobs) {
+    const uint32_t next = static_cast<uint32_t>(slot.size() % n);
+    out.push_back(slot.emplace(r.user, next).first->second);
+  }
+  return out;
+}
+
+Duration NativeTimeLimit(Duration d) { return (d + kTimeLimitMargin + 59) / 60 * 60; }
+
+Trace NativeTrace(const Segment& s, const std::vector<NativeUser>& users, const std::vector<uint32_t>& assigned) {
+  Trace t = SegmentTrace(s);
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    if (!users.empty()) t.jobs[i].user = UserId(t.users.Intern(users[assigned[i]].user));
+    t.jobs[i].walltime = NativeTimeLimit(s.jobs[i].duration);
+  }
+  return t;
+}
+
+// Pairs of measured jobs whose times (by `m` and `p`) differ in both runs: concordant and
+// discordant counts.
+template <typename M, typename P>
+void CountPairs(const std::vector<const JobTimes*>& m, M mt, P pt, uint64_t* pairs, uint64_t* con, uint64_t* dis) {
+  for (size_t a = 0; a < m.size(); ++a)
+    for (size_t b = a + 1; b < m.size(); ++b) {
+      double dm = mt(*m[a]) - mt(*m[b]), dp = pt(*m[a]) - pt(*m[b]);
+      if (dm == 0 || dp == 0) continue;
+      ++*pairs;
+      if ((dm > 0) == (dp > 0)) ++*con;
+      else ++*dis;
+    }
+}
+
 double NearestRank(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -119,18 +171,20 @@ Comparison Compare(const std::vector<JobTimes>& jobs) {
   c.p95_abs_jct_error_s = NearestRank(abs_err, 0.95);
   c.p50_rel_jct_error = NearestRank(rel_err, 0.5);
   c.p95_rel_jct_error = NearestRank(rel_err, 0.95);
-  for (size_t a = 0; a < m.size(); ++a)
-    for (size_t b = a + 1; b < m.size(); ++b) {
-      double dm = m[a]->m_end - m[b]->m_end, dp = m[a]->p_end - m[b]->p_end;
-      if (dm == 0 || dp == 0) continue;
-      ++c.pairs;
-      if ((dm > 0) == (dp > 0)) ++c.concordant;
-      else ++c.discordant;
-    }
+  CountPairs(m, [](const JobTimes& j) { return j.m_end; }, [](const JobTimes& j) { return j.p_end; }, &c.pairs,
+             &c.concordant, &c.discordant);
   if (c.pairs) {
     c.order_agreement = static_cast<double>(c.concordant) / static_cast<double>(c.pairs);
     c.kendall_tau = (static_cast<double>(c.concordant) - static_cast<double>(c.discordant)) / static_cast<double>(c.pairs);
   }
+  CountPairs(m, [](const JobTimes& j) { return j.m_start; }, [](const JobTimes& j) { return j.p_start; },
+             &c.start_pairs, &c.start_concordant, &c.start_discordant);
+  if (c.start_pairs)
+    c.start_kendall_tau = (static_cast<double>(c.start_concordant) - static_cast<double>(c.start_discordant)) /
+                          static_cast<double>(c.start_pairs);
+  double start_err = 0;
+  for (const JobTimes* j : m) start_err += std::abs(j->m_start - j->p_start);
+  c.mean_abs_start_error_s = start_err / n;
   return c;
 }
 

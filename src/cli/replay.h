@@ -13,6 +13,7 @@
 #include "base/result.h"
 #include "base/time.h"
 #include "model/trace.h"
+#include "slurm/accounts.h"
 
 namespace orrery::cli::replay {
 
@@ -34,6 +35,7 @@ struct ReplayJob {
   Duration duration = 1;     // scaled, >= 1 s
   uint32_t nodes = 1;        // sbatch -N
   uint32_t gpus_per_node = 1;  // sbatch --gres=gpu:K
+  std::string user;          // the trace's user ("" if none)
   uint32_t trace_gpus = 0;   // as the trace asks (fractional = 1)
   Duration trace_duration = 0;
   uint32_t gpus() const { return nodes * gpus_per_node; }
@@ -65,6 +67,7 @@ struct JobTimes {
   bool measured = false;
   double m_wait = 0, m_jct = 0, m_end = 0;  // measured: start - submit, end - submit, end
   double p_wait = 0, p_jct = 0, p_end = 0;  // predicted by Simulate()
+  double m_start = 0, p_start = 0;          // start, measured and predicted
 };
 
 struct Comparison {
@@ -80,9 +83,38 @@ struct Comparison {
   // agreement = C / (C + D), Kendall tau = (C - D) / (C + D).
   uint64_t pairs = 0, concordant = 0, discordant = 0;
   double order_agreement = 1, kendall_tau = 1;
+  // Start order, the same way (pairs whose starts differ in both runs).
+  uint64_t start_pairs = 0, start_concordant = 0, start_discordant = 0;
+  double start_kendall_tau = 1;
+  double mean_abs_start_error_s = 0;        // mean |measured start - predicted start|
 };
 
 Comparison Compare(const std::vector<JobTimes>& jobs);
+
+// --- `--native`: Slurm schedules by itself, under the users and accounts of a sacctmgr listing
+
+struct NativeUser {
+  std::string user, account;
+};
+
+// The users a native replay submits as: each user of the listing once, in file order, with the
+// account of its first association (as the slurm policy charges a job without an account: the
+// user's default account). root is left out unless no other user is listed. Empty: none listed.
+std::vector<NativeUser> NativeUsers(const slurm::Accounts& accounts);
+
+// For each segment job, the index of its user in a list of n (n > 0): the segment's distinct
+// trace users, in the order of their first job, dealt round robin (jobs without a user are one
+// more user, ""), so that a trace user's jobs stay one Slurm user's.
+std::vector<uint32_t> AssignUsers(const Segment& s, size_t n);
+
+// A job's Slurm time limit for a scaled duration d: whole minutes (slurmctld keeps minutes),
+// the smallest at least d + kTimeLimitMargin s, so that the sleep ends before the limit.
+inline constexpr Duration kTimeLimitMargin = 5;
+Duration NativeTimeLimit(Duration d);
+
+// The segment as `--native` submits it and the slurm policy predicts it: SegmentTrace with each
+// job's user (users[assigned[i]].user) and its time limit as the walltime.
+Trace NativeTrace(const Segment& s, const std::vector<NativeUser>& users, const std::vector<uint32_t>& assigned);
 
 // Nearest-rank percentile (q in [0,1]) of v (copied and sorted); 0 for an empty v.
 double NearestRank(std::vector<double> v, double q);

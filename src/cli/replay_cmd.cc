@@ -6,6 +6,11 @@
 // own submit/start/end times, from squeue) with predicted JCT and queueing delay
 // (docs/live.md "Replay", docs/formats/replay.md). On SIGINT/SIGTERM or any error it
 // cancels every job it submitted that has not ended.
+//
+// With --native Slurm schedules by itself: the jobs are submitted unheld, each under a user
+// and account of the policy's sacctmgr listing and with a time limit, no daemon runs (the
+// replay only polls squeue), and the prediction is `--policy slurm:conf=FILE,...` on the same
+// jobs (docs/validation/slurm-native.md).
 #include <signal.h>
 
 #include <algorithm>
@@ -33,7 +38,10 @@
 #include "live/serve_config.h"
 #include "live/slurm_cluster.h"
 #include "live/slurm_client.h"
+#include "sched/plugins/spec_args.h"
 #include "sim/simulator.h"
+#include "slurm/accounts.h"
+#include "slurm/conf.h"
 #include "trace/import.h"
 
 namespace orrery::cli {
@@ -104,8 +112,10 @@ struct Options {
   int64_t max_wall = 0;
   int timeout_ms = 10000;
   bool skip_bad_rows = false;
+  bool swf_procs_as_gpus = false;
   bool dry_run = false;       // select, scale and predict only; nothing is submitted
   bool warmup = true;         // one short job through Slurm before t0 (see RunWarmup)
+  bool native = false;        // Slurm schedules by itself; the policy is `slurm` (predicts it)
   uint32_t dry_nodes = 0, dry_node_gpus = 8;  // with --dry-run: this cluster instead of sinfo's
 };
 
@@ -140,13 +150,27 @@ Status RunWarmup(live::SlurmClient& slurm, const std::string& partition) {
 
 // --- options, trace (nothing touches Slurm before these are valid)
 
+// --native predicts Slurm with the slurm policy: any other is refused.
+Status CheckNativePolicy(const std::string& policy) {
+  auto spec = ParsePluginSpec(policy, "policy");
+  if (!spec.ok()) return MakeError("--policy: " + spec.error().message);
+  if (spec->name != "slurm")
+    return MakeError("--native: Slurm schedules by itself, so the prediction must be Slurm's model: expected --policy "
+                     "slurm:conf=FILE[,accounts=FILE], got '" + policy + "'");
+  return Status::Ok();
+}
+
 // Checks the options and fills in the Slurm client's options and the partition (from
 // --config). Errors carry the exit code.
 Status CheckOptions(Options* o, live::ExecSlurmOptions* so) {
   if (!(o->speedup > 0)) return MakeError("--speedup must be a positive number");
   if (o->interval_ms < 10) return MakeError("--interval-ms must be at least 10");
   // The live daemon runs the policy: what live mode refuses is refused here, before Slurm.
-  if (Status s = live::CheckLivePolicy(o->policy, o->seed); !s.ok()) return MakeError("--policy: " + s.error().message);
+  if (o->native) {
+    if (Status s = CheckNativePolicy(o->policy); !s.ok()) return s;
+  } else if (Status s = live::CheckLivePolicy(o->policy, o->seed); !s.ok()) {
+    return MakeError("--policy: " + s.error().message);
+  }
   if (!o->config.empty()) {
     ORR_ASSIGN_OR_RETURN(live::ServeConfig cfg, live::LoadServeConfig(o->config));
     *so = cfg.slurm;
@@ -163,6 +187,7 @@ Result<Trace> LoadReplayTrace(const Options& o) {
   ORR_ASSIGN_OR_RETURN(TraceFormat fmt, ParseTraceFormat(o.format));
   ImportOptions io;
   io.skip_bad_rows = o.skip_bad_rows;
+  io.swf_procs_as_gpus = o.swf_procs_as_gpus;
   return LoadTrace(o.trace, fmt, io, nullptr);
 }
 
@@ -233,6 +258,43 @@ Result<replay::Segment> Select(const Options& o, const Trace& trace, const LiveC
   sopt.clamp_oversize = o.clamp_oversize;
   sopt.max_duration = o.max_duration;
   return replay::SelectSegment(trace, sopt);
+}
+
+// --- --native: the users and accounts jobs are submitted under, and their CPUs
+
+struct NativeSetup {
+  std::vector<replay::NativeUser> users;  // empty: the invoking user, under its default account
+  std::vector<uint32_t> assigned;         // per segment job, an index into users
+  uint32_t cpus_per_gpu = 0;              // the partition's first node: CPUs / GPUs (slurm.conf)
+};
+
+// From the policy's files: the conf must define the replay's partition (it is the
+// configuration Slurm runs with), the accounts file (if any) must list a user.
+Result<NativeSetup> PrepareNative(const Options& o, const replay::Segment& seg) {
+  NativeSetup ns;
+  ORR_ASSIGN_OR_RETURN(PluginSpec spec, ParsePluginSpec(o.policy, "policy"));
+  std::string conf, accounts;
+  for (const auto& [k, v] : spec.params) {
+    if (k == "conf") conf = v;
+    if (k == "accounts") accounts = v;
+  }
+  if (conf.empty()) return MakeError("--native: expected --policy slurm:conf=FILE (the slurm.conf Slurm runs with)");
+  ORR_ASSIGN_OR_RETURN(slurm::SlurmConf sc, slurm::ReadSlurmConf(conf));
+  const slurm::PartitionDef* part = nullptr;
+  for (const slurm::PartitionDef& p : sc.partitions)
+    if (p.name == o.partition) part = &p;
+  if (!part || part->nodes.empty())
+    return MakeError("--native: " + conf + " has no partition '" + o.partition +
+                     "' with nodes (expected the slurm.conf the replayed Slurm runs with)");
+  const slurm::NodeDef& node = sc.nodes[part->nodes.front()];
+  if (node.gpus > 0) ns.cpus_per_gpu = node.cpus / node.gpus;
+  if (!accounts.empty()) {
+    ORR_ASSIGN_OR_RETURN(slurm::Accounts acc, slurm::ReadSacctmgr(accounts));
+    ns.users = replay::NativeUsers(acc);
+    if (ns.users.empty()) return MakeError("--native: " + accounts + " lists no user association");
+    ns.assigned = replay::AssignUsers(seg, ns.users.size());
+  }
+  return ns;
 }
 
 // --- the prediction
@@ -323,8 +385,10 @@ struct LiveRun {
 
 class ReplayLoop {
  public:
-  ReplayLoop(const Options& o, const replay::Segment& seg, RecordingClient& slurm, live::Daemon& daemon, double max_wall)
-      : o_(o), seg_(seg), slurm_(slurm), daemon_(daemon), max_wall_(max_wall) {}
+  // daemon: the steered replay's; null with --native (Slurm schedules; the loop only polls).
+  ReplayLoop(const Options& o, const replay::Segment& seg, RecordingClient& slurm, live::Daemon* daemon,
+             const NativeSetup* native, double max_wall)
+      : o_(o), seg_(seg), slurm_(slurm), daemon_(daemon), native_(native), max_wall_(max_wall) {}
 
   LiveRun Run() {
     // t0: the next whole second (Slurm's times are whole seconds); job i is submitted 50 ms
@@ -375,7 +439,8 @@ class ReplayLoop {
       sub.gpus_per_node = r.gpus_per_node;
       sub.sleep_s = r.duration;
       sub.duration_hint = r.duration;
-      sub.hold = true;
+      sub.hold = native_ == nullptr;
+      if (native_) SetNative(r_.next, &sub);
       auto id = slurm_.Submit(sub);
       if (!id.ok()) {
         r_.abort_why = "sbatch failed: " + id.error().message;
@@ -388,12 +453,36 @@ class ReplayLoop {
     return true;
   }
 
-  // The daemon's cycle; Slurm unreachable for 60 s ends the run.
+  // --native: unheld, under the job's user and account, with its time limit and CPUs.
+  void SetNative(size_t i, live::SubmitSpec* sub) const {
+    sub->time_limit_s = replay::NativeTimeLimit(seg_.jobs[i].duration);
+    sub->cpus_per_gpu = native_->cpus_per_gpu;
+    if (native_->users.empty()) return;
+    const replay::NativeUser& u = native_->users[native_->assigned[i]];
+    sub->user = u.user;
+    sub->account = u.account;
+  }
+
+  // The daemon's cycle, or with --native a listing (RecordingClient keeps what it shows).
+  Status CycleOnce() {
+    const double t = WallNow();
+    if (daemon_) {
+      auto cs = daemon_->Cycle();
+      if (!cs.ok()) return cs.error();
+      r_.cycle_ms += cs->total_ms;
+      return Status::Ok();
+    }
+    auto l = slurm_.Jobs({o_.partition}, 0);
+    if (!l.ok()) return l.error();
+    r_.cycle_ms += (WallNow() - t) * 1000;
+    return Status::Ok();
+  }
+
+  // One cycle; Slurm unreachable for 60 s ends the run.
   bool Cycle() {
-    auto cs = daemon_.Cycle();
+    Status cs = CycleOnce();
     if (cs.ok()) {
       ++r_.cycles;
-      r_.cycle_ms += cs->total_ms;
       first_fail_ = -1;
       last_err_.clear();
       return true;
@@ -428,7 +517,8 @@ class ReplayLoop {
   const Options& o_;
   const replay::Segment& seg_;
   RecordingClient& slurm_;
-  live::Daemon& daemon_;
+  live::Daemon* daemon_;
+  const NativeSetup* native_;
   const double max_wall_;
   LiveRun r_;
   std::string last_err_;
@@ -518,7 +608,7 @@ JobRows CompareJobs(const replay::Segment& seg, const Trace& as_submitted, const
   rows.times.resize(n);
   rows.csv =
       "index,source_id,slurm_id,nodes,gpus_per_node,trace_gpus,trace_duration,arrival,duration,state,m_submit,m_start,"
-      "m_end,m_wait,m_jct,p_start,p_end,p_wait,p_jct,jct_error,ran_on,p_plan_start,p_plan_end\n";
+      "m_end,m_wait,m_jct,p_start,p_end,p_wait,p_jct,jct_error,ran_on,p_plan_start,p_plan_end,user\n";
   const Time t0 = r.t0;
   for (size_t i = 0; i < n; ++i) {
     const replay::ReplayJob& rj = seg.jobs[i];
@@ -536,23 +626,27 @@ JobRows CompareJobs(const replay::Segment& seg, const Trace& as_submitted, const
       t.p_wait = static_cast<double>(p.start - a);
       t.p_jct = static_cast<double>(p.end - a);
       t.p_end = static_cast<double>(p.end);
+      t.p_start = static_cast<double>(p.start);
     }
     if (t.measured) {
       t.m_wait = static_cast<double>(sj->start - sj->submit);
       t.m_jct = static_cast<double>(sj->end - sj->submit);
       t.m_end = static_cast<double>(sj->end - t0);
+      t.m_start = static_cast<double>(sj->start - t0);
       rows.submit_lag += static_cast<double>(sj->submit - t0 - rj.arrival);
     }
     const std::string m_cols = MeasuredColumns(sj, t.measured, t0);
     const std::string nodes_s = sj ? NodeList(*sj) : "";
     const bool pp_ok = pp.status == OutcomeStatus::kFinished && pp.end != kNoTime;
-    rows.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, rj.source_id, r.ids[i],
+    const UserId u = as_submitted.jobs[i].user;
+    const std::string user = u.valid() ? as_submitted.users.Get(u.value()) : "";
+    rows.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, rj.source_id, r.ids[i],
                             rj.nodes, rj.gpus_per_node, rj.trace_gpus, rj.trace_duration, rj.arrival, rj.duration,
                             sj ? std::string(live::SlurmJobStateName(sj->state)) : std::string("UNSEEN"), m_cols,
                             p_ok ? std::to_string(p.start) : "", p_ok ? std::to_string(p.end) : "",
                             p_ok ? std::to_string(p.start - a) : "", p_ok ? std::to_string(p.end - a) : "",
                             t.measured ? std::to_string(static_cast<long long>(t.m_jct - t.p_jct)) : "", nodes_s,
-                            pp_ok ? std::to_string(pp.start) : "", pp_ok ? std::to_string(pp.end) : "");
+                            pp_ok ? std::to_string(pp.start) : "", pp_ok ? std::to_string(pp.end) : "", user);
   }
   return rows;
 }
@@ -583,6 +677,7 @@ nlohmann::ordered_json Summary(const Options& o, const LiveCluster& lc, const re
   j["partition"] = o.partition;
   j["nodes"] = lc.up.size();
   j["gpus_per_node"] = lc.node_gpus;
+  j["mode"] = o.native ? "native" : "steered";
   j["policy"] = o.policy;
   j["placer"] = o.placer;
   j["seed"] = o.seed;
@@ -613,6 +708,9 @@ nlohmann::ordered_json Summary(const Options& o, const LiveCluster& lc, const re
   j["order_pairs"] = c.pairs;
   j["order_agreement"] = r4(c.order_agreement);
   j["kendall_tau"] = r4(c.kendall_tau);
+  j["start_order_pairs"] = c.start_pairs;
+  j["start_kendall_tau"] = r4(c.start_kendall_tau);
+  j["mean_abs_start_error_s"] = r3(c.mean_abs_start_error_s);
   j["predicted_makespan_s"] = makespan;
   nlohmann::ordered_json pl;
   pl["avg_jct_predicted_s"] = r3(planned.jct);
@@ -635,6 +733,8 @@ void PrintComparison(const Options& o, size_t n, const LiveRun& r, const replay:
              100 * c.p50_rel_jct_error, c.p95_abs_jct_error_s, 100 * c.p95_rel_jct_error);
   fmt::print("  completion order: {} of {} untied pairs agree ({:.1f} %), Kendall tau {:.3f}\n", c.concordant, c.pairs,
              100 * c.order_agreement, c.kendall_tau);
+  fmt::print("  start order: Kendall tau {:.3f} over {} untied pairs; mean |start error| {:.2f} s\n", c.start_kendall_tau,
+             c.start_pairs, c.mean_abs_start_error_s);
   fmt::print("  (prediction on the planned arrivals: avg JCT {:.2f} s, avg queueing {:.2f} s)\n", planned.jct, planned.wait);
   fmt::print("  wrote {}/summary.json and {}/replay_jobs.csv\n", o.out_dir, o.out_dir);
 }
@@ -658,10 +758,32 @@ int CompareAndWrite(const Options& o, const LiveCluster& lc, const replay::Segme
   return rows.not_completed ? kExitRuntime : kExitOk;
 }
 
+// --native: submits the segment (unheld) and polls until every job has ended (or the run is
+// aborted: then every unended job is cancelled), then compares.
+int RunNative(const Options& o, live::ExecSlurmClient& exec, const LiveCluster& lc, const replay::Segment& seg,
+              const Trace& planned_trace, const SimResult& planned, double max_wall, const NativeSetup& native) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) return ReplayFail("cannot create " + o.out_dir + ": " + ec.message());
+  if (o.warmup) {
+    if (Status s = RunWarmup(exec, o.partition); !s.ok()) return ReplayFail(s.error().message, s.error().exit_code);
+  }
+  RecordingClient slurm(&exec);
+  LiveRun r;
+  {
+    StopOnSignals signals;
+    r = ReplayLoop(o, seg, slurm, nullptr, &native, max_wall).Run();
+    if (!r.abort_why.empty())
+      return ReplayFail(CancelUnended(r, slurm, exec, seg.jobs.size()), g_stop.load() ? 130 : kExitRuntime);
+  }
+  return CompareAndWrite(o, lc, seg, planned_trace, planned, slurm, r);
+}
+
 // Submits the segment to Slurm and drives the daemon until every job has ended (or the run
 // is aborted: then every unended job is cancelled), then compares.
 int RunLive(const Options& o, live::ExecSlurmClient& exec, const LiveCluster& lc, const replay::Segment& seg,
-            const Trace& planned_trace, const SimResult& planned, double max_wall) {
+            const Trace& planned_trace, const SimResult& planned, double max_wall, const NativeSetup* native) {
+  if (native) return RunNative(o, exec, lc, seg, planned_trace, planned, max_wall, *native);
   auto journal = OpenJournal(o.out_dir);
   if (!journal.ok()) return ReplayFail(journal.error().message);
   if (o.warmup) {
@@ -679,7 +801,7 @@ int RunLive(const Options& o, live::ExecSlurmClient& exec, const LiveCluster& lc
   LiveRun r;
   {
     StopOnSignals signals;
-    r = ReplayLoop(o, seg, slurm, daemon, max_wall).Run();
+    r = ReplayLoop(o, seg, slurm, &daemon, nullptr, max_wall).Run();
     if (!r.abort_why.empty())
       return ReplayFail(CancelUnended(r, slurm, exec, seg.jobs.size()), g_stop.load() ? 130 : kExitRuntime);
   }
@@ -696,8 +818,15 @@ int RunReplay(Options o) {
   if (!lc.ok()) return ReplayFail(lc.error().message, lc.error().exit_code);
   auto seg = Select(o, *trace, *lc);
   if (!seg.ok()) return ReplayFail(seg.error().message);
+  NativeSetup native;
+  if (o.native) {
+    auto ns = PrepareNative(o, *seg);
+    if (!ns.ok()) return ReplayFail(ns.error().message, ns.error().exit_code);
+    native = std::move(*ns);
+  }
   // The prediction first (cheap; it also bounds the wall time).
-  const Trace planned_trace = replay::SegmentTrace(*seg);
+  const Trace planned_trace =
+      o.native ? replay::NativeTrace(*seg, native.users, native.assigned) : replay::SegmentTrace(*seg);
   auto sim = Simulate(planned_trace, lc->cluster, PredictionConfig(o));
   if (!sim.ok()) return ReplayFail(sim.error().message, sim.error().exit_code);
   const Time makespan = Makespan(*sim);
@@ -707,7 +836,7 @@ int RunReplay(Options o) {
     PrintDryRun(*seg, *sim);
     return kExitOk;
   }
-  return RunLive(o, exec, *lc, *seg, planned_trace, *sim, max_wall);
+  return RunLive(o, exec, *lc, *seg, planned_trace, *sim, max_wall, o.native ? &native : nullptr);
 }
 
 }  // namespace
@@ -716,7 +845,10 @@ void RegisterReplay(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "replay", "Replay a trace segment on a live Slurm partition as scaled sleep jobs and compare with the simulator");
   SetExamples(cmd, {"./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --speedup 10 --policy qssf:estimator=walltime "
-                    "--partition gpu --dry-run --nodes 2 --node-gpus 8"},
+                    "--partition gpu --dry-run --nodes 2 --node-gpus 8",
+                    "./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --native --speedup 10 --policy "
+                    "slurm:conf=configs/slurm/gpu-site.conf,accounts=configs/slurm/gpu-site-accounts.txt --partition batch "
+                    "--dry-run --nodes 2 --node-gpus 8"},
               {"./build/orrery replay --slurm tests/fixtures/trace/replay_philly.csv --speedup 10 --policy qssf:estimator=walltime "
                "--partition gpu --out /tmp/orrery-example-replay"});
   auto o = std::make_shared<Options>();
@@ -744,7 +876,15 @@ void RegisterReplay(CLI::App& app, int* exit_code) {
   cmd->add_option("--nodes", o->dry_nodes, "with --dry-run: assume N nodes instead of asking sinfo");
   cmd->add_option("--node-gpus", o->dry_node_gpus, "with --dry-run --nodes: GPUs per node");
   cmd->add_flag("--skip-bad-rows", o->skip_bad_rows, "skip malformed trace rows");
-  cmd->callback([=] { *exit_code = RunReplay(*o); });
+  cmd->add_flag("--swf-procs-as-gpus", o->swf_procs_as_gpus, "SWF: count processors as GPUs (as `orrery simulate`)");
+  auto* native = cmd->add_flag("--native", o->native,
+                               "Slurm schedules by itself (jobs unheld, under the users of the policy's accounts "
+                               "file); the prediction is --policy slurm:conf=FILE (the slurm.conf Slurm runs with)");
+  auto* interval = cmd->get_option("--interval-ms");
+  cmd->callback([=] {
+    if (*native && interval->count() == 0) o->interval_ms = 1000;  // a poll of squeue: once a second
+    *exit_code = RunReplay(*o);
+  });
 }
 
 }  // namespace orrery::cli

@@ -220,5 +220,103 @@ TEST(ReplayCompare, NearestRank) {
   EXPECT_EQ(NearestRank(v, 0), 1);
 }
 
+// --native: the users of a listing, each once with its first (default) account; root only
+// when no other user is listed.
+TEST(NativeReplay, UsersOfAListingFirstAssociationRootLeftOut) {
+  slurm::Accounts a;
+  auto assoc = [](std::string acct, std::string user) {
+    slurm::Assoc x;
+    x.account = std::move(acct);
+    x.user = std::move(user);
+    return x;
+  };
+  a.assocs = {assoc("root", ""), assoc("root", "root"), assoc("llm", ""), assoc("llm", "ana"),
+              assoc("vision", "ana"), assoc("vision", "chen")};
+  auto u = NativeUsers(a);
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u[0].user, "ana");
+  EXPECT_EQ(u[0].account, "llm");
+  EXPECT_EQ(u[1].user, "chen");
+  EXPECT_EQ(u[1].account, "vision");
+  slurm::Accounts only_root;
+  only_root.assocs = {assoc("root", ""), assoc("root", "root")};
+  u = NativeUsers(only_root);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].user, "root");
+  EXPECT_TRUE(NativeUsers(slurm::Accounts{}).empty());
+}
+
+// Trace users in order of their first job, dealt round robin: with 2 Slurm users, x -> 0,
+// y -> 1, "" (no user) -> 0, z -> 1; x's later jobs stay on 0.
+TEST(NativeReplay, AssignUsersRoundRobinByFirstJob) {
+  Segment s;
+  for (const char* u : {"x", "y", "x", "", "z", "y", "x"}) {
+    ReplayJob r;
+    r.user = u;
+    s.jobs.push_back(r);
+  }
+  EXPECT_EQ(AssignUsers(s, 2), (std::vector<uint32_t>{0, 1, 0, 0, 1, 1, 0}));
+  EXPECT_EQ(AssignUsers(s, 1), (std::vector<uint32_t>(7, 0)));
+}
+
+// Whole minutes at least d + 5 s: 1 -> 60, 55 -> 60, 56 -> 120, 115 -> 120, 116 -> 180.
+TEST(NativeReplay, TimeLimitWholeMinutesAboveTheSleep) {
+  EXPECT_EQ(NativeTimeLimit(1), 60);
+  EXPECT_EQ(NativeTimeLimit(55), 60);
+  EXPECT_EQ(NativeTimeLimit(56), 120);
+  EXPECT_EQ(NativeTimeLimit(115), 120);
+  EXPECT_EQ(NativeTimeLimit(116), 180);
+}
+
+// NativeTrace: SegmentTrace plus the assigned user and the time limit as walltime.
+TEST(NativeReplay, TraceCarriesUsersAndTimeLimits) {
+  Segment s;
+  for (Duration d : {10, 70}) {
+    ReplayJob r;
+    r.duration = d;
+    r.gpus_per_node = 2;
+    s.jobs.push_back(r);
+  }
+  const std::vector<NativeUser> users = {{"ana", "llm"}, {"chen", "vision"}};
+  Trace t = NativeTrace(s, users, {1, 0});
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.users.Get(t.jobs[0].user.value()), "chen");
+  EXPECT_EQ(t.users.Get(t.jobs[1].user.value()), "ana");
+  EXPECT_EQ(t.jobs[0].walltime, 60);
+  EXPECT_EQ(t.jobs[1].walltime, 120);
+  EXPECT_EQ(t.jobs[1].gpus, 2u);
+  Trace no_users = NativeTrace(s, {}, {});
+  EXPECT_FALSE(no_users.jobs[0].user.valid());
+  EXPECT_EQ(no_users.jobs[0].walltime, 60);
+}
+
+// Start order: measured starts 0, 5, 5, 9; predicted 0, 4, 6, 8. Pairs untied in both:
+// (0,1) C, (0,2) C, (0,3) C, (1,3) C, (2,3) C; (1,2) tied in the measurement: left out.
+// tau = 5/5 = 1; mean |start error| = (0 + 1 + 1 + 1) / 4 = 0.75 s. Swapping the prediction
+// of jobs 0 and 3 (8, 4, 6, 0) makes (0,1), (0,2), (0,3), (1,3), (2,3) discordant: tau -1.
+TEST(NativeReplay, StartOrderKendallTauAndMeanStartError) {
+  auto times = [](std::vector<double> m, std::vector<double> p) {
+    std::vector<JobTimes> v;
+    for (size_t i = 0; i < m.size(); ++i) {
+      JobTimes t;
+      t.measured = true;
+      t.m_start = m[i];
+      t.p_start = p[i];
+      t.m_end = t.p_end = static_cast<double>(i);
+      v.push_back(t);
+    }
+    return v;
+  };
+  Comparison c = Compare(times({0, 5, 5, 9}, {0, 4, 6, 8}));
+  EXPECT_EQ(c.start_pairs, 5u);
+  EXPECT_EQ(c.start_concordant, 5u);
+  EXPECT_DOUBLE_EQ(c.start_kendall_tau, 1.0);
+  EXPECT_DOUBLE_EQ(c.mean_abs_start_error_s, 0.75);
+  c = Compare(times({0, 5, 5, 9}, {8, 4, 6, 0}));
+  EXPECT_EQ(c.start_pairs, 5u);
+  EXPECT_EQ(c.start_discordant, 5u);
+  EXPECT_DOUBLE_EQ(c.start_kendall_tau, -1.0);
+}
+
 }  // namespace
 }  // namespace orrery::cli::replay

@@ -801,6 +801,9 @@ Result<uint32_t> ExecSlurmClient::Submit(const SubmitSpec& s) {
   if (!s.partition.empty()) args.insert(args.end(), {"-p", s.partition});
   if (s.gpus_per_node > 0) args.push_back("--gres=gpu:" + std::to_string(s.gpus_per_node));
   if (s.hold) args.push_back("--hold");
+  if (!s.user.empty()) args.push_back("--uid=" + s.user);
+  if (!s.account.empty()) args.push_back("--account=" + s.account);
+  if (s.cpus_per_gpu > 0) args.push_back("--cpus-per-gpu=" + std::to_string(s.cpus_per_gpu));
   std::string comment = s.duration_hint >= 0 ? "orrery:duration=" + std::to_string(s.duration_hint) : "";
   if (!s.comment.empty()) comment += (comment.empty() ? "" : " ") + s.comment;
   if (!comment.empty()) args.push_back("--comment=" + comment);

@@ -108,6 +108,9 @@ struct SubmitSpec {
   Duration time_limit_s = -1;
   bool hold = true;
   std::string workdir = "/tmp";
+  std::string user;             // sbatch --uid (root only); empty: the caller
+  std::string account;          // sbatch --account; empty: the user's default
+  uint32_t cpus_per_gpu = 0;    // sbatch --cpus-per-gpu; 0: Slurm's default
 };
 
 // A job's own files as `scontrol show job` reports them (Slurm expands %j, %x, ... there; a

@@ -44,7 +44,8 @@ inline bool SlurmInstalled() {
 
 class SlurmCluster {
  public:
-  explicit SlurmCluster(int nodes) {
+  // env: assignments put before the harness's start (ORRERY_SLURM_ACCOUNTS=..., harness.sh).
+  explicit SlurmCluster(int nodes, const std::string& env = "") {
     // One local Slurm at a time (ctest -j2 may run two of these tests at once). Close-on-exec:
     // the harness's daemons must not inherit the lock, or a harness left running by a killed
     // test would hold it for every later test.
@@ -52,7 +53,7 @@ class SlurmCluster {
     if (lock_fd_ >= 0) flock(lock_fd_, LOCK_EX);
     char tmpl[] = "/tmp/orrery-slurm-XXXXXX";
     dir_ = mkdtemp(tmpl);
-    std::string cmd = std::string("bash ") + ORRERY_SOURCE_DIR "/tests/slurm/harness.sh start " + dir_ + " " +
+    std::string cmd = env + (env.empty() ? "" : " ") + "bash " ORRERY_SOURCE_DIR "/tests/slurm/harness.sh start " + dir_ + " " +
                       std::to_string(nodes) + " > " + dir_ + "/harness.log 2>&1";
     ok_ = std::system(cmd.c_str()) == 0;
   }
