@@ -280,6 +280,7 @@ RlReport SummarizeRl(const RlExpansion& x, const std::vector<JobOutcome>& outcom
     r.reward_s += steps * s.reward_s, r.train_s += steps * s.train_s, r.sync_s += steps * s.sync_s;
     r.sync_step_time_s += steps * j.cost->sync.step_time_s;
   }
+  r.gpu_hours -= harvest.lent_gpu_seconds / 3600;  // harvest: the lent GPUs were not held meanwhile
   if (weighted > 0) {
     for (double* v : {&r.step_time_s, &r.rollout_s, &r.tail_s, &r.reward_s, &r.train_s, &r.sync_s, &r.sync_step_time_s}) *v /= weighted;
   }

@@ -103,6 +103,10 @@ TEST(RlJobsReport, FiguresByHand) {
   EXPECT_EQ(r.other_jobs, 2u);
   EXPECT_DOUBLE_EQ(r.other_avg_jct_s, 450);
   EXPECT_EQ(r.other_preemptions, 2u);
+  // Under harvest the RL jobs did not hold what they lent: 12000 − 1800 GPU-s held.
+  HarvestStats h;
+  h.lent_gpu_seconds = 1800;
+  EXPECT_DOUBLE_EQ(SummarizeRl(x, o, h).gpu_hours, 10200.0 / 3600);
 }
 
 // Harvest's lending schedule from a step's busy timeline: 8 GPUs of TP 2, rollout 100 s.

@@ -4,8 +4,38 @@
 
 namespace orrery {
 
-HarvestSim::HarvestSim(const std::vector<HarvestPlan>& plans, size_t jobs, size_t nodes)
-    : plan_of_(jobs, -1), plans_(plans), node_lent_(nodes, 0), node_counted_(nodes, 0), borrowers_(nodes) {
+PluginStatus HarvestPlacer::Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked,
+                                  Allocation* out) {
+  PluginStatus st = inner_->Place(j, state, blocked, out);
+  const size_t idx = static_cast<size_t>(static_cast<const Job*>(j.job) - lent_->first_job);
+  if (!st.ok() || idx >= lent_->no_borrow.size() || !lent_->no_borrow[idx] || !UsesLent(*out, state)) return st;
+  const std::vector<NodeId>& nodes = state.vc_nodes(j.vc);
+  NodeMask mask = blocked ? *blocked : NodeMask(nodes.size());
+  for (NodeId n : nodes)
+    if (lent_->per_node[n.v] > 0) mask.Set(state.local_index(n));
+  out->clear();
+  return inner_->Place(j, state, &mask, out);
+}
+
+// Whether `a` takes GPUs of a node beyond those free there that are not lent.
+bool HarvestPlacer::UsesLent(const Allocation& a, const ClusterState& state) const {
+  for (const Slot& s : a) {
+    const uint32_t lent = lent_->per_node[s.node.v];
+    if (lent > 0 && s.gpus + lent > state.free_gpus(s.node)) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<PlacePlugin> HarvestPlacer::Clone(PluginCopies& copies) const {
+  std::unique_ptr<PlacePlugin> inner = inner_->Clone(copies);
+  if (!inner) return nullptr;
+  return std::make_unique<HarvestPlacer>(std::move(inner), lent_);
+}
+
+HarvestSim::HarvestSim(const std::vector<HarvestPlan>& plans, size_t jobs, size_t nodes, std::shared_ptr<LentGpus> lent)
+    : plan_of_(jobs, -1), plans_(plans), lent_(std::move(lent)), node_lent_(lent_->per_node), node_counted_(nodes, 0),
+      borrowers_(nodes) {
+  node_lent_.assign(nodes, 0);
   for (size_t i = 0; i < plans_.size(); ++i)
     if (plans_[i].job < jobs && plans_[i].step_s > 0) plan_of_[plans_[i].job] = static_cast<int32_t>(i);
 }

@@ -7,7 +7,9 @@
 // the truth as for any preemption) and the RL job gets its allocation back (Resize). The
 // schedule comes from the step model; nothing here reads a job's true duration.
 //
-// Borrowers: every job started on a node while it holds lent GPUs. At the return the node's
+// Borrowers: every job that is not an RL job (no rollout phase) may be placed on lent GPUs;
+// RL jobs never are (HarvestPlacer): a gang that lands on GPUs due back within minutes would be
+// preempted at every return. A borrower is every job started on a node while it holds lent GPUs. At the return the node's
 // borrowers are preempted newest first until the node has the lent GPUs free again; jobs
 // started before the node lent anything are never touched, and an RL job lends nothing while
 // it is itself a borrower, so the lent GPUs are always free once the borrowers are gone.
@@ -15,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -23,9 +26,37 @@
 
 namespace orrery {
 
+// GPUs lent now per node (written by HarvestSim, read by HarvestPlacer) and the jobs that may
+// not borrow them (by trace index).
+struct LentGpus {
+  std::vector<uint32_t> per_node;
+  std::vector<uint8_t> no_borrow;
+  const Job* first_job = nullptr;  // trace.jobs.data(): a request's trace index
+};
+
+// The policy's placer, with one rule added: a job that may not borrow is placed as if the lent
+// GPUs were busy (its placement is asked again with the nodes holding lent GPUs blocked when
+// the first one used them). Lent GPUs change only with Scheduler::Resize, which moves the VC's
+// version, so the placer stays as pure as the one it wraps.
+class HarvestPlacer final : public PlacePlugin {
+ public:
+  HarvestPlacer(std::unique_ptr<PlacePlugin> inner, std::shared_ptr<const LentGpus> lent)
+      : inner_(std::move(inner)), lent_(std::move(lent)) {}
+  std::string_view name() const override { return inner_->name(); }
+  PluginStatus Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked, Allocation* out) override;
+  bool pure() const override { return inner_->pure(); }
+  std::unique_ptr<PlacePlugin> Clone(PluginCopies& copies) const override;
+
+ private:
+  bool UsesLent(const Allocation& a, const ClusterState& state) const;
+  std::unique_ptr<PlacePlugin> inner_;
+  std::shared_ptr<const LentGpus> lent_;
+};
+
 class HarvestSim {
  public:
-  HarvestSim(const std::vector<HarvestPlan>& plans, size_t jobs, size_t nodes);
+  // `lent`: shared with the run's HarvestPlacer; its per_node is sized and kept here.
+  HarvestSim(const std::vector<HarvestPlan>& plans, size_t jobs, size_t nodes, std::shared_ptr<LentGpus> lent);
 
   // An attempt of trace job `job` started in `slot` at `t` on `alloc` (generation `gen`).
   // Records it as a borrower when it landed on a node with lent GPUs (returns true then). An RL
@@ -84,7 +115,8 @@ class HarvestSim {
   std::vector<int32_t> plan_of_;  // per trace job: index in plans_, -1 none
   std::vector<HarvestPlan> plans_;
   std::unordered_map<uint32_t, Lease> leases_;  // by slot: RL jobs running with a plan
-  std::vector<uint32_t> node_lent_;             // per node: GPUs lent now
+  std::shared_ptr<LentGpus> lent_;
+  std::vector<uint32_t>& node_lent_;            // lent_->per_node: GPUs lent now per node
   std::vector<uint32_t> node_counted_;          // per node: borrowers' GPUs counted as harvested
   std::vector<std::vector<Borrower>> borrowers_;  // per node
   std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint32_t>>> borrowing_;  // slot -> (node, gen)

@@ -118,6 +118,21 @@ TEST(Harvest, OnlyBorrowersArePreemptedAndOnlyWhenNeeded) {
   EXPECT_DOUBLE_EQ(r->harvest.harvested_gpu_seconds, 240);
 }
 
+// An RL job never borrows: job 1 (4 GPUs, a rollout phase of its own) waits at 40 although
+// 4 GPUs are lent there, and starts when the lending RL job ends at 400.
+TEST(Harvest, RlJobsDoNotBorrow) {
+  const Cluster c = OneNode();
+  Trace t = MakeTrace({JobSpec{0, 400, 8}, JobSpec{10, 140, 4}});
+  MakeRl(&t, 0, 2, 200);
+  MakeRl(&t, 1, 1, 140);
+  auto r = RunWith(t, c, "fifo", {HarvestPlan{0, 200, 130, {HarvestRelease{40, 4}}}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(CheckConservation(t, *r).ok());
+  EXPECT_EQ(r->outcomes[1].start, 400);
+  EXPECT_EQ(r->harvest.lends, 2u);
+  EXPECT_EQ(r->harvest.borrower_starts, 0u);
+}
+
 // Seeded mixed workloads on 4 nodes: RL jobs lending every step, small jobs borrowing, under
 // blocking, backfilling and preemptive policies. Every job is accounted for, no GPU is booked
 // twice (ClusterState checks every Apply), and busy GPU-seconds match the jobs' own minus

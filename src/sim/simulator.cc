@@ -156,7 +156,7 @@ class SimRun {
  public:
   SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_cluster, const SimConfig& cfg,
          PolicyParts policy, std::unique_ptr<PlacePlugin> placer, std::unique_ptr<PowerPlugin> power_plugin,
-         SimResult* r);
+         SimResult* r, std::shared_ptr<LentGpus> lent = nullptr);
   Status Run();
 
  private:
@@ -284,7 +284,7 @@ class SimRun {
 
 SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_cluster, const SimConfig& cfg,
                PolicyParts policy, std::unique_ptr<PlacePlugin> placer, std::unique_ptr<PowerPlugin> power_plugin,
-               SimResult* r)
+               SimResult* r, std::shared_ptr<LentGpus> lent)
     : trace_(trace),
       cluster_(cluster),
       cfg_(cfg),
@@ -350,7 +350,7 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
     for (const Phase& p : w.phases)
       if (p.kind == PhaseKind::kLoad && !storage_) storage_ = std::make_unique<StorageSim>(cfg.storage);
   if (storage_) r_.load_seconds.assign(n_, 0);
-  if (!cfg.harvest.empty()) harvest_ = std::make_unique<HarvestSim>(cfg.harvest, n_, sched_cluster.nodes.size());
+  if (lent) harvest_ = std::make_unique<HarvestSim>(cfg.harvest, n_, sched_cluster.nodes.size(), std::move(lent));
   watching_ = cfg.watch_job >= 0 && static_cast<size_t>(cfg.watch_job) < n_ && cfg.watch_notes;
   if (watching_) sched_.Watch(&trace.jobs[static_cast<size_t>(cfg.watch_job)], cfg.watch_notes);
 }
@@ -1256,6 +1256,15 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   ORR_ASSIGN_OR_RETURN(std::unique_ptr<PlacePlugin> placer, MakePlacer(cfg.placer, cfg.seed));
   if (policy.placer) placer = policy.placer(std::move(placer));  // the policy's own place()
   ORR_RETURN_IF_ERROR(CheckConfig(trace, cfg, policy));
+  std::shared_ptr<LentGpus> lent;
+  if (!cfg.harvest.empty()) {  // RL jobs (a rollout phase) never borrow lent GPUs
+    lent = std::make_shared<LentGpus>();
+    lent->first_job = trace.jobs.data();
+    lent->no_borrow.assign(trace.jobs.size(), 0);
+    for (size_t i = 0; i < trace.work.size(); ++i)
+      for (const Phase& p : trace.work[i].phases) lent->no_borrow[i] |= p.kind == PhaseKind::kRollout;
+    placer = std::make_unique<HarvestPlacer>(std::move(placer), lent);
+  }
   std::unique_ptr<PowerPlugin> power_plugin;
   if (!cfg.energy.empty()) {
     ORR_ASSIGN_OR_RETURN(power_plugin, MakePowerPlugin(cfg.energy, cfg.seed, trace.epoch_unix));
@@ -1286,7 +1295,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   }
   const Cluster& sched_cluster = policy.profiler.enabled ? derived : cluster;
   auto run = std::make_unique<SimRun>(trace, cluster, sched_cluster, cfg, std::move(policy), std::move(placer),
-                                      std::move(power_plugin), &r);
+                                      std::move(power_plugin), &r, std::move(lent));
   ORR_RETURN_IF_ERROR(run->Run());
   return r;
 }
