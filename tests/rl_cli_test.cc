@@ -97,10 +97,21 @@ TEST(RlSimulate, JobsFileGivesTheRunsRlReport) {
   EXPECT_NE(o.text.find("fifo: 2 RL jobs (2 finished) under tlt"), std::string::npos) << o.text;
   fs::remove_all(dir);
 
+  // harvest: the report gains its lending figures (these small jobs' steps lend nothing: no
+  // worker is idle longer than the return wait pays for).
+  o = RunOrrery(base + " --rl-strategy harvest");
+  ASSERT_EQ(o.status, 0) << o.text;
+  const nlohmann::json h = nlohmann::json::parse(orrery::cli_testing::Slurp(dir / "summary.json"))["runs"][0]["rl"];
+  EXPECT_EQ(h["strategy"], "harvest");
+  ASSERT_TRUE(h.contains("harvest")) << h.dump();
+  EXPECT_EQ(h["harvest"]["lends"], 0);
+  EXPECT_EQ(h["harvest"]["borrower_preemptions"], 0);
+  EXPECT_NE(o.text.find("borrowers preempted at the return"), std::string::npos) << o.text;
+  fs::remove_all(dir);
+
   const struct {
     std::string args, expected;
   } bad[] = {
-      {base + " --rl-strategy harvest", "lending idle rollout GPUs to other jobs is not simulated"},
       {"simulate " + fx + "trace.csv --cluster " + fx + "cluster.toml --rl-strategy tlt --no-output",
        "--rl-strategy does not apply: the workload has no RL jobs"},
       {"simulate " + fx + "trace.csv --cluster " + fx + "cluster.toml --rl-share 1.5 --no-output", "--rl-share"},

@@ -318,6 +318,19 @@ void AddRlSection(const std::vector<LoadedRun>& runs, report::Page* page) {
   row("other jobs: preemptions", [](const json& j) {
     return std::to_string(j.value("other_jobs", json::object()).value("preemptions", 0ull));
   });
+  // --rl-strategy harvest: the lending of idle rollout GPUs (rows only when a run has it).
+  bool harvest = false;
+  for (const LoadedRun* r : with) harvest |= r->summary["rl"].contains("harvest");
+  const auto lent = [](const char* k) {
+    return [k](const json& j) { return j.contains("harvest") ? report::FormatFixed(j["harvest"].value(k, 0.0), 1) : "—"; };
+  };
+  if (harvest) {
+    row("harvest: lent GPU-hours", lent("lent_gpu_hours"));
+    row("harvest: harvested GPU-hours", lent("harvested_gpu_hours"));
+    row("harvest: borrowers preempted", [](const json& j) {
+      return j.contains("harvest") ? std::to_string(j["harvest"].value("borrower_preemptions", 0ull)) : std::string("—");
+    });
+  }
   c.spec = {{"mark", {{"type", "bar"}}},
             {"width", std::max<int>(360, static_cast<int>(with.size() * 90))},
             {"height", 260},

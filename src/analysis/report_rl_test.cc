@@ -42,6 +42,18 @@ TEST(ReportRl, StepPhasesAndFiguresPerRun) {
   EXPECT_EQ(t.rows[4], (std::vector<std::string>{"speedup over sync", "1.50x"}));  // 300 / 200
   EXPECT_EQ(t.rows[8], (std::vector<std::string>{"other jobs: preemptions", "2"}));
   EXPECT_EQ(Find(RunReportPage({MakeRun("plain", nullptr)}), "RL post-training jobs"), nullptr);
+  EXPECT_EQ(t.rows.size(), 9u);  // no harvest rows without a harvest run
+
+  // A harvest run beside it: three more rows, a dash for the run that lent nothing.
+  nlohmann::ordered_json hv = tlt;
+  hv["strategy"] = "harvest";
+  hv["harvest"] = {{"lent_gpu_hours", 30.4}, {"harvested_gpu_hours", 12.0}, {"borrower_preemptions", 7}};
+  const report::Page both = RunReportPage({MakeRun("tlt", tlt), MakeRun("harvest", hv)});
+  const report::Table& h = Find(both, "RL post-training jobs")->tables[0];
+  ASSERT_EQ(h.rows.size(), 12u);
+  EXPECT_EQ(h.rows[9], (std::vector<std::string>{"harvest: lent GPU-hours", "—", "30.4"}));
+  EXPECT_EQ(h.rows[10], (std::vector<std::string>{"harvest: harvested GPU-hours", "—", "12.0"}));
+  EXPECT_EQ(h.rows[11], (std::vector<std::string>{"harvest: borrowers preempted", "—", "7"}));
 }
 
 }  // namespace

@@ -230,6 +230,7 @@ int Run(const Options& o, const CLI::App& cmd) {
   cfg.watch_job = in->idx;
   cfg.watch_notes = &notes;
   cfg.stop_after_watch = !o.full_run;
+  cfg.harvest = rl::HarvestPlans(in->rl);
   auto r = Simulate(in->trace, in->cluster, cfg);
   if (!r.ok()) return fail(r.error().With("policy " + o.policy));
   if (o.json || !o.out.empty()) {

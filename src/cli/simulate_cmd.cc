@@ -531,7 +531,7 @@ PolicyRun RunPolicy(const Options& o, const Trace& trace, const Cluster& cluster
     out.json["evaluation"] = std::move(*ev);
   }
   if (!rl_jobs.jobs.empty()) {
-    const rl::RlReport rep = rl::SummarizeRl(rl_jobs, r->outcomes);
+    const rl::RlReport rep = rl::SummarizeRl(rl_jobs, r->outcomes, r->harvest);
     out.json["rl"] = RlReportJson(rep);
     out.notes.push_back(RlNote(cfg.policy, rep));
   }
@@ -790,6 +790,7 @@ int SimulateAll(const Options& o, Setup& s) {
     cfgs.push_back(MakeSimConfig(o, policies[i], s.tie, s.energy, s.node_power));
     cfgs.back().progress = [&progress, i](uint64_t d, uint64_t t) { progress.Update(i, d, t); };
     cfgs.back().failures = s.failures.list;
+    cfgs.back().harvest = rl::HarvestPlans(s.rl);
   }
   const std::vector<std::string> dirs =
       o.no_output ? std::vector<std::string>(policies.size()) : RunDirs(o.out_dir, policies);

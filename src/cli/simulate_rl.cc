@@ -14,7 +14,9 @@ void AddRlSimFlags(CLI::App* cmd, RlSimOptions* o) {
   cmd->add_option("--rl-share", o->share,
                   "Add generated RL jobs so that they are this share of all jobs (0 < F < 1; docs/design/rl.md)")
       ->check(InRange(0, 1, true, "share of the jobs"));
-  cmd->add_option("--rl-strategy", o->strategy, "Step strategy of every RL job: sync (default), tlt, tail-batch, partial, async");
+  cmd->add_option("--rl-strategy", o->strategy,
+                  "Step strategy of every RL job: sync (default), tlt, tail-batch, partial, async, harvest "
+                  "(idle rollout GPUs lent to queued jobs; docs/design/rl.md)");
 }
 
 namespace {
@@ -64,13 +66,30 @@ nlohmann::ordered_json RlReportJson(const rl::RlReport& r) {
   j["gpu_hours"] = Round(r.gpu_hours, 0.001);
   j["idle_gpu_hours"] = Round(r.idle_gpu_hours, 0.001);
   j["other_jobs"] = {{"finished", r.other_jobs}, {"avg_jct_s", Round(r.other_avg_jct_s, 0.01)}, {"preemptions", r.other_preemptions}};
+  if (r.strategy == "harvest") {
+    const HarvestStats& h = r.harvest;
+    j["harvest"] = {{"lent_gpu_hours", Round(h.lent_gpu_seconds / 3600, 0.001)},
+                    {"harvested_gpu_hours", Round(h.harvested_gpu_seconds / 3600, 0.001)},
+                    {"lends", h.lends},
+                    {"returns", h.returns},
+                    {"borrower_starts", h.borrower_starts},
+                    {"borrower_preemptions", h.borrower_preemptions}};
+  }
   return j;
 }
 
 std::string RlNote(const std::string& policy, const rl::RlReport& r) {
+  const std::string harvest =
+      r.strategy != "harvest"
+          ? std::string()
+          : fmt::format("; lent {:.1f} GPU-hours of idle rollout GPUs, {:.1f} of them used by {} borrower starts, "
+                        "{} borrowers preempted at the return",
+                        r.harvest.lent_gpu_seconds / 3600, r.harvest.harvested_gpu_seconds / 3600, r.harvest.borrower_starts,
+                        r.harvest.borrower_preemptions);
   return fmt::format("{}: {} RL jobs ({} finished) under {}: step {:.1f} s (sync {:.1f} s), {:.1f} GPU-hours, "
-                     "{:.1f} of them idle rollout GPUs",
-                     policy, r.jobs, r.finished, r.strategy, r.step_time_s, r.sync_step_time_s, r.gpu_hours, r.idle_gpu_hours);
+                     "{:.1f} of them idle rollout GPUs{}",
+                     policy, r.jobs, r.finished, r.strategy, r.step_time_s, r.sync_step_time_s, r.gpu_hours, r.idle_gpu_hours,
+                     harvest);
 }
 
 }  // namespace orrery::cli

@@ -141,7 +141,7 @@ Result<RlStepCost> CostOf(const RlJobSpec& spec, const std::string& strategy) {
   env.phases = &phases;
   env.draft_steps = s.params.draft_steps;
   ORR_ASSIGN_OR_RETURN(std::vector<StepResult> rows, RunStrategies({"sync", strategy}, s.job, env));
-  return RlStepCost{rows[1], rows[0]};
+  return RlStepCost{rows[1], rows[0], s.job.tp};
 }
 
 Job RlCoreJob(const RlJobSpec& s, const RlStepCost& c, Trace* t) {
@@ -214,10 +214,6 @@ Result<std::vector<RlJobSpec>> GenerateRlJobs(const Trace& trace, double share, 
 }
 
 Result<RlExpansion> AddRlJobs(const std::vector<RlJobSpec>& specs, const std::string& strategy, Trace* trace) {
-  if (strategy == "harvest") {
-    return MakeError("--rl-strategy harvest: lending idle rollout GPUs to other jobs is not simulated; "
-                     "`orrery rl step --strategy harvest` gives the GPU-seconds it would lend");
-  }
   RlExpansion x;
   x.strategy = strategy;
   if (trace->work.size() < trace->jobs.size()) trace->work.resize(trace->jobs.size());
@@ -246,9 +242,25 @@ Result<RlExpansion> AddRlJobs(const std::vector<RlJobSpec>& specs, const std::st
   return x;
 }
 
-RlReport SummarizeRl(const RlExpansion& x, const std::vector<JobOutcome>& outcomes) {
+std::vector<HarvestPlan> HarvestPlans(const RlExpansion& x) {
+  std::vector<HarvestPlan> out;
+  if (x.strategy != "harvest") return out;
+  for (const ExpandedRlJob& j : x.jobs) {
+    const StepResult& s = j.cost->step;
+    HarvestPlan p;
+    p.job = j.job;
+    p.step_s = s.step_time_s;
+    p.return_s = s.rollout_s + kHarvestReturnS;
+    p.releases = HarvestReleases(s, j.gpus, j.cost->tp);
+    if (!p.releases.empty()) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+RlReport SummarizeRl(const RlExpansion& x, const std::vector<JobOutcome>& outcomes, const HarvestStats& harvest) {
   RlReport r;
   r.strategy = x.strategy;
+  r.harvest = harvest;
   std::vector<bool> is_rl(outcomes.size(), false);
   double weighted = 0;
   for (const ExpandedRlJob& j : x.jobs) {
@@ -268,6 +280,7 @@ RlReport SummarizeRl(const RlExpansion& x, const std::vector<JobOutcome>& outcom
     r.reward_s += steps * s.reward_s, r.train_s += steps * s.train_s, r.sync_s += steps * s.sync_s;
     r.sync_step_time_s += steps * j.cost->sync.step_time_s;
   }
+  r.gpu_hours -= harvest.lent_gpu_seconds / 3600;  // harvest: the lent GPUs were not held meanwhile
   if (weighted > 0) {
     for (double* v : {&r.step_time_s, &r.rollout_s, &r.tail_s, &r.reward_s, &r.train_s, &r.sync_s, &r.sync_step_time_s}) *v /= weighted;
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/harvest.h"
 #include "model/outcome.h"
 #include "model/trace.h"
 #include "rl/strategy.h"
@@ -44,6 +45,7 @@ Result<std::vector<RlJobSpec>> GenerateRlJobs(const Trace& trace, double share, 
 struct RlStepCost {
   StepResult step;
   StepResult sync;
+  uint32_t tp = 1;  // GPUs per rollout worker
 };
 
 struct ExpandedRlJob {
@@ -61,8 +63,13 @@ struct RlExpansion {
 
 // Appends one core job per spec to `trace` (kind finetune, one rollout phase of `steps` RL
 // steps at the step time of `strategy`). The step model runs once per distinct setting.
-// `harvest` is refused: lending idle rollout GPUs to other jobs is not simulated.
 Result<RlExpansion> AddRlJobs(const std::vector<RlJobSpec>& specs, const std::string& strategy, Trace* trace);
+
+// Under `harvest`: each RL job's lending schedule for the simulator (SimConfig::harvest), from
+// its step's idle timeline: the GPUs of each idle rollout worker lent from when it goes idle,
+// all returned at rollout end + the return wait. Jobs whose step lends nothing get no plan;
+// other strategies: none.
+std::vector<HarvestPlan> HarvestPlans(const RlExpansion& x);
 
 // The run's RL figures (docs/formats/sim-output.md, "rl"): jobs, steps run, mean step time and
 // breakdown, RL and idle rollout GPU-hours, sync's step time, and the other jobs' average JCT
@@ -76,7 +83,8 @@ struct RlReport {
   uint32_t other_jobs = 0;
   double other_avg_jct_s = 0;
   uint64_t other_preemptions = 0;
+  HarvestStats harvest;  // the run's lending (harvest only)
 };
-RlReport SummarizeRl(const RlExpansion& x, const std::vector<JobOutcome>& outcomes);
+RlReport SummarizeRl(const RlExpansion& x, const std::vector<JobOutcome>& outcomes, const HarvestStats& harvest = {});
 
 }  // namespace orrery::rl

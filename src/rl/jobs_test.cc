@@ -70,7 +70,7 @@ TEST(RlJobsExpand, EachJobIsOneRolloutPhaseAtItsStrategysStepTime) {
   EXPECT_EQ(t.jobs[1].kind, JobKind::kFinetune);
   EXPECT_EQ(t.jobs[1].duration, static_cast<Duration>(std::ceil(10 * c.step.step_time_s)));
   EXPECT_EQ(t.names.Get(t.jobs[0].name.v), "grpo-a");
-  EXPECT_FALSE(AddRlJobs(*specs, "harvest", &t).ok());
+  EXPECT_TRUE(AddRlJobs(*specs, "harvest", &t).ok());  // simulated since harvest lends in the simulator
   EXPECT_FALSE(AddRlJobs(*specs, "fastest", &t).ok());
 }
 
@@ -103,6 +103,37 @@ TEST(RlJobsReport, FiguresByHand) {
   EXPECT_EQ(r.other_jobs, 2u);
   EXPECT_DOUBLE_EQ(r.other_avg_jct_s, 450);
   EXPECT_EQ(r.other_preemptions, 2u);
+  // Under harvest the RL jobs did not hold what they lent: 12000 − 1800 GPU-s held.
+  HarvestStats h;
+  h.lent_gpu_seconds = 1800;
+  EXPECT_DOUBLE_EQ(SummarizeRl(x, o, h).gpu_hours, 10200.0 / 3600);
+}
+
+// Harvest's lending schedule from a step's busy timeline: 8 GPUs of TP 2, rollout 100 s.
+// At 40 s 4 GPUs go idle: idle 100 − 40 = 60 s > the borrower's restart at TP 2 (30 s): lent.
+// At 80 s 2 more: idle 20 s < 30 s: not lent. The GPUs come back at 100 + 30 s (the return wait).
+TEST(RlHarvestPlans, LendingScheduleByHand) {
+  RlStepCost cost;
+  cost.tp = 2;
+  cost.step.name = "harvest";
+  cost.step.step_time_s = 160, cost.step.rollout_s = 100, cost.step.harvestable_gpu_s = 120;
+  cost.step.timeline = {{0, 40, 8}, {40, 80, 4}, {80, 100, 2}};
+  RlExpansion x;
+  x.strategy = "harvest";
+  x.jobs = {{3, 10, 8, &cost}};
+  const std::vector<HarvestPlan> p = HarvestPlans(x);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].job, 3u);
+  EXPECT_DOUBLE_EQ(p[0].step_s, 160);
+  EXPECT_DOUBLE_EQ(p[0].return_s, 130);
+  ASSERT_EQ(p[0].releases.size(), 1u);
+  EXPECT_DOUBLE_EQ(p[0].releases[0].at_s, 40);
+  EXPECT_EQ(p[0].releases[0].gpus, 4u);
+  cost.step.harvestable_gpu_s = 0;  // the step does not pay for the return wait: nothing lent
+  EXPECT_TRUE(HarvestPlans(x).empty());
+  cost.step.harvestable_gpu_s = 120;
+  x.strategy = "sync";
+  EXPECT_TRUE(HarvestPlans(x).empty());
 }
 
 TEST(RlJobsGenerate, ShareSettingsAndSeed) {

@@ -317,20 +317,18 @@ class AsyncStrategy final : public Strategy {
 // lent only when the lendable GPU-seconds exceed the job's GPUs × that wait.
 class HarvestStrategy final : public Strategy {
  public:
-  static constexpr double kReturnS = 30;
   Result<StepResult> Step(const RlJob& job, const RlEnv& env) const override {
     ORR_ASSIGN_OR_RETURN(StepResult r, SyncStrategy().Step(job, env));
     r.name = "harvest";
-    const double restore = job.tp <= 1 ? 7 : (job.tp <= 8 ? 30 : 60);
-    const double lent = HarvestableGpuS(r.timeline, job.gpus, r.rollout_s, restore);
+    const double lent = HarvestableGpuS(r.timeline, job.gpus, r.rollout_s, HarvestRestoreS(job.tp));
     // Lending pays only when the borrowers gain more GPU-seconds than the RL job loses
     // waiting for the return; otherwise nothing is lent.
-    if (lent <= job.gpus * kReturnS) return r;
+    if (lent <= job.gpus * kHarvestReturnS) return r;
     r.harvestable_gpu_s = lent;
     {
-      r.other_s = kReturnS;
+      r.other_s = kHarvestReturnS;
       const double idle_gpu_s = r.idle_gpu_frac * job.gpus * r.step_time_s;
-      r.step_time_s += kReturnS;
+      r.step_time_s += kHarvestReturnS;
       r.idle_gpu_frac = idle_gpu_s / (job.gpus * r.step_time_s);
     }
     return r;
@@ -346,6 +344,20 @@ std::unique_ptr<Strategy> Make() {
 
 std::unique_ptr<Strategy> MakePartial(uint32_t steps) { return std::make_unique<PartialStrategy>(steps); }
 std::unique_ptr<Strategy> MakeAsync(uint32_t eta) { return std::make_unique<AsyncStrategy>(eta); }
+
+double HarvestRestoreS(uint32_t tp) { return tp <= 1 ? 7 : (tp <= 8 ? 30 : 60); }
+
+std::vector<HarvestRelease> HarvestReleases(const StepResult& step, uint32_t gpus, uint32_t tp) {
+  std::vector<HarvestRelease> out;
+  if (step.harvestable_gpu_s <= 0) return out;  // lending does not pay for this job: nothing lent
+  uint32_t prev = gpus;
+  for (const BusySegment& s : step.timeline) {
+    const uint32_t released = prev > s.busy_gpus ? prev - s.busy_gpus : 0;
+    if (released > 0 && step.rollout_s - s.t0 - HarvestRestoreS(tp) > 0) out.push_back(HarvestRelease{s.t0, released});
+    prev = s.busy_gpus;
+  }
+  return out;
+}
 
 double HarvestableGpuS(const std::vector<BusySegment>& timeline, uint32_t gpus, double rollout_s, double restore_s) {
   double lent = 0;

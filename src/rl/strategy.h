@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/harvest.h"
 #include "rl/length.h"
 #include "rl/rollout.h"
 #include "rl/step.h"
@@ -83,6 +84,15 @@ std::unique_ptr<Strategy> MakeAsync(uint32_t eta);
 // (starting from `gpus`): the GPUs released at a segment's start are idle to the end; a
 // borrower first pays `restore_s`.
 double HarvestableGpuS(const std::vector<BusySegment>& timeline, uint32_t gpus, double rollout_s, double restore_s);
+// Harvest's settings: the RL job waits this long for lent GPUs to come back (Slurm's default
+// KillWait); a borrower's restart costs HarvestRestoreS of the job's TP (Helios' preemption
+// overhead: 7 s for 1 GPU, 30 s up to 8, 60 s above).
+inline constexpr double kHarvestReturnS = 30;
+double HarvestRestoreS(uint32_t tp);
+// The GPUs a harvest step lends and when (seconds into the step): each drop of the busy
+// timeline whose GPUs stay idle longer than the borrower's restart; none when the step lends
+// nothing (harvestable_gpu_s 0).
+std::vector<HarvestRelease> HarvestReleases(const StepResult& step, uint32_t gpus, uint32_t tp);
 
 // Runs `names` (each in the table; "sync" is run as the baseline even when not named) and
 // fills speedup_vs_sync. Errors name an unknown strategy.

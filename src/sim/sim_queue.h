@@ -38,6 +38,7 @@ enum class EventKind : uint8_t {
   kArrival,         // timer: the next trace job is submitted
   kProgressReport,  // job: a running job with phases reports its steps (SimConfig::progress_report)
   kWithdraw,        // job: its user cancels it if it is still pending (SimConfig::renege)
+  kHarvest,         // job: an RL job lends idle rollout GPUs or takes them back (SimConfig::harvest)
   kDecision,        // timer: a decision tick or the policy's wake-up (Scheduler::NextDecisionTime)
   kSample,          // timer: the time series (SimConfig::sample_interval); an observation
   kFragSample,      // timer: the fragmentation measure (SimConfig::frag_interval); an observation
@@ -53,7 +54,7 @@ struct SimEvent {
 
 class SimQueue {
  public:
-  // Job events: kCompletion, kFailure, kProgressReport, kWithdraw (and kRepair, keyed by node).
+  // Job events: kCompletion, kFailure, kProgressReport, kWithdraw, kHarvest (and kRepair, keyed by node).
   void PushJob(Time t, EventKind k, uint32_t slot, uint32_t gen) {
     heap_.Push(t, static_cast<uint8_t>(k), JobRef{slot, gen});
   }

@@ -10,6 +10,7 @@
 #include "sched/framework/internal/scheduler.h"
 #include "base/rng.h"
 #include "sim/cordon.h"
+#include "sim/harvest.h"
 #include "sim/sim_queue.h"
 #include "sched/plugins/placers.h"
 #include "sched/plugins/ces.h"
@@ -155,7 +156,7 @@ class SimRun {
  public:
   SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_cluster, const SimConfig& cfg,
          PolicyParts policy, std::unique_ptr<PlacePlugin> placer, std::unique_ptr<PowerPlugin> power_plugin,
-         SimResult* r);
+         SimResult* r, std::shared_ptr<LentGpus> lent = nullptr);
   Status Run();
 
  private:
@@ -180,6 +181,9 @@ class SimRun {
   void Enter(uint32_t idx, Time t, Time since);
   void OnProgressReport(const SimEvent& e, Time t);
   void OnWithdraw(const SimEvent& e, Time t);
+  void OnHarvest(const SimEvent& e, Time t);
+  void HarvestReturn(uint32_t slot, Time t);
+  void NoteHarvestStart(uint32_t slot, uint32_t idx, Time t);
   void OnSignalReport(uint32_t slot, uint32_t idx, Time t);
   Duration DoneSeconds(uint32_t slot, uint32_t idx, Time t) const;
   bool HasPhases(uint32_t idx) const;
@@ -229,6 +233,8 @@ class SimRun {
   Mapping map_;
   std::unique_ptr<PowerSim> power_;
   std::unique_ptr<StorageSim> storage_;  // jobs with a kLoad phase exist
+  std::unique_ptr<HarvestSim> harvest_;  // SimConfig::harvest is not empty
+  std::vector<uint32_t> victims_;        // HarvestReturn's borrowers to preempt
   std::vector<Duration> post_load_;      // per slot: seconds after its load phase
   std::vector<ReadDone> reads_done_;
   // dependencies: per job, predecessors not finished yet; dependents (CSR); arrived and held
@@ -278,7 +284,7 @@ class SimRun {
 
 SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_cluster, const SimConfig& cfg,
                PolicyParts policy, std::unique_ptr<PlacePlugin> placer, std::unique_ptr<PowerPlugin> power_plugin,
-               SimResult* r)
+               SimResult* r, std::shared_ptr<LentGpus> lent)
     : trace_(trace),
       cluster_(cluster),
       cfg_(cfg),
@@ -344,6 +350,7 @@ SimRun::SimRun(const Trace& trace, const Cluster& cluster, const Cluster& sched_
     for (const Phase& p : w.phases)
       if (p.kind == PhaseKind::kLoad && !storage_) storage_ = std::make_unique<StorageSim>(cfg.storage);
   if (storage_) r_.load_seconds.assign(n_, 0);
+  if (lent) harvest_ = std::make_unique<HarvestSim>(cfg.harvest, n_, sched_cluster.nodes.size(), std::move(lent));
   watching_ = cfg.watch_job >= 0 && static_cast<size_t>(cfg.watch_job) < n_ && cfg.watch_notes;
   if (watching_) sched_.Watch(&trace.jobs[static_cast<size_t>(cfg.watch_job)], cfg.watch_notes);
 }
@@ -405,7 +412,8 @@ bool SimRun::Live(const SimEvent& e) const {
   switch (e.kind) {
     case EventKind::kFailure:
     case EventKind::kProgressReport:
-    case EventKind::kWithdraw: return slot_gen_[e.slot] == e.gen;
+    case EventKind::kWithdraw:
+    case EventKind::kHarvest: return slot_gen_[e.slot] == e.gen;
     case EventKind::kDecision:
     case EventKind::kPower:
     case EventKind::kStorage:
@@ -460,6 +468,7 @@ void SimRun::Dispatch(const SimEvent& e, Time t) {
     case EventKind::kArrival: return OnArrival(t);
     case EventKind::kProgressReport: return OnProgressReport(e, t);
     case EventKind::kWithdraw: return OnWithdraw(e, t);
+    case EventKind::kHarvest: return OnHarvest(e, t);
     case EventKind::kDecision: return;  // the instant's cycle runs in EndInstant
     case EventKind::kSample:
     case EventKind::kFragSample: return;  // observations never reach Dispatch
@@ -513,6 +522,7 @@ Status SimRun::Finish() {
     r_.storage_bytes = storage_->shared_bytes();
     r_.max_concurrent_reads = storage_->max_concurrent();
   }
+  if (harvest_) r_.harvest = harvest_->stats();
   if (power_) {
     r_.has_energy = true;
     r_.energy = power_->Finish(r_.first_submit, last);
@@ -735,6 +745,58 @@ void SimRun::OnWithdraw(const SimEvent& e, Time t) {
   Done(idx);
 }
 
+// Harvest (sim/harvest.h): an attempt that starts may land on lent GPUs (a borrower); an RL
+// job with a plan arms its first lending event.
+void SimRun::NoteHarvestStart(uint32_t slot, uint32_t idx, Time t) {
+  const SchedJob& sj = sched_.view(slot);
+  if (harvest_->NoteStart(slot, slot_gen_[slot], sj.alloc, t) && watching_ && slot == watch_slot_)
+    WatchNote(t, "harvest", "started on a node holding GPUs an RL job lent from its idle rollout workers: "
+                            "preempted when the RL job takes them back");
+  const int64_t total = HasPhases(idx) ? trace_.work[idx].total_steps() : 0;
+  const Time next = harvest_->Started(slot, idx, t, truth_.RestartCost(slot), truth_.steps_durable(slot), total);
+  if (next != kNoTime) q_.PushJob(next, EventKind::kHarvest, slot, slot_gen_[slot]);
+}
+
+// An RL job's rollout workers went idle (their GPUs are lent: its allocation shrinks and the
+// instant's cycle may place queued jobs there), or its rollout ended (the lent GPUs come back).
+void SimRun::OnHarvest(const SimEvent& e, Time t) {
+  if (slot_gen_[e.slot] != e.gen) return;  // the attempt ended
+  switch (harvest_->Due(e.slot, t)) {
+    case HarvestSim::Action::kNone: break;
+    case HarvestSim::Action::kLend: {
+      const uint64_t milli = 1000ULL * harvest_->Lend(e.slot, t, sched_);
+      busy_milli_ -= milli;
+      run_milli_[e.slot] -= milli;
+      if (milli > 0 && watching_ && e.slot == watch_slot_)
+        WatchNote(t, "harvest", "lent " + std::to_string(milli / 1000) + " GPUs of idle rollout workers until the rollout ends");
+      break;
+    }
+    case HarvestSim::Action::kReturn: HarvestReturn(e.slot, t); break;
+  }
+  const Time next = harvest_->Next(e.slot);
+  if (next != kNoTime) q_.PushJob(next, EventKind::kHarvest, e.slot, e.gen);
+}
+
+// The phase boundary: the borrowers holding the lent GPUs are preempted and requeued (their
+// restart cost charged as for any preemption), then the RL job's allocation is whole again.
+void SimRun::HarvestReturn(uint32_t slot, Time t) {
+  victims_.clear();
+  harvest_->Victims(slot, sched_, [&](uint32_t s, uint32_t) { return sched_.view(s).running; }, &victims_);
+  for (uint32_t v : victims_) {
+    harvest_->NoteBorrowerPreempted();
+    if (watching_ && v == watch_slot_)
+      WatchNote(t, "harvest", "preempted: the RL job whose GPUs it borrowed took them back at its phase boundary");
+    sched_.Requeue(v, t, EndCause::kPreempted);
+    ApplyPreempt(v, t, false);
+  }
+  const uint64_t milli = 1000ULL * harvest_->Reclaim(slot, t, sched_);
+  busy_milli_ += milli;
+  run_milli_[slot] += milli;
+  if (watching_ && slot == watch_slot_)
+    WatchNote(t, "harvest", "took back " + std::to_string(milli / 1000) + " lent GPUs (" + std::to_string(victims_.size()) +
+                                " borrowers preempted)");
+}
+
 // A running job reports its progress: a trace job through its log (SimConfig::signals),
 // a job with phases the steps it has done (as a live job's step counter would).
 void SimRun::OnProgressReport(const SimEvent& e, Time t) {
@@ -804,6 +866,7 @@ void SimRun::ApplyStart(uint32_t slot, Time t) {
     shared_since_[slot] = shared_since_[p] = t;
   }
   ArmAttemptEvents(slot, idx, t);
+  if (harvest_) NoteHarvestStart(slot, idx, t);
   if (power_) power_->OnStart(slot, sj, trace_.jobs[idx].submit, t);
 }
 
@@ -946,6 +1009,7 @@ void SimRun::OpenAttempt(uint32_t slot, uint32_t, Time) {
 }
 
 void SimRun::CloseAttempt(uint32_t slot, uint32_t idx, Time t, EndCause cause, FailureKind kind, bool restartable) {
+  if (harvest_) harvest_->Stopped(slot, t);
   if (cfg_.signals && !HasPhases(idx)) cfg_.signals->AttemptEnded(idx);
   if (!cfg_.record_attempts) return;
   Attempt a;
@@ -1168,6 +1232,17 @@ Status CheckConfig(const Trace& trace, const SimConfig& cfg, const PolicyParts& 
     return MakeError("storage bandwidths must be positive");
   if (policy.share && !cfg.failures.empty())
     return MakeError("injected failures are not supported with GPU-sharing policies");
+  if (!cfg.harvest.empty()) {
+    const char* why = policy.share               ? "GPU-sharing policies"
+                      : policy.shape             ? "reshaping policies"
+                      : cfg.model_cpu_mem        ? "CPU/memory modelling"
+                      : !cfg.energy.empty()      ? "energy saving (--energy)"
+                                                 : nullptr;
+    if (why) return MakeError(std::string("harvest (lending idle rollout GPUs) cannot be combined with ") + why);
+    for (const HarvestPlan& h : cfg.harvest)
+      if (h.job >= trace.jobs.size() || trace.work.size() <= h.job || trace.work[h.job].phases.empty())
+        return MakeError("harvest: job " + std::to_string(h.job) + " is not an RL job of the trace (a job with phases)");
+  }
   if (!cfg.energy.empty() && std::any_of(cfg.failures.begin(), cfg.failures.end(),
                                          [](const InjectedFailure& f) { return f.cordon_for > 0; }))
     return MakeError("cordoning failed nodes (recovery acme) cannot be combined with energy saving (--energy)");  // drain vs power states
@@ -1181,6 +1256,15 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   ORR_ASSIGN_OR_RETURN(std::unique_ptr<PlacePlugin> placer, MakePlacer(cfg.placer, cfg.seed));
   if (policy.placer) placer = policy.placer(std::move(placer));  // the policy's own place()
   ORR_RETURN_IF_ERROR(CheckConfig(trace, cfg, policy));
+  std::shared_ptr<LentGpus> lent;
+  if (!cfg.harvest.empty()) {  // RL jobs (a rollout phase) never borrow lent GPUs
+    lent = std::make_shared<LentGpus>();
+    lent->first_job = trace.jobs.data();
+    lent->no_borrow.assign(trace.jobs.size(), 0);
+    for (size_t i = 0; i < trace.work.size(); ++i)
+      for (const Phase& p : trace.work[i].phases) lent->no_borrow[i] |= p.kind == PhaseKind::kRollout;
+    placer = std::make_unique<HarvestPlacer>(std::move(placer), lent);
+  }
   std::unique_ptr<PowerPlugin> power_plugin;
   if (!cfg.energy.empty()) {
     ORR_ASSIGN_OR_RETURN(power_plugin, MakePowerPlugin(cfg.energy, cfg.seed, trace.epoch_unix));
@@ -1200,6 +1284,8 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   for (const auto& v : cluster.vcs) r.vc_names.push_back(v.name);
   for (const Job& j : trace.jobs) r.fractional |= j.is_fractional();
   if (r.fractional) ORR_RETURN_IF_ERROR(CheckGpuTracking(cluster));
+  if (r.fractional && !cfg.harvest.empty())
+    return MakeError("harvest (lending idle rollout GPUs) cannot be combined with fractional-GPU jobs");
   r.outcomes.resize(trace.jobs.size());
   // Lucid's profiler: a staging VC carved out of the cluster (the scheduler sees the derived
   // cluster; trace VCs still map onto the original VC ids, which the derived one keeps).
@@ -1209,7 +1295,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const Sim
   }
   const Cluster& sched_cluster = policy.profiler.enabled ? derived : cluster;
   auto run = std::make_unique<SimRun>(trace, cluster, sched_cluster, cfg, std::move(policy), std::move(placer),
-                                      std::move(power_plugin), &r);
+                                      std::move(power_plugin), &r, std::move(lent));
   ORR_RETURN_IF_ERROR(run->Run());
   return r;
 }
@@ -1251,6 +1337,7 @@ Status CheckConservation(const Trace& trace, const SimResult& r) {
   if (r.shaped)
     for (const Attempt& a : r.attempts.attempts)
       gpu_seconds += static_cast<double>(a.end - a.start) * a.gpus * trace.jobs[a.job.v].gpu_milli / 1000.0;
+  gpu_seconds -= r.harvest.lent_gpu_seconds;  // RL jobs ran without their lent GPUs meanwhile
   double capacity = static_cast<double>(r.total_gpus) * static_cast<double>(std::max<Time>(0, r.last_end - r.first_submit));
   if (gpu_seconds > capacity * (1 + 1e-9) + 1e-6)
     return MakeError("conservation: " + std::to_string(gpu_seconds) + " GPU-seconds used > capacity " +

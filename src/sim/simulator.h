@@ -16,6 +16,7 @@
 #include "model/attempt.h"
 #include "model/cluster.h"
 #include "model/energy.h"
+#include "model/harvest.h"
 #include "model/outcome.h"
 #include "model/storage.h"
 #include "model/trace.h"
@@ -108,6 +109,11 @@ struct SimConfig {
   // Shared storage and node caches that the checkpoint reads of jobs with a kLoad phase
   // (evaluation trials) compete for (sim/storage_sim.h). Read only when the trace has such jobs.
   StorageSpec storage;
+  // Harvest (sim/harvest.h, docs/design/rl.md): RL jobs that lend their idle rollout GPUs to
+  // queued jobs each step and take them back at the phase boundary. Empty = off (outputs are
+  // exactly those of a run without it). Refused with GPU sharing, shapes, fractional GPUs,
+  // CPU/memory modelling and energy saving.
+  std::vector<HarvestPlan> harvest;
 };
 
 // FGD-style fragmentation (Weng et al., ATC'23, GPU dimension only) at one instant: the
@@ -159,6 +165,7 @@ struct SimResult {
   // (reading from shared storage, waiting for its node's cache fill, reading the cache). Empty
   // when the trace has none.
   std::vector<Duration> load_seconds;
+  HarvestStats harvest;              // SimConfig::harvest: what the RL jobs lent and borrowers used
   double storage_bytes = 0;          // read from shared storage by kLoad phases
   uint32_t max_concurrent_reads = 0;
 };
@@ -173,8 +180,9 @@ struct PolicyParts;
 Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster, const SimConfig& config, PolicyParts policy);
 
 // Checks the conservation laws of a finished run: every job finished, rejected or
-// skipped (none lost, none running), times ordered, GPU-seconds ≤ capacity, no job started
-// before a job it depends on finished. Returns the first violation.
+// skipped (none lost, none running), times ordered, GPU-seconds ≤ capacity (the GPU-seconds
+// RL jobs lent to others counted once, by the borrowers), no job started before a job it
+// depends on finished. Returns the first violation.
 Status CheckConservation(const Trace& trace, const SimResult& r);
 
 }  // namespace orrery
