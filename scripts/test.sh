@@ -8,6 +8,8 @@
 #      whose code paths smaller tests exercise under ASan; 25-35x slower there at -O0)
 #   2. clang ASan+UBSan build in build-asan/ (-O1, with libFuzzer coverage: one sanitized
 #      tree for stages 2 and 3) + ctest, tests named *Slow* excluded     (1 result per test)
+#      The tree is built with -DORRERY_DEV_CHECKS=ON: every queue walk is replayed by the plain
+#      reference walk and a difference aborts (docs/design/components.md, "The cycle's contract")
 #   3. every *_fuzz target of build-asan/ run for FUZZ_SECONDS (default 12) s, two at a
 #      time, from its committed corpus, with the allocation and memory limits of
 #      scripts/fuzz-lib.sh; logs and crash inputs in build-asan/fuzz/   (1 result per target)
@@ -102,7 +104,7 @@ SAN=build-asan FZ=build-asan/fuzz
 san_ready=
 san_build() {  # san_build [targets...]: configures and builds $SAN; false on failure
   [[ -n $san_ready ]] && return 0
-  sanitize_configure "$SAN" "${launcher[@]}" || return 1
+  sanitize_configure "$SAN" "${launcher[@]}" -DORRERY_DEV_CHECKS=ON || return 1
   "${bg[@]}" cmake --build "$SAN" -j "$JOBS" ${1:+--target "$@"} && san_ready=1
 }
 
@@ -137,7 +139,7 @@ fuzz_one() {
 
 if want fuzz; then
   stage "stage 3: every *_fuzz target of $SAN/ for ${FUZZ_SECONDS}s"
-  if [[ -z $san_ready ]] && ! sanitize_configure "$SAN" "${launcher[@]}" >/dev/null; then
+  if [[ -z $san_ready ]] && ! sanitize_configure "$SAN" "${launcher[@]}" -DORRERY_DEV_CHECKS=ON >/dev/null; then
     fail "fuzz configure (needs clang and libclang-rt-14-dev)"
   else
     mkdir -p "$FZ"

@@ -943,6 +943,16 @@ void Scheduler::CyclePlainBlocking(VcQueues& q) {
   }
 }
 
+namespace {
+// Ends a walk's evaluation lane however the walk returns.
+struct LaneOffAtExit {
+  ReservingPlacer* p;
+  ~LaneOffAtExit() {
+    if (p) p->set_lane_only(false);
+  }
+};
+}  // namespace
+
 void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   VcQueues& q = vcs_[vc.v];
   if (q.size == 0) return;
@@ -980,12 +990,7 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
   // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
   bool lane = false;
-  struct LaneOff {
-    ReservingPlacer* p;
-    ~LaneOff() {
-      if (p) p->set_lane_only(false);
-    }
-  } lane_off{reserving_};
+  const LaneOffAtExit lane_off{reserving_};
   while (examined < opts_.max_examined) {
     if (by_fit && q.version != fit_version) {
       fit = FittingClasses(vc);  // after a start (the walk's only change while settled): no larger
