@@ -9,6 +9,8 @@
 // walk on a copy of the scheduler, then the optimised walk, and compares their decisions.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "sched/framework/internal/scheduler.h"
@@ -58,26 +60,52 @@ PrunerSet Scheduler::ActivePruners(bool blocking) const {
   return set;
 }
 
-// The smallest pending entry of `q` after `after` (from the head when null), over all classes.
-const Scheduler::QEntry* Scheduler::NextPending(const VcQueues& q, const QEntry* after) {
-  const QEntry* next = nullptr;
-  for (const auto& cls : q.classes) {
-    const auto it = after ? cls.upper_bound(*after) : cls.begin();
-    if (it != cls.end() && (next == nullptr || *it < *next)) next = &*it;
-  }
-  return next;
+namespace {
+using Classes = std::vector<std::pmr::set<PendingEntry>>;
+
+// A plain walk's cursor of one size class: from the class's first entry until it has a
+// position, then at `at` (after it: the class of the job visited last), or done.
+struct PlainCursor {
+  std::optional<PendingEntry> at;
+  bool after = false;
+  bool done = false;
+};
+
+const PendingEntry* PlainNext(const Classes& classes, const std::vector<PlainCursor>& cur, size_t c) {
+  const PlainCursor& u = cur[c];
+  if (u.done) return nullptr;
+  const auto& cls = classes[c];
+  const auto it = !u.at ? cls.begin() : (u.after ? cls.upper_bound(*u.at) : cls.lower_bound(*u.at));
+  return it == cls.end() ? nullptr : &*it;
 }
 
-// The reference walk of `vc`. Its position is the key of the job it visited last; a job that
-// enters the queue during the walk (requeued by a preemption) is visited when its key is after
-// the position. Each visit: Place; on success Start; on failure record the blocking reason and
-// run the PostFilter, which may place the job (preemption) or start others (backfill); kStop
-// ends the walk unless it placed nothing and the evaluation lane opens. Without a PostFilter a
-// blocking walk stops at the first failure. The evaluation lane (reserve.h): once a blocking
-// walk's head (an other job) waits and the reserve has room, only evaluation jobs are visited,
-// placed inside the reserve, until one fails or the reserve is full. At most max_examined
-// visits; returns whether it stopped there (the optimised walk does not count the jobs its
-// pruners pass, so a capped walk is not compared).
+// The class whose cursor holds the smallest key; SIZE_MAX: none.
+size_t PlainPick(const Classes& classes, const std::vector<PlainCursor>& cur) {
+  size_t pick = SIZE_MAX;
+  const PendingEntry* best = nullptr;
+  for (size_t c = 0; c < cur.size(); ++c) {
+    const PendingEntry* e = PlainNext(classes, cur, c);
+    if (e && (best == nullptr || *e < *best)) {
+      best = e;
+      pick = c;
+    }
+  }
+  return pick;
+}
+}  // namespace
+
+// The reference walk of `vc`. Pending jobs are kept per size class (ClassOf); the walk keeps one
+// cursor per class, at the next job of that class to visit, and visits the smallest-keyed job at
+// the cursors: the queue order. A job the PostFilter requeues (a preemption) ahead of its
+// class's cursor waits for the next cycle; one behind it is visited; a class whose jobs were
+// all visited is done. Each visit: Place; on success Start; on failure record the blocking
+// reason and run the PostFilter, which may place the job (preemption) or start others
+// (backfill); kStop ends the walk unless it placed nothing and the evaluation lane opens.
+// Without a PostFilter a blocking walk stops at its first failure. The evaluation lane
+// (reserve.h): once a blocking walk's head (an other job) waits and the reserve has room, only
+// evaluation jobs are visited, placed inside the reserve, until one fails or the reserve is
+// full. At most max_examined visits; returns whether it stopped there (the optimised walk does
+// not count the jobs its pruners pass, so a capped walk is not compared).
 bool Scheduler::PlainWalk(VcId vc, bool blocking) {
   VcQueues& q = vcs_[vc.v];
   bool lane = false;
@@ -87,12 +115,13 @@ bool Scheduler::PlainWalk(VcId vc, bool blocking) {
       if (p) p->set_lane_only(false);
     }
   } lane_off{reserving_};
-  QEntry here{};
+  std::vector<PlainCursor> cur(q.classes.size());
   for (size_t examined = 0;; ++examined) {
-    const QEntry* next = NextPending(q, examined == 0 ? nullptr : &here);
-    if (next == nullptr) return false;
+    const size_t pick = PlainPick(q.classes, cur);
+    if (pick == SIZE_MAX) return false;
     if (examined == opts_.max_examined) return true;
-    here = *next;
+    const QEntry here = *PlainNext(q.classes, cur, pick);
+    cur[pick] = PlainCursor{here, true, false};
     const uint32_t slot = here.slot;
     SchedJob& j = pool_[slot];
     if (lane && !IsEvaluation(*j.job)) continue;
@@ -108,6 +137,11 @@ bool Scheduler::PlainWalk(VcId vc, bool blocking) {
     q.last_block = st;
     const bool to_lane = blocking && reserving_ && !IsEvaluation(*j.job) && !ledger_->reserve_full(vc);
     if (policy_.post) {
+      for (size_t c = 0; c < cur.size(); ++c) {  // the other cursors stay at their next jobs
+        if (c == pick || cur[c].done) continue;
+        const QEntry* e = PlainNext(q.classes, cur, c);
+        cur[c] = e ? PlainCursor{*e, false, false} : PlainCursor{std::nullopt, false, true};
+      }
       bool placed = false;
       const PostFilterPlugin::Next after = policy_.post->Run(*this, slot, &placed);
       if (after == PostFilterPlugin::Next::kStop && (placed || !to_lane)) return false;
