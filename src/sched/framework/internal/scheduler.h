@@ -328,7 +328,6 @@ class Scheduler final : private SchedulerHandle {
   // The reference walk (walk.cc), what CycleExclusive must decide; true if it stopped at
   // max_examined.
   bool PlainWalk(VcId vc, bool blocking);
-  static const QEntry* NextPending(const VcQueues& q, const QEntry* after);
   void CheckedWalk(VcId vc, bool blocking);
   PrunerSet ActivePruners(bool blocking) const;  // those CycleExclusive applies to a walk
   bool CopyForCheck(PolicyParts* parts, std::unique_ptr<PlacePlugin>* placer, std::unique_ptr<TruthModel>* truth) const;
