@@ -8,6 +8,9 @@
 #      whose code paths smaller tests exercise under ASan; 25-35x slower there at -O0)
 #   2. clang ASan+UBSan build in build-asan/ (-O1, with libFuzzer coverage: one sanitized
 #      tree for stages 2 and 3) + ctest, tests named *Slow* excluded     (1 result per test)
+#      The tree is built with -DORRERY_DEV_CHECKS=ON: every DEV_CHECKS_EVERY-th queue walk of
+#      each scheduler is replayed by the plain reference walk and a difference aborts
+#      (docs/design/components.md, "The cycle's contract"; the cost: docs/benchmarks.md)
 #   3. every *_fuzz target of build-asan/ run for FUZZ_SECONDS (default 12) s, two at a
 #      time, from its committed corpus, with the allocation and memory limits of
 #      scripts/fuzz-lib.sh; logs and crash inputs in build-asan/fuzz/   (1 result per target)
@@ -15,7 +18,9 @@
 # "N passed, N failed"; the exit status is non-zero if anything failed.
 #
 # Environment: JOBS (default nproc), FUZZ_SECONDS (default 12), ORRERY_TEST_STAGES
-# (default "deps release asan fuzz": run a subset, e.g. "release").
+# (default "deps release asan fuzz": run a subset, e.g. "release"), DEV_CHECKS_EVERY (default
+# 4: stage 2 compares every 4th walk of each scheduler, the first included; 1: every walk, about
+# 1.5x the time of the test binaries that walk most).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
@@ -23,6 +28,7 @@ source scripts/fuzz-lib.sh
 
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-12}
+DEV_CHECKS_EVERY=${DEV_CHECKS_EVERY:-4}
 STAGES=${ORRERY_TEST_STAGES:-"deps release asan fuzz"}
 PASSED=0
 FAILED=0
@@ -102,7 +108,7 @@ SAN=build-asan FZ=build-asan/fuzz
 san_ready=
 san_build() {  # san_build [targets...]: configures and builds $SAN; false on failure
   [[ -n $san_ready ]] && return 0
-  sanitize_configure "$SAN" "${launcher[@]}" || return 1
+  sanitize_configure "$SAN" "${launcher[@]}" -DORRERY_DEV_CHECKS=ON -DORRERY_DEV_CHECKS_EVERY="$DEV_CHECKS_EVERY" || return 1
   "${bg[@]}" cmake --build "$SAN" -j "$JOBS" ${1:+--target "$@"} && san_ready=1
 }
 
@@ -137,7 +143,7 @@ fuzz_one() {
 
 if want fuzz; then
   stage "stage 3: every *_fuzz target of $SAN/ for ${FUZZ_SECONDS}s"
-  if [[ -z $san_ready ]] && ! sanitize_configure "$SAN" "${launcher[@]}" >/dev/null; then
+  if [[ -z $san_ready ]] && ! sanitize_configure "$SAN" "${launcher[@]}" -DORRERY_DEV_CHECKS=ON -DORRERY_DEV_CHECKS_EVERY="$DEV_CHECKS_EVERY" >/dev/null; then
     fail "fuzz configure (needs clang and libclang-rt-14-dev)"
   else
     mkdir -p "$FZ"

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/work.h"
@@ -55,6 +56,7 @@ class SimTruth final : public TruthModel {
       e.speed *= static_cast<double>(now - e.started) / static_cast<double>(until - e.started);
   }
   Duration RestartCost(uint32_t slot) const override { return at(slot).restart_cost; }
+  std::unique_ptr<TruthModel> Clone() const override { return std::make_unique<SimTruth>(*this); }
 
   void Submitted(uint32_t slot, const Job& job, Time now) override;
   void Started(uint32_t slot, Time now) override { at(slot).started = now; }

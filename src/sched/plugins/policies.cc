@@ -51,12 +51,14 @@ class OracleSort : public QueueSortPlugin {
 // its remaining work is all of it.
 class SjfSort final : public OracleSort {
  public:
+  std::unique_ptr<QueueSortPlugin> Clone(PluginCopies&) const override { return std::make_unique<SjfSort>(*this); }
   std::string_view name() const override { return "sjf"; }
   SortKey Key(const SchedJob& j, Time) override { return {TrueRemaining(j), j.job->submit}; }
 };
 
 class SrtfSort final : public OracleSort {
  public:
+  std::unique_ptr<QueueSortPlugin> Clone(PluginCopies&) const override { return std::make_unique<SrtfSort>(*this); }
   std::string_view name() const override { return "srtf"; }
   SortKey Key(const SchedJob& j, Time) override { return {TrueRemaining(j), j.job->submit}; }
 };

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "base/time.h"
 #include "model/attempt.h"
@@ -36,6 +37,9 @@ class TruthModel : public OracleView {
   virtual void Stopped(uint32_t slot, Time now, EndCause cause) = 0;
   // The restart cost charged at the last stop of `slot` (explain notes).
   virtual Duration RestartCost(uint32_t slot) const = 0;
+  // A copy with the same state, for a copy of the scheduler that runs a walk beside the real
+  // one (Scheduler::CheckWalks); null when it cannot be copied (the walk is then unchecked).
+  virtual std::unique_ptr<TruthModel> Clone() const { return nullptr; }
 };
 
 }  // namespace orrery

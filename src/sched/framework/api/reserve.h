@@ -76,6 +76,7 @@ class ReservingPlacer final : public PlacePlugin {
   PluginStatus Place(const SchedJob& j, const ClusterState& state, const NodeMask* blocked, Allocation* out) override;
   // The scheduler's queue walk sets this while evaluation jobs pass a blocked head.
   void set_lane_only(bool on) { lane_only_ = on; }
+  const PlacePlugin& inner() const { return *inner_; }  // the policy's placer
 
  private:
   std::unique_ptr<PlacePlugin> inner_;

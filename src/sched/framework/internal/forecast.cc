@@ -45,7 +45,8 @@ std::string DescribePrediction(const StartPrediction& p) {
   return "no prediction";
 }
 
-Scheduler::Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<PlacePlugin> placer)
+Scheduler::Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<PlacePlugin> placer, CopyFor purpose,
+                     std::unique_ptr<TruthModel> truth)
     : state_(o.state_),  // reads o's cluster (cluster_ stays empty: a copy never grows)
       policy_(std::move(policy)),
       placer_(std::move(placer)),
@@ -76,10 +77,15 @@ Scheduler::Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<Pla
     shaped_[s] = std::make_unique<Job>(*o.shaped_[s]);
     pool_[s].job = shaped_[s].get();
   }
-  // Beliefs frozen: a job without an estimate runs for what the core believes now (its
-  // walltime live; a preemption then re-bases it as any estimate, StopToQueue).
-  for (SchedJob& j : pool_)
-    if (j.job && j.estimate < 0) j.estimate = o.BelievedDuration(j);
+  switch (purpose) {
+    case CopyFor::kForecast:
+      // Beliefs frozen: a job without an estimate runs for what the core believes now (its
+      // walltime live; a preemption then re-bases it as any estimate, StopToQueue).
+      for (SchedJob& j : pool_)
+        if (j.job && j.estimate < 0) j.estimate = o.BelievedDuration(j);
+      return;
+    case CopyFor::kWalkCheck: CopyCheckState(o, std::move(truth)); return;
+  }
 }
 
 PredictionKind Scheduler::ClonePolicy(PolicyParts* out, std::unique_ptr<PlacePlugin>* placer,
@@ -93,9 +99,15 @@ PredictionKind Scheduler::ClonePolicy(PolicyParts* out, std::unique_ptr<PlacePlu
     *who = p.post->name();
     return PredictionKind::kOraclePolicy;
   }
+  return CopyPlugins(out, placer, who, false) ? PredictionKind::kPredicted : PredictionKind::kNotCopyable;
+}
+
+bool Scheduler::CopyPlugins(PolicyParts* out, std::unique_ptr<PlacePlugin>* placer, std::string_view* who,
+                            bool inner_placer) const {
+  const PolicyParts& p = policy_;
   auto not_copyable = [&](std::string_view name) {
     *who = name;
-    return PredictionKind::kNotCopyable;
+    return false;
   };
   PluginCopies copies;
   if (!(out->sort = p.sort->Clone(copies))) return not_copyable(p.sort->name());
@@ -103,7 +115,8 @@ PredictionKind Scheduler::ClonePolicy(PolicyParts* out, std::unique_ptr<PlacePlu
   if (p.reschedule && !(out->reschedule = p.reschedule->Clone(copies))) return not_copyable(p.reschedule->name());
   if (p.share && !(out->share = p.share->Clone(copies))) return not_copyable(p.share->name());
   if (p.shape && !(out->shape = p.shape->Clone())) return not_copyable(p.shape->name());
-  if (!(*placer = placer_->Clone(copies))) return not_copyable(placer_->name());
+  const PlacePlugin& place = inner_placer && reserving_ ? reserving_->inner() : *placer_;
+  if (!(*placer = place.Clone(copies))) return not_copyable(place.name());
   out->name = p.name;
   out->tick = p.tick;
   out->tick_and_events = p.tick_and_events;
@@ -113,7 +126,7 @@ PredictionKind Scheduler::ClonePolicy(PolicyParts* out, std::unique_ptr<PlacePlu
   out->cancels = p.cancels;
   out->colocation = p.colocation;
   out->profiler = p.profiler;
-  return PredictionKind::kPredicted;  // estimator left out: the copy submits and learns nothing
+  return true;  // estimator left out: the copy submits and learns nothing
 }
 
 const std::vector<StartPrediction>& Scheduler::Forecast(Time now) const {
@@ -154,7 +167,7 @@ void Scheduler::DryRun(Time now, std::vector<StartPrediction>* out) const {
       }
     return;
   }
-  Scheduler d(*this, std::move(parts), std::move(placer));
+  Scheduler d(*this, std::move(parts), std::move(placer), CopyFor::kForecast);
   // Believed ends; an overdue job (past its believed end) is believed to end within a second.
   struct End {
     Time t;

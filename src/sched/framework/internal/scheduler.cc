@@ -104,6 +104,9 @@ Scheduler::Scheduler(const Cluster& cluster, bool track_gpus, bool model_cpu_mem
     for (size_t c = 0; c < k; ++c) vcs_[v].classes.emplace_back(pool_resource_.get());
   }
   memo_blocked_ = CanMemoBlockedHead();
+#ifdef ORRERY_DEV_CHECKS
+  CheckWalks(WalkCheck{ORRERY_DEV_CHECKS_EVERY, true});
+#endif
 }
 
 bool Scheduler::PlainBlockingWalk(bool blocking) const {
@@ -111,7 +114,8 @@ bool Scheduler::PlainBlockingWalk(bool blocking) const {
 }
 
 bool Scheduler::CanMemoBlockedHead() const {
-  return PlainBlockingWalk(policy_.blocking) && !policy_.shape && placer_->pure();
+  return PlainBlockingWalk(policy_.blocking) && !policy_.shape && placer_->pure() &&
+         HasPruner(opts_.pruners, Pruner::kBlockedHead);
 }
 
 void Scheduler::AttachTruth(TruthModel* truth) {
@@ -884,11 +888,11 @@ void Scheduler::CycleVc(VcId vc) {
   const bool blocking = policy_.blocking && !sharing;
   if (sharing) {
     policy_.share->Pack(*this, vc);
-    CycleExclusive(vc, blocking);
+    Walk(vc, blocking);
     policy_.share->Pack(*this, vc);
     return;
   }
-  CycleExclusive(vc, blocking);
+  Walk(vc, blocking);
 }
 
 bool Scheduler::MayPlaceUnfittingMemo(const VcQueues& q, size_t c, const QEntry& head) {
@@ -939,6 +943,16 @@ void Scheduler::CyclePlainBlocking(VcQueues& q) {
   }
 }
 
+namespace {
+// Ends a walk's evaluation lane however the walk returns.
+struct LaneOffAtExit {
+  ReservingPlacer* p;
+  ~LaneOffAtExit() {
+    if (p) p->set_lane_only(false);
+  }
+};
+}  // namespace
+
 void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   VcQueues& q = vcs_[vc.v];
   if (q.size == 0) return;
@@ -950,21 +964,25 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   for (size_t c = 0; c < k; ++c) cur[c] = q.classes[c].begin();
   LiveCursors(q);
   // Blocking policies look only at the global head: no need for the fitting classes.
-  FitClasses fit = blocking ? FitClasses::All() : FittingClasses(vc);
+  const bool by_fit = !blocking && HasPruner(opts_.pruners, Pruner::kFittingClasses);
+  FitClasses fit = by_fit ? FittingClasses(vc) : FitClasses::All();
   uint64_t fit_version = q.version;
   // MayPlaceUnfitting per class head, asked once per (head, VC version) (its contract:
   // scheduler.h), or the PostFilter's key bound for it.
   if (!blocking && policy_.post) unfit_memo_.assign(k, UnfitMemo{});
-  unfit_bound_ = !blocking && policy_.post ? policy_.post->UnfitKeyBound(*this, vc) : std::nullopt;
+  const bool by_bound = by_fit && policy_.post && HasPruner(opts_.pruners, Pruner::kUnfitKeyBound);
+  unfit_bound_ = by_bound ? policy_.post->UnfitKeyBound(*this, vc) : std::nullopt;
   size_t examined = 0;
   // Greedy walks pass jobs the PostFilter rejects without placing them (PassesRejected).
-  const bool may_reject = !blocking && policy_.post && !policy_.shape;
+  const bool may_reject = by_fit && policy_.post && !policy_.shape && HasPruner(opts_.pruners, Pruner::kRejects);
+  along_class_ = may_reject && HasPruner(opts_.pruners, Pruner::kRejectsAlongClass) &&
+                 policy_.post->rejects_along_class();
   if (may_reject) rejected_at_.assign(k, kNoVersion);
   uint32_t rejected = kNoSlot;  // the last job passed so, while no other followed it
   // Settled walks pass the jobs the VC held when it settled (PassesSettled) as rejected: at an
   // arrival, only the new jobs are judged (most of a loaded SRTF queue waits for room that no
   // arrival makes). A preemption unsettles the walk and the VC.
-  const bool may_settle = may_reject && SettlingWalks();
+  const bool may_settle = may_reject && HasPruner(opts_.pruners, Pruner::kSettledWalk) && SettlingWalks();
   walk_settled_ = may_settle && q.settled == q.version;
   if (walk_settled_) BeginSettledWalk(q);
   q.settled = kNoVersion;
@@ -972,18 +990,13 @@ void Scheduler::CycleExclusive(VcId vc, bool blocking) {
   // Evaluation reservation: once a blocking walk's head (an other job) waits, evaluation jobs
   // behind it may still start inside the reserve (reserve.h); the walk is then in the lane.
   bool lane = false;
-  struct LaneOff {
-    ReservingPlacer* p;
-    ~LaneOff() {
-      if (p) p->set_lane_only(false);
-    }
-  } lane_off{reserving_};
+  const LaneOffAtExit lane_off{reserving_};
   while (examined < opts_.max_examined) {
-    if (!blocking && q.version != fit_version) {
+    if (by_fit && q.version != fit_version) {
       fit = FittingClasses(vc);  // after a start (the walk's only change while settled): no larger
       fit_version = q.version;
       if (policy_.post) {
-        std::optional<SortKey> bound = policy_.post->UnfitKeyBound(*this, vc);
+        std::optional<SortKey> bound = by_bound ? policy_.post->UnfitKeyBound(*this, vc) : std::nullopt;
         walk_settled_ = walk_settled_ && BoundHeld(unfit_bound_, bound);
         unfit_bound_ = bound;
       }
@@ -1141,7 +1154,7 @@ bool Scheduler::SurelyUnfit(const SchedJob& j, size_t c, uint16_t g, FitClasses 
 bool Scheduler::PassesRejected(const VcQueues& q, size_t c, uint16_t g, FitClasses fit, uint32_t slot) {
   if (rejected_at_[c] == q.version) return true;
   if (!SurelyUnfit(pool_[slot], c, g, fit) || !policy_.post->Rejects(*this, slot)) return false;
-  if (c >= 1 && c <= g && policy_.post->rejects_along_class()) rejected_at_[c] = q.version;  // single-node class
+  if (c >= 1 && c <= g && along_class_) rejected_at_[c] = q.version;  // single-node class
   return true;
 }
 

@@ -48,6 +48,44 @@ namespace orrery {
 
 class Scheduler;
 
+// The optimised queue walk's pruners (Scheduler::CycleExclusive; docs/design/components.md,
+// "The cycle's contract"). The meaning of a walk is the plain walk (Scheduler::PlainWalk):
+// pending jobs in queue order, Place, on failure the PostFilter, then stop or go on. Each
+// pruner skips only work the plain walk would do without effect, under the contract it names,
+// and each can be switched off (SchedulerOptions::pruners); a dev-checks build compares the
+// two walks' decisions (Scheduler::CheckWalks).
+enum class Pruner : uint8_t {
+  // Plain blocking walks (no PostFilter, Reschedule, sharing or reservation) with a pure
+  // placer and no shapes: a head that failed at an unchanged VC version is not placed again
+  // (PlacePlugin::pure: it would fail the same way).
+  kBlockedHead,
+  // Greedy walks visit only the size classes whose jobs could fit the free resources
+  // (FittingClasses) or whose head the PostFilter may place although it does not fit
+  // (MayPlaceUnfitting, asked once per head and VC version): another class's job fails Place,
+  // and Run leaves it pending and changes nothing.
+  kFittingClasses,
+  // MayPlaceUnfitting answered by comparing keys with PostFilter::UnfitKeyBound.
+  kUnfitKeyBound,
+  // Greedy walks pass a job that surely does not fit (SurelyUnfit) and that the PostFilter
+  // Rejects, without Place and Run (Run would leave it pending and change nothing). Needs
+  // kFittingClasses.
+  kRejects,
+  // After a rejection in a single-node class, the rest of that class at that VC version
+  // (PostFilter::rejects_along_class). Needs kRejects.
+  kRejectsAlongClass,
+  // A walk of a VC that settled (its last greedy walk ran out of jobs without a preemption)
+  // passes the jobs the VC held then, while only arrivals and plain starts changed it
+  // (PostFilter::failures_persist, a pure placer). Needs kRejects.
+  kSettledWalk,
+};
+inline constexpr uint32_t kPrunerCount = 6;
+using PrunerSet = uint32_t;  // bit i: Pruner i
+constexpr PrunerSet PrunerBit(Pruner p) { return PrunerSet{1} << static_cast<uint32_t>(p); }
+constexpr bool HasPruner(PrunerSet set, Pruner p) { return (set & PrunerBit(p)) != 0; }
+inline constexpr PrunerSet kAllPruners = (PrunerSet{1} << kPrunerCount) - 1;
+std::string_view PrunerName(Pruner p);
+std::string PrunerNames(PrunerSet set);  // comma-separated, in enum order; "none"
+
 // Whether a cycle ran at an instant (RunCycle), whether it was a decision tick, and the
 // due tick that fell between this call and the previous one and was run first.
 struct CycleRun {
@@ -62,6 +100,8 @@ struct SchedulerOptions {
   // instants (kBeyondHorizon for the jobs it has not started by then).
   Duration predict_horizon = 90 * 86400;
   size_t predict_max_instants = 1000000;
+  // The pruners the queue walk applies (Pruner); one left out costs time, never a decision.
+  PrunerSet pruners = kAllPruners;
 };
 
 class Scheduler final : private SchedulerHandle {
@@ -165,6 +205,26 @@ class Scheduler final : private SchedulerHandle {
   // A cordoned node is drained (its running jobs go on, no new job is placed there) or
   // returns (ClusterState::SetDrained). Marks its VC for the next cycle.
   void SetNodeDrained(NodeId n, bool on);
+  // --- walk checks (docs/design/components.md, "The cycle's contract"). Every `every`-th
+  // queue walk first runs the plain walk (PlainWalk) on a copy of the scheduler taken then,
+  // then the optimised walk, and compares their decisions (starts and preemptions, in order).
+  // A difference aborts the process with a message naming the VC, the time, the first
+  // differing decision and the pruners active (abort), or the first is kept (walk_difference).
+  // A build with ORRERY_DEV_CHECKS turns them on in every scheduler (every
+  // ORRERY_DEV_CHECKS_EVERY-th walk, aborting); the copies a forecast runs are not checked.
+  // Policies whose plugins or truth cannot be copied (Clone returns null) are not compared.
+  struct WalkCheck {
+    uint32_t every = 1;
+    bool abort = true;
+  };
+  struct WalkCheckCounts {
+    uint64_t compared = 0;
+    uint64_t not_copyable = 0;  // walks of a policy or truth that cannot be copied
+    uint64_t capped = 0;        // walks whose plain walk reached max_examined
+  };
+  void CheckWalks(WalkCheck check);
+  const std::string& walk_difference() const { return walk_check_->difference; }
+  WalkCheckCounts walk_check_counts() const { return walk_check_ ? walk_check_->counts : WalkCheckCounts{}; }
   // Live driver: pending job `slot` already runs where the resource manager put it (found
   // running after a restart, started outside the policy, or a decision awaiting Slurm's
   // confirmation). Like a Start at `started` with `alloc`, but no decision is emitted. An
@@ -173,11 +233,18 @@ class Scheduler final : private SchedulerHandle {
 
  private:
   void MarkNodeVcDirty(NodeId n);  // a node of the VC changed (power, drain): re-decide there
-  // The dry-run copy of `o` (Forecast) with cloned plugins: no truth, no estimator (nothing
-  // is submitted or learnt), no explain watch, each pending job's belief frozen.
-  Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<PlacePlugin> placer);
+  // A copy of `o` with cloned plugins, no estimator (nothing is submitted or learnt) and no
+  // explain watch. kForecast: the dry run's copy (Forecast): no truth, each pending job's
+  // belief frozen. kWalkCheck: a checked walk's copy (CheckedWalk): `truth` (o's copied), the
+  // orders by true end and the evaluation reservation kept, beliefs as they are.
+  enum class CopyFor { kForecast, kWalkCheck };
+  Scheduler(const Scheduler& o, PolicyParts policy, std::unique_ptr<PlacePlugin> placer, CopyFor purpose,
+            std::unique_ptr<TruthModel> truth = nullptr);
   // Copies of the policy's plugins, or the kind of why not (kOraclePolicy, kNotCopyable).
   PredictionKind ClonePolicy(PolicyParts* out, std::unique_ptr<PlacePlugin>* placer, std::string_view* who) const;
+  // The copying itself; inner_placer: the policy's placer inside the reservation's wrapper.
+  bool CopyPlugins(PolicyParts* out, std::unique_ptr<PlacePlugin>* placer, std::string_view* who,
+                   bool inner_placer) const;
   void DryRun(Time now, std::vector<StartPrediction>* out) const;
   void NoteAhead(std::vector<StartPrediction>* out) const;
   using QEntry = PendingEntry;
@@ -252,6 +319,29 @@ class Scheduler final : private SchedulerHandle {
   void NoteStopped(uint32_t slot, Time now, EndCause cause);
   void ResizeClasses(VcId vc);  // after a node changed the VC's largest node
   void CycleExclusive(VcId vc, bool blocking);  // walk the queue: Place, PostFilter
+  // The cycle's queue walk: the optimised walk, checked against the plain one while walk
+  // checks are on (CheckWalks).
+  void Walk(VcId vc, bool blocking) {
+    if (walk_check_) return CheckedWalk(vc, blocking);
+    CycleExclusive(vc, blocking);
+  }
+  // The reference walk (walk.cc), what CycleExclusive must decide; true if it stopped at
+  // max_examined.
+  bool PlainWalk(VcId vc, bool blocking);
+  void CheckedWalk(VcId vc, bool blocking);
+  PrunerSet ActivePruners(bool blocking) const;  // those CycleExclusive applies to a walk
+  bool CopyForCheck(PolicyParts* parts, std::unique_ptr<PlacePlugin>* placer, std::unique_ptr<TruthModel>* truth) const;
+  void CopyCheckState(const Scheduler& o, std::unique_ptr<TruthModel> truth);
+  std::string DescribeDecision(const Decision& d) const;
+  std::string FirstDifference(VcId vc, bool blocking, size_t from, const std::vector<Decision>& plain) const;
+  struct WalkCheckState {
+    WalkCheck check;
+    uint64_t walks = 0;
+    WalkCheckCounts counts;
+    std::string difference;
+  };
+  std::unique_ptr<WalkCheckState> walk_check_;  // null: walks unchecked
+  std::unique_ptr<TruthModel> own_truth_;       // a walk-check copy's truth
   // The size classes whose jobs could fit a VC's free resources now (FittingClasses): class 0
   // always (fractional and CPU-only jobs), 1..max_free (a node has that many wholly free GPUs),
   // and G + 1 while a node is wholly idle. Two bounds, not a bit mask: classes go up to
@@ -445,6 +535,7 @@ class Scheduler final : private SchedulerHandle {
   // without a call (most jobs a loaded SRTF cycle visits are such rejections).
   static constexpr uint64_t kNoVersion = UINT64_MAX;
   std::vector<uint64_t> rejected_at_;
+  bool along_class_ = false;  // during one greedy CycleExclusive: the kRejectsAlongClass pruner applies
   // During one greedy CycleExclusive: whether the VC is still as its settled walk left it but
   // for arrivals (fresh_keys_) and plain starts (PassesSettled); fresh_keys_ sorted.
   bool walk_settled_ = false;
