@@ -66,6 +66,22 @@ Result<Segment> SelectSegment(const Trace& trace, const SegmentOptions& o) {
   return s;
 }
 
+Trace HoldLonger(Trace t, Duration latency) {
+  for (Job& j : t.jobs) {
+    if (j.duration >= 0) j.duration += latency;
+    if (j.walltime > 0) j.walltime += latency;
+  }
+  return t;
+}
+
+void ReleaseEarlier(std::vector<JobOutcome>& outcomes, Duration latency) {
+  for (JobOutcome& o : outcomes) {
+    if (o.end == kNoTime) continue;
+    o.end -= latency;
+    o.run -= latency;
+  }
+}
+
 Trace SegmentTrace(const Segment& s) {
   Trace t;
   t.origin = "replay-segment";

@@ -12,6 +12,7 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "model/outcome.h"
 #include "model/trace.h"
 #include "slurm/accounts.h"
 
@@ -60,6 +61,16 @@ Result<Segment> SelectSegment(const Trace& trace, const SegmentOptions& o);
 // gpus = nodes × gpus_per_node, nodes as the live daemon sees the Slurm job (0 for one
 // node, the placer decides; N for N > 1), no user/name/VC/walltime (the daemon sees none).
 Trace SegmentTrace(const Segment& s);
+
+// The wave latency (docs/validation/live.md, "Dependency waves"): on a live Slurm a start that
+// waits for a completion comes about `latency` seconds after it (the completion seen, the next
+// job released or scheduled, Slurm's launch); Simulate() starts it in the same second. The
+// prediction models it by letting every job hold its GPUs `latency` seconds past its end:
+// HoldLonger adds it to every duration (and time limit) before Simulate(), ReleaseEarlier takes
+// it off every ended job's end and run time after, so a job's own predicted end is unchanged and
+// each job that waited for it starts `latency` later. 0 leaves both unchanged.
+Trace HoldLonger(Trace t, Duration latency);
+void ReleaseEarlier(std::vector<JobOutcome>& outcomes, Duration latency);
 
 // Per-job inputs of the comparison, seconds relative to the replay's t0. A job without a
 // measured end (did not complete) is left out of every figure and counted.

@@ -110,6 +110,7 @@ struct Options {
   bool clamp_oversize = false;
   int64_t max_duration = 0;
   int64_t max_wall = 0;
+  int64_t wave_latency = 1;   // s a start that waits for a completion pays live (replay::HoldLonger)
   int timeout_ms = 10000;
   bool skip_bad_rows = false;
   bool swf_procs_as_gpus = false;
@@ -306,6 +307,13 @@ SimConfig PredictionConfig(const Options& o) {
   sc.seed = o.seed;
   sc.sample_interval = 0;
   return sc;
+}
+
+// Simulate() on the replay's trace with the wave latency modelled (replay::HoldLonger).
+Result<SimResult> Predict(const Options& o, const Trace& trace, const Cluster& cluster) {
+  ORR_ASSIGN_OR_RETURN(SimResult r, Simulate(replay::HoldLonger(trace, o.wave_latency), cluster, PredictionConfig(o)));
+  replay::ReleaseEarlier(r.outcomes, o.wave_latency);
+  return r;
 }
 
 Time Makespan(const SimResult& sim) {
@@ -683,6 +691,7 @@ nlohmann::ordered_json Summary(const Options& o, const LiveCluster& lc, const re
   j["seed"] = o.seed;
   j["speedup"] = o.speedup;
   j["interval_ms"] = o.interval_ms;
+  j["wave_latency_s"] = o.wave_latency;
   j["segment"] = SegmentJson(o, seg);
   j["t0_unix"] = r.t0;
   j["cycles"] = r.cycles;
@@ -744,7 +753,7 @@ void PrintComparison(const Options& o, size_t n, const LiveRun& r, const replay:
 int CompareAndWrite(const Options& o, const LiveCluster& lc, const replay::Segment& seg, const Trace& planned_trace,
                     const SimResult& planned, const RecordingClient& slurm, const LiveRun& r) {
   const Trace as_submitted = AsSubmitted(planned_trace, slurm, r);
-  auto sim = Simulate(as_submitted, lc.cluster, PredictionConfig(o));
+  auto sim = Predict(o, as_submitted, lc.cluster);
   if (!sim.ok()) return ReplayFail(sim.error().message, sim.error().exit_code);
   const PlannedAverages plan = Averages(planned, seg);
   const JobRows rows = CompareJobs(seg, as_submitted, *sim, planned, slurm, r);
@@ -827,7 +836,7 @@ int RunReplay(Options o) {
   // The prediction first (cheap; it also bounds the wall time).
   const Trace planned_trace =
       o.native ? replay::NativeTrace(*seg, native.users, native.assigned) : replay::SegmentTrace(*seg);
-  auto sim = Simulate(planned_trace, lc->cluster, PredictionConfig(o));
+  auto sim = Predict(o, planned_trace, lc->cluster);
   if (!sim.ok()) return ReplayFail(sim.error().message, sim.error().exit_code);
   const Time makespan = Makespan(*sim);
   const double max_wall = o.max_wall > 0 ? static_cast<double>(o.max_wall) : 3.0 * static_cast<double>(makespan) + 120;
@@ -870,6 +879,10 @@ void RegisterReplay(CLI::App& app, int* exit_code) {
   cmd->add_option("--interval-ms", o->interval_ms, "daemon cycle period (ms)");
   cmd->add_flag("--clamp-oversize", o->clamp_oversize, "clamp jobs larger than the cluster to it (default: skip them)");
   cmd->add_option("--max-duration", o->max_duration, "cap scaled durations at S seconds (0 = no cap)");
+  cmd->add_option("--wave-latency", o->wave_latency,
+                  "seconds a start that waits for a completion comes after it on the live Slurm, modelled in "
+                  "the prediction (default 1, measured; 0 = plain Simulate())")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600}));
   cmd->add_option("--max-wall", o->max_wall, "give up (and cancel) after S seconds (default 3 × predicted makespan + 120)");
   cmd->add_flag("!--no-warmup", o->warmup, "skip the warm-up job run through Slurm before the replay starts");
   cmd->add_flag("--dry-run", o->dry_run, "select, scale and predict only (sinfo still read unless --nodes is given)");

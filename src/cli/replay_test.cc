@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "config/cluster_config.h"
+#include "sim/simulator.h"
+
 namespace orrery::cli::replay {
 namespace {
 
@@ -153,6 +156,33 @@ TEST(ReplaySegment, SegmentTraceIsWhatTheDaemonSees) {
   EXPECT_EQ(t.jobs[4].walltime, -1);
   EXPECT_FALSE(t.jobs[4].user.valid());
   EXPECT_EQ(t.source_ids[4], "h");
+}
+
+// The wave latency, on one node of 8 GPUs under FIFO: A (0 s, 10 s, 8 GPUs), then B (1 s, 5 s,
+// 8 GPUs) waits for A. Plain: A 0..10, B 10..15. With 1 s: A holds its GPUs to 11 (its own end
+// stays 10, run 10), B starts at 11 and ends at 16 (run 5, wait 10, JCT 15).
+TEST(ReplayWaveLatency, AStartThatWaitsForACompletionComesLater) {
+  Trace t;
+  t.jobs = {MakeJob(0, 0, 10, 8), MakeJob(1, 1, 5, 8)};
+  t.jobs[1].walltime = 60;
+  const Trace held = HoldLonger(t, 1);
+  EXPECT_EQ(held.jobs[0].duration, 11);
+  EXPECT_EQ(held.jobs[0].walltime, -1);  // no limit stays none
+  EXPECT_EQ(held.jobs[1].walltime, 61);
+  auto cluster = ParseClusterConfigString("name = \"one\"\n[defaults]\ngpus_per_node = 8\n[[vc]]\nname = \"p\"\nnodes = 1\n", "one.toml");
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+  SimConfig cfg;
+  auto r = Simulate(held, *cluster, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ReleaseEarlier(r->outcomes, 1);
+  EXPECT_EQ(r->outcomes[0].start, 0);
+  EXPECT_EQ(r->outcomes[0].end, 10);
+  EXPECT_EQ(r->outcomes[0].run, 10);
+  EXPECT_EQ(r->outcomes[1].start, 11);
+  EXPECT_EQ(r->outcomes[1].end, 16);
+  EXPECT_EQ(r->outcomes[1].jct(), 15);
+  // 0: nothing changes.
+  EXPECT_EQ(HoldLonger(t, 0).jobs[0].duration, 10);
 }
 
 TEST(ReplayCompare, HandComputedFigures) {
