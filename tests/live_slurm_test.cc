@@ -472,9 +472,11 @@ TEST(LiveSlurmSlow, ReplayTraceSegmentEveryJobOnceAndMatchesSimulator) {
     ++completed[id];
   }
   for (uint32_t id : ids) EXPECT_EQ(completed[id], 1) << "job " << id;
-  // The prediction is Simulate() on the scaled segment (33 s makespan on the planned arrivals).
-  EXPECT_EQ(summary["planned_arrivals"]["predicted_makespan_s"], 33);
-  EXPECT_NEAR(summary["planned_arrivals"]["avg_jct_predicted_s"].get<double>(), 15.12, 0.01);  // fifo (`orrery replay --dry-run --nodes 2`)
+  // The prediction is Simulate() on the scaled segment with the default 1-s wave latency (39 s
+  // makespan on the planned arrivals; 33 s and 15.12 s with --wave-latency 0).
+  EXPECT_EQ(summary["wave_latency_s"], 1);
+  EXPECT_EQ(summary["planned_arrivals"]["predicted_makespan_s"], 39);
+  EXPECT_NEAR(summary["planned_arrivals"]["avg_jct_predicted_s"].get<double>(), 17.94, 0.01);  // fifo (`orrery replay --dry-run --nodes 2`)
   const double m = summary["avg_jct_measured_s"], p = summary["avg_jct_predicted_s"];
   // Per-job waves (columns: 10 m_submit, 11 m_start, 14 m_jct, 15 p_start, 18 p_jct).
   std::vector<std::vector<double>> rows;
