@@ -133,7 +133,8 @@ void HarvestSim::Victims(uint32_t slot, const Scheduler& sched, Running&& runnin
     if (it == need.end()) need.emplace_back(p.node, p.gpus);
     else it->second += p.gpus;
   }
-  for (const auto& [node, gpus] : need) {
+  for (const auto& [node_id, gpus] : need) {
+    const uint32_t node = node_id;  // a plain variable: clang 14 lambdas cannot capture a structured binding
     const auto on_node = [&](uint32_t v) {
       uint32_t g = 0;
       for (const Slot& s : sched.view(v).alloc) g += s.node.v == node ? s.gpus : 0;
